@@ -1,0 +1,59 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "FolderSync",
+    platforms: [.macOS(.v13), .iOS(.v16)],
+    products: [
+        .library(name: "FolderSync", targets: ["FolderSync"]),
+        .library(name: "FolderSyncTesting", targets: ["FolderSyncTesting"]),
+        .executable(name: "notes", targets: ["Notes"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        .target(
+            name: "CFileSystem",
+            path: "Sources/CFileSystem"
+        ),
+        .target(
+            name: "FolderSync",
+            dependencies: [
+                "CZlib", "CFileSystem",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "FolderSyncTesting",
+            dependencies: ["FolderSync"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "Notes",
+            dependencies: [
+                "FolderSync",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/Notes",
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "FolderSyncTests",
+            dependencies: ["FolderSync", "FolderSyncTesting", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

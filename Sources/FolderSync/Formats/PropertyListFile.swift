@@ -1,0 +1,86 @@
+import Foundation
+
+/// The envelope of every FolderSync property list: a kind, a format version, a checksum and a payload.
+///
+/// ```
+/// kind           "deviceInfo", "documentInfo", …
+/// formatVersion  the payload's version; newer versions are refused, not guessed at
+/// checksum       "crc32:<8 hex digits>" of the payload encoded as an XML property list
+/// payload        the typed contents
+/// ```
+/// Files are XML property lists (readable, diff-able); Foundation sorts
+/// dictionary keys, so encoding is deterministic. Dates are kept to whole
+/// seconds, which XML property lists preserve exactly.
+protocol PropertyListPayload: Codable, Sendable, Equatable {
+    /// The value of the envelope's `kind` key.
+    static var kind: String { get }
+    /// The newest payload version this build reads and the one it writes.
+    static var formatVersion: Int { get }
+}
+
+enum PropertyListFile {
+    private struct Header: Decodable {
+        let kind: String
+        let formatVersion: Int
+    }
+
+    private struct Envelope<Payload: PropertyListPayload>: Codable {
+        let kind: String
+        let formatVersion: Int
+        let checksum: String
+        let payload: Payload
+    }
+
+    private static func encoder() -> PropertyListEncoder {
+        let encoder = PropertyListEncoder()
+        encoder.outputFormat = .xml
+        return encoder
+    }
+
+    private static func checksum(of data: Data) -> String { "crc32:" + Checksum.hex(Checksum.crc32(data)) }
+
+    static func encode<Payload: PropertyListPayload>(_ payload: Payload) throws -> Data {
+        let payloadBytes = try encoder().encode(payload)
+        let envelope = Envelope(kind: Payload.kind, formatVersion: Payload.formatVersion,
+                                checksum: checksum(of: payloadBytes), payload: payload)
+        return try encoder().encode(envelope)
+    }
+
+    /// Decodes and verifies a file, naming `path` in every error.
+    ///
+    /// - Throws: ``FolderSyncError/Code/unsupportedFormatVersion`` for a newer version;
+    ///   ``FolderSyncError/Code/corruptFile`` for anything truncated, garbled, of another kind or failing its checksum.
+    static func decode<Payload: PropertyListPayload>(_ type: Payload.Type, from data: Data, path: String) throws -> Payload {
+        let decoder = PropertyListDecoder()
+        let header: Header
+        do {
+            header = try decoder.decode(Header.self, from: data)
+        } catch {
+            throw FolderSyncError(.corruptFile, "not a readable FolderSync property list", path: path, underlying: error)
+        }
+        guard header.kind == Payload.kind else {
+            throw FolderSyncError(.corruptFile, "expected a \(Payload.kind) property list, found \(header.kind)", path: path)
+        }
+        guard header.formatVersion <= Payload.formatVersion else {
+            throw FolderSyncError(.unsupportedFormatVersion,
+                                  "\(Payload.kind) format version \(header.formatVersion) is newer than the supported \(Payload.formatVersion)",
+                                  path: path)
+        }
+        let envelope: Envelope<Payload>
+        do {
+            envelope = try decoder.decode(Envelope<Payload>.self, from: data)
+        } catch {
+            throw FolderSyncError(.corruptFile, "\(Payload.kind) property list is missing fields or has wrong types", path: path, underlying: error)
+        }
+        let reencoded = try encoder().encode(envelope.payload)
+        guard checksum(of: reencoded) == envelope.checksum else {
+            throw FolderSyncError(.corruptFile, "\(Payload.kind) property list fails its checksum", path: path)
+        }
+        return envelope.payload
+    }
+}
+
+extension Date {
+    /// This date without its fraction of a second, as property lists store it.
+    var wholeSeconds: Date { Date(timeIntervalSince1970: timeIntervalSince1970.rounded(.down)) }
+}

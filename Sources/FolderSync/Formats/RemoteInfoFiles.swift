@@ -1,0 +1,66 @@
+public import Foundation
+
+/// `FormatVersion.plist`: the layout version of the whole tree.
+///
+/// A client refuses a tree whose version is newer than ``RemoteLayout/formatVersion``.
+struct FormatVersionInfo: PropertyListPayload {
+    static let kind = "formatVersion"
+    static let formatVersion = RemoteLayout.formatVersion
+    /// The layout version of the tree.
+    var layoutVersion: Int
+    /// The client that created the tree.
+    var createdByClient: String
+    var creationDate: Date
+}
+
+/// `ClientDevices/<client>/deviceInfo.plist`.
+public struct DeviceInfo: PropertyListPayload {
+    static let kind = "deviceInfo"
+    static let formatVersion = 1
+    public var clientIdentifier: String
+    public var clientDescription: String
+    public var userInfo: [String: String]
+    public var registrationDate: Date
+}
+
+/// `Documents/<document>/documentInfo.plist`: published once, if absent, by the client that creates the document.
+public struct DocumentInfo: PropertyListPayload {
+    static let kind = "documentInfo"
+    static let formatVersion = 1
+    public var documentIdentifier: String
+    public var documentDescription: String
+    public var userInfo: [String: String]
+    /// The document's epoch; also the name of the one file in `IntegrityKey/`.
+    public var integrityKey: String
+    public var createdByClient: String
+    public var creationDate: Date
+}
+
+/// `Information/DeletedDocuments/<document>.plist`.
+public struct DeletedDocumentInfo: PropertyListPayload, Hashable {
+    static let kind = "deletedDocument"
+    static let formatVersion = 1
+    public var documentIdentifier: String
+    public var deletedByClient: String
+    public var deletionDate: Date
+}
+
+/// `Documents/<document>/DeletedClients/<client>.plist`.
+public struct DeletedClientInfo: PropertyListPayload {
+    static let kind = "deletedClient"
+    static let formatVersion = 1
+    public var clientIdentifier: String
+    public var deletedBy: String
+    public var deletionDate: Date
+}
+
+/// What a client remembers locally about its registration of a document (in its helper folder).
+struct LocalRegistration: PropertyListPayload {
+    static let kind = "localRegistration"
+    static let formatVersion = 1
+    var applicationIdentifier: String
+    var documentIdentifier: String
+    var clientIdentifier: String
+    /// The integrity key the local store belongs to.
+    var integrityKey: String
+}

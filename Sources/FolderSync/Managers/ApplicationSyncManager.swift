@@ -1,0 +1,133 @@
+import Foundation
+
+/// Callbacks of an ``ApplicationSyncManager``; every method has an empty default.
+public protocol ApplicationSyncManagerDelegate: AnyObject, Sendable {
+    func applicationSyncManagerDidBeginRegistering(_ manager: ApplicationSyncManager)
+    func applicationSyncManagerDidFinishRegistering(_ manager: ApplicationSyncManager)
+    func applicationSyncManager(_ manager: ApplicationSyncManager, didFailToRegisterWithError error: FolderSyncError)
+}
+
+extension ApplicationSyncManagerDelegate {
+    public func applicationSyncManagerDidBeginRegistering(_ manager: ApplicationSyncManager) {}
+    public func applicationSyncManagerDidFinishRegistering(_ manager: ApplicationSyncManager) {}
+    public func applicationSyncManager(_ manager: ApplicationSyncManager, didFailToRegisterWithError error: FolderSyncError) {}
+}
+
+/// Registers this client with an application on a remote, and owns what all its documents share.
+///
+/// ```swift
+/// let remote = FileManagerFileSystem(rootURL: sharedFolder)
+/// let app = ApplicationSyncManager(remote: remote)
+/// try await app.register(.init(applicationIdentifier: "com.example.notes",
+///                              clientIdentifier: clientID, clientDescription: "Ann's laptop"))
+/// ```
+/// Configure first and register later with ``configure(_:)`` and
+/// ``registerConfigured()``, or do both with ``register(_:)``.
+open class ApplicationSyncManager: @unchecked Sendable {
+    /// Who this client is, and which application it syncs.
+    public struct Configuration: Sendable, Hashable {
+        /// The global application identifier (`com.example.notes`); the name of the application's folder.
+        public var applicationIdentifier: String
+        /// This installation's identifier, a UUID string by convention. Keep it across launches.
+        public var clientIdentifier: String
+        /// A human description of the installation ("Ann's laptop").
+        public var clientDescription: String
+        public var userInfo: [String: String]
+
+        public init(applicationIdentifier: String, clientIdentifier: String, clientDescription: String,
+                    userInfo: [String: String] = [:]) {
+            self.applicationIdentifier = applicationIdentifier
+            self.clientIdentifier = clientIdentifier
+            self.clientDescription = clientDescription
+            self.userInfo = userInfo
+        }
+    }
+
+    /// The remote this manager registers with.
+    public let remote: any RemoteFileSystem
+    public let environment: SyncEnvironment
+    private let configuration = Locked<(Configuration, RemoteLayout)?>(nil)
+    private let gate = RegistrationGate()
+    private let delegateBox = Locked<WeakDelegate>(WeakDelegate())
+
+    private struct WeakDelegate { weak var value: (any ApplicationSyncManagerDelegate)? }
+
+    public init(remote: any RemoteFileSystem, environment: SyncEnvironment = .live) {
+        self.remote = remote
+        self.environment = environment
+    }
+
+    /// Told when registration begins, ends or fails. Held weakly.
+    public var delegate: (any ApplicationSyncManagerDelegate)? {
+        get { delegateBox.current.value }
+        set { delegateBox.withLock { $0.value = newValue } }
+    }
+
+    public var state: RegistrationState { gate.state }
+
+    /// The configuration, once ``configure(_:)`` was called.
+    public var currentConfiguration: Configuration? { configuration.current?.0 }
+    public var applicationIdentifier: String? { currentConfiguration?.applicationIdentifier }
+    public var clientIdentifier: String? { currentConfiguration?.clientIdentifier }
+    public var clientDescription: String? { currentConfiguration?.clientDescription }
+    public var userInfo: [String: String]? { currentConfiguration?.userInfo }
+
+    /// Whether the application's remote data is encrypted. Encryption arrives in a later version; `false` for now.
+    public var shouldUseEncryption: Bool { false }
+
+    /// The layout of this application's tree, once configured.
+    public var layout: RemoteLayout? { configuration.current?.1 }
+
+    /// Validates and stores the configuration without touching the remote.
+    ///
+    /// - Throws: ``FolderSyncError/Code/invalidIdentifier`` for an identifier that is not a safe file name.
+    public func configure(_ configuration: Configuration) throws {
+        let layout = try RemoteLayout(applicationIdentifier: configuration.applicationIdentifier)
+        try Identifier.validate(configuration.clientIdentifier, role: "client identifier")
+        self.configuration.withLock { $0 = (configuration, layout) }
+    }
+
+    /// Configures, then registers.
+    public func register(_ configuration: Configuration) async throws {
+        try configure(configuration)
+        try await registerConfigured()
+    }
+
+    /// Registers with the configuration given to ``configure(_:)``.
+    ///
+    /// The first client of an application creates its tree; later ones only their own folder.
+    /// - Throws: ``FolderSyncError/Code/unsupportedFormatVersion`` for a tree newer than this build,
+    ///   ``FolderSyncError/Code/permissionDenied`` for a read-only remote, and other typed errors.
+    public func registerConfigured() async throws {
+        guard let (configuration, layout) = self.configuration.current else {
+            throw FolderSyncError(.invalidConfiguration, "configure the application sync manager before registering it")
+        }
+        try gate.begin(what: "application \(configuration.applicationIdentifier)")
+        delegate?.applicationSyncManagerDidBeginRegistering(self)
+        let device = DeviceInfo(clientIdentifier: configuration.clientIdentifier,
+                                clientDescription: configuration.clientDescription,
+                                userInfo: configuration.userInfo,
+                                registrationDate: environment.now().wholeSeconds)
+        do {
+            try await applicationRegistrationOperation(layout: layout, deviceInfo: device).run()
+            gate.finish(.success(()))
+            environment.logger.info("Registered client \(configuration.clientIdentifier) with \(configuration.applicationIdentifier)")
+            delegate?.applicationSyncManagerDidFinishRegistering(self)
+        } catch {
+            let error = FolderSyncError.wrapping(error, "application registration failed")
+            gate.finish(.failure(error))
+            delegate?.applicationSyncManager(self, didFailToRegisterWithError: error)
+            throw error
+        }
+    }
+
+    /// Returns when this manager is registered; throws if its registration fails.
+    public func waitUntilRegistered() async throws {
+        try await gate.wait()
+    }
+
+    /// Builds the registration operation. Override to return a backend subclass.
+    open func applicationRegistrationOperation(layout: RemoteLayout, deviceInfo: DeviceInfo) -> ApplicationRegistrationOperation {
+        ApplicationRegistrationOperation(fileSystem: remote, layout: layout, deviceInfo: deviceInfo, environment: environment)
+    }
+}

@@ -1,0 +1,194 @@
+public import Foundation
+
+/// Callbacks of a ``DocumentSyncManager``; every method has a default.
+public protocol DocumentSyncManagerDelegate: AnyObject, Sendable {
+    func documentSyncManagerDidBeginRegistering(_ manager: DocumentSyncManager)
+    /// Registration paused: the remote document does not exist (or was deleted). Return `true` to create it.
+    /// The default answers `false`. A ``DocumentSyncManager/remoteDocumentCreationHandler`` takes precedence.
+    func documentSyncManager(_ manager: DocumentSyncManager,
+                             shouldCreateRemoteDocumentFor request: RemoteDocumentCreationRequest) async -> Bool
+    func documentSyncManagerDidFinishRegistering(_ manager: DocumentSyncManager)
+    func documentSyncManager(_ manager: DocumentSyncManager, didFailToRegisterWithError error: FolderSyncError)
+}
+
+extension DocumentSyncManagerDelegate {
+    public func documentSyncManagerDidBeginRegistering(_ manager: DocumentSyncManager) {}
+    public func documentSyncManager(_ manager: DocumentSyncManager,
+                                    shouldCreateRemoteDocumentFor request: RemoteDocumentCreationRequest) async -> Bool { false }
+    public func documentSyncManagerDidFinishRegistering(_ manager: DocumentSyncManager) {}
+    public func documentSyncManager(_ manager: DocumentSyncManager, didFailToRegisterWithError error: FolderSyncError) {}
+}
+
+/// Registers one document of this client with the remote, and runs its sync tasks.
+///
+/// ```swift
+/// let document = try DocumentSyncManager(applicationSyncManager: app, configuration: .init(
+///     documentIdentifier: documentID, documentDescription: "Notes", helperDirectory: helperURL))
+/// document.remoteDocumentCreationHandler = { _ in true }   // create the remote document if missing
+/// try await document.registerConfigured()
+/// ```
+/// Creating the manager configures it (delayed registration); the
+/// `registering:` initializer registers at once (one-shot). Registration
+/// waits for the application sync manager to be registered.
+open class DocumentSyncManager: @unchecked Sendable {
+    public struct Configuration: Sendable, Hashable {
+        /// The document's identifier (a UUID string by convention); the name of its remote folder.
+        public var documentIdentifier: String
+        public var documentDescription: String
+        public var userInfo: [String: String]
+        /// This client's helper folder for the document. Must not be shared with another document or client.
+        public var helperDirectory: URL
+
+        public init(documentIdentifier: String, documentDescription: String, userInfo: [String: String] = [:],
+                    helperDirectory: URL) {
+            self.documentIdentifier = documentIdentifier
+            self.documentDescription = documentDescription
+            self.userInfo = userInfo
+            self.helperDirectory = helperDirectory
+        }
+    }
+
+    public let applicationSyncManager: ApplicationSyncManager
+    public let configuration: Configuration
+    /// The remote layout of the application this document belongs to.
+    public let layout: RemoteLayout
+    /// Where this manager keeps its local bookkeeping.
+    public let localLayout: LocalLayout
+    public let clientIdentifier: String
+
+    private let gate = RegistrationGate()
+    private let registration = Locked<LocalRegistration?>(nil)
+    private let preconfiguredForDownload = Locked(false)
+    private let delegateBox = Locked<WeakDelegate>(WeakDelegate())
+    private let creationHandler = Locked<(@Sendable (RemoteDocumentCreationRequest) async -> Bool)?>(nil)
+
+    private struct WeakDelegate { weak var value: (any DocumentSyncManagerDelegate)? }
+
+    /// Configures a document sync manager (delayed registration: call ``registerConfigured()`` later).
+    ///
+    /// - Throws: ``FolderSyncError/Code/invalidConfiguration`` if the application sync manager is not configured,
+    ///   ``FolderSyncError/Code/invalidIdentifier`` for an unsafe document identifier.
+    public init(applicationSyncManager: ApplicationSyncManager, configuration: Configuration) throws {
+        guard let app = applicationSyncManager.currentConfiguration, let layout = applicationSyncManager.layout else {
+            throw FolderSyncError(.invalidConfiguration, "configure the application sync manager before its documents")
+        }
+        try Identifier.validate(configuration.documentIdentifier, role: "document identifier")
+        self.applicationSyncManager = applicationSyncManager
+        self.configuration = configuration
+        self.layout = layout
+        self.localLayout = LocalLayout(helperDirectory: configuration.helperDirectory)
+        self.clientIdentifier = app.clientIdentifier
+    }
+
+    /// Configures and registers at once (one-shot registration).
+    public convenience init(applicationSyncManager: ApplicationSyncManager, registering configuration: Configuration,
+                            delegate: (any DocumentSyncManagerDelegate)? = nil,
+                            remoteDocumentCreationHandler: (@Sendable (RemoteDocumentCreationRequest) async -> Bool)? = nil) async throws {
+        try self.init(applicationSyncManager: applicationSyncManager, configuration: configuration)
+        self.delegate = delegate
+        self.remoteDocumentCreationHandler = remoteDocumentCreationHandler
+        try await registerConfigured()
+    }
+
+    // MARK: Properties of the seed API
+
+    public var delegate: (any DocumentSyncManagerDelegate)? {
+        get { delegateBox.current.value }
+        set { delegateBox.withLock { $0.value = newValue } }
+    }
+
+    /// Answers whether to create a missing remote document; takes precedence over the delegate.
+    public var remoteDocumentCreationHandler: (@Sendable (RemoteDocumentCreationRequest) async -> Bool)? {
+        get { creationHandler.current }
+        set { creationHandler.withLock { $0 = newValue } }
+    }
+
+    public var state: RegistrationState { gate.state }
+    public var documentIdentifier: String { configuration.documentIdentifier }
+    public var documentDescription: String { configuration.documentDescription }
+    public var userInfo: [String: String] { configuration.userInfo }
+    public var helperFileDirectory: URL { localLayout.helperDirectory }
+    /// The integrity key of the remote document this client is registered with, once known.
+    public var integrityKey: String? { registration.current?.integrityKey }
+    public var shouldUseEncryption: Bool { applicationSyncManager.shouldUseEncryption }
+    /// Whether ``preconfigureForDownload()`` prepared this manager to download the document before registering.
+    public var isPreconfiguredForDownload: Bool { preconfiguredForDownload.current }
+
+    // MARK: Registration
+
+    /// Prepares this manager to download a document that exists on the remote, before it has a local store.
+    ///
+    /// Loads what this client remembers and checks the helper folder, without touching the remote.
+    public func preconfigureForDownload() throws {
+        try LocalFiles.createDirectory(localLayout.helperDirectory)
+        registration.withLock { $0 = nil }
+        preconfiguredForDownload.withLock { $0 = true }
+    }
+
+    /// Registers the document with the configuration given at creation.
+    ///
+    /// Waits for the application sync manager; pauses to ask when the remote document is missing.
+    /// - Throws: ``FolderSyncError/Code/registrationCancelled`` when the app declines to create the document,
+    ///   ``FolderSyncError/Code/integrityKeyMismatch`` when the remote was reset, and other typed errors.
+    public func registerConfigured() async throws {
+        try gate.begin(what: "document \(documentIdentifier)")
+        delegate?.documentSyncManagerDidBeginRegistering(self)
+        do {
+            try await applicationSyncManager.waitUntilRegistered()
+            try LocalFiles.createDirectory(localLayout.helperDirectory)
+            let remembered = try loadLocalRegistration()
+            let proposed = DocumentInfo(documentIdentifier: documentIdentifier, documentDescription: documentDescription,
+                                        userInfo: userInfo, integrityKey: "", createdByClient: clientIdentifier,
+                                        creationDate: .distantPast)
+            let info = try await documentRegistrationOperation(proposedDocumentInfo: proposed,
+                                                               rememberedIntegrityKey: remembered?.integrityKey).run()
+            let local = LocalRegistration(applicationIdentifier: layout.applicationIdentifier,
+                                          documentIdentifier: documentIdentifier, clientIdentifier: clientIdentifier,
+                                          integrityKey: info.integrityKey)
+            if local != remembered {
+                try LocalFiles.writeDurably(try PropertyListFile.encode(local), to: localLayout.registrationFile)
+            }
+            registration.withLock { $0 = local }
+            gate.finish(.success(()))
+            delegate?.documentSyncManagerDidFinishRegistering(self)
+        } catch {
+            let error = FolderSyncError.wrapping(error, "document registration failed")
+            gate.finish(.failure(error))
+            delegate?.documentSyncManager(self, didFailToRegisterWithError: error)
+            throw error
+        }
+    }
+
+    private func loadLocalRegistration() throws -> LocalRegistration? {
+        let url = localLayout.registrationFile
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        let saved = try PropertyListFile.decode(LocalRegistration.self, from: try LocalFiles.read(url), path: url.path)
+        guard saved.documentIdentifier == documentIdentifier, saved.clientIdentifier == clientIdentifier,
+              saved.applicationIdentifier == layout.applicationIdentifier else {
+            throw FolderSyncError(.invalidConfiguration,
+                                  "the helper folder belongs to document \(saved.documentIdentifier) of client \(saved.clientIdentifier)",
+                                  path: url.path)
+        }
+        return saved
+    }
+
+    private func askToCreate(_ request: RemoteDocumentCreationRequest) async -> Bool {
+        if let handler = remoteDocumentCreationHandler { return await handler(request) }
+        if let delegate { return await delegate.documentSyncManager(self, shouldCreateRemoteDocumentFor: request) }
+        applicationSyncManager.environment.logger.warning(
+            "Remote document \(request.documentIdentifier) is missing and no creation handler or delegate answers; not creating it")
+        return false
+    }
+
+    // MARK: Operation factories
+
+    /// Builds the registration operation. Override to return a backend subclass.
+    open func documentRegistrationOperation(proposedDocumentInfo: DocumentInfo,
+                                            rememberedIntegrityKey: String?) -> DocumentRegistrationOperation {
+        DocumentRegistrationOperation(
+            fileSystem: applicationSyncManager.remote, layout: layout, clientIdentifier: clientIdentifier,
+            proposedDocumentInfo: proposedDocumentInfo, rememberedIntegrityKey: rememberedIntegrityKey,
+            environment: applicationSyncManager.environment,
+            askToCreateRemoteDocument: { [unowned self] request in await self.askToCreate(request) })
+    }
+}

@@ -1,0 +1,34 @@
+public import Foundation
+
+/// Where a document sync manager keeps its local bookkeeping, in one place.
+///
+/// TICoreDataSync kept unsynchronized changes, changes being synchronized and
+/// the applied-change-set ledger in side files. FolderSync keeps pending
+/// changes and the ledger **inside the document's SQLite database**, in the
+/// tables named here, so they commit in the same transaction as the data
+/// they describe (invariant 2). The helper folder holds only what is not
+/// row data: the remembered registration, staged change sets awaiting
+/// publication, the sync lock and reset backups.
+public struct LocalLayout: Hashable, Sendable {
+    /// The helper folder of one document on one client.
+    public let helperDirectory: URL
+
+    public init(helperDirectory: URL) { self.helperDirectory = helperDirectory.standardizedFileURL }
+
+    /// The registration this client remembers (integrity key included).
+    public var registrationFile: URL { helperDirectory.appendingPathComponent("Registration.plist") }
+    /// Change sets staged under their final names, durable before they are published
+    /// (TICoreDataSync's "sync changes being synchronized").
+    public var stagedSyncChangesDirectory: URL { helperDirectory.appendingPathComponent("StagedSyncChanges", isDirectory: true) }
+    /// Downloads in progress.
+    public var downloadsDirectory: URL { helperDirectory.appendingPathComponent("Downloads", isDirectory: true) }
+    /// Backups of the local store and its unpushed changes, kept by resets.
+    public var backupsDirectory: URL { helperDirectory.appendingPathComponent("Backups", isDirectory: true) }
+    /// Locked while a sync runs, so two processes never sync one document at once.
+    public var syncLockFile: URL { helperDirectory.appendingPathComponent("sync.lock") }
+
+    /// The table of local changes not yet pushed (TICoreDataSync's "unsynchronized sync changes").
+    public static let unsynchronizedChangesTable = "foldersync_pending_changes"
+    /// The ledger of change sets applied to the local store (TICoreDataSync's "applied sync changes").
+    public static let appliedChangeSetsTable = "foldersync_applied_change_sets"
+}

@@ -1,0 +1,67 @@
+/// Where a manager is in its registration, as in TICoreDataSync's manager states.
+public enum RegistrationState: Sendable, Hashable {
+    /// Not registered yet (perhaps configured, waiting for ``ApplicationSyncManager/registerConfigured()``).
+    case notRegistered
+    /// Registration is running (perhaps paused on a question to the app).
+    case registering
+    /// Registered: the manager can run its tasks.
+    case ableToSync
+    /// The last registration failed with this error; registering again is allowed.
+    case failed(FolderSyncError)
+}
+
+/// Wakes the tasks that wait for a manager to finish registering.
+final class RegistrationGate: Sendable {
+    private struct State {
+        var state: RegistrationState = .notRegistered
+        var waiters: [CheckedContinuation<Void, any Error>] = []
+    }
+
+    private let storage = Locked(State())
+
+    var state: RegistrationState { storage.current.state }
+
+    /// Moves to `registering`; refuses when a registration is already running.
+    func begin(what: String) throws {
+        try storage.withLock { storage in
+            if storage.state == .registering {
+                throw FolderSyncError(.invalidConfiguration, "\(what) is already registering")
+            }
+            storage.state = .registering
+        }
+    }
+
+    func finish(_ result: Result<Void, FolderSyncError>) {
+        let waiters = storage.withLock { storage in
+            switch result {
+            case .success: storage.state = .ableToSync
+            case .failure(let error): storage.state = .failed(error)
+            }
+            defer { storage.waiters = [] }
+            return storage.waiters
+        }
+        for waiter in waiters { waiter.resume(with: result.mapError { $0 as any Error }) }
+    }
+
+    /// Returns once registered; throws the registration's error if it fails.
+    func wait() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            storage.withLock { storage in
+                switch storage.state {
+                case .ableToSync: continuation.resume()
+                case .failed(let error): continuation.resume(throwing: error)
+                case .notRegistered, .registering: storage.waiters.append(continuation)
+                }
+            }
+        }
+    }
+}
+
+extension FolderSyncError {
+    /// Wraps any error thrown inside a task as a ``FolderSyncError``.
+    static func wrapping(_ error: any Error, _ message: String) -> FolderSyncError {
+        if let error = error as? FolderSyncError { return error }
+        if error is CancellationError { return FolderSyncError(.cancelled, "\(message): cancelled") }
+        return FolderSyncError(.remoteIOFailed, message, underlying: error)
+    }
+}

@@ -1,0 +1,192 @@
+public import Foundation
+
+/// Why document registration paused to ask whether to create the remote document.
+public struct RemoteDocumentCreationRequest: Sendable, Hashable {
+    public enum Reason: Sendable, Hashable {
+        /// No client has created this document on the remote.
+        case documentDoesNotExist
+        /// The document was deleted from the remote; creating it starts a new epoch.
+        case documentWasDeleted(DeletedDocumentInfo)
+    }
+
+    public let documentIdentifier: String
+    public let reason: Reason
+}
+
+/// Registers a client with one document, creating the remote document when the app agrees.
+///
+/// The algorithm (``run()``) is fixed and calls `open` backend steps, each
+/// with a default on ``RemoteFileSystem``:
+///
+/// 1. A client that was deleted from the document (`DeletedClients/<client>.plist`) stops.
+/// 2. If the document exists, its integrity key is adopted, or compared with
+///    the key this client remembers (a difference means the remote was reset).
+/// 3. If it does not exist (or was deleted), registration pauses and asks.
+///    "Yes" publishes `documentInfo.plist` **if absent** — of two clients
+///    creating at the same moment, one wins and the other adopts its key —
+///    then writes `IntegrityKey/<key>`.
+/// 4. This client's folders are created.
+open class DocumentRegistrationOperation: @unchecked Sendable {
+    public let fileSystem: any RemoteFileSystem
+    public let layout: RemoteLayout
+    public let clientIdentifier: String
+    public let documentIdentifier: String
+    /// The document description and user info used if this client creates the document.
+    public let proposedDocumentInfo: DocumentInfo
+    /// The integrity key this client's local store belongs to, if it registered before.
+    public let rememberedIntegrityKey: String?
+    public let environment: SyncEnvironment
+    let askToCreateRemoteDocument: @Sendable (RemoteDocumentCreationRequest) async -> Bool
+
+    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, clientIdentifier: String,
+                proposedDocumentInfo: DocumentInfo, rememberedIntegrityKey: String?, environment: SyncEnvironment,
+                askToCreateRemoteDocument: @escaping @Sendable (RemoteDocumentCreationRequest) async -> Bool) {
+        self.fileSystem = fileSystem
+        self.layout = layout
+        self.clientIdentifier = clientIdentifier
+        self.documentIdentifier = proposedDocumentInfo.documentIdentifier
+        self.proposedDocumentInfo = proposedDocumentInfo
+        self.rememberedIntegrityKey = rememberedIntegrityKey
+        self.environment = environment
+        self.askToCreateRemoteDocument = askToCreateRemoteDocument
+    }
+
+    /// Runs the registration algorithm and returns the remote document's information (with its integrity key).
+    public func run() async throws -> DocumentInfo {
+        let document = documentIdentifier
+        if try await deletedClientMarkerExists() {
+            throw FolderSyncError(.clientDeleted, "this client was deleted from document \(document)",
+                                  path: layout.deletedClientFile(document, client: clientIdentifier).description)
+        }
+        let deletion = try await fetchDeletedDocumentMarker().map {
+            try PropertyListFile.decode(DeletedDocumentInfo.self, from: $0, path: layout.deletedDocumentFile(document).description)
+        }
+        let existing = deletion == nil ? try await fetchDocumentInfo() : nil
+        let info: DocumentInfo
+        if let existing {
+            info = existing
+        } else {
+            if let rememberedIntegrityKey {
+                // This client's store belongs to a remote document that is now gone: never recreate silently.
+                if let deletion {
+                    throw FolderSyncError(.documentDeleted,
+                                          "document \(document) was deleted by client \(deletion.deletedByClient)",
+                                          path: layout.deletedDocumentFile(document).description)
+                }
+                throw FolderSyncError(.integrityKeyMismatch,
+                                      "the remote document is gone (wiped or replaced); the local store belongs to integrity key \(rememberedIntegrityKey)",
+                                      path: layout.documentDirectory(document).description)
+            }
+            let reason: RemoteDocumentCreationRequest.Reason = deletion.map { .documentWasDeleted($0) } ?? .documentDoesNotExist
+            let request = RemoteDocumentCreationRequest(documentIdentifier: document, reason: reason)
+            guard await askToCreateRemoteDocument(request) else {
+                throw FolderSyncError(.registrationCancelled, "the app declined to create remote document \(document)",
+                                      path: layout.documentDirectory(document).description)
+            }
+            try Task.checkCancellation()
+            info = try await createDocument(replacingDeletion: deletion != nil)
+        }
+        if let rememberedIntegrityKey, rememberedIntegrityKey != info.integrityKey {
+            throw FolderSyncError(.integrityKeyMismatch,
+                                  "the remote document has integrity key \(info.integrityKey), the local store belongs to \(rememberedIntegrityKey)",
+                                  path: layout.integrityKeyDirectory(document).description)
+        }
+        try await createClientDirectories()
+        return info
+    }
+
+    private func fetchDocumentInfo() async throws -> DocumentInfo? {
+        let path = layout.documentInfoFile(documentIdentifier)
+        guard let data = try await fetchDocumentInfoFile() else { return nil }
+        let info = try PropertyListFile.decode(DocumentInfo.self, from: data, path: path.description)
+        guard info.documentIdentifier == documentIdentifier else {
+            throw FolderSyncError(.corruptFile, "documentInfo.plist names document \(info.documentIdentifier)", path: path.description)
+        }
+        return info
+    }
+
+    private func createDocument(replacingDeletion: Bool) async throws -> DocumentInfo {
+        let document = documentIdentifier
+        if replacingDeletion {
+            // The old tree may linger after a deletion that was interrupted; the new epoch starts clean.
+            try await removeDocumentDirectory()
+        }
+        var info = proposedDocumentInfo
+        info.integrityKey = environment.makeIdentifier()
+        info.createdByClient = clientIdentifier
+        info.creationDate = environment.now().wholeSeconds
+        try await createDocumentDirectories()
+        let adopted: DocumentInfo
+        if try await publishDocumentInfoFileIfAbsent(try PropertyListFile.encode(info)) {
+            environment.logger.info("Created remote document \(document) with integrity key \(info.integrityKey)")
+            adopted = info
+        } else {
+            guard let winner = try await fetchDocumentInfo() else {
+                throw FolderSyncError(.remoteIOFailed, "documentInfo.plist vanished while being created",
+                                      path: layout.documentInfoFile(document).description)
+            }
+            adopted = winner
+        }
+        try await writeIntegrityKeyFile(adopted.integrityKey)
+        if replacingDeletion { try await removeDeletedDocumentMarker() }
+        return adopted
+    }
+
+    // MARK: Backend steps
+
+    /// Whether `DeletedClients/<client>.plist` exists for this client.
+    open func deletedClientMarkerExists() async throws -> Bool {
+        try await fileSystem.exists(layout.deletedClientFile(documentIdentifier, client: clientIdentifier))
+    }
+
+    /// Reads `Information/DeletedDocuments/<document>.plist`, or `nil`.
+    open func fetchDeletedDocumentMarker() async throws -> Data? {
+        try await fileSystem.readIfPresent(layout.deletedDocumentFile(documentIdentifier))
+    }
+
+    /// Reads `documentInfo.plist`, or `nil` when the document does not exist.
+    open func fetchDocumentInfoFile() async throws -> Data? {
+        try await fileSystem.readIfPresent(layout.documentInfoFile(documentIdentifier))
+    }
+
+    /// Removes what is left of a deleted document's tree.
+    open func removeDocumentDirectory() async throws {
+        try await fileSystem.remove(layout.documentDirectory(documentIdentifier))
+    }
+
+    /// Creates the document's shared folders (idempotent).
+    open func createDocumentDirectories() async throws {
+        let document = documentIdentifier
+        for directory in [layout.documentDirectory(document), layout.integrityKeyDirectory(document),
+                          layout.syncChangesDirectory(document), layout.syncCommandsDirectory(document),
+                          layout.wholeStoreDirectory(document), layout.recentSyncsDirectory(document),
+                          layout.deletedClientsDirectory(document), layout.temporaryWholeStoreDirectory(document)] {
+            try await fileSystem.createDirectory(at: directory)
+        }
+    }
+
+    /// Publishes `documentInfo.plist` if absent; `false` when another client created the document first.
+    open func publishDocumentInfoFileIfAbsent(_ data: Data) async throws -> Bool {
+        try await fileSystem.publishIfAbsent(data, to: layout.documentInfoFile(documentIdentifier))
+    }
+
+    /// Writes `IntegrityKey/<key>` (idempotent: every writer writes the same name and bytes).
+    open func writeIntegrityKeyFile(_ key: String) async throws {
+        try await fileSystem.write(Data((key + "\n").utf8), to: layout.integrityKeyFile(documentIdentifier, key: key))
+    }
+
+    /// Removes `Information/DeletedDocuments/<document>.plist` once the new document exists.
+    open func removeDeletedDocumentMarker() async throws {
+        try await fileSystem.remove(layout.deletedDocumentFile(documentIdentifier))
+    }
+
+    /// Creates this client's folders in the document.
+    open func createClientDirectories() async throws {
+        let document = documentIdentifier
+        for directory in [layout.syncChangesDirectory(document, client: clientIdentifier),
+                          layout.syncCommandsDirectory(document, client: clientIdentifier),
+                          layout.temporaryWholeStoreDirectory(document, client: clientIdentifier)] {
+            try await fileSystem.createDirectory(at: directory)
+        }
+    }
+}

@@ -1,0 +1,135 @@
+public import Foundation
+
+/// What a listing or a stat reports about one remote item.
+public struct RemoteItem: Hashable, Sendable {
+    public enum Kind: Hashable, Sendable { case file, directory }
+
+    /// The item's name inside its folder.
+    public var name: String
+    public var kind: Kind
+    /// The size in bytes, for files, when the backend knows it.
+    public var size: Int64?
+    /// The modification date, when the backend knows it. Never used to order changes.
+    public var modificationDate: Date?
+    /// An opaque version tag (an HTTP ETag, an inode/mtime pair), when the backend has one.
+    public var etag: String?
+
+    public init(name: String, kind: Kind, size: Int64? = nil, modificationDate: Date? = nil, etag: String? = nil) {
+        self.name = name
+        self.kind = kind
+        self.size = size
+        self.modificationDate = modificationDate
+        self.etag = etag
+    }
+}
+
+/// The small storage contract every FolderSync operation's default steps are written against.
+///
+/// A backend author who implements these primitives gets registration,
+/// synchronization, whole stores, vacuum and deletion for free. Each
+/// primitive's contract:
+///
+/// - ``contentsOfDirectory(at:)`` lists one level. A missing folder throws
+///   ``FolderSyncError/Code/remoteItemNotFound``. Order is unspecified.
+/// - ``item(at:)`` returns `nil` for a missing item; it never throws for absence.
+/// - ``read(_:)`` returns the whole file; a missing file throws `remoteItemNotFound`.
+/// - ``write(_:to:)`` replaces the file **atomically**: a reader sees the old
+///   bytes or the new ones, never a mix or a truncated file. The parent folder exists.
+/// - ``move(from:to:replacing:)`` renames a file or folder atomically. With
+///   `replacing: false` it throws ``FolderSyncError/Code/remoteItemExists`` if
+///   the destination exists, and that check and the rename are one atomic
+///   step ("publish if absent", the only coordination FolderSync needs).
+/// - ``remove(_:)`` removes a file or a folder with its contents; removing
+///   something absent succeeds.
+/// - ``createDirectory(at:)`` creates a folder and its missing parents;
+///   creating one that exists succeeds.
+///
+/// Failures are thrown as ``FolderSyncError`` with the code that names the
+/// cause (`permissionDenied`, `remoteFull`, `remoteIOFailed`,
+/// `connectionFailed`…) and the path concerned.
+public protocol RemoteFileSystem: Sendable {
+    func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem]
+    func item(at path: RemotePath) async throws -> RemoteItem?
+    func read(_ path: RemotePath) async throws -> Data
+    func write(_ data: Data, to path: RemotePath) async throws
+    func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws
+    func remove(_ path: RemotePath) async throws
+    func createDirectory(at path: RemotePath) async throws
+
+    /// Downloads a file to a local file (replacing it), without holding it whole in memory when the backend can stream.
+    func download(_ path: RemotePath, toLocalFile url: URL) async throws
+    /// Uploads a local file atomically, without holding it whole in memory when the backend can stream.
+    func upload(fromLocalFile url: URL, to path: RemotePath) async throws
+}
+
+extension RemoteFileSystem {
+    /// Default: reads the whole file and writes it locally. Streaming backends override this.
+    public func download(_ path: RemotePath, toLocalFile url: URL) async throws {
+        let data = try await read(path)
+        try LocalFiles.writeDurably(data, to: url)
+    }
+
+    /// Default: loads the local file and writes it. Streaming backends override this.
+    public func upload(fromLocalFile url: URL, to path: RemotePath) async throws {
+        let data = try LocalFiles.read(url)
+        try await write(data, to: path)
+    }
+
+    /// Whether anything exists at `path`.
+    public func exists(_ path: RemotePath) async throws -> Bool {
+        try await item(at: path) != nil
+    }
+
+    /// Reads a file, or returns `nil` when it does not exist.
+    public func readIfPresent(_ path: RemotePath) async throws -> Data? {
+        do {
+            return try await read(path)
+        } catch FolderSyncError.Code.remoteItemNotFound {
+            return nil
+        }
+    }
+
+    /// Lists a folder, or returns an empty list when it does not exist.
+    public func contentsOfDirectoryIfPresent(at path: RemotePath) async throws -> [RemoteItem] {
+        do {
+            return try await contentsOfDirectory(at: path)
+        } catch FolderSyncError.Code.remoteItemNotFound {
+            return []
+        }
+    }
+
+    /// Creates `path` with `data` only if nothing is there yet, atomically.
+    ///
+    /// Writes under a temporary name in the same folder, then moves it into
+    /// place without replacing. Returns `false` (and cleans up) when another
+    /// writer got there first.
+    public func publishIfAbsent(_ data: Data, to path: RemotePath) async throws -> Bool {
+        let temporary = path.parent.appending(TemporaryName.make(for: path.name))
+        try await write(data, to: temporary)
+        do {
+            try await move(from: temporary, to: path, replacing: false)
+            return true
+        } catch FolderSyncError.Code.remoteItemExists {
+            try? await remove(temporary)
+            return false
+        }
+    }
+}
+
+/// Names for files being written, so that every tool recognises a half-written temporary.
+///
+/// A temporary lives in the folder of the file it becomes, under
+/// `.foldersync-tmp-<random>-<final name>`. Sync ignores such names; `doctor`
+/// reports and removes old ones.
+public enum TemporaryName {
+    public static let prefix = ".foldersync-tmp-"
+
+    public static func make(for finalName: String) -> String {
+        let random = UInt64.random(in: 0...UInt64.max)
+        let hex = String(random, radix: 16)
+        let name = prefix + String(repeating: "0", count: 16 - hex.count) + hex + "-" + finalName
+        return String(decoding: name.utf8.prefix(250), as: UTF8.self)
+    }
+
+    public static func isTemporary(_ name: String) -> Bool { name.hasPrefix(prefix) }
+}

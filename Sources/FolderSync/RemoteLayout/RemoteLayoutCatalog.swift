@@ -1,0 +1,115 @@
+/// The machine-readable description of layout version 1: every folder and file of the tree.
+///
+/// `RemoteLayouts/v1/layout.json` in the repository is this catalog encoded
+/// as JSON (a test keeps them equal); `foldersync layout` prints it and
+/// `foldersync doctor` classifies real files with it.
+public struct RemoteLayoutEntry: Codable, Hashable, Sendable {
+    public enum Kind: String, Codable, Sendable { case directory, file }
+
+    /// The path pattern, with `<placeholder>` for identifiers; folders end with `/`.
+    public let pattern: String
+    public let kind: Kind
+    /// Whether one exists per client, named by its client identifier (only that client writes it).
+    public let perClient: Bool
+    /// The file format (`plist`, `text`, `change-set`…), or `directory`.
+    public let format: String
+    /// Whether the contents are encrypted when the application uses encryption.
+    public let encryptedWhenEnabled: Bool
+    /// Whether it exists only in some trees (encryption on, after the first upload…).
+    public let optional: Bool
+    /// What the entry is for.
+    public let summary: String
+}
+
+extension RemoteLayout {
+    /// The description of version 1, folders before their contents.
+    public static let catalog: [RemoteLayoutEntry] = {
+        func dir(_ pattern: String, perClient: Bool = false, optional: Bool = false, _ summary: String) -> RemoteLayoutEntry {
+            RemoteLayoutEntry(pattern: pattern, kind: .directory, perClient: perClient, format: "directory",
+                              encryptedWhenEnabled: false, optional: optional, summary: summary)
+        }
+        func file(_ pattern: String, _ format: String, perClient: Bool = false, encrypted: Bool = true,
+                  optional: Bool = false, _ summary: String) -> RemoteLayoutEntry {
+            RemoteLayoutEntry(pattern: pattern, kind: .file, perClient: perClient, format: format,
+                              encryptedWhenEnabled: encrypted, optional: optional, summary: summary)
+        }
+        let doc = "<appID>/Documents/<documentID>/"
+        return [
+            dir("<appID>/", "The application: one sync namespace, named by its global app identifier."),
+            file("<appID>/ReadMe.txt", "text", encrypted: false, "What this folder is; do not edit by hand."),
+            file("<appID>/FormatVersion.plist", "plist", encrypted: false,
+                 "Layout and format version, so that newer formats are refused cleanly. Written last when the tree is created."),
+            dir("<appID>/ClientDevices/", "One folder per registered client installation."),
+            dir("<appID>/ClientDevices/<clientID>/", perClient: true, "A client's folder."),
+            file("<appID>/ClientDevices/<clientID>/deviceInfo.plist", "plist", perClient: true,
+                 "The client's identifier, description, user info and registration date."),
+            dir("<appID>/Encryption/", optional: true, "Only when encrypted: salt, KDF parameters, wrapped data key, verifier."),
+            dir("<appID>/Information/", "Application-wide information."),
+            dir("<appID>/Information/DeletedDocuments/", "Markers of deleted documents."),
+            file("<appID>/Information/DeletedDocuments/<documentID>.plist", "plist", optional: true,
+                 "Says that a document was deleted, by whom and when."),
+            dir("<appID>/Documents/", "One folder per synchronized document."),
+            dir(doc, "A document."),
+            file(doc + "documentInfo.plist", "plist",
+                 "The document's identifier, description, user info and integrity key. Published once, if absent."),
+            dir(doc + "IntegrityKey/", "Holds exactly one file, named by the document's integrity key (its epoch)."),
+            file(doc + "IntegrityKey/<integrityKey>", "integrity-key", encrypted: false,
+                 "The integrity key; a different key means the remote document was reset."),
+            dir(doc + "SyncChanges/", "Change sets, one folder per client."),
+            dir(doc + "SyncChanges/<clientID>/", perClient: true, "The change sets one client pushed."),
+            file(doc + "SyncChanges/<clientID>/<sequence>-<changeSetID>.syncchg", "change-set", perClient: true, optional: true,
+                 "An immutable change set, numbered by the client's sequence (12 digits)."),
+            dir(doc + "SyncCommands/", "Commands for clients, one folder per client."),
+            dir(doc + "SyncCommands/<clientID>/", perClient: true, "Commands addressed to one client."),
+            dir(doc + "WholeStore/", "Whole-store snapshots, one folder per client that uploaded one."),
+            dir(doc + "WholeStore/<clientID>/", perClient: true, optional: true,
+                "A client's whole store; appears complete, by one rename of its staging folder."),
+            file(doc + "WholeStore/<clientID>/WholeStore.ticdsync", "whole-store", perClient: true, optional: true,
+                 "A consistent snapshot of the document with its merge metadata."),
+            file(doc + "WholeStore/<clientID>/AppliedSyncChangeSets.ticdsync", "applied-change-sets", perClient: true, optional: true,
+                 "Exactly which change sets the snapshot contains."),
+            dir(doc + "RecentSyncs/", "One marker per client."),
+            file(doc + "RecentSyncs/<clientID>.recentsync", "recent-sync", perClient: true, optional: true,
+                 "When the client last synced and which change sets it has durably applied (its acknowledgement)."),
+            dir(doc + "DeletedClients/", "Markers of clients deleted from this document."),
+            file(doc + "DeletedClients/<clientID>.plist", "plist", optional: true,
+                 "Says that a client was deleted; it resets safely at its next sync."),
+            dir(doc + "TemporaryFiles/", "Staging area."),
+            dir(doc + "TemporaryFiles/WholeStore/", "Staging of whole stores."),
+            dir(doc + "TemporaryFiles/WholeStore/<clientID>/", perClient: true, "Where one client stages its next whole store."),
+            file(doc + "TemporaryFiles/WholeStore/<clientID>/WholeStore.ticdsync", "whole-store", perClient: true, optional: true,
+                 "A whole store being staged."),
+            file(doc + "TemporaryFiles/WholeStore/<clientID>/AppliedSyncChangeSets.ticdsync", "applied-change-sets",
+                 perClient: true, optional: true, "The manifest of a whole store being staged."),
+        ]
+    }()
+
+    /// The catalog entry a path matches, or `nil` for a file the layout does not know.
+    ///
+    /// Temporaries (``TemporaryName``) match no entry; callers check for them first.
+    public static func entry(matching path: RemotePath, kind: RemoteLayoutEntry.Kind) -> RemoteLayoutEntry? {
+        catalog.first { entry in
+            entry.kind == kind && matches(pattern: entry.pattern, path: path)
+        }
+    }
+
+    static func matches(pattern: String, path: RemotePath) -> Bool {
+        let parts = pattern.split(separator: "/").map(String.init)
+        guard parts.count == path.components.count else { return false }
+        return zip(parts, path.components).allSatisfy { matches(component: $0, name: $1) }
+    }
+
+    /// Matches one component: literal text must match exactly, each `<placeholder>` stands for one or more characters
+    /// (`<sequence>` for 12 digits).
+    private static func matches(component pattern: String, name: String) -> Bool {
+        if TemporaryName.isTemporary(name) || name.hasPrefix(".") { return false }
+        if pattern.contains("<sequence>") {
+            return parseChangeSetFileName(name) != nil
+        }
+        guard let open = pattern.firstIndex(of: "<") else { return pattern == name }
+        let close = pattern.firstIndex(of: ">")!
+        let prefix = pattern[..<open]
+        let suffix = pattern[pattern.index(after: close)...]
+        return name.count > prefix.count + suffix.count && name.hasPrefix(prefix) && name.hasSuffix(suffix)
+    }
+}
