@@ -49,6 +49,12 @@ let package = Package(
             path: "Examples/Notes",
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "foldersync-test-worker",
+            dependencies: ["FolderSync"],
+            path: "Tests/TestWorker",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "FolderSyncTests",
             dependencies: ["FolderSync", "FolderSyncTesting", .product(name: "GRDB", package: "GRDB.swift")],

@@ -1,3 +1,5 @@
+public import Foundation
+
 /// The machine-readable description of layout version 1: every folder and file of the tree.
 ///
 /// `RemoteLayouts/v1/layout.json` in the repository is this catalog encoded
@@ -111,5 +113,23 @@ extension RemoteLayout {
         let prefix = pattern[..<open]
         let suffix = pattern[pattern.index(after: close)...]
         return name.count > prefix.count + suffix.count && name.hasPrefix(prefix) && name.hasSuffix(suffix)
+    }
+}
+
+/// The JSON document `RemoteLayouts/v1/layout.json` and `foldersync layout --json` hold.
+public struct RemoteLayoutDocument: Codable, Sendable {
+    public var formatVersion: Int
+    /// Files whose name starts with this prefix are being written (see ``TemporaryName``).
+    public var temporaryFilePrefix: String
+    public var entries: [RemoteLayoutEntry]
+}
+
+extension RemoteLayout {
+    /// The catalog as pretty-printed, key-sorted JSON.
+    public static func catalogJSON() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let document = RemoteLayoutDocument(formatVersion: formatVersion, temporaryFilePrefix: TemporaryName.prefix, entries: catalog)
+        return try encoder.encode(document) + Data("\n".utf8)
     }
 }
