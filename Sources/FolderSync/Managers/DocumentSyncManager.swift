@@ -9,6 +9,13 @@ public protocol DocumentSyncManagerDelegate: AnyObject, Sendable {
                              shouldCreateRemoteDocumentFor request: RemoteDocumentCreationRequest) async -> Bool
     func documentSyncManagerDidFinishRegistering(_ manager: DocumentSyncManager)
     func documentSyncManager(_ manager: DocumentSyncManager, didFailToRegisterWithError error: FolderSyncError)
+    func documentSyncManagerDidBeginSynchronizing(_ manager: DocumentSyncManager)
+    /// A remote change meets a local change not yet published. Return `nil` to let the last writer win.
+    /// A ``DocumentSyncManager/conflictResolver`` takes precedence.
+    func documentSyncManager(_ manager: DocumentSyncManager, resolve conflict: SyncConflict) async -> ConflictResolution?
+    func documentSyncManager(_ manager: DocumentSyncManager, didEncounterWarnings warnings: [SyncWarning])
+    func documentSyncManager(_ manager: DocumentSyncManager, didFinishSynchronizingWith report: SyncReport)
+    func documentSyncManager(_ manager: DocumentSyncManager, didFailToSynchronizeWithError error: FolderSyncError)
 }
 
 extension DocumentSyncManagerDelegate {
@@ -17,6 +24,11 @@ extension DocumentSyncManagerDelegate {
                                     shouldCreateRemoteDocumentFor request: RemoteDocumentCreationRequest) async -> Bool { false }
     public func documentSyncManagerDidFinishRegistering(_ manager: DocumentSyncManager) {}
     public func documentSyncManager(_ manager: DocumentSyncManager, didFailToRegisterWithError error: FolderSyncError) {}
+    public func documentSyncManagerDidBeginSynchronizing(_ manager: DocumentSyncManager) {}
+    public func documentSyncManager(_ manager: DocumentSyncManager, resolve conflict: SyncConflict) async -> ConflictResolution? { nil }
+    public func documentSyncManager(_ manager: DocumentSyncManager, didEncounterWarnings warnings: [SyncWarning]) {}
+    public func documentSyncManager(_ manager: DocumentSyncManager, didFinishSynchronizingWith report: SyncReport) {}
+    public func documentSyncManager(_ manager: DocumentSyncManager, didFailToSynchronizeWithError error: FolderSyncError) {}
 }
 
 /// Registers one document of this client with the remote, and runs its sync tasks.
@@ -55,7 +67,12 @@ open class DocumentSyncManager: @unchecked Sendable {
     /// Where this manager keeps its local bookkeeping.
     public let localLayout: LocalLayout
     public let clientIdentifier: String
+    /// The local data this manager synchronizes.
+    public let store: (any ModelAdapter)?
 
+    let coalescer = SyncCoalescer()
+    let eventContinuations = Locked<[UUID: AsyncStream<SyncEvent>.Continuation]>([:])
+    private let resolverBox = Locked<(@Sendable (SyncConflict) async -> ConflictResolution?)?>(nil)
     private let gate = RegistrationGate()
     private let registration = Locked<LocalRegistration?>(nil)
     private let preconfiguredForDownload = Locked(false)
@@ -68,7 +85,8 @@ open class DocumentSyncManager: @unchecked Sendable {
     ///
     /// - Throws: ``FolderSyncError/Code/invalidConfiguration`` if the application sync manager is not configured,
     ///   ``FolderSyncError/Code/invalidIdentifier`` for an unsafe document identifier.
-    public init(applicationSyncManager: ApplicationSyncManager, configuration: Configuration) throws {
+    public init(applicationSyncManager: ApplicationSyncManager, configuration: Configuration,
+                store: (any ModelAdapter)? = nil) throws {
         guard let app = applicationSyncManager.currentConfiguration, let layout = applicationSyncManager.layout else {
             throw FolderSyncError(.invalidConfiguration, "configure the application sync manager before its documents")
         }
@@ -78,13 +96,14 @@ open class DocumentSyncManager: @unchecked Sendable {
         self.layout = layout
         self.localLayout = LocalLayout(helperDirectory: configuration.helperDirectory)
         self.clientIdentifier = app.clientIdentifier
+        self.store = store
     }
 
     /// Configures and registers at once (one-shot registration).
     public convenience init(applicationSyncManager: ApplicationSyncManager, registering configuration: Configuration,
-                            delegate: (any DocumentSyncManagerDelegate)? = nil,
+                            store: (any ModelAdapter)? = nil, delegate: (any DocumentSyncManagerDelegate)? = nil,
                             remoteDocumentCreationHandler: (@Sendable (RemoteDocumentCreationRequest) async -> Bool)? = nil) async throws {
-        try self.init(applicationSyncManager: applicationSyncManager, configuration: configuration)
+        try self.init(applicationSyncManager: applicationSyncManager, configuration: configuration, store: store)
         self.delegate = delegate
         self.remoteDocumentCreationHandler = remoteDocumentCreationHandler
         try await registerConfigured()
@@ -101,6 +120,13 @@ open class DocumentSyncManager: @unchecked Sendable {
     public var remoteDocumentCreationHandler: (@Sendable (RemoteDocumentCreationRequest) async -> Bool)? {
         get { creationHandler.current }
         set { creationHandler.withLock { $0 = newValue } }
+    }
+
+    /// Settles conflicts between remote changes and local changes not yet published; takes precedence over the
+    /// delegate. Return `nil` to let the last writer win. Runs without blocking a thread.
+    public var conflictResolver: (@Sendable (SyncConflict) async -> ConflictResolution?)? {
+        get { resolverBox.current }
+        set { resolverBox.withLock { $0 = newValue } }
     }
 
     public var state: RegistrationState { gate.state }

@@ -1,0 +1,21 @@
+public import Foundation
+
+/// `RecentSyncs/<client>.recentsync`: when a client last synced, what it published, and what it has applied.
+///
+/// Other clients read it to learn, without listing change-set folders, which
+/// change sets are new; vacuum reads the acknowledgements to know what every
+/// client still needs. It is a versioned, checksummed property list.
+public struct RecentSync: PropertyListPayload, Hashable {
+    static let kind = "recentSync"
+    static let formatVersion = 1
+
+    public var clientIdentifier: String
+    /// For display only; never used to order anything.
+    public var lastSyncDate: Date
+    /// The highest sequence of this client's published change sets.
+    public var publishedSequence: Int64
+    /// Per client, the highest sequence up to which this client has durably applied every change set.
+    public var acknowledgement: [String: Int64]
+    /// The schema version of this client's data.
+    public var schemaVersion: Int
+}

@@ -1,0 +1,374 @@
+public import Foundation
+
+/// One synchronization of a document: stage, fetch and apply, publish, acknowledge.
+///
+/// The algorithm (``run()``) is fixed; the remote steps it calls are `open`,
+/// each with a default on ``RemoteFileSystem``:
+///
+/// 1. Check that the remote document still has this client's integrity key.
+/// 2. Stage local changes into change sets under their final names in the
+///    helper folder, durable before they are marked staged.
+/// 3. List `RecentSyncs/`; read only the markers whose version tag changed;
+///    list only the change-set folders of clients that published something new.
+/// 4. Download, verify and apply each new change set in one local transaction
+///    with its ledger entry, in causal order, asking the conflict resolver first.
+/// 5. Publish staged sets (atomic write under the final name; publishing again
+///    after a crash writes the same bytes under the same name).
+/// 6. Write `RecentSyncs/<client>.recentsync` with the acknowledgement.
+///
+/// An idle sync (nothing new anywhere) costs two listings and reads no change set.
+open class SynchronizationOperation: @unchecked Sendable {
+    public let fileSystem: any RemoteFileSystem
+    public let layout: RemoteLayout
+    public let documentIdentifier: String
+    public let clientIdentifier: String
+    public let integrityKey: String
+    public let store: any ModelAdapter
+    public let localLayout: LocalLayout
+    public let environment: SyncEnvironment
+    let resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?
+    let emit: @Sendable (SyncEvent) -> Void
+    /// Largest change set, before compression; larger batches are split into consecutive sets.
+    var partByteLimit = ChangeSetSplitter.defaultPartByteLimit
+
+    private var report = SyncReport()
+
+    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
+                integrityKey: String, store: any ModelAdapter, localLayout: LocalLayout, environment: SyncEnvironment,
+                resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?, emit: @escaping @Sendable (SyncEvent) -> Void) {
+        self.fileSystem = fileSystem
+        self.layout = layout
+        self.documentIdentifier = documentIdentifier
+        self.clientIdentifier = clientIdentifier
+        self.integrityKey = integrityKey
+        self.store = store
+        self.localLayout = localLayout
+        self.environment = environment
+        self.resolver = resolver
+        self.emit = emit
+    }
+
+    /// Runs one synchronization and reports what it did.
+    public func run() async throws -> SyncReport {
+        let started = Date()
+        report = SyncReport()
+        for directory in [localLayout.stagedSyncChangesDirectory, localLayout.downloadsDirectory] {
+            try LocalFiles.createDirectory(directory)
+        }
+        let lock = try await FileLock.acquire(localLayout.syncLockFile)
+        defer { lock.release() }
+
+        emit(.phase(.checkingIntegrity))
+        try await checkIntegrityKey()
+        var state = try store.loadSyncState()
+
+        emit(.phase(.stagingLocalChanges))
+        try stageLocalChanges(&state)
+        try Task.checkCancellation()
+
+        emit(.phase(.findingRemoteChanges))
+        let (available, ownRecentSyncExists) = try await findNewChangeSets(&state)
+        if !ownRecentSyncExists && state.publishedSequence > 0 {
+            // Our marker is gone: an operator may have deleted this client.
+            report.remoteRequests += 1
+            if try await deletedClientMarkerExists() {
+                throw FolderSyncError(.clientDeleted, "this client was deleted from document \(documentIdentifier)",
+                                      path: layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description)
+            }
+        }
+
+        emit(.phase(.applyingRemoteChanges))
+        try await applyInCausalOrder(available)
+        if try store.hasUnpublishedChanges() {
+            // Resolutions that keep a local or merged value are new local changes: publish them in this sync.
+            state = try store.loadSyncState().merging(known: state)
+            try stageLocalChanges(&state)
+        }
+
+        emit(.phase(.publishingLocalChanges))
+        state = try store.loadSyncState().merging(known: state)
+        let published = try await publishStagedChangeSets(&state)
+
+        if published || report.changeSetsApplied > 0 || !ownRecentSyncExists {
+            emit(.phase(.writingRecentSync))
+            try await writeOwnRecentSync(state)
+        }
+        try store.saveSyncState(state)
+        report.duration = Date().timeIntervalSince(started)
+        emit(.phase(.finished))
+        return report
+    }
+
+    // MARK: Steps of the algorithm
+
+    private func checkIntegrityKey() async throws {
+        let keys = try await fetchIntegrityKeys()
+        report.remoteRequests += 1
+        guard keys.contains(integrityKey) else {
+            throw FolderSyncError(.integrityKeyMismatch,
+                                  keys.isEmpty ? "the remote document is gone (wiped or replaced)"
+                                               : "the remote document has integrity key \(keys.sorted().joined(separator: ", ")), this store belongs to \(integrityKey)",
+                                  path: layout.integrityKeyDirectory(documentIdentifier).description)
+        }
+    }
+
+    private func stageLocalChanges(_ state: inout LocalSyncState) throws {
+        let directory = localLayout.stagedSyncChangesDirectory
+        // A file numbered at or past the next sequence was written by a staging that never committed.
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+            if let parsed = RemoteLayout.parseChangeSetFileName(name), parsed.sequence >= state.nextSequence {
+                try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+            } else if TemporaryName.isTemporary(name) {
+                try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+            }
+        }
+        let dependencies = try acknowledgement()
+        let splitter = ChangeSetSplitter(
+            clientIdentifier: clientIdentifier, schemaVersion: store.schemaVersion, firstSequence: state.nextSequence,
+            createdAt: environment.now(), dependencies: dependencies, partByteLimit: partByteLimit) { sequence in
+                let identifier = self.environment.makeIdentifier()
+                let name = RemoteLayout.changeSetFileName(sequence: sequence, changeSetIdentifier: identifier)
+                return .init(url: directory.appendingPathComponent(name), changeSetIdentifier: identifier)
+            }
+        var parts: [ChangeSetSplitter.Part] = []
+        let count = try store.stageChanges(sequence: state.nextSequence, emit: { try splitter.append($0) }, seal: {
+            parts = try splitter.finish()
+            LocalFiles.syncDirectory(directory.path)
+            return parts.last?.header.sequence ?? state.nextSequence
+        })
+        if count > 0, let last = parts.last {
+            state.nextSequence = last.header.sequence + 1
+            environment.logger.debug("Staged \(count) changes in \(parts.count) change set(s) up to \(last.header.sequence)")
+        }
+    }
+
+    /// Per client, the highest sequence up to which every change set is in the ledger.
+    private func acknowledgement() throws -> [String: Int64] {
+        try store.appliedChangeSets().mapValues { sequences in
+            var highest: Int64 = 0
+            while sequences.contains(highest + 1) { highest += 1 }
+            return highest
+        }
+    }
+
+    private struct Available {
+        var client: String
+        var sequence: Int64
+        var name: String
+        var path: RemotePath
+    }
+
+    private func findNewChangeSets(_ state: inout LocalSyncState) async throws -> ([Available], ownRecentSyncExists: Bool) {
+        let applied = try store.appliedChangeSets()
+        let acknowledged = try acknowledgement()
+        var ownExists = false
+        var clientsWithNews: [String] = []
+        let markers = try await fetchRecentSyncListing()
+        report.remoteRequests += 1
+        for item in markers where item.kind == .file {
+            guard item.name.hasSuffix(".recentsync"), !TemporaryName.isTemporary(item.name) else {
+                if !TemporaryName.isTemporary(item.name) { warnUnknown(layout.recentSyncsDirectory(documentIdentifier).appending(item.name)) }
+                continue
+            }
+            let client = String(item.name.dropLast(".recentsync".count))
+            guard (try? Identifier.validate(client, role: "client")) != nil else {
+                warnUnknown(layout.recentSyncsDirectory(documentIdentifier).appending(item.name))
+                continue
+            }
+            if client == clientIdentifier { ownExists = true; continue }
+            var known = state.knownRecentSyncs[client]
+            if known == nil || item.etag == nil || known?.etag != item.etag {
+                let path = layout.recentSyncFile(documentIdentifier, client: client)
+                guard let data = try await fetchRecentSync(client: client) else { continue }
+                report.remoteRequests += 1
+                report.bytesReceived += Int64(data.count)
+                let recent = try PropertyListFile.decode(RecentSync.self, from: data, path: path.description)
+                known = .init(etag: item.etag, publishedSequence: recent.publishedSequence)
+                state.knownRecentSyncs[client] = known
+            }
+            if let known, known.publishedSequence > (acknowledged[client] ?? 0) { clientsWithNews.append(client) }
+        }
+        var available: [Available] = []
+        for client in clientsWithNews.sorted() {
+            let directory = layout.syncChangesDirectory(documentIdentifier, client: client)
+            let listing = try await fetchChangeSetListing(client: client)
+            report.remoteRequests += 1
+            for item in listing where item.kind == .file {
+                guard let parsed = RemoteLayout.parseChangeSetFileName(item.name) else {
+                    if !TemporaryName.isTemporary(item.name) { warnUnknown(directory.appending(item.name)) }
+                    continue
+                }
+                guard applied[client]?.contains(parsed.sequence) != true else { continue }
+                available.append(Available(client: client, sequence: parsed.sequence, name: item.name, path: directory.appending(item.name)))
+            }
+        }
+        return (available.sorted { ($0.client, $0.sequence) < ($1.client, $1.sequence) }, ownExists)
+    }
+
+    private func warnUnknown(_ path: RemotePath) {
+        report.warnings.append(SyncWarning(kind: .unknownFile, message: "ignored a file the layout does not know", path: path.description))
+    }
+
+    /// Downloads and applies change sets so that each set comes after the sets its author had applied when writing it.
+    private func applyInCausalOrder(_ available: [Available]) async throws {
+        var pending = available
+        var ledger = try acknowledgement()
+        var parkedClients = Set<String>()
+        var headers: [String: (ChangeSetHeader, URL)] = [:]
+        var index = 0
+        var progress = true
+        while progress && !pending.isEmpty {
+            progress = false
+            for candidate in pending {
+                try Task.checkCancellation()
+                guard !parkedClients.contains(candidate.client),
+                      (ledger[candidate.client] ?? 0) == candidate.sequence - 1 else { continue }
+                let (header, url) = try await headers[candidate.name] ?? download(candidate)
+                headers[candidate.name] = (header, url)
+                if header.schemaVersion > store.schemaVersion {
+                    parkedClients.insert(candidate.client)
+                    report.parkedChangeSets.append(candidate.path.description)
+                    report.warnings.append(SyncWarning(kind: .changeSetParked,
+                        message: "change set uses schema version \(header.schemaVersion); this app has \(store.schemaVersion)",
+                        path: candidate.path.description))
+                    continue
+                }
+                let missing = header.dependencies.filter { client, sequence in
+                    client != clientIdentifier && client != candidate.client && (ledger[client] ?? 0) < sequence
+                }
+                guard missing.isEmpty else { continue }
+                index += 1
+                emit(.applyingChangeSet(index: index, count: available.count, changes: header.changeCount))
+                try await apply(header, from: url, path: candidate.path)
+                try? FileManager.default.removeItem(at: url)
+                ledger[candidate.client] = candidate.sequence
+                pending.removeAll { $0.name == candidate.name && $0.client == candidate.client }
+                progress = true
+            }
+        }
+        for left in pending where !parkedClients.contains(left.client) {
+            report.warnings.append(SyncWarning(kind: .changeSetWaiting,
+                message: "waiting for change sets it depends on to become visible", path: left.path.description))
+        }
+    }
+
+    private func download(_ candidate: Available) async throws -> (ChangeSetHeader, URL) {
+        let url = localLayout.downloadsDirectory.appendingPathComponent(candidate.name)
+        try await downloadChangeSet(client: candidate.client, name: candidate.name, to: url)
+        report.remoteRequests += 1
+        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int64) ?? 0
+        report.bytesReceived += size ?? 0
+        emit(.transferred(sent: report.bytesSent, received: report.bytesReceived))
+        let header = try ChangeSetReader.verify(at: url, path: candidate.path.description)
+        let expected = RemoteLayout.parseChangeSetFileName(candidate.name)
+        guard header.clientIdentifier == candidate.client, header.sequence == candidate.sequence,
+              header.changeSetIdentifier == expected?.changeSetIdentifier else {
+            try? FileManager.default.removeItem(at: url)
+            throw FolderSyncError(.corruptFile, "the change set's header does not match its name and folder", path: candidate.path.description)
+        }
+        return (header, url)
+    }
+
+    private func apply(_ header: ChangeSetHeader, from url: URL, path: RemotePath) async throws {
+        let stream: ChangeStream = { body in try ChangeSetReader.forEachChange(at: url, path: path.description, body) }
+        var resolutions: [ColumnKey: ConflictResolution] = [:]
+        if let resolver, try store.hasUnpublishedChanges() {
+            for conflict in try store.conflicts(author: header.clientIdentifier, localClient: clientIdentifier, changes: stream) {
+                if let answer = await resolver(conflict) { resolutions[conflict.key] = answer }
+            }
+        }
+        let outcome = try store.apply(header, localClient: clientIdentifier, changes: stream, resolutions: resolutions)
+        guard outcome.applied else { return }
+        report.changeSetsApplied += 1
+        report.changesApplied += outcome.changesApplied
+        report.changesIgnored += outcome.changesIgnored
+        report.conflicts += outcome.conflicts
+        report.warnings += outcome.warnings
+    }
+
+    private func publishStagedChangeSets(_ state: inout LocalSyncState) async throws -> Bool {
+        let directory = localLayout.stagedSyncChangesDirectory
+        let staged = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            .compactMap { name in RemoteLayout.parseChangeSetFileName(name).map { (name, $0.sequence) } }
+            .filter { $0.1 < state.nextSequence }
+            .sorted { $0.1 < $1.1 }
+        guard let last = staged.last else { return false }
+        for (name, _) in staged {
+            try Task.checkCancellation()
+            let url = directory.appendingPathComponent(name)
+            let header = try ChangeSetReader.readHeader(at: url, path: url.path)
+            try await publishChangeSet(from: url, name: name)
+            report.remoteRequests += 1
+            report.changeSetsSent += 1
+            report.changesSent += header.changeCount
+            report.bytesSent += (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int64) ?? 0
+            emit(.transferred(sent: report.bytesSent, received: report.bytesReceived))
+        }
+        try store.markPublished(throughSequence: last.1)
+        state.publishedSequence = max(state.publishedSequence, last.1)
+        for (name, _) in staged { try? FileManager.default.removeItem(at: directory.appendingPathComponent(name)) }
+        return true
+    }
+
+    private func writeOwnRecentSync(_ state: LocalSyncState) async throws {
+        let recent = RecentSync(clientIdentifier: clientIdentifier, lastSyncDate: environment.now().wholeSeconds,
+                                publishedSequence: state.publishedSequence, acknowledgement: try acknowledgement(),
+                                schemaVersion: store.schemaVersion)
+        let data = try PropertyListFile.encode(recent)
+        try await writeRecentSync(data)
+        report.remoteRequests += 1
+        report.bytesSent += Int64(data.count)
+    }
+
+    // MARK: Backend steps
+
+    /// The names in `IntegrityKey/` (normally exactly one).
+    open func fetchIntegrityKeys() async throws -> [String] {
+        let items = try await fileSystem.contentsOfDirectoryIfPresent(at: layout.integrityKeyDirectory(documentIdentifier))
+        return items.filter { $0.kind == .file && !$0.name.hasPrefix(".") }.map(\.name)
+    }
+
+    /// Lists `RecentSyncs/` (one request; version tags tell which markers changed).
+    open func fetchRecentSyncListing() async throws -> [RemoteItem] {
+        try await fileSystem.contentsOfDirectoryIfPresent(at: layout.recentSyncsDirectory(documentIdentifier))
+    }
+
+    /// Reads another client's recent-sync marker, or `nil` if it vanished.
+    open func fetchRecentSync(client: String) async throws -> Data? {
+        try await fileSystem.readIfPresent(layout.recentSyncFile(documentIdentifier, client: client))
+    }
+
+    /// Lists one client's change sets.
+    open func fetchChangeSetListing(client: String) async throws -> [RemoteItem] {
+        try await fileSystem.contentsOfDirectoryIfPresent(at: layout.syncChangesDirectory(documentIdentifier, client: client))
+    }
+
+    /// Downloads one change set to a local file.
+    open func downloadChangeSet(client: String, name: String, to url: URL) async throws {
+        try await fileSystem.download(layout.syncChangesDirectory(documentIdentifier, client: client).appending(name), toLocalFile: url)
+    }
+
+    /// Publishes one of this client's change sets atomically under its final name.
+    open func publishChangeSet(from url: URL, name: String) async throws {
+        try await fileSystem.upload(fromLocalFile: url, to: layout.syncChangesDirectory(documentIdentifier, client: clientIdentifier).appending(name))
+    }
+
+    /// Replaces this client's recent-sync marker.
+    open func writeRecentSync(_ data: Data) async throws {
+        try await fileSystem.write(data, to: layout.recentSyncFile(documentIdentifier, client: clientIdentifier))
+    }
+
+    /// Whether `DeletedClients/<this client>.plist` exists.
+    open func deletedClientMarkerExists() async throws -> Bool {
+        try await fileSystem.exists(layout.deletedClientFile(documentIdentifier, client: clientIdentifier))
+    }
+}
+
+extension LocalSyncState {
+    /// The store's state (sequences, which the store commits) with the remote knowledge gathered in this sync.
+    func merging(known other: LocalSyncState) -> LocalSyncState {
+        var merged = self
+        merged.knownRecentSyncs = other.knownRecentSyncs
+        return merged
+    }
+}

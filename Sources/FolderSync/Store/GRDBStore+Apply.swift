@@ -1,0 +1,217 @@
+import Foundation
+import GRDB
+
+/// Merging remote change sets into the document: per-column last-writer-wins, delete wins, no echo.
+extension GRDBStore {
+    private struct RowState {
+        var exists: Bool
+        var values: Row?
+        var stamps: [String: ChangeStamp]
+        /// Columns with local changes not yet published (pending or staged).
+        var unpublished: Set<String>
+    }
+
+    private func tombstone(_ db: Database, _ table: String, _ syncID: String, localClient: String) throws -> ChangeStamp? {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT hlc, client FROM foldersync_tombstones WHERE tbl = ? AND sync_id = ?"),
+                         arguments: [table, syncID])
+            .map { ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: $0[0])), clientIdentifier: $0[1] ?? localClient) }
+    }
+
+    private func rowState(_ db: Database, table: SyncedTable, syncID: String, localClient: String, checkUnpublished: Bool) throws -> RowState {
+        var stamps: [String: ChangeStamp] = [:]
+        let clocks = try Row.fetchCursor(db.cachedStatement(sql: "SELECT col, hlc, client FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?"),
+                                         arguments: [table.name, syncID])
+        while let row = try clocks.next() {
+            stamps[row[0]] = ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: row[1])), clientIdentifier: row[2] ?? localClient)
+        }
+        var unpublished: Set<String> = []
+        if checkUnpublished {
+            unpublished = Set(try String.fetchAll(db.cachedStatement(sql: """
+                SELECT col FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ?
+                """), arguments: [table.name, syncID]))
+        }
+        let values = try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT * FROM \(table.name.quotedDatabaseIdentifier) WHERE \(table.syncIDColumn.quotedDatabaseIdentifier) = ?
+            """), arguments: [syncID])
+        return RowState(exists: values != nil, values: values?.copy(), stamps: stamps, unpublished: unpublished)
+    }
+
+    public func conflicts(author: String, localClient: String, changes: ChangeStream) throws -> [SyncConflict] {
+        try wrap("looking for conflicts") {
+            try database.read { db in
+                var found: [SyncConflict] = []
+                try changes { change in
+                    guard change.kind != .delete, let table = tablesByName[change.table],
+                          try tombstone(db, change.table, change.syncID, localClient: localClient) == nil else { return }
+                    let state = try rowState(db, table: table, syncID: change.syncID, localClient: localClient, checkUnpublished: true)
+                    guard state.exists, let values = state.values else { return }
+                    for column in change.columns where state.unpublished.contains(column.column) {
+                        guard let local = state.stamps[column.column], local.clientIdentifier == localClient else { continue }
+                        let localValue = SyncValue(values[column.column] as DatabaseValue)
+                        guard localValue != column.value else { continue }
+                        found.append(SyncConflict(key: ColumnKey(table: change.table, syncID: change.syncID, column: column.column),
+                                                  localValue: localValue, remoteValue: column.value, localStamp: local,
+                                                  remoteStamp: ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)))
+                    }
+                }
+                return found
+            }
+        }
+    }
+
+    public func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
+                      resolutions: [ColumnKey: ConflictResolution]) throws -> ApplyOutcome {
+        try wrap("applying change set \(header.sequence) of client \(header.clientIdentifier)") {
+            try writeWithoutCapture { db in
+                var outcome = ApplyOutcome()
+                let ledger = LocalLayout.appliedChangeSetsTable
+                if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(ledger) WHERE client = ? AND sequence = ?)",
+                                     arguments: [header.clientIdentifier, header.sequence]) == true {
+                    return outcome
+                }
+                let hasUnpublished = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(LocalLayout.unsynchronizedChangesTable))") ?? false
+                var touched = Set<String>()
+                try changes { change in
+                    try applyChange(db, change, author: header.clientIdentifier, localClient: localClient,
+                                    checkUnpublished: hasUnpublished, resolutions: resolutions, outcome: &outcome)
+                    touched.insert(change.table)
+                }
+                try db.execute(sql: "INSERT INTO \(ledger)(client, sequence, change_set_id) VALUES (?, ?, ?)",
+                               arguments: [header.clientIdentifier, header.sequence, header.changeSetIdentifier])
+                outcome.warnings += try danglingReferences(db, tables: touched)
+                outcome.applied = true
+                return outcome
+            }
+        }
+    }
+
+    private func applyChange(_ db: Database, _ change: SyncChange, author: String, localClient: String, checkUnpublished: Bool,
+                             resolutions: [ColumnKey: ConflictResolution], outcome: inout ApplyOutcome) throws {
+        guard let table = tablesByName[change.table], let known = columns[change.table] else {
+            outcome.changesIgnored += 1
+            outcome.warnings.append(SyncWarning(kind: .unknownFile, message: "change to unknown table \(change.table) ignored",
+                                                table: change.table, syncID: change.syncID))
+            return
+        }
+        let syncID = change.syncID
+        if let existing = try tombstone(db, table.name, syncID, localClient: localClient) {
+            // Delete wins: the row stays deleted. Keep the newest tombstone so every replica stores the same one.
+            if change.kind == .delete, let timestamp = change.deletionTimestamp {
+                clock.withLock { $0.observe(timestamp) }
+                let remote = ChangeStamp(timestamp: timestamp, clientIdentifier: author)
+                if remote > existing {
+                    try db.execute(sql: "UPDATE foldersync_tombstones SET hlc = ?, client = ? WHERE tbl = ? AND sync_id = ?",
+                                   arguments: [Int64(bitPattern: timestamp.rawValue), author, table.name, syncID])
+                }
+            }
+            outcome.changesIgnored += 1
+            return
+        }
+        let id = table.syncIDColumn.quotedDatabaseIdentifier
+        let quotedTable = table.name.quotedDatabaseIdentifier
+        if change.kind == .delete {
+            let timestamp = change.deletionTimestamp ?? .zero
+            clock.withLock { $0.observe(timestamp) }
+            let dropped = checkUnpublished ? try Int.fetchOne(db, sql: """
+                SELECT count(*) FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ?
+                """, arguments: [table.name, syncID]) ?? 0 : 0
+            if dropped > 0 {
+                outcome.warnings.append(SyncWarning(kind: .changeToDeletedRow,
+                                                    message: "local changes to \(table.name) \(syncID) were dropped: client \(author) deleted the row",
+                                                    table: table.name, syncID: syncID))
+            }
+            try db.execute(sql: "DELETE FROM \(quotedTable) WHERE \(id) = ?", arguments: [syncID])
+            try db.execute(sql: "DELETE FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?", arguments: [table.name, syncID])
+            try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ? AND staged_in IS NULL",
+                           arguments: [table.name, syncID])
+            try db.execute(sql: "INSERT INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, ?)",
+                           arguments: [table.name, syncID, Int64(bitPattern: timestamp.rawValue), author])
+            outcome.changesApplied += 1
+            return
+        }
+
+        let state = try rowState(db, table: table, syncID: syncID, localClient: localClient, checkUnpublished: checkUnpublished)
+        var assignments: [(String, DatabaseValue)] = []
+        let setClock = try db.cachedStatement(sql: "INSERT OR REPLACE INTO foldersync_clocks(tbl, sync_id, col, hlc, client) VALUES (?, ?, ?, ?, ?)")
+        let markPending = try db.cachedStatement(sql: """
+            INSERT OR REPLACE INTO \(LocalLayout.unsynchronizedChangesTable)(tbl, sync_id, col, staged_in) VALUES (?, ?, ?, NULL)
+            """)
+        let dropPending = try db.cachedStatement(sql: """
+            DELETE FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ? AND col = ? AND staged_in IS NULL
+            """)
+        for column in change.columns where known.contains(column.column) {
+            clock.withLock { $0.observe(column.timestamp) }
+            let name = column.column
+            let remote = ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)
+            let local = state.stamps[name]
+            let remoteWins = local.map { remote > $0 } ?? true
+            // A conflict: this client changed the column and has not published it.
+            if state.exists, state.unpublished.contains(name), let local, local.clientIdentifier == localClient,
+               let values = state.values {
+                let localValue = SyncValue(values[name] as DatabaseValue)
+                if localValue != column.value {
+                    let key = ColumnKey(table: table.name, syncID: syncID, column: name)
+                    let conflict = SyncConflict(key: key, localValue: localValue, remoteValue: column.value, localStamp: local, remoteStamp: remote)
+                    let resolution = resolutions[key] ?? conflict.lastWriterWins
+                    outcome.conflicts.append(ResolvedConflict(conflict: conflict, resolution: resolution, decidedByResolver: resolutions[key] != nil))
+                    let decided: SyncValue = switch resolution {
+                    case .localWins: localValue
+                    case .remoteWins: column.value
+                    case .merged(let value): value
+                    }
+                    let naturalValue = remoteWins ? column.value : localValue
+                    if decided != naturalValue {
+                        // Record the decision as a new local change, newer than both, so every replica converges on it.
+                        let stamp = clock.withLock { $0.tick(now: now()) }
+                        assignments.append((name, decided.databaseValue))
+                        try setClock.execute(arguments: [table.name, syncID, name, Int64(bitPattern: stamp.rawValue), nil as String?])
+                        try markPending.execute(arguments: [table.name, syncID, name])
+                        continue
+                    }
+                }
+            }
+            guard remoteWins else { continue }
+            assignments.append((name, column.value.databaseValue))
+            try setClock.execute(arguments: [table.name, syncID, name, Int64(bitPattern: column.timestamp.rawValue), author])
+            if state.unpublished.contains(name) { try dropPending.execute(arguments: [table.name, syncID, name]) }
+        }
+        if assignments.isEmpty && (state.exists || change.kind != .insert) {
+            outcome.changesIgnored += 1
+            return
+        }
+        let names = assignments.map(\.0.quotedDatabaseIdentifier)
+        var arguments = StatementArguments(assignments.map(\.1))
+        if state.exists {
+            arguments += [syncID]
+            try db.cachedStatement(sql: "UPDATE \(quotedTable) SET \(names.map { "\($0) = ?" }.joined(separator: ", ")) WHERE \(id) = ?")
+                .execute(arguments: arguments)
+        } else {
+            arguments = [syncID] + arguments
+            let placeholders = Array(repeating: "?", count: assignments.count + 1).joined(separator: ", ")
+            try db.cachedStatement(sql: "INSERT INTO \(quotedTable)(\(([id] + names).joined(separator: ", "))) VALUES (\(placeholders))")
+                .execute(arguments: arguments)
+        }
+        outcome.changesApplied += 1
+    }
+
+    /// Rows whose foreign keys point at rows that no longer exist (after a concurrent delete).
+    private func danglingReferences(_ db: Database, tables: Set<String>) throws -> [SyncWarning] {
+        var warnings: [SyncWarning] = []
+        for name in tables.sorted() {
+            guard let table = tablesByName[name] else { continue }
+            let rows = try Row.fetchAll(db, sql: "PRAGMA foreign_key_check(\(name.quotedDatabaseIdentifier))")
+            for row in rows {
+                let rowid: Int64? = row[1]
+                let parent: String = row[2]
+                let syncID = try rowid.flatMap {
+                    try String.fetchOne(db, sql: "SELECT \(table.syncIDColumn.quotedDatabaseIdentifier) FROM \(name.quotedDatabaseIdentifier) WHERE rowid = ?",
+                                        arguments: [$0])
+                }
+                warnings.append(SyncWarning(kind: .danglingReference,
+                                            message: "\(name) \(syncID ?? "?") refers to a missing row of \(parent)",
+                                            table: name, syncID: syncID))
+            }
+        }
+        return warnings
+    }
+}

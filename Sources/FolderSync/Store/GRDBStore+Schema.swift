@@ -1,0 +1,82 @@
+import GRDB
+
+/// The bookkeeping tables and change-capture triggers a ``GRDBStore`` keeps in the app's database.
+///
+/// Everything is named `foldersync_…`. Triggers call two SQL functions that
+/// only the store's own connection defines: `foldersync_capturing()` (false
+/// while remote changes are applied, so they are not echoed back) and
+/// `foldersync_tick()` (the next hybrid-logical-clock timestamp). A write
+/// through another connection fails with "no such function" rather than going
+/// unrecorded.
+enum StoreSchema {
+    static let bookkeeping = """
+        CREATE TABLE IF NOT EXISTS foldersync_meta(
+            key TEXT PRIMARY KEY NOT NULL, value BLOB) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS foldersync_clocks(
+            tbl TEXT NOT NULL, sync_id TEXT NOT NULL, col TEXT NOT NULL,
+            hlc INTEGER NOT NULL, client TEXT,
+            PRIMARY KEY(tbl, sync_id, col)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS foldersync_tombstones(
+            tbl TEXT NOT NULL, sync_id TEXT NOT NULL, hlc INTEGER NOT NULL, client TEXT,
+            PRIMARY KEY(tbl, sync_id)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS \(LocalLayout.unsynchronizedChangesTable)(
+            tbl TEXT NOT NULL, sync_id TEXT NOT NULL, col TEXT NOT NULL, staged_in INTEGER,
+            PRIMARY KEY(tbl, sync_id, col)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS \(LocalLayout.appliedChangeSetsTable)(
+            client TEXT NOT NULL, sequence INTEGER NOT NULL, change_set_id TEXT NOT NULL,
+            PRIMARY KEY(client, sequence)) WITHOUT ROWID;
+        """
+
+    /// Marks in the pending table's `col` for whole-row events (real column names never start with `#`).
+    static let createdMarker = "#created"
+    static let deletedMarker = "#deleted"
+
+    /// Drops and recreates the three triggers of `table`, so that they follow schema migrations.
+    static func installTriggers(_ db: Database, table: SyncedTable, columns: [String]) throws {
+        let t = table.name.quotedDatabaseIdentifier
+        let name = table.name.replacingOccurrences(of: "\"", with: "")
+        let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + "'"
+        let id = table.syncIDColumn.quotedDatabaseIdentifier
+        func lit(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "''") + "'" }
+        let pending = LocalLayout.unsynchronizedChangesTable
+        for kind in ["insert", "update", "delete"] {
+            try db.execute(sql: "DROP TRIGGER IF EXISTS \"foldersync_\(name)_\(kind)\"")
+        }
+        let allColumns = columns.map { "(\(lit($0)))" }.joined(separator: ", ")
+        let changedColumns = columns.map { "(\(lit($0)), NEW.\($0.quotedDatabaseIdentifier) IS NOT OLD.\($0.quotedDatabaseIdentifier))" }
+            .joined(separator: ", ")
+        let columnInserts = columns.isEmpty ? "" : """
+                INSERT OR REPLACE INTO \(pending)(tbl, sync_id, col, staged_in)
+                    SELECT \(literal), NEW.\(id), v.column1, NULL FROM (VALUES \(allColumns)) AS v;
+                INSERT OR REPLACE INTO foldersync_clocks(tbl, sync_id, col, hlc, client)
+                    SELECT \(literal), NEW.\(id), v.column1, foldersync_tick(), NULL FROM (VALUES \(allColumns)) AS v;
+            """
+        try db.execute(sql: """
+            CREATE TRIGGER "foldersync_\(name)_insert" AFTER INSERT ON \(t) WHEN foldersync_capturing() BEGIN
+                SELECT RAISE(ABORT, 'FolderSync: this sync ID belongs to a deleted row and cannot be reused')
+                    WHERE EXISTS (SELECT 1 FROM foldersync_tombstones WHERE tbl = \(literal) AND sync_id = NEW.\(id));
+                INSERT OR REPLACE INTO \(pending)(tbl, sync_id, col, staged_in) VALUES (\(literal), NEW.\(id), '\(createdMarker)', NULL);
+            \(columnInserts)
+            END;
+            """)
+        if !columns.isEmpty {
+            try db.execute(sql: """
+                CREATE TRIGGER "foldersync_\(name)_update" AFTER UPDATE ON \(t) WHEN foldersync_capturing() BEGIN
+                    SELECT RAISE(ABORT, 'FolderSync: the sync ID of a synced row cannot change') WHERE NEW.\(id) IS NOT OLD.\(id);
+                    INSERT OR REPLACE INTO \(pending)(tbl, sync_id, col, staged_in)
+                        SELECT \(literal), NEW.\(id), v.column1, NULL FROM (VALUES \(changedColumns)) AS v WHERE v.column2;
+                    INSERT OR REPLACE INTO foldersync_clocks(tbl, sync_id, col, hlc, client)
+                        SELECT \(literal), NEW.\(id), v.column1, foldersync_tick(), NULL FROM (VALUES \(changedColumns)) AS v WHERE v.column2;
+                END;
+                """)
+        }
+        try db.execute(sql: """
+            CREATE TRIGGER "foldersync_\(name)_delete" AFTER DELETE ON \(t) WHEN foldersync_capturing() BEGIN
+                DELETE FROM \(pending) WHERE tbl = \(literal) AND sync_id = OLD.\(id) AND staged_in IS NULL;
+                DELETE FROM foldersync_clocks WHERE tbl = \(literal) AND sync_id = OLD.\(id);
+                INSERT OR REPLACE INTO \(pending)(tbl, sync_id, col, staged_in) VALUES (\(literal), OLD.\(id), '\(deletedMarker)', NULL);
+                INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (\(literal), OLD.\(id), foldersync_tick(), NULL);
+            END;
+            """)
+    }
+}

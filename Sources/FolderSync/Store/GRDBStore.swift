@@ -1,0 +1,199 @@
+public import Foundation
+public import GRDB
+
+/// A document stored in SQLite through GRDB, with change capture in the app's own transactions.
+///
+/// Open the document through the store and write with ``database`` as usual
+/// (records or raw SQL): triggers record every insert, column update and
+/// delete of the synced tables in the same transaction as the write, so a
+/// committed write is never lost and never goes unrecorded.
+///
+/// ```swift
+/// let store = try GRDBStore(path: url.path, tables: [SyncedTable("notes")]) { db in
+///     try db.execute(sql: "CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, body TEXT)")
+/// }
+/// try store.database.write { db in try db.execute(sql: "INSERT INTO notes VALUES (?, ?)", arguments: [UUID().uuidString, "Hi"]) }
+/// ```
+public final class GRDBStore: ModelAdapter, @unchecked Sendable {
+    /// The app's connection to the document. Write through it; writes through other connections fail.
+    public let database: DatabaseQueue
+    public let tables: [SyncedTable]
+    public let schemaVersion: Int
+    /// Column names of each synced table, sync-ID column excluded.
+    let columns: [String: [String]]
+    let tablesByName: [String: SyncedTable]
+    private let capturing: Locked<Bool>
+    let clock: Locked<HybridLogicalClock>
+    let now: @Sendable () -> Date
+
+    /// Opens (creating if needed) the document at `path`.
+    ///
+    /// - Parameters:
+    ///   - tables: the synced tables; each needs a text primary key.
+    ///   - schemaVersion: the app's schema version, written into every change set.
+    ///   - now: the wall clock feeding the hybrid logical clock (injected by tests).
+    ///   - migrate: creates or migrates the app's tables; runs before change capture is installed.
+    public init(path: String, tables: [SyncedTable], schemaVersion: Int = 1,
+                now: @escaping @Sendable () -> Date = { Date() },
+                migrate: (Database) throws -> Void) throws {
+        let capturing = Locked(true)
+        let clock = Locked(HybridLogicalClock())
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            db.add(function: DatabaseFunction("foldersync_capturing", argumentCount: 0, pure: false) { _ in
+                capturing.current
+            })
+            db.add(function: DatabaseFunction("foldersync_tick", argumentCount: 0, pure: false) { _ in
+                Int64(bitPattern: clock.withLock { $0.tick(now: now()) }.rawValue)
+            })
+        }
+        configuration.busyMode = .timeout(30)
+        do {
+            database = try DatabaseQueue(path: path, configuration: configuration)
+            var columns: [String: [String]] = [:]
+            try database.write { db in
+                try migrate(db)
+                try db.execute(sql: StoreSchema.bookkeeping)
+                for table in tables {
+                    let primaryKey = try db.primaryKey(table.name)
+                    guard primaryKey.columns == [table.syncIDColumn] else {
+                        throw FolderSyncError(.invalidConfiguration,
+                                              "synced table \(table.name) must have the single primary key \(table.syncIDColumn)")
+                    }
+                    let names = try db.columns(in: table.name).map(\.name).filter { $0 != table.syncIDColumn }
+                    columns[table.name] = names
+                    try StoreSchema.installTriggers(db, table: table, columns: names)
+                }
+                let newest = try Int64.fetchOne(db, sql: """
+                    SELECT max(m) FROM (SELECT max(hlc) AS m FROM foldersync_clocks UNION ALL SELECT max(hlc) FROM foldersync_tombstones)
+                    """) ?? 0
+                clock.withLock { $0.observe(HybridTimestamp(rawValue: UInt64(bitPattern: newest))) }
+            }
+            self.columns = columns
+        } catch let error as FolderSyncError {
+            throw error
+        } catch {
+            throw FolderSyncError(.localStoreFailed, "cannot open the document", path: path, underlying: error)
+        }
+        self.tables = tables
+        self.tablesByName = Dictionary(uniqueKeysWithValues: tables.map { ($0.name, $0) })
+        self.schemaVersion = schemaVersion
+        self.capturing = capturing
+        self.clock = clock
+        self.now = now
+    }
+
+    /// Runs `body` in a write transaction whose changes are not captured (remote changes being applied).
+    func writeWithoutCapture<T>(_ body: (Database) throws -> T) throws -> T {
+        try database.writeWithoutTransaction { db in
+            // Foreign keys are checked after the merge, and reported as warnings, never enforced mid-merge.
+            try db.execute(sql: "PRAGMA foreign_keys = OFF")
+            capturing.withLock { $0 = false }
+            defer {
+                capturing.withLock { $0 = true }
+                try? db.execute(sql: "PRAGMA foreign_keys = ON")
+            }
+            var result: T?
+            try db.inTransaction {
+                result = try body(db)
+                return .commit
+            }
+            return result!
+        }
+    }
+
+    func wrap<T>(_ what: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as FolderSyncError {
+            throw error
+        } catch {
+            throw FolderSyncError(.localStoreFailed, "\(what) failed", path: database.path, underlying: error)
+        }
+    }
+
+    // MARK: Sync state
+
+    private static let stateKey = "state"
+
+    public func loadSyncState() throws -> LocalSyncState {
+        try wrap("reading the sync state") {
+            try database.read { db in
+                guard let data = try Data.fetchOne(db, sql: "SELECT value FROM foldersync_meta WHERE key = ?", arguments: [Self.stateKey])
+                else { return LocalSyncState() }
+                return try JSONDecoder().decode(LocalSyncState.self, from: data)
+            }
+        }
+    }
+
+    public func saveSyncState(_ state: LocalSyncState) throws {
+        try wrap("saving the sync state") {
+            let data = try JSONEncoder().encode(state)
+            try database.write { db in try Self.save(state: data, db) }
+        }
+    }
+
+    static func save(state data: Data, _ db: Database) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO foldersync_meta(key, value) VALUES (?, ?)", arguments: [stateKey, data])
+    }
+
+    public func appliedChangeSets() throws -> [String: Set<Int64>] {
+        try wrap("reading the ledger") {
+            try database.read { db in
+                var result: [String: Set<Int64>] = [:]
+                let rows = try Row.fetchCursor(db, sql: "SELECT client, sequence FROM \(LocalLayout.appliedChangeSetsTable)")
+                while let row = try rows.next() {
+                    result[row[0], default: []].insert(row[1])
+                }
+                return result
+            }
+        }
+    }
+
+    public func hasUnpublishedChanges() throws -> Bool {
+        try wrap("reading pending changes") {
+            try database.read { db in
+                try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(LocalLayout.unsynchronizedChangesTable))") ?? false
+            }
+        }
+    }
+
+    public func markPublished(throughSequence sequence: Int64) throws {
+        try wrap("marking changes published") {
+            try database.write { db in
+                try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable) WHERE staged_in <= ?", arguments: [sequence])
+                var state = try loadState(db)
+                state.publishedSequence = max(state.publishedSequence, sequence)
+                try Self.save(state: try JSONEncoder().encode(state), db)
+            }
+        }
+    }
+
+    func loadState(_ db: Database) throws -> LocalSyncState {
+        guard let data = try Data.fetchOne(db, sql: "SELECT value FROM foldersync_meta WHERE key = ?", arguments: [Self.stateKey])
+        else { return LocalSyncState() }
+        return try JSONDecoder().decode(LocalSyncState.self, from: data)
+    }
+}
+
+extension SyncValue {
+    init(_ value: DatabaseValue) {
+        switch value.storage {
+        case .null: self = .null
+        case .int64(let v): self = .integer(v)
+        case .double(let v): self = .real(v)
+        case .string(let v): self = .text(v)
+        case .blob(let v): self = .blob(v)
+        }
+    }
+
+    var databaseValue: DatabaseValue {
+        switch self {
+        case .null: .null
+        case .integer(let v): v.databaseValue
+        case .real(let v): v.databaseValue
+        case .text(let v): v.databaseValue
+        case .blob(let v): v.databaseValue
+        }
+    }
+}

@@ -1,0 +1,108 @@
+public import Foundation
+
+/// Streams the changes of one change set into `body`, one at a time, without holding them all.
+public typealias ChangeStream = ((SyncChange) throws -> Void) throws -> Void
+
+/// One column of one row: the unit of last-writer-wins merging.
+public struct ColumnKey: Hashable, Sendable, CustomStringConvertible {
+    public var table: String
+    public var syncID: String
+    public var column: String
+
+    public init(table: String, syncID: String, column: String) {
+        self.table = table
+        self.syncID = syncID
+        self.column = column
+    }
+
+    public var description: String { "\(table)[\(syncID)].\(column)" }
+}
+
+/// The seam between the sync engine and the app's data model (in the spirit of SyncKit's `ModelAdapter`).
+///
+/// The engine never touches SQL: it asks the adapter to stage pending local
+/// changes, to find conflicts, and to apply a change set together with its
+/// ledger entry. ``GRDBStore`` adapts a SQLite database; the testing module
+/// has an in-memory adapter that the simulator runs the same engine on.
+///
+/// Every method is called from one sync at a time (the engine holds the
+/// document's sync lock). The merge rules every adapter implements:
+/// - each column of each row is a last-writer-wins register ordered by
+///   ``ChangeStamp`` (hybrid logical clock, then client identifier);
+/// - a deleted row stays deleted (delete wins over concurrent updates), and
+///   changes to it are ignored;
+/// - applying the same change twice, or in any order, gives the same state.
+public protocol ModelAdapter: AnyObject, Sendable {
+    /// The schema version of the app's data; change sets with a newer one are parked, not applied.
+    var schemaVersion: Int { get }
+
+    /// The sync bookkeeping kept with the data (sequence numbers, the ledger, cached remote state).
+    func loadSyncState() throws -> LocalSyncState
+
+    /// Saves the part of the sync state that is not the ledger.
+    func saveSyncState(_ state: LocalSyncState) throws
+
+    /// Moves local changes that are not staged yet into change sets numbered from `sequence`.
+    ///
+    /// Calls `emit` once per changed row, then `seal`, which makes the change-set files durable and returns the
+    /// last sequence number they use (large batches are split into consecutive sets). Only then does it commit,
+    /// in one transaction, that those changes are staged and that the next sequence follows the last one. If
+    /// `seal` throws, nothing is marked. Returns how many changes were emitted; zero means nothing was staged
+    /// and `seal` was not called.
+    func stageChanges(sequence: Int64, emit: (SyncChange) throws -> Void, seal: () throws -> Int64) throws -> Int
+
+    /// Forgets staged changes up to `sequence`, now that their change sets are published.
+    func markPublished(throughSequence sequence: Int64) throws
+
+    /// Whether some local change is not published yet (the only case where conflicts can arise).
+    func hasUnpublishedChanges() throws -> Bool
+
+    /// The conflicts a change set by `author` would raise against local changes not yet published.
+    func conflicts(author: String, localClient: String, changes: ChangeStream) throws -> [SyncConflict]
+
+    /// Applies a change set and records it in the ledger, in one transaction; skips it if already recorded.
+    ///
+    /// `resolutions` answers the conflicts found by ``conflicts(author:localClient:changes:)``; a conflict without an answer
+    /// is settled by last writer wins. Changes made by the app are not recorded as local changes (no echo),
+    /// except resolutions that keep a local or merged value, which become new local changes.
+    func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
+               resolutions: [ColumnKey: ConflictResolution]) throws -> ApplyOutcome
+
+    /// Per client, the change sets recorded in the ledger.
+    func appliedChangeSets() throws -> [String: Set<Int64>]
+}
+
+/// The sync bookkeeping an adapter keeps with the data, so that it commits with it.
+public struct LocalSyncState: Codable, Hashable, Sendable {
+    /// The sequence number the next staged change set gets.
+    public var nextSequence: Int64 = 1
+    /// The highest sequence of this client's change sets known to be published.
+    public var publishedSequence: Int64 = 0
+    /// Per other client: the version tag of its recent-sync file when last read, and the sequence it reported.
+    public var knownRecentSyncs: [String: KnownRecentSync] = [:]
+
+    public init() {}
+
+    public struct KnownRecentSync: Codable, Hashable, Sendable {
+        public var etag: String?
+        public var publishedSequence: Int64
+        public init(etag: String?, publishedSequence: Int64) {
+            self.etag = etag
+            self.publishedSequence = publishedSequence
+        }
+    }
+}
+
+/// What applying one change set did.
+public struct ApplyOutcome: Sendable, Hashable {
+    /// Whether the set was applied now (false when the ledger already had it).
+    public var applied: Bool = false
+    /// Changes that altered the local data.
+    public var changesApplied: Int = 0
+    /// Changes that were older than the local state or hit a deleted row.
+    public var changesIgnored: Int = 0
+    public var conflicts: [ResolvedConflict] = []
+    public var warnings: [SyncWarning] = []
+
+    public init() {}
+}

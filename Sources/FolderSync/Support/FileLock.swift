@@ -1,0 +1,39 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An exclusive `flock(2)` on a file, so two processes never sync one document at once.
+///
+/// `flock` (not `fcntl`) because POSIX record locks are dropped by any
+/// unrelated `close()` of the same file in the process. Waiting happens on a
+/// thread of its own, never on Swift's cooperative pool.
+final class FileLock: @unchecked Sendable {
+    private let descriptor: Int32
+
+    private init(descriptor: Int32) { self.descriptor = descriptor }
+
+    /// Waits until the lock on `url` is ours.
+    static func acquire(_ url: URL) async throws -> FileLock {
+        let fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw LocalFiles.error("open lock", path: url.path) }
+        let result: Int32 = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var status: Int32
+                repeat { status = flock(fd, LOCK_EX) } while status != 0 && errno == EINTR
+                continuation.resume(returning: status == 0 ? 0 : errno)
+            }
+        }
+        guard result == 0 else {
+            close(fd)
+            throw LocalFiles.error("lock", path: url.path, errno: result)
+        }
+        return FileLock(descriptor: fd)
+    }
+
+    /// Releases the lock (closing the descriptor releases it too, even if the process dies).
+    func release() {
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
+    }
+}

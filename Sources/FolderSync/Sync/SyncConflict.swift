@@ -1,0 +1,67 @@
+/// A remote change to a column this client also changed and has not published yet.
+public struct SyncConflict: Sendable, Hashable {
+    /// The table, row and column.
+    public var key: ColumnKey
+    /// The local value, not yet published.
+    public var localValue: SyncValue
+    /// The value the other client wrote.
+    public var remoteValue: SyncValue
+    public var localStamp: ChangeStamp
+    public var remoteStamp: ChangeStamp
+
+    public var table: String { key.table }
+    public var syncID: String { key.syncID }
+    public var column: String { key.column }
+
+    /// What last writer wins would decide.
+    public var lastWriterWins: ConflictResolution { remoteStamp > localStamp ? .remoteWins : .localWins }
+}
+
+/// The answer to a ``SyncConflict``. Local and merged answers are recorded as new changes, so every replica converges.
+public enum ConflictResolution: Sendable, Hashable {
+    case localWins
+    case remoteWins
+    case merged(SyncValue)
+}
+
+/// A conflict and how it was settled, for the sync report.
+public struct ResolvedConflict: Sendable, Hashable {
+    public var conflict: SyncConflict
+    public var resolution: ConflictResolution
+    /// Whether the app's resolver decided (`false`: last writer wins).
+    public var decidedByResolver: Bool
+}
+
+/// Something a sync noticed that did not stop it, like TICoreDataSync's sync warnings.
+public struct SyncWarning: Sendable, Hashable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Hashable {
+        /// A row refers to a row that a concurrent delete removed.
+        case danglingReference
+        /// A change to a row that was deleted was dropped (delete wins).
+        case changeToDeletedRow
+        /// A change set uses a newer schema than this client; it is parked until the app is updated.
+        case changeSetParked
+        /// A file in the tree has a name the layout does not know; it was ignored.
+        case unknownFile
+        /// A change set another client needs from a third client is not visible yet.
+        case changeSetWaiting
+    }
+
+    public var kind: Kind
+    public var message: String
+    /// The table and row concerned, when there is one.
+    public var table: String?
+    public var syncID: String?
+    /// The remote file concerned, when there is one.
+    public var path: String?
+
+    public init(kind: Kind, message: String, table: String? = nil, syncID: String? = nil, path: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.table = table
+        self.syncID = syncID
+        self.path = path
+    }
+
+    public var description: String { "\(kind.rawValue): \(message)" }
+}
