@@ -1,0 +1,101 @@
+import Foundation
+
+/// The encoding of one ``SyncChange`` in a change set's body.
+///
+/// ```
+/// kind               1 byte: 1 insert, 2 update, 3 delete
+/// table, syncID      varint length + UTF-8 each
+/// deletionTimestamp  UInt64 LE, deletes only
+/// column count       varint
+/// per column         name (varint length + UTF-8), timestamp (UInt64 LE), value tag (1 byte), payload
+/// ```
+/// Payloads: null none; integer zigzag varint; real IEEE 754 bits as UInt64 LE;
+/// text and blob varint length + bytes.
+enum ChangeSetRecord {
+    /// Why `change` cannot be written or was not read as one well-formed change; `nil` when it is fine.
+    ///
+    /// Writer and reader apply the same rules, so whatever one accepts the other does too.
+    static func problem(with change: SyncChange) -> String? {
+        if change.table.isEmpty { return "a change has an empty table name" }
+        if change.syncID.isEmpty { return "a change of table \(change.table) has an empty sync ID" }
+        let row = "\(change.table)/\(change.syncID)"
+        switch change.kind {
+        case .delete:
+            if change.deletionTimestamp == nil { return "the delete of \(row) has no deletion timestamp" }
+            if !change.columns.isEmpty { return "the delete of \(row) carries columns" }
+        case .insert, .update:
+            if change.deletionTimestamp != nil { return "the \(change.kind) of \(row) has a deletion timestamp" }
+            if change.kind == .update && change.columns.isEmpty { return "the update of \(row) changes no column" }
+        }
+        var names = Set<String>()
+        for column in change.columns {
+            if column.column.isEmpty { return "\(row) has a column with an empty name" }
+            if !names.insert(column.column).inserted { return "\(row) carries column \(column.column) twice" }
+        }
+        return nil
+    }
+
+    /// Appends `change`'s record; the caller has checked it with ``problem(with:)``.
+    static func encode(_ change: SyncChange, into sink: inout ByteSink) {
+        sink.bytes.append(change.kind.rawValue)
+        sink.appendString(change.table)
+        sink.appendString(change.syncID)
+        if change.kind == .delete { sink.appendUInt64(change.deletionTimestamp?.rawValue ?? 0) }
+        sink.appendVarint(UInt64(change.columns.count))
+        for column in change.columns {
+            sink.appendString(column.column)
+            sink.appendUInt64(column.timestamp.rawValue)
+            switch column.value {
+            case .null:
+                sink.bytes.append(ChangeSetFile.ValueTag.null.rawValue)
+            case .integer(let value):
+                sink.bytes.append(ChangeSetFile.ValueTag.integer.rawValue)
+                sink.appendZigZag(value)
+            case .real(let value):
+                sink.bytes.append(ChangeSetFile.ValueTag.real.rawValue)
+                sink.appendUInt64(value.bitPattern)
+            case .text(let value):
+                sink.bytes.append(ChangeSetFile.ValueTag.text.rawValue)
+                sink.appendString(value)
+            case .blob(let value):
+                sink.bytes.append(ChangeSetFile.ValueTag.blob.rawValue)
+                sink.appendBytes(value)
+            }
+        }
+    }
+
+    /// Reads one record and checks it is a well-formed change.
+    static func decode(from source: inout some ByteSource) throws -> SyncChange {
+        let kindByte = try source.readByte()
+        guard let kind = SyncChange.Kind(rawValue: kindByte) else { throw FormatViolation("unknown change kind \(kindByte)") }
+        let table = try source.readString(what: "table name")
+        let syncID = try source.readString(what: "sync ID")
+        let deletionTimestamp = kind == .delete ? HybridTimestamp(rawValue: try source.readUInt64()) : nil
+        let columnCount = try source.readVarint()
+        var columns: [ColumnChange] = []
+        // Each column takes at least 10 bytes, so a hostile count runs out of input long before memory.
+        var remaining = columnCount
+        while remaining > 0 {
+            let name = try source.readString(what: "column name")
+            let timestamp = HybridTimestamp(rawValue: try source.readUInt64())
+            let value = try decodeValue(from: &source)
+            columns.append(ColumnChange(column: name, value: value, timestamp: timestamp))
+            remaining -= 1
+        }
+        let change = SyncChange(kind: kind, table: table, syncID: syncID, columns: columns, deletionTimestamp: deletionTimestamp)
+        if let problem = problem(with: change) { throw FormatViolation(problem) }
+        return change
+    }
+
+    private static func decodeValue(from source: inout some ByteSource) throws -> SyncValue {
+        let tagByte = try source.readByte()
+        switch ChangeSetFile.ValueTag(rawValue: tagByte) {
+        case .null: return .null
+        case .integer: return .integer(try source.readZigZag())
+        case .real: return .real(Double(bitPattern: try source.readUInt64()))
+        case .text: return .text(try source.readString(what: "text value"))
+        case .blob: return .blob(Data(try source.readLengthPrefixed(what: "blob value")))
+        case nil: throw FormatViolation("unknown value tag \(tagByte)")
+        }
+    }
+}

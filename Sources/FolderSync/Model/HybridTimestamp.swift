@@ -1,0 +1,109 @@
+import Foundation
+
+/// A hybrid-logical-clock timestamp: wall-clock milliseconds plus a counter, packed in 64 bits.
+///
+/// Timestamps order sync changes without trusting wall clocks to agree: a
+/// client whose clock runs behind still produces timestamps greater than
+/// everything it has seen (see ``HybridLogicalClock``). The packing
+/// (`milliseconds << 16 | counter`) makes the order a plain integer comparison
+/// and the stored form a single `UInt64`.
+public struct HybridTimestamp: Comparable, Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The largest representable milliseconds value (48 bits: far beyond the year 10000).
+    public static let maximumMilliseconds: UInt64 = (1 << 48) - 1
+
+    /// The earliest timestamp; no event carries it.
+    public static let zero = HybridTimestamp(rawValue: 0)
+
+    /// `milliseconds << 16 | counter`.
+    public let rawValue: UInt64
+
+    public init(rawValue: UInt64) {
+        self.rawValue = rawValue
+    }
+
+    /// - Precondition: `milliseconds` fits in 48 bits.
+    public init(milliseconds: UInt64, counter: UInt16) {
+        precondition(milliseconds <= Self.maximumMilliseconds, "HybridTimestamp milliseconds exceed 48 bits")
+        self.rawValue = milliseconds << 16 | UInt64(counter)
+    }
+
+    /// Milliseconds since 1970 (physical time, possibly advanced by the clock to stay monotonic).
+    public var milliseconds: UInt64 { rawValue >> 16 }
+
+    /// Orders events within one millisecond.
+    public var counter: UInt16 { UInt16(truncatingIfNeeded: rawValue) }
+
+    public static func < (lhs: HybridTimestamp, rhs: HybridTimestamp) -> Bool {
+        lhs.rawValue < rhs.rawValue
+    }
+
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(UInt64.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    /// `milliseconds.counter`, e.g. `1717000000000.3`.
+    public var description: String { "\(milliseconds).\(counter)" }
+}
+
+/// A hybrid logical clock (Kulkarni et al., 2014) issuing this client's timestamps.
+///
+/// Each new timestamp is strictly greater than the previous one and than every
+/// remote timestamp observed, whatever the wall clock says: a clock set back by
+/// days only stops physical time from advancing the timestamps until it catches up.
+struct HybridLogicalClock: Sendable {
+    /// The greatest timestamp issued or observed.
+    var last: HybridTimestamp
+
+    init(last: HybridTimestamp = .zero) {
+        self.last = last
+    }
+
+    /// The timestamp of a new local event: strictly greater than ``last``
+    /// (except at the 48-bit ceiling, reached only through a hostile timestamp, where it saturates).
+    mutating func tick(now: Date) -> HybridTimestamp {
+        let physical = Self.milliseconds(of: now)
+        if physical > last.milliseconds {
+            last = HybridTimestamp(milliseconds: physical, counter: 0)
+        } else if last.counter < UInt16.max {
+            last = HybridTimestamp(milliseconds: last.milliseconds, counter: last.counter + 1)
+        } else if last.milliseconds < HybridTimestamp.maximumMilliseconds {
+            // Counter exhausted within one millisecond: borrow the next millisecond.
+            last = HybridTimestamp(milliseconds: last.milliseconds + 1, counter: 0)
+        }
+        return last
+    }
+
+    /// Takes a received timestamp into account, so the next ``tick(now:)`` is greater than it.
+    mutating func observe(_ remote: HybridTimestamp) {
+        if remote > last { last = remote }
+    }
+
+    /// Wall-clock milliseconds since 1970, clamped to the representable range (a clock before 1970 counts as 0).
+    static func milliseconds(of date: Date) -> UInt64 {
+        let value = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        guard value > 0 else { return 0 }
+        guard value < Double(HybridTimestamp.maximumMilliseconds) else { return HybridTimestamp.maximumMilliseconds }
+        return UInt64(value)
+    }
+}
+
+/// The last-writer-wins order of writes: hybrid timestamp first, the writing client's identifier as the tiebreak.
+public struct ChangeStamp: Comparable, Hashable, Sendable {
+    public var timestamp: HybridTimestamp
+    public var clientIdentifier: String
+
+    public init(timestamp: HybridTimestamp, clientIdentifier: String) {
+        self.timestamp = timestamp
+        self.clientIdentifier = clientIdentifier
+    }
+
+    public static func < (lhs: ChangeStamp, rhs: ChangeStamp) -> Bool {
+        if lhs.timestamp != rhs.timestamp { return lhs.timestamp < rhs.timestamp }
+        return lhs.clientIdentifier < rhs.clientIdentifier
+    }
+}
