@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Constants of the change-set file format, version 1.
 ///
@@ -35,16 +35,20 @@ enum ChangeSetFile {
 }
 
 /// What a change set's header says, readable without decompressing the body.
-struct ChangeSetHeader: Hashable, Sendable {
-    var changeSetIdentifier: String
-    var clientIdentifier: String
+public struct ChangeSetHeader: Hashable, Sendable {
+    public var changeSetIdentifier: String
+    public var clientIdentifier: String
     /// The pushing client's sequence number of this change set (consecutive per client).
-    var sequence: Int64
+    public var sequence: Int64
     /// The app's schema version of the document when the changes were recorded.
-    var schemaVersion: Int
-    var changeCount: Int
+    public var schemaVersion: Int
+    public var changeCount: Int
     /// When the change set was written, to the millisecond; for display only, never for ordering.
-    var createdAt: Date
+    public var createdAt: Date
+    /// Per other client, the sequence up to which the author had applied that client's change sets when it
+    /// wrote this one. A reader applies this set only after those, so a change never arrives before the row
+    /// it changes (causal order).
+    public var dependencies: [String: Int64] = [:]
 
     /// The whole header block: preamble, fields and the header CRC-32.
     func encodedBlock() -> [UInt8] {
@@ -55,6 +59,11 @@ struct ChangeSetHeader: Hashable, Sendable {
         fields.appendInt64(Int64(schemaVersion))
         fields.appendUInt64(UInt64(changeCount))
         fields.appendInt64(Self.milliseconds(of: createdAt))
+        fields.appendVarint(UInt64(dependencies.count))
+        for (client, sequence) in dependencies.sorted(by: { $0.key < $1.key }) {
+            fields.appendString(client)
+            fields.appendInt64(sequence)
+        }
         var block = ByteSink()
         block.bytes.append(contentsOf: ChangeSetFile.magic)
         block.bytes.append(ChangeSetFile.formatVersion)
@@ -73,11 +82,18 @@ struct ChangeSetHeader: Hashable, Sendable {
         let schemaVersion = try source.readInt64()
         let changeCount = try source.readUInt64()
         let createdAt = try source.readInt64()
+        let dependencyCount = try source.readVarint()
+        guard dependencyCount <= UInt64(source.remainingCount) else { throw FormatViolation("dependency count \(dependencyCount) is out of range") }
+        var dependencies: [String: Int64] = [:]
+        for _ in 0..<dependencyCount {
+            let client = try source.readString(what: "dependency client identifier")
+            dependencies[client] = try source.readInt64()
+        }
         guard changeCount <= UInt64(Int.max) else { throw FormatViolation("change count \(changeCount) is out of range") }
         guard source.isAtEnd else { throw FormatViolation("header has \(source.remainingCount) unexpected bytes") }
         return ChangeSetHeader(changeSetIdentifier: changeSetIdentifier, clientIdentifier: clientIdentifier,
                                sequence: sequence, schemaVersion: Int(schemaVersion), changeCount: Int(changeCount),
-                               createdAt: date(milliseconds: createdAt))
+                               createdAt: date(milliseconds: createdAt), dependencies: dependencies)
     }
 
     /// Milliseconds since 1970, rounded to nearest so that a decoded date encodes to the same value.

@@ -28,6 +28,7 @@ final class ChangeSetSplitter {
     private let clientIdentifier: String
     private let schemaVersion: Int
     private let createdAt: Date
+    private let dependencies: [String: Int64]
     private let partByteLimit: Int
     private let compressionLevel: Int32
     private let destination: (Int64) throws -> Destination
@@ -37,12 +38,13 @@ final class ChangeSetSplitter {
 
     /// - Parameter destination: called with each part's sequence number, when the part is started.
     init(clientIdentifier: String, schemaVersion: Int, firstSequence: Int64, createdAt: Date,
-         partByteLimit: Int = ChangeSetSplitter.defaultPartByteLimit, compressionLevel: Int32 = 1,
+         dependencies: [String: Int64] = [:], partByteLimit: Int = ChangeSetSplitter.defaultPartByteLimit, compressionLevel: Int32 = 1,
          destination: @escaping (Int64) throws -> Destination) {
         precondition(partByteLimit > 0, "partByteLimit must be positive")
         self.clientIdentifier = clientIdentifier
         self.schemaVersion = schemaVersion
         self.createdAt = createdAt
+        self.dependencies = dependencies
         self.partByteLimit = partByteLimit
         self.compressionLevel = compressionLevel
         self.destination = destination
@@ -71,7 +73,7 @@ final class ChangeSetSplitter {
         let writer = try ChangeSetWriter(url: target.url, changeSetIdentifier: target.changeSetIdentifier,
                                          clientIdentifier: clientIdentifier, sequence: sequence,
                                          schemaVersion: schemaVersion, createdAt: createdAt,
-                                         compressionLevel: compressionLevel)
+                                         dependencies: dependencies, compressionLevel: compressionLevel)
         current = (writer, target.url)
         nextSequence += 1
     }

@@ -42,11 +42,11 @@ final class ChangeSetWriter {
     ///
     /// `createdAt` is kept to the millisecond, as the file stores it.
     init(url: URL, changeSetIdentifier: String, clientIdentifier: String, sequence: Int64, schemaVersion: Int,
-         createdAt: Date, compressionLevel: Int32 = 1) throws {
+         createdAt: Date, dependencies: [String: Int64] = [:], compressionLevel: Int32 = 1) throws {
         self.url = url
         header = ChangeSetHeader(changeSetIdentifier: changeSetIdentifier, clientIdentifier: clientIdentifier,
                                  sequence: sequence, schemaVersion: schemaVersion, changeCount: 0,
-                                 createdAt: ChangeSetHeader.normalized(createdAt))
+                                 createdAt: ChangeSetHeader.normalized(createdAt), dependencies: dependencies)
         let placeholder = header.encodedBlock()
         guard placeholder.count - ChangeSetFile.preambleByteCount - 4 <= ChangeSetFile.maximumHeaderFieldsByteCount else {
             throw FolderSyncError(.invalidConfiguration, "change-set identifiers are too long for a header", path: url.path)

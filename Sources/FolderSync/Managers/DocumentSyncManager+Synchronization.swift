@@ -52,15 +52,4 @@ extension DocumentSyncManager {
         if let resolver = conflictResolver { return await resolver(conflict) }
         return await delegate?.documentSyncManager(self, resolve: conflict)
     }
-
-    /// Builds the synchronization operation. Override to return a backend subclass.
-    open func synchronizationOperation(integrityKey: String, store: any ModelAdapter) -> SynchronizationOperation {
-        let hasResolver = conflictResolver != nil || delegate != nil
-        return SynchronizationOperation(
-            fileSystem: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
-            clientIdentifier: clientIdentifier, integrityKey: integrityKey, store: store, localLayout: localLayout,
-            environment: applicationSyncManager.environment,
-            resolver: hasResolver ? { [unowned self] conflict in await self.resolve(conflict) } : nil,
-            emit: { [weak self] event in self?.publish(event) })
-    }
 }

@@ -217,4 +217,18 @@ open class DocumentSyncManager: @unchecked Sendable {
             environment: applicationSyncManager.environment,
             askToCreateRemoteDocument: { [unowned self] request in await self.askToCreate(request) })
     }
+
+    /// Builds the synchronization operation. Override to return a backend subclass.
+    open func synchronizationOperation(integrityKey: String, store: any ModelAdapter) -> SynchronizationOperation {
+        var resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?
+        if conflictResolver != nil || delegate != nil {
+            resolver = { [unowned self] conflict in await self.resolve(conflict) }
+        }
+        return SynchronizationOperation(
+            fileSystem: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
+            clientIdentifier: clientIdentifier, integrityKey: integrityKey, store: store, localLayout: localLayout,
+            environment: applicationSyncManager.environment,
+            resolver: resolver,
+            emit: { [weak self] event in self?.publish(event) })
+    }
 }

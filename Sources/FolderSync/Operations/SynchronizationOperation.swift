@@ -223,8 +223,13 @@ open class SynchronizationOperation: @unchecked Sendable {
                 try Task.checkCancellation()
                 guard !parkedClients.contains(candidate.client),
                       (ledger[candidate.client] ?? 0) == candidate.sequence - 1 else { continue }
-                let (header, url) = try await headers[candidate.name] ?? download(candidate)
-                headers[candidate.name] = (header, url)
+                let header: ChangeSetHeader, url: URL
+                if let downloaded = headers[candidate.name] {
+                    (header, url) = downloaded
+                } else {
+                    (header, url) = try await download(candidate)
+                    headers[candidate.name] = (header, url)
+                }
                 if header.schemaVersion > store.schemaVersion {
                     parkedClients.insert(candidate.client)
                     report.parkedChangeSets.append(candidate.path.description)

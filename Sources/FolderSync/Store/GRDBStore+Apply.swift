@@ -74,7 +74,8 @@ extension GRDBStore {
                 try changes { change in
                     try applyChange(db, change, author: header.clientIdentifier, localClient: localClient,
                                     checkUnpublished: hasUnpublished, resolutions: resolutions, outcome: &outcome)
-                    touched.insert(change.table)
+                    // A delete can leave rows of any table pointing at nothing.
+                    if change.kind == .delete { touched.formUnion(tablesByName.keys) } else { touched.insert(change.table) }
                 }
                 try db.execute(sql: "INSERT INTO \(ledger)(client, sequence, change_set_id) VALUES (?, ?, ?)",
                                arguments: [header.clientIdentifier, header.sequence, header.changeSetIdentifier])

@@ -62,3 +62,12 @@ func treeListing(of root: URL) -> [String] {
     }
     return paths.sorted()
 }
+
+extension Fixture {
+    /// The live clock and identifiers, with logging turned down.
+    static func quietEnvironment() -> SyncEnvironment {
+        var environment = SyncEnvironment.live
+        environment.logger.logLevel = .error
+        return environment
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import FolderSync
+import GRDB
+
+/// A small notes schema on a real SQLite file: folders, notes (to-one folder), tags, note_tags (to-many).
+enum NotesSchema {
+    static let tables = [SyncedTable("folders"), SyncedTable("notes"), SyncedTable("tags"), SyncedTable("note_tags")]
+
+    static func open(_ url: URL, schemaVersion: Int = 1, now: @escaping @Sendable () -> Date = { Date() }) throws -> GRDBStore {
+        try GRDBStore(path: url.path, tables: tables, schemaVersion: schemaVersion, now: now) { db in
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS folders(id TEXT PRIMARY KEY NOT NULL, name TEXT);
+                CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, body TEXT,
+                    folder_id TEXT REFERENCES folders(id));
+                CREATE TABLE IF NOT EXISTS tags(id TEXT PRIMARY KEY NOT NULL, name TEXT);
+                CREATE TABLE IF NOT EXISTS note_tags(id TEXT PRIMARY KEY NOT NULL,
+                    note_id TEXT REFERENCES notes(id), tag_id TEXT REFERENCES tags(id));
+                """)
+        }
+    }
+
+    /// Every synced row of every table, as text, sorted: two replicas are equal when these are.
+    static func dump(_ store: GRDBStore) throws -> [String] {
+        try store.database.read { db in
+            var lines: [String] = []
+            for table in tables {
+                for row in try Row.fetchAll(db, sql: "SELECT * FROM \(table.name) ORDER BY id") {
+                    lines.append("\(table.name) \(row)")
+                }
+            }
+            return lines
+        }
+    }
+}
+
+/// One client of a test: its managers and its store, in its own folder.
+struct TestClient {
+    let app: ApplicationSyncManager
+    let document: DocumentSyncManager
+    let store: GRDBStore
+
+    static func make(_ remote: any RemoteFileSystem, name: String, in directory: TemporaryDirectory,
+                     document: String = "DOC", schemaVersion: Int = 1) async throws -> TestClient {
+        let folder = directory.subdirectory(name)
+        let store = try NotesSchema.open(folder.appendingPathComponent("notes.sqlite"), schemaVersion: schemaVersion)
+        let app = ApplicationSyncManager(remote: remote, environment: Fixture.quietEnvironment())
+        try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)",
+                                     clientDescription: name))
+        let manager = try await DocumentSyncManager(
+            applicationSyncManager: app,
+            registering: .init(documentIdentifier: document, documentDescription: "Notes",
+                               helperDirectory: folder.appendingPathComponent("helper")),
+            store: store, remoteDocumentCreationHandler: { _ in true })
+        return TestClient(app: app, document: manager, store: store)
+    }
+
+    func execute(_ sql: String, _ arguments: StatementArguments = []) throws {
+        try store.database.write { db in try db.execute(sql: sql, arguments: arguments) }
+    }
+
+    func value(_ sql: String, _ arguments: StatementArguments = []) throws -> String? {
+        try store.database.read { db in try String.fetchOne(db, sql: sql, arguments: arguments) }
+    }
+
+    @discardableResult
+    func sync() async throws -> SyncReport { try await document.synchronize() }
+}
