@@ -1,0 +1,127 @@
+import FolderSync
+import Foundation
+import GRDB
+
+/// The notes app's data: folders, notes (to-one folder), tags and note_tags (to-many), in one SQLite file.
+///
+/// Folders and tags use sync IDs derived from their names (`folder:Work`), so two devices creating the same
+/// folder at once create the same row. Note–tag links use random IDs: tagging is an add-wins set, and
+/// untagging removes every link that device has seen.
+struct NotesDatabase {
+    static let tables = [SyncedTable("folders"), SyncedTable("notes"), SyncedTable("tags"), SyncedTable("note_tags")]
+
+    let store: GRDBStore
+
+    init(path: String) throws {
+        store = try GRDBStore(path: path, tables: Self.tables) { db in
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS folders(id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
+                CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL DEFAULT '',
+                    body TEXT NOT NULL DEFAULT '', folder_id TEXT REFERENCES folders(id));
+                CREATE TABLE IF NOT EXISTS tags(id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
+                CREATE TABLE IF NOT EXISTS note_tags(id TEXT PRIMARY KEY NOT NULL,
+                    note_id TEXT NOT NULL REFERENCES notes(id), tag_id TEXT NOT NULL REFERENCES tags(id));
+                CREATE TABLE IF NOT EXISTS settings(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                """)
+        }
+    }
+
+    /// This installation's client identifier, made once and kept in the database.
+    func clientIdentifier() throws -> String {
+        try store.database.write { db in
+            if let existing = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = 'client'") { return existing }
+            let identifier = UUID().uuidString
+            try db.execute(sql: "INSERT INTO settings(key, value) VALUES ('client', ?)", arguments: [identifier])
+            return identifier
+        }
+    }
+
+    func add(_ text: String) throws -> String {
+        let id = UUID().uuidString
+        try store.database.write { db in
+            try db.execute(sql: "INSERT INTO notes(id, title, body) VALUES (?, ?, ?)", arguments: [id, Self.title(of: text), text])
+        }
+        return id
+    }
+
+    func edit(_ id: String, _ text: String) throws {
+        try write(id) { db in
+            try db.execute(sql: "UPDATE notes SET title = ?, body = ? WHERE id = ?", arguments: [Self.title(of: text), text, id])
+        }
+    }
+
+    func move(_ id: String, toFolder name: String) throws {
+        try write(id) { db in
+            let folder = "folder:" + name
+            try db.execute(sql: "INSERT OR IGNORE INTO folders(id, name) VALUES (?, ?)", arguments: [folder, name])
+            try db.execute(sql: "UPDATE notes SET folder_id = ? WHERE id = ?", arguments: [folder, id])
+        }
+    }
+
+    func tag(_ id: String, _ name: String) throws {
+        try write(id) { db in
+            let tag = "tag:" + name
+            try db.execute(sql: "INSERT OR IGNORE INTO tags(id, name) VALUES (?, ?)", arguments: [tag, name])
+            let linked = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM note_tags WHERE note_id = ? AND tag_id = ?)",
+                                           arguments: [id, tag]) ?? false
+            if !linked {
+                try db.execute(sql: "INSERT INTO note_tags(id, note_id, tag_id) VALUES (?, ?, ?)", arguments: [UUID().uuidString, id, tag])
+            }
+        }
+    }
+
+    func untag(_ id: String, _ name: String) throws {
+        try write(id) { db in
+            try db.execute(sql: "DELETE FROM note_tags WHERE note_id = ? AND tag_id = ?", arguments: [id, "tag:" + name])
+        }
+    }
+
+    func delete(_ id: String) throws {
+        try write(id) { db in
+            try db.execute(sql: "DELETE FROM note_tags WHERE note_id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM notes WHERE id = ?", arguments: [id])
+        }
+    }
+
+    /// Every note, sorted by ID, with its folder's name and its sorted, distinct tags.
+    func list() throws -> [NoteListing] {
+        try store.database.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT n.id, n.body, f.name AS folder,
+                    (SELECT group_concat(name, char(10)) FROM (SELECT DISTINCT t.name FROM note_tags nt
+                        JOIN tags t ON t.id = nt.tag_id WHERE nt.note_id = n.id ORDER BY t.name)) AS tags
+                FROM notes n LEFT JOIN folders f ON f.id = n.folder_id ORDER BY n.id
+                """).map { row in
+                let tags: String? = row["tags"]
+                return NoteListing(id: row["id"], text: row["body"], folder: row["folder"],
+                                   tags: tags.map { $0.split(separator: "\n").map(String.init) } ?? [])
+            }
+        }
+    }
+
+    private func write(_ id: String, _ body: (Database) throws -> Void) throws {
+        try store.database.write { db in
+            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM notes WHERE id = ?)", arguments: [id]) == true else {
+                throw NotesError("no note with ID \(id)")
+            }
+            try body(db)
+        }
+    }
+
+    private static func title(of text: String) -> String {
+        String(text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+    }
+}
+
+/// One note as `list` shows it.
+struct NoteListing: Codable, Equatable {
+    var id: String
+    var text: String
+    var folder: String?
+    var tags: [String]
+}
+
+struct NotesError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
