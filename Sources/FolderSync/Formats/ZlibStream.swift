@@ -17,7 +17,7 @@ final class DeflateStream {
     private var isFinished = false
 
     /// - Parameters:
-    ///   - level: 1 (fastest, the default: ~5× faster than 6 for ~3 % larger output) through 9.
+    ///   - level: 1 (fastest, the default: ~5× faster than level 6 for ~10 % larger output) through 9.
     ///   - path: the file to name in errors.
     ///   - sink: receives each compressed chunk; the buffer is only valid during the call.
     init(level: Int32 = 1, path: String, sink: @escaping (UnsafeRawBufferPointer) throws -> Void) throws {
