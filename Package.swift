@@ -51,7 +51,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "foldersync-test-worker",
-            dependencies: ["FolderSync"],
+            dependencies: ["FolderSync", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/TestWorker",
             swiftSettings: strict
         ),

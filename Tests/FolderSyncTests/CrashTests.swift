@@ -1,0 +1,97 @@
+import Foundation
+import GRDB
+import Testing
+@testable import FolderSync
+
+/// Real client processes killed with SIGKILL while staging, applying and publishing lose nothing and converge.
+@Suite("Crashes", .serialized)
+struct CrashTests {
+    /// Two worker clients on one shared folder.
+    struct Setup {
+        let directory = TemporaryDirectory("crash")
+        var root: URL { directory.url.appendingPathComponent("remote") }
+
+        init() { _ = directory.subdirectory("remote") }
+
+        func arguments(_ command: String, client: String, _ extra: [String] = []) -> [String] {
+            [command, "--root", root.path, "--client", client, "--document", "DOC",
+             "--db", directory.url.appendingPathComponent("\(client).sqlite").path] + extra
+        }
+
+        @discardableResult
+        func run(_ command: String, client: String, _ extra: [String] = [], expectSuccess: Bool = true) async throws -> String {
+            let result = await try ChildProcess("foldersync-test-worker", arguments(command, client: client, extra)).finish()
+            if expectSuccess {
+                #expect(result.status == 0, "\(command) \(client) \(extra): \(result.errors)")
+            }
+            return result.output
+        }
+
+        func items(_ client: String) throws -> [String: String] {
+            let queue = try DatabaseQueue(path: directory.url.appendingPathComponent("\(client).sqlite").path)
+            return try queue.read { db in
+                Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, value FROM items").map { ($0[0], $0[1]) })
+            }
+        }
+
+        /// Every change set a client published, with its header; fails on a temporary left behind.
+        func publishedChangeSets(_ client: String) throws -> [ChangeSetHeader] {
+            let layout = try RemoteLayout(applicationIdentifier: "com.example.race")
+            let folder = root.appendingPathComponent(layout.syncChangesDirectory("DOC", client: client).description)
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+            #expect(!names.contains { TemporaryName.isTemporary($0) }, "temporaries left in \(names)")
+            return try names.map { try ChangeSetReader.verify(at: folder.appendingPathComponent($0), path: $0) }
+        }
+    }
+
+    @Test("A writer killed while staging, after sealing, after publishing or before its recent sync loses nothing",
+          arguments: [("staging", 100), ("sealed", 0), ("published", 0), ("recent-sync", 0)])
+    func writerCrash(point: String, after: Int) async throws {
+        let setup = Setup()
+        try await setup.run("write", client: "A", ["--count", "300", "--prefix", "a", "--value", "v1"])
+        let output = try await setup.run("sync", client: "A", ["--crash-at", point, "--crash-after", String(after)], expectSuccess: false)
+        #expect(output.contains("crashing at \(point)"), "the crash point was not reached: \(output)")
+
+        try await setup.run("sync", client: "A")
+        try await setup.run("sync", client: "B")
+        try await setup.run("sync", client: "A")
+        let expected = Dictionary(uniqueKeysWithValues: (0..<300).map { ("a-\($0)", "v1") })
+        #expect(try setup.items("A") == expected)
+        #expect(try setup.items("B") == expected)
+        let sets = try setup.publishedChangeSets("A")
+        #expect(sets.map(\.sequence) == Array(1...Int64(sets.count)), "sequences \(sets.map(\.sequence))")
+        #expect(sets.reduce(0) { $0 + $1.changeCount } == 300, "a change was published twice or not at all")
+    }
+
+    @Test("A reader killed in the middle of applying a change set rolls back, then applies it whole")
+    func readerCrash() async throws {
+        let setup = Setup()
+        try await setup.run("write", client: "A", ["--count", "300", "--prefix", "a", "--value", "v1"])
+        try await setup.run("sync", client: "A")
+        try await setup.run("write", client: "B", ["--count", "5", "--prefix", "b", "--value", "mine"])
+        let output = try await setup.run("sync", client: "B", ["--crash-at", "applying", "--crash-after", "150"], expectSuccess: false)
+        #expect(output.contains("crashing at applying"))
+        #expect(try setup.items("B").keys.filter { $0.hasPrefix("a-") }.isEmpty, "a half-applied change set is visible")
+
+        try await setup.run("sync", client: "B")
+        try await setup.run("sync", client: "A")
+        let a = try setup.items("A"), b = try setup.items("B")
+        #expect(a == b)
+        #expect(a.count == 305)
+    }
+
+    @Test("Two processes syncing the same local document take turns: nothing is staged or published twice")
+    func sameDocumentTwoProcesses() async throws {
+        let setup = Setup()
+        try await setup.run("write", client: "A", ["--count", "400", "--prefix", "a", "--value", "v"])
+        let first = try ChildProcess("foldersync-test-worker", setup.arguments("sync", client: "A"))
+        let second = try ChildProcess("foldersync-test-worker", setup.arguments("sync", client: "A"))
+        for process in [first, second] {
+            let result = await process.finish()
+            #expect(result.status == 0, "\(result.errors)")
+        }
+        #expect(try setup.publishedChangeSets("A").reduce(0) { $0 + $1.changeCount } == 400)
+        try await setup.run("sync", client: "B")
+        #expect(try setup.items("B").count == 400)
+    }
+}
