@@ -20,7 +20,7 @@ struct CrashTests {
 
         @discardableResult
         func run(_ command: String, client: String, _ extra: [String] = [], expectSuccess: Bool = true) async throws -> String {
-            let result = await try ChildProcess("foldersync-test-worker", arguments(command, client: client, extra)).finish()
+            let result = try await ChildProcess("foldersync-test-worker", arguments(command, client: client, extra)).finish()
             if expectSuccess {
                 #expect(result.status == 0, "\(command) \(client) \(extra): \(result.errors)")
             }
