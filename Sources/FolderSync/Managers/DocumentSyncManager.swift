@@ -71,6 +71,7 @@ open class DocumentSyncManager: @unchecked Sendable {
     public let store: (any ModelAdapter)?
 
     let coalescer = SyncCoalescer()
+    let watchers = Locked<[Task<Void, Never>]>([])
     let eventContinuations = Locked<[UUID: AsyncStream<SyncEvent>.Continuation]>([:])
     private let resolverBox = Locked<(@Sendable (SyncConflict) async -> ConflictResolution?)?>(nil)
     private let gate = RegistrationGate()
