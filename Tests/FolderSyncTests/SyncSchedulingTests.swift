@@ -34,8 +34,7 @@ struct SyncSchedulingTests {
     func watchingWithNotifications() async throws {
         let directory = TemporaryDirectory()
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
-        let a = try await TestClient.make(remote, name: "A", in: directory)
-        let b = try await TestClient.make(remote, name: "B", in: directory)
+        let (a, b) = try await TestClient.pair(remote, in: directory)
         let collector = ReportCollector()
         a.document.delegate = collector
         a.document.startWatchingRemote(debounce: .milliseconds(20), pollInterval: .seconds(3600))
@@ -51,8 +50,7 @@ struct SyncSchedulingTests {
     func watchingByPolling() async throws {
         let directory = TemporaryDirectory()
         let remote = InMemoryFileSystem()
-        let a = try await TestClient.make(remote, name: "A", in: directory)
-        let b = try await TestClient.make(remote, name: "B", in: directory)
+        let (a, b) = try await TestClient.pair(remote, in: directory)
         try await b.sync()
         let collector = ReportCollector()
         a.document.delegate = collector

@@ -10,8 +10,7 @@ struct SynchronizationTests {
     func basicRoundTrip() async throws {
         let directory = TemporaryDirectory()
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
-        let a = try await TestClient.make(remote, name: "A", in: directory)
-        let b = try await TestClient.make(remote, name: "B", in: directory)
+        let (a, b) = try await TestClient.pair(remote, in: directory)
 
         try a.execute("INSERT INTO folders VALUES ('f1', 'Work')")
         try a.execute("INSERT INTO notes VALUES ('n1', 'One', 'first', 'f1'), ('n2', 'Two', 'second', 'f1')")
@@ -23,7 +22,7 @@ struct SynchronizationTests {
 
         try b.execute("UPDATE notes SET body = 'first, edited on B' WHERE id = 'n1'")
         try a.execute("DELETE FROM notes WHERE id = 'n2'")
-        for _ in 0..<2 { try await a.sync(); try await b.sync() }
+        try await converge(a, b)
         #expect(try NotesSchema.dump(a.store) == NotesSchema.dump(b.store))
         #expect(try a.value("SELECT body FROM notes WHERE id = 'n1'") == "first, edited on B")
         #expect(try b.value("SELECT count(*) FROM notes WHERE id = 'n2'") == "0")
@@ -33,8 +32,7 @@ struct SynchronizationTests {
     func noEcho() async throws {
         let directory = TemporaryDirectory()
         let remote = InMemoryFileSystem()
-        let a = try await TestClient.make(remote, name: "A", in: directory)
-        let b = try await TestClient.make(remote, name: "B", in: directory)
+        let (a, b) = try await TestClient.pair(remote, in: directory)
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'Hello')")
         try await a.sync()
         try await b.sync()
@@ -47,8 +45,7 @@ struct SynchronizationTests {
     func idleSync() async throws {
         let directory = TemporaryDirectory()
         let remote = InMemoryFileSystem()
-        let a = try await TestClient.make(remote, name: "A", in: directory)
-        let b = try await TestClient.make(remote, name: "B", in: directory)
+        let (a, b) = try await TestClient.pair(remote, in: directory)
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'Hello')")
         try await a.sync(); try await b.sync(); try await a.sync()
         let before = await remote.operationCounts
@@ -64,15 +61,14 @@ struct SynchronizationTests {
     func columnMerge() async throws {
         let directory = TemporaryDirectory()
         let remote = InMemoryFileSystem()
-        let a = try await TestClient.make(remote, name: "A", in: directory)
-        let b = try await TestClient.make(remote, name: "B", in: directory)
+        let (a, b) = try await TestClient.pair(remote, in: directory)
         try a.execute("INSERT INTO notes(id, title, body) VALUES ('n1', 'T', 'B')")
         try await a.sync(); try await b.sync()
         try a.execute("UPDATE notes SET title = 'title from A' WHERE id = 'n1'")
         try b.execute("UPDATE notes SET body = 'body from B' WHERE id = 'n1'")
         try a.execute("UPDATE notes SET folder_id = NULL WHERE id = 'n1'")
         try b.execute("UPDATE notes SET title = 'title from B' WHERE id = 'n1'") // B writes the title last
-        for _ in 0..<2 { try await a.sync(); try await b.sync() }
+        try await converge(a, b)
         #expect(try NotesSchema.dump(a.store) == NotesSchema.dump(b.store))
         #expect(try a.value("SELECT title || '|' || body FROM notes") == "title from B|body from B")
     }
@@ -81,8 +77,7 @@ struct SynchronizationTests {
     func conflictResolver() async throws {
         let directory = TemporaryDirectory()
         let remote = InMemoryFileSystem()
-        let a = try await TestClient.make(remote, name: "A", in: directory)
-        let b = try await TestClient.make(remote, name: "B", in: directory)
+        let (a, b) = try await TestClient.pair(remote, in: directory)
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'start')")
         try await a.sync(); try await b.sync()
         try a.execute("UPDATE notes SET title = 'alpha' WHERE id = 'n1'")
@@ -109,8 +104,7 @@ struct SynchronizationTests {
     func deleteWins() async throws {
         let directory = TemporaryDirectory()
         let remote = InMemoryFileSystem()
-        let a = try await TestClient.make(remote, name: "A", in: directory)
-        let b = try await TestClient.make(remote, name: "B", in: directory)
+        let (a, b) = try await TestClient.pair(remote, in: directory)
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'start')")
         try await a.sync(); try await b.sync()
         try a.execute("DELETE FROM notes WHERE id = 'n1'")
@@ -127,8 +121,7 @@ struct SynchronizationTests {
     func danglingReference() async throws {
         let directory = TemporaryDirectory()
         let remote = InMemoryFileSystem()
-        let a = try await TestClient.make(remote, name: "A", in: directory)
-        let b = try await TestClient.make(remote, name: "B", in: directory)
+        let (a, b) = try await TestClient.pair(remote, in: directory)
         try a.execute("INSERT INTO folders VALUES ('f1', 'Work')")
         try await a.sync(); try await b.sync()
         try a.execute("DELETE FROM folders WHERE id = 'f1'")

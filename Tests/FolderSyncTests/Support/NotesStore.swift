@@ -54,6 +54,11 @@ struct TestClient {
         return TestClient(app: app, document: manager, store: store)
     }
 
+    /// Clients A and B of one document on `remote`.
+    static func pair(_ remote: any RemoteFileSystem, in directory: TemporaryDirectory) async throws -> (TestClient, TestClient) {
+        (try await make(remote, name: "A", in: directory), try await make(remote, name: "B", in: directory))
+    }
+
     func execute(_ sql: String, _ arguments: StatementArguments = []) throws {
         try store.database.write { db in try db.execute(sql: sql, arguments: arguments) }
     }
@@ -64,4 +69,11 @@ struct TestClient {
 
     @discardableResult
     func sync() async throws -> SyncReport { try await document.synchronize() }
+}
+
+/// Every client syncs twice in turn: after that, replicas must be equal (invariant 1).
+func converge(_ clients: TestClient...) async throws {
+    for _ in 0..<2 {
+        for client in clients { try await client.sync() }
+    }
 }
