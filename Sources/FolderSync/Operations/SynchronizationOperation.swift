@@ -293,10 +293,17 @@ open class SynchronizationOperation: @unchecked Sendable {
 
     private func publishStagedChangeSets(_ state: inout LocalSyncState) async throws -> Bool {
         let directory = localLayout.stagedSyncChangesDirectory
-        let staged = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-            .compactMap { name in RemoteLayout.parseChangeSetFileName(name).map { (name, $0.sequence) } }
-            .filter { $0.1 < state.nextSequence }
-            .sorted { $0.1 < $1.1 }
+        var staged: [(String, Int64)] = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+            guard let sequence = RemoteLayout.parseChangeSetFileName(name)?.sequence, sequence < state.nextSequence else { continue }
+            if sequence <= state.publishedSequence {
+                // Published before a crash that came before this file's removal.
+                try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+            } else {
+                staged.append((name, sequence))
+            }
+        }
+        staged.sort { $0.1 < $1.1 }
         guard let last = staged.last else { return false }
         for (name, _) in staged {
             try Task.checkCancellation()
