@@ -15,15 +15,18 @@ public final class InterruptingFileSystem: RemoteFileSystem, @unchecked Sendable
     private var remaining: Int?
     private var failRequest = false
     private var fired = false
+    private var cancel: (@Sendable () -> Void)?
 
     public init(_ base: any RemoteFileSystem) { self.base = base }
 
-    /// Cancels the task that makes the `request`-th request from now.
-    public func arm(atRequest request: Int, failing: Bool) {
+    /// At the `request`-th request from now, cancels the task making it, or calls `cancel` instead
+    /// (to cancel the app's task that awaits the sync rather than the sync's own task).
+    public func arm(atRequest request: Int, failing: Bool, cancel: (@Sendable () -> Void)? = nil) {
         lock.lock(); defer { lock.unlock() }
         remaining = request
         failRequest = failing
         fired = false
+        self.cancel = cancel
     }
 
     /// Stops interrupting; returns whether the armed interruption happened.
@@ -41,7 +44,7 @@ public final class InterruptingFileSystem: RemoteFileSystem, @unchecked Sendable
             if count > 1 { remaining = count - 1; return false }
             remaining = nil
             fired = true
-            withUnsafeCurrentTask { $0?.cancel() }
+            if let cancel { cancel() } else { withUnsafeCurrentTask { $0?.cancel() } }
             return failRequest
         }()
         if fail { throw CancellationError() }

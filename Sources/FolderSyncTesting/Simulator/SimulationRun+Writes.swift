@@ -52,6 +52,17 @@ extension SimulationRun {
         case 11:
             let table = random.pick(["notes", "notes", "folders", "tags"])!
             guard let row = random.pick(ids(table)) else { return }
+            // Like an app under SQLite's foreign keys: first detach or delete the rows that refer to it.
+            for child in rows {
+                switch (table, child.table) {
+                case ("folders", "notes") where child.values["folder_id"] == .text(row):
+                    try update(client, "notes", child.syncID, ["folder_id": .null])
+                case ("notes", "note_tags") where child.values["note_id"] == .text(row),
+                     ("tags", "note_tags") where child.values["tag_id"] == .text(row):
+                    try delete(client, "note_tags", child.syncID)
+                default: continue
+                }
+            }
             try delete(client, table, row)
         case 12:
             let (table, syncID) = random.pick(SimulatedNotes.sharedIDs)!
@@ -80,8 +91,21 @@ extension SimulationRun {
     }
 
     private func update(_ client: SimulatedClient, _ table: String, _ syncID: String, _ values: [String: SyncValue]) throws {
-        guard try client.store.update(table: table, syncID: syncID, values: values) else {
+        let store = client.store
+        let current = try store.allRows().first { $0.table == table && $0.syncID == syncID }?.values ?? [:]
+        var previous: [String: ChangeStamp] = [:]
+        for column in values.keys {
+            previous[column] = try store.stamp(of: ColumnKey(table: table, syncID: syncID, column: column), localClient: client.identifier)
+        }
+        guard try store.update(table: table, syncID: syncID, values: values) else {
             throw SimulationFailure.Detail("\(client.identifier) could not update \(table)[\(syncID)], a row it has")
+        }
+        // The hybrid logical clock must stamp a new write above the write it replaces, whatever the wall clock says.
+        for (column, value) in values where value != current[column] {
+            let key = ColumnKey(table: table, syncID: syncID, column: column)
+            if let before = previous[column], let after = try store.stamp(of: key, localClient: client.identifier), !(after > before) {
+                throw SimulationFailure.Detail("\(client.identifier) wrote \(key) at \(after.timestamp), not after the value it replaced (\(before.timestamp)/\(before.clientIdentifier))")
+            }
         }
         try journal.recordWrite(client: client.identifier, store: client.store, table: table, syncID: syncID, values: values)
         summary.writes += 1

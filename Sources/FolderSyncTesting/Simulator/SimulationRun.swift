@@ -9,7 +9,10 @@ final class SimulationRun {
     let configuration: ConvergenceSimulator.Configuration
     var random: SeededGenerator
     let time = SimulatedTime()
+    /// Clients that registered, in the order they joined.
     var clients: [SimulatedClient] = []
+    /// Clients that have not joined yet.
+    var waiting: [SimulatedClient] = []
     var journal = WriteJournal()
     var summary = ConvergenceSimulator.Summary()
     private(set) var trace: [String] = []
@@ -39,10 +42,11 @@ final class SimulationRun {
             let folder = configuration.directory.appendingPathComponent("client-\(index)", isDirectory: true)
             let client = try SimulatedClient(index: index, folder: folder, now: time.clock(skew: skew), remote: remote,
                                              resolvesConflicts: resolves, makeStore: configuration.makeStore)
-            log("client-\(index) starts (clock skew \(Int(skew))s, \(resolves ? "merging resolver" : "last writer wins"))")
-            try await client.start()
-            clients.append(client)
+            log("\(client.identifier) has a clock skewed by \(Int(skew)) s")
+            waiting.append(client)
         }
+        // Some clients join later and catch up on everything published before them.
+        for _ in 0..<random.int(2...count) { try await join() }
 
         let steps = random.int(configuration.steps)
         for _ in 0..<steps {
@@ -51,6 +55,7 @@ final class SimulationRun {
             let client = random.pick(clients)!
             let roll = random.int(0...99)
             switch roll {
+            case 0..<4 where !waiting.isEmpty: try await join()
             case 0..<55: try write(on: client)
             case 55..<78: try await sync(client)
             case 78..<86: try await duplicatedSync(client)
@@ -61,6 +66,7 @@ final class SimulationRun {
         summary.steps = steps
 
         step += 1
+        while !waiting.isEmpty { try await join() }
         for round in 1...2 {
             for client in clients {
                 time.advance(byMilliseconds: Int64(random.int(0...40)))
@@ -69,6 +75,17 @@ final class SimulationRun {
             }
         }
         try checkInvariants()
+    }
+
+    private func join() async throws {
+        let client = waiting.removeFirst()
+        log("\(client.identifier) joins (\(client.resolvesConflicts ? "merging resolver" : "last writer wins"))")
+        do {
+            try await client.start()
+        } catch {
+            throw SimulationFailure.Detail("\(client.identifier) failed to register: \(error)")
+        }
+        clients.append(client)
     }
 
     // MARK: Syncs
