@@ -127,12 +127,25 @@ final class SimulationRun {
 
     /// A sync whose task is cancelled at a random remote request; sometimes the process dies right after.
     private func interruptedSync(_ client: SimulatedClient) async throws {
+        guard let document = client.document else { return }
         let request = random.int(1...14)
         let failing = random.chance(50)
-        client.remote.arm(atRequest: request, failing: failing)
+        // Either the app cancels its task awaiting the sync, or the sync's own task is cancelled.
+        let caller: CallerTask? = random.chance(50) ? CallerTask() : nil
+        if let caller {
+            client.remote.arm(atRequest: request, failing: failing, cancel: { caller.cancel() })
+        } else {
+            client.remote.arm(atRequest: request, failing: failing)
+        }
         defer { client.remote.disarm() }
         do {
-            record(try await client.synchronize(), client, "syncs (armed to cancel at request \(request), not reached)")
+            let report: SyncReport
+            if let caller {
+                report = try await caller.run(document).get()
+            } else {
+                report = try await document.synchronize()
+            }
+            record(report, client, "syncs (armed to cancel \(caller == nil ? "the sync" : "the caller") at request \(request))")
         } catch let error as FolderSyncError where error.code == .cancelled {
             summary.interruptedSyncs += 1
             log("\(client.identifier) sync cancelled at remote request \(request)\(failing ? ", which failed" : "")")

@@ -4,7 +4,7 @@ import Testing
 import FolderSyncTesting
 
 @Suite("Simulator regressions")
-struct SyncCancellationTests {
+struct SimulatorRegressionTests {
     @Test("Cancelling the task that awaits synchronize() stops the sync (Simulator regression)")
     func callerCancellationReachesTheSync() async throws {
         let directory = TemporaryDirectory()
