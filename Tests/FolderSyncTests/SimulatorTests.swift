@@ -18,7 +18,7 @@ struct SimulatorTests {
         let first = UInt64(chunk) * Self.inMemorySeedsPerChunk + 1
         let summary = await Self.simulate(first..<first + Self.inMemorySeedsPerChunk, test: "inMemory",
                                           remote: .inMemory, makeStore: ConvergenceSimulator.inMemoryStore)
-        print(Self.describe(summary, "in-memory seeds \(first)..<\(first + Self.inMemorySeedsPerChunk)"))
+        print(Self.describe(summary, "in-memory seeds \(first + Self.seedOffset)..<\(first + Self.seedOffset + Self.inMemorySeedsPerChunk)"))
     }
 
     @Test("Simulated clients converge and lose no write (SQLite stores, file-manager remote)", arguments: 0..<grdbChunks)
@@ -26,7 +26,7 @@ struct SimulatorTests {
         let first = 100_000 + UInt64(chunk) * Self.grdbSeedsPerChunk + 1
         let summary = await Self.simulate(first..<first + Self.grdbSeedsPerChunk, test: "grdbOnFileManagerRemote",
                                           remote: .fileManager, makeStore: GRDBSimulatorStore.factory)
-        print(Self.describe(summary, "SQLite seeds \(first)..<\(first + Self.grdbSeedsPerChunk)"))
+        print(Self.describe(summary, "SQLite seeds \(first + Self.seedOffset)..<\(first + Self.seedOffset + Self.grdbSeedsPerChunk)"))
     }
 
     @Test("The same schedule gives the same result on the in-memory adapter and on GRDBStore")
