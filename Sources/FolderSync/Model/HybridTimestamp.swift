@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A hybrid-logical-clock timestamp: wall-clock milliseconds plus a counter, packed in 64 bits.
 ///
@@ -55,17 +55,18 @@ public struct HybridTimestamp: Comparable, Hashable, Sendable, Codable, CustomSt
 /// Each new timestamp is strictly greater than the previous one and than every
 /// remote timestamp observed, whatever the wall clock says: a clock set back by
 /// days only stops physical time from advancing the timestamps until it catches up.
-struct HybridLogicalClock: Sendable {
+/// Public so that other ``ModelAdapter`` implementations stamp writes exactly like ``GRDBStore``.
+public struct HybridLogicalClock: Sendable {
     /// The greatest timestamp issued or observed.
-    var last: HybridTimestamp
+    public var last: HybridTimestamp
 
-    init(last: HybridTimestamp = .zero) {
+    public init(last: HybridTimestamp = .zero) {
         self.last = last
     }
 
     /// The timestamp of a new local event: strictly greater than ``last``
     /// (except at the 48-bit ceiling, reached only through a hostile timestamp, where it saturates).
-    mutating func tick(now: Date) -> HybridTimestamp {
+    public mutating func tick(now: Date) -> HybridTimestamp {
         let physical = Self.milliseconds(of: now)
         if physical > last.milliseconds {
             last = HybridTimestamp(milliseconds: physical, counter: 0)
@@ -79,7 +80,7 @@ struct HybridLogicalClock: Sendable {
     }
 
     /// Takes a received timestamp into account, so the next ``tick(now:)`` is greater than it.
-    mutating func observe(_ remote: HybridTimestamp) {
+    public mutating func observe(_ remote: HybridTimestamp) {
         if remote > last { last = remote }
     }
 

@@ -13,6 +13,15 @@ public struct SyncConflict: Sendable, Hashable {
     public var syncID: String { key.syncID }
     public var column: String { key.column }
 
+    /// Public so that every ``ModelAdapter``, not only ``GRDBStore``, can report conflicts.
+    public init(key: ColumnKey, localValue: SyncValue, remoteValue: SyncValue, localStamp: ChangeStamp, remoteStamp: ChangeStamp) {
+        self.key = key
+        self.localValue = localValue
+        self.remoteValue = remoteValue
+        self.localStamp = localStamp
+        self.remoteStamp = remoteStamp
+    }
+
     /// What last writer wins would decide.
     public var lastWriterWins: ConflictResolution { remoteStamp > localStamp ? .remoteWins : .localWins }
 }
@@ -30,6 +39,12 @@ public struct ResolvedConflict: Sendable, Hashable {
     public var resolution: ConflictResolution
     /// Whether the app's resolver decided (`false`: last writer wins).
     public var decidedByResolver: Bool
+
+    public init(conflict: SyncConflict, resolution: ConflictResolution, decidedByResolver: Bool) {
+        self.conflict = conflict
+        self.resolution = resolution
+        self.decidedByResolver = decidedByResolver
+    }
 }
 
 /// Something a sync noticed that did not stop it, like TICoreDataSync's sync warnings.

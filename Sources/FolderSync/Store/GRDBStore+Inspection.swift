@@ -1,0 +1,29 @@
+import Foundation
+import GRDB
+
+/// Read-only views of the merge registers, so tests and the simulator can check that no committed write was lost.
+extension GRDBStore {
+    /// The last-writer-wins stamp of one column, or `nil` when the column has none (row absent or deleted).
+    ///
+    /// Local writes are stored without a client; they are reported as `localClient`'s.
+    public func stamp(of key: ColumnKey, localClient: String) throws -> ChangeStamp? {
+        try wrap("reading a column stamp") {
+            try database.read { db in
+                try Row.fetchOne(db, sql: "SELECT hlc, client FROM foldersync_clocks WHERE tbl = ? AND sync_id = ? AND col = ?",
+                                 arguments: [key.table, key.syncID, key.column])
+                    .map { ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: $0[0])), clientIdentifier: $0[1] ?? localClient) }
+            }
+        }
+    }
+
+    /// The stamp of the delete that removed a row for good, or `nil` when the row was never deleted.
+    public func deletionStamp(table: String, syncID: String, localClient: String) throws -> ChangeStamp? {
+        try wrap("reading a tombstone") {
+            try database.read { db in
+                try Row.fetchOne(db, sql: "SELECT hlc, client FROM foldersync_tombstones WHERE tbl = ? AND sync_id = ?",
+                                 arguments: [table, syncID])
+                    .map { ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: $0[0])), clientIdentifier: $0[1] ?? localClient) }
+            }
+        }
+    }
+}

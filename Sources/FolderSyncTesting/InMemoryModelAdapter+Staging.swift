@@ -1,0 +1,68 @@
+public import FolderSync
+
+/// Sync bookkeeping and staging, mirroring `GRDBStore.swift` and `GRDBStore+Staging.swift` step for step.
+extension InMemoryModelAdapter {
+    public func loadSyncState() -> LocalSyncState { withState(\.syncState) }
+
+    public func saveSyncState(_ state: LocalSyncState) {
+        transaction { stored, _ in stored.syncState = state }
+    }
+
+    public func appliedChangeSets() -> [String: Set<Int64>] {
+        withState { $0.ledger.mapValues { Set($0.keys) } }
+    }
+
+    public func hasUnpublishedChanges() -> Bool {
+        withState { !$0.pending.isEmpty }
+    }
+
+    public func markPublished(throughSequence sequence: Int64) {
+        transaction { state, _ in
+            for (row, entries) in state.pending {
+                let kept = entries.filter { if case .staged(let set) = $0.value { set > sequence } else { true } }
+                state.pending[row] = kept.isEmpty ? nil : kept
+            }
+            state.syncState.publishedSequence = max(state.syncState.publishedSequence, sequence)
+        }
+    }
+
+    public func stageChanges(sequence: Int64, emit: (SyncChange) throws -> Void, seal: () throws -> Int64) throws -> Int {
+        try transaction { state, _ in
+            let rows = state.pending.filter { $0.value.values.contains(.unstaged) }.keys.sorted(by: RowKey.sqlOrder)
+            var count = 0
+            for row in rows {
+                let marked = Set(state.pending[row, default: [:]].filter { $0.value == .unstaged }.keys)
+                guard let change = change(state, row: row, marked: marked) else { continue }
+                try emit(change)
+                count += 1
+            }
+            guard count > 0 else { return 0 }
+            let last = try seal()
+            for (row, entries) in state.pending {
+                state.pending[row] = entries.mapValues { $0 == .unstaged ? .staged(last) : $0 }
+            }
+            state.syncState.nextSequence = last + 1
+            return count
+        }
+    }
+
+    /// The change that carries a row's marked columns with their current values and local timestamps.
+    private func change(_ state: State, row: RowKey, marked: Set<String>) -> SyncChange? {
+        guard let table = tablesByName[row.table] else { return nil }
+        if marked.contains(State.deletedMarker) {
+            guard let tombstone = state.tombstones[row] else { return nil }
+            return SyncChange(kind: .delete, table: row.table, syncID: row.syncID, deletionTimestamp: tombstone.timestamp)
+        }
+        guard let values = state.rows[row.table]?[row.syncID] else { return nil }
+        let registers = state.clocks[row] ?? [:]
+        var changed: [ColumnChange] = []
+        for name in table.columns where marked.contains(name) {
+            // A column whose newest write came from another client is no longer this client's change.
+            guard let register = registers[name], register.client == nil else { continue }
+            changed.append(ColumnChange(column: name, value: values[name] ?? .null, timestamp: register.timestamp))
+        }
+        let created = marked.contains(State.createdMarker)
+        if changed.isEmpty && !created { return nil }
+        return SyncChange(kind: created ? .insert : .update, table: row.table, syncID: row.syncID, columns: changed)
+    }
+}

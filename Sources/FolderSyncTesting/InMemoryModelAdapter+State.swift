@@ -1,0 +1,65 @@
+import FolderSync
+
+/// The tables of an ``InMemoryModelAdapter``: GRDBStore's app tables and `foldersync_…` bookkeeping, as values.
+extension InMemoryModelAdapter {
+    /// One row of one table.
+    struct RowKey: Hashable, Sendable {
+        var table: String
+        var syncID: String
+
+        /// `ORDER BY tbl, sync_id`, as SQLite sorts text.
+        static func sqlOrder(_ lhs: RowKey, _ rhs: RowKey) -> Bool {
+            lhs.table != rhs.table ? utf8Less(lhs.table, rhs.table) : utf8Less(lhs.syncID, rhs.syncID)
+        }
+    }
+
+    /// A column's last-writer-wins register (`foldersync_clocks`) or a tombstone: `client == nil` means this client.
+    struct Register: Hashable, Sendable {
+        var timestamp: HybridTimestamp
+        var client: String?
+
+        func stamp(localClient: String) -> ChangeStamp {
+            ChangeStamp(timestamp: timestamp, clientIdentifier: client ?? localClient)
+        }
+    }
+
+    /// A pending local change (`foldersync_pending_changes`): not staged yet, or staged in a change set.
+    enum Pending: Hashable, Sendable {
+        case unstaged
+        case staged(Int64)
+    }
+
+    struct State: Sendable {
+        /// Marks for whole-row events, as in GRDBStore (real column names never start with `#`).
+        static let createdMarker = "#created"
+        static let deletedMarker = "#deleted"
+
+        var rows: [String: [String: [String: SyncValue]]] = [:]
+        var clocks: [RowKey: [String: Register]] = [:]
+        var tombstones: [RowKey: Register] = [:]
+        var pending: [RowKey: [String: Pending]] = [:]
+        /// Applied change sets: client → sequence → change-set identifier.
+        var ledger: [String: [Int64: String]] = [:]
+        var syncState = LocalSyncState()
+
+        /// Forgets a row's pending changes that are not staged (staged ones wait for their set to be published).
+        mutating func dropUnstaged(_ row: RowKey) {
+            guard var entries = pending[row] else { return }
+            entries = entries.filter { $0.value != .unstaged }
+            pending[row] = entries.isEmpty ? nil : entries
+        }
+
+        mutating func dropUnstaged(_ row: RowKey, column: String) {
+            guard pending[row]?[column] == .unstaged else { return }
+            pending[row]?[column] = nil
+            if pending[row]?.isEmpty == true { pending[row] = nil }
+        }
+
+        /// The newest stamp stored in a register or a tombstone: where a reopened clock starts.
+        var newestStamp: HybridTimestamp {
+            let columns = clocks.values.lazy.flatMap(\.values).map(\.timestamp).max() ?? .zero
+            let deletes = tombstones.values.lazy.map(\.timestamp).max() ?? .zero
+            return max(columns, deletes)
+        }
+    }
+}

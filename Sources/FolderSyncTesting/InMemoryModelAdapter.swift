@@ -1,0 +1,178 @@
+public import Foundation
+public import FolderSync
+
+/// A ``ModelAdapter`` that keeps its tables in memory, with exactly ``GRDBStore``'s merge semantics.
+///
+/// It proves that the engine depends only on the seam, and lets the simulator
+/// run thousands of schedules quickly. App writes (``insert(table:syncID:values:)``,
+/// ``update(table:syncID:values:)``, ``delete(table:syncID:)``) record pending
+/// changes stamped by a hybrid logical clock the way GRDBStore's triggers do;
+/// remote changes merge per column by last writer wins, delete wins, and a
+/// deleted sync ID is never reused. Nothing is persisted: ``snapshotForRestart()``
+/// and ``init(restoring:now:)`` stand for closing and reopening the store.
+///
+/// Values compare as ``SyncValue``s, without SQLite's type affinity: use one
+/// storage class per column (the simulator uses text) when comparing with GRDBStore.
+public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, @unchecked Sendable {
+    /// A synced table: its columns (sync ID excluded) and its foreign keys (column → referenced table).
+    public struct Table: Sendable, Hashable {
+        public var name: String
+        public var columns: [String]
+        public var references: [String: String]
+
+        public init(_ name: String, columns: [String], references: [String: String] = [:]) {
+            self.name = name
+            self.columns = columns
+            self.references = references
+        }
+    }
+
+    /// Everything a committed transaction leaves behind: what survives a restart.
+    public struct Snapshot: Sendable {
+        let tables: [Table]
+        let schemaVersion: Int
+        let state: State
+    }
+
+    public let tables: [Table]
+    public let schemaVersion: Int
+    let tablesByName: [String: Table]
+    let now: @Sendable () -> Date
+    private let lock = NSLock()
+    /// Guarded by `lock`. Transactions work on a copy and store it back only when they succeed.
+    private var state: State
+    /// Guarded by `lock`. Like GRDBStore's clock, it lives outside transactions.
+    private var clock = HybridLogicalClock()
+
+    /// An empty store with the given tables.
+    public init(tables: [Table], schemaVersion: Int = 1, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.tables = tables
+        self.schemaVersion = schemaVersion
+        self.tablesByName = Dictionary(uniqueKeysWithValues: tables.map { ($0.name, $0) })
+        self.now = now
+        self.state = State()
+    }
+
+    /// Reopens a store from what it had committed; the clock restarts from the newest stored stamp, as GRDBStore's does.
+    public convenience init(restoring snapshot: Snapshot, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.init(tables: snapshot.tables, schemaVersion: snapshot.schemaVersion, now: now)
+        state = snapshot.state
+        clock.observe(snapshot.state.newestStamp)
+    }
+
+    /// What was committed, to hand to ``init(restoring:now:)``.
+    public func snapshotForRestart() -> Snapshot {
+        withState { Snapshot(tables: tables, schemaVersion: schemaVersion, state: $0) }
+    }
+
+    /// Runs `body` on a copy of the state under the lock and commits the copy only if `body` returns.
+    func transaction<T>(_ body: (inout State, inout HybridLogicalClock) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        var working = state
+        let result = try body(&working, &clock)
+        state = working
+        return result
+    }
+
+    func withState<T>(_ body: (State) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(state)
+    }
+
+    func table(_ name: String) throws -> Table {
+        guard let table = tablesByName[name] else {
+            throw FolderSyncError(.invalidConfiguration, "no synced table named \(name)")
+        }
+        return table
+    }
+
+    private func checkColumns(_ values: [String: SyncValue], of table: Table) throws {
+        for name in values.keys where !table.columns.contains(name) {
+            throw FolderSyncError(.invalidConfiguration, "table \(table.name) has no column \(name)")
+        }
+    }
+
+    // MARK: App side (what GRDBStore's triggers record)
+
+    public var adapter: any ModelAdapter { self }
+
+    public func insert(table name: String, syncID: String, values: [String: SyncValue]) throws {
+        let table = try table(name)
+        try checkColumns(values, of: table)
+        let row = RowKey(table: name, syncID: syncID)
+        try transaction { state, clock in
+            if state.tombstones[row] != nil {
+                throw FolderSyncError(.invalidConfiguration, "this sync ID belongs to a deleted row and cannot be reused: \(name) \(syncID)")
+            }
+            if state.rows[name]?[syncID] != nil {
+                throw FolderSyncError(.invalidConfiguration, "\(name) already has a row \(syncID)")
+            }
+            state.rows[name, default: [:]][syncID] = Dictionary(uniqueKeysWithValues: table.columns.map { ($0, values[$0] ?? .null) })
+            state.pending[row, default: [:]][State.createdMarker] = .unstaged
+            for column in table.columns {
+                state.pending[row, default: [:]][column] = .unstaged
+                state.clocks[row, default: [:]][column] = Register(timestamp: clock.tick(now: now()), client: nil)
+            }
+        }
+    }
+
+    @discardableResult
+    public func update(table name: String, syncID: String, values: [String: SyncValue]) throws -> Bool {
+        let table = try table(name)
+        try checkColumns(values, of: table)
+        let row = RowKey(table: name, syncID: syncID)
+        return transaction { state, clock in
+            guard var current = state.rows[name]?[syncID] else { return false }
+            for column in table.columns {
+                guard let value = values[column], value != current[column] else { continue }
+                current[column] = value
+                state.pending[row, default: [:]][column] = .unstaged
+                state.clocks[row, default: [:]][column] = Register(timestamp: clock.tick(now: now()), client: nil)
+            }
+            state.rows[name]?[syncID] = current
+            return true
+        }
+    }
+
+    @discardableResult
+    public func delete(table name: String, syncID: String) throws -> Bool {
+        _ = try table(name)
+        let row = RowKey(table: name, syncID: syncID)
+        return transaction { state, clock in
+            guard state.rows[name]?[syncID] != nil else { return false }
+            state.rows[name]?[syncID] = nil
+            state.dropUnstaged(row)
+            state.clocks[row] = nil
+            state.pending[row, default: [:]][State.deletedMarker] = .unstaged
+            state.tombstones[row] = Register(timestamp: clock.tick(now: now()), client: nil)
+            return true
+        }
+    }
+
+    /// The rows of one table, by sync ID.
+    public func rows(table: String) -> [String: [String: SyncValue]] {
+        withState { $0.rows[table] ?? [:] }
+    }
+
+    public func allRows() -> [CanonicalRow] {
+        withState { state in
+            tables.flatMap { table in
+                (state.rows[table.name] ?? [:]).map { CanonicalRow(table: table.name, syncID: $0.key, values: $0.value) }
+            }.sorted()
+        }
+    }
+
+    public func stamp(of key: ColumnKey, localClient: String) -> ChangeStamp? {
+        withState { $0.clocks[RowKey(table: key.table, syncID: key.syncID)]?[key.column]?.stamp(localClient: localClient) }
+    }
+
+    public func deletionStamp(table: String, syncID: String, localClient: String) -> ChangeStamp? {
+        withState { $0.tombstones[RowKey(table: table, syncID: syncID)]?.stamp(localClient: localClient) }
+    }
+
+    public func restarted() -> any SimulatorStore {
+        InMemoryModelAdapter(restoring: snapshotForRestart(), now: now)
+    }
+}

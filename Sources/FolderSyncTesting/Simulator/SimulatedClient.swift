@@ -1,0 +1,71 @@
+import Foundation
+import FolderSync
+
+/// One simulated installation: its store, its helper folder, its clock, and the managers a process would hold.
+///
+/// ``restart()`` drops the managers and the open store and rebuilds them from
+/// what is on disk (helper folder) and what the store committed, as a process
+/// that was killed and launched again would.
+final class SimulatedClient {
+    static let application = "com.example.simulated-notes"
+    static let document = "SIMULATED-NOTES"
+
+    let index: Int
+    let identifier: String
+    let folder: URL
+    let now: @Sendable () -> Date
+    let remote: InterruptingFileSystem
+    /// Whether this client answers conflicts with a merged value (others let the last writer win).
+    let resolvesConflicts: Bool
+    private let identifiers: IdentifierSource
+    private(set) var store: any SimulatorStore
+    private(set) var document: DocumentSyncManager?
+
+    init(index: Int, folder: URL, now: @escaping @Sendable () -> Date, remote: any RemoteFileSystem, resolvesConflicts: Bool,
+         makeStore: ConvergenceSimulator.StoreFactory) throws {
+        self.index = index
+        self.identifier = "client-\(index)"
+        self.folder = folder
+        self.now = now
+        self.remote = InterruptingFileSystem(remote)
+        self.resolvesConflicts = resolvesConflicts
+        self.identifiers = IdentifierSource(client: index)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        self.store = try makeStore(folder, now)
+    }
+
+    /// Registers the application and the document (creating the remote document if it is missing).
+    func start() async throws {
+        var environment = SyncEnvironment.live
+        environment.now = now
+        environment.makeIdentifier = identifiers.next
+        environment.logger.logLevel = .critical
+        let app = ApplicationSyncManager(remote: remote, environment: environment)
+        try await app.register(.init(applicationIdentifier: Self.application, clientIdentifier: identifier,
+                                     clientDescription: "Simulated client \(index)"))
+        let document = try await DocumentSyncManager(
+            applicationSyncManager: app,
+            registering: .init(documentIdentifier: Self.document, documentDescription: "Simulated notes",
+                               helperDirectory: folder.appendingPathComponent("helper", isDirectory: true)),
+            store: store.adapter, remoteDocumentCreationHandler: { _ in true })
+        if resolvesConflicts {
+            document.conflictResolver = { conflict in
+                guard case .text(let local) = conflict.localValue, case .text(let remote) = conflict.remoteValue else { return nil }
+                return .merged(.text([local, remote].sorted().joined(separator: "+")))
+            }
+        }
+        self.document = document
+    }
+
+    /// Kills the "process": forgets the managers and the open store, then reopens both from what was committed.
+    func restart() async throws {
+        document = nil
+        store = try store.restarted()
+        try await start()
+    }
+
+    func synchronize() async throws -> SyncReport {
+        guard let document else { throw SimulationFailure.Detail("client \(identifier) has no document sync manager") }
+        return try await document.synchronize()
+    }
+}

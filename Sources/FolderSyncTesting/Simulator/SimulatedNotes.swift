@@ -1,0 +1,19 @@
+/// The notes schema the simulator writes: folders, notes (to-one folder), tags, note_tags (to-many join rows).
+///
+/// A store factory for another adapter must create these tables with these
+/// columns (a text `id` primary key each), e.g. in SQLite:
+/// `folders(id, name)`, `notes(id, title, body, folder_id → folders)`,
+/// `tags(id, name)`, `note_tags(id, note_id → notes, tag_id → tags)`.
+public enum SimulatedNotes {
+    public static let tables: [InMemoryModelAdapter.Table] = [
+        .init("folders", columns: ["name"]),
+        .init("notes", columns: ["title", "body", "folder_id"], references: ["folder_id": "folders"]),
+        .init("tags", columns: ["name"]),
+        .init("note_tags", columns: ["note_id", "tag_id"], references: ["note_id": "notes", "tag_id": "tags"]),
+    ]
+
+    /// Sync IDs every client may create on its own (a default folder, common tags): concurrent inserts of one row.
+    static let sharedIDs: [(table: String, syncID: String)] = [
+        ("folders", "folder-inbox"), ("tags", "tag-todo"), ("tags", "tag-done"),
+    ]
+}

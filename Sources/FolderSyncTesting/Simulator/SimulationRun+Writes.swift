@@ -1,0 +1,140 @@
+import FolderSync
+
+/// The app side of the simulation: random writes to the notes schema, each recorded in the journal once committed.
+extension SimulationRun {
+    private static let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+
+    private func word() -> SyncValue {
+        .text(Self.words[random.int(0...Self.words.count - 1)] + "-\(random.int(0...99))")
+    }
+
+    private func newID(_ prefix: String, _ client: SimulatedClient) -> String {
+        let number = nextRowNumber[client.index, default: 0] + 1
+        nextRowNumber[client.index] = number
+        return "\(prefix)-\(client.index)-\(number)"
+    }
+
+    func write(on client: SimulatedClient) throws {
+        let store = client.store
+        let rows = try store.allRows()
+        func ids(_ table: String) -> [String] { rows.filter { $0.table == table }.map(\.syncID) }
+        let folders = ids("folders"), notes = ids("notes"), tags = ids("tags"), links = ids("note_tags")
+        let optionalFolder: SyncValue = random.chance(70) ? random.pick(folders).map(SyncValue.text) ?? .null : .null
+
+        switch random.int(0...13) {
+        case 0:
+            try insert(client, "folders", newID("f", client), ["name": word()])
+        case 1, 2:
+            try insert(client, "notes", newID("n", client), ["title": word(), "body": word(), "folder_id": optionalFolder])
+        case 3:
+            try insert(client, "tags", newID("t", client), ["name": word()])
+        case 4, 5:
+            guard let note = random.pick(notes) else { return }
+            var values: [String: SyncValue] = [:]
+            if random.chance(60) { values["title"] = word() }
+            if values.isEmpty || random.chance(50) { values["body"] = word() }
+            try update(client, "notes", note, values)
+        case 6:
+            guard let folder = random.pick(folders) else { return }
+            try update(client, "folders", folder, ["name": word()])
+        case 7:
+            guard let tag = random.pick(tags) else { return }
+            try update(client, "tags", tag, ["name": word()])
+        case 8:
+            guard let note = random.pick(notes) else { return }
+            try update(client, "notes", note, ["folder_id": optionalFolder])
+        case 9:
+            guard let note = random.pick(notes), let tag = random.pick(tags) else { return }
+            try insert(client, "note_tags", newID("nt", client), ["note_id": .text(note), "tag_id": .text(tag)])
+        case 10:
+            guard let link = random.pick(links) else { return }
+            try delete(client, "note_tags", link)
+        case 11:
+            let table = random.pick(["notes", "notes", "folders", "tags"])!
+            guard let row = random.pick(ids(table)) else { return }
+            // Like an app under SQLite's foreign keys: first detach or delete the rows that refer to it.
+            for child in rows {
+                switch (table, child.table) {
+                case ("folders", "notes") where child.values["folder_id"] == .text(row):
+                    try update(client, "notes", child.syncID, ["folder_id": .null])
+                case ("notes", "note_tags") where child.values["note_id"] == .text(row),
+                     ("tags", "note_tags") where child.values["tag_id"] == .text(row):
+                    try delete(client, "note_tags", child.syncID)
+                default: continue
+                }
+            }
+            try delete(client, table, row)
+        case 12:
+            let (table, syncID) = random.pick(SimulatedNotes.sharedIDs)!
+            guard !rows.contains(where: { $0.table == table && $0.syncID == syncID }) else { return }
+            if try store.deletionStamp(table: table, syncID: syncID, localClient: client.identifier) != nil {
+                try refusedReinsert(client, table, syncID)
+            } else {
+                try insert(client, table, syncID, ["name": word()])
+            }
+        default:
+            let deleted = journal.deletes.filter {
+                (try? store.deletionStamp(table: $0.table, syncID: $0.syncID, localClient: client.identifier)) != nil
+            }
+            guard let target = random.pick(deleted) else { return }
+            try refusedReinsert(client, target.table, target.syncID)
+        }
+    }
+
+    private func insert(_ client: SimulatedClient, _ table: String, _ syncID: String, _ values: [String: SyncValue]) throws {
+        let columns = SimulatedNotes.tables.first { $0.name == table }!.columns
+        let full = Dictionary(uniqueKeysWithValues: columns.map { ($0, values[$0] ?? .null) })
+        try client.store.insert(table: table, syncID: syncID, values: full)
+        try journal.recordWrite(client: client.identifier, store: client.store, table: table, syncID: syncID, values: full)
+        summary.writes += 1
+        log("\(client.identifier) inserts \(CanonicalRow(table: table, syncID: syncID, values: full))")
+    }
+
+    private func update(_ client: SimulatedClient, _ table: String, _ syncID: String, _ values: [String: SyncValue]) throws {
+        let store = client.store
+        let current = try store.allRows().first { $0.table == table && $0.syncID == syncID }?.values ?? [:]
+        var previous: [String: ChangeStamp] = [:]
+        for column in values.keys {
+            previous[column] = try store.stamp(of: ColumnKey(table: table, syncID: syncID, column: column), localClient: client.identifier)
+        }
+        guard try store.update(table: table, syncID: syncID, values: values) else {
+            throw SimulationFailure.Detail("\(client.identifier) could not update \(table)[\(syncID)], a row it has")
+        }
+        // The hybrid logical clock must stamp a new write above the write it replaces, whatever the wall clock says.
+        for (column, value) in values where value != current[column] {
+            let key = ColumnKey(table: table, syncID: syncID, column: column)
+            if let before = previous[column], let after = try store.stamp(of: key, localClient: client.identifier), !(after > before) {
+                throw SimulationFailure.Detail("\(client.identifier) wrote \(key) at \(after.timestamp), not after the value it replaced (\(before.timestamp)/\(before.clientIdentifier))")
+            }
+        }
+        try journal.recordWrite(client: client.identifier, store: client.store, table: table, syncID: syncID, values: values)
+        summary.writes += 1
+        log("\(client.identifier) updates \(CanonicalRow(table: table, syncID: syncID, values: values))")
+    }
+
+    private func delete(_ client: SimulatedClient, _ table: String, _ syncID: String) throws {
+        guard try client.store.delete(table: table, syncID: syncID) else {
+            throw SimulationFailure.Detail("\(client.identifier) could not delete \(table)[\(syncID)], a row it has")
+        }
+        journal.recordDelete(client: client.identifier, table: table, syncID: syncID)
+        summary.writes += 1
+        log("\(client.identifier) deletes \(table)[\(syncID)]")
+    }
+
+    /// Inserting a deleted sync ID must be refused and change nothing.
+    private func refusedReinsert(_ client: SimulatedClient, _ table: String, _ syncID: String) throws {
+        let store = client.store
+        let before = try store.allRows(), pendingBefore = try store.adapter.hasUnpublishedChanges()
+        let columns = SimulatedNotes.tables.first { $0.name == table }!.columns
+        do {
+            try store.insert(table: table, syncID: syncID, values: Dictionary(uniqueKeysWithValues: columns.map { ($0, SyncValue.text("again")) }))
+            throw SimulationFailure.Detail("\(client.identifier) re-inserted the deleted \(table)[\(syncID)]")
+        } catch let error as FolderSyncError where error.code == .invalidConfiguration {
+            guard try store.allRows() == before, try store.adapter.hasUnpublishedChanges() == pendingBefore else {
+                throw SimulationFailure.Detail("a refused re-insert of \(table)[\(syncID)] changed \(client.identifier)'s store")
+            }
+            summary.refusedReinserts += 1
+            log("\(client.identifier) is refused re-inserting deleted \(table)[\(syncID)]")
+        }
+    }
+}

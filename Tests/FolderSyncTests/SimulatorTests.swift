@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+@testable import FolderSync
+import FolderSyncTesting
+
+/// Seeded multi-client simulations (invariants 1 and 2): 1,000 seeds on the in-memory adapter and remote,
+/// 200 on SQLite with a file-manager remote, and the same schedules on both adapters.
+///
+/// Replay one seed with `FOLDERSYNC_SEED=<seed> swift test --filter <test>`: every simulation test then runs only it.
+/// Explore other seeds with `FOLDERSYNC_SEED_OFFSET=<n>`.
+@Suite("Simulator")
+struct SimulatorTests {
+    static let inMemoryChunks = 4, inMemorySeedsPerChunk: UInt64 = 250
+    static let grdbChunks = 2, grdbSeedsPerChunk: UInt64 = 100
+
+    @Test("Simulated clients converge and lose no write (in-memory adapter and remote)", arguments: 0..<inMemoryChunks)
+    func inMemory(chunk: Int) async {
+        let first = UInt64(chunk) * Self.inMemorySeedsPerChunk + 1
+        let summary = await Self.simulate(first..<first + Self.inMemorySeedsPerChunk, test: "inMemory",
+                                          remote: .inMemory, makeStore: ConvergenceSimulator.inMemoryStore)
+        print(Self.describe(summary, "in-memory seeds \(first + Self.seedOffset)..<\(first + Self.seedOffset + Self.inMemorySeedsPerChunk)"))
+    }
+
+    @Test("Simulated clients converge and lose no write (SQLite stores, file-manager remote)", arguments: 0..<grdbChunks)
+    func grdbOnFileManagerRemote(chunk: Int) async {
+        let first = 100_000 + UInt64(chunk) * Self.grdbSeedsPerChunk + 1
+        let summary = await Self.simulate(first..<first + Self.grdbSeedsPerChunk, test: "grdbOnFileManagerRemote",
+                                          remote: .fileManager, makeStore: GRDBSimulatorStore.factory)
+        print(Self.describe(summary, "SQLite seeds \(first + Self.seedOffset)..<\(first + Self.seedOffset + Self.grdbSeedsPerChunk)"))
+    }
+
+    @Test("The same schedule gives the same result on the in-memory adapter and on GRDBStore")
+    func sameScheduleSameResultOnBothAdapters() async throws {
+        for seed in Self.replaySeed.map({ [$0] }) ?? Array(200_001...200_030) {
+            let memory = try await Self.run(seed, remote: .inMemory, makeStore: ConvergenceSimulator.inMemoryStore)
+            let sqlite = try await Self.run(seed, remote: .inMemory, makeStore: GRDBSimulatorStore.factory)
+            // The schedule reads the stores to choose its next step, so any difference in merging shows up here.
+            #expect(memory.rows == sqlite.rows, "seed \(seed): final rows differ between the adapters (replay: FOLDERSYNC_SEED=\(seed))")
+            #expect(memory == sqlite, "seed \(seed): runs differ between the adapters (replay: FOLDERSYNC_SEED=\(seed))")
+        }
+    }
+
+    @Test("A seed replays exactly")
+    func seedReplaysExactly() async throws {
+        let seed = Self.replaySeed ?? 4242
+        let first = try await Self.run(seed, remote: .inMemory, makeStore: ConvergenceSimulator.inMemoryStore)
+        let second = try await Self.run(seed, remote: .inMemory, makeStore: ConvergenceSimulator.inMemoryStore)
+        #expect(first == second)
+        #expect(first.syncs > 0 && first.writes > 0)
+    }
+
+    // MARK: Running seeds
+
+    /// `FOLDERSYNC_SEED=1234` runs only that seed in each simulation test.
+    static let replaySeed: UInt64? = ProcessInfo.processInfo.environment["FOLDERSYNC_SEED"].flatMap { UInt64($0) }
+    /// `FOLDERSYNC_SEED_OFFSET=1000000` shifts every seed range, to explore new schedules (a nightly job, say).
+    static let seedOffset: UInt64 = ProcessInfo.processInfo.environment["FOLDERSYNC_SEED_OFFSET"].flatMap { UInt64($0) } ?? 0
+
+    static func run(_ seed: UInt64, remote: ConvergenceSimulator.Remote,
+                    makeStore: @escaping ConvergenceSimulator.StoreFactory) async throws -> ConvergenceSimulator.Summary {
+        let directory = ScratchDirectory(seed: seed)
+        var configuration = ConvergenceSimulator.Configuration(seed: seed, directory: directory.url)
+        configuration.remote = remote
+        configuration.makeStore = makeStore
+        return try await ConvergenceSimulator(configuration).run()
+    }
+
+    /// Runs `seeds` (or only the replay seed), recording one issue per failing seed with a replay line.
+    static func simulate(_ seeds: some Sequence<UInt64>, test: String, remote: ConvergenceSimulator.Remote,
+                         makeStore: @escaping ConvergenceSimulator.StoreFactory) async -> ConvergenceSimulator.Summary {
+        var total = ConvergenceSimulator.Summary()
+        var failures = 0
+        for seed in replaySeed.map({ [$0] }) ?? seeds.map({ $0 + seedOffset }) {
+            do {
+                total = total + (try await run(seed, remote: remote, makeStore: makeStore))
+            } catch {
+                failures += 1
+                Issue.record("\(error)\nreplay: FOLDERSYNC_SEED=\(seed) swift test --filter 'SimulatorTests/\(test)'")
+                if failures >= 3 { break }
+            }
+        }
+        return total
+    }
+
+    static func describe(_ s: ConvergenceSimulator.Summary, _ what: String) -> String {
+        "\(what): \(s.steps) steps, \(s.writes) writes, \(s.syncs) syncs (\(s.duplicatedSyncs) duplicated, "
+            + "\(s.interruptedSyncs) cancelled), \(s.restarts) restarts, \(s.conflicts) conflicts, "
+            + "\(s.refusedReinserts) refused re-inserts, \(s.finalRows) rows at the end"
+    }
+}
+
+/// A folder for one simulation, on tmpfs when there is one (the simulator fsyncs a lot and tests nothing about disks).
+final class ScratchDirectory {
+    let url: URL
+
+    init(seed: UInt64) {
+        let shm = URL(fileURLWithPath: "/dev/shm", isDirectory: true)
+        let base = FileManager.default.isWritableFile(atPath: shm.path) ? shm : URL(fileURLWithPath: NSTemporaryDirectory())
+        url = base.appendingPathComponent("FolderSyncSimulator-\(seed)-\(UUID().uuidString.prefix(8))", isDirectory: true)
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
