@@ -432,7 +432,6 @@ extension ChangeSetFileTests {
             let malformed = [
                 insert,
                 SyncChange(kind: .delete, table: "t", syncID: "2"),
-                SyncChange(kind: .delete, table: "t", syncID: "3", columns: insert.columns, deletionTimestamp: timestamp(1)),
                 SyncChange(kind: .update, table: "t", syncID: "4"),
                 SyncChange(kind: .update, table: "t", syncID: "5", columns: insert.columns, deletionTimestamp: timestamp(1)),
                 SyncChange(kind: .insert, table: "", syncID: "6"),
@@ -443,11 +442,13 @@ extension ChangeSetFileTests {
                 let error = #expect(throws: FolderSyncError.self) { try writer.append(change) }
                 #expect(error?.code == .localStoreFailed)
             }
-            // The writer stays usable: refusals write nothing.
+            // The writer stays usable: refusals write nothing. A delete may carry the row's last writes.
+            let deleteWithWrites = SyncChange(kind: .delete, table: "t", syncID: "3", columns: insert.columns, deletionTimestamp: timestamp(1))
+            try writer.append(deleteWithWrites)
             try writer.append(SyncChange(kind: .insert, table: "u", syncID: "1"))
             let header = try writer.finish()
-            #expect(header.changeCount == 2)
-            #expect(try readAll(url).map(\.table) == ["t", "u"])
+            #expect(header.changeCount == 3)
+            #expect(try readAll(url) == [insert, deleteWithWrites, SyncChange(kind: .insert, table: "u", syncID: "1")])
         }
     }
 

@@ -41,8 +41,7 @@ extension GRDBStore {
             try database.read { db in
                 var found: [SyncConflict] = []
                 try changes { change in
-                    guard change.kind != .delete, let table = tablesByName[change.table],
-                          try tombstone(db, change.table, change.syncID, localClient: localClient) == nil else { return }
+                    guard change.kind != .delete, let table = tablesByName[change.table] else { return }
                     let state = try rowState(db, table: table, syncID: change.syncID, localClient: localClient, checkUnpublished: true)
                     guard state.exists, let values = state.values else { return }
                     for column in change.columns where state.unpublished.contains(column.column) {
@@ -95,7 +94,24 @@ extension GRDBStore {
             return
         }
         let syncID = change.syncID
-        if let existing = try tombstone(db, table.name, syncID, localClient: localClient) {
+        let tombstone = try tombstone(db, table.name, syncID, localClient: localClient)
+        if table.deletePolicy == .lastWriterWins {
+            if change.kind == .delete {
+                if !change.columns.isEmpty {
+                    // First the writes the author made before deleting, like any update.
+                    let writes = SyncChange(kind: .update, table: change.table, syncID: syncID, columns: change.columns)
+                    try applyChange(db, writes, author: author, localClient: localClient, checkUnpublished: checkUnpublished,
+                                    resolutions: resolutions, outcome: &outcome)
+                }
+                return try applyNewerDelete(db, change, table: table, author: author, localClient: localClient,
+                                            tombstone: try self.tombstone(db, table.name, syncID, localClient: localClient),
+                                            outcome: &outcome)
+            }
+            if let tombstone, try !rowExists(db, table: table, syncID: syncID) {
+                return try applyToDeletedRow(db, change, table: table, author: author, localClient: localClient,
+                                             tombstone: tombstone, outcome: &outcome)
+            }
+        } else if let existing = tombstone {
             // Delete wins: the row stays deleted. Keep the newest tombstone so every replica stores the same one.
             if change.kind == .delete, let timestamp = change.deletionTimestamp {
                 clock.withLock { $0.observe(timestamp) }
@@ -192,6 +208,85 @@ extension GRDBStore {
             try db.cachedStatement(sql: "INSERT INTO \(quotedTable)(\(([id] + names).joined(separator: ", "))) VALUES (\(placeholders))")
                 .execute(arguments: arguments)
         }
+        outcome.changesApplied += 1
+    }
+
+    private func rowExists(_ db: Database, table: SyncedTable, syncID: String) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: """
+            SELECT EXISTS (SELECT 1 FROM \(table.name.quotedDatabaseIdentifier) WHERE \(table.syncIDColumn.quotedDatabaseIdentifier) = ?)
+            """), arguments: [syncID]) ?? false
+    }
+
+    private func newestColumnStamp(_ db: Database, table: String, syncID: String, localClient: String) throws -> ChangeStamp? {
+        try Row.fetchAll(db.cachedStatement(sql: "SELECT hlc, client FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?"),
+                         arguments: [table, syncID])
+            .map { ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: $0[0])), clientIdentifier: $0[1] ?? localClient) }
+            .max()
+    }
+
+    /// Last writer wins: a delete takes effect only if it is newer than every column write of the row.
+    /// The newest delete is kept either way, and a deleted row's registers move to the shadow table.
+    private func applyNewerDelete(_ db: Database, _ change: SyncChange, table: SyncedTable, author: String, localClient: String,
+                                  tombstone: ChangeStamp?, outcome: inout ApplyOutcome) throws {
+        let timestamp = change.deletionTimestamp ?? .zero
+        clock.withLock { $0.observe(timestamp) }
+        let delete = ChangeStamp(timestamp: timestamp, clientIdentifier: author)
+        if tombstone.map({ delete > $0 }) ?? true {
+            try db.execute(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, ?)",
+                           arguments: [table.name, change.syncID, Int64(bitPattern: timestamp.rawValue), author])
+        }
+        let newest = try newestColumnStamp(db, table: table.name, syncID: change.syncID, localClient: localClient)
+        guard try rowExists(db, table: table, syncID: change.syncID), newest.map({ delete > $0 }) ?? true else {
+            outcome.changesIgnored += 1
+            return
+        }
+        let id = table.syncIDColumn.quotedDatabaseIdentifier, quoted = table.name.quotedDatabaseIdentifier
+        if let row = try Row.fetchOne(db, sql: "SELECT * FROM \(quoted) WHERE \(id) = ?", arguments: [change.syncID]) {
+            for column in columns[table.name] ?? [] {
+                try db.execute(sql: "INSERT OR REPLACE INTO foldersync_shadow(tbl, sync_id, col, value) VALUES (?, ?, ?, ?)",
+                               arguments: [table.name, change.syncID, column, row[column] as DatabaseValue])
+            }
+        }
+        try db.execute(sql: "DELETE FROM \(quoted) WHERE \(id) = ?", arguments: [change.syncID])
+        try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ? AND staged_in IS NULL",
+                       arguments: [table.name, change.syncID])
+        outcome.changesApplied += 1
+    }
+
+    /// Last writer wins: column writes to a deleted row update its kept registers, and bring the row back when
+    /// the newest of them is newer than the delete.
+    private func applyToDeletedRow(_ db: Database, _ change: SyncChange, table: SyncedTable, author: String, localClient: String,
+                                   tombstone: ChangeStamp, outcome: inout ApplyOutcome) throws {
+        var stamps: [String: ChangeStamp] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT col, hlc, client FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?",
+                                    arguments: [table.name, change.syncID]) {
+            stamps[row[0]] = ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: row[1])), clientIdentifier: row[2] ?? localClient)
+        }
+        let known = Set(columns[table.name] ?? [])
+        for column in change.columns where known.contains(column.column) {
+            clock.withLock { $0.observe(column.timestamp) }
+            let remote = ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)
+            guard stamps[column.column].map({ remote > $0 }) ?? true else { continue }
+            stamps[column.column] = remote
+            try db.execute(sql: "INSERT OR REPLACE INTO foldersync_shadow(tbl, sync_id, col, value) VALUES (?, ?, ?, ?)",
+                           arguments: [table.name, change.syncID, column.column, column.value.databaseValue])
+            try db.execute(sql: "INSERT OR REPLACE INTO foldersync_clocks(tbl, sync_id, col, hlc, client) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [table.name, change.syncID, column.column, Int64(bitPattern: column.timestamp.rawValue), author])
+        }
+        guard let newest = stamps.values.max(), newest > tombstone else {
+            outcome.changesIgnored += 1
+            return
+        }
+        let kept = try Row.fetchAll(db, sql: "SELECT col, value FROM foldersync_shadow WHERE tbl = ? AND sync_id = ?",
+                                    arguments: [table.name, change.syncID])
+        let names = [table.syncIDColumn] + kept.map { $0[0] as String }
+        var arguments: StatementArguments = [change.syncID]
+        arguments += StatementArguments(kept.map { $0[1] as DatabaseValue })
+        try db.execute(sql: """
+            INSERT INTO \(table.name.quotedDatabaseIdentifier)(\(names.map(\.quotedDatabaseIdentifier).joined(separator: ", ")))
+            VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))
+            """, arguments: arguments)
+        try db.execute(sql: "DELETE FROM foldersync_shadow WHERE tbl = ? AND sync_id = ?", arguments: [table.name, change.syncID])
         outcome.changesApplied += 1
     }
 

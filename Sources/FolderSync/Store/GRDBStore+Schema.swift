@@ -22,6 +22,9 @@ enum StoreSchema {
         CREATE TABLE IF NOT EXISTS \(LocalLayout.unsynchronizedChangesTable)(
             tbl TEXT NOT NULL, sync_id TEXT NOT NULL, col TEXT NOT NULL, staged_in INTEGER,
             PRIMARY KEY(tbl, sync_id, col)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS foldersync_shadow(
+            tbl TEXT NOT NULL, sync_id TEXT NOT NULL, col TEXT NOT NULL, value,
+            PRIMARY KEY(tbl, sync_id, col)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS \(LocalLayout.appliedChangeSetsTable)(
             client TEXT NOT NULL, sequence INTEGER NOT NULL, change_set_id TEXT NOT NULL,
             PRIMARY KEY(client, sequence)) WITHOUT ROWID;
@@ -45,6 +48,31 @@ enum StoreSchema {
         let allColumns = columns.map { "(\(lit($0)))" }.joined(separator: ", ")
         let changedColumns = columns.map { "(\(lit($0)), NEW.\($0.quotedDatabaseIdentifier) IS NOT OLD.\($0.quotedDatabaseIdentifier))" }
             .joined(separator: ", ")
+        // (A VALUES list referring to OLD does not expose its second column inside a trigger: use SELECTs.)
+        let oldValues = columns.map { "SELECT \(lit($0)) AS col, OLD.\($0.quotedDatabaseIdentifier) AS value" }
+            .joined(separator: " UNION ALL ")
+        let lastWriterWins = table.deletePolicy == .lastWriterWins
+        // Delete wins: a deleted sync ID is refused. Last writer wins: it may come back, newer than its delete.
+        let reuseCheck = lastWriterWins
+            ? """
+                DELETE FROM foldersync_shadow WHERE tbl = \(literal) AND sync_id = NEW.\(id);
+                DELETE FROM \(pending) WHERE tbl = \(literal) AND sync_id = NEW.\(id) AND col = '\(deletedMarker)' AND staged_in IS NULL;
+            """
+            : """
+                SELECT RAISE(ABORT, 'FolderSync: this sync ID belongs to a deleted row and cannot be reused')
+                    WHERE EXISTS (SELECT 1 FROM foldersync_tombstones WHERE tbl = \(literal) AND sync_id = NEW.\(id));
+            """
+        // Last writer wins keeps a deleted row's registers, so that a newer update can bring the row back whole.
+        let forgetRegisters = lastWriterWins
+            ? (columns.isEmpty ? "" : """
+                INSERT OR REPLACE INTO foldersync_shadow(tbl, sync_id, col, value)
+                    SELECT \(literal), OLD.\(id), v.col, v.value FROM (\(oldValues)) AS v;
+            """)
+            : "DELETE FROM foldersync_clocks WHERE tbl = \(literal) AND sync_id = OLD.\(id);"
+        // Delete wins: writes to the row not yet published die with it. Last writer wins: they travel with the delete.
+        let dropUnpublishedWrites = lastWriterWins
+            ? "DELETE FROM \(pending) WHERE tbl = \(literal) AND sync_id = OLD.\(id) AND col = '\(createdMarker)' AND staged_in IS NULL;"
+            : "DELETE FROM \(pending) WHERE tbl = \(literal) AND sync_id = OLD.\(id) AND staged_in IS NULL;"
         let columnInserts = columns.isEmpty ? "" : """
                 INSERT OR REPLACE INTO \(pending)(tbl, sync_id, col, staged_in)
                     SELECT \(literal), NEW.\(id), v.column1, NULL FROM (VALUES \(allColumns)) AS v;
@@ -53,8 +81,7 @@ enum StoreSchema {
             """
         try db.execute(sql: """
             CREATE TRIGGER "foldersync_\(name)_insert" AFTER INSERT ON \(t) WHEN foldersync_capturing() BEGIN
-                SELECT RAISE(ABORT, 'FolderSync: this sync ID belongs to a deleted row and cannot be reused')
-                    WHERE EXISTS (SELECT 1 FROM foldersync_tombstones WHERE tbl = \(literal) AND sync_id = NEW.\(id));
+            \(reuseCheck)
                 INSERT OR REPLACE INTO \(pending)(tbl, sync_id, col, staged_in) VALUES (\(literal), NEW.\(id), '\(createdMarker)', NULL);
             \(columnInserts)
             END;
@@ -72,8 +99,8 @@ enum StoreSchema {
         }
         try db.execute(sql: """
             CREATE TRIGGER "foldersync_\(name)_delete" AFTER DELETE ON \(t) WHEN foldersync_capturing() BEGIN
-                DELETE FROM \(pending) WHERE tbl = \(literal) AND sync_id = OLD.\(id) AND staged_in IS NULL;
-                DELETE FROM foldersync_clocks WHERE tbl = \(literal) AND sync_id = OLD.\(id);
+            \(dropUnpublishedWrites)
+            \(forgetRegisters)
                 INSERT OR REPLACE INTO \(pending)(tbl, sync_id, col, staged_in) VALUES (\(literal), OLD.\(id), '\(deletedMarker)', NULL);
                 INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (\(literal), OLD.\(id), foldersync_tick(), NULL);
             END;

@@ -45,7 +45,19 @@ extension GRDBStore {
         if marked.contains(StoreSchema.deletedMarker) {
             guard let stamp = try Int64.fetchOne(db, sql: "SELECT hlc FROM foldersync_tombstones WHERE tbl = ? AND sync_id = ?",
                                                  arguments: [table, syncID]) else { return nil }
-            return SyncChange(kind: .delete, table: table, syncID: syncID,
+            var carried: [ColumnChange] = []
+            if synced.deletePolicy == .lastWriterWins {
+                // The row's unpublished writes, kept in the shadow table, travel with the delete.
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT s.col, s.value, c.hlc FROM foldersync_shadow s JOIN foldersync_clocks c
+                        ON c.tbl = s.tbl AND c.sync_id = s.sync_id AND c.col = s.col AND c.client IS NULL
+                    WHERE s.tbl = ? AND s.sync_id = ? ORDER BY s.col
+                    """, arguments: [table, syncID])
+                carried = rows.filter { marked.contains($0[0] as String) }.map {
+                    ColumnChange(column: $0[0], value: SyncValue($0[1] as DatabaseValue), timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: $0[2])))
+                }
+            }
+            return SyncChange(kind: .delete, table: table, syncID: syncID, columns: carried,
                               deletionTimestamp: HybridTimestamp(rawValue: UInt64(bitPattern: stamp)))
         }
         let select = names.isEmpty ? "1" : names.map(\.quotedDatabaseIdentifier).joined(separator: ", ")

@@ -4,14 +4,27 @@
 /// device (its sync ID, a UUID by convention). Relationships are plain SQLite:
 /// a to-one is a foreign-key column holding the other row's sync ID; a
 /// to-many is a join table, itself synced, whose rows are added and removed.
-/// A sync ID is never reused once its row is deleted.
 public struct SyncedTable: Sendable, Hashable {
     public var name: String
     /// The text primary-key column holding the sync ID.
     public var syncIDColumn: String
+    /// What happens when one client deletes a row that another updates concurrently.
+    public var deletePolicy: DeletePolicy
 
-    public init(_ name: String, syncIDColumn: String = "id") {
+    public init(_ name: String, syncIDColumn: String = "id", deletePolicy: DeletePolicy = .deleteWins) {
         self.name = name
         self.syncIDColumn = syncIDColumn
+        self.deletePolicy = deletePolicy
     }
+}
+
+/// How a table settles a delete against a concurrent update.
+public enum DeletePolicy: Sendable, Hashable {
+    /// A deleted row stays deleted: concurrent and later changes to it are dropped (and reported), and its sync ID
+    /// is never reused. The default.
+    case deleteWins
+    /// The newer of the delete and the update wins, by hybrid logical clock: a row is alive when its newest column
+    /// write is newer than its newest delete. An update made after a delete it did not see brings the row back,
+    /// with every column's newest value; a deleted sync ID can be inserted again.
+    case lastWriterWins
 }
