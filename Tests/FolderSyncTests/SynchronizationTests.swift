@@ -133,3 +133,65 @@ struct SynchronizationTests {
         #expect(warnings.contains { $0.table == "notes" && $0.syncID == "n1" }, "\(report.warnings)")
     }
 }
+
+/// A note as a GRDB record, to show that record writes are captured like raw SQL.
+struct NoteRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "notes"
+    var id: String
+    var title: String?
+    var body: String?
+    var folder_id: String?
+}
+
+@Suite("Change capture and delegate")
+struct CaptureAndDelegateTests {
+    @Test("Inserts, updates and deletes made with GRDB records are captured in the same transaction")
+    func recordWrites() async throws {
+        let directory = TemporaryDirectory()
+        let (a, b) = try await TestClient.pair(InMemoryFileSystem(), in: directory)
+        try await a.store.database.write { db in
+            var note = NoteRecord(id: "r1", title: "record", body: nil, folder_id: nil)
+            try note.insert(db)
+            note.body = "updated through the record"
+            try note.update(db)
+            try NoteRecord(id: "r2", title: "gone").insert(db)
+            _ = try NoteRecord.deleteOne(db, key: "r2")
+        }
+        try await converge(a, b)
+        #expect(try b.value("SELECT body FROM notes WHERE id = 'r1'") == "updated through the record")
+        #expect(try b.value("SELECT count(*) FROM notes") == "1")
+        // A rolled-back write leaves no change behind.
+        try? await a.store.database.write { db in
+            try NoteRecord(id: "r3", title: "never").insert(db)
+            throw CancellationError()
+        }
+        #expect(try a.store.hasUnpublishedChanges() == false)
+    }
+
+    @Test("Without a resolver closure, the delegate settles conflicts")
+    func delegateResolvesConflicts() async throws {
+        final class Resolver: DocumentSyncManagerDelegate, @unchecked Sendable {
+            let seen = Locked<[SyncConflict]>([])
+            func documentSyncManager(_ manager: DocumentSyncManager, resolve conflict: SyncConflict) async -> ConflictResolution? {
+                seen.withLock { $0.append(conflict) }
+                return .localWins
+            }
+        }
+        let directory = TemporaryDirectory()
+        let (a, b) = try await TestClient.pair(InMemoryFileSystem(), in: directory)
+        try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'start')")
+        try await a.sync(); try await b.sync()
+        try b.execute("UPDATE notes SET title = 'B first' WHERE id = 'n1'")
+        try a.execute("UPDATE notes SET title = 'A later' WHERE id = 'n1'")
+        try await a.sync()
+        let resolver = Resolver()
+        b.document.delegate = resolver
+        let report = try await b.sync()
+        #expect(resolver.seen.current.map(\.column) == ["title"])
+        #expect(report.conflicts.first?.decidedByResolver == true)
+        try await converge(a, b)
+        // B kept its value although A wrote later: the decision was recorded as a new change.
+        #expect(try a.value("SELECT title FROM notes") == "B first")
+        #expect(try NotesSchema.dump(a.store) == NotesSchema.dump(b.store))
+    }
+}
