@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The envelope of every FolderSync property list: a kind, a format version, a checksum and a payload.
 ///
@@ -11,14 +11,14 @@ import Foundation
 /// Files are XML property lists (readable, diff-able); Foundation sorts
 /// dictionary keys, so encoding is deterministic. Dates are kept to whole
 /// seconds, which XML property lists preserve exactly.
-protocol PropertyListPayload: Codable, Sendable, Equatable {
+public protocol PropertyListPayload: Codable, Sendable, Equatable {
     /// The value of the envelope's `kind` key.
     static var kind: String { get }
     /// The newest payload version this build reads and the one it writes.
     static var formatVersion: Int { get }
 }
 
-enum PropertyListFile {
+public enum PropertyListFile {
     private struct Header: Decodable {
         let kind: String
         let formatVersion: Int
@@ -39,7 +39,7 @@ enum PropertyListFile {
 
     private static func checksum(of data: Data) -> String { "crc32:" + Checksum.hex(Checksum.crc32(data)) }
 
-    static func encode<Payload: PropertyListPayload>(_ payload: Payload) throws -> Data {
+    public static func encode<Payload: PropertyListPayload>(_ payload: Payload) throws -> Data {
         let payloadBytes = try encoder().encode(payload)
         let envelope = Envelope(kind: Payload.kind, formatVersion: Payload.formatVersion,
                                 checksum: checksum(of: payloadBytes), payload: payload)
@@ -50,7 +50,7 @@ enum PropertyListFile {
     ///
     /// - Throws: ``FolderSyncError/Code/unsupportedFormatVersion`` for a newer version;
     ///   ``FolderSyncError/Code/corruptFile`` for anything truncated, garbled, of another kind or failing its checksum.
-    static func decode<Payload: PropertyListPayload>(_ type: Payload.Type, from data: Data, path: String) throws -> Payload {
+    public static func decode<Payload: PropertyListPayload>(_ type: Payload.Type, from data: Data, path: String) throws -> Payload {
         let decoder = PropertyListDecoder()
         let header: Header
         do {

@@ -6,8 +6,8 @@ public import Foundation
 /// change sets are new; vacuum reads the acknowledgements to know what every
 /// client still needs. It is a versioned, checksummed property list.
 public struct RecentSync: PropertyListPayload, Hashable {
-    static let kind = "recentSync"
-    static let formatVersion = 1
+    public static let kind = "recentSync"
+    public static let formatVersion = 1
 
     public var clientIdentifier: String
     /// For display only; never used to order anything.

@@ -15,8 +15,8 @@ struct FormatVersionInfo: PropertyListPayload {
 
 /// `ClientDevices/<client>/deviceInfo.plist`.
 public struct DeviceInfo: PropertyListPayload {
-    static let kind = "deviceInfo"
-    static let formatVersion = 1
+    public static let kind = "deviceInfo"
+    public static let formatVersion = 1
     public var clientIdentifier: String
     public var clientDescription: String
     public var userInfo: [String: String]
@@ -25,8 +25,8 @@ public struct DeviceInfo: PropertyListPayload {
 
 /// `Documents/<document>/documentInfo.plist`: published once, if absent, by the client that creates the document.
 public struct DocumentInfo: PropertyListPayload {
-    static let kind = "documentInfo"
-    static let formatVersion = 1
+    public static let kind = "documentInfo"
+    public static let formatVersion = 1
     public var documentIdentifier: String
     public var documentDescription: String
     public var userInfo: [String: String]
@@ -38,8 +38,8 @@ public struct DocumentInfo: PropertyListPayload {
 
 /// `Information/DeletedDocuments/<document>.plist`.
 public struct DeletedDocumentInfo: PropertyListPayload, Hashable {
-    static let kind = "deletedDocument"
-    static let formatVersion = 1
+    public static let kind = "deletedDocument"
+    public static let formatVersion = 1
     public var documentIdentifier: String
     public var deletedByClient: String
     public var deletionDate: Date
@@ -47,8 +47,8 @@ public struct DeletedDocumentInfo: PropertyListPayload, Hashable {
 
 /// `Documents/<document>/DeletedClients/<client>.plist`.
 public struct DeletedClientInfo: PropertyListPayload {
-    static let kind = "deletedClient"
-    static let formatVersion = 1
+    public static let kind = "deletedClient"
+    public static let formatVersion = 1
     public var clientIdentifier: String
     public var deletedBy: String
     public var deletionDate: Date

@@ -1,0 +1,46 @@
+public import Foundation
+
+/// `WholeStore/<client>/AppliedSyncChangeSets.ticdsync`: exactly which change sets a whole store contains.
+///
+/// Change sets are applied per client in sequence order, so "which sets"
+/// is, per client, the highest sequence contained (every lower one is
+/// contained too). Vacuum deletes a change set only when some whole store's
+/// manifest covers it; a new client downloads the store that covers the most
+/// and applies only the sets after it. A versioned, checksummed property list.
+public struct WholeStoreManifest: PropertyListPayload, Hashable {
+    public static let kind = "appliedSyncChangeSets"
+    public static let formatVersion = 1
+
+    /// The client that uploaded the whole store.
+    public var clientIdentifier: String
+    /// Identifies the snapshot; also written in the whole-store file, so a manifest never describes another file.
+    public var wholeStoreIdentifier: String
+    /// For display only.
+    public var creationDate: Date
+    /// The app's schema version of the snapshot.
+    public var schemaVersion: Int
+    /// Per client (the uploader included), the highest sequence whose change set the snapshot contains.
+    public var covers: [String: Int64]
+    /// Size and CRC-32 of `WholeStore.ticdsync`, checked before it is installed.
+    public var wholeStoreByteCount: Int64
+    public var wholeStoreChecksum: UInt32
+
+    public init(clientIdentifier: String, wholeStoreIdentifier: String, creationDate: Date, schemaVersion: Int,
+                covers: [String: Int64], wholeStoreByteCount: Int64, wholeStoreChecksum: UInt32) {
+        self.clientIdentifier = clientIdentifier
+        self.wholeStoreIdentifier = wholeStoreIdentifier
+        self.creationDate = creationDate
+        self.schemaVersion = schemaVersion
+        self.covers = covers
+        self.wholeStoreByteCount = wholeStoreByteCount
+        self.wholeStoreChecksum = wholeStoreChecksum
+    }
+
+    /// Whether this store contains every change set `other` contains (it covers at least as much of every client).
+    public func dominates(_ other: WholeStoreManifest) -> Bool {
+        other.covers.allSatisfy { client, sequence in (covers[client] ?? 0) >= sequence }
+    }
+
+    /// How many change sets the store contains in all; used to pick the store that covers the most.
+    public var coveredCount: Int64 { covers.values.reduce(0, +) }
+}
