@@ -93,18 +93,23 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
     public let path: String?
     /// A description of the wrapped lower-level error, when there is one.
     public let underlyingDescription: String?
+    /// For resets (integrity mismatch, client or document deleted): where the local store and its unpublished
+    /// changes were backed up before anything else happened. ``DocumentSyncManager/rejoin()`` re-joins.
+    public internal(set) var backupPath: String?
 
     public init(_ code: Code, _ message: String, path: String? = nil, underlying: (any Error)? = nil) {
         self.code = code
         self.message = message
         self.path = path
         self.underlyingDescription = underlying.map { String(describing: $0) }
+        self.backupPath = nil
     }
 
     public var description: String {
         var text = "\(code): \(message)"
         if let path { text += " (\(path))" }
         if let underlyingDescription { text += ": \(underlyingDescription)" }
+        if let backupPath { text += "; local data backed up at \(backupPath)" }
         return text
     }
 }

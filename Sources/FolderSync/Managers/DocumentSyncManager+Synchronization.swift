@@ -37,19 +37,119 @@ extension DocumentSyncManager {
         }
         delegate?.documentSyncManagerDidBeginSynchronizing(self)
         do {
-            let report = try await synchronizationOperation(integrityKey: integrityKey, store: store).run()
+            let report = try await synchronizeWithPolicy(integrityKey: integrityKey, store: store)
             if !report.warnings.isEmpty { delegate?.documentSyncManager(self, didEncounterWarnings: report.warnings) }
             delegate?.documentSyncManager(self, didFinishSynchronizingWith: report)
             return report
         } catch {
-            let error = FolderSyncError.wrapping(error, "synchronization failed")
+            var error = FolderSyncError.wrapping(error, "synchronization failed")
+            if [.integrityKeyMismatch, .clientDeleted, .documentDeleted].contains(error.code) {
+                error.backupPath = try? backUpForReset(store)
+                lastReset.withLock { $0 = error.code }
+            }
             delegate?.documentSyncManager(self, didFailToSynchronizeWithError: error)
             throw error
         }
     }
 
+    /// One sync, with the policy around it: bootstrap from a whole store, re-bootstrap after a vacuum, upload.
+    private func synchronizeWithPolicy(integrityKey: String, store: any ModelAdapter) async throws -> SyncReport {
+        let policy = self.policy
+        let snapshotting = store as? any SnapshottingModelAdapter
+        var installed: WholeStoreManifest?
+        if policy.automaticallyDownloadsWholeStore, let snapshotting, try !store.loadSyncState().hasBootstrapped {
+            installed = try await wholeStoreDownloadOperation(store: snapshotting).run()
+            var state = try store.loadSyncState()
+            state.hasBootstrapped = true
+            try store.saveSyncState(state)
+        }
+        var report = try await synchronizationOperation(integrityKey: integrityKey, store: store).run()
+        if report.needsWholeStore, policy.automaticallyDownloadsWholeStore, let snapshotting,
+           let manifest = try await wholeStoreDownloadOperation(store: snapshotting).run() {
+            installed = manifest
+            let again = try await synchronizationOperation(integrityKey: integrityKey, store: store).run()
+            report.merge(again)
+        }
+        report.installedWholeStore = installed
+        if let snapshotting { report.uploadedWholeStore = try await uploadWholeStoreIfDue(report, store: snapshotting, policy: policy) }
+        return report
+    }
+
+    private func uploadWholeStoreIfDue(_ report: SyncReport, store: any SnapshottingModelAdapter, policy: SyncPolicy) async throws -> WholeStoreManifest? {
+        var state = try store.loadSyncState()
+        state.changeSetsSinceWholeStore += report.changeSetsSent
+        state.bytesSinceWholeStore += report.bytesSent
+        let due = (policy.wholeStoreUploadAfterChangeSets.map { state.changeSetsSinceWholeStore >= $0 } ?? false)
+            || (policy.wholeStoreUploadAfterBytes.map { state.bytesSinceWholeStore >= $0 } ?? false)
+        try store.saveSyncState(state)
+        guard due, let manifest = try await wholeStoreUploadOperation(store: store).run() else { return nil }
+        state = try store.loadSyncState()
+        state.changeSetsSinceWholeStore = 0
+        state.bytesSinceWholeStore = 0
+        try store.saveSyncState(state)
+        if policy.vacuumsAfterWholeStoreUpload { try await vacuumAfterWholeStoreUpload() }
+        return manifest
+    }
+
+    /// Runs after each automatic whole-store upload when the policy says so.
+    func vacuumAfterWholeStoreUpload() async throws {}
+
+    /// Copies the local store, with its unpublished changes, into the helper folder's `Backups/`.
+    private func backUpForReset(_ store: any ModelAdapter) throws -> String? {
+        guard let snapshotting = store as? any SnapshottingModelAdapter else { return nil }
+        try LocalFiles.createDirectory(localLayout.backupsDirectory)
+        let stamp = Int(applicationSyncManager.environment.now().timeIntervalSince1970)
+        let url = localLayout.backupsDirectory.appendingPathComponent("backup-\(stamp)-\(applicationSyncManager.environment.makeIdentifier()).sqlite")
+        try snapshotting.backup(to: url)
+        return url.path
+    }
+
     func resolve(_ conflict: SyncConflict) async -> ConflictResolution? {
         if let resolver = conflictResolver { return await resolver(conflict) }
         return await delegate?.documentSyncManager(self, resolve: conflict)
+    }
+
+    /// The policy for automatic whole-store downloads and uploads and vacuum.
+    public var policy: SyncPolicy {
+        get { policyBox.current }
+        set { policyBox.withLock { $0 = newValue } }
+    }
+
+    /// Uploads a whole store now; returns `nil` when local changes are not all published (sync first).
+    @discardableResult
+    public func uploadWholeStore() async throws -> WholeStoreManifest? {
+        try await wholeStoreUploadOperation(store: try snapshottingStore()).run()
+    }
+
+    /// Replaces the local synced data with the remote's best whole store now, keeping unpublished local changes.
+    @discardableResult
+    public func downloadWholeStore() async throws -> WholeStoreManifest? {
+        try await wholeStoreDownloadOperation(store: try snapshottingStore()).run()
+    }
+
+    private func snapshottingStore() throws -> any SnapshottingModelAdapter {
+        guard let store = store as? any SnapshottingModelAdapter else {
+            throw FolderSyncError(.invalidConfiguration, "the local store of document \(documentIdentifier) cannot take whole stores")
+        }
+        return store
+    }
+}
+
+extension SyncReport {
+    /// Adds a second sync's work to this report.
+    mutating func merge(_ other: SyncReport) {
+        changeSetsSent += other.changeSetsSent
+        changesSent += other.changesSent
+        changeSetsApplied += other.changeSetsApplied
+        changesApplied += other.changesApplied
+        changesIgnored += other.changesIgnored
+        conflicts += other.conflicts
+        warnings += other.warnings
+        parkedChangeSets += other.parkedChangeSets
+        bytesSent += other.bytesSent
+        bytesReceived += other.bytesReceived
+        remoteRequests += other.remoteRequests
+        duration += other.duration
+        needsWholeStore = other.needsWholeStore
     }
 }

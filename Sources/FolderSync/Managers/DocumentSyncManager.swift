@@ -16,6 +16,10 @@ public protocol DocumentSyncManagerDelegate: AnyObject, Sendable {
     func documentSyncManager(_ manager: DocumentSyncManager, didEncounterWarnings warnings: [SyncWarning])
     func documentSyncManager(_ manager: DocumentSyncManager, didFinishSynchronizingWith report: SyncReport)
     func documentSyncManager(_ manager: DocumentSyncManager, didFailToSynchronizeWithError error: FolderSyncError)
+    /// A whole store is about to replace the local synced data (TICoreDataSync's will-replace).
+    func documentSyncManager(_ manager: DocumentSyncManager, willReplaceLocalDataWith wholeStore: WholeStoreManifest)
+    /// A whole store replaced the local synced data; local unpublished changes were re-applied on top.
+    func documentSyncManager(_ manager: DocumentSyncManager, didReplaceLocalDataWith wholeStore: WholeStoreManifest)
 }
 
 extension DocumentSyncManagerDelegate {
@@ -29,6 +33,8 @@ extension DocumentSyncManagerDelegate {
     public func documentSyncManager(_ manager: DocumentSyncManager, didEncounterWarnings warnings: [SyncWarning]) {}
     public func documentSyncManager(_ manager: DocumentSyncManager, didFinishSynchronizingWith report: SyncReport) {}
     public func documentSyncManager(_ manager: DocumentSyncManager, didFailToSynchronizeWithError error: FolderSyncError) {}
+    public func documentSyncManager(_ manager: DocumentSyncManager, willReplaceLocalDataWith wholeStore: WholeStoreManifest) {}
+    public func documentSyncManager(_ manager: DocumentSyncManager, didReplaceLocalDataWith wholeStore: WholeStoreManifest) {}
 }
 
 /// Registers one document of this client with the remote, and runs its sync tasks.
@@ -72,6 +78,9 @@ open class DocumentSyncManager: @unchecked Sendable {
 
     let coalescer = SyncCoalescer()
     let watchers = Locked<[Task<Void, Never>]>([])
+    let policyBox = Locked(SyncPolicy())
+    /// The reset the last sync stopped on, which ``rejoin()`` recovers from.
+    let lastReset = Locked<FolderSyncError.Code?>(nil)
     let eventContinuations = Locked<[UUID: AsyncStream<SyncEvent>.Continuation]>([:])
     private let resolverBox = Locked<(@Sendable (SyncConflict) async -> ConflictResolution?)?>(nil)
     private let gate = RegistrationGate()
@@ -158,6 +167,11 @@ open class DocumentSyncManager: @unchecked Sendable {
     /// - Throws: ``FolderSyncError/Code/registrationCancelled`` when the app declines to create the document,
     ///   ``FolderSyncError/Code/integrityKeyMismatch`` when the remote was reset, and other typed errors.
     public func registerConfigured() async throws {
+        try await register(creatingMissingDocument: false)
+    }
+
+    /// Registers; when `creatingMissingDocument`, a missing remote document is created without asking (re-join).
+    func register(creatingMissingDocument: Bool) async throws {
         try gate.begin(what: "document \(documentIdentifier)")
         delegate?.documentSyncManagerDidBeginRegistering(self)
         do {
@@ -167,8 +181,8 @@ open class DocumentSyncManager: @unchecked Sendable {
             let proposed = DocumentInfo(documentIdentifier: documentIdentifier, documentDescription: documentDescription,
                                         userInfo: userInfo, integrityKey: "", createdByClient: clientIdentifier,
                                         creationDate: .distantPast)
-            let info = try await documentRegistrationOperation(proposedDocumentInfo: proposed,
-                                                               rememberedIntegrityKey: remembered?.integrityKey).run()
+            let operation = documentRegistrationOperation(proposedDocumentInfo: proposed, rememberedIntegrityKey: remembered?.integrityKey)
+            let info = try await (creatingMissingDocument ? operation.creatingWithoutAsking() : operation).run()
             let local = LocalRegistration(applicationIdentifier: layout.applicationIdentifier,
                                           documentIdentifier: documentIdentifier, clientIdentifier: clientIdentifier,
                                           integrityKey: info.integrityKey)
@@ -231,5 +245,27 @@ open class DocumentSyncManager: @unchecked Sendable {
             environment: applicationSyncManager.environment,
             resolver: resolver,
             emit: { [weak self] event in self?.publish(event) })
+    }
+
+    /// Builds the whole-store upload operation. Override to return a backend subclass.
+    open func wholeStoreUploadOperation(store: any SnapshottingModelAdapter) -> WholeStoreUploadOperation {
+        WholeStoreUploadOperation(fileSystem: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
+                                  clientIdentifier: clientIdentifier, store: store, localLayout: localLayout,
+                                  environment: applicationSyncManager.environment)
+    }
+
+    /// Builds the whole-store download operation. Override to return a backend subclass.
+    open func wholeStoreDownloadOperation(store: any SnapshottingModelAdapter) -> WholeStoreDownloadOperation {
+        WholeStoreDownloadOperation(
+            fileSystem: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
+            clientIdentifier: clientIdentifier, store: store, localLayout: localLayout, environment: applicationSyncManager.environment,
+            willReplace: { [weak self] manifest in
+                guard let self else { return }
+                self.delegate?.documentSyncManager(self, willReplaceLocalDataWith: manifest)
+            },
+            didReplace: { [weak self] manifest in
+                guard let self else { return }
+                self.delegate?.documentSyncManager(self, didReplaceLocalDataWith: manifest)
+            })
     }
 }

@@ -36,7 +36,13 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
     /// The integrity key this client's local store belongs to, if it registered before.
     public let rememberedIntegrityKey: String?
     public let environment: SyncEnvironment
-    let askToCreateRemoteDocument: @Sendable (RemoteDocumentCreationRequest) async -> Bool
+    var askToCreateRemoteDocument: @Sendable (RemoteDocumentCreationRequest) async -> Bool
+
+    /// This operation, answering "create" by itself when the remote document is missing (re-joining a wiped remote).
+    func creatingWithoutAsking() -> Self {
+        askToCreateRemoteDocument = { _ in true }
+        return self
+    }
 
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, clientIdentifier: String,
                 proposedDocumentInfo: DocumentInfo, rememberedIntegrityKey: String?, environment: SyncEnvironment,

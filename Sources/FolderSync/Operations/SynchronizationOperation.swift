@@ -79,6 +79,10 @@ open class SynchronizationOperation: @unchecked Sendable {
 
         emit(.phase(.applyingRemoteChanges))
         try await applyInCausalOrder(available)
+        if let after = state.ownChangeSetsToReapplyAfter,
+           (try acknowledgement()[clientIdentifier] ?? after) >= state.publishedSequence {
+            state.ownChangeSetsToReapplyAfter = nil
+        }
         if try store.hasUnpublishedChanges() {
             // Resolutions that keep a local or merged value are new local changes: publish them in this sync.
             state = try store.loadSyncState().merging(known: state)
@@ -188,6 +192,9 @@ open class SynchronizationOperation: @unchecked Sendable {
             }
             if let known, known.publishedSequence > (acknowledged[client] ?? 0) { clientsWithNews.append(client) }
         }
+        if let after = state.ownChangeSetsToReapplyAfter, state.publishedSequence > after {
+            clientsWithNews.append(clientIdentifier)
+        }
         var available: [Available] = []
         for client in clientsWithNews.sorted() {
             let directory = layout.syncChangesDirectory(documentIdentifier, client: client)
@@ -199,8 +206,13 @@ open class SynchronizationOperation: @unchecked Sendable {
                     continue
                 }
                 guard applied[client]?.contains(parsed.sequence) != true else { continue }
+                if client == clientIdentifier && parsed.sequence > state.publishedSequence { continue }
                 available.append(Available(client: client, sequence: parsed.sequence, name: item.name, path: directory.appending(item.name)))
             }
+            // The next set this client needs is gone: vacuum removed it, so only a whole store has its changes.
+            let next = (acknowledged[client] ?? 0) + 1
+            let present = Set(available.filter { $0.client == client }.map(\.sequence))
+            if !present.contains(next), present.min().map({ $0 > next }) ?? true { report.needsWholeStore = true }
         }
         return (available.sorted { ($0.client, $0.sequence) < ($1.client, $1.sequence) }, ownExists)
     }
@@ -377,10 +389,11 @@ open class SynchronizationOperation: @unchecked Sendable {
 }
 
 extension LocalSyncState {
-    /// The store's state (sequences, which the store commits) with the remote knowledge gathered in this sync.
+    /// The store's state (sequences, which the store commits) with what this sync learned and decided.
     func merging(known other: LocalSyncState) -> LocalSyncState {
         var merged = self
         merged.knownRecentSyncs = other.knownRecentSyncs
+        merged.ownChangeSetsToReapplyAfter = other.ownChangeSetsToReapplyAfter
         return merged
     }
 }

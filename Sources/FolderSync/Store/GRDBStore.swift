@@ -22,7 +22,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     /// Column names of each synced table, sync-ID column excluded.
     let columns: [String: [String]]
     let tablesByName: [String: SyncedTable]
-    private let capturing: Locked<Bool>
+    let capturing: Locked<Bool>
     let clock: Locked<HybridLogicalClock>
     let now: @Sendable () -> Date
 

@@ -80,8 +80,27 @@ public struct LocalSyncState: Codable, Hashable, Sendable {
     public var publishedSequence: Int64 = 0
     /// Per other client: the version tag of its recent-sync file when last read, and the sequence it reported.
     public var knownRecentSyncs: [String: KnownRecentSync] = [:]
+    /// After installing a whole store older than this client's own publications: the sequence after which this
+    /// client's own change sets must be applied again from the remote.
+    public var ownChangeSetsToReapplyAfter: Int64?
+    /// Whether the first sync looked for a whole store to start from.
+    public var hasBootstrapped = false
+    /// Change sets and bytes published since this client last uploaded a whole store (for the upload policy).
+    public var changeSetsSinceWholeStore = 0
+    public var bytesSinceWholeStore: Int64 = 0
 
     public init() {}
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        nextSequence = try container.decode(Int64.self, forKey: .nextSequence)
+        publishedSequence = try container.decode(Int64.self, forKey: .publishedSequence)
+        knownRecentSyncs = try container.decodeIfPresent([String: KnownRecentSync].self, forKey: .knownRecentSyncs) ?? [:]
+        ownChangeSetsToReapplyAfter = try container.decodeIfPresent(Int64.self, forKey: .ownChangeSetsToReapplyAfter)
+        hasBootstrapped = try container.decodeIfPresent(Bool.self, forKey: .hasBootstrapped) ?? false
+        changeSetsSinceWholeStore = try container.decodeIfPresent(Int.self, forKey: .changeSetsSinceWholeStore) ?? 0
+        bytesSinceWholeStore = try container.decodeIfPresent(Int64.self, forKey: .bytesSinceWholeStore) ?? 0
+    }
 
     public struct KnownRecentSync: Codable, Hashable, Sendable {
         public var etag: String?
@@ -105,4 +124,26 @@ public struct ApplyOutcome: Sendable, Hashable {
     public var warnings: [SyncWarning] = []
 
     public init() {}
+}
+
+/// Whole stores and resets: what an adapter needs for bootstrap, vacuum-driven re-bootstrap and re-joining.
+///
+/// The defaults refuse; ``GRDBStore`` implements them.
+public protocol SnapshottingModelAdapter: ModelAdapter {
+    /// Writes a consistent snapshot of the synced data and its merge metadata (clocks, tombstones) into a new
+    /// file at `url`, and returns per client the highest sequence it contains (this client's published sets
+    /// included). Returns `nil`, writing nothing useful, when some local change is not published yet: a whole
+    /// store never carries a client's unpublished changes.
+    func writeSnapshot(to url: URL, localClient: String) throws -> [String: Int64]?
+
+    /// Replaces the synced data, merge metadata and ledger with a snapshot that contains exactly `covers`, in one
+    /// transaction. Local changes not yet published are re-applied on top as new local changes.
+    func restoreSnapshot(from url: URL, covers: [String: Int64], localClient: String) throws
+
+    /// Copies the whole store (data and unpublished changes) to `url`, for a reset's backup.
+    func backup(to url: URL) throws
+
+    /// Forgets the merge history and records every row as a new local change, to re-join a remote that was
+    /// replaced: this client's data then travels again, and merges with what others push.
+    func resetForRejoin() throws
 }

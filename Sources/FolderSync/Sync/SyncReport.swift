@@ -16,6 +16,12 @@ public struct SyncReport: Sendable, Hashable {
     public var parkedChangeSets: [String] = []
     public var bytesSent: Int64 = 0
     public var bytesReceived: Int64 = 0
+    /// A change set this client needs was vacuumed: only a whole store can bring its changes.
+    public var needsWholeStore = false
+    /// A whole store was installed during this sync (bootstrap, or after a vacuum).
+    public var installedWholeStore: WholeStoreManifest?
+    /// A whole store was uploaded after this sync (by the upload policy).
+    public var uploadedWholeStore: WholeStoreManifest?
     /// Remote requests made (list, stat, read, write, move, remove).
     public var remoteRequests = 0
     public var duration: TimeInterval = 0

@@ -1,0 +1,102 @@
+public import Foundation
+
+/// Downloads the whole store that covers the most change sets and installs it in place of the local data.
+///
+/// Stores are chosen by what their manifests say they contain, never by file dates. A store is installed
+/// only if its file matches its manifest (size, checksum, identifier) and passes its own checksum; one that
+/// fails (being replaced, or damaged) is skipped for the next best. Local changes not yet published survive:
+/// the store re-applies them as new changes. The change sets the store does not contain are applied by the
+/// next sync.
+open class WholeStoreDownloadOperation: @unchecked Sendable {
+    public let fileSystem: any RemoteFileSystem
+    public let layout: RemoteLayout
+    public let documentIdentifier: String
+    public let clientIdentifier: String
+    public let store: any SnapshottingModelAdapter
+    public let localLayout: LocalLayout
+    public let environment: SyncEnvironment
+    let willReplace: @Sendable (WholeStoreManifest) -> Void
+    let didReplace: @Sendable (WholeStoreManifest) -> Void
+
+    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
+                store: any SnapshottingModelAdapter, localLayout: LocalLayout, environment: SyncEnvironment,
+                willReplace: @escaping @Sendable (WholeStoreManifest) -> Void = { _ in },
+                didReplace: @escaping @Sendable (WholeStoreManifest) -> Void = { _ in }) {
+        self.fileSystem = fileSystem
+        self.layout = layout
+        self.documentIdentifier = documentIdentifier
+        self.clientIdentifier = clientIdentifier
+        self.store = store
+        self.localLayout = localLayout
+        self.environment = environment
+        self.willReplace = willReplace
+        self.didReplace = didReplace
+    }
+
+    /// Installs the best whole store; returns its manifest, or `nil` when the remote has no usable one.
+    public func run() async throws -> WholeStoreManifest? {
+        let work = localLayout.helperDirectory.appendingPathComponent("WholeStoreDownload", isDirectory: true)
+        try? FileManager.default.removeItem(at: work)
+        try LocalFiles.createDirectory(work)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let lock = try await FileLock.acquire(localLayout.syncLockFile)
+        defer { lock.release() }
+
+        var candidates: [WholeStoreManifest] = []
+        for client in try await fetchWholeStoreClients() {
+            let path = layout.appliedSyncChangeSetsFile(documentIdentifier, client: client)
+            guard let data = try await fetchManifest(client: client),
+                  let manifest = try? PropertyListFile.decode(WholeStoreManifest.self, from: data, path: path.description),
+                  manifest.clientIdentifier == client, manifest.schemaVersion <= store.schemaVersion else { continue }
+            candidates.append(manifest)
+        }
+        candidates.sort { ($0.coveredCount, $0.clientIdentifier) > ($1.coveredCount, $1.clientIdentifier) }
+        var lastError: (any Error)?
+        for manifest in candidates {
+            let path = layout.wholeStoreFile(documentIdentifier, client: manifest.clientIdentifier).description
+            let download = work.appendingPathComponent(RemoteLayout.wholeStoreFileName)
+            let snapshot = work.appendingPathComponent("snapshot.sqlite")
+            do {
+                try await downloadWholeStore(client: manifest.clientIdentifier, to: download)
+                let fingerprint = try WholeStoreFile.fingerprint(of: download)
+                guard fingerprint.byteCount == manifest.wholeStoreByteCount, fingerprint.checksum == manifest.wholeStoreChecksum else {
+                    throw FolderSyncError(.corruptFile, "the whole store does not match its manifest", path: path)
+                }
+                let header = try WholeStoreFile.read(download, to: snapshot, path: path)
+                guard header.wholeStoreIdentifier == manifest.wholeStoreIdentifier else {
+                    throw FolderSyncError(.corruptFile, "the whole store is not the one its manifest describes", path: path)
+                }
+                try? FileManager.default.removeItem(at: download)
+                willReplace(manifest)
+                try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: clientIdentifier)
+                didReplace(manifest)
+                environment.logger.info("Installed whole store \(manifest.wholeStoreIdentifier) of client \(manifest.clientIdentifier)")
+                return manifest
+            } catch let error as FolderSyncError where error.code == .corruptFile || error.code == .unsupportedFormatVersion
+                        || error.code == .remoteItemNotFound {
+                environment.logger.warning("Skipping whole store of \(manifest.clientIdentifier): \(error)")
+                lastError = error
+            }
+        }
+        if let lastError { throw lastError }
+        return nil
+    }
+
+    // MARK: Backend steps
+
+    /// The clients that have a folder in `WholeStore/`.
+    open func fetchWholeStoreClients() async throws -> [String] {
+        try await fileSystem.contentsOfDirectoryIfPresent(at: layout.wholeStoreDirectory(documentIdentifier))
+            .filter { $0.kind == .directory && !$0.name.hasPrefix(".") }.map(\.name)
+    }
+
+    /// Reads a client's `AppliedSyncChangeSets.ticdsync`, or `nil`.
+    open func fetchManifest(client: String) async throws -> Data? {
+        try await fileSystem.readIfPresent(layout.appliedSyncChangeSetsFile(documentIdentifier, client: client))
+    }
+
+    /// Downloads a client's `WholeStore.ticdsync` to a local file.
+    open func downloadWholeStore(client: String, to url: URL) async throws {
+        try await fileSystem.download(layout.wholeStoreFile(documentIdentifier, client: client), toLocalFile: url)
+    }
+}

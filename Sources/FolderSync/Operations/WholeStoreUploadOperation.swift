@@ -1,0 +1,84 @@
+public import Foundation
+
+/// Uploads a whole store: a consistent snapshot of the document plus the manifest of the change sets it contains.
+///
+/// The snapshot is written only when every local change is published, so it carries nothing of this client's
+/// unpublished changes. Both files are staged in `TemporaryFiles/WholeStore/<client>/`, then moved into
+/// `WholeStore/<client>/`: the store file first, the manifest last. The manifest names the store file's
+/// identifier, size and checksum, so a reader that catches a replacement half done sees the mismatch and
+/// never installs it.
+open class WholeStoreUploadOperation: @unchecked Sendable {
+    public let fileSystem: any RemoteFileSystem
+    public let layout: RemoteLayout
+    public let documentIdentifier: String
+    public let clientIdentifier: String
+    public let store: any SnapshottingModelAdapter
+    public let localLayout: LocalLayout
+    public let environment: SyncEnvironment
+
+    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
+                store: any SnapshottingModelAdapter, localLayout: LocalLayout, environment: SyncEnvironment) {
+        self.fileSystem = fileSystem
+        self.layout = layout
+        self.documentIdentifier = documentIdentifier
+        self.clientIdentifier = clientIdentifier
+        self.store = store
+        self.localLayout = localLayout
+        self.environment = environment
+    }
+
+    /// Uploads a whole store; returns its manifest, or `nil` when local changes are not all published yet.
+    public func run() async throws -> WholeStoreManifest? {
+        let work = localLayout.helperDirectory.appendingPathComponent("WholeStoreUpload", isDirectory: true)
+        try? FileManager.default.removeItem(at: work)
+        try LocalFiles.createDirectory(work)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let lock = try await FileLock.acquire(localLayout.syncLockFile)
+        defer { lock.release() }
+
+        let snapshot = work.appendingPathComponent("snapshot.sqlite")
+        guard let covers = try store.writeSnapshot(to: snapshot, localClient: clientIdentifier) else { return nil }
+        let snapshotSize = (try FileManager.default.attributesOfItem(atPath: snapshot.path)[.size] as? NSNumber)?.uint64Value ?? 0
+        let identifier = environment.makeIdentifier()
+        let storeFile = work.appendingPathComponent(RemoteLayout.wholeStoreFileName)
+        let (size, checksum) = try WholeStoreFile.write(snapshot: snapshot, to: storeFile, header: .init(
+            wholeStoreIdentifier: identifier, clientIdentifier: clientIdentifier, schemaVersion: store.schemaVersion,
+            snapshotByteCount: snapshotSize))
+        let manifest = WholeStoreManifest(clientIdentifier: clientIdentifier, wholeStoreIdentifier: identifier,
+                                          creationDate: environment.now().wholeSeconds, schemaVersion: store.schemaVersion,
+                                          covers: covers, wholeStoreByteCount: size, wholeStoreChecksum: checksum)
+        let manifestFile = work.appendingPathComponent(RemoteLayout.appliedSyncChangeSetsFileName)
+        try LocalFiles.writeDurably(try PropertyListFile.encode(manifest), to: manifestFile)
+
+        try await prepareStagingDirectory()
+        try await uploadStagedFile(from: storeFile, name: RemoteLayout.wholeStoreFileName)
+        try await uploadStagedFile(from: manifestFile, name: RemoteLayout.appliedSyncChangeSetsFileName)
+        try await publishStagedFile(name: RemoteLayout.wholeStoreFileName)
+        try await publishStagedFile(name: RemoteLayout.appliedSyncChangeSetsFileName)
+        environment.logger.info("Uploaded whole store \(identifier) (\(size) bytes) covering \(manifest.coveredCount) change sets")
+        return manifest
+    }
+
+    // MARK: Backend steps
+
+    /// Empties `TemporaryFiles/WholeStore/<client>/`, creating it if needed.
+    open func prepareStagingDirectory() async throws {
+        let staging = layout.temporaryWholeStoreDirectory(documentIdentifier, client: clientIdentifier)
+        try await fileSystem.remove(staging)
+        try await fileSystem.createDirectory(at: staging)
+    }
+
+    /// Uploads one file into the staging folder.
+    open func uploadStagedFile(from url: URL, name: String) async throws {
+        try await fileSystem.upload(fromLocalFile: url,
+                                    to: layout.temporaryWholeStoreDirectory(documentIdentifier, client: clientIdentifier).appending(name))
+    }
+
+    /// Moves one staged file into `WholeStore/<client>/`, replacing the previous one atomically.
+    open func publishStagedFile(name: String) async throws {
+        let destination = layout.wholeStoreDirectory(documentIdentifier, client: clientIdentifier)
+        try await fileSystem.createDirectory(at: destination)
+        try await fileSystem.move(from: layout.temporaryWholeStoreDirectory(documentIdentifier, client: clientIdentifier).appending(name),
+                                  to: destination.appending(name), replacing: true)
+    }
+}

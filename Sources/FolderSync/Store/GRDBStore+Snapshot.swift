@@ -1,0 +1,194 @@
+public import Foundation
+import GRDB
+
+extension GRDBStore: SnapshottingModelAdapter {
+    /// The tables a snapshot carries besides the synced ones: merge metadata.
+    static let snapshotMetadataTables = ["foldersync_clocks", "foldersync_tombstones", "foldersync_shadow"]
+
+    public func writeSnapshot(to url: URL, localClient: String) throws -> [String: Int64]? {
+        try wrap("writing a snapshot") {
+            try? FileManager.default.removeItem(at: url)
+            let copy = try DatabaseQueue(path: url.path)
+            try database.backup(to: copy)
+            let covers: [String: Int64]? = try copy.writeWithoutTransaction { db in
+                guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(LocalLayout.unsynchronizedChangesTable))") == false else {
+                    return nil
+                }
+                var covers = Self.contiguous(try Row.fetchAll(db, sql: "SELECT client, sequence FROM \(LocalLayout.appliedChangeSetsTable)")
+                    .map { ($0[0] as String, $0[1] as Int64) })
+                let state = try loadState(db)
+                if state.publishedSequence > 0 { covers[localClient] = state.publishedSequence }
+                // Only synced data and merge metadata travel: app-local tables and triggers stay home.
+                let keep = Set(tables.map(\.name) + Self.snapshotMetadataTables)
+                for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger'") {
+                    try db.execute(sql: "DROP TRIGGER \(name.quotedDatabaseIdentifier)")
+                }
+                for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+                where !keep.contains(name) {
+                    try db.execute(sql: "DROP TABLE \(name.quotedDatabaseIdentifier)")
+                }
+                // "No client" means "this client" locally; in a snapshot every stamp names its client.
+                try db.execute(sql: "UPDATE foldersync_clocks SET client = ? WHERE client IS NULL", arguments: [localClient])
+                try db.execute(sql: "UPDATE foldersync_tombstones SET client = ? WHERE client IS NULL", arguments: [localClient])
+                try db.execute(sql: "PRAGMA journal_mode = DELETE")
+                try db.execute(sql: "VACUUM")
+                return covers
+            }
+            try copy.close()
+            return covers
+        }
+    }
+
+    /// Per client, the highest sequence up to which every sequence is present.
+    static func contiguous(_ pairs: [(String, Int64)]) -> [String: Int64] {
+        Dictionary(grouping: pairs, by: \.0).mapValues { entries in
+            let sequences = Set(entries.map(\.1))
+            var highest: Int64 = 0
+            while sequences.contains(highest + 1) { highest += 1 }
+            return highest
+        }
+    }
+
+    public func restoreSnapshot(from url: URL, covers: [String: Int64], localClient: String) throws {
+        try wrap("installing a whole store") {
+            try database.writeWithoutTransaction { db in
+                try db.execute(sql: "ATTACH DATABASE ? AS snapshot", arguments: [url.path])
+                try db.execute(sql: "PRAGMA foreign_keys = OFF")
+                defer {
+                    capturing.withLock { $0 = true }
+                    try? db.execute(sql: "PRAGMA foreign_keys = ON")
+                    try? db.execute(sql: "DETACH DATABASE snapshot")
+                }
+                try db.inTransaction {
+                    let unpublished = try unpublishedRows(db)
+                    capturing.withLock { $0 = false }
+                    try replaceSyncedData(db, path: url.path)
+                    try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable)")
+                    try db.execute(sql: "DELETE FROM \(LocalLayout.appliedChangeSetsTable)")
+                    let ledger = try db.makeStatement(sql: "INSERT INTO \(LocalLayout.appliedChangeSetsTable)(client, sequence, change_set_id) VALUES (?, ?, '')")
+                    for (client, highest) in covers where highest > 0 {
+                        for sequence in 1...highest { try ledger.execute(arguments: [client, sequence]) }
+                    }
+                    var state = try loadState(db)
+                    let ownCovered = covers[localClient] ?? 0
+                    // This client's own sets the store lacks come back from the remote at the next sync.
+                    state.ownChangeSetsToReapplyAfter = ownCovered < state.publishedSequence ? ownCovered : nil
+                    state.publishedSequence = max(state.publishedSequence, ownCovered)
+                    state.nextSequence = state.publishedSequence + 1
+                    state.knownRecentSyncs = [:]
+                    try Self.save(state: try JSONEncoder().encode(state), db)
+                    let newest = try Int64.fetchOne(db, sql: "SELECT max(hlc) FROM foldersync_clocks") ?? 0
+                    clock.withLock { $0.observe(HybridTimestamp(rawValue: UInt64(bitPattern: newest))) }
+                    capturing.withLock { $0 = true }
+                    try reapply(unpublished, db)
+                    return .commit
+                }
+            }
+        }
+    }
+
+    /// A local change not yet published: the row's marked columns and their values now.
+    struct UnpublishedRow {
+        var table: SyncedTable
+        var syncID: String
+        var deleted: Bool
+        var created: Bool
+        var values: [String: DatabaseValue]
+    }
+
+    private func unpublishedRows(_ db: Database) throws -> [UnpublishedRow] {
+        var rows: [String: UnpublishedRow] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT tbl, sync_id, col FROM \(LocalLayout.unsynchronizedChangesTable)") {
+            let name: String = row[0], syncID: String = row[1], column: String = row[2]
+            guard let table = tablesByName[name] else { continue }
+            let key = name + "\u{0}" + syncID
+            var entry = rows[key] ?? UnpublishedRow(table: table, syncID: syncID, deleted: false, created: false, values: [:])
+            switch column {
+            case StoreSchema.deletedMarker: entry.deleted = true
+            case StoreSchema.createdMarker: entry.created = true
+            default:
+                if let current = try Row.fetchOne(db, sql: "SELECT \(column.quotedDatabaseIdentifier) FROM \(name.quotedDatabaseIdentifier) WHERE \(table.syncIDColumn.quotedDatabaseIdentifier) = ?", arguments: [syncID]) {
+                    entry.values[column] = current[0]
+                }
+            }
+            rows[key] = entry
+        }
+        return Array(rows.values)
+    }
+
+    private func replaceSyncedData(_ db: Database, path: String) throws {
+        for table in tables {
+            let quoted = table.name.quotedDatabaseIdentifier
+            let snapshotColumns = Set(try Row.fetchAll(db, sql: "PRAGMA snapshot.table_info(\(quoted))").map { $0["name"] as String })
+            guard snapshotColumns.contains(table.syncIDColumn) else {
+                throw FolderSyncError(.corruptFile, "the whole store has no table \(table.name)", path: path)
+            }
+            let shared = ([table.syncIDColumn] + (columns[table.name] ?? [])).filter(snapshotColumns.contains)
+                .map(\.quotedDatabaseIdentifier).joined(separator: ", ")
+            try db.execute(sql: "DELETE FROM main.\(quoted)")
+            try db.execute(sql: "INSERT INTO main.\(quoted)(\(shared)) SELECT \(shared) FROM snapshot.\(quoted)")
+        }
+        for name in Self.snapshotMetadataTables {
+            try db.execute(sql: "DELETE FROM main.\(name)")
+            try db.execute(sql: "INSERT INTO main.\(name) SELECT * FROM snapshot.\(name)")
+        }
+    }
+
+    /// Writes unpublished local changes again, with change capture on: they become new local changes.
+    private func reapply(_ rows: [UnpublishedRow], _ db: Database) throws {
+        for row in rows {
+            let table = row.table.name.quotedDatabaseIdentifier, id = row.table.syncIDColumn.quotedDatabaseIdentifier
+            let exists = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(table) WHERE \(id) = ?)", arguments: [row.syncID]) ?? false
+            let tombstoned = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM foldersync_tombstones WHERE tbl = ? AND sync_id = ?)",
+                                               arguments: [row.table.name, row.syncID]) ?? false
+            if row.deleted {
+                if exists { try db.execute(sql: "DELETE FROM \(table) WHERE \(id) = ?", arguments: [row.syncID]) }
+                continue
+            }
+            let names = row.values.keys.sorted()
+            if exists, !names.isEmpty {
+                try db.execute(sql: "UPDATE \(table) SET \(names.map { "\($0.quotedDatabaseIdentifier) = ?" }.joined(separator: ", ")) WHERE \(id) = ?",
+                               arguments: StatementArguments(names.map { row.values[$0]! }) + [row.syncID])
+            } else if !exists, row.created, !(tombstoned && row.table.deletePolicy == .deleteWins) {
+                let all = [row.table.syncIDColumn] + names
+                try db.execute(sql: "INSERT INTO \(table)(\(all.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: all.count).joined(separator: ", ")))",
+                               arguments: [row.syncID] + StatementArguments(names.map { row.values[$0]! }))
+            }
+        }
+    }
+
+    public func backup(to url: URL) throws {
+        try wrap("backing up the store") {
+            try? FileManager.default.removeItem(at: url)
+            let copy = try DatabaseQueue(path: url.path)
+            try database.backup(to: copy)
+            try copy.close()
+        }
+    }
+
+    public func resetForRejoin() throws {
+        try wrap("preparing to re-join") {
+            try database.write { db in
+                for name in Self.snapshotMetadataTables + [LocalLayout.unsynchronizedChangesTable, LocalLayout.appliedChangeSetsTable] {
+                    try db.execute(sql: "DELETE FROM \(name)")
+                }
+                let pending = try db.makeStatement(sql: "INSERT OR REPLACE INTO \(LocalLayout.unsynchronizedChangesTable)(tbl, sync_id, col, staged_in) VALUES (?, ?, ?, NULL)")
+                let clocks = try db.makeStatement(sql: "INSERT OR REPLACE INTO foldersync_clocks(tbl, sync_id, col, hlc, client) VALUES (?, ?, ?, ?, NULL)")
+                for table in tables {
+                    let ids = try String.fetchAll(db, sql: "SELECT \(table.syncIDColumn.quotedDatabaseIdentifier) FROM \(table.name.quotedDatabaseIdentifier)")
+                    for syncID in ids {
+                        let stamp = Int64(bitPattern: clock.withLock { $0.tick(now: now()) }.rawValue)
+                        try pending.execute(arguments: [table.name, syncID, StoreSchema.createdMarker])
+                        for column in columns[table.name] ?? [] {
+                            try pending.execute(arguments: [table.name, syncID, column])
+                            try clocks.execute(arguments: [table.name, syncID, column, stamp])
+                        }
+                    }
+                }
+                var state = LocalSyncState()
+                state.nextSequence = 1
+                try Self.save(state: try JSONEncoder().encode(state), db)
+            }
+        }
+    }
+}
