@@ -30,6 +30,8 @@ open class SynchronizationOperation: @unchecked Sendable {
     let emit: @Sendable (SyncEvent) -> Void
     /// Largest change set, before compression; larger batches are split into consecutive sets.
     var partByteLimit = ChangeSetSplitter.defaultPartByteLimit
+    /// Only fetch and apply: stage, publish and write nothing (an operator's export reads a tree it must not change).
+    var isReadOnly = false
 
     private var report = SyncReport()
 
@@ -63,12 +65,12 @@ open class SynchronizationOperation: @unchecked Sendable {
         var state = try store.loadSyncState()
 
         emit(.phase(.stagingLocalChanges))
-        try stageLocalChanges(&state)
+        if !isReadOnly { try stageLocalChanges(&state) }
         try Task.checkCancellation()
 
         emit(.phase(.findingRemoteChanges))
         let (available, ownRecentSyncExists) = try await findNewChangeSets(&state)
-        if !ownRecentSyncExists && state.publishedSequence > 0 {
+        if !isReadOnly && !ownRecentSyncExists && state.publishedSequence > 0 {
             // Our marker is gone: an operator may have deleted this client.
             report.remoteRequests += 1
             if try await deletedClientMarkerExists() {
@@ -82,6 +84,10 @@ open class SynchronizationOperation: @unchecked Sendable {
         if let after = state.ownChangeSetsToReapplyAfter,
            (try acknowledgement()[clientIdentifier] ?? after) >= state.publishedSequence {
             state.ownChangeSetsToReapplyAfter = nil
+        }
+        if isReadOnly {
+            report.duration = Date().timeIntervalSince(started)
+            return report
         }
         if try store.hasUnpublishedChanges() {
             // Resolutions that keep a local or merged value are new local changes: publish them in this sync.

@@ -41,7 +41,19 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
         defer { try? FileManager.default.removeItem(at: work) }
         let lock = try await FileLock.acquire(localLayout.syncLockFile)
         defer { lock.release() }
+        let snapshot = work.appendingPathComponent("snapshot.sqlite")
+        guard let manifest = try await bestWholeStore(into: snapshot) else { return nil }
+        willReplace(manifest)
+        try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: clientIdentifier)
+        didReplace(manifest)
+        environment.logger.info("Installed whole store \(manifest.wholeStoreIdentifier) of client \(manifest.clientIdentifier)")
+        return manifest
+    }
 
+    /// Finds the whole store that covers the most, downloads and verifies it, and decompresses it into `snapshot`.
+    ///
+    /// Returns `nil` when there is none; throws the last error when every candidate failed verification.
+    func bestWholeStore(into snapshot: URL) async throws -> WholeStoreManifest? {
         var candidates: [WholeStoreManifest] = []
         for client in try await fetchWholeStoreClients() {
             let path = layout.appliedSyncChangeSetsFile(documentIdentifier, client: client)
@@ -51,11 +63,11 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
             candidates.append(manifest)
         }
         candidates.sort { ($0.coveredCount, $0.clientIdentifier) > ($1.coveredCount, $1.clientIdentifier) }
+        let download = snapshot.deletingLastPathComponent().appendingPathComponent(RemoteLayout.wholeStoreFileName)
+        defer { try? FileManager.default.removeItem(at: download) }
         var lastError: (any Error)?
         for manifest in candidates {
             let path = layout.wholeStoreFile(documentIdentifier, client: manifest.clientIdentifier).description
-            let download = work.appendingPathComponent(RemoteLayout.wholeStoreFileName)
-            let snapshot = work.appendingPathComponent("snapshot.sqlite")
             do {
                 try await downloadWholeStore(client: manifest.clientIdentifier, to: download)
                 let fingerprint = try WholeStoreFile.fingerprint(of: download)
@@ -66,11 +78,6 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
                 guard header.wholeStoreIdentifier == manifest.wholeStoreIdentifier else {
                     throw FolderSyncError(.corruptFile, "the whole store is not the one its manifest describes", path: path)
                 }
-                try? FileManager.default.removeItem(at: download)
-                willReplace(manifest)
-                try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: clientIdentifier)
-                didReplace(manifest)
-                environment.logger.info("Installed whole store \(manifest.wholeStoreIdentifier) of client \(manifest.clientIdentifier)")
                 return manifest
             } catch let error as FolderSyncError where error.code == .corruptFile || error.code == .unsupportedFormatVersion
                         || error.code == .remoteItemNotFound {
