@@ -65,7 +65,7 @@ extension DocumentSyncManager {
         }
         var report = try await synchronizationOperation(integrityKey: integrityKey, store: store).run()
         if report.needsWholeStore, policy.automaticallyDownloadsWholeStore, let snapshotting,
-           let manifest = try await wholeStoreDownloadOperation(store: snapshotting).run() {
+           let manifest = try await wholeStoreDownloadOperation(store: snapshotting).run(covering: report.missingChangeSets) {
             installed = manifest
             let again = try await synchronizationOperation(integrityKey: integrityKey, store: store).run()
             report.merge(again)
@@ -150,6 +150,6 @@ extension SyncReport {
         bytesReceived += other.bytesReceived
         remoteRequests += other.remoteRequests
         duration += other.duration
-        needsWholeStore = other.needsWholeStore
+        missingChangeSets = other.missingChangeSets
     }
 }

@@ -218,7 +218,7 @@ open class SynchronizationOperation: @unchecked Sendable {
             // The next set this client needs is gone: vacuum removed it, so only a whole store has its changes.
             let next = (acknowledged[client] ?? 0) + 1
             let present = Set(available.filter { $0.client == client }.map(\.sequence))
-            if !present.contains(next), present.min().map({ $0 > next }) ?? true { report.needsWholeStore = true }
+            if !present.contains(next), present.min().map({ $0 > next }) ?? true { report.missingChangeSets[client] = next }
         }
         return (available.sorted { ($0.client, $0.sequence) < ($1.client, $1.sequence) }, ownExists)
     }

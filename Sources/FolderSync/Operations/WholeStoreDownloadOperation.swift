@@ -34,7 +34,10 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     }
 
     /// Installs the best whole store; returns its manifest, or `nil` when the remote has no usable one.
-    public func run() async throws -> WholeStoreManifest? {
+    ///
+    /// - Parameter missing: per client, a sequence the store must contain (a vacuumed change set); a store that
+    ///   covers none of them is not worth installing, since a listing that lags behind looks the same.
+    public func run(covering missing: [String: Int64] = [:]) async throws -> WholeStoreManifest? {
         let work = localLayout.helperDirectory.appendingPathComponent("WholeStoreDownload", isDirectory: true)
         try? FileManager.default.removeItem(at: work)
         try LocalFiles.createDirectory(work)
@@ -42,7 +45,7 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
         let lock = try await FileLock.acquire(localLayout.syncLockFile)
         defer { lock.release() }
         let snapshot = work.appendingPathComponent("snapshot.sqlite")
-        guard let manifest = try await bestWholeStore(into: snapshot) else { return nil }
+        guard let manifest = try await bestWholeStore(into: snapshot, covering: missing) else { return nil }
         willReplace(manifest)
         try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: clientIdentifier)
         didReplace(manifest)
@@ -53,13 +56,14 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     /// Finds the whole store that covers the most, downloads and verifies it, and decompresses it into `snapshot`.
     ///
     /// Returns `nil` when there is none; throws the last error when every candidate failed verification.
-    func bestWholeStore(into snapshot: URL) async throws -> WholeStoreManifest? {
+    func bestWholeStore(into snapshot: URL, covering missing: [String: Int64] = [:]) async throws -> WholeStoreManifest? {
         var candidates: [WholeStoreManifest] = []
         for client in try await fetchWholeStoreClients() {
             let path = layout.appliedSyncChangeSetsFile(documentIdentifier, client: client)
             guard let data = try await fetchManifest(client: client),
                   let manifest = try? PropertyListFile.decode(WholeStoreManifest.self, from: data, path: path.description),
-                  manifest.clientIdentifier == client, manifest.schemaVersion <= store.schemaVersion else { continue }
+                  manifest.clientIdentifier == client, manifest.schemaVersion <= store.schemaVersion,
+                  missing.isEmpty || missing.contains(where: { (manifest.covers[$0.key] ?? 0) >= $0.value }) else { continue }
             candidates.append(manifest)
         }
         candidates.sort { ($0.coveredCount, $0.clientIdentifier) > ($1.coveredCount, $1.clientIdentifier) }

@@ -16,8 +16,10 @@ public struct SyncReport: Sendable, Hashable {
     public var parkedChangeSets: [String] = []
     public var bytesSent: Int64 = 0
     public var bytesReceived: Int64 = 0
-    /// A change set this client needs was vacuumed: only a whole store can bring its changes.
-    public var needsWholeStore = false
+    /// Change sets this client needs that are not in the remote (vacuumed, or not visible yet): per client, the
+    /// first missing sequence. Only a whole store that covers them can bring their changes.
+    public var missingChangeSets: [String: Int64] = [:]
+    public var needsWholeStore: Bool { !missingChangeSets.isEmpty }
     /// A whole store was installed during this sync (bootstrap, or after a vacuum).
     public var installedWholeStore: WholeStoreManifest?
     /// A whole store was uploaded after this sync (by the upload policy).
