@@ -8,7 +8,9 @@ extension RemoteTreeDoctor {
                                 "documentInfo.plist is missing: clients cannot register this document")
             }
             checkIntegrityKey(document, facts, &examination)
-            for client in facts.changeSets.keys.sorted() { checkSequences(document, client: client, facts, &examination) }
+            for client in Set(facts.changeSets.keys).union(facts.recentSyncs.keys).sorted() {
+                checkSequences(document, client: client, facts, &examination)
+            }
             checkSchemaVersions(facts, &examination)
             for client in facts.clients.subtracting(facts.deletedClients).subtracting(examination.registeredClients).sorted() {
                 examination.add(.warning, .clientNotRegistered, layout.deviceInfoFile(client),
