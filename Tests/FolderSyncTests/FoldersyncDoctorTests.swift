@@ -87,7 +87,7 @@ struct FoldersyncDoctorTests {
         let relative = { (url: URL) in String(url.path.dropFirst(root.path.count + 1)) }
         #expect(finding(.corruptChangeSet, relative(truncated))?.repair == .quarantine)
         #expect(finding(.corruptChangeSet, relative(truncated))?.message.contains("truncated") == true)
-        #expect(finding(.sequenceGap, "\(Self.document)/SyncChanges/client-B")?.message.contains("sequence 2 is missing") == true)
+        #expect(finding(.sequenceGap, "\(Self.document)/SyncChanges/client-B")?.message.contains("sequence 2 of client client-B is missing") == true)
         #expect(finding(.temporaryFile, relative(stale))?.repair == .remove)
         #expect(finding(.temporaryFile, relative(fresh))?.severity == .info)
         #expect(finding(.temporaryFile, relative(fresh))?.repair == nil)

@@ -61,11 +61,13 @@ extension RemoteTreeDoctor {
             }
         }
         for range in missing {
-            let which = range.count == 1 ? "sequence \(range.lowerBound) is" : "sequences \(range.lowerBound)–\(range.upperBound) are"
-            let cover = covered > 0 ? "whole stores cover up to \(covered)" : "no whole store covers them"
+            let single = range.count == 1
+            let which = single ? "sequence \(range.lowerBound)" : "sequences \(range.lowerBound)–\(range.upperBound)"
+            let it = single ? "it" : "them"
+            let cover = covered > 0 ? "whole stores cover up to \(covered)" : "no whole store covers \(it)"
             examination.add(.error, .sequenceGap, directory,
-                            "\(which) missing of client \(client) (highest \(highest), \(cover)): clients that have not applied them "
-                            + "cannot apply this client's later change sets until a whole store covers them")
+                            "\(which) of client \(client) \(single ? "is" : "are") missing (highest \(highest); \(cover)): "
+                            + "clients that have not applied \(it) cannot apply this client's later change sets until a whole store covers \(it)")
         }
     }
 
