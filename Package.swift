@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "FolderSync", targets: ["FolderSync"]),
         .library(name: "FolderSyncTesting", targets: ["FolderSyncTesting"]),
         .executable(name: "notes", targets: ["Notes"]),
+        .executable(name: "foldersync", targets: ["foldersync"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -50,6 +51,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(
+            name: "foldersync",
+            dependencies: ["FolderSync", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Sources/foldersync",
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "foldersync-test-worker",
             dependencies: ["FolderSync", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/TestWorker",
@@ -57,7 +64,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FolderSyncTests",
-            dependencies: ["FolderSync", "FolderSyncTesting", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["FolderSync", "FolderSyncTesting", "foldersync", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
     ],

@@ -1,5 +1,5 @@
 import CZlib
-import Foundation
+public import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -17,15 +17,17 @@ import Darwin
 /// ``forEachChange(at:path:_:)`` checks the whole file's CRC-32 before it
 /// delivers a single change, so a damaged file never yields wrong data.
 /// `path` is the (remote) path every error names.
-enum ChangeSetReader {
+///
+/// Public so that tools (`foldersync inspect`, ``RemoteTreeDoctor``) read files with exactly the code sync uses.
+public enum ChangeSetReader {
     /// The header, checked against its own CRC-32; the body is not read.
-    static func readHeader(at url: URL, path: String) throws -> ChangeSetHeader {
+    public static func readHeader(at url: URL, path: String) throws -> ChangeSetHeader {
         let file = try ChangeSetInputFile(url: url, path: path)
         return try readHeader(of: file, path: path).header
     }
 
     /// Checks the header and the CRC-32 of the whole file in one streaming pass; does not decompress.
-    static func verify(at url: URL, path: String) throws -> ChangeSetHeader {
+    public static func verify(at url: URL, path: String) throws -> ChangeSetHeader {
         let file = try ChangeSetInputFile(url: url, path: path)
         return try verify(file, path: path).header
     }
@@ -34,7 +36,7 @@ enum ChangeSetReader {
     ///
     /// Also checks the structure: the number of changes, each record's shape, and that the body ends
     /// exactly after the last change. Errors thrown by `body` pass through unchanged.
-    static func forEachChange(at url: URL, path: String, _ body: (SyncChange) throws -> Void) throws {
+    public static func forEachChange(at url: URL, path: String, _ body: (SyncChange) throws -> Void) throws {
         let file = try ChangeSetInputFile(url: url, path: path)
         let layout = try verify(file, path: path)
         var offset = UInt64(layout.headerByteCount)

@@ -46,6 +46,12 @@ public enum PropertyListFile {
         return try encoder().encode(envelope)
     }
 
+    /// The envelope's `kind` (`"deviceInfo"`, `"recentSync"`…), read without verifying anything else;
+    /// `nil` when `data` is not a FolderSync property list. Lets tools pick the payload type to decode.
+    public static func kind(of data: Data) -> String? {
+        try? PropertyListDecoder().decode(Header.self, from: data).kind
+    }
+
     /// Decodes and verifies a file, naming `path` in every error.
     ///
     /// - Throws: ``FolderSyncError/Code/unsupportedFormatVersion`` for a newer version;

@@ -3,14 +3,29 @@ public import Foundation
 /// `FormatVersion.plist`: the layout version of the whole tree.
 ///
 /// A client refuses a tree whose version is newer than ``RemoteLayout/formatVersion``.
-struct FormatVersionInfo: PropertyListPayload {
-    static let kind = "formatVersion"
-    static let formatVersion = RemoteLayout.formatVersion
+public struct FormatVersionInfo: PropertyListPayload {
+    public static let kind = "formatVersion"
+    public static let formatVersion = RemoteLayout.formatVersion
     /// The layout version of the tree.
-    var layoutVersion: Int
+    public var layoutVersion: Int
     /// The client that created the tree.
-    var createdByClient: String
-    var creationDate: Date
+    public var createdByClient: String
+    public var creationDate: Date
+
+    /// Decodes `FormatVersion.plist` and refuses a layout newer than this build's, the one rule
+    /// registration and `foldersync doctor` share.
+    ///
+    /// - Throws: ``FolderSyncError/Code/unsupportedFormatVersion`` for a newer envelope or layout;
+    ///   ``FolderSyncError/Code/corruptFile`` for a damaged file.
+    public static func decodeSupported(_ data: Data, path: String) throws -> FormatVersionInfo {
+        let info = try PropertyListFile.decode(FormatVersionInfo.self, from: data, path: path)
+        guard info.layoutVersion <= RemoteLayout.formatVersion else {
+            throw FolderSyncError(.unsupportedFormatVersion,
+                                  "the remote uses layout version \(info.layoutVersion); this build understands up to \(RemoteLayout.formatVersion)",
+                                  path: path)
+        }
+        return info
+    }
 }
 
 /// `ClientDevices/<client>/deviceInfo.plist`.

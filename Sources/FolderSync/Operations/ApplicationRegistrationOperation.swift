@@ -48,12 +48,7 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
     }
 
     private func checkFormatVersion(_ data: Data, path: RemotePath) throws {
-        let info = try PropertyListFile.decode(FormatVersionInfo.self, from: data, path: path.description)
-        guard info.layoutVersion <= RemoteLayout.formatVersion else {
-            throw FolderSyncError(.unsupportedFormatVersion,
-                                  "the remote uses layout version \(info.layoutVersion); this build understands up to \(RemoteLayout.formatVersion)",
-                                  path: path.description)
-        }
+        _ = try FormatVersionInfo.decodeSupported(data, path: path.description)
     }
 
     // MARK: Backend steps

@@ -27,6 +27,8 @@ public struct RemoteLayout: Hashable, Sendable {
     public var deletedDocumentsDirectory: RemotePath { informationDirectory.appending("DeletedDocuments") }
     public func deletedDocumentFile(_ document: String) -> RemotePath { deletedDocumentsDirectory.appending(document + ".plist") }
     public var documentsDirectory: RemotePath { applicationDirectory.appending("Documents") }
+    /// Where `foldersync doctor --repair` moves corrupt files, one subfolder per repair.
+    public var quarantineDirectory: RemotePath { applicationDirectory.appending("Quarantine") }
 
     // MARK: Document level
 

@@ -1,0 +1,125 @@
+/// One problem (or remark) `RemoteTreeDoctor` found in a shared tree, about one path.
+///
+/// Findings are plain data so that an app can show them and `foldersync doctor --json`
+/// can print them; ``check`` is stable across versions, ``message`` is for people.
+public struct DoctorFinding: Hashable, Sendable, Codable {
+    /// How bad it is. `info` is not a problem (a file being written right now, quarantined files).
+    public enum Severity: String, Hashable, Sendable, Codable, CaseIterable {
+        case info, warning, error
+    }
+
+    /// What `repair` would do about it; `nil` when only a person can fix it.
+    public enum Repair: String, Hashable, Sendable, Codable {
+        /// Remove an abandoned temporary file (older than the grace period).
+        case remove
+        /// Move a corrupt file into `<appID>/Quarantine/<timestamp>/`, under its original path.
+        case quarantine
+    }
+
+    /// Which check found it: a stable name, safe to compare and persist.
+    public struct Check: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(rawValue)
+        }
+        public var description: String { rawValue }
+
+        /// A file or folder the layout catalog does not know.
+        public static let unknownFile = Check(rawValue: "unknownFile")
+        /// A file that looks like a layout file (a change set, a marker…) but is not where the layout puts it.
+        public static let misplacedFile = Check(rawValue: "misplacedFile")
+        /// A temporary left by a writer (``TemporaryName``); abandoned when older than the grace period.
+        public static let temporaryFile = Check(rawValue: "temporaryFile")
+        /// A change set that fails verification (truncated, checksum, malformed header).
+        public static let corruptChangeSet = Check(rawValue: "corruptChangeSet")
+        /// A property list that fails to decode or fails its checksum.
+        public static let corruptPropertyList = Check(rawValue: "corruptPropertyList")
+        /// A file in a format version newer than this build reads; left alone, a newer client reads it.
+        public static let unsupportedVersion = Check(rawValue: "unsupportedVersion")
+        /// A file whose contents name another client or document than its path does.
+        public static let identityMismatch = Check(rawValue: "identityMismatch")
+        /// A change set whose header disagrees with its name or folder: no client applies it.
+        public static let unappliableChangeSet = Check(rawValue: "unappliableChangeSet")
+        /// A change set recorded with a schema version above every client's: nobody can apply it yet.
+        public static let schemaTooNew = Check(rawValue: "schemaTooNew")
+        /// A client's change sets skip a sequence that no whole store covers.
+        public static let sequenceGap = Check(rawValue: "sequenceGap")
+        /// Two change sets of one client carry the same sequence.
+        public static let duplicateSequence = Check(rawValue: "duplicateSequence")
+        /// The document has no integrity key file.
+        public static let integrityKeyMissing = Check(rawValue: "integrityKeyMissing")
+        /// The document has more than one integrity key file.
+        public static let integrityKeyDuplicated = Check(rawValue: "integrityKeyDuplicated")
+        /// The integrity key file differs from the key in `documentInfo.plist`.
+        public static let integrityKeyMismatch = Check(rawValue: "integrityKeyMismatch")
+        /// A document folder without `documentInfo.plist`.
+        public static let documentInfoMissing = Check(rawValue: "documentInfoMissing")
+        /// The application has no `FormatVersion.plist` (its creation never finished).
+        public static let formatVersionMissing = Check(rawValue: "formatVersionMissing")
+        /// The tree uses a layout newer than this build's; nothing else was checked.
+        public static let formatVersionTooNew = Check(rawValue: "formatVersionTooNew")
+        /// A client with files in a document but no `ClientDevices/<client>/deviceInfo.plist`.
+        public static let clientNotRegistered = Check(rawValue: "clientNotRegistered")
+        /// Files a previous repair quarantined (information only).
+        public static let quarantined = Check(rawValue: "quarantined")
+    }
+
+    public var severity: Severity
+    public var check: Check
+    /// The path the finding is about, relative to the shared folder's root.
+    public var path: String
+    /// One line for people, naming the cause.
+    public var message: String
+    /// What `repair` does about it, if it is safe to do anything.
+    public var repair: Repair?
+
+    public init(_ severity: Severity, _ check: Check, path: String, _ message: String, repair: Repair? = nil) {
+        self.severity = severity
+        self.check = check
+        self.path = path
+        self.message = message
+        self.repair = repair
+    }
+
+    /// Whether it counts against a healthy tree (every severity but `info`).
+    public var isProblem: Bool { severity != .info }
+}
+
+/// What `RemoteTreeDoctor.examine` found.
+public struct DoctorReport: Hashable, Sendable, Codable {
+    public var applicationIdentifier: String
+    /// The documents whose folders were checked.
+    public var documents: [String]
+    /// Sorted by path, then check.
+    public var findings: [DoctorFinding]
+
+    public init(applicationIdentifier: String, documents: [String], findings: [DoctorFinding]) {
+        self.applicationIdentifier = applicationIdentifier
+        self.documents = documents
+        self.findings = findings
+    }
+
+    /// No finding is a problem.
+    public var isHealthy: Bool { !findings.contains(where: \.isProblem) }
+
+    /// `repair` refuses a tree whose layout is newer than this build's: it cannot judge what is safe there.
+    public var isRepairable: Bool { !findings.contains { $0.check == .formatVersionTooNew } }
+}
+
+/// One thing `RemoteTreeDoctor.repair` did.
+public struct DoctorRepairAction: Hashable, Sendable, Codable {
+    public var action: DoctorFinding.Repair
+    /// The path acted on.
+    public var path: String
+    /// Where a quarantined file went; `nil` for a removal.
+    public var destination: String?
+
+    public init(action: DoctorFinding.Repair, path: String, destination: String? = nil) {
+        self.action = action
+        self.path = path
+        self.destination = destination
+    }
+}

@@ -1,0 +1,32 @@
+import ArgumentParser
+import Foundation
+
+/// A duration written as a positive whole number and a unit: `90d`, `12h`, `30m`, `45s`, `2w`.
+///
+/// `m` is minutes, never months: a month has no fixed length, and an expiry policy must be exact.
+struct ExpiryDuration: ExpressibleByArgument, Hashable, CustomStringConvertible {
+    let seconds: TimeInterval
+    let description: String
+
+    private static let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
+
+    init?(argument: String) {
+        let text = argument.trimmingCharacters(in: .whitespaces)
+        guard let unit = text.last, let scale = Self.units[unit] else { return nil }
+        let digits = text.dropLast()
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),
+              let count = Int64(digits), count > 0 else { return nil }
+        let (total, overflow) = count.multipliedReportingOverflow(by: scale)
+        guard !overflow else { return nil }
+        seconds = TimeInterval(total)
+        description = text
+    }
+
+    /// For `@Option(transform:)`: the same parse, with an error that says what is expected.
+    static func parse(_ argument: String) throws -> ExpiryDuration {
+        guard let duration = ExpiryDuration(argument: argument) else {
+            throw ValidationError("'\(argument)' is not a duration: expected a positive whole number and a unit (s, m, h, d, w), like 90d, 12h or 30m")
+        }
+        return duration
+    }
+}

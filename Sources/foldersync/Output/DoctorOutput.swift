@@ -1,0 +1,60 @@
+import FolderSync
+
+/// What `doctor` prints. JSON: `{"application", "documents", "healthy", "findings", "repairs"?, "remaining"?}`;
+/// `repairs` and `remaining` (the findings after repair) appear only with `--repair`.
+struct DoctorOutput: Encodable {
+    let application: String
+    let documents: [String]
+    var healthy: Bool
+    let findings: [DoctorFinding]
+    var repairs: [DoctorRepairAction]?
+    var remaining: [DoctorFinding]?
+
+    init(report: DoctorReport) {
+        application = report.applicationIdentifier
+        documents = report.documents
+        healthy = report.isHealthy
+        findings = report.findings
+    }
+
+    func text(repairable: Bool) -> String {
+        let count = documents.count == 1 ? "1 document" : "\(documents.count) documents"
+        var text = "Checked \(application) (\(count)).\n" + Self.list(findings)
+        if let repairs {
+            if !repairable {
+                text += "Nothing repaired: the tree's layout is newer than this tool's.\n"
+            } else if repairs.isEmpty {
+                text += "Nothing needed repair.\n"
+            } else {
+                var table = TextTable()
+                for repair in repairs {
+                    table.append(repair.action == .remove ? "removed" : "quarantined",
+                                 repair.path + (repair.destination.map { " -> " + $0 } ?? ""))
+                }
+                text += "Repairs:\n" + table.render(indent: "  ")
+            }
+            text += "After repair:\n" + Self.list(remaining ?? [])
+        } else if findings.contains(where: { $0.repair != nil }) {
+            text += "Run with --repair to fix the findings marked [repair: …].\n"
+        }
+        return text
+    }
+
+    /// Each finding on two lines (severity, check, path; then the message), and a summary line.
+    private static func list(_ findings: [DoctorFinding]) -> String {
+        var text = ""
+        for finding in findings {
+            let check = finding.check.rawValue.padding(toLength: 22, withPad: " ", startingAt: 0)
+            let severity = finding.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)
+            text += "\(severity) \(check) \(finding.path)\n"
+            text += String(repeating: " ", count: 9) + finding.message + (finding.repair.map { "  [repair: \($0.rawValue)]" } ?? "") + "\n"
+        }
+        let counts = DoctorFinding.Severity.allCases.reversed().compactMap { severity -> String? in
+            let n = findings.filter { $0.severity == severity }.count
+            return n == 0 ? nil : "\(n) \(severity.rawValue)\(n == 1 || severity == .info ? "" : "s")"
+        }
+        let problems = findings.contains(where: \.isProblem)
+        return text + (problems ? "Problems found: " + counts.joined(separator: ", ") + ".\n"
+                                : "Healthy" + (counts.isEmpty ? "" : " (" + counts.joined(separator: ", ") + ")") + ".\n")
+    }
+}

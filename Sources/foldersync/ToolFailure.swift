@@ -1,0 +1,29 @@
+import Foundation
+
+/// The documented exit codes.
+enum ToolExit {
+    /// Success; for `doctor`, a healthy tree.
+    static let success: Int32 = 0
+    /// `doctor` found problems.
+    static let problemsFound: Int32 = 1
+    /// Could not check: usage error, unreadable or corrupt input, I/O failure.
+    static let couldNotCheck: Int32 = 2
+}
+
+/// A failure the tool explains in one line, with its exit code.
+struct ToolFailure: Error {
+    let message: String
+    var exitCode: Int32 = ToolExit.couldNotCheck
+
+    init(_ message: String) { self.message = message }
+
+    static func notImplemented(_ command: String) -> ToolFailure {
+        ToolFailure("'foldersync \(command)' is not implemented yet; it arrives with the operations it runs")
+    }
+}
+
+/// One line on standard error, prefixed with the tool's name.
+func printError(_ message: String) {
+    let line = "foldersync: " + message.replacingOccurrences(of: "\n", with: " ") + "\n"
+    FileHandle.standardError.write(Data(line.utf8))
+}

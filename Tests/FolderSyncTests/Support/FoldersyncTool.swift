@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+
+/// Runs the built `foldersync` binary, as an operator would, and captures its exit code and outputs.
+enum FoldersyncTool {
+    struct Result {
+        var status: Int32
+        var output: String
+        var errors: String
+    }
+
+    /// A fixed terminal width, so help text wraps the same everywhere.
+    static func run(_ arguments: [String]) async throws -> Result {
+        let process = Process()
+        process.executableURL = buildProductsDirectory.appendingPathComponent("foldersync")
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["COLUMNS"] = "80"
+        process.environment = environment
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                // Both pipes are drained at once, so a full one never blocks the child.
+                let group = DispatchGroup()
+                nonisolated(unsafe) var out = Data(), err = Data()
+                DispatchQueue.global().async(group: group) { out = output.fileHandleForReading.readDataToEndOfFile() }
+                err = errors.fileHandleForReading.readDataToEndOfFile()
+                group.wait()
+                process.waitUntilExit()
+                continuation.resume(returning: Result(status: process.terminationStatus,
+                                                      output: String(decoding: out, as: UTF8.self),
+                                                      errors: String(decoding: err, as: UTF8.self)))
+            }
+        }
+    }
+
+    /// Decodes the standard output of a `--json` run.
+    static func json<T: Decodable>(_ type: T.Type, _ result: Result) throws -> T {
+        try JSONDecoder().decode(type, from: Data(result.output.utf8))
+    }
+}
+
+/// Compares `text` with `Tests/FolderSyncTests/Snapshots/<name>.txt`; `FOLDERSYNC_RECORD_SNAPSHOTS=1` rewrites it.
+func expectSnapshot(_ text: String, named name: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let url = repositoryRoot.appendingPathComponent("Tests/FolderSyncTests/Snapshots/\(name).txt")
+    if ProcessInfo.processInfo.environment["FOLDERSYNC_RECORD_SNAPSHOTS"] == "1" {
+        try text.write(to: url, atomically: true, encoding: .utf8)
+    }
+    let stored = try String(contentsOf: url, encoding: .utf8)
+    #expect(text == stored, "\(name) differs from its snapshot; rerun with FOLDERSYNC_RECORD_SNAPSHOTS=1 if the change is deliberate",
+            sourceLocation: sourceLocation)
+}
