@@ -23,7 +23,6 @@ struct FoldersyncCommandTests {
         ("clients list", ["clients", "list"]),
         ("clients delete", ["clients", "delete", "C", "--document", "D", "--yes"]),
         ("vacuum", ["vacuum", "--dry-run", "--expire-clients-after", "90d"]),
-        ("export", ["export", "--document", "D", "--output", "x.sqlite"]),
     ])
     func notImplemented(_ name: String, _ command: [String]) async throws {
         let result = try await FoldersyncTool.run(command + ["--remote", "/tmp"])

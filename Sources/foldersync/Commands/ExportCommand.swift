@@ -1,10 +1,17 @@
 import ArgumentParser
+import FolderSync
+import Foundation
 
-/// `foldersync export`: not implemented yet.
+/// `foldersync export`: the merged document as a new SQLite file, from the shared folder alone.
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Write the document's merged data to a new SQLite file (not implemented yet).")
+        abstract: "Write the document's merged data to a new SQLite file.",
+        discussion: """
+            Starts from the whole store that covers the most change sets, then applies every later change set with \
+            the clients' own merge rules. Reads the shared folder and writes nothing to it. The output holds the \
+            synced tables only.
+            """)
 
     @OptionGroup var remote: RemoteOptions
 
@@ -16,5 +23,34 @@ struct ExportCommand: AsyncParsableCommand {
 
     @OptionGroup var format: OutputOptions
 
-    func run() async throws { throw ToolFailure.notImplemented("export") }
+    /// The JSON shape of `export --json`.
+    struct Summary: Encodable {
+        var output: String
+        var wholeStore: String?
+        var changeSetsApplied: Int
+        var rows: [String: Int]
+        var warnings: [String]
+    }
+
+    func run() async throws {
+        let opened = try await remote.open()
+        var environment = SyncEnvironment.live
+        environment.logger.logLevel = .error
+        let layout = try RemoteLayout(applicationIdentifier: opened.applicationIdentifier)
+        let url = URL(fileURLWithPath: output)
+        let result = try await DocumentExport(remote: opened.fileSystem, layout: layout, documentIdentifier: document,
+                                              environment: environment).run(to: url)
+        let summary = Summary(output: url.path, wholeStore: result.wholeStore.map { "\($0.clientIdentifier) (\($0.coveredCount) change sets)" },
+                              changeSetsApplied: result.changeSetsApplied, rows: result.rowCounts,
+                              warnings: result.warnings.map(\.description))
+        if format.json {
+            try JSONOutput.print(summary)
+        } else {
+            print("Exported document \(document) to \(url.path)")
+            print("  from whole store: \(summary.wholeStore ?? "none (tables rebuilt from change sets)")")
+            print("  change sets applied: \(result.changeSetsApplied)")
+            for (table, count) in result.rowCounts.sorted(by: { $0.key < $1.key }) { print("  \(table): \(count) rows") }
+            for warning in summary.warnings { print("  warning: \(warning)") }
+        }
+    }
 }
