@@ -68,8 +68,9 @@ open class SynchronizationOperation: @unchecked Sendable {
 
         emit(.phase(.findingRemoteChanges))
         let (available, ownRecentSyncExists) = try await findNewChangeSets(&state)
-        if !ownRecentSyncExists && state.publishedSequence > 0 {
-            // Our marker is gone: an operator may have deleted this client.
+        if !ownRecentSyncExists {
+            // Our marker is gone (or this is our first sync): an operator or an expiry may have deleted this client.
+            // Checked even when this client never published: a client that only reads must notice too.
             report.remoteRequests += 1
             if try await deletedClientMarkerExists() {
                 throw FolderSyncError(.clientDeleted, "this client was deleted from document \(documentIdentifier)",
@@ -105,6 +106,13 @@ open class SynchronizationOperation: @unchecked Sendable {
         let keys = try await fetchIntegrityKeys()
         report.remoteRequests += 1
         guard keys.contains(integrityKey) else {
+            if keys.isEmpty, let marker = try await fetchDeletedDocumentMarker() {
+                report.remoteRequests += 1
+                let path = layout.deletedDocumentFile(documentIdentifier).description
+                let deletedBy = (try? PropertyListFile.decode(DeletedDocumentInfo.self, from: marker, path: path))
+                    .map { " by client \($0.deletedByClient)" } ?? ""
+                throw FolderSyncError(.documentDeleted, "document \(documentIdentifier) was deleted\(deletedBy)", path: path)
+            }
             throw FolderSyncError(.integrityKeyMismatch,
                                   keys.isEmpty ? "the remote document is gone (wiped or replaced)"
                                                : "the remote document has integrity key \(keys.sorted().joined(separator: ", ")), this store belongs to \(integrityKey)",
@@ -187,6 +195,13 @@ open class SynchronizationOperation: @unchecked Sendable {
                 state.knownRecentSyncs[client] = known
             }
             if let known, known.publishedSequence > (acknowledged[client] ?? 0) { clientsWithNews.append(client) }
+        }
+        // A client whose marker vanished (deleted or expired) keeps its change sets until everyone applied them:
+        // keep fetching them while what it last reported is not applied here.
+        let listed = Set(markers.map(\.name))
+        for (client, known) in state.knownRecentSyncs where client != clientIdentifier && !listed.contains(client + ".recentsync")
+            && known.publishedSequence > (acknowledged[client] ?? 0) && !clientsWithNews.contains(client) {
+            clientsWithNews.append(client)
         }
         var available: [Available] = []
         for client in clientsWithNews.sorted() {
@@ -368,6 +383,11 @@ open class SynchronizationOperation: @unchecked Sendable {
     /// Replaces this client's recent-sync marker.
     open func writeRecentSync(_ data: Data) async throws {
         try await fileSystem.write(data, to: layout.recentSyncFile(documentIdentifier, client: clientIdentifier))
+    }
+
+    /// Reads `Information/DeletedDocuments/<document>.plist`, or `nil`; consulted only when the integrity key is gone.
+    open func fetchDeletedDocumentMarker() async throws -> Data? {
+        try await fileSystem.readIfPresent(layout.deletedDocumentFile(documentIdentifier))
     }
 
     /// Whether `DeletedClients/<this client>.plist` exists.
