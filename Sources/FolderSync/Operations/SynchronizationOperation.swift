@@ -196,13 +196,11 @@ open class SynchronizationOperation: @unchecked Sendable {
             }
             if let known, known.publishedSequence > (acknowledged[client] ?? 0) { clientsWithNews.append(client) }
         }
-        // A client whose marker vanished (deleted or expired) keeps its change sets until everyone applied them:
-        // keep fetching them while what it last reported is not applied here.
+        // A client whose marker vanished (deleted or expired) leaves its change sets until everyone applied them:
+        // list its folder until nothing in it is left to apply, then forget it.
         let listed = Set(markers.map(\.name))
-        for (client, known) in state.knownRecentSyncs where client != clientIdentifier && !listed.contains(client + ".recentsync")
-            && known.publishedSequence > (acknowledged[client] ?? 0) && !clientsWithNews.contains(client) {
-            clientsWithNews.append(client)
-        }
+        let vanished = state.knownRecentSyncs.keys.filter { $0 != clientIdentifier && !listed.contains($0 + ".recentsync") }
+        clientsWithNews += vanished
         var available: [Available] = []
         for client in clientsWithNews.sorted() {
             let directory = layout.syncChangesDirectory(documentIdentifier, client: client)
@@ -215,6 +213,9 @@ open class SynchronizationOperation: @unchecked Sendable {
                 }
                 guard applied[client]?.contains(parsed.sequence) != true else { continue }
                 available.append(Available(client: client, sequence: parsed.sequence, name: item.name, path: directory.appending(item.name)))
+            }
+            if vanished.contains(client) && !available.contains(where: { $0.client == client }) {
+                state.knownRecentSyncs[client] = nil
             }
         }
         return (available.sorted { ($0.client, $0.sequence) < ($1.client, $1.sequence) }, ownExists)
