@@ -130,4 +130,25 @@ open class ApplicationSyncManager: @unchecked Sendable {
     open func applicationRegistrationOperation(layout: RemoteLayout, deviceInfo: DeviceInfo) -> ApplicationRegistrationOperation {
         ApplicationRegistrationOperation(fileSystem: remote, layout: layout, deviceInfo: deviceInfo, environment: environment)
     }
+
+    /// Builds the operation that lists registered clients. Override to return a backend subclass.
+    open func listOfApplicationRegisteredClientsOperation(layout: RemoteLayout) -> ListOfApplicationRegisteredClientsOperation {
+        ListOfApplicationRegisteredClientsOperation(fileSystem: remote, layout: layout, environment: environment)
+    }
+
+    /// Builds the operation that lists documents. Override to return a backend subclass.
+    open func listOfPreviouslySynchronizedDocumentsOperation(layout: RemoteLayout) -> ListOfPreviouslySynchronizedDocumentsOperation {
+        ListOfPreviouslySynchronizedDocumentsOperation(fileSystem: remote, layout: layout, environment: environment)
+    }
+
+    /// Builds the document deletion operation. Override to return a backend subclass.
+    open func documentDeletionOperation(layout: RemoteLayout, documentIdentifier: String) -> DocumentDeletionOperation {
+        DocumentDeletionOperation(fileSystem: remote, layout: layout, documentIdentifier: documentIdentifier,
+                                  actorIdentifier: clientIdentifier ?? "unknown", environment: environment)
+    }
+
+    /// Builds the operation that removes the application's remote folder. Override to return a backend subclass.
+    open func removeAllRemoteSyncDataOperation(layout: RemoteLayout) -> RemoveAllRemoteSyncDataOperation {
+        RemoveAllRemoteSyncDataOperation(fileSystem: remote, layout: layout, environment: environment)
+    }
 }

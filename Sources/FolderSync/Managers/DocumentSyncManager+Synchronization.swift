@@ -57,13 +57,20 @@ extension DocumentSyncManager {
         let policy = self.policy
         let snapshotting = store as? any SnapshottingModelAdapter
         var installed: WholeStoreManifest?
+        var bootstrapWarning: SyncWarning?
         if policy.automaticallyDownloadsWholeStore, let snapshotting, try !store.loadSyncState().hasBootstrapped {
-            installed = try await wholeStoreDownloadOperation(store: snapshotting).run()
+            do {
+                installed = try await wholeStoreDownloadOperation(store: snapshotting).run()
+            } catch let error as FolderSyncError where error.code == .corruptFile || error.code == .unsupportedFormatVersion {
+                // Starting from a whole store saves time; the change sets bring the same data.
+                bootstrapWarning = SyncWarning(kind: .wholeStoreUnusable, message: error.message, path: error.path)
+            }
             var state = try store.loadSyncState()
             state.hasBootstrapped = true
             try store.saveSyncState(state)
         }
         var report = try await synchronizationOperation(integrityKey: integrityKey, store: store).run()
+        if let bootstrapWarning { report.warnings.insert(bootstrapWarning, at: 0) }
         if report.needsWholeStore, policy.automaticallyDownloadsWholeStore, let snapshotting,
            let manifest = try await wholeStoreDownloadOperation(store: snapshotting).run(covering: report.missingChangeSets) {
             installed = manifest
@@ -87,12 +94,9 @@ extension DocumentSyncManager {
         state.changeSetsSinceWholeStore = 0
         state.bytesSinceWholeStore = 0
         try store.saveSyncState(state)
-        if policy.vacuumsAfterWholeStoreUpload { try await vacuumAfterWholeStoreUpload() }
+        if policy.vacuumsAfterWholeStoreUpload { _ = try await vacuum() }
         return manifest
     }
-
-    /// Runs after each automatic whole-store upload when the policy says so.
-    func vacuumAfterWholeStoreUpload() async throws {}
 
     /// Copies the local store, with its unpublished changes, into the helper folder's `Backups/`.
     private func backUpForReset(_ store: any ModelAdapter) throws -> String? {

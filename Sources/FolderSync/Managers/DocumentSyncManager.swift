@@ -233,6 +233,12 @@ open class DocumentSyncManager: @unchecked Sendable {
             askToCreateRemoteDocument: { [unowned self] request in await self.askToCreate(request) })
     }
 
+    /// Builds the maintenance object that vacuums, lists and deletes clients. Override to return a backend subclass.
+    open func documentMaintenance() throws -> DocumentMaintenance {
+        try DocumentMaintenance(remote: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
+                                actorIdentifier: clientIdentifier, environment: applicationSyncManager.environment)
+    }
+
     /// Builds the synchronization operation. Override to return a backend subclass.
     open func synchronizationOperation(integrityKey: String, store: any ModelAdapter) -> SynchronizationOperation {
         var resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?

@@ -70,8 +70,9 @@ open class SynchronizationOperation: @unchecked Sendable {
 
         emit(.phase(.findingRemoteChanges))
         let (available, ownRecentSyncExists) = try await findNewChangeSets(&state)
-        if !isReadOnly && !ownRecentSyncExists && state.publishedSequence > 0 {
-            // Our marker is gone: an operator may have deleted this client.
+        if !isReadOnly && !ownRecentSyncExists {
+            // Our marker is gone (or this is our first sync): an operator or an expiry may have deleted this client.
+            // Checked even when this client never published: a client that only reads must notice too.
             report.remoteRequests += 1
             if try await deletedClientMarkerExists() {
                 throw FolderSyncError(.clientDeleted, "this client was deleted from document \(documentIdentifier)",
@@ -115,6 +116,13 @@ open class SynchronizationOperation: @unchecked Sendable {
         let keys = try await fetchIntegrityKeys()
         report.remoteRequests += 1
         guard keys.contains(integrityKey) else {
+            if keys.isEmpty, let marker = try await fetchDeletedDocumentMarker() {
+                report.remoteRequests += 1
+                let path = layout.deletedDocumentFile(documentIdentifier).description
+                let deletedBy = (try? PropertyListFile.decode(DeletedDocumentInfo.self, from: marker, path: path))
+                    .map { " by client \($0.deletedByClient)" } ?? ""
+                throw FolderSyncError(.documentDeleted, "document \(documentIdentifier) was deleted\(deletedBy)", path: path)
+            }
             throw FolderSyncError(.integrityKeyMismatch,
                                   keys.isEmpty ? "the remote document is gone (wiped or replaced)"
                                                : "the remote document has integrity key \(keys.sorted().joined(separator: ", ")), this store belongs to \(integrityKey)",
@@ -201,6 +209,11 @@ open class SynchronizationOperation: @unchecked Sendable {
         if let after = state.ownChangeSetsToReapplyAfter, state.publishedSequence > after {
             clientsWithNews.append(clientIdentifier)
         }
+        // A client whose marker vanished (deleted or expired) leaves its change sets until everyone applied them:
+        // list its folder until nothing in it is left to apply, then forget it.
+        let listed = Set(markers.map(\.name))
+        let vanished = state.knownRecentSyncs.keys.filter { $0 != clientIdentifier && !listed.contains($0 + ".recentsync") }
+        clientsWithNews += vanished
         var available: [Available] = []
         for client in clientsWithNews.sorted() {
             let directory = layout.syncChangesDirectory(documentIdentifier, client: client)
@@ -215,10 +228,15 @@ open class SynchronizationOperation: @unchecked Sendable {
                 if client == clientIdentifier && parsed.sequence > state.publishedSequence { continue }
                 available.append(Available(client: client, sequence: parsed.sequence, name: item.name, path: directory.appending(item.name)))
             }
-            // The next set this client needs is gone: vacuum removed it, so only a whole store has its changes.
             let next = (acknowledged[client] ?? 0) + 1
             let present = Set(available.filter { $0.client == client }.map(\.sequence))
-            if !present.contains(next), present.min().map({ $0 > next }) ?? true { report.missingChangeSets[client] = next }
+            let published = client == clientIdentifier ? state.publishedSequence : state.knownRecentSyncs[client]?.publishedSequence ?? 0
+            if vanished.contains(client) && present.isEmpty {
+                state.knownRecentSyncs[client] = nil
+            } else if published >= next, !present.contains(next), present.min().map({ $0 > next }) ?? true {
+                // The next set this client needs is gone: vacuum removed it, so only a whole store has its changes.
+                report.missingChangeSets[client] = next
+            }
         }
         return (available.sorted { ($0.client, $0.sequence) < ($1.client, $1.sequence) }, ownExists)
     }
@@ -386,6 +404,11 @@ open class SynchronizationOperation: @unchecked Sendable {
     /// Replaces this client's recent-sync marker.
     open func writeRecentSync(_ data: Data) async throws {
         try await fileSystem.write(data, to: layout.recentSyncFile(documentIdentifier, client: clientIdentifier))
+    }
+
+    /// Reads `Information/DeletedDocuments/<document>.plist`, or `nil`; consulted only when the integrity key is gone.
+    open func fetchDeletedDocumentMarker() async throws -> Data? {
+        try await fileSystem.readIfPresent(layout.deletedDocumentFile(documentIdentifier))
     }
 
     /// Whether `DeletedClients/<this client>.plist` exists.

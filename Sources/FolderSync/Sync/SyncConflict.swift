@@ -60,6 +60,8 @@ public struct SyncWarning: Sendable, Hashable, CustomStringConvertible {
         case unknownFile
         /// A change set another client needs from a third client is not visible yet.
         case changeSetWaiting
+        /// No whole store could be used to start from (damaged, or of a newer format); the change sets were used.
+        case wholeStoreUnusable
     }
 
     public var kind: Kind

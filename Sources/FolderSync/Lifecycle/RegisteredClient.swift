@@ -1,0 +1,38 @@
+public import Foundation
+
+/// One client registered with a document, as an operator sees it: who it is, when it last synced, what it holds back.
+public struct RegisteredClient: Sendable, Hashable {
+    public var identifier: String
+    /// From `ClientDevices/<client>/deviceInfo.plist`; `nil` when that file is missing or unreadable.
+    public var clientDescription: String?
+    public var userInfo: [String: String]
+    /// From its recent sync; `nil` when it has not synced (or its marker is unreadable).
+    public var lastSyncDate: Date?
+    /// Per client, the highest sequence up to which it has applied every change set.
+    public var acknowledgement: [String: Int64]
+    /// The highest sequence of its own published change sets.
+    public var publishedSequence: Int64?
+    /// When its whole store was made, if it uploaded one.
+    public var wholeStoreDate: Date?
+    /// Whether it has a `DeletedClients/` marker.
+    public var isDeleted: Bool
+    /// What its acknowledgement keeps from being vacuumed (zero for deleted clients).
+    public var heldBack: VacuumReport.HeldBack
+
+    /// Whether vacuum would free more if this client caught up (or were deleted).
+    public var holdsVacuumBack: Bool { heldBack.isHoldingBack }
+
+    public init(identifier: String, clientDescription: String? = nil, userInfo: [String: String] = [:], lastSyncDate: Date? = nil,
+                acknowledgement: [String: Int64] = [:], publishedSequence: Int64? = nil, wholeStoreDate: Date? = nil,
+                isDeleted: Bool = false, heldBack: VacuumReport.HeldBack = .init()) {
+        self.identifier = identifier
+        self.clientDescription = clientDescription
+        self.userInfo = userInfo
+        self.lastSyncDate = lastSyncDate
+        self.acknowledgement = acknowledgement
+        self.publishedSequence = publishedSequence
+        self.wholeStoreDate = wholeStoreDate
+        self.isDeleted = isDeleted
+        self.heldBack = heldBack
+    }
+}

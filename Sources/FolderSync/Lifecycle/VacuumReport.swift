@@ -1,0 +1,93 @@
+/// What a vacuum removed (or, in a dry run, would remove), what it kept back and why.
+///
+/// A dry run and a real run over the same tree report the same plan, so an
+/// operator can read the dry run and know exactly what the real one will do.
+public struct VacuumReport: Sendable, Hashable {
+    /// Why an item is removable.
+    public enum Reason: String, Sendable, Hashable {
+        /// A change set every live client has applied and every kept whole store contains.
+        case changeSet
+        /// A whole store another whole store dominates (contains every change set it contains).
+        case dominatedWholeStore
+        /// A temporary file older than the age limit: an interrupted write.
+        case staleTemporary
+        /// The recent-sync marker of a deleted (or just expired) client; removing it is how the client notices.
+        case deletedClientRecentSync
+        /// An empty folder of a deleted client whose change sets are all gone.
+        case deletedClientFolder
+    }
+
+    /// One removed item.
+    public struct Removal: Sendable, Hashable {
+        public var path: RemotePath
+        /// Bytes of the files removed (a folder counts the files under it).
+        public var byteCount: Int64
+        public var reason: Reason
+
+        public init(path: RemotePath, byteCount: Int64, reason: Reason) {
+            self.path = path
+            self.byteCount = byteCount
+            self.reason = reason
+        }
+    }
+
+    /// How much one client's acknowledgement keeps from being vacuumed.
+    ///
+    /// Counts change sets that every kept whole store already contains but
+    /// that this client has not acknowledged. The exclusive counts are the
+    /// sets no other client holds back: what deleting or expiring this client
+    /// alone would free.
+    public struct HeldBack: Sendable, Hashable {
+        public var changeSetCount: Int = 0
+        public var byteCount: Int64 = 0
+        public var exclusiveChangeSetCount: Int = 0
+        public var exclusiveByteCount: Int64 = 0
+
+        public init(changeSetCount: Int = 0, byteCount: Int64 = 0, exclusiveChangeSetCount: Int = 0, exclusiveByteCount: Int64 = 0) {
+            self.changeSetCount = changeSetCount
+            self.byteCount = byteCount
+            self.exclusiveChangeSetCount = exclusiveChangeSetCount
+            self.exclusiveByteCount = exclusiveByteCount
+        }
+
+        public var isHoldingBack: Bool { changeSetCount > 0 }
+    }
+
+    /// A file the vacuum could not read or does not know, and therefore left alone.
+    public struct Skipped: Sendable, Hashable {
+        public var path: RemotePath
+        public var reason: String
+
+        public init(path: RemotePath, reason: String) {
+            self.path = path
+            self.reason = reason
+        }
+    }
+
+    /// An item the plan removes whose removal failed; the next vacuum tries again.
+    public struct Failure: Sendable, Hashable {
+        public var path: RemotePath
+        public var error: FolderSyncError
+    }
+
+    /// Whether this was a dry run (nothing was written or removed).
+    public var isDryRun: Bool
+    /// What was removed, or in a dry run what would be, in the order of removal.
+    public var removed: [Removal] = []
+    /// Per live client that holds something back, how much.
+    public var heldBack: [String: HeldBack] = [:]
+    /// Clients the expiry policy marked deleted in this run.
+    public var expiredClients: [String] = []
+    /// Files left alone because they could not be read or are unknown.
+    public var skipped: [Skipped] = []
+    /// Removals that failed (always empty in a dry run).
+    public var failures: [Failure] = []
+
+    public init(isDryRun: Bool) { self.isDryRun = isDryRun }
+
+    /// Bytes freed (or that a real run would free).
+    public var bytesFreed: Int64 { removed.reduce(0) { $0 + $1.byteCount } }
+
+    /// The change sets removed, as paths.
+    public var removedChangeSets: [RemotePath] { removed.filter { $0.reason == .changeSet }.map(\.path) }
+}

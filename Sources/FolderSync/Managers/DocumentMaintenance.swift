@@ -1,0 +1,81 @@
+public import Foundation
+
+/// Maintenance of one document on a remote, without a local store or a registration: vacuum, client listing, client deletion.
+///
+/// The `foldersync` tool uses it directly, so that inspecting a document
+/// never registers the operator as a client (a registered client that never
+/// syncs would hold vacuum back for ever). ``DocumentSyncManager``'s
+/// maintenance methods forward to one. Subclass it and override the factory
+/// methods to run backend subclasses of the operations.
+open class DocumentMaintenance: @unchecked Sendable {
+    public let remote: any RemoteFileSystem
+    public let layout: RemoteLayout
+    public let documentIdentifier: String
+    /// Who acts (a client identifier or an operator's name), written in the markers this writes.
+    public let actorIdentifier: String
+    public let environment: SyncEnvironment
+
+    /// - Throws: ``FolderSyncError/Code/invalidIdentifier`` for an unsafe document identifier.
+    public init(remote: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String,
+                actorIdentifier: String = "foldersync", environment: SyncEnvironment = .live) throws {
+        self.remote = remote
+        self.layout = layout
+        self.documentIdentifier = try Identifier.validate(documentIdentifier, role: "document identifier")
+        self.actorIdentifier = actorIdentifier
+        self.environment = environment
+    }
+
+    /// Removes what nobody needs any more; in a dry run, only reports it.
+    ///
+    /// - Parameters:
+    ///   - expireClientsAfter: marks clients deleted whose last sync is older than this (they reset when they return).
+    ///   - temporaryFileAge: temporaries older than this are interrupted writes.
+    public func vacuum(dryRun: Bool = false, expireClientsAfter: TimeInterval? = nil,
+                       temporaryFileAge: TimeInterval = VacuumOperation.defaultTemporaryFileAge) async throws -> VacuumReport {
+        do {
+            return try await vacuumOperation(dryRun: dryRun, expireClientsAfter: expireClientsAfter, temporaryFileAge: temporaryFileAge).run()
+        } catch {
+            throw FolderSyncError.wrapping(error, "vacuuming document \(documentIdentifier) failed")
+        }
+    }
+
+    /// The clients registered with the document, deleted ones included, with what each holds back.
+    public func registeredClients() async throws -> [RegisteredClient] {
+        do {
+            return try await listOfDocumentRegisteredClientsOperation().run()
+        } catch {
+            throw FolderSyncError.wrapping(error, "listing the clients of document \(documentIdentifier) failed")
+        }
+    }
+
+    /// Deletes a client from the document; its change sets stay until vacuum finds nobody needs them.
+    @discardableResult
+    public func deleteClient(_ identifier: String) async throws -> ClientDeletionReport {
+        do {
+            return try await documentClientDeletionOperation(clientIdentifier: identifier).run()
+        } catch {
+            throw FolderSyncError.wrapping(error, "deleting client \(identifier) from document \(documentIdentifier) failed")
+        }
+    }
+
+    // MARK: Operation factories
+
+    /// Builds the vacuum operation. Override to return a backend subclass.
+    open func vacuumOperation(dryRun: Bool, expireClientsAfter: TimeInterval?, temporaryFileAge: TimeInterval) -> VacuumOperation {
+        VacuumOperation(fileSystem: remote, layout: layout, documentIdentifier: documentIdentifier, dryRun: dryRun,
+                        expireClientsAfter: expireClientsAfter, temporaryFileAge: temporaryFileAge,
+                        actorIdentifier: actorIdentifier, environment: environment)
+    }
+
+    /// Builds the client listing operation. Override to return a backend subclass.
+    open func listOfDocumentRegisteredClientsOperation() -> ListOfDocumentRegisteredClientsOperation {
+        ListOfDocumentRegisteredClientsOperation(fileSystem: remote, layout: layout, documentIdentifier: documentIdentifier,
+                                                 environment: environment)
+    }
+
+    /// Builds the client deletion operation. Override to return a backend subclass.
+    open func documentClientDeletionOperation(clientIdentifier: String) -> DocumentClientDeletionOperation {
+        DocumentClientDeletionOperation(fileSystem: remote, layout: layout, documentIdentifier: documentIdentifier,
+                                        clientIdentifier: clientIdentifier, actorIdentifier: actorIdentifier, environment: environment)
+    }
+}

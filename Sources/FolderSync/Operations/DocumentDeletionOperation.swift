@@ -1,0 +1,69 @@
+public import Foundation
+
+/// Deletes a document from the remote for every client.
+///
+/// Writes `Information/DeletedDocuments/<document>.plist` **first**, then
+/// removes `Documents/<document>/`. A client that syncs afterwards finds its
+/// integrity key gone and the marker there, and stops with
+/// ``FolderSyncError/Code/documentDeleted`` keeping its local data; a client
+/// that registers afterwards is asked whether to create the document anew.
+/// Running it again after an interruption finishes the removal.
+open class DocumentDeletionOperation: @unchecked Sendable {
+    public let fileSystem: any RemoteFileSystem
+    public let layout: RemoteLayout
+    public let documentIdentifier: String
+    /// Who deletes it (a client identifier or an operator's name), written in the marker.
+    public let actorIdentifier: String
+    public let environment: SyncEnvironment
+
+    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, actorIdentifier: String,
+                environment: SyncEnvironment) {
+        self.fileSystem = fileSystem
+        self.layout = layout
+        self.documentIdentifier = documentIdentifier
+        self.actorIdentifier = actorIdentifier
+        self.environment = environment
+    }
+
+    /// Runs the deletion.
+    ///
+    /// - Throws: ``FolderSyncError/Code/invalidIdentifier`` for an unsafe identifier,
+    ///   ``FolderSyncError/Code/remoteItemNotFound`` when there is no such document.
+    public func run() async throws {
+        let document = try Identifier.validate(documentIdentifier, role: "document identifier")
+        let markerExists = try await deletedDocumentMarkerExists()
+        guard try await documentDirectoryExists() || markerExists else {
+            throw FolderSyncError(.remoteItemNotFound, "there is no document \(document)", path: layout.documentDirectory(document).description)
+        }
+        if !markerExists {
+            let marker = DeletedDocumentInfo(documentIdentifier: document, deletedByClient: actorIdentifier,
+                                             deletionDate: environment.now().wholeSeconds)
+            try await writeDeletedDocumentMarker(try PropertyListFile.encode(marker))
+        }
+        try await removeDocumentDirectory()
+        environment.logger.info("Deleted document \(document)")
+    }
+
+    // MARK: Backend steps
+
+    /// Whether `Documents/<document>/` exists.
+    open func documentDirectoryExists() async throws -> Bool {
+        try await fileSystem.exists(layout.documentDirectory(documentIdentifier))
+    }
+
+    /// Whether `Information/DeletedDocuments/<document>.plist` exists.
+    open func deletedDocumentMarkerExists() async throws -> Bool {
+        try await fileSystem.exists(layout.deletedDocumentFile(documentIdentifier))
+    }
+
+    /// Writes `Information/DeletedDocuments/<document>.plist`.
+    open func writeDeletedDocumentMarker(_ data: Data) async throws {
+        try await fileSystem.createDirectory(at: layout.deletedDocumentsDirectory)
+        try await fileSystem.write(data, to: layout.deletedDocumentFile(documentIdentifier))
+    }
+
+    /// Removes `Documents/<document>/` with everything in it.
+    open func removeDocumentDirectory() async throws {
+        try await fileSystem.remove(layout.documentDirectory(documentIdentifier))
+    }
+}

@@ -1,0 +1,29 @@
+/// Removes the application's whole folder from the remote: every document, client and marker.
+///
+/// Other clients then find their documents gone (an integrity-key mismatch
+/// at their next sync, keeping their local data) and recreate the tree when
+/// they register again. Nothing else on the remote is touched.
+open class RemoveAllRemoteSyncDataOperation: @unchecked Sendable {
+    public let fileSystem: any RemoteFileSystem
+    public let layout: RemoteLayout
+    public let environment: SyncEnvironment
+
+    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, environment: SyncEnvironment) {
+        self.fileSystem = fileSystem
+        self.layout = layout
+        self.environment = environment
+    }
+
+    /// Runs the removal.
+    public func run() async throws {
+        try await removeApplicationDirectory()
+        environment.logger.info("Removed all remote sync data of \(layout.applicationIdentifier)")
+    }
+
+    // MARK: Backend steps
+
+    /// Removes `<appID>/` with everything in it.
+    open func removeApplicationDirectory() async throws {
+        try await fileSystem.remove(layout.applicationDirectory)
+    }
+}

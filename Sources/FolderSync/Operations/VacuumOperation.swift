@@ -1,0 +1,222 @@
+public import Foundation
+
+/// Deletes the remote files of one document that nobody needs any more (invariant 4).
+///
+/// The algorithm (``run()``) is fixed; the remote steps it calls are `open`,
+/// each with a default on ``RemoteFileSystem``:
+///
+/// 1. List every folder of the document once; read the recent syncs of
+///    clients that are not deleted and every whole-store manifest. Change-set
+///    contents are never read.
+/// 2. With an expiry policy, clients whose last sync is older than the limit
+///    are marked deleted (`DeletedClients/<client>.plist`) **before** anything
+///    is computed or removed, so a returning client resets safely.
+/// 3. Compute the plan (the rule is in ``VacuumReport`` terms: a change set
+///    goes when every live client acknowledged it and every kept whole store
+///    contains it) and, unless this is a dry run, remove in phases: dominated
+///    whole stores, markers of deleted clients, change sets, stale
+///    temporaries, emptied folders of deleted clients.
+///
+/// Anything it cannot read or does not know is left alone and reported.
+/// Modification dates are used for one thing only: the age of temporaries.
+open class VacuumOperation: @unchecked Sendable {
+    public let fileSystem: any RemoteFileSystem
+    public let layout: RemoteLayout
+    public let documentIdentifier: String
+    /// Compute and report the plan, write and remove nothing.
+    public let dryRun: Bool
+    /// Mark clients deleted whose last sync is older than this; `nil` never expires anyone.
+    public let expireClientsAfter: TimeInterval?
+    /// Temporaries older than this are interrupted writes and are removed.
+    public let temporaryFileAge: TimeInterval
+    /// Who is vacuuming (a client identifier or an operator's name), written in the markers of expired clients.
+    public let actorIdentifier: String
+    public let environment: SyncEnvironment
+    /// How many removals run at once; remote backends gain from a few in flight.
+    public var maximumConcurrentRemovals = 8
+
+    public static let defaultTemporaryFileAge: TimeInterval = 3600
+
+    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, dryRun: Bool = false,
+                expireClientsAfter: TimeInterval? = nil, temporaryFileAge: TimeInterval = VacuumOperation.defaultTemporaryFileAge,
+                actorIdentifier: String, environment: SyncEnvironment) {
+        self.fileSystem = fileSystem
+        self.layout = layout
+        self.documentIdentifier = documentIdentifier
+        self.dryRun = dryRun
+        self.expireClientsAfter = expireClientsAfter
+        self.temporaryFileAge = temporaryFileAge
+        self.actorIdentifier = actorIdentifier
+        self.environment = environment
+    }
+
+    /// Runs the vacuum and reports what it removed (or, in a dry run, would remove).
+    public func run() async throws -> VacuumReport {
+        var inventory = try await takeInventory()
+        let expired = expiredClients(inventory)
+        if !dryRun {
+            for client in expired.sorted() {
+                let marker = DeletedClientInfo(clientIdentifier: client, deletedBy: actorIdentifier,
+                                               deletionDate: environment.now().wholeSeconds)
+                try await writeDeletedClientMarker(try PropertyListFile.encode(marker), client: client)
+                environment.logger.info("Expired client \(client) of document \(documentIdentifier)")
+            }
+        }
+        inventory.recentSyncs = inventory.recentSyncs.filter { !expired.contains($0.key) }
+        let plan = VacuumPlanner.plan(inventory, layout: layout, document: documentIdentifier, expired: expired,
+                                      now: environment.now(), temporaryFileAge: temporaryFileAge, dryRun: dryRun)
+        var report = plan.report
+        guard !dryRun else { return report }
+
+        var failed: [RemotePath: FolderSyncError] = [:]
+        for phase in plan.phases {
+            try Task.checkCancellation()
+            for (path, error) in try await remove(phase) { failed[path] = error }
+        }
+        report.failures = failed.map { .init(path: $0.key, error: $0.value) }.sorted { $0.path < $1.path }
+        report.removed.removeAll { failed[$0.path] != nil }
+        environment.logger.info("Vacuumed document \(documentIdentifier): \(report.removed.count) items, \(report.bytesFreed) bytes")
+        return report
+    }
+
+    /// The inventory and plan without side effects (a dry run that also returns what it read), for listings.
+    func survey() async throws -> (DocumentInventory, VacuumPlan) {
+        let inventory = try await takeInventory()
+        let plan = VacuumPlanner.plan(inventory, layout: layout, document: documentIdentifier, expired: [],
+                                      now: environment.now(), temporaryFileAge: temporaryFileAge, dryRun: true)
+        return (inventory, plan)
+    }
+
+    private func takeInventory() async throws -> DocumentInventory {
+        let tree = try await fetchDocumentTree()
+        var inventory = DocumentInventory.classify(tree: tree, layout: layout, document: documentIdentifier)
+        for client in inventory.recentSyncMarkers.keys.sorted() where !inventory.deletedClients.contains(client) {
+            let path = layout.recentSyncFile(documentIdentifier, client: client)
+            do {
+                guard let data = try await fetchRecentSync(client: client) else { continue }
+                let recent = try PropertyListFile.decode(RecentSync.self, from: data, path: path.description)
+                guard recent.clientIdentifier == client else {
+                    throw FolderSyncError(.corruptFile, "the recent sync names client \(recent.clientIdentifier)", path: path.description)
+                }
+                inventory.recentSyncs[client] = recent
+            } catch let error as FolderSyncError where error.code == .corruptFile || error.code == .unsupportedFormatVersion {
+                inventory.skipped.append(.init(path: path, reason: "unreadable (\(error.message)); this client counts as acknowledging nothing"))
+            }
+        }
+        for client in inventory.wholeStoreFolders.keys.sorted() {
+            let path = layout.appliedSyncChangeSetsFile(documentIdentifier, client: client)
+            do {
+                guard let data = try await fetchWholeStoreManifest(client: client) else {
+                    inventory.skipped.append(.init(path: path, reason: "whole store without a manifest; not counted, left alone"))
+                    continue
+                }
+                let manifest = try PropertyListFile.decode(WholeStoreManifest.self, from: data, path: path.description)
+                guard manifest.clientIdentifier == client else {
+                    throw FolderSyncError(.corruptFile, "the manifest names client \(manifest.clientIdentifier)", path: path.description)
+                }
+                inventory.wholeStores[client] = manifest
+            } catch let error as FolderSyncError where error.code == .corruptFile || error.code == .unsupportedFormatVersion {
+                inventory.skipped.append(.init(path: path, reason: "unreadable (\(error.message)); whole store not counted, left alone"))
+            }
+        }
+        return inventory
+    }
+
+    private func expiredClients(_ inventory: DocumentInventory) -> Set<String> {
+        guard let limit = expireClientsAfter else { return [] }
+        let now = environment.now()
+        // Only a readable last-sync date proves silence: a client that never synced is not expired.
+        return Set(inventory.recentSyncs.values.filter { now.timeIntervalSince($0.lastSyncDate) > limit }.map(\.clientIdentifier))
+    }
+
+    /// Removes one phase with a few removals in flight; returns the failures.
+    private func remove(_ removals: [VacuumReport.Removal]) async throws -> [(RemotePath, FolderSyncError)] {
+        try await withThrowingTaskGroup(of: (RemotePath, FolderSyncError)?.self) { group in
+            var failures: [(RemotePath, FolderSyncError)] = []
+            var next = removals.startIndex
+            func start() {
+                let removal = removals[next]
+                next += 1
+                group.addTask { [self] in
+                    do {
+                        if removal.reason == .deletedClientFolder {
+                            try await removeDirectoryIfEmpty(removal.path)
+                        } else {
+                            try await removeItem(removal.path)
+                        }
+                        return nil
+                    } catch {
+                        return (removal.path, FolderSyncError.wrapping(error, "removal failed"))
+                    }
+                }
+            }
+            while next < removals.endIndex && next - removals.startIndex < max(1, maximumConcurrentRemovals) { start() }
+            while let result = try await group.next() {
+                if let result { failures.append(result) }
+                if next < removals.endIndex {
+                    try Task.checkCancellation()
+                    start()
+                }
+            }
+            return failures
+        }
+    }
+
+    // MARK: Backend steps
+
+    /// Lists every folder of the document, by path. A backend with recursive listing overrides this.
+    ///
+    /// - Throws: ``FolderSyncError/Code/remoteItemNotFound`` when the document does not exist.
+    open func fetchDocumentTree() async throws -> [RemotePath: [RemoteItem]] {
+        try await fileSystem.listTree(at: layout.documentDirectory(documentIdentifier))
+    }
+
+    /// Reads a client's recent-sync marker, or `nil` if it vanished.
+    open func fetchRecentSync(client: String) async throws -> Data? {
+        try await fileSystem.readIfPresent(layout.recentSyncFile(documentIdentifier, client: client))
+    }
+
+    /// Reads `WholeStore/<client>/AppliedSyncChangeSets.ticdsync`, or `nil`.
+    open func fetchWholeStoreManifest(client: String) async throws -> Data? {
+        try await fileSystem.readIfPresent(layout.appliedSyncChangeSetsFile(documentIdentifier, client: client))
+    }
+
+    /// Writes `DeletedClients/<client>.plist`.
+    open func writeDeletedClientMarker(_ data: Data, client: String) async throws {
+        try await fileSystem.createDirectory(at: layout.deletedClientsDirectory(documentIdentifier))
+        try await fileSystem.write(data, to: layout.deletedClientFile(documentIdentifier, client: client))
+    }
+
+    /// Removes a file or a folder with its contents.
+    open func removeItem(_ path: RemotePath) async throws {
+        try await fileSystem.remove(path)
+    }
+
+    /// Removes a folder only if it is (still) empty, so a file that arrived since the listing survives.
+    ///
+    /// - Throws: ``FolderSyncError/Code/remoteItemExists`` when the folder is not empty.
+    open func removeDirectoryIfEmpty(_ path: RemotePath) async throws {
+        guard try await fileSystem.contentsOfDirectoryIfPresent(at: path).isEmpty else {
+            throw FolderSyncError(.remoteItemExists, "the folder is not empty; left alone", path: path.description)
+        }
+        try await fileSystem.remove(path)
+    }
+}
+
+extension RemoteFileSystem {
+    /// Lists `path` and every folder below it, one listing per folder.
+    ///
+    /// - Throws: ``FolderSyncError/Code/remoteItemNotFound`` when `path` does not exist.
+    func listTree(at path: RemotePath) async throws -> [RemotePath: [RemoteItem]] {
+        var tree: [RemotePath: [RemoteItem]] = [path: try await contentsOfDirectory(at: path)]
+        var pending = [path]
+        while let folder = pending.popLast() {
+            for item in tree[folder]! where item.kind == .directory {
+                let child = folder.appending(item.name)
+                tree[child] = try await contentsOfDirectoryIfPresent(at: child)
+                pending.append(child)
+            }
+        }
+        return tree
+    }
+}
