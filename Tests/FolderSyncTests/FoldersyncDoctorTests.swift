@@ -117,7 +117,9 @@ struct FoldersyncDoctorTests {
         #expect(remaining.contains { $0.check == .sequenceGap && $0.path.hasSuffix("client-A") })
         #expect(remaining.contains { $0.check == .quarantined && $0.severity == .info })
         let (_, again) = try await doctor(root)
-        #expect(again.findings == remaining)
+        // The same findings (messages aside: a temporary's age in seconds grows between the two runs).
+        func identity(_ findings: [DoctorFinding]) -> [String] { findings.map { "\($0.severity) \($0.check) \($0.path)" } }
+        #expect(identity(again.findings) == identity(remaining))
 
         // The clients keep syncing through the repaired tree.
         try a.execute("INSERT INTO notes(id, title) VALUES ('a2', 'after repair')")
