@@ -48,6 +48,11 @@ final class SimulatedClient {
             registering: .init(documentIdentifier: Self.document, documentDescription: "Simulated notes",
                                helperDirectory: folder.appendingPathComponent("helper", isDirectory: true)),
             store: store.adapter, remoteDocumentCreationHandler: { _ in true })
+        // Record sync only: whole stores are a GRDB-only feature, and the same schedule must make the same
+        // remote requests on both adapters.
+        document.policy.automaticallyDownloadsWholeStore = false
+        document.policy.wholeStoreUploadAfterChangeSets = nil
+        document.policy.wholeStoreUploadAfterBytes = nil
         if resolvesConflicts {
             document.conflictResolver = { conflict in
                 guard case .text(let local) = conflict.localValue, case .text(let remote) = conflict.remoteValue else { return nil }
