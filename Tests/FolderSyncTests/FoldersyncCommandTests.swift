@@ -18,19 +18,6 @@ struct FoldersyncCommandTests {
         try expectSnapshot(result.output, named: (["foldersync"] + command).joined(separator: "-") + "-help")
     }
 
-    @Test("Commands waiting for their operations exit 2 and say they are not implemented yet", arguments: [
-        ("documents list", ["documents", "list"]),
-        ("clients list", ["clients", "list"]),
-        ("clients delete", ["clients", "delete", "C", "--document", "D", "--yes"]),
-        ("vacuum", ["vacuum", "--dry-run", "--expire-clients-after", "90d"]),
-    ])
-    func notImplemented(_ name: String, _ command: [String]) async throws {
-        let result = try await FoldersyncTool.run(command + ["--remote", "/tmp"])
-        #expect(result.status == 2)
-        #expect(result.errors == "foldersync: 'foldersync \(name)' is not implemented yet; it arrives with the operations it runs\n")
-        #expect(result.output.isEmpty)
-    }
-
     @Test("Usage errors are one line on stderr naming the cause, with exit code 2")
     func usageErrors() async throws {
         for (arguments, cause) in [

@@ -40,10 +40,11 @@ struct TestClient {
     let store: GRDBStore
 
     static func make(_ remote: any RemoteFileSystem, name: String, in directory: TemporaryDirectory,
-                     document: String = "DOC", schemaVersion: Int = 1) async throws -> TestClient {
+                     document: String = "DOC", schemaVersion: Int = 1,
+                     environment: SyncEnvironment = Fixture.quietEnvironment()) async throws -> TestClient {
         let folder = directory.subdirectory(name)
         let store = try NotesSchema.open(folder.appendingPathComponent("notes.sqlite"), schemaVersion: schemaVersion)
-        let app = ApplicationSyncManager(remote: remote, environment: Fixture.quietEnvironment())
+        let app = ApplicationSyncManager(remote: remote, environment: environment)
         try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)",
                                      clientDescription: name))
         let manager = try await DocumentSyncManager(
