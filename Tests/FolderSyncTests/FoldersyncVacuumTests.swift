@@ -80,7 +80,10 @@ struct FoldersyncVacuumTests {
         let freed = Formatting.bytes(document.bytesFreed)
         #expect(lines.first == "Dry run of vacuum in com.example.notes: nothing is removed or written.")
         #expect(lines.contains("Document DOC: would remove 2 items, would free \(freed)"), "\(text.output)")
-        #expect(lines.contains { $0.hasPrefix("  change set") && $0.hasSuffix(a1) }, "\(text.output)")
+        let folderA = scenario.layout.syncChangesDirectory("DOC", client: "client-A").description
+        #expect(lines.contains { $0.hasPrefix("  1 change set  \(Formatting.bytes(expected[0].bytes))")
+            && $0.hasSuffix(" \(folderA) (sequence 1)") }, "one line per author's folder: \(text.output)")
+        #expect(lines.count == 6, "\(text.output)")
         #expect(lines.contains { $0.hasPrefix("  held back") && $0.contains("by client client-C")
             && $0.hasSuffix("1 change set, \(Formatting.bytes(heldByC.bytes))") }, "\(text.output)")
         #expect(lines.last == "Total: would remove 2 items, would free \(freed) in 1 document.")
@@ -121,7 +124,8 @@ struct FoldersyncVacuumTests {
         #expect(document.removed.contains { $0.path == a2 && $0.reason == "changeSet" })
 
         let text = try await FoldersyncTool.run(["vacuum", "--remote", scenario.root.path, "--dry-run", "--expire-clients-after", "30d"])
-        #expect(text.output.contains("  would expire") && text.output.contains("client client-C"), "\(text.output)")
+        #expect(text.output.contains("  would expire client client-C: silent for longer than 30d; it would be marked deleted\n"),
+                "\(text.output)")
 
         let real = try await vacuum(scenario, ["--expire-clients-after", "30d"])
         #expect(real.documents.first?.expiredClients == ["client-C"])

@@ -39,6 +39,27 @@ enum Formatting {
         return "\(seconds)s"
     }
 
+    /// `1–30, 32, 40–41`: sorted, consecutive numbers joined.
+    static func ranges(_ numbers: [Int64]) -> String {
+        var parts: [String] = []
+        var start: Int64?, end: Int64 = 0
+        func close() {
+            guard let first = start else { return }
+            parts.append(first == end ? "\(first)" : "\(first)–\(end)")
+        }
+        for number in Set(numbers).sorted() {
+            if start != nil && number == end + 1 {
+                end = number
+            } else {
+                close()
+                start = number
+                end = number
+            }
+        }
+        close()
+        return parts.joined(separator: ", ")
+    }
+
     /// `1 document`, `3 documents`.
     static func count(_ n: Int, _ singular: String, _ plural: String? = nil) -> String {
         "\(n) " + (n == 1 ? singular : plural ?? singular + "s")

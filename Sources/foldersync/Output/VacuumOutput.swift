@@ -59,24 +59,45 @@ struct VacuumOutput: Encodable {
 
         var hasFailed: Bool { error != nil || !failures.isEmpty }
 
-        func text(dryRun: Bool) -> String {
+        /// Expiries first (they happen first), then removals with each author's change sets on one line, then who holds
+        /// what back and what was left alone. The JSON lists every path; people get a line per kind and folder.
+        func text(dryRun: Bool, expiry: String?) -> String {
             if let error { return "Document \(identifier): could not vacuum: \(error)\n" }
-            let verb = dryRun ? "would remove" : "removed"
             var text = "Document \(identifier): "
             text += removed.isEmpty ? "nothing to remove\n"
-                : "\(verb) \(Formatting.count(removed.count, "item")), \(dryRun ? "would free" : "freed") \(Formatting.bytes(bytesFreed))\n"
-            var table = TextTable()
-            for removal in removed { table.append(VacuumOutput.label(removal.reason), Formatting.bytes(removal.bytes), removal.path) }
+                : "\(dryRun ? "would remove" : "removed") \(Formatting.count(removed.count, "item")), "
+                + "\(dryRun ? "would free" : "freed") \(Formatting.bytes(bytesFreed))\n"
             for client in expiredClients {
-                table.append(dryRun ? "would expire" : "expired", "client \(client)",
-                             dryRun ? "silent too long; would be marked deleted" : "silent too long; marked deleted, it resets at its next sync")
+                let silence = expiry.map { "silent for longer than \($0)" } ?? "silent too long"
+                text += dryRun ? "  would expire client \(client): \(silence); it would be marked deleted\n"
+                    : "  expired client \(client): \(silence); marked deleted, it resets at its next sync\n"
             }
+            text += removalTable().render(indent: "  ")
             for (client, held) in (report?.heldBack ?? [:]).sorted(by: { $0.key < $1.key }) {
-                table.append("held back", "by client \(client)", HeldBackJSON.text(held))
+                text += "  held back by client \(client): \(HeldBackJSON.text(held))\n"
             }
-            for item in skipped { table.append("skipped", item.path, item.reason) }
-            for failure in failures { table.append("failed", failure.path, failure.error) }
-            return text + table.render(indent: "  ")
+            for item in skipped { text += "  skipped \(item.path): \(item.reason)\n" }
+            for failure in failures { text += "  failed \(failure.path): \(failure.error)\n" }
+            return text
+        }
+
+        /// One row per removal, except change sets: one row per author's folder, with the sequences.
+        private func removalTable() -> TextTable {
+            var table = TextTable()
+            let changeSets = Dictionary(grouping: report?.removed.filter { $0.reason == .changeSet } ?? [], by: \.path.parent)
+            var shown: Set<RemotePath> = []
+            for removal in report?.removed ?? [] {
+                guard removal.reason == .changeSet else {
+                    table.append(VacuumOutput.label(removal.reason.rawValue), Formatting.bytes(removal.byteCount), removal.path.description)
+                    continue
+                }
+                let folder = removal.path.parent
+                guard shown.insert(folder).inserted, let sets = changeSets[folder] else { continue }
+                let sequences = sets.compactMap { RemoteLayout.parseChangeSetFileName($0.path.name)?.sequence }
+                table.append(Formatting.count(sets.count, "change set"), Formatting.bytes(sets.reduce(0) { $0 + $1.byteCount }),
+                             "\(folder) (\(sequences.count == 1 ? "sequence" : "sequences") \(Formatting.ranges(sequences)))")
+            }
+            return table
         }
     }
 
@@ -106,7 +127,7 @@ struct VacuumOutput: Encodable {
     var text: String {
         var text = dryRun ? "Dry run of vacuum in \(application): nothing is removed or written.\n" : ""
         if documents.isEmpty { return text + "\(application) has no documents.\n" }
-        text += documents.map { $0.text(dryRun: dryRun) }.joined()
+        text += documents.map { $0.text(dryRun: dryRun, expiry: expireClientsAfter) }.joined()
         let verb = dryRun ? "would remove" : "removed"
         text += "Total: \(verb) \(Formatting.count(removedCount, "item")), \(dryRun ? "would free" : "freed") \(Formatting.bytes(bytesFreed))"
         return text + " in \(Formatting.count(documents.count, "document")).\n"
