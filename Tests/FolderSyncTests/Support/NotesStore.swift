@@ -43,7 +43,7 @@ struct TestClient {
                      document: String = "DOC", schemaVersion: Int = 1,
                      environment: SyncEnvironment = Fixture.quietEnvironment()) async throws -> TestClient {
         let folder = directory.subdirectory(name)
-        let store = try NotesSchema.open(folder.appendingPathComponent("notes.sqlite"), schemaVersion: schemaVersion)
+        let store = try NotesSchema.open(folder.appendingPathComponent("notes.sqlite"), schemaVersion: schemaVersion, now: environment.now)
         let app = ApplicationSyncManager(remote: remote, environment: environment)
         try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)",
                                      clientDescription: name))
