@@ -6,8 +6,9 @@ struct Foldersync: AsyncParsableCommand {
         commandName: "foldersync",
         abstract: "Inspect, check and maintain a FolderSync shared folder.",
         discussion: """
-            Exit codes: 0 success (doctor: healthy), 1 problems found (doctor), \
-            2 could not check, usage error or I/O error. Errors are one line on standard error.
+            Exit codes: 0 success (doctor: healthy), 1 problems found (doctor), 2 could not check or \
+            could not finish (usage error, I/O error, refused confirmation, incomplete vacuum). \
+            Errors are one line on standard error.
             """,
         subcommands: [
             LayoutCommand.self, InspectCommand.self, DoctorCommand.self,

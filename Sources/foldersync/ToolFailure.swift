@@ -6,7 +6,8 @@ enum ToolExit {
     static let success: Int32 = 0
     /// `doctor` found problems.
     static let problemsFound: Int32 = 1
-    /// Could not check: usage error, unreadable or corrupt input, I/O failure.
+    /// Could not check or could not finish: usage error, unreadable or corrupt input, I/O failure,
+    /// a refused or declined confirmation, a vacuum that could not remove everything it planned.
     static let couldNotCheck: Int32 = 2
 }
 
@@ -16,10 +17,6 @@ struct ToolFailure: Error {
     var exitCode: Int32 = ToolExit.couldNotCheck
 
     init(_ message: String) { self.message = message }
-
-    static func notImplemented(_ command: String) -> ToolFailure {
-        ToolFailure("'foldersync \(command)' is not implemented yet; it arrives with the operations it runs")
-    }
 }
 
 /// One line on standard error, prefixed with the tool's name.

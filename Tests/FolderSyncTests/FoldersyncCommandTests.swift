@@ -18,19 +18,6 @@ struct FoldersyncCommandTests {
         try expectSnapshot(result.output, named: (["foldersync"] + command).joined(separator: "-") + "-help")
     }
 
-    @Test("Commands waiting for their operations exit 2 and say they are not implemented yet", arguments: [
-        ("documents list", ["documents", "list"]),
-        ("clients list", ["clients", "list"]),
-        ("clients delete", ["clients", "delete", "C", "--document", "D", "--yes"]),
-        ("vacuum", ["vacuum", "--dry-run", "--expire-clients-after", "90d"]),
-    ])
-    func notImplemented(_ name: String, _ command: [String]) async throws {
-        let result = try await FoldersyncTool.run(command + ["--remote", "/tmp"])
-        #expect(result.status == 2)
-        #expect(result.errors == "foldersync: 'foldersync \(name)' is not implemented yet; it arrives with the operations it runs\n")
-        #expect(result.output.isEmpty)
-    }
-
     @Test("Usage errors are one line on stderr naming the cause, with exit code 2")
     func usageErrors() async throws {
         for (arguments, cause) in [
@@ -57,5 +44,16 @@ struct FoldersyncCommandTests {
             #expect(ExpiryDuration(argument: text) == nil, "\(text) should be refused")
         }
         #expect(throws: (any Error).self) { try ExpiryDuration.parse("12") }
+    }
+
+    @Test("Tables show binary sizes, UTC dates with ages in DURATION units, and sequence ranges")
+    func formatting() {
+        #expect(Formatting.bytes(0) == "0 B" && Formatting.bytes(1023) == "1023 B" && Formatting.bytes(1536) == "1.5 KiB")
+        #expect(Formatting.bytes(5 * 1024 * 1024) == "5.0 MiB")
+        let date = Date(timeIntervalSince1970: 1_767_323_045)
+        #expect(Formatting.date(date) == "2026-01-02 03:04:05Z" && Formatting.date(nil) == "-")
+        #expect(Formatting.dateAndAge(date, now: date.addingTimeInterval(12 * 86_400 + 5)) == "2026-01-02 03:04:05Z (12d ago)")
+        #expect([Formatting.age(45), Formatting.age(180), Formatting.age(7200), Formatting.age(-3)] == ["45s", "3m", "2h", "0s"])
+        #expect(Formatting.ranges([5, 1, 2, 3, 7, 8, 3]) == "1–3, 5, 7–8" && Formatting.ranges([4]) == "4" && Formatting.ranges([]) == "")
     }
 }

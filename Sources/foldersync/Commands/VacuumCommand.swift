@@ -1,11 +1,19 @@
 import ArgumentParser
+import FolderSync
 
-/// `foldersync vacuum`: not implemented yet.
+/// `foldersync vacuum`: the library's vacuum of each document, reported together.
 struct VacuumCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "vacuum",
-        abstract: "Delete remote files nobody needs any more (not implemented yet).",
-        discussion: "DURATION is a whole number and a unit: s, m (minutes), h, d or w, as in 90d, 12h or 30m.")
+        abstract: "Delete remote files nobody needs any more.",
+        discussion: """
+            A change set goes once every live client has applied it and every kept whole store contains it; whole \
+            stores another one contains go, as do temporaries older than an hour and what deleted clients left. \
+            --dry-run reports the same plan and removes and writes nothing. Lists what each client holds back, \
+            the clients expired and the files left alone. A document that cannot be vacuumed, or a removal that \
+            fails, is reported and the others go on; the exit code is then 2. \
+            DURATION is a whole number and a unit: s, m (minutes), h, d or w, as in 90d, 12h or 30m.
+            """)
 
     @OptionGroup var remote: RemoteOptions
 
@@ -22,5 +30,33 @@ struct VacuumCommand: AsyncParsableCommand {
 
     @OptionGroup var output: OutputOptions
 
-    func run() async throws { throw ToolFailure.notImplemented("vacuum") }
+    func run() async throws {
+        let opened = try await remote.open()
+        let documents = try await opened.documents(selecting: document)
+        var progress = ProgressLine(total: documents.count)
+        var results: [VacuumOutput.Document] = []
+        for (index, entry) in documents.enumerated() {
+            progress.show(index + 1, "document \(entry.identifier)")
+            do {
+                let report = try await opened.maintenance(document: entry.identifier)
+                    .vacuum(dryRun: dryRun, expireClientsAfter: expireClientsAfter?.seconds)
+                results.append(.init(identifier: entry.identifier, report: report))
+            } catch let error as FolderSyncError {
+                results.append(.init(identifier: entry.identifier, error: error.description))
+            }
+        }
+        progress.clear()
+        let result = VacuumOutput(application: opened.applicationIdentifier, dryRun: dryRun,
+                                  expireClientsAfter: expireClientsAfter?.description, documents: results)
+        if output.json {
+            try JSONOutput.print(result)
+        } else {
+            print(result.text, terminator: "")
+        }
+        let failed = results.filter(\.hasFailed)
+        if !failed.isEmpty {
+            let causes = failed.map { "\($0.identifier): \($0.error ?? Formatting.count($0.failures.count, "removal") + " failed")" }
+            throw ToolFailure("vacuum incomplete in \(Formatting.count(failed.count, "document")) (\(causes.joined(separator: "; "))); the next vacuum tries again")
+        }
+    }
 }

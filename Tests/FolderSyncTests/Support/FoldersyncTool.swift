@@ -9,10 +9,25 @@ enum FoldersyncTool {
         var errors: String
     }
 
-    /// A fixed terminal width, so help text wraps the same everywhere.
+    /// A fixed terminal width, so help text wraps the same everywhere. Standard input is empty and not a terminal.
     static func run(_ arguments: [String]) async throws -> Result {
+        try await run(executable: buildProductsDirectory.appendingPathComponent("foldersync"), arguments, input: nil)
+    }
+
+    /// Runs the tool on a pseudo-terminal made by util-linux `script`, typing `input`: standard input, output and
+    /// error are all the terminal, so `output` holds everything (with `\r\n` line ends) and `errors` is empty.
+    static func runOnTerminal(_ arguments: [String], input: String) async throws -> Result {
+        let tool = buildProductsDirectory.appendingPathComponent("foldersync").path
+        let command = ([tool] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        return try await run(executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"], input: input)
+    }
+
+    /// `script` is util-linux's; tests that need a terminal are skipped where it is missing.
+    static var canRunOnTerminal: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/script") }
+
+    private static func run(executable: URL, _ arguments: [String], input: String?) async throws -> Result {
         let process = Process()
-        process.executableURL = buildProductsDirectory.appendingPathComponent("foldersync")
+        process.executableURL = executable
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["COLUMNS"] = "80"
@@ -20,8 +35,13 @@ enum FoldersyncTool {
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
+        let inputPipe = Pipe()
+        process.standardInput = input == nil ? FileHandle.nullDevice : inputPipe
         try process.run()
+        if let input {
+            inputPipe.fileHandleForWriting.write(Data(input.utf8))
+            try inputPipe.fileHandleForWriting.close()
+        }
         return await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 // Both pipes are drained at once, so a full one never blocks the child.
