@@ -28,6 +28,7 @@ open class DocumentMaintenance: @unchecked Sendable {
     /// Removes what nobody needs any more; in a dry run, only reports it.
     ///
     /// - Parameters:
+    ///   - dryRun: compute and report the same plan, deleting and writing nothing.
     ///   - expireClientsAfter: marks clients deleted whose last sync is older than this (they reset when they return).
     ///   - temporaryFileAge: temporaries older than this are interrupted writes.
     public func vacuum(dryRun: Bool = false, expireClientsAfter: TimeInterval? = nil,

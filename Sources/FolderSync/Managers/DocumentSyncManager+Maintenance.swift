@@ -7,7 +7,9 @@ public import Foundation
 extension DocumentSyncManager {
     /// Removes the document's remote files that nobody needs any more; in a dry run, only reports them.
     ///
-    /// - Parameter expireClientsAfter: marks clients deleted whose last sync is older than this; `nil` expires nobody.
+    /// - Parameters:
+    ///   - dryRun: compute and report the same plan, deleting and writing nothing.
+    ///   - expireClientsAfter: marks clients deleted whose last sync is older than this; `nil` expires nobody.
     public func vacuum(dryRun: Bool = false, expireClientsAfter: TimeInterval? = nil) async throws -> VacuumReport {
         try await (try documentMaintenance()).vacuum(dryRun: dryRun, expireClientsAfter: expireClientsAfter)
     }

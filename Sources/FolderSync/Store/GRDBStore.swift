@@ -29,6 +29,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     /// Opens (creating if needed) the document at `path`.
     ///
     /// - Parameters:
+    ///   - path: the SQLite file of the document.
     ///   - tables: the synced tables; each needs a text primary key.
     ///   - schemaVersion: the app's schema version, written into every change set.
     ///   - now: the wall clock feeding the hybrid logical clock (injected by tests).
