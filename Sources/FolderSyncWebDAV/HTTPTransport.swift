@@ -209,6 +209,13 @@ enum TransportFailure: Error {
         return [.timedOut, .cannotConnectToHost, .networkConnectionLost, .notConnectedToInternet].contains(error.code)
     }
 
+    /// On Linux, URLSession reports many TLS failures as "unknown" with OpenSSL's message (for example
+    /// "SSL routines::wrong version number" when the server speaks plain HTTP).
+    private static func mentionsTLS(_ error: URLError) -> Bool {
+        let text = (error as NSError).localizedDescription + " " + String(describing: (error as NSError).userInfo[NSUnderlyingErrorKey] ?? "")
+        return ["SSL", "TLS", "certificate"].contains { text.localizedCaseInsensitiveContains($0) }
+    }
+
     func error(path: RemotePath) -> FolderSyncError {
         let where_ = path.description
         switch self {
@@ -230,10 +237,12 @@ enum TransportFailure: Error {
                 return FolderSyncError(.permissionDenied, "the server refused the credentials (\(reason))", path: where_)
             case .cancelled:
                 return FolderSyncError(.cancelled, "the request was cancelled", path: where_)
+            case _ where Self.mentionsTLS(error):
+                return FolderSyncError(.tlsFailed, "the TLS connection to the server failed (\(reason))", path: where_, underlying: error)
             case .timedOut:
                 return FolderSyncError(.connectionFailed, "the server did not answer in time (\(reason))", path: where_)
             default:
-                return FolderSyncError(.connectionFailed, "the server cannot be reached (\(reason))", path: where_)
+                return FolderSyncError(.connectionFailed, "the server cannot be reached (\(reason))", path: where_, underlying: error)
             }
         }
     }
