@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .library(name: "FolderSync", targets: ["FolderSync"]),
         .library(name: "FolderSyncTesting", targets: ["FolderSyncTesting"]),
+        .library(name: "FolderSyncWebDAV", targets: ["FolderSyncWebDAV"]),
         .executable(name: "notes", targets: ["Notes"]),
         .executable(name: "foldersync", targets: ["foldersync"]),
     ],
@@ -37,6 +38,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "FolderSyncWebDAV",
+            dependencies: ["FolderSync"],
+            swiftSettings: strict
+        ),
+        .target(
             name: "FolderSyncTesting",
             dependencies: ["FolderSync"],
             swiftSettings: strict
@@ -44,7 +50,7 @@ let package = Package(
         .executableTarget(
             name: "Notes",
             dependencies: [
-                "FolderSync",
+                "FolderSync", "FolderSyncWebDAV",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -53,7 +59,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "foldersync",
-            dependencies: ["FolderSync", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["FolderSync", "FolderSyncWebDAV", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Sources/foldersync",
             swiftSettings: strict
         ),
@@ -65,7 +71,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FolderSyncTests",
-            dependencies: ["FolderSync", "FolderSyncTesting", "foldersync", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "foldersync", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
     ],

@@ -1,4 +1,5 @@
 import FolderSync
+import FolderSyncWebDAV
 import Foundation
 import Logging
 
@@ -12,6 +13,7 @@ struct NotesSession {
                      documentIdentifier: String, clientName: String?,
                      narrate: (@Sendable (String) -> Void)? = nil) async throws -> NotesSession {
         let database = try NotesDatabase(path: databasePath)
+        // Paths, file:// and http(s):// (WebDAV, credentials from FOLDERSYNC_WEBDAV_USER/PASSWORD), as in foldersync.
         let remote = try RemoteLocation.fileSystem(for: location)
         var environment = SyncEnvironment.live
         environment.logger.logLevel = .warning
@@ -29,20 +31,5 @@ struct NotesSession {
                 return true
             })
         return NotesSession(database: database, document: document)
-    }
-}
-
-/// Turns the `--remote` argument into a remote file system.
-enum RemoteLocation {
-    static func fileSystem(for location: String) throws -> any RemoteFileSystem {
-        if location.hasPrefix("http://") || location.hasPrefix("https://") {
-            throw NotesError("WebDAV locations are not supported yet: \(location)")
-        }
-        let url = URL(fileURLWithPath: location, isDirectory: true)
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw NotesError("the remote folder does not exist: \(location)")
-        }
-        return FileManagerFileSystem(rootURL: url)
     }
 }

@@ -24,7 +24,7 @@ struct FoldersyncCommandTests {
             (["doctor"], "--remote"),
             (["vacuum", "--remote", "/tmp", "--expire-clients-after", "90y"], "'90y' is not a duration"),
             (["nonsense"], "nonsense"),
-            (["doctor", "--remote", "https://dav.example.com/share"], "WebDAV URLs are not supported yet"),
+            (["doctor", "--remote", "ftp://dav.example.com/share"], "unsupported location"),
             (["doctor", "--remote", "/nonexistent/folder"], "/nonexistent/folder: no such directory"),
         ] {
             let result = try await FoldersyncTool.run(arguments)

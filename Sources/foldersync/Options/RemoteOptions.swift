@@ -1,5 +1,6 @@
 import ArgumentParser
 import FolderSync
+import FolderSyncWebDAV
 import Foundation
 
 /// The options that say which shared folder and application a command works on.
@@ -7,7 +8,8 @@ import Foundation
 /// Every command that opens the remote goes through ``open()``, so options that
 /// change how it is opened (`--password-file` once encryption exists) join here.
 struct RemoteOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The shared folder: a directory path (http:// and https:// URLs are not supported yet).",
+    @Option(help: ArgumentHelp("The shared folder: a directory path, a file:// URL, or an http:// or https:// WebDAV URL "
+                               + "(credentials from FOLDERSYNC_WEBDAV_USER and FOLDERSYNC_WEBDAV_PASSWORD).",
                                valueName: "LOCATION"))
     var remote: String
 
@@ -16,32 +18,31 @@ struct RemoteOptions: ParsableArguments {
 
     /// The shared folder and application to work on.
     struct Opened {
-        let fileSystem: FileManagerFileSystem
+        let fileSystem: any RemoteFileSystem
         let applicationIdentifier: String
     }
 
     func open() async throws -> Opened {
-        let lowered = remote.lowercased()
-        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
-            throw ToolFailure("--remote \(remote): WebDAV URLs are not supported yet; mount the share and pass its path")
+        let shown = RemoteLocation.redacted(remote)
+        let fileSystem: any RemoteFileSystem
+        do {
+            fileSystem = try RemoteLocation.fileSystem(for: remote)
+        } catch FolderSyncError.Code.remoteItemNotFound {
+            throw ToolFailure("--remote \(shown): no such directory")
+        } catch let error as FolderSyncError {
+            throw ToolFailure("--remote \(shown): \(error.message)")
         }
-        let path = lowered.hasPrefix("file://") ? (URL(string: remote)?.path ?? remote) : remote
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw ToolFailure("--remote \(remote): no such directory")
-        }
-        let fileSystem = FileManagerFileSystem(rootURL: URL(fileURLWithPath: path, isDirectory: true))
         let applications = try await RemoteLayout.applicationIdentifiers(in: fileSystem)
         if let app {
             guard applications.contains(app) else {
-                throw ToolFailure("--app \(app): no such application in \(remote)" + Self.listing(applications))
+                throw ToolFailure("--app \(app): no such application in \(shown)" + Self.listing(applications))
             }
             return Opened(fileSystem: fileSystem, applicationIdentifier: app)
         }
         switch applications.count {
         case 1: return Opened(fileSystem: fileSystem, applicationIdentifier: applications[0])
-        case 0: throw ToolFailure("\(remote) holds no FolderSync application")
-        default: throw ToolFailure("\(remote) holds several applications; choose one with --app" + Self.listing(applications))
+        case 0: throw ToolFailure("\(shown) holds no FolderSync application")
+        default: throw ToolFailure("\(shown) holds several applications; choose one with --app" + Self.listing(applications))
         }
     }
 

@@ -1,0 +1,114 @@
+import FolderSync
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// One `<D:response>` of a PROPFIND answer: the properties a listing needs.
+struct MultistatusEntry: Equatable, Sendable {
+    var href: String
+    var isCollection = false
+    var contentLength: Int64?
+    var etag: String?
+    var lastModified: Date?
+}
+
+/// Parses a `207 Multi-Status` body into entries, with `XMLParser`.
+///
+/// Namespaces are processed, so `D:`, `d:`, `lp1:` or default-namespace
+/// styles all read the same; only properties of a `200` propstat count;
+/// character data is accumulated because it arrives in pieces; and a
+/// truncated or malformed document is an error even when `parse()` returns
+/// `true`, by checking `parserError` too.
+enum MultistatusParser {
+    static func parse(_ data: Data, path: RemotePath) throws -> [MultistatusEntry] {
+        let parser = XMLParser(data: data)
+        parser.shouldProcessNamespaces = true
+        parser.shouldResolveExternalEntities = false
+        let delegate = Delegate()
+        parser.delegate = delegate
+        let finished = parser.parse()
+        if !finished || parser.parserError != nil || !delegate.sawMultistatus || delegate.depth != 0 {
+            let reason = parser.parserError.map { String(describing: $0) } ?? "not a complete multistatus document"
+            throw FolderSyncError(.remoteIOFailed, "the server's PROPFIND answer cannot be read: \(reason)", path: path.description)
+        }
+        return delegate.entries
+    }
+
+    private final class Delegate: NSObject, XMLParserDelegate {
+        var entries: [MultistatusEntry] = []
+        var sawMultistatus = false
+        var depth = 0
+        private var stack: [String] = []
+        private var text = ""
+        private var response: MultistatusEntry?
+        private var propstat = MultistatusEntry(href: "")
+        private var propstatOK = true
+        private var responseOK = true
+
+        func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+                    qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
+            depth += 1
+            let name = namespaceURI == "DAV:" ? elementName : "?" + elementName
+            stack.append(name)
+            text = ""
+            switch name {
+            case "multistatus": sawMultistatus = true
+            case "response":
+                response = MultistatusEntry(href: "")
+                responseOK = true
+            case "propstat":
+                propstat = MultistatusEntry(href: "")
+                propstatOK = true
+            case "collection" where stack.dropLast().last == "resourcetype": propstat.isCollection = true
+            default: break
+            }
+        }
+
+        func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
+
+        func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) { text += String(decoding: CDATABlock, as: UTF8.self) }
+
+        func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
+            depth -= 1
+            let name = stack.popLast() ?? ""
+            let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            let parent = stack.last
+            switch name {
+            case "href" where parent == "response": response?.href = value
+            case "status" where parent == "propstat":
+                // "HTTP/1.1 200 OK": only a 2xx propstat carries real values.
+                let code = value.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+                propstatOK = (200..<300).contains(code)
+            case "status" where parent == "response":
+                let code = value.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+                responseOK = (200..<300).contains(code)
+            case "getcontentlength" where parent == "prop": propstat.contentLength = Int64(value)
+            case "getetag" where parent == "prop": propstat.etag = Self.unquoted(value)
+            case "getlastmodified" where parent == "prop": propstat.lastModified = HTTPDate.parse(value)
+            case "propstat":
+                if propstatOK, var current = response {
+                    current.isCollection = current.isCollection || propstat.isCollection
+                    current.contentLength = current.contentLength ?? propstat.contentLength
+                    current.etag = current.etag ?? propstat.etag
+                    current.lastModified = current.lastModified ?? propstat.lastModified
+                    response = current
+                }
+            case "response":
+                if let response, responseOK, !response.href.isEmpty { entries.append(response) }
+                response = nil
+            default: break
+            }
+            text = ""
+        }
+
+        /// ETags compare without quotes or the weak marker: wsgidav quotes its header but not its PROPFIND value.
+        static func unquoted(_ etag: String) -> String? {
+            var value = Substring(etag)
+            if value.hasPrefix("W/") { value = value.dropFirst(2) }
+            value = value.drop { $0 == "\"" }
+            while value.hasSuffix("\"") { value = value.dropLast() }
+            return value.isEmpty ? nil : String(value)
+        }
+    }
+}

@@ -1,0 +1,231 @@
+public import FolderSync
+public import Foundation
+
+/// A ``RemoteFileSystem`` that speaks WebDAV (RFC 4918) to a server directly, over HTTP or HTTPS.
+///
+/// Listings are `PROPFIND Depth: 1`; writes are a `PUT` under a temporary
+/// name in the same collection, then `MOVE` with `Overwrite: T`, so readers
+/// see the old or the new file; "publish if absent" is `MOVE` with
+/// `Overwrite: F`, which the server refuses with 412 when the target exists.
+/// One URLSession serves every request, so connections are reused; transient
+/// failures are retried (``WebDAVRetryPolicy``); credentials are sent as
+/// HTTP basic authentication and never logged.
+///
+/// ```swift
+/// let remote = try WebDAVFileSystem(baseURL: URL(string: "https://dav.example.com/sync/")!,
+///                                   credentials: .fromEnvironment())
+/// ```
+public final class WebDAVFileSystem: RemoteFileSystem {
+    /// Everything that decides how the file system talks to its server.
+    public struct Configuration: Sendable {
+        /// The URL of the shared folder (the tree's root). User information in it is used as credentials and removed.
+        public var baseURL: URL
+        public var credentials: WebDAVCredentials?
+        /// How long a request may wait for data before it fails (and is retried).
+        public var requestTimeout: TimeInterval = 30
+        /// How long one transfer may take in all, however long the file.
+        public var resourceTimeout: TimeInterval = 3600
+        public var retryPolicy = WebDAVRetryPolicy()
+
+        public init(baseURL: URL, credentials: WebDAVCredentials? = nil) {
+            self.baseURL = baseURL
+            self.credentials = credentials
+        }
+    }
+
+    let address: WebDAVAddress
+    let transport: HTTPTransport
+
+    /// The share's URL (with a trailing slash, without credentials).
+    public var baseURL: URL { address.baseURL }
+
+    /// HTTP requests sent so far.
+    public var statistics: WebDAVStatistics { transport.counters.withLock { $0 } }
+
+    public init(configuration: Configuration) throws {
+        var credentials = configuration.credentials
+        if credentials == nil, let user = configuration.baseURL.user {
+            let decodedUser = user.removingPercentEncoding ?? user
+            let password = configuration.baseURL.password.map { $0.removingPercentEncoding ?? $0 } ?? ""
+            credentials = WebDAVCredentials(user: decodedUser, password: password)
+        }
+        address = try WebDAVAddress(baseURL: configuration.baseURL)
+        transport = HTTPTransport(baseURL: address.baseURL, credentials: credentials, retry: configuration.retryPolicy,
+                                  requestTimeout: configuration.requestTimeout, resourceTimeout: configuration.resourceTimeout)
+    }
+
+    public convenience init(baseURL: URL, credentials: WebDAVCredentials? = nil) throws {
+        try self.init(configuration: Configuration(baseURL: baseURL, credentials: credentials))
+    }
+
+    // MARK: Listing
+
+    public func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
+        let entries = try await propfind(path, depth: "1")
+        guard let entries else { throw FolderSyncError(.remoteItemNotFound, "no such folder", path: path.description) }
+        var items: [RemoteItem] = []
+        for (components, entry) in entries {
+            if components == path.components {
+                guard entry.isCollection else { throw FolderSyncError(.remoteItemNotFound, "not a folder", path: path.description) }
+                continue
+            }
+            guard components.count == path.components.count + 1, components.starts(with: path.components),
+                  let name = components.last, Self.isUsableName(name) else { continue }
+            items.append(Self.item(named: name, entry))
+        }
+        return items
+    }
+
+    public func item(at path: RemotePath) async throws -> RemoteItem? {
+        guard let entries = try await propfind(path, depth: "0") else { return nil }
+        guard let entry = entries.first(where: { $0.0 == path.components })?.1 ?? entries.first?.1 else { return nil }
+        return Self.item(named: path.name, entry)
+    }
+
+    /// The entries of a PROPFIND with their paths, or `nil` when the server says the item does not exist.
+    private func propfind(_ path: RemotePath, depth: String) async throws -> [([String], MultistatusEntry)]? {
+        let body = Data("""
+            <?xml version="1.0" encoding="utf-8"?>
+            <D:propfind xmlns:D="DAV:"><D:prop><D:resourcetype/><D:getcontentlength/><D:getetag/><D:getlastmodified/></D:prop></D:propfind>
+            """.utf8)
+        let request = HTTPRequest(method: "PROPFIND", url: address.url(for: path, directory: depth == "1"),
+                                  headers: ["Depth": depth, "Content-Type": "application/xml; charset=utf-8"], body: .data(body))
+        let response = try await transport.send(request, path: path)
+        if response.status == 404 || response.status == 410 { return nil }
+        if [400, 409].contains(response.status), try await liesUnderFileOrNothing(path) { return nil }
+        guard response.status == 207 else { throw WebDAVStatus.error(response.status, "PROPFIND", path: path) }
+        return try MultistatusParser.parse(response.body, path: path).compactMap { entry in
+            address.path(forHref: entry.href).map { ($0, entry) }
+        }
+    }
+
+    /// Whether `path` cannot exist because an ancestor is a file or is missing.
+    /// Apache answers 400 rather than 404 for a path under a file.
+    private func liesUnderFileOrNothing(_ path: RemotePath) async throws -> Bool {
+        guard !path.isRoot else { return false }
+        guard let parent = try await item(at: path.parent) else { return true }
+        return parent.kind == .file
+    }
+
+    private static func item(named name: String, _ entry: MultistatusEntry) -> RemoteItem {
+        RemoteItem(name: name, kind: entry.isCollection ? .directory : .file,
+                   size: entry.isCollection ? nil : entry.contentLength,
+                   modificationDate: entry.lastModified, etag: entry.etag)
+    }
+
+    /// Names a ``RemotePath`` can hold; anything else a server lists is ignored rather than trusted.
+    private static func isUsableName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.contains("\0")
+    }
+
+    // MARK: Reading
+
+    public func read(_ path: RemotePath) async throws -> Data {
+        let response = try await get(path)
+        guard WebDAVStatus.isSuccess(response.status) else { throw WebDAVStatus.error(response.status, "GET", path: path) }
+        return response.body
+    }
+
+    /// A GET, asked again at once when it finds nothing.
+    ///
+    /// wsgidav and rclone carry out `MOVE` with `Overwrite: T` as a delete
+    /// followed by a rename, so a reader arriving in between gets a 404 for a
+    /// file that is only being replaced. A second look, right away, finds the
+    /// new file; a file that is really absent costs one request more.
+    func get(_ path: RemotePath, downloadingTo file: URL? = nil) async throws -> HTTPResponse {
+        var response = HTTPResponse(status: 0, headers: [:], body: Data())
+        for _ in 0..<WebDAVFileSystem.lookupsForMissingFile {
+            response = try await transport.send(HTTPRequest(method: "GET", url: address.url(for: path)), path: path, downloadingTo: file)
+            guard response.status == 404 else { return response }
+        }
+        return response
+    }
+
+    static let lookupsForMissingFile = 2
+
+    // MARK: Changing
+
+    public func write(_ data: Data, to path: RemotePath) async throws {
+        try await putThenMove(.data(data), to: path)
+    }
+
+    /// `PUT` under a temporary name next to `path`, then `MOVE` over it: readers never see a partial file.
+    func putThenMove(_ body: HTTPRequest.Body, to path: RemotePath) async throws {
+        guard !path.isRoot else { throw FolderSyncError(.remoteItemExists, "the root is a folder", path: "/") }
+        let temporary = path.parent.appending(TemporaryName.make(for: path.name))
+        let put = HTTPRequest(method: "PUT", url: address.url(for: temporary),
+                              headers: ["Content-Type": "application/octet-stream"], body: body)
+        let response = try await transport.send(put, path: path)
+        guard WebDAVStatus.isSuccess(response.status) else {
+            throw WebDAVStatus.error(response.status, "PUT", path: response.status == 409 ? path.parent : path)
+        }
+        do {
+            try await move(from: temporary, to: path, replacing: true)
+        } catch {
+            try? await remove(temporary)
+            throw error
+        }
+    }
+
+    public func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws {
+        let request = HTTPRequest(method: "MOVE", url: address.url(for: source),
+                                  headers: ["Destination": address.url(for: destination).absoluteString,
+                                            "Overwrite": replacing ? "T" : "F"])
+        let response = try await transport.send(request, path: destination)
+        if WebDAVStatus.isSuccess(response.status) { return }
+        if response.followedLostAttempt, [404, 412].contains(response.status),
+           try await lostMoveSucceeded(from: source, to: destination) {
+            return
+        }
+        if response.status != 412, try await item(at: source) == nil {
+            // Servers differ here (rclone answers 403 for a missing source): absence is what matters.
+            throw WebDAVStatus.error(404, "MOVE", path: source)
+        }
+        switch response.status {
+        case 409: throw WebDAVStatus.error(409, "MOVE", path: destination.parent)
+        case 412 where replacing: throw FolderSyncError(.remoteIOFailed, "MOVE answered HTTP 412 although overwriting was allowed", path: destination.description)
+        default: throw WebDAVStatus.error(response.status, "MOVE", path: destination)
+        }
+    }
+
+    /// After an attempt lost in transit, a 412 or 404 may mean the lost attempt did the move: the source is gone
+    /// and the destination exists. (Our sources are unique temporaries, so nobody else moved them.)
+    private func lostMoveSucceeded(from source: RemotePath, to destination: RemotePath) async throws -> Bool {
+        let sourceGone = try await item(at: source) == nil
+        let destinationThere = try await item(at: destination) != nil
+        return sourceGone && destinationThere
+    }
+
+    public func remove(_ path: RemotePath) async throws {
+        guard !path.isRoot else { throw FolderSyncError(.permissionDenied, "the root of the share cannot be removed", path: "/") }
+        let response = try await transport.send(HTTPRequest(method: "DELETE", url: address.url(for: path)), path: path)
+        if response.status == 404 || response.status == 410 { return }
+        if [400, 409].contains(response.status), try await liesUnderFileOrNothing(path) { return }
+        // 207 means some members could not be deleted.
+        guard WebDAVStatus.isSuccess(response.status), response.status != 207 else {
+            throw WebDAVStatus.error(response.status, "DELETE", path: path)
+        }
+    }
+
+    public func createDirectory(at path: RemotePath) async throws {
+        guard !path.isRoot else { return }
+        let response = try await transport.send(HTTPRequest(method: "MKCOL", url: address.url(for: path, directory: true)), path: path)
+        switch response.status {
+        case 200..<300: return
+        case 405:
+            // Something exists there: fine if it is a folder.
+            if let existing = try await item(at: path), existing.kind == .file {
+                throw FolderSyncError(.remoteItemExists, "a file is in the way", path: path.description)
+            }
+        case 409:
+            // A parent is missing: create the parents first, then this folder.
+            try await createDirectory(at: path.parent)
+            let again = try await transport.send(HTTPRequest(method: "MKCOL", url: address.url(for: path, directory: true)), path: path)
+            guard WebDAVStatus.isSuccess(again.status) || again.status == 405 else {
+                throw WebDAVStatus.error(again.status, "MKCOL", path: path)
+            }
+        default:
+            throw WebDAVStatus.error(response.status, "MKCOL", path: path)
+        }
+    }
+}

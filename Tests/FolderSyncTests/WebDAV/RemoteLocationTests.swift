@@ -1,0 +1,43 @@
+import Foundation
+import FolderSync
+import FolderSyncWebDAV
+import Testing
+
+/// `--remote` as notes and foldersync read it: one helper for paths, file:// and WebDAV URLs.
+@Suite("Remote locations")
+struct RemoteLocationTests {
+    @Test("Paths and file:// URLs open the folder; http(s):// opens WebDAV with the environment's credentials")
+    func kinds() throws {
+        let directory = TemporaryDirectory()
+        #expect(try RemoteLocation.fileSystem(for: directory.url.path) is FileManagerFileSystem)
+        #expect(try RemoteLocation.fileSystem(for: directory.url.absoluteString) is FileManagerFileSystem)
+        let environment = [WebDAVCredentials.userVariable: "alice", WebDAVCredentials.passwordVariable: "secret"]
+        let remote = try RemoteLocation.fileSystem(for: "https://dav.example.com/share", environment: environment)
+        let webDAV = try #require(remote as? WebDAVFileSystem)
+        #expect(webDAV.baseURL.absoluteString == "https://dav.example.com/share/")
+        #expect(WebDAVCredentials.fromEnvironment(environment)?.description.contains("secret") == false)
+    }
+
+    @Test("Missing folders and unknown schemes are refused with typed errors; passwords are redacted")
+    func refusals() throws {
+        #expect(throws: FolderSyncError.self) { try RemoteLocation.fileSystem(for: "/nonexistent/folder") }
+        #expect(throws: FolderSyncError.self) { try RemoteLocation.fileSystem(for: "ftp://example.com/share") }
+        #expect(RemoteLocation.redacted("https://bob:hunter2@dav.example.com/x") == "https://bob:***@dav.example.com/x")
+        let webDAV = try WebDAVFileSystem(baseURL: URL(string: "http://bob:hunter2@127.0.0.1:1/a%20b")!)
+        #expect(webDAV.baseURL.absoluteString == "http://127.0.0.1:1/a%20b/")
+    }
+
+    @Test("foldersync doctor checks a tree on a WebDAV server", arguments: WebDAVTestServers.names)
+    func doctorOverWebDAV(_ server: String) async throws {
+        let directory = TemporaryDirectory()
+        let remote = try await WebDAVTestServers.fileSystem(server)
+        let client = try await TestClient.make(remote, name: "A", in: directory)
+        try client.execute("INSERT INTO notes(id, title) VALUES ('n1', 'hello')")
+        try await client.sync()
+        var components = URLComponents(url: try WebDAVTestServers.url(server), resolvingAgainstBaseURL: false)!
+        components.percentEncodedPath = remote.baseURL.path(percentEncoded: true)
+        let result = try await FoldersyncTool.run(["doctor", "--remote", components.url!.absoluteString])
+        #expect(result.status == 0, "\(result.output)\(result.errors)")
+        #expect(!result.output.contains(components.password ?? "\u{0}") && !result.errors.contains(components.password ?? "\u{0}"))
+    }
+}

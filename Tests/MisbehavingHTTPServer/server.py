@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""A tiny HTTP server on 127.0.0.1 that answers from a script, for FolderSync's WebDAV retry tests.
+
+Usage: server.py '<json list of answers>'
+Each answer is {"status": 503, "headers": {"Retry-After": "7"}, "body": "text"} or {"hang": true}
+(accept the request and never answer). Answers are given in order, whatever the request; the last
+one repeats. Prints the port on the first line of stdout; logs "METHOD PATH BODY-LENGTH" per request
+on stderr. Stops by itself after 60 seconds, or when its standard input closes.
+"""
+import json
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+answers = json.loads(sys.argv[1])
+lock = threading.Lock()
+served = 0
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def answer(self):
+        global served
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        with lock:
+            answer = answers[min(served, len(answers) - 1)]
+            served += 1
+        sys.stderr.write(f"{self.command} {self.path} {len(body)}\n")
+        sys.stderr.flush()
+        if answer.get("hang"):
+            time.sleep(30)
+            return
+        data = answer.get("body", "").encode()
+        self.send_response(answer["status"])
+        for name, value in answer.get("headers", {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+for method in ["GET", "HEAD", "PUT", "DELETE", "MOVE", "COPY", "MKCOL", "PROPFIND", "OPTIONS", "POST"]:
+    setattr(Handler, "do_" + method, Handler.answer)
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+server.daemon_threads = True
+print(server.server_address[1], flush=True)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+stop = threading.Event()
+threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+stop.wait(60)
