@@ -9,6 +9,12 @@ enum Terminal {
     static var standardErrorIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
     /// Asks on standard error and reads one line; only `y` or `yes` (any case) is a yes.
+    /// Reads a password from the terminal without echoing it.
+    static func askPassword(_ prompt: String) -> String? {
+        guard let pointer = getpass(prompt) else { return nil }
+        return String(cString: pointer)
+    }
+
     static func confirm(_ question: String) -> Bool {
         writeError(question + " [y/N] ")
         guard let answer = readLine(strippingNewline: true) else { return false }

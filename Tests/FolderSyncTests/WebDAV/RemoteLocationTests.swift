@@ -40,4 +40,29 @@ struct RemoteLocationTests {
         #expect(result.status == 0, "\(result.output)\(result.errors)")
         #expect(!result.output.contains(components.password ?? "\u{0}") && !result.errors.contains(components.password ?? "\u{0}"))
     }
+
+    @Test("foldersync takes the WebDAV password from --password-file, never from an argument, and never prints it",
+          arguments: WebDAVTestServers.names)
+    func passwordFile(_ server: String) async throws {
+        let directory = TemporaryDirectory()
+        let remote = try await WebDAVTestServers.fileSystem(server)
+        let client = try await TestClient.make(remote, name: "A", in: directory)
+        try await client.sync()
+        let full = URLComponents(url: try WebDAVTestServers.url(server), resolvingAgainstBaseURL: false)!
+        var bare = full
+        (bare.user, bare.password) = (nil, nil)
+        bare.percentEncodedPath = remote.baseURL.path(percentEncoded: true)
+        let passwordFile = directory.url.appendingPathComponent("password")
+        try ((full.password ?? "") + "\n").write(to: passwordFile, atomically: true, encoding: .utf8)
+        let good = try await FoldersyncTool.run(["clients", "list", "--remote", bare.url!.absoluteString, "--user", full.user ?? "",
+                                                 "--password-file", passwordFile.path])
+        #expect(good.status == 0, "\(good.errors)")
+        #expect(good.output.contains("client-A"))
+
+        try "not-the-password\n".write(to: passwordFile, atomically: true, encoding: .utf8)
+        let bad = try await FoldersyncTool.run(["clients", "list", "--remote", bare.url!.absoluteString, "--user", full.user ?? "",
+                                                "--password-file", passwordFile.path])
+        #expect(bad.status == 2 && bad.errors.contains("permission"), "\(bad.errors)")
+        #expect(!bad.errors.contains("not-the-password") && !bad.output.contains("not-the-password"))
+    }
 }
