@@ -169,6 +169,9 @@ extension GRDBStore: SnapshottingModelAdapter {
     public func resetForRejoin() throws {
         try wrap("preparing to re-join") {
             try database.write { db in
+                // Deletes not yet published are unpushed local changes: they travel again, like the rows (invariant 5).
+                let pendingDeletes = try Row.fetchAll(db, sql: "SELECT tbl, sync_id FROM \(LocalLayout.unsynchronizedChangesTable) WHERE col = ?",
+                                                      arguments: [StoreSchema.deletedMarker]).map { ($0[0] as String, $0[1] as String) }
                 for name in Self.snapshotMetadataTables + [LocalLayout.unsynchronizedChangesTable, LocalLayout.appliedChangeSetsTable] {
                     try db.execute(sql: "DELETE FROM \(name)")
                 }
@@ -184,6 +187,12 @@ extension GRDBStore: SnapshottingModelAdapter {
                             try clocks.execute(arguments: [table.name, syncID, column, stamp])
                         }
                     }
+                }
+                let tombstones = try db.makeStatement(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, NULL)")
+                for (table, syncID) in pendingDeletes {
+                    let stamp = Int64(bitPattern: clock.withLock { $0.tick(now: now()) }.rawValue)
+                    try pending.execute(arguments: [table, syncID, StoreSchema.deletedMarker])
+                    try tombstones.execute(arguments: [table, syncID, stamp])
                 }
                 var state = LocalSyncState()
                 state.nextSequence = 1

@@ -1,0 +1,35 @@
+import Foundation
+import Testing
+import FolderSyncTesting
+
+/// Seeded simulations with the document lifecycle (issue 4): whole-store uploads and bootstraps, vacuums and
+/// expiry, client deletions, remote wipes and re-joins, on SQLite stores and a file-manager remote.
+///
+/// Replay one seed with `FOLDERSYNC_SEED=<seed> swift test --filter SimulatorLifecycleTests`;
+/// explore others with `FOLDERSYNC_SEED_OFFSET=<n>`.
+@Suite("Simulator lifecycle")
+struct SimulatorLifecycleTests {
+    static let chunks = 2, seedsPerChunk: UInt64 = 120
+
+    @Test("Simulated clients with the document lifecycle converge and lose no write (SQLite, file-manager remote)",
+          arguments: 0..<chunks)
+    func lifecycle(chunk: Int) async {
+        let first = 300_000 + UInt64(chunk) * Self.seedsPerChunk + 1
+        let summary = await SimulatorTests.simulate(first..<first + Self.seedsPerChunk, test: "lifecycle", remote: .fileManager,
+                                                    makeStore: GRDBSimulatorStore.factory, lifecycle: true,
+                                                    suite: "SimulatorLifecycleTests")
+        print(Self.describe(summary, "lifecycle seeds \(first + SimulatorTests.seedOffset)..<\(first + SimulatorTests.seedOffset + Self.seedsPerChunk)"))
+        if SimulatorTests.replaySeed == nil {
+            // The schedule must really exercise the lifecycle, not only allow it.
+            #expect(summary.wholeStoreUploads > 0 && summary.automaticWholeStoreUploads > 0 && summary.wholeStoreInstalls > 0)
+            #expect(summary.vacuums > 0 && summary.changeSetsVacuumed > 0 && summary.expiredClients > 0)
+            #expect(summary.clientDeletions > 0 && summary.wipes > 0 && summary.resets > 0 && summary.rejoins > 0)
+        }
+    }
+
+    static func describe(_ s: ConvergenceSimulator.Summary, _ what: String) -> String {
+        SimulatorTests.describe(s, what) + "; \(s.wholeStoreUploads) explicit and \(s.automaticWholeStoreUploads) automatic "
+            + "whole-store uploads, \(s.wholeStoreInstalls) installs, \(s.vacuums) vacuums (\(s.changeSetsVacuumed) change sets, "
+            + "\(s.expiredClients) clients expired), \(s.clientDeletions) deletions, \(s.wipes) wipes, \(s.resets) resets, \(s.rejoins) re-joins"
+    }
+}
