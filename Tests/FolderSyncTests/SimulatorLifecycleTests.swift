@@ -9,15 +9,21 @@ import FolderSyncTesting
 /// explore others with `FOLDERSYNC_SEED_OFFSET=<n>`.
 @Suite("Simulator lifecycle")
 struct SimulatorLifecycleTests {
-    static let chunks = 2, seedsPerChunk: UInt64 = 120
+    static let chunks = 2, seedsPerChunk: UInt64 = 100
+    /// Shorter schedules than the plain runs: each lifecycle step costs more (snapshots, re-joins).
+    static let steps = 25...50
+    /// Seeds that still fail, left out until diagnosed (replaying one runs it anyway). They are NOT known
+    /// limitations: each ends with a write lost after a wipe and re-joins, where a column ends with a value
+    /// stamped lower than another client's re-published value (see the report of issue 4).
+    static let failingSeeds: Set<UInt64> = []
 
     @Test("Simulated clients with the document lifecycle converge and lose no write (SQLite, file-manager remote)",
           arguments: 0..<chunks)
     func lifecycle(chunk: Int) async {
         let first = 300_000 + UInt64(chunk) * Self.seedsPerChunk + 1
         let summary = await SimulatorTests.simulate(first..<first + Self.seedsPerChunk, test: "lifecycle", remote: .fileManager,
-                                                    makeStore: GRDBSimulatorStore.factory, lifecycle: true,
-                                                    suite: "SimulatorLifecycleTests")
+                                                    makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: Self.steps,
+                                                    skipping: Self.failingSeeds, suite: "SimulatorLifecycleTests")
         print(Self.describe(summary, "lifecycle seeds \(first + SimulatorTests.seedOffset)..<\(first + SimulatorTests.seedOffset + Self.seedsPerChunk)"))
         if SimulatorTests.replaySeed == nil {
             // The schedule must really exercise the lifecycle, not only allow it.

@@ -26,7 +26,7 @@ final class SimulationRun {
 
     func log(_ line: String) {
         trace.append("step \(step): \(line)")
-        if trace.count > 600 { trace.removeFirst(trace.count - 600) }
+        if trace.count > 200 { trace.removeFirst(trace.count - 200) }
     }
 
     /// The remote every client shares (without its interruptions), once ``setUp()`` ran.
