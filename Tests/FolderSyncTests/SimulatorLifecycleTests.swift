@@ -12,10 +12,12 @@ struct SimulatorLifecycleTests {
     static let chunks = 2, seedsPerChunk: UInt64 = 100
     /// Shorter schedules than the plain runs: each lifecycle step costs more (snapshots, re-joins).
     static let steps = 25...50
-    /// Seeds that still fail, left out until diagnosed (replaying one runs it anyway). They are NOT known
-    /// limitations: each ends with a write lost after a wipe and re-joins, where a column ends with a value
-    /// stamped lower than another client's re-published value (see the report of issue 4).
+    /// Seeds of the range above that fail, left out until fixed (replaying one runs it anyway). None at present.
     static let failingSeeds: Set<UInt64> = []
+    /// Longer schedules (30–70 steps) that still fail, NOT a known limitation but an undiagnosed bug: each ends
+    /// with "write lost" after wipes and re-joins, a column holding a value stamped lower than another client's
+    /// re-published one. Kept as a known issue so that the fix shows up here.
+    static let undiagnosedSeeds: [UInt64] = [300_019, 300_027, 300_158, 300_233, 300_234]
 
     @Test("Simulated clients with the document lifecycle converge and lose no write (SQLite, file-manager remote)",
           arguments: 0..<chunks)
@@ -30,6 +32,21 @@ struct SimulatorLifecycleTests {
             #expect(summary.wholeStoreUploads > 0 && summary.automaticWholeStoreUploads > 0 && summary.wholeStoreInstalls > 0)
             #expect(summary.vacuums > 0 && summary.changeSetsVacuumed > 0 && summary.expiredClients > 0)
             #expect(summary.clientDeletions > 0 && summary.wipes > 0 && summary.resets > 0 && summary.rejoins > 0)
+        }
+    }
+
+    @Test("Undiagnosed lifecycle seeds (known issue: a write lost after wipes and re-joins)")
+    func undiagnosed() async throws {
+        // `FOLDERSYNC_SEED=300019 swift test --filter SimulatorLifecycleTests/undiagnosed` shows one failing with its trace.
+        if let seed = SimulatorTests.replaySeed {
+            guard Self.undiagnosedSeeds.contains(seed) else { return }
+            _ = try await SimulatorTests.run(seed, remote: .fileManager, makeStore: GRDBSimulatorStore.factory, lifecycle: true)
+            return
+        }
+        for seed in Self.undiagnosedSeeds {
+            await withKnownIssue("seed \(seed): write lost after wipes and re-joins", isIntermittent: true) {
+                _ = try await SimulatorTests.run(seed, remote: .fileManager, makeStore: GRDBSimulatorStore.factory, lifecycle: true)
+            }
         }
     }
 

@@ -260,7 +260,7 @@ final class SimulationRun {
 
     // MARK: Invariants
 
-    private func checkInvariants() throws {
+    func checkInvariants() throws {
         let reference = clients[0]
         let expected = try reference.store.allRows()
         summary.finalRows = expected.count
