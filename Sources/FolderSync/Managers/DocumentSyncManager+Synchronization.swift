@@ -55,10 +55,12 @@ extension DocumentSyncManager {
         var installed: WholeStoreManifest?
         var bootstrapWarning: SyncWarning?
         if policy.automaticallyDownloadsWholeStore, let snapshotting, try !store.loadSyncState().hasBootstrapped {
-            // Installing changes local data: not from a replaced remote, nor on a deleted client.
-            try await synchronizationOperation(integrityKey: integrityKey, store: store).checkStillRegistered()
             do {
-                installed = try await wholeStoreDownloadOperation(store: snapshotting).run()
+                let download = wholeStoreDownloadOperation(store: snapshotting)
+                // Installing changes local data: not from a replaced remote, nor on a deleted client.
+                let check = synchronizationOperation(integrityKey: integrityKey, store: store)
+                download.checkBeforeInstalling = { try await check.checkStillRegistered() }
+                installed = try await download.run()
             } catch let error as FolderSyncError where error.code == .corruptFile || error.code == .unsupportedFormatVersion {
                 // Starting from a whole store saves time; the change sets bring the same data.
                 bootstrapWarning = SyncWarning(kind: .wholeStoreUnusable, message: error.message, path: error.path)

@@ -141,8 +141,10 @@ final class SimulationRun {
     func record(_ report: SyncReport, _ client: SimulatedClient, _ what: String) {
         summary.syncs += 1
         summary.conflicts += report.conflicts.count
-        if report.uploadedWholeStore != nil { summary.automaticWholeStoreUploads += 1 }
-        if report.installedWholeStore != nil { summary.wholeStoreInstalls += 1 }
+        if configuration.lifecycle {
+            if report.uploadedWholeStore != nil { summary.automaticWholeStoreUploads += 1 }
+            if report.installedWholeStore != nil { summary.wholeStoreInstalls += 1 }
+        }
         log("\(client.identifier) \(what): sent \(report.changeSetsSent) sets, applied \(report.changeSetsApplied), conflicts \(report.conflicts.count)"
             + (report.installedWholeStore.map { ", installed the whole store of \($0.clientIdentifier)" } ?? "")
             + (report.uploadedWholeStore != nil ? ", uploaded a whole store" : ""))
