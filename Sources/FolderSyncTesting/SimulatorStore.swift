@@ -66,3 +66,26 @@ public struct CanonicalRow: Hashable, Comparable, Sendable, CustomStringConverti
 func utf8Less(_ lhs: String, _ rhs: String) -> Bool {
     lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
 }
+
+/// A ``SimulatorStore`` whose adapter takes whole stores and re-joins (a ``SnapshottingModelAdapter``).
+///
+/// The simulator's lifecycle steps need it, and need to know which deletes are still unpublished: those are
+/// the deletes a re-join after a remote wipe must keep (invariant 5), while published ones belong to the
+/// wiped epoch.
+public protocol SnapshottingSimulatorStore: SimulatorStore {
+    /// Rows whose delete is recorded locally and not yet published (staged or not).
+    func unpublishedDeletions() throws -> Set<RowReference>
+}
+
+/// One row of one table, by sync ID.
+public struct RowReference: Hashable, Sendable, CustomStringConvertible {
+    public var table: String
+    public var syncID: String
+
+    public init(table: String, syncID: String) {
+        self.table = table
+        self.syncID = syncID
+    }
+
+    public var description: String { "\(table)[\(syncID)]" }
+}

@@ -56,26 +56,30 @@ struct SimulatorTests {
     /// `FOLDERSYNC_SEED_OFFSET=1000000` shifts every seed range, to explore new schedules (a nightly job, say).
     static let seedOffset: UInt64 = ProcessInfo.processInfo.environment["FOLDERSYNC_SEED_OFFSET"].flatMap { UInt64($0) } ?? 0
 
-    static func run(_ seed: UInt64, remote: ConvergenceSimulator.Remote,
-                    makeStore: @escaping ConvergenceSimulator.StoreFactory) async throws -> ConvergenceSimulator.Summary {
+    static func run(_ seed: UInt64, remote: ConvergenceSimulator.Remote, makeStore: @escaping ConvergenceSimulator.StoreFactory,
+                    lifecycle: Bool = false, steps: ClosedRange<Int>? = nil) async throws -> ConvergenceSimulator.Summary {
         let directory = ScratchDirectory(seed: seed)
         var configuration = ConvergenceSimulator.Configuration(seed: seed, directory: directory.url)
         configuration.remote = remote
         configuration.makeStore = makeStore
+        configuration.lifecycle = lifecycle
+        if let steps { configuration.steps = steps }
         return try await ConvergenceSimulator(configuration).run()
     }
 
     /// Runs `seeds` (or only the replay seed), recording one issue per failing seed with a replay line.
     static func simulate(_ seeds: some Sequence<UInt64>, test: String, remote: ConvergenceSimulator.Remote,
-                         makeStore: @escaping ConvergenceSimulator.StoreFactory) async -> ConvergenceSimulator.Summary {
+                         makeStore: @escaping ConvergenceSimulator.StoreFactory, lifecycle: Bool = false,
+                         steps: ClosedRange<Int>? = nil, skipping known: Set<UInt64> = [],
+                         suite: String = "SimulatorTests") async -> ConvergenceSimulator.Summary {
         var total = ConvergenceSimulator.Summary()
         var failures = 0
-        for seed in replaySeed.map({ [$0] }) ?? seeds.map({ $0 + seedOffset }) {
+        for seed in replaySeed.map({ [$0] }) ?? seeds.map({ $0 + seedOffset }).filter({ seedOffset != 0 || !known.contains($0) }) {
             do {
-                total = total + (try await run(seed, remote: remote, makeStore: makeStore))
+                total = total + (try await run(seed, remote: remote, makeStore: makeStore, lifecycle: lifecycle, steps: steps))
             } catch {
                 failures += 1
-                Issue.record("\(error)\nreplay: FOLDERSYNC_SEED=\(seed) swift test --filter 'SimulatorTests/\(test)'")
+                Issue.record("\(error)\nreplay: FOLDERSYNC_SEED=\(seed) swift test --filter '\(suite)/\(test)'")
                 if failures >= 3 { break }
             }
         }

@@ -42,11 +42,7 @@ extension DocumentSyncManager {
             delegate?.documentSyncManager(self, didFinishSynchronizingWith: report)
             return report
         } catch {
-            var error = FolderSyncError.wrapping(error, "synchronization failed")
-            if [.integrityKeyMismatch, .clientDeleted, .documentDeleted].contains(error.code) {
-                error.backupPath = try? backUpForReset(store)
-                lastReset.withLock { $0 = error.code }
-            }
+            let error = stopForReset(FolderSyncError.wrapping(error, "synchronization failed"))
             delegate?.documentSyncManager(self, didFailToSynchronizeWithError: error)
             throw error
         }
@@ -60,7 +56,11 @@ extension DocumentSyncManager {
         var bootstrapWarning: SyncWarning?
         if policy.automaticallyDownloadsWholeStore, let snapshotting, try !store.loadSyncState().hasBootstrapped {
             do {
-                installed = try await wholeStoreDownloadOperation(store: snapshotting).run()
+                let download = wholeStoreDownloadOperation(store: snapshotting)
+                // Installing changes local data: not from a replaced remote, nor on a deleted client.
+                let check = synchronizationOperation(integrityKey: integrityKey, store: store)
+                download.checkBeforeInstalling = { try await check.checkStillRegistered() }
+                installed = try await download.run()
             } catch let error as FolderSyncError where error.code == .corruptFile || error.code == .unsupportedFormatVersion {
                 // Starting from a whole store saves time; the change sets bring the same data.
                 bootstrapWarning = SyncWarning(kind: .wholeStoreUnusable, message: error.message, path: error.path)
@@ -98,6 +98,16 @@ extension DocumentSyncManager {
         return manifest
     }
 
+    /// For a reset (remote replaced or deleted, client deleted): backs up the local store into the error and
+    /// remembers the reset for ``rejoin()``, wherever it was found (sync, registration, whole-store transfer).
+    func stopForReset(_ error: FolderSyncError) -> FolderSyncError {
+        guard [.integrityKeyMismatch, .clientDeleted, .documentDeleted].contains(error.code) else { return error }
+        var error = error
+        if let store { error.backupPath = try? backUpForReset(store) }
+        lastReset.withLock { $0 = error.code }
+        return error
+    }
+
     /// Copies the local store, with its unpublished changes, into the helper folder's `Backups/`.
     private func backUpForReset(_ store: any ModelAdapter) throws -> String? {
         guard let snapshotting = store as? any SnapshottingModelAdapter else { return nil }
@@ -122,13 +132,30 @@ extension DocumentSyncManager {
     /// Uploads a whole store now; returns `nil` when local changes are not all published (sync first).
     @discardableResult
     public func uploadWholeStore() async throws -> WholeStoreManifest? {
-        try await wholeStoreUploadOperation(store: try snapshottingStore()).run()
+        let store = try snapshottingStore()
+        try await checkStillRegistered(store)
+        return try await wholeStoreUploadOperation(store: store).run()
     }
 
     /// Replaces the local synced data with the remote's best whole store now, keeping unpublished local changes.
     @discardableResult
     public func downloadWholeStore() async throws -> WholeStoreManifest? {
-        try await wholeStoreDownloadOperation(store: try snapshottingStore()).run()
+        let store = try snapshottingStore()
+        try await checkStillRegistered(store)
+        return try await wholeStoreDownloadOperation(store: store).run()
+    }
+
+    /// Before a whole-store transfer: a store of a wiped epoch must not reach the new one, nor the reverse.
+    /// - Throws: ``FolderSyncError/Code/notRegistered``, or a reset (with its backup, ready for ``rejoin()``).
+    private func checkStillRegistered(_ store: any SnapshottingModelAdapter) async throws {
+        guard state == .ableToSync, let integrityKey else {
+            throw FolderSyncError(.notRegistered, "register document \(documentIdentifier) before transferring whole stores")
+        }
+        do {
+            try await synchronizationOperation(integrityKey: integrityKey, store: store).checkStillRegistered()
+        } catch {
+            throw stopForReset(FolderSyncError.wrapping(error, "checking the remote document failed"))
+        }
     }
 
     private func snapshottingStore() throws -> any SnapshottingModelAdapter {

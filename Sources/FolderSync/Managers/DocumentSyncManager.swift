@@ -193,7 +193,8 @@ open class DocumentSyncManager: @unchecked Sendable {
             gate.finish(.success(()))
             delegate?.documentSyncManagerDidFinishRegistering(self)
         } catch {
-            let error = FolderSyncError.wrapping(error, "document registration failed")
+            // A reset found at registration (a relaunch after a wipe or a deletion) is recoverable by rejoin() too.
+            let error = stopForReset(FolderSyncError.wrapping(error, "document registration failed"))
             gate.finish(.failure(error))
             delegate?.documentSyncManager(self, didFailToRegisterWithError: error)
             throw error

@@ -110,6 +110,18 @@ open class SynchronizationOperation: @unchecked Sendable {
         return report
     }
 
+    /// Checks, without changing anything, that this client may still change its local data from this remote:
+    /// the document has its integrity key and the client is not deleted. Whole-store installs and uploads run
+    /// outside ``run()``, so they check first: a store of another epoch, or installed on a deleted client, would
+    /// change local data before the reset is noticed.
+    func checkStillRegistered() async throws {
+        try await checkIntegrityKey()
+        if try await deletedClientMarkerExists() {
+            throw FolderSyncError(.clientDeleted, "this client was deleted from document \(documentIdentifier)",
+                                  path: layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description)
+        }
+    }
+
     // MARK: Steps of the algorithm
 
     private func checkIntegrityKey() async throws {

@@ -17,6 +17,9 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     public let environment: SyncEnvironment
     let willReplace: @Sendable (WholeStoreManifest) -> Void
     let didReplace: @Sendable (WholeStoreManifest) -> Void
+    /// Runs once a store was found, before it replaces anything: a bootstrap checks there that the remote is
+    /// still this client's epoch and the client is not deleted (only when there is a store, so it costs nothing otherwise).
+    var checkBeforeInstalling: (@Sendable () async throws -> Void)?
 
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
                 store: any SnapshottingModelAdapter, localLayout: LocalLayout, environment: SyncEnvironment,
@@ -46,6 +49,7 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
         defer { lock.release() }
         let snapshot = work.appendingPathComponent("snapshot.sqlite")
         guard let manifest = try await bestWholeStore(into: snapshot, covering: missing) else { return nil }
+        try await checkBeforeInstalling?()
         willReplace(manifest)
         try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: clientIdentifier)
         didReplace(manifest)

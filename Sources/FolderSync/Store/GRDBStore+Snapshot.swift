@@ -94,6 +94,8 @@ extension GRDBStore: SnapshottingModelAdapter {
         var deleted: Bool
         var created: Bool
         var values: [String: DatabaseValue]
+        /// Every column of the row as it is locally, when it exists: to put it back if the store lacks it.
+        var row: [String: DatabaseValue]? = nil
     }
 
     private func unpublishedRows(_ db: Database) throws -> [UnpublishedRow] {
@@ -112,6 +114,11 @@ extension GRDBStore: SnapshottingModelAdapter {
                 }
             }
             rows[key] = entry
+        }
+        for (key, entry) in rows where !entry.deleted {
+            let table = entry.table, names = columns[table.name] ?? []
+            guard !names.isEmpty, let current = try Row.fetchOne(db, sql: "SELECT \(names.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM \(table.name.quotedDatabaseIdentifier) WHERE \(table.syncIDColumn.quotedDatabaseIdentifier) = ?", arguments: [entry.syncID]) else { continue }
+            rows[key]?.row = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($0.element, current[$0.offset] as DatabaseValue) })
         }
         return Array(rows.values)
     }
@@ -142,7 +149,16 @@ extension GRDBStore: SnapshottingModelAdapter {
             let tombstoned = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM foldersync_tombstones WHERE tbl = ? AND sync_id = ?)",
                                                arguments: [row.table.name, row.syncID]) ?? false
             if row.deleted {
-                if exists { try db.execute(sql: "DELETE FROM \(table) WHERE \(id) = ?", arguments: [row.syncID]) }
+                if exists {
+                    try db.execute(sql: "DELETE FROM \(table) WHERE \(id) = ?", arguments: [row.syncID])
+                } else if !tombstoned {
+                    // A row the store does not have (created here, or by a change set the store does not cover):
+                    // the delete must still stand and travel, or that change set would bring the row back.
+                    try db.execute(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, foldersync_tick(), NULL)",
+                                   arguments: [row.table.name, row.syncID])
+                    try db.execute(sql: "INSERT OR REPLACE INTO \(LocalLayout.unsynchronizedChangesTable)(tbl, sync_id, col, staged_in) VALUES (?, ?, ?, NULL)",
+                                   arguments: [row.table.name, row.syncID, StoreSchema.deletedMarker])
+                }
                 continue
             }
             let names = row.values.keys.sorted()
@@ -153,6 +169,18 @@ extension GRDBStore: SnapshottingModelAdapter {
                 let all = [row.table.syncIDColumn] + names
                 try db.execute(sql: "INSERT INTO \(table)(\(all.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: all.count).joined(separator: ", ")))",
                                arguments: [row.syncID] + StatementArguments(names.map { row.values[$0]! }))
+            } else if !exists, let local = row.row, !names.isEmpty, !tombstoned {
+                // An update to a row the store does not have yet (it covers less than this client had applied):
+                // put the row back as it was here, but only the updated columns become new local changes; the
+                // others keep no local stamp, so the change sets that brought them win when they come again.
+                let all = local.keys.sorted()
+                try db.execute(sql: "INSERT INTO \(table)(\(([id] + all.map(\.quotedDatabaseIdentifier)).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: all.count + 1).joined(separator: ", ")))",
+                               arguments: [row.syncID] + StatementArguments(all.map { local[$0]! }))
+                let kept = names.map { "'\($0.replacingOccurrences(of: "'", with: "''"))'" }.joined(separator: ", ")
+                try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ? AND staged_in IS NULL AND col NOT IN (\(kept))",
+                               arguments: [row.table.name, row.syncID])
+                try db.execute(sql: "DELETE FROM foldersync_clocks WHERE tbl = ? AND sync_id = ? AND client IS NULL AND col NOT IN (\(kept))",
+                               arguments: [row.table.name, row.syncID])
             }
         }
     }
@@ -169,6 +197,9 @@ extension GRDBStore: SnapshottingModelAdapter {
     public func resetForRejoin() throws {
         try wrap("preparing to re-join") {
             try database.write { db in
+                // Deletes not yet published are unpushed local changes: they travel again, like the rows (invariant 5).
+                let pendingDeletes = try Row.fetchAll(db, sql: "SELECT tbl, sync_id FROM \(LocalLayout.unsynchronizedChangesTable) WHERE col = ?",
+                                                      arguments: [StoreSchema.deletedMarker]).map { ($0[0] as String, $0[1] as String) }
                 for name in Self.snapshotMetadataTables + [LocalLayout.unsynchronizedChangesTable, LocalLayout.appliedChangeSetsTable] {
                     try db.execute(sql: "DELETE FROM \(name)")
                 }
@@ -184,6 +215,12 @@ extension GRDBStore: SnapshottingModelAdapter {
                             try clocks.execute(arguments: [table.name, syncID, column, stamp])
                         }
                     }
+                }
+                let tombstones = try db.makeStatement(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, NULL)")
+                for (table, syncID) in pendingDeletes {
+                    let stamp = Int64(bitPattern: clock.withLock { $0.tick(now: now()) }.rawValue)
+                    try pending.execute(arguments: [table, syncID, StoreSchema.deletedMarker])
+                    try tombstones.execute(arguments: [table, syncID, stamp])
                 }
                 var state = LocalSyncState()
                 state.nextSequence = 1

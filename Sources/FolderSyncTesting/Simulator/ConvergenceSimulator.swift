@@ -16,6 +16,13 @@ import FolderSync
 ///   stamp, or its row was deleted (no committed write lost); every committed
 ///   delete is a tombstone everywhere; nothing is left unpublished.
 ///
+/// With ``Configuration/lifecycle`` (stores that take whole stores, such as
+/// `GRDBStore`), the schedule also has the document lifecycle: explicit and
+/// automatic whole-store uploads, bootstraps of late joiners, vacuums (some
+/// expiring silent clients), operator client deletions, remote wipes, and the
+/// re-joins that recover from them. ``WriteJournal`` says what "no write lost"
+/// means after each of those.
+///
 /// A failure is a ``SimulationFailure`` naming the seed; the same seed replays the same schedule.
 public struct ConvergenceSimulator: Sendable {
     /// Opens a client's store in `folder` (the same folder across restarts), with `now` as its wall clock.
@@ -36,6 +43,8 @@ public struct ConvergenceSimulator: Sendable {
         public var steps: ClosedRange<Int> = 30...70
         public var remote: Remote = .inMemory
         public var makeStore: StoreFactory = ConvergenceSimulator.inMemoryStore
+        /// Adds the lifecycle steps; the store must be a ``SnapshottingSimulatorStore``. Off, a seed plays as before.
+        public var lifecycle = false
 
         public init(seed: UInt64, directory: URL) {
             self.seed = seed
@@ -55,6 +64,17 @@ public struct ConvergenceSimulator: Sendable {
         public var conflicts = 0
         public var refusedReinserts = 0
         public var finalRows = 0
+        /// Lifecycle steps (zero unless ``Configuration/lifecycle``).
+        public var wholeStoreUploads = 0
+        public var automaticWholeStoreUploads = 0
+        public var wholeStoreInstalls = 0
+        public var vacuums = 0
+        public var changeSetsVacuumed = 0
+        public var expiredClients = 0
+        public var clientDeletions = 0
+        public var wipes = 0
+        public var resets = 0
+        public var rejoins = 0
         /// The converged rows (not added up by `+`).
         public var rows: [CanonicalRow] = []
 
@@ -66,6 +86,10 @@ public struct ConvergenceSimulator: Sendable {
             sum.duplicatedSyncs += rhs.duplicatedSyncs; sum.interruptedSyncs += rhs.interruptedSyncs
             sum.restarts += rhs.restarts; sum.conflicts += rhs.conflicts; sum.refusedReinserts += rhs.refusedReinserts
             sum.finalRows += rhs.finalRows
+            sum.wholeStoreUploads += rhs.wholeStoreUploads; sum.automaticWholeStoreUploads += rhs.automaticWholeStoreUploads
+            sum.wholeStoreInstalls += rhs.wholeStoreInstalls; sum.vacuums += rhs.vacuums
+            sum.changeSetsVacuumed += rhs.changeSetsVacuumed; sum.expiredClients += rhs.expiredClients
+            sum.clientDeletions += rhs.clientDeletions; sum.wipes += rhs.wipes; sum.resets += rhs.resets; sum.rejoins += rhs.rejoins
             return sum
         }
     }

@@ -16,6 +16,7 @@ public final class InterruptingFileSystem: RemoteFileSystem, @unchecked Sendable
     private var failRequest = false
     private var fired = false
     private var cancel: (@Sendable () -> Void)?
+    private var observer: (@Sendable () -> Void)?
 
     public init(_ base: any RemoteFileSystem) { self.base = base }
 
@@ -37,7 +38,20 @@ public final class InterruptingFileSystem: RemoteFileSystem, @unchecked Sendable
         return fired
     }
 
+    /// Calls `body` once, just before the next request reaches the remote: to look at local state at a point
+    /// inside an operation that has no callback there (a re-join, after its local reset and before registering).
+    public func beforeNextRequest(_ body: @escaping @Sendable () -> Void) {
+        lock.lock(); defer { lock.unlock() }
+        observer = body
+    }
+
     private func checkpoint() throws {
+        let observe: (@Sendable () -> Void)? = {
+            lock.lock(); defer { lock.unlock() }
+            defer { observer = nil }
+            return observer
+        }()
+        observe?()
         let fail: Bool = {
             lock.lock(); defer { lock.unlock() }
             guard let count = remaining else { return false }

@@ -17,6 +17,14 @@ final class SimulatedClient {
     let remote: InterruptingFileSystem
     /// Whether this client answers conflicts with a merged value (others let the last writer win).
     let resolvesConflicts: Bool
+    /// Whether whole stores are uploaded and downloaded automatically (lifecycle runs on a snapshotting store).
+    var usesWholeStores = false
+    /// `policy.wholeStoreUploadAfterChangeSets` for this client (`nil`: the default policy).
+    var wholeStoreUploadThreshold: Int?
+    /// The reset this client's last sync (or registration) stopped on and that it has not re-joined from yet.
+    var reset: FolderSyncError.Code?
+    /// The reset codes this client's next sync must stop on (after a wipe, deletion or expiry), or empty.
+    var expectedResets: Set<FolderSyncError.Code> = []
     private let identifiers: IdentifierSource
     private(set) var store: any SimulatorStore
     private(set) var document: DocumentSyncManager?
@@ -35,6 +43,9 @@ final class SimulatedClient {
     }
 
     /// Registers the application and the document (creating the remote document if it is missing).
+    ///
+    /// The document manager is kept even when its registration throws, as an app keeps it to call
+    /// ``DocumentSyncManager/rejoin()`` after a reset found at launch.
     func start() async throws {
         var environment = SyncEnvironment.live
         environment.now = now
@@ -43,16 +54,20 @@ final class SimulatedClient {
         let app = ApplicationSyncManager(remote: remote, environment: environment)
         try await app.register(.init(applicationIdentifier: Self.application, clientIdentifier: identifier,
                                      clientDescription: "Simulated client \(index)"))
-        let document = try await DocumentSyncManager(
+        let document = try DocumentSyncManager(
             applicationSyncManager: app,
-            registering: .init(documentIdentifier: Self.document, documentDescription: "Simulated notes",
-                               helperDirectory: folder.appendingPathComponent("helper", isDirectory: true)),
-            store: store.adapter, remoteDocumentCreationHandler: { _ in true })
-        // Record sync only: whole stores are a GRDB-only feature, and the same schedule must make the same
-        // remote requests on both adapters.
-        document.policy.automaticallyDownloadsWholeStore = false
-        document.policy.wholeStoreUploadAfterChangeSets = nil
-        document.policy.wholeStoreUploadAfterBytes = nil
+            configuration: .init(documentIdentifier: Self.document, documentDescription: "Simulated notes",
+                                 helperDirectory: folder.appendingPathComponent("helper", isDirectory: true)),
+            store: store.adapter)
+        document.remoteDocumentCreationHandler = { _ in true }
+        if !usesWholeStores {
+            // Record sync only: whole stores are a GRDB-only feature, and the same schedule must make the same
+            // remote requests on both adapters.
+            document.policy.automaticallyDownloadsWholeStore = false
+            document.policy.wholeStoreUploadAfterChangeSets = nil
+            document.policy.wholeStoreUploadAfterBytes = nil
+        }
+        if let wholeStoreUploadThreshold { document.policy.wholeStoreUploadAfterChangeSets = wholeStoreUploadThreshold }
         if resolvesConflicts {
             document.conflictResolver = { conflict in
                 guard case .text(let local) = conflict.localValue, case .text(let remote) = conflict.remoteValue else { return nil }
@@ -60,6 +75,7 @@ final class SimulatedClient {
             }
         }
         self.document = document
+        try await document.registerConfigured()
     }
 
     /// Kills the "process": forgets the managers and the open store, then reopens both from what was committed.

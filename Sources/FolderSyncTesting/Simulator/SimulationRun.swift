@@ -26,14 +26,26 @@ final class SimulationRun {
 
     func log(_ line: String) {
         trace.append("step \(step): \(line)")
-        if trace.count > 60 { trace.removeFirst(trace.count - 60) }
+        if trace.count > 200 { trace.removeFirst(trace.count - 200) }
     }
 
+    /// The remote every client shares (without its interruptions), once ``setUp()`` ran.
+    private(set) var remote: (any RemoteFileSystem)?
+
     func play() async throws {
+        try await setUp()
+        try await playRandomSteps()
+        try await finish()
+        try checkInvariants()
+    }
+
+    /// Creates the remote and the clients, and lets some of them join.
+    func setUp() async throws {
         let remote: any RemoteFileSystem = switch configuration.remote {
         case .inMemory: InMemoryFileSystem()
         case .fileManager: FileManagerFileSystem(rootURL: configuration.directory.appendingPathComponent("remote", isDirectory: true))
         }
+        self.remote = remote
         let count = random.int(configuration.clients)
         summary.clients = count
         for index in 1...count {
@@ -43,17 +55,31 @@ final class SimulationRun {
             let client = try SimulatedClient(index: index, folder: folder, now: time.clock(skew: skew), remote: remote,
                                              resolvesConflicts: resolves, makeStore: configuration.makeStore)
             log("\(client.identifier) has a clock skewed by \(Int(skew)) s")
+            if configuration.lifecycle {
+                guard client.store is any SnapshottingSimulatorStore else {
+                    throw SimulationFailure.Detail("lifecycle steps need a SnapshottingSimulatorStore")
+                }
+                client.usesWholeStores = true
+                // A low threshold makes automatic uploads (and the vacuums after them) happen inside ordinary syncs.
+                client.wholeStoreUploadThreshold = random.chance(40) ? random.int(1...4) : nil
+            }
             waiting.append(client)
         }
         // Some clients join later and catch up on everything published before them.
         for _ in 0..<random.int(2...count) { try await join() }
+    }
 
+    func playRandomSteps() async throws {
         let steps = random.int(configuration.steps)
         for _ in 0..<steps {
             step += 1
             time.advance(byMilliseconds: Int64(random.int(0...40)))
             let client = random.pick(clients)!
             let roll = random.int(0...99)
+            if configuration.lifecycle {
+                try await lifecycleStep(roll, client)
+                continue
+            }
             switch roll {
             case 0..<4 where !waiting.isEmpty: try await join()
             case 0..<55: try write(on: client)
@@ -64,41 +90,87 @@ final class SimulationRun {
             }
         }
         summary.steps = steps
+    }
 
+    /// One step of a lifecycle schedule: the ordinary steps, less often, and the lifecycle ones.
+    private func lifecycleStep(_ roll: Int, _ client: SimulatedClient) async throws {
+        switch roll {
+        case 0..<6 where !waiting.isEmpty: try await join()
+        case 0..<46: try write(on: client)
+        case 46..<63: try await sync(client)
+        case 63..<68: try await duplicatedSync(client)
+        case 68..<74: try await interruptedSync(client)
+        case 74..<79: try await restart(client)
+        case 79..<85: try await transferWholeStore(client)
+        case 85..<90: try await vacuum(client)
+        case 90..<94: try await deleteClient(random.pick(clients)!)
+        case 94..<96: try await wipeRemote()
+        default:
+            if let stopped = clients.first(where: { $0.reset != nil }) { try await rejoin(stopped) } else { try await sync(client) }
+        }
+    }
+
+    /// Lets the waiting clients join, then has every client sync twice in turn (after re-joining any that were reset).
+    func finish() async throws {
         step += 1
         while !waiting.isEmpty { try await join() }
+        if configuration.lifecycle { try await settleResets() }
         for round in 1...2 {
             for client in clients {
                 time.advance(byMilliseconds: Int64(random.int(0...40)))
                 log("final round \(round): \(client.identifier) syncs")
-                try await sync(client)
+                try await sync(client, resetAllowed: false)
             }
         }
-        try checkInvariants()
     }
 
-    private func join() async throws {
+    func join() async throws {
         let client = waiting.removeFirst()
-        log("\(client.identifier) joins (\(client.resolvesConflicts ? "merging resolver" : "last writer wins"))")
+        log("\(client.identifier) joins (\(client.resolvesConflicts ? "merging resolver" : "last writer wins")\(client.wholeStoreUploadThreshold.map { ", uploads a whole store every \($0) sets" } ?? ""))")
+        clients.append(client)
         do {
             try await client.start()
+        } catch let error as FolderSyncError where configuration.lifecycle && Self.resetCodes.contains(error.code) {
+            throw SimulationFailure.Detail("\(client.identifier) was reset while joining for the first time: \(error)")
         } catch {
             throw SimulationFailure.Detail("\(client.identifier) failed to register: \(error)")
         }
-        clients.append(client)
     }
 
     // MARK: Syncs
 
-    private func record(_ report: SyncReport, _ client: SimulatedClient, _ what: String) {
+    func record(_ report: SyncReport, _ client: SimulatedClient, _ what: String) {
         summary.syncs += 1
         summary.conflicts += report.conflicts.count
-        log("\(client.identifier) \(what): sent \(report.changeSetsSent) sets, applied \(report.changeSetsApplied), conflicts \(report.conflicts.count)")
+        if configuration.lifecycle {
+            if report.uploadedWholeStore != nil { summary.automaticWholeStoreUploads += 1 }
+            if report.installedWholeStore != nil { summary.wholeStoreInstalls += 1 }
+        }
+        log("\(client.identifier) \(what): sent \(report.changeSetsSent) sets, applied \(report.changeSetsApplied), conflicts \(report.conflicts.count)"
+            + (report.installedWholeStore.map { ", installed the whole store of \($0.clientIdentifier)" } ?? "")
+            + (report.uploadedWholeStore != nil ? ", uploaded a whole store" : ""))
     }
 
-    private func sync(_ client: SimulatedClient) async throws {
+    /// A sync that finished: fails the run if the client should have been stopped by a reset.
+    func completed(_ report: SyncReport, _ client: SimulatedClient, _ what: String) throws {
+        record(report, client, what)
+        if !client.expectedResets.isEmpty {
+            throw SimulationFailure.Detail("\(client.identifier) synced although it should have stopped with one of \(client.expectedResets)")
+        }
+    }
+
+    /// A sync; a client that knows it was reset re-joins instead (lifecycle), as the app would.
+    /// - Parameter resetAllowed: `false` in the final rounds, where every client has settled.
+    func sync(_ client: SimulatedClient, resetAllowed: Bool = true) async throws {
+        if resetAllowed, client.reset != nil { return try await rejoin(client) }
+        let before = try localState(client)
         do {
-            record(try await client.synchronize(), client, "syncs")
+            try completed(try await client.synchronize(), client, "syncs")
+        } catch let error as FolderSyncError where resetAllowed && isReset(error) {
+            try noteReset(client, error, before: before)
+            if random.chance(60) { try await rejoin(client) }
+        } catch let failure as SimulationFailure.Detail {
+            throw failure
         } catch {
             throw SimulationFailure.Detail("\(client.identifier) failed to sync: \(error)")
         }
@@ -107,15 +179,20 @@ final class SimulationRun {
     /// Two sync requests at once (they coalesce), or one right after the other.
     private func duplicatedSync(_ client: SimulatedClient) async throws {
         summary.duplicatedSyncs += 1
-        guard let document = client.document else { return }
+        guard let document = client.document, client.reset == nil else { return try await sync(client) }
         if random.chance(50) {
             log("\(client.identifier) requests two syncs at once")
+            let before = try localState(client)
             do {
                 async let first = document.synchronize()
                 async let second = document.synchronize()
                 let (a, b) = try await (first, second)
-                record(a, client, "first of two concurrent syncs")
-                record(b, client, "second of two concurrent syncs")
+                try completed(a, client, "first of two concurrent syncs")
+                try completed(b, client, "second of two concurrent syncs")
+            } catch let error as FolderSyncError where isReset(error) {
+                try noteReset(client, error, before: before)
+            } catch let failure as SimulationFailure.Detail {
+                throw failure
             } catch {
                 throw SimulationFailure.Detail("\(client.identifier) failed a duplicated sync: \(error)")
             }
@@ -127,7 +204,7 @@ final class SimulationRun {
 
     /// A sync whose task is cancelled at a random remote request; sometimes the process dies right after.
     private func interruptedSync(_ client: SimulatedClient) async throws {
-        guard let document = client.document else { return }
+        guard let document = client.document, client.reset == nil else { return try await sync(client) }
         let request = random.int(1...14)
         let failing = random.chance(50)
         // Either the app cancels its task awaiting the sync, or the sync's own task is cancelled.
@@ -138,6 +215,7 @@ final class SimulationRun {
             client.remote.arm(atRequest: request, failing: failing)
         }
         defer { client.remote.disarm() }
+        let before = try localState(client)
         do {
             let report: SyncReport
             if let caller {
@@ -145,13 +223,18 @@ final class SimulationRun {
             } else {
                 report = try await document.synchronize()
             }
-            record(report, client, "syncs (armed to cancel \(caller == nil ? "the sync" : "the caller") at request \(request))")
+            try completed(report, client, "syncs (armed to cancel \(caller == nil ? "the sync" : "the caller") at request \(request))")
         } catch let error as FolderSyncError where error.code == .cancelled {
             summary.interruptedSyncs += 1
             log("\(client.identifier) sync cancelled at remote request \(request)\(failing ? ", which failed" : "")")
         } catch is CancellationError {
             summary.interruptedSyncs += 1
             log("\(client.identifier) sync cancelled at remote request \(request)\(failing ? ", which failed" : "") (CancellationError)")
+        } catch let error as FolderSyncError where isReset(error) {
+            client.remote.disarm()
+            try noteReset(client, error, before: before)
+        } catch let failure as SimulationFailure.Detail {
+            throw failure
         } catch {
             throw SimulationFailure.Detail("\(client.identifier) sync cancelled at remote request \(request) failed with a non-cancellation error: \(error)")
         }
@@ -159,11 +242,20 @@ final class SimulationRun {
         if random.chance(40) { try await restart(client) }
     }
 
-    private func restart(_ client: SimulatedClient) async throws {
+    /// Kills and relaunches the client; a relaunch may find a reset at registration.
+    func restart(_ client: SimulatedClient) async throws {
         summary.restarts += 1
         log("\(client.identifier) restarts")
+        let before = configuration.lifecycle ? try localState(client) : nil
         do {
             try await client.restart()
+            if let reset = client.reset {
+                throw SimulationFailure.Detail("\(client.identifier) registered again although it was stopped by \(reset) and has not re-joined")
+            }
+        } catch let error as FolderSyncError where isReset(error) {
+            try noteReset(client, error, before: before!)
+        } catch let failure as SimulationFailure.Detail {
+            throw failure
         } catch {
             throw SimulationFailure.Detail("\(client.identifier) failed to restart: \(error)")
         }
@@ -171,7 +263,7 @@ final class SimulationRun {
 
     // MARK: Invariants
 
-    private func checkInvariants() throws {
+    func checkInvariants() throws {
         let reference = clients[0]
         let expected = try reference.store.allRows()
         summary.finalRows = expected.count

@@ -1,8 +1,26 @@
 import FolderSync
 
 /// Every write the simulated apps committed, with the stamp it got, to prove afterwards that none was lost.
+///
+/// What the final check guarantees, event by event:
+/// - **Ordinary writes, syncs, cancellations, restarts**: every committed column write holds its value, or a
+///   value with a stamp at least as new (a later write, or a conflict resolution recorded as a new change), or
+///   its row is deleted (tombstone); every committed delete is a tombstone on every replica, with no row.
+/// - **Whole-store uploads, downloads and bootstraps, vacuums (with or without expiry)**: the same check,
+///   unchanged: none of them may lose or undo anything.
+/// - **A client deleted (by an operator or by expiry) and re-joined**: the same check, unchanged: its writes
+///   unpublished at the deletion come back with it, and its published ones were never taken away.
+/// - **A remote wipe (document folder, application folder, or document deletion) and the re-joins**: the
+///   merge history of the wiped epoch is gone, so writes recorded before the wipe are dropped and replaced:
+///   when each client re-joins, every row it holds then (its data at the wipe, published or not, plus what it
+///   wrote since) is recorded as a new write with the fresh stamps the re-join gave it, read back from its
+///   store (``rejoined(client:rows:unpublishedDeletes:)``). So every client's rows at the wipe are in the
+///   final state unless overwritten by a later write to the same column or deleted later. Deletes recorded
+///   before the wipe are dropped too (a row one client deleted and published may come back from a client
+///   that still had it), except deletes still unpublished at the client's re-join: those are unpushed local
+///   changes, which a re-join keeps (invariant 5). Deletes made after the wipe are checked as usual.
 struct WriteJournal {
-    struct ColumnWrite {
+    struct ColumnWrite: Sendable {
         var client: String
         var key: ColumnKey
         var value: SyncValue
@@ -17,6 +35,40 @@ struct WriteJournal {
 
     private(set) var writes: [ColumnWrite] = []
     private(set) var deletes: [RowDelete] = []
+    /// Deletes recorded before the last wipe whose client has not re-joined yet: kept only if still unpublished then.
+    private(set) var deletesBeforeWipe: [RowDelete] = []
+
+    /// The remote was wiped: the old epoch's history no longer decides anything (see the type's documentation).
+    mutating func remoteWiped() {
+        writes.removeAll()
+        deletesBeforeWipe += deletes
+        deletes.removeAll()
+    }
+
+    /// `client` re-joined after a wipe with `rows` (every column it held, freshly stamped); its deletes from
+    /// before the wipe count again only when they were still unpublished (`unpublishedDeletes`, read before the re-join).
+    mutating func rejoined(client: String, rows: [ColumnWrite], unpublishedDeletes: Set<RowReference>) {
+        writes += rows
+        deletes += deletesBeforeWipe.filter {
+            $0.client == client && unpublishedDeletes.contains(RowReference(table: $0.table, syncID: $0.syncID))
+        }
+        deletesBeforeWipe.removeAll { $0.client == client }
+    }
+
+    /// Every column of every row of `store`, with its current stamp, as writes by `client`.
+    static func currentWrites(of store: any SimulatorStore, client: String) throws -> [ColumnWrite] {
+        var writes: [ColumnWrite] = []
+        for row in try store.allRows() {
+            for (column, value) in row.values.sorted(by: { $0.key < $1.key }) {
+                let key = ColumnKey(table: row.table, syncID: row.syncID, column: column)
+                guard let stamp = try store.stamp(of: key, localClient: client) else {
+                    throw SimulationFailure.Detail("\(client) holds \(key) without a stamp after re-joining")
+                }
+                writes.append(ColumnWrite(client: client, key: key, value: value, stamp: stamp))
+            }
+        }
+        return writes
+    }
 
     /// Records the columns of a committed write, reading back the stamps the store gave them.
     mutating func recordWrite(client: String, store: any SimulatorStore, table: String, syncID: String,

@@ -4,7 +4,7 @@ import FolderSyncTesting
 import GRDB
 
 /// The notes schema on SQLite, as a ``SimulatorStore``: the simulator writes SQL through it like an app would.
-final class GRDBSimulatorStore: SimulatorStore, @unchecked Sendable {
+final class GRDBSimulatorStore: SnapshottingSimulatorStore, @unchecked Sendable {
     let store: GRDBStore
     let url: URL
     let now: @Sendable () -> Date
@@ -74,6 +74,14 @@ final class GRDBSimulatorStore: SimulatorStore, @unchecked Sendable {
 
     func deletionStamp(table: String, syncID: String, localClient: String) throws -> ChangeStamp? {
         try store.deletionStamp(table: table, syncID: syncID, localClient: localClient)
+    }
+
+    func unpublishedDeletions() throws -> Set<RowReference> {
+        try store.database.read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT tbl, sync_id FROM \(LocalLayout.unsynchronizedChangesTable) WHERE col = ?",
+                                        arguments: [StoreSchema.deletedMarker])
+            return Set(rows.map { RowReference(table: $0[0], syncID: $0[1]) })
+        }
     }
 
     /// Reopens the same SQLite file with a new connection, as a relaunched process would.

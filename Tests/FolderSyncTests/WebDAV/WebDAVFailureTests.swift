@@ -148,7 +148,9 @@ struct WebDAVFailureTests {
             #expect(error.code == .permissionDenied, "\(error)")
             #expect(!error.description.contains(components.password!), "\(error)")
         }
-        #expect(ContinuousClock.now - start < .seconds(10))
+        // The request count is the check; the time bound only catches URLSession's endless wait on a 401
+        // (generous, so that a loaded machine does not fail it).
         #expect(remote.statistics.requests <= 2)
+        #expect(ContinuousClock.now - start < .seconds(90))
     }
 }

@@ -1,0 +1,138 @@
+import Foundation
+import FolderSync
+
+/// The document lifecycle steps of a schedule: whole-store uploads, vacuums, client deletions and remote wipes.
+///
+/// Each step goes through the public API an app or an operator would use, and
+/// tells the clients it affects which reset their next sync must stop on.
+extension SimulationRun {
+    private var layout: RemoteLayout {
+        get throws { try RemoteLayout(applicationIdentifier: SimulatedClient.application) }
+    }
+
+    /// `uploadWholeStore()` (a snapshot when every local change is published) or `downloadWholeStore()` by the client.
+    func transferWholeStore(_ client: SimulatedClient) async throws {
+        guard let document = client.document else { return }
+        let upload = random.chance(70)
+        let before = try localState(client)
+        do {
+            if upload {
+                if let manifest = try await document.uploadWholeStore() {
+                    summary.wholeStoreUploads += 1
+                    log("\(client.identifier) uploads a whole store covering \(manifest.coveredCount) change sets")
+                } else {
+                    log("\(client.identifier) has unpublished changes: no whole store uploaded")
+                }
+            } else if let manifest = try await document.downloadWholeStore() {
+                summary.wholeStoreInstalls += 1
+                log("\(client.identifier) installs the whole store of \(manifest.clientIdentifier) covering \(manifest.coveredCount) change sets")
+            } else {
+                log("\(client.identifier) finds no whole store to download")
+            }
+            // A store must not cross from a wiped epoch to the new one, either way (its manifest names the old epoch's sets).
+            if !client.expectedResets.isDisjoint(with: Self.wipeCodes) || client.reset.map(Self.wipeCodes.contains) == true {
+                throw SimulationFailure.Detail("\(client.identifier) transferred a whole store although the remote was wiped since it last synced")
+            }
+        } catch let error as FolderSyncError where isReset(error) {
+            try noteReset(client, error, before: before)
+        } catch let error as FolderSyncError where error.code == .notRegistered && client.reset != nil {
+            log("\(client.identifier) cannot transfer a whole store before re-joining")
+        } catch let failure as SimulationFailure.Detail {
+            throw failure
+        } catch {
+            throw SimulationFailure.Detail("\(client.identifier) failed to \(upload ? "upload" : "download") a whole store: \(error)")
+        }
+    }
+
+    /// `vacuum()` by the client; sometimes after days of silence, expiring the clients silent for a day or two.
+    func vacuum(_ client: SimulatedClient) async throws {
+        guard let document = client.document else { return }
+        var expiry: TimeInterval?
+        if random.chance(30) {
+            time.advance(byMilliseconds: Int64(random.int(0...72)) * 3_600_000)
+            expiry = TimeInterval(random.int(24...48) * 3600)
+        }
+        let report: VacuumReport
+        do {
+            report = try await document.vacuum(expireClientsAfter: expiry)
+        } catch let error as FolderSyncError where error.code == .remoteItemNotFound {
+            guard try await !documentExists() else { throw SimulationFailure.Detail("\(client.identifier) failed to vacuum: \(error)") }
+            log("\(client.identifier) finds no document to vacuum (wiped)")
+            return
+        } catch {
+            throw SimulationFailure.Detail("\(client.identifier) failed to vacuum: \(error)")
+        }
+        guard report.failures.isEmpty else {
+            throw SimulationFailure.Detail("\(client.identifier)'s vacuum failed to remove \(report.failures.map(\.path))")
+        }
+        summary.vacuums += 1
+        summary.changeSetsVacuumed += report.removedChangeSets.count
+        summary.expiredClients += report.expiredClients.count
+        for expired in report.expiredClients {
+            guard let target = clients.first(where: { $0.identifier == expired }) else {
+                throw SimulationFailure.Detail("vacuum expired \(expired), which is no client of the simulation")
+            }
+            target.expectedResets.insert(.clientDeleted)
+        }
+        log("\(client.identifier) vacuums\(expiry.map { " expiring clients silent for \(Int($0 / 3600)) h" } ?? ""): "
+            + "\(report.removedChangeSets.count) change sets removed, expired \(report.expiredClients)")
+    }
+
+    private func documentExists() async throws -> Bool {
+        guard let remote else { return false }
+        return try await remote.item(at: try layout.documentInfoFile(SimulatedClient.document)) != nil
+    }
+
+    /// `deleteClient(_:)` of `target` by a random client (the operator's path through an app).
+    func deleteClient(_ target: SimulatedClient) async throws {
+        guard let document = random.pick(clients)?.document else { return }
+        do {
+            try await document.deleteClient(target.identifier)
+            summary.clientDeletions += 1
+            target.expectedResets.insert(.clientDeleted)
+            log("\(document.clientIdentifier) deletes \(target.identifier) from the document")
+        } catch let error as FolderSyncError where error.code == .remoteItemNotFound
+                    && (target.reset != nil || !target.expectedResets.isDisjoint(with: Self.wipeCodes)) {
+            // After a wipe, a client that has not re-joined is not registered with the new document.
+            log("\(target.identifier) is not registered with the document since the wipe: not deleted")
+        } catch {
+            throw SimulationFailure.Detail("deleting \(target.identifier) failed: \(error)")
+        }
+    }
+
+    /// Wipes the remote: the document's folder, the application's whole folder, or a document deletion by a client.
+    func wipeRemote() async throws {
+        guard let remote else { return }
+        let layout = try layout
+        let expected: Set<FolderSyncError.Code>
+        switch random.int(0...2) {
+        case 0:
+            try await remote.remove(layout.documentDirectory(SimulatedClient.document))
+            expected = [.integrityKeyMismatch]
+            log("the document's folder is wiped")
+        case 1:
+            try await remote.remove(layout.applicationDirectory)
+            expected = [.integrityKeyMismatch]
+            log("the application's folder is wiped")
+        default:
+            guard let app = random.pick(clients)?.document?.applicationSyncManager else { return }
+            guard try await documentExists() else { return log("no document to delete (wiped)") }
+            do {
+                try await app.deleteDocument(identifier: SimulatedClient.document)
+            } catch {
+                throw SimulationFailure.Detail("deleting the document failed: \(error)")
+            }
+            // Once someone re-joins, the document exists again with a new key.
+            expected = [.documentDeleted, .integrityKeyMismatch]
+            log("the document is deleted")
+        }
+        if try await remote.item(at: layout.documentInfoFile(SimulatedClient.document)) != nil {
+            throw SimulationFailure.Detail("the wipe left the document's info file")
+        }
+        // A deletion marker left by an earlier document deletion (in Information/, outside the document) says "deleted".
+        let marker = try await remote.item(at: layout.deletedDocumentFile(SimulatedClient.document)) != nil
+        summary.wipes += 1
+        journal.remoteWiped()
+        for client in clients { client.expectedResets = marker ? expected.union([.documentDeleted]) : expected }
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import FolderSync
+
+/// Resets and re-joins (invariant 5): a stopped client keeps its data and a backup, then re-joins without losing writes.
+extension SimulationRun {
+    static let resetCodes: Set<FolderSyncError.Code> = [.integrityKeyMismatch, .clientDeleted, .documentDeleted]
+    /// The codes of a remote wiped, replaced or deleted (as opposed to this client alone being deleted).
+    static let wipeCodes: Set<FolderSyncError.Code> = [.integrityKeyMismatch, .documentDeleted]
+
+    /// What a reset must leave untouched: the rows and whether changes wait to be published.
+    struct LocalState: Equatable {
+        var rows: [CanonicalRow]
+        var hasUnpublishedChanges: Bool
+    }
+
+    func isReset(_ error: FolderSyncError) -> Bool {
+        configuration.lifecycle && Self.resetCodes.contains(error.code)
+    }
+
+    func localState(_ client: SimulatedClient) throws -> LocalState {
+        LocalState(rows: try client.store.allRows(), hasUnpublishedChanges: try client.store.adapter.hasUnpublishedChanges())
+    }
+
+    /// Checks a reset the client reported: an expected code, a backup on disk, local data as it was. Then marks it stopped.
+    func noteReset(_ client: SimulatedClient, _ error: FolderSyncError, before: LocalState) throws {
+        // A client already stopped may find its reset again; once someone re-creates a deleted document, it is a mismatch.
+        var allowed = client.expectedResets.union(client.reset.map { [$0] } ?? [])
+        if let reset = client.reset, Self.wipeCodes.contains(reset) { allowed.formUnion(Self.wipeCodes) }
+        guard allowed.contains(error.code) else {
+            throw SimulationFailure.Detail("\(client.identifier) stopped with \(error.code) (\(error.message)), expected one of \(allowed)")
+        }
+        guard let backup = error.backupPath, FileManager.default.fileExists(atPath: backup) else {
+            throw SimulationFailure.Detail("\(client.identifier) stopped with \(error.code) without a backup on disk (backupPath \(error.backupPath ?? "nil"))")
+        }
+        guard try localState(client) == before else {
+            throw SimulationFailure.Detail("\(client.identifier) stopped with \(error.code) but its local data changed")
+        }
+        client.reset = error.code
+        client.expectedResets = []
+        summary.resets += 1
+        log("\(client.identifier) stops with \(error.code), backup kept")
+    }
+
+    /// Re-joins a stopped client. After a wipe, records in the journal what the re-join re-publishes.
+    ///
+    /// `rejoin()` resets the local merge history before its first remote request, giving every local row fresh
+    /// stamps; the journal reads them back at that request (see ``WriteJournal/rejoined(client:rows:unpublishedDeletes:)``).
+    func rejoin(_ client: SimulatedClient) async throws {
+        guard let document = client.document, let reset = client.reset,
+              let store = client.store as? any SnapshottingSimulatorStore else { return }
+        log("\(client.identifier) re-joins after \(reset)")
+        let before = try localState(client)
+        let restamped = RestampedRows()
+        var unpublishedDeletes: Set<RowReference> = []
+        if Self.wipeCodes.contains(reset) {
+            unpublishedDeletes = try store.unpublishedDeletions()
+            let identifier = client.identifier
+            client.remote.beforeNextRequest { restamped.read(store, client: identifier) }
+        }
+        func recordRestamped() throws {
+            guard Self.wipeCodes.contains(reset) else { return }
+            guard let rows = try restamped.take() else {
+                throw SimulationFailure.Detail("\(client.identifier)'s re-join made no remote request")
+            }
+            journal.rejoined(client: client.identifier, rows: rows, unpublishedDeletes: unpublishedDeletes)
+        }
+        do {
+            let report = try await document.rejoin()
+            try recordRestamped()
+            client.reset = nil
+            // A re-join absorbs what happened while the client was stopped (another wipe, its deletion again):
+            // it registers afresh, so nothing it was due to find is left.
+            client.expectedResets = []
+            summary.rejoins += 1
+            try completed(report, client, "re-joins")
+        } catch let error as FolderSyncError where isReset(error) {
+            try recordRestamped()
+            try noteReset(client, error, before: before)
+        } catch let failure as SimulationFailure.Detail {
+            throw failure
+        } catch {
+            throw SimulationFailure.Detail("\(client.identifier) failed to re-join after \(reset): \(error)")
+        }
+    }
+
+    /// Before the final rounds: passes over every client (re-joining stopped ones, syncing the others, which may
+    /// find a deletion or wipe not noticed yet) until a whole pass finds no reset.
+    func settleResets() async throws {
+        for pass in 1...6 {
+            let resetsBefore = summary.resets
+            for client in clients {
+                log("settling pass \(pass): \(client.identifier)")
+                if client.reset == nil { try await sync(client) }
+                var attempts = 0
+                while client.reset != nil {
+                    attempts += 1
+                    guard attempts <= 3 else {
+                        throw SimulationFailure.Detail("\(client.identifier) cannot re-join: still stopped by \(client.reset!) after 3 attempts")
+                    }
+                    try await rejoin(client)
+                }
+            }
+            if summary.resets == resetsBefore { return }
+        }
+        throw SimulationFailure.Detail("resets kept happening after 6 passes over every client")
+    }
+}
+
+/// The rows and stamps of a store read from inside a re-join (on the re-join's task), handed back to the run.
+final class RestampedRows: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<[WriteJournal.ColumnWrite], any Error>?
+
+    func read(_ store: any SimulatorStore, client: String) {
+        let read = Result { try WriteJournal.currentWrites(of: store, client: client) }
+        lock.withLock { result = read }
+    }
+
+    func take() throws -> [WriteJournal.ColumnWrite]? {
+        try lock.withLock { result }?.get()
+    }
+}
