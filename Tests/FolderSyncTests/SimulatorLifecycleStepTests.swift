@@ -52,6 +52,7 @@ struct SimulatorLifecycleStepTests {
         // A client joining late starts from the store.
         let late = try SimulatedClient(index: 9, folder: directory.url.appendingPathComponent("late"), now: run.time.clock(skew: 0),
                                        remote: run.remote!, resolvesConflicts: false, makeStore: run.configuration.makeStore)
+        late.usesWholeStores = true
         run.waiting.append(late)
         try await run.join()
         let report = try await late.synchronize()
