@@ -165,6 +165,14 @@ extension GRDBStore: SnapshottingModelAdapter {
             if exists, !names.isEmpty {
                 try db.execute(sql: "UPDATE \(table) SET \(names.map { "\($0.quotedDatabaseIdentifier) = ?" }.joined(separator: ", ")) WHERE \(id) = ?",
                                arguments: StatementArguments(names.map { row.values[$0]! }) + [row.syncID])
+                // A column whose value equals the store's is not changed by the UPDATE, so no trigger records it;
+                // it is still this client's unpublished change, and must travel with a new stamp like the others.
+                for name in names {
+                    try db.execute(sql: "INSERT OR REPLACE INTO foldersync_clocks(tbl, sync_id, col, hlc, client) VALUES (?, ?, ?, foldersync_tick(), NULL)",
+                                   arguments: [row.table.name, row.syncID, name])
+                    try db.execute(sql: "INSERT OR REPLACE INTO \(LocalLayout.unsynchronizedChangesTable)(tbl, sync_id, col, staged_in) VALUES (?, ?, ?, NULL)",
+                                   arguments: [row.table.name, row.syncID, name])
+                }
             } else if !exists, row.created, !(tombstoned && row.table.deletePolicy == .deleteWins) {
                 let all = [row.table.syncIDColumn] + names
                 try db.execute(sql: "INSERT INTO \(table)(\(all.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: all.count).joined(separator: ", ")))",
