@@ -132,3 +132,43 @@ struct SyncBadInputTests {
         #expect(try NotesSchema.dump(b.store) == before)
     }
 }
+
+/// Reads through to a remote, but serves the first read of each file matching `damaged` cut in half, as a read
+/// that catches a non-atomic replacement (WebDAV MOVE as delete then rename) half done would.
+struct HalfReplacingFileSystem: RemoteFileSystem {
+    let base: InMemoryFileSystem
+    let damaged: @Sendable (RemotePath) -> Bool
+    let served = Locked<Set<RemotePath>>([])
+
+    func read(_ path: RemotePath) async throws -> Data {
+        let data = try await base.read(path)
+        guard damaged(path), served.withLock({ $0.insert(path).inserted }) else { return data }
+        return data.prefix(data.count / 2)
+    }
+    func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] { try await base.contentsOfDirectory(at: path) }
+    func item(at path: RemotePath) async throws -> RemoteItem? { await base.item(at: path) }
+    func write(_ data: Data, to path: RemotePath) async throws { try await base.write(data, to: path) }
+    func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws {
+        try await base.move(from: source, to: destination, replacing: replacing)
+    }
+    func remove(_ path: RemotePath) async throws { try await base.remove(path) }
+    func createDirectory(at path: RemotePath) async throws { try await base.createDirectory(at: path) }
+}
+
+@Suite("Reads that catch a replacement half done")
+struct HalfReplacedReadTests {
+    @Test("A recent-sync marker or change set damaged on one read only is read again, and the sync succeeds")
+    func transientDamage() async throws {
+        let directory = TemporaryDirectory()
+        let base = InMemoryFileSystem()
+        let a = try await TestClient.make(base, name: "A", in: directory)
+        let flaky = HalfReplacingFileSystem(base: base) { $0.name.hasSuffix(".recentsync") || $0.name.hasSuffix(".syncchg") }
+        let b = try await TestClient.make(flaky, name: "B", in: directory)
+        try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'hello')")
+        try await a.sync()
+        let report = try await b.sync()
+        #expect(report.changeSetsApplied == 1)
+        #expect(try b.value("SELECT title FROM notes") == "hello")
+        #expect(flaky.served.current.count == 2, "both the marker and the change set were damaged once")
+    }
+}

@@ -208,11 +208,7 @@ open class SynchronizationOperation: @unchecked Sendable {
             if client == clientIdentifier { ownExists = true; continue }
             var known = state.knownRecentSyncs[client]
             if known == nil || item.etag == nil || known?.etag != item.etag {
-                let path = layout.recentSyncFile(documentIdentifier, client: client)
-                guard let data = try await fetchRecentSync(client: client) else { continue }
-                report.remoteRequests += 1
-                report.bytesReceived += Int64(data.count)
-                let recent = try PropertyListFile.decode(RecentSync.self, from: data, path: path.description)
+                guard let recent = try await readRecentSync(client: client) else { continue }
                 known = .init(etag: item.etag, publishedSequence: recent.publishedSequence)
                 state.knownRecentSyncs[client] = known
             }
@@ -305,14 +301,43 @@ open class SynchronizationOperation: @unchecked Sendable {
         }
     }
 
+    /// Reads another client's recent-sync marker, or `nil` if it vanished.
+    ///
+    /// Markers are replaced at every sync; on servers whose replace is not atomic (WebDAV MOVE done as delete
+    /// then rename) a read can catch one half written, so a damaged marker is read once more before it counts.
+    private func readRecentSync(client: String) async throws -> RecentSync? {
+        let path = layout.recentSyncFile(documentIdentifier, client: client).description
+        for attempt in 1...2 {
+            guard let data = try await fetchRecentSync(client: client) else { return nil }
+            report.remoteRequests += 1
+            report.bytesReceived += Int64(data.count)
+            do {
+                return try PropertyListFile.decode(RecentSync.self, from: data, path: path)
+            } catch let error as FolderSyncError where error.code == .corruptFile && attempt == 1 {
+                environment.logger.debug("Reading \(path) again: \(error)")
+            }
+        }
+        return nil
+    }
+
     private func download(_ candidate: Available) async throws -> (ChangeSetHeader, URL) {
         let url = localLayout.downloadsDirectory.appendingPathComponent(candidate.name)
-        try await downloadChangeSet(client: candidate.client, name: candidate.name, to: url)
-        report.remoteRequests += 1
-        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int64) ?? 0
-        report.bytesReceived += size ?? 0
-        emit(.transferred(sent: report.bytesSent, received: report.bytesReceived))
-        let header = try ChangeSetReader.verify(at: url, path: candidate.path.description)
+        var header: ChangeSetHeader?
+        // A change set is written once, but re-published after a crash: a read can catch that replacement half
+        // done on servers whose replace is not atomic, so a damaged download is fetched once more.
+        for attempt in 1...2 where header == nil {
+            try await downloadChangeSet(client: candidate.client, name: candidate.name, to: url)
+            report.remoteRequests += 1
+            let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int64) ?? 0
+            report.bytesReceived += size ?? 0
+            emit(.transferred(sent: report.bytesSent, received: report.bytesReceived))
+            do {
+                header = try ChangeSetReader.verify(at: url, path: candidate.path.description)
+            } catch let error as FolderSyncError where error.code == .corruptFile && attempt == 1 {
+                environment.logger.debug("Downloading \(candidate.path) again: \(error)")
+            }
+        }
+        guard let header else { throw FolderSyncError(.corruptFile, "the change set is damaged", path: candidate.path.description) }
         let expected = RemoteLayout.parseChangeSetFileName(candidate.name)
         guard header.clientIdentifier == candidate.client, header.sequence == candidate.sequence,
               header.changeSetIdentifier == expected?.changeSetIdentifier else {
