@@ -174,11 +174,7 @@ open class SynchronizationOperation: @unchecked Sendable {
 
     /// Per client, the highest sequence up to which every change set is in the ledger.
     private func acknowledgement() throws -> [String: Int64] {
-        try store.appliedChangeSets().mapValues { sequences in
-            var highest: Int64 = 0
-            while sequences.contains(highest + 1) { highest += 1 }
-            return highest
-        }
+        try store.appliedChangeSets().mapValues(\.highestContiguousSequence)
     }
 
     private struct Available {

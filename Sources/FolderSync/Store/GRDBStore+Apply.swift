@@ -17,13 +17,19 @@ extension GRDBStore {
             .map { ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: $0[0])), clientIdentifier: $0[1] ?? localClient) }
     }
 
-    private func rowState(_ db: Database, table: SyncedTable, syncID: String, localClient: String, checkUnpublished: Bool) throws -> RowState {
+    /// Each column register's stamp for one row; a register with no client is this client's.
+    private func columnStamps(_ db: Database, table: String, syncID: String, localClient: String) throws -> [String: ChangeStamp] {
         var stamps: [String: ChangeStamp] = [:]
         let clocks = try Row.fetchCursor(db.cachedStatement(sql: "SELECT col, hlc, client FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?"),
-                                         arguments: [table.name, syncID])
+                                         arguments: [table, syncID])
         while let row = try clocks.next() {
             stamps[row[0]] = ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: row[1])), clientIdentifier: row[2] ?? localClient)
         }
+        return stamps
+    }
+
+    private func rowState(_ db: Database, table: SyncedTable, syncID: String, localClient: String, checkUnpublished: Bool) throws -> RowState {
+        let stamps = try columnStamps(db, table: table.name, syncID: syncID, localClient: localClient)
         var unpublished: Set<String> = []
         if checkUnpublished {
             unpublished = Set(try String.fetchAll(db.cachedStatement(sql: """
@@ -217,12 +223,6 @@ extension GRDBStore {
             """), arguments: [syncID]) ?? false
     }
 
-    private func newestColumnStamp(_ db: Database, table: String, syncID: String, localClient: String) throws -> ChangeStamp? {
-        try Row.fetchAll(db.cachedStatement(sql: "SELECT hlc, client FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?"),
-                         arguments: [table, syncID])
-            .map { ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: $0[0])), clientIdentifier: $0[1] ?? localClient) }
-            .max()
-    }
 
     /// Last writer wins: a delete takes effect only if it is newer than every column write of the row.
     /// The newest delete is kept either way, and a deleted row's registers move to the shadow table.
@@ -235,7 +235,7 @@ extension GRDBStore {
             try db.execute(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, ?)",
                            arguments: [table.name, change.syncID, Int64(bitPattern: timestamp.rawValue), author])
         }
-        let newest = try newestColumnStamp(db, table: table.name, syncID: change.syncID, localClient: localClient)
+        let newest = try columnStamps(db, table: table.name, syncID: change.syncID, localClient: localClient).values.max()
         guard try rowExists(db, table: table, syncID: change.syncID), newest.map({ delete > $0 }) ?? true else {
             outcome.changesIgnored += 1
             return
@@ -257,11 +257,7 @@ extension GRDBStore {
     /// the newest of them is newer than the delete.
     private func applyToDeletedRow(_ db: Database, _ change: SyncChange, table: SyncedTable, author: String, localClient: String,
                                    tombstone: ChangeStamp, outcome: inout ApplyOutcome) throws {
-        var stamps: [String: ChangeStamp] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT col, hlc, client FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?",
-                                    arguments: [table.name, change.syncID]) {
-            stamps[row[0]] = ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: row[1])), clientIdentifier: row[2] ?? localClient)
-        }
+        var stamps = try columnStamps(db, table: table.name, syncID: change.syncID, localClient: localClient)
         let known = Set(columns[table.name] ?? [])
         for column in change.columns where known.contains(column.column) {
             clock.withLock { $0.observe(column.timestamp) }

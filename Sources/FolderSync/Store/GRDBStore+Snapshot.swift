@@ -41,12 +41,7 @@ extension GRDBStore: SnapshottingModelAdapter {
 
     /// Per client, the highest sequence up to which every sequence is present.
     static func contiguous(_ pairs: [(String, Int64)]) -> [String: Int64] {
-        Dictionary(grouping: pairs, by: \.0).mapValues { entries in
-            let sequences = Set(entries.map(\.1))
-            var highest: Int64 = 0
-            while sequences.contains(highest + 1) { highest += 1 }
-            return highest
-        }
+        Dictionary(grouping: pairs, by: \.0).mapValues { Set($0.map(\.1)).highestContiguousSequence }
     }
 
     public func restoreSnapshot(from url: URL, covers: [String: Int64], localClient: String) throws {
