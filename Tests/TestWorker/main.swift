@@ -89,6 +89,20 @@ do {
                                arguments: ["\(option("prefix"))-\(index)", option("value")])
             }
         }
+    case "stream-change-set":
+        // Reads a change set streaming and reports how much resident memory grew, measured in a process that
+        // does nothing else (a test process runs other tests in parallel).
+        func residentBytes() -> Int {
+            let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
+            return (Int(statm.split(separator: " ").dropFirst().first ?? "") ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
+        }
+        let baseline = residentBytes()
+        var peak = baseline, count = 0
+        try ChangeSetReader.forEachChange(at: URL(fileURLWithPath: option("file")), path: option("file")) { _ in
+            count += 1
+            if count % 5000 == 0 { peak = max(peak, residentBytes()) }
+        }
+        print("changes \(count) growth \(peak - baseline)")
     case "sync":
         let report = try await register(store: try openStore()).synchronize()
         print("sent \(report.changeSetsSent) applied \(report.changeSetsApplied)")
