@@ -15,6 +15,7 @@ public struct FileManagerFileSystem: RemoteFileSystem {
     /// The folder that holds the shared tree.
     public let rootURL: URL
 
+    /// A file system whose root is the local folder `rootURL`: remote paths resolve under it.
     public init(rootURL: URL) {
         self.rootURL = rootURL.standardizedFileURL
     }
