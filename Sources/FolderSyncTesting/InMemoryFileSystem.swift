@@ -1,7 +1,7 @@
 public import Foundation
 public import FolderSync
 
-/// A ``FolderSync/RemoteFileSystem`` held in memory, for tests of apps and backends.
+/// A ``/FolderSync/RemoteFileSystem`` held in memory, for tests of apps and backends.
 ///
 /// Every primitive keeps the protocol's contract exactly (atomic replace,
 /// publish-if-absent, idempotent create and remove), so code that passes on
@@ -15,7 +15,7 @@ public actor InMemoryFileSystem: RemoteFileSystem {
 
     private var nodes: [RemotePath: Node] = [.root: .directory]
     private var nextVersion = 1
-    /// When `true`, every change fails with ``FolderSync/FolderSyncError/Code/permissionDenied``.
+    /// When `true`, every change fails with ``/FolderSync/FolderSyncError/Code/permissionDenied``.
     public var isReadOnly = false
     /// How many operations of each kind ran, for tests that count remote work.
     public private(set) var operationCounts: [String: Int] = [:]

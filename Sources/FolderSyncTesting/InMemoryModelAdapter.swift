@@ -1,7 +1,7 @@
 public import Foundation
 public import FolderSync
 
-/// A ``FolderSync/ModelAdapter`` that keeps its tables in memory, with exactly ``FolderSync/GRDBStore``'s merge semantics.
+/// A ``/FolderSync/ModelAdapter`` that keeps its tables in memory, with exactly ``/FolderSync/GRDBStore``'s merge semantics.
 ///
 /// It proves that the engine depends only on the seam, and lets the simulator
 /// run thousands of schedules quickly. App writes (``insert(table:syncID:values:)``,
@@ -11,7 +11,7 @@ public import FolderSync
 /// deleted sync ID is never reused. Nothing is persisted: ``snapshotForRestart()``
 /// and ``init(restoring:now:)`` stand for closing and reopening the store.
 ///
-/// Values compare as ``FolderSync/SyncValue``s, without SQLite's type affinity: use one
+/// Values compare as ``/FolderSync/SyncValue``s, without SQLite's type affinity: use one
 /// storage class per column (the simulator uses text) when comparing with GRDBStore.
 public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, @unchecked Sendable {
     /// A synced table: its columns (sync ID excluded) and its foreign keys (column → referenced table).

@@ -1,9 +1,9 @@
 import Foundation
 public import FolderSync
 
-/// A local store the simulator can write to like an app and inspect like a test: a ``FolderSync/ModelAdapter`` plus app-side writes.
+/// A local store the simulator can write to like an app and inspect like a test: a ``/FolderSync/ModelAdapter`` plus app-side writes.
 ///
-/// ``InMemoryModelAdapter`` conforms directly; a test wraps ``FolderSync/GRDBStore`` (whose
+/// ``InMemoryModelAdapter`` conforms directly; a test wraps ``/FolderSync/GRDBStore`` (whose
 /// schema lives with the app) to run the same schedules on SQLite.
 public protocol SimulatorStore: AnyObject, Sendable {
     /// The adapter handed to the document sync manager.
@@ -71,7 +71,7 @@ func utf8Less(_ lhs: String, _ rhs: String) -> Bool {
     lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
 }
 
-/// A ``SimulatorStore`` whose adapter takes whole stores and re-joins (a ``FolderSync/SnapshottingModelAdapter``).
+/// A ``SimulatorStore`` whose adapter takes whole stores and re-joins (a ``/FolderSync/SnapshottingModelAdapter``).
 ///
 /// The simulator's lifecycle steps need it, and need to know which deletes are still unpublished: those are
 /// the deletes a re-join after a remote wipe must keep (invariant 5), while published ones belong to the

@@ -192,7 +192,7 @@ final class HTTPTransport: Sendable {
     }
 }
 
-/// What happened to a request that got no HTTP answer, before it is turned into a ``FolderSync/FolderSyncError``.
+/// What happened to a request that got no HTTP answer, before it is turned into a ``/FolderSync/FolderSyncError``.
 enum TransportFailure: Error {
     case credentialsRefused
     case noAnswer

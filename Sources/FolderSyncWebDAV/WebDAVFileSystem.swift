@@ -1,7 +1,7 @@
 public import FolderSync
 public import Foundation
 
-/// A ``FolderSync/RemoteFileSystem`` that speaks WebDAV (RFC 4918) to a server directly, over HTTP or HTTPS.
+/// A ``/FolderSync/RemoteFileSystem`` that speaks WebDAV (RFC 4918) to a server directly, over HTTP or HTTPS.
 ///
 /// Listings are `PROPFIND Depth: 1`; writes are a `PUT` under a temporary
 /// name in the same collection, then `MOVE` with `Overwrite: T`, so readers
@@ -49,7 +49,7 @@ public final class WebDAVFileSystem: RemoteFileSystem {
     public var statistics: WebDAVStatistics { transport.counters.withLock { $0 } }
 
     /// A file system on the share the configuration names; it makes no request until used.
-    /// - Throws: ``FolderSync/FolderSyncError/Code/invalidConfiguration`` when the URL is not a valid `http` or `https` URL.
+    /// - Throws: ``/FolderSync/FolderSyncError/Code/invalidConfiguration`` when the URL is not a valid `http` or `https` URL.
     public init(configuration: Configuration) throws {
         var credentials = configuration.credentials
         if credentials == nil, let user = configuration.baseURL.user {
@@ -66,7 +66,7 @@ public final class WebDAVFileSystem: RemoteFileSystem {
     /// - Parameters:
     ///   - baseURL: The shared folder's `http://` or `https://` URL; user information in it serves as credentials.
     ///   - credentials: Who to authenticate as, in place of the URL's user information.
-    /// - Throws: ``FolderSync/FolderSyncError/Code/invalidConfiguration`` when the URL is not a valid `http` or `https` URL.
+    /// - Throws: ``/FolderSync/FolderSyncError/Code/invalidConfiguration`` when the URL is not a valid `http` or `https` URL.
     public convenience init(baseURL: URL, credentials: WebDAVCredentials? = nil) throws {
         try self.init(configuration: Configuration(baseURL: baseURL, credentials: credentials))
     }

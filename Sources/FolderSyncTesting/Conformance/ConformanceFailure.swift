@@ -1,4 +1,4 @@
-/// One broken promise of a ``FolderSync/RemoteFileSystem``, found by ``RemoteFileSystemConformance``.
+/// One broken promise of a ``/FolderSync/RemoteFileSystem``, found by ``RemoteFileSystemConformance``.
 public struct ConformanceFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// The check that failed (one of ``RemoteFileSystemConformance/checkNames``).
     public let check: String

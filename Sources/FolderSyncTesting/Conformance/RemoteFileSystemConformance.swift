@@ -1,7 +1,7 @@
 public import FolderSync
 import Foundation
 
-/// The checks every ``FolderSync/RemoteFileSystem`` must pass, for backend authors to run against their own backend.
+/// The checks every ``/FolderSync/RemoteFileSystem`` must pass, for backend authors to run against their own backend.
 ///
 /// Each check works in a fresh folder of its own (created under the file
 /// system's root, removed afterwards), so one file system can serve them all

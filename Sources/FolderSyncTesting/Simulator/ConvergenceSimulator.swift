@@ -32,7 +32,7 @@ public struct ConvergenceSimulator: Sendable {
     public enum Remote: Sendable {
         /// An ``InMemoryFileSystem``.
         case inMemory
-        /// A ``FolderSync/FileManagerFileSystem`` in a `remote` folder of the scratch directory.
+        /// A ``/FolderSync/FileManagerFileSystem`` in a `remote` folder of the scratch directory.
         case fileManager
     }
 
@@ -101,7 +101,7 @@ public struct ConvergenceSimulator: Sendable {
         public var clientDeletions = 0
         /// Remote wipes (the document's remote data removed or the document deleted).
         public var wipes = 0
-        /// Clients stopped by a reset (``FolderSync/FolderSyncError`` with a backup kept).
+        /// Clients stopped by a reset (``/FolderSync/FolderSyncError`` with a backup kept).
         public var resets = 0
         /// Stopped clients that re-joined.
         public var rejoins = 0
