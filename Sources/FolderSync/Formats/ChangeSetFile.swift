@@ -36,9 +36,9 @@ enum ChangeSetFile {
 
 /// What a change set's header says, readable without decompressing the body.
 public struct ChangeSetHeader: Hashable, Sendable {
-    /// A UUID naming this change set, unique across clients; also part of its file name.
+    /// The unique identifier of this change set (a UUID by default); also part of its file name.
     public var changeSetIdentifier: String
-    /// The client that wrote the change set.
+    /// The identifier of the client that wrote it: the name of the folder it is published in.
     public var clientIdentifier: String
     /// The pushing client's sequence number of this change set (consecutive per client).
     public var sequence: Int64

@@ -65,9 +65,9 @@ public struct DocumentInfo: PropertyListPayload {
 public struct DeletedDocumentInfo: PropertyListPayload, Hashable {
     public static let kind = "deletedDocument"
     public static let formatVersion = 1
-    /// The deleted document.
+    /// The identifier of the deleted document; also the marker's file name.
     public var documentIdentifier: String
-    /// The client that deleted it.
+    /// The identifier of the client that deleted it.
     public var deletedByClient: String
     /// When it was deleted; for display only.
     public var deletionDate: Date
@@ -77,7 +77,7 @@ public struct DeletedDocumentInfo: PropertyListPayload, Hashable {
 public struct DeletedClientInfo: PropertyListPayload {
     public static let kind = "deletedClient"
     public static let formatVersion = 1
-    /// The deleted client.
+    /// The identifier of the deleted client; also the marker's file name.
     public var clientIdentifier: String
     /// Who deleted it: a client identifier or an operator's name (of the vacuum that expired it, or of the deletion).
     public var deletedBy: String
