@@ -19,7 +19,7 @@ public struct VacuumReport: Sendable, Hashable {
 
     /// One removed item.
     public struct Removal: Sendable, Hashable {
-        /// The removed file or folder.
+        /// The file or folder removed (in a dry run, that a real run would remove).
         public var path: RemotePath
         /// Bytes of the files removed (a folder counts the files under it).
         public var byteCount: Int64
