@@ -16,7 +16,7 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
     public let layout: RemoteLayout
     /// What this client writes to `ClientDevices/<client>/deviceInfo.plist`.
     public let deviceInfo: DeviceInfo
-    /// Time, identifiers and logging.
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
 
     /// An operation ready to ``run()``; see the properties for each argument.

@@ -34,7 +34,7 @@ open class DocumentClientDeletionOperation: @unchecked Sendable {
     public let clientIdentifier: String
     /// Who deletes it (a client identifier or an operator's name), written in the marker.
     public let actorIdentifier: String
-    /// Time, identifiers and logging.
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
 
     /// An operation ready to ``run()``; see the properties for each argument.

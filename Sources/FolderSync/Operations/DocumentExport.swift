@@ -14,7 +14,7 @@ public struct DocumentExport: Sendable {
     public let layout: RemoteLayout
     /// The document concerned: the name of its folder in `Documents/`.
     public let documentIdentifier: String
-    /// Time, identifiers and logging.
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
 
     /// An export of `documentIdentifier` from `remote`, ready to ``run(to:)``.

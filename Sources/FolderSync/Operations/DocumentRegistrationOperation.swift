@@ -42,7 +42,7 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
     public let proposedDocumentInfo: DocumentInfo
     /// The integrity key this client's local store belongs to, if it registered before.
     public let rememberedIntegrityKey: String?
-    /// Time, identifiers and logging.
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
     var askToCreateRemoteDocument: @Sendable (RemoteDocumentCreationRequest) async -> Bool
 

@@ -12,7 +12,7 @@ open class ListOfDocumentRegisteredClientsOperation: @unchecked Sendable {
     public let layout: RemoteLayout
     /// The document concerned: the name of its folder in `Documents/`.
     public let documentIdentifier: String
-    /// Time, identifiers and logging.
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
 
     /// An operation ready to ``run()``; see the properties for each argument.

@@ -9,7 +9,7 @@ open class ListOfPreviouslySynchronizedDocumentsOperation: @unchecked Sendable {
     public let fileSystem: any RemoteFileSystem
     /// Where the application's files are in the remote tree.
     public let layout: RemoteLayout
-    /// Time, identifiers and logging.
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
 
     /// An operation ready to ``run()``; see the properties for each argument.

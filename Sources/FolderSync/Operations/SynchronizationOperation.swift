@@ -32,7 +32,7 @@ open class SynchronizationOperation: @unchecked Sendable {
     public let store: any ModelAdapter
     /// This client's helper folder for the document.
     public let localLayout: LocalLayout
-    /// Time, identifiers and logging.
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
     let resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?
     let emit: @Sendable (SyncEvent) -> Void

@@ -34,7 +34,7 @@ open class VacuumOperation: @unchecked Sendable {
     public let temporaryFileAge: TimeInterval
     /// Who is vacuuming (a client identifier or an operator's name), written in the markers of expired clients.
     public let actorIdentifier: String
-    /// Time, identifiers and logging.
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
     /// How many removals run at once; remote backends gain from a few in flight.
     public var maximumConcurrentRemovals = 8

@@ -20,7 +20,7 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     public let store: any SnapshottingModelAdapter
     /// This client's helper folder for the document.
     public let localLayout: LocalLayout
-    /// Time, identifiers and logging.
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
     let willReplace: @Sendable (WholeStoreManifest) -> Void
     let didReplace: @Sendable (WholeStoreManifest) -> Void

@@ -20,7 +20,7 @@ open class WholeStoreUploadOperation: @unchecked Sendable {
     public let store: any SnapshottingModelAdapter
     /// This client's helper folder for the document.
     public let localLayout: LocalLayout
-    /// Time, identifiers and logging.
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
 
     /// An operation ready to ``run()``; see the properties for each argument.
