@@ -11,6 +11,8 @@ public struct FormatVersionInfo: PropertyListPayload {
     /// The client that created the tree.
     public var createdByClient: String
     public var creationDate: Date
+    /// `true` when the application's files are encrypted (see `Encryption/`); absent when they are not.
+    public var encrypted: Bool?
 
     /// Decodes `FormatVersion.plist` and refuses a layout newer than this build's, the one rule
     /// registration and `foldersync doctor` share.

@@ -23,6 +23,8 @@ public struct RemoteLayout: Hashable, Sendable {
     public func clientDeviceDirectory(_ client: String) -> RemotePath { clientDevicesDirectory.appending(client) }
     public func deviceInfoFile(_ client: String) -> RemotePath { clientDeviceDirectory(client).appending("deviceInfo.plist") }
     public var encryptionDirectory: RemotePath { applicationDirectory.appending("Encryption") }
+    /// The salt, key derivation parameters, wrapped data key and verifier of an encrypted application (``EncryptionKeyInfo``).
+    public var encryptionKeyFile: RemotePath { encryptionDirectory.appending("EncryptionKey.plist") }
     public var informationDirectory: RemotePath { applicationDirectory.appending("Information") }
     public var deletedDocumentsDirectory: RemotePath { informationDirectory.appending("DeletedDocuments") }
     public func deletedDocumentFile(_ document: String) -> RemotePath { deletedDocumentsDirectory.appending(document + ".plist") }
