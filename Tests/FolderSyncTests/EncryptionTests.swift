@@ -68,6 +68,7 @@ struct EncryptionTests {
         try a.execute("INSERT INTO folders VALUES ('f1', 'Holidays-Folder')")
         try a.execute("INSERT INTO notes VALUES ('n1', 'Quarterly plan for Zanzibar', ?, 'f1')", [String(repeating: "the vault code is 4711. ", count: 50)])
         try b.execute("INSERT INTO tags VALUES ('t1', 'urgent-tag-xyzzy')")
+        try await converge(a, b)
         try b.execute("INSERT INTO note_tags VALUES ('nt1', 'n1', 't1')")
         try await converge(a, b)
         _ = try await a.document.uploadWholeStore()
@@ -114,26 +115,36 @@ struct EncryptionTests {
         try a.execute("INSERT INTO notes(id, title) VALUES ('a1', 'from A')")
         try await a.sync()
 
+        // B has local data of its own before it first registers.
         let storeURL = directory.subdirectory("B").appendingPathComponent("notes.sqlite")
+        let local = try NotesSchema.open(storeURL)
+        try await local.database.write { try $0.execute(sql: "INSERT INTO notes(id, title) VALUES ('b0', 'B offline')") }
+        let localBefore = try NotesSchema.dump(local)
+        let pendingBefore = try await local.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(LocalLayout.unsynchronizedChangesTable)") }
+
         let wrong = EncryptionAnswers(.password("wrong"), .password("Right"), .cancel)
         await #expect {
             _ = try await TestClient.encrypted(remote, name: "B", in: directory, answers: wrong)
         } throws: { ($0 as? FolderSyncError)?.code == .wrongPassword }
         #expect(wrong.asked == [.passwordNeeded, .wrongPassword, .wrongPassword])
-        let localBefore = try Data(contentsOf: storeURL)
         #expect(!FileManager.default.fileExists(atPath: directory.subdirectory("B").appendingPathComponent("keys").path))
 
         let cancelled = EncryptionAnswers(.cancel)
         await #expect {
             _ = try await TestClient.encrypted(remote, name: "B", in: directory, answers: cancelled)
         } throws: { ($0 as? FolderSyncError)?.code == .registrationCancelled }
-        #expect(try Data(contentsOf: storeURL) == localBefore, "the local store changed")
+        #expect(try NotesSchema.dump(local) == localBefore, "the local store changed")
+        #expect(try await local.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(LocalLayout.unsynchronizedChangesTable)") }
+                == pendingBefore)
+        #expect(try await remote.contentsOfDirectory(at: try RemoteLayout(applicationIdentifier: "com.example.notes").clientDevicesDirectory)
+                    .map(\.name) == ["client-A"], "B registered although its password was wrong")
 
         let retried = EncryptionAnswers(.password("wrong"), .password("right"))
         let b = try await TestClient.encrypted(remote, name: "B", in: directory, answers: retried)
         #expect(retried.asked == [.passwordNeeded, .wrongPassword])
         try await b.sync()
         #expect(try b.value("SELECT title FROM notes WHERE id = 'a1'") == "from A")
+        #expect(try b.value("SELECT title FROM notes WHERE id = 'b0'") == "B offline")
     }
 
     @Test("The password key is saved 0600 in the key store, without the password, and the next launch asks nothing")
@@ -189,11 +200,19 @@ struct EncryptionTests {
         let directory = TemporaryDirectory()
         let (b, remote, paths) = try await twoChangeSets(directory)
         let bytes = try await remote.read(paths[0])
-        for offset in [0, 9, 13, 20, SealedFile.headerSize, SealedFile.headerSize + 1, bytes.count / 2, bytes.count - 1] {
+        // Every byte but the format version's: magic, chunk size, salt, ciphertext, tags.
+        for offset in [0, 7, 12, 13, 16, 47, SealedFile.headerSize, SealedFile.headerSize + 1, bytes.count / 2, bytes.count - 17, bytes.count - 1] {
             var damaged = bytes
             damaged[offset] ^= 0x01
             try await remote.write(damaged, to: paths[0])
             try await expectTampered(b, path: paths[0])
+        }
+        // A changed format version is read as a newer format: refused too, naming the file, with nothing applied.
+        var newer = bytes
+        newer[9] ^= 0x01
+        try await remote.write(newer, to: paths[0])
+        await #expect { try await b.sync() } throws: {
+            ($0 as? FolderSyncError)?.code == .unsupportedFormatVersion && ($0 as? FolderSyncError)?.path == paths[0].description
         }
         try await remote.write(bytes.dropLast(), to: paths[0])
         try await expectTampered(b, path: paths[0])
