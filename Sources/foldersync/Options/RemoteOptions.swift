@@ -61,8 +61,9 @@ struct RemoteOptions: ParsableArguments {
     /// The application's files as the library reads them: through its encryption when it is encrypted.
     private func unlocked(_ fileSystem: any RemoteFileSystem, application: String) async throws -> any RemoteFileSystem {
         let layout = try RemoteLayout(applicationIdentifier: application)
+        // A missing, damaged or newer format version is the command's to report (doctor does), not a reason to stop here.
         guard let data = try await fileSystem.readIfPresent(layout.formatVersionFile),
-              try FormatVersionInfo.decodeSupported(data, path: layout.formatVersionFile.description).encrypted == true
+              (try? FormatVersionInfo.decodeSupported(data, path: layout.formatVersionFile.description))?.encrypted == true
         else { return fileSystem }
         return try await EncryptedFileSystem.unlocking(fileSystem, layout: layout, password: try encryptionPassword(for: application))
     }
