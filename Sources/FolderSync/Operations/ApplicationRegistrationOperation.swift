@@ -64,7 +64,11 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
                     throw FolderSyncError(.remoteIOFailed, "the format version file vanished while being created", path: versionPath.description)
                 }
                 let winner = try FormatVersionInfo.decodeSupported(existing, path: versionPath.description)
-                if !isEncrypted { try await unlockIfEncrypted(winner) }
+                if winner.encrypted != true, let encrypted = fileSystem as? EncryptedFileSystem {
+                    fileSystem = encrypted.base // the winner chose no encryption; its tree is clear
+                } else if !isEncrypted {
+                    try await unlockIfEncrypted(winner)
+                }
             }
         }
         try await createClientDeviceDirectory()
