@@ -11,7 +11,7 @@ import Foundation
 /// contents are bound to the path they are published under: a file moved or swapped fails to open. Chunk `i`
 /// uses the nonce `i` (11 bytes, big-endian) followed by 1 for the last chunk and 0 otherwise, and the header as
 /// associated data, so chunks cannot be reordered, dropped, or the file cut or extended. Chunks let large files
-/// stream through memory. `RemoteLayouts/v1/formats/encrypted-file.md` is the specification.
+/// stream through memory. `RemoteLayouts/v1/formats/encryption.md` is the specification.
 struct SealedFile {
     static let magic = Data("FSYNCENC".utf8)
     static let version: UInt32 = 1
@@ -41,11 +41,12 @@ struct SealedFile {
         guard header.count == Self.headerSize, header.prefix(8) == Self.magic else {
             throw Self.tampered(path.description, "is not an encrypted FolderSync file")
         }
-        guard header.uint32(at: 8) == Self.version else {
+        let version = header.uint32(at: 8)
+        guard version <= Self.version else {
             throw FolderSyncError(.unsupportedFormatVersion,
-                                  "encrypted file format version \(header.uint32(at: 8)) is newer than the supported \(Self.version)",
-                                  path: path.description)
+                                  "encrypted file format version \(version) is newer than the supported \(Self.version)", path: path.description)
         }
+        guard version == Self.version else { throw Self.tampered(path.description, "has format version \(version), which never existed") }
         let chunkSize = Int(header.uint32(at: 12))
         guard Self.chunkSizes.contains(chunkSize) else { throw Self.tampered(path.description, "has an impossible chunk size") }
         self.init(dataKey: dataKey, header: header, chunkSize: chunkSize, path: path.description)
