@@ -3,6 +3,7 @@ import Testing
 @testable import FolderSync
 import GRDB
 import Crypto
+import Logging
 
 /// Answers registration's encryption questions from a script, and remembers what was asked.
 final class EncryptionAnswers: Sendable {
@@ -273,6 +274,84 @@ struct EncryptionTests {
         try await converge(a, b2, c)
         #expect(try NotesSchema.dump(b2.store) == NotesSchema.dump(a.store))
         #expect(try b2.value("SELECT title FROM notes WHERE id = 'c1'") == "from C")
+    }
+
+    /// Answers through the delegate, as an app without closures would.
+    final class PasswordDelegate: ApplicationSyncManagerDelegate {
+        let answers: EncryptionAnswers
+        init(_ answers: EncryptionAnswers) { self.answers = answers }
+        func applicationSyncManager(_ manager: ApplicationSyncManager, didPauseRegistrationFor request: EncryptionRequest) async -> EncryptionAnswer {
+            answers.answer(request)
+        }
+    }
+
+    /// Keeps every log message with its metadata, at every level.
+    struct CapturingLogHandler: LogHandler {
+        let lines: Locked<[String]>
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+            lines.withLock { $0.append("\(message) \(metadata ?? [:]) \(self.metadata)") }
+        }
+    }
+
+    @Test("The delegate answers encryption questions; no password or key reaches the log, even at trace level")
+    func delegateAndLogs() async throws {
+        let directory = TemporaryDirectory()
+        let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
+        let lines = Locked<[String]>([])
+        var environment = Fixture.quietEnvironment()
+        environment.logger = Logger(label: "capture") { _ in CapturingLogHandler(lines: lines) }
+        func register(_ name: String, _ answers: EncryptionAnswers) async throws -> ApplicationSyncManager {
+            let delegate = PasswordDelegate(answers)
+            let app = ApplicationSyncManager(remote: remote, environment: environment)
+            app.delegate = delegate
+            app.encryptionKeyStore = FileEncryptionKeyStore(directory: directory.subdirectory(name))
+            try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)", clientDescription: name))
+            return withExtendedLifetime(delegate) { app }
+        }
+        let first = EncryptionAnswers(.password("first-secret-pw"))
+        let a = try await register("A", first)
+        #expect(first.asked == [.newApplication] && a.shouldUseEncryption)
+        let second = EncryptionAnswers(.password("wrong-secret-pw"), .password("first-secret-pw"))
+        let b = try await register("B", second)
+        #expect(second.asked == [.passwordNeeded, .wrongPassword] && b.shouldUseEncryption)
+        try await a.changeEncryptionPassword(from: "first-secret-pw", to: "second-secret-pw")
+
+        let logged = lines.current.joined(separator: "\n")
+        #expect(logged.contains("Wrong password"), "the log was not captured: \(logged)")
+        for secret in ["first-secret-pw", "wrong-secret-pw", "second-secret-pw"] {
+            #expect(!logged.contains(secret))
+        }
+        let savedKey = try #require(try FileEncryptionKeyStore(directory: directory.subdirectory("A")).passwordKey(for: "com.example.notes"))
+        #expect(!logged.contains(savedKey.base64EncodedString()) && !logged.contains(savedKey.map { String(format: "%02x", $0) }.joined()))
+    }
+
+    @Test("Two clients creating an encrypted application at the same moment end with one key both can read, 10 times")
+    func concurrentCreation() async throws {
+        for round in 0..<10 {
+            let directory = TemporaryDirectory()
+            let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
+            func register(_ name: String) async throws -> ApplicationSyncManager {
+                let app = ApplicationSyncManager(remote: remote, environment: Fixture.quietEnvironment())
+                app.encryptionHandler = { _ in .password("shared") }
+                try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)", clientDescription: name))
+                return app
+            }
+            async let first = register("A")
+            async let second = register("B")
+            let (a, b) = try await (first, second)
+            let layout = try RemoteLayout(applicationIdentifier: "com.example.notes")
+            #expect(a.shouldUseEncryption && b.shouldUseEncryption, "round \(round)")
+            let deviceA = try await b.remote.read(layout.deviceInfoFile("client-A"))
+            let deviceB = try await a.remote.read(layout.deviceInfoFile("client-B"))
+            #expect(try PropertyListFile.decode(DeviceInfo.self, from: deviceA, path: "A").clientIdentifier == "client-A")
+            #expect(try PropertyListFile.decode(DeviceInfo.self, from: deviceB, path: "B").clientIdentifier == "client-B")
+        }
     }
 
     @Test("Without a handler a new application is not encrypted and an encrypted one is refused with registrationCancelled")
