@@ -37,9 +37,9 @@ extension EncryptionKeyInfo {
 
     /// Wraps `dataKey` under a password key derived from `password` with a new salt; returns the file and that key.
     static func make(wrapping dataKey: SymmetricKey, password: String, client: String, date: Date) throws -> (EncryptionKeyInfo, SymmetricKey) {
-        let salt = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
+        let salt = SymmetricKey(size: .bits256).bytes
         let passwordKey = try derive(password, salt: salt, iterations: minimumIterations)
-        let wrapped = try AES.GCM.seal(dataKey.withUnsafeBytes { Data($0) }, using: passwordKey, authenticating: wrappingLabel)
+        let wrapped = try AES.GCM.seal(dataKey.bytes, using: passwordKey, authenticating: wrappingLabel)
         let info = EncryptionKeyInfo(keyDerivation: pbkdf2, iterations: minimumIterations, salt: salt, cipher: aesGCM,
                                      wrappedDataKey: wrapped.combined!,
                                      verifier: Data(HMAC<SHA256>.authenticationCode(for: verifierLabel, using: passwordKey)),
@@ -89,4 +89,9 @@ extension EncryptionKeyInfo {
                                   path: path.description)
         }
     }
+}
+
+extension SymmetricKey {
+    /// The key's bytes, to save or wrap it; a new key's bytes also serve as random salts.
+    var bytes: Data { withUnsafeBytes { Data($0) } }
 }

@@ -31,7 +31,7 @@ struct SealedFile {
         var header = Self.magic
         header.append(littleEndian: Self.version)
         header.append(littleEndian: UInt32(chunkSize))
-        header.append(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
+        header.append(SymmetricKey(size: .bits256).bytes)
         self.init(dataKey: dataKey, header: header, chunkSize: chunkSize, path: path.description)
     }
 

@@ -29,7 +29,7 @@ extension ApplicationSyncManager {
         let (info, passwordKey) = try EncryptionKeyInfo.make(wrapping: dataKey, password: newPassword, client: clientIdentifier,
                                                              date: environment.now().wholeSeconds)
         try await underlyingRemote.write(try PropertyListFile.encode(info), to: path)
-        try encryptionKeyStore?.savePasswordKey(passwordKey.withUnsafeBytes { Data($0) }, for: layout.applicationIdentifier)
+        try encryptionKeyStore?.savePasswordKey(passwordKey.bytes, for: layout.applicationIdentifier)
         environment.logger.info("Changed the encryption password of \(layout.applicationIdentifier)")
     }
 }

@@ -111,7 +111,7 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
                 }
                 return try await unlock(existing, trying: password)
             }
-            try encryptionKeyStore?.savePasswordKey(passwordKey.withUnsafeBytes { Data($0) }, for: layout.applicationIdentifier)
+            try encryptionKeyStore?.savePasswordKey(passwordKey.bytes, for: layout.applicationIdentifier)
             environment.logger.info("Encrypting the remote tree of \(layout.applicationIdentifier)")
             fileSystem = EncryptedFileSystem(base: fileSystem, layout: layout, dataKey: dataKey)
         }
@@ -154,7 +154,7 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
                 continue
             }
             let dataKey = try info.dataKey(with: key, path: path)
-            try encryptionKeyStore?.savePasswordKey(key.withUnsafeBytes { Data($0) }, for: application)
+            try encryptionKeyStore?.savePasswordKey(key.bytes, for: application)
             fileSystem = EncryptedFileSystem(base: fileSystem, layout: layout, dataKey: dataKey)
             return
         }

@@ -10,14 +10,16 @@ extension RemoteLayout {
         if let last = components.last, let final = TemporaryName.finalName(of: last) {
             components[components.count - 1] = final
         }
-        guard components.first == applicationIdentifier else { return RemotePath(trusted: components) }
+        let named = RemotePath(trusted: components)
+        guard components.first == applicationIdentifier else { return named }
         if components.count > 3, components[1] == quarantineDirectory.name {
             components.removeSubrange(1...2)
-        } else if components.count == 7, components[1] == documentsDirectory.name,
-                  components[3] == "TemporaryFiles", components[4] == "WholeStore" {
-            components.remove(at: 3)
+            return RemotePath(trusted: components)
         }
-        return RemotePath(trusted: components)
+        if components.count == 7, named.parent == temporaryWholeStoreDirectory(components[2], client: components[5]) {
+            return wholeStoreDirectory(components[2], client: components[5]).appending(named.name)
+        }
+        return named
     }
 
     /// Whether a file is encrypted in an application that uses encryption: everything but what must be readable
