@@ -448,6 +448,11 @@ struct FoldersyncEncryptionTests {
         #expect(exported.status == 0, "\(exported.errors)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: output)).range(of: Data("exported secret".utf8)) != nil)
 
+        let sealedChangeSet = root.appendingPathComponent(a.document.relativePathToThisDocumentSyncChangesThisClientDirectory.description)
+        let changeSetName = try #require(try FileManager.default.contentsOfDirectory(atPath: sealedChangeSet.path).first)
+        let inspected = try await FoldersyncTool.run(["inspect", sealedChangeSet.appendingPathComponent(changeSetName).path])
+        #expect(inspected.status == 2 && inspected.errors.contains("is encrypted"), "\(inspected.errors)")
+
         let missing = try await FoldersyncTool.run(["documents", "list", "--remote", root.path])
         #expect(missing.status == 2 && missing.errors.contains("is encrypted"), "\(missing.errors)")
         try "wrong pass\n".write(to: passwordFile, atomically: true, encoding: .utf8)

@@ -9,6 +9,10 @@ import Crypto
 /// clear: the catalog entries with `encryptedWhenEnabled` false (`FormatVersion.plist`, `ReadMe.txt`,
 /// `Encryption/`, the integrity key that is also its own name). Names, folders and sizes are not hidden.
 ///
+/// Because contents are bound to their path, a file moved to another path no longer opens, except the moves
+/// FolderSync makes: a temporary to its final name, a staged whole store into `WholeStore/`, a corrupt file into
+/// `Quarantine/` (see ``RemoteLayout``'s binding rules in `RemoteLayouts/v1/formats/encryption.md`).
+///
 /// ``ApplicationSyncManager`` puts one in front of its remote when it registers with an encrypted application,
 /// so every operation and backend gets encryption without knowing it. Tools open one with
 /// ``unlocking(_:layout:password:)``.
