@@ -392,6 +392,30 @@ struct SealedFileTests {
         #expect(try Data(contentsOf: opened) == plain)
     }
 
+    @Test("A 96 MiB file goes up and down through encryption in a few MiB of memory, and comes back identical")
+    func streams() async throws {
+        let directory = TemporaryDirectory()
+        let file = directory.url.appendingPathComponent("big")
+        FileManager.default.createFile(atPath: file.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: file)
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<96 {
+            try handle.write(contentsOf: Data((0..<(1 << 20) / 8).flatMap { _ in withUnsafeBytes(of: generator.next()) { Array($0) } }))
+        }
+        try handle.close()
+        // Measured in a process of its own: tests running in parallel here would blur it.
+        let result = try await ChildProcess("foldersync-test-worker", ["encrypted-transfer", "--remote", directory.subdirectory("remote").path,
+                                                                       "--file", file.path]).finish()
+        #expect(result.status == 0, "\(result.errors)")
+        let words = result.output.split(separator: " ").map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }
+        try #require(words.count == 4, "\(result.output)")
+        let size = 96 << 20, chunks = size / SealedFile.defaultChunkSize
+        #expect(Int(words[1]) == SealedFile.headerSize + size + chunks * SealedFile.tagSize)
+        let growth = try #require(Int(words[3]))
+        #expect(growth < 24 << 20, "peak resident memory grew by \(growth) bytes moving a \(size)-byte file")
+        #expect(FileManager.default.contentsEqual(atPath: file.path, andPath: file.path + ".back"))
+    }
+
     @Test("A file cut at a chunk boundary, extended by a chunk, opened at another path or with another key is tampered")
     func refusals() throws {
         let plain = Data(count: 2 * SealedFile.defaultChunkSize)
