@@ -117,9 +117,11 @@ do {
         let baseline = residentBytes()
         try await app.remote.upload(fromLocalFile: URL(fileURLWithPath: option("file")), to: path)
         try await app.remote.download(path, toLocalFile: URL(fileURLWithPath: option("file") + ".back"))
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        print("sealed \(try await app.underlyingRemote.item(at: path)?.size ?? 0) growth \(usage.ru_maxrss * 1024 - baseline)")
+        // VmHWM, the peak of this process's own memory: getrusage's maxrss can carry the spawning parent's over exec.
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let peakLine = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+        let peak = (Int(peakLine.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? 0) * 1024
+        print("sealed \(try await app.underlyingRemote.item(at: path)?.size ?? 0) growth \(peak - baseline)")
     case "sync":
         let report = try await register(store: try openStore()).synchronize()
         print("sent \(report.changeSetsSent) applied \(report.changeSetsApplied)")
