@@ -31,6 +31,8 @@ public struct RemoteLayout: Hashable, Sendable {
     public func deviceInfoFile(_ client: String) -> RemotePath { clientDeviceDirectory(client).appending("deviceInfo.plist") }
     /// `<appID>/Encryption/`: reserved for the keys of encrypted applications.
     public var encryptionDirectory: RemotePath { applicationDirectory.appending("Encryption") }
+    /// The salt, key derivation parameters, wrapped data key and verifier of an encrypted application (``EncryptionKeyInfo``).
+    public var encryptionKeyFile: RemotePath { encryptionDirectory.appending("EncryptionKey.plist") }
     /// `<appID>/Information/`: application-wide information.
     public var informationDirectory: RemotePath { applicationDirectory.appending("Information") }
     /// `Information/DeletedDocuments/`: markers of deleted documents.

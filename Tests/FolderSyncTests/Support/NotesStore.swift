@@ -41,10 +41,12 @@ struct TestClient {
 
     static func make(_ remote: any RemoteFileSystem, name: String, in directory: TemporaryDirectory,
                      document: String = "DOC", schemaVersion: Int = 1,
-                     environment: SyncEnvironment = Fixture.quietEnvironment()) async throws -> TestClient {
+                     environment: SyncEnvironment = Fixture.quietEnvironment(),
+                     configure: (ApplicationSyncManager) -> Void = { _ in }) async throws -> TestClient {
         let folder = directory.subdirectory(name)
         let store = try NotesSchema.open(folder.appendingPathComponent("notes.sqlite"), schemaVersion: schemaVersion, now: environment.now)
         let app = ApplicationSyncManager(remote: remote, environment: environment)
+        configure(app)
         try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)",
                                      clientDescription: name))
         let manager = try await DocumentSyncManager(
