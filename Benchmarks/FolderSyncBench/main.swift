@@ -1,0 +1,67 @@
+// foldersync-bench: FolderSync's performance against floors and peers measured in the same run.
+//
+//   foldersync-bench [--quick] [--only 1,3] [--json PATH] [--work DIR]
+//   foldersync-bench worker client …      (a client process started by the benchmark itself)
+//
+// Run it through scripts/bench, which builds in release mode, installs the peers (rsync, unison, curl)
+// and starts a WebDAV server for scenario 4. JSON goes to PATH, by default foldersync-bench.json
+// beside the executable (in the build folder).
+import Foundation
+
+let scenarios: [any Scenario] = [
+    BulkSyncScenario(transport: .folder),
+    IncrementalSyncScenario(),
+    BootstrapScenario(),
+    BulkSyncScenario(transport: .webDAV),
+    WholeFilePeerScenario(),
+    PendingScenario(number: "6", title: "Encryption overhead", reason: "pending encryption (scenario 1 encrypted ≤ 1.25× unencrypted)"),
+]
+
+func option(_ name: String, in arguments: [String]) -> String? {
+    arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+}
+
+func machineDescription() -> String {
+    let memory = ProcessInfo.processInfo.physicalMemory / 1_073_741_824
+    return "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(memory) GiB"
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+do {
+    if arguments.first == "worker" {
+        guard arguments.dropFirst().first == "client" else { throw BenchError("usage: worker client …") }
+        try await Worker.run(Array(arguments.dropFirst(2)))
+        exit(0)
+    }
+    let quick = arguments.contains("--quick")
+    let executableFolder = URL(fileURLWithPath: ChildProcess.ownExecutable).deletingLastPathComponent()
+    let work = URL(fileURLWithPath: option("--work", in: arguments) ?? executableFolder.appendingPathComponent("bench-work").path)
+    let jsonURL = URL(fileURLWithPath: option("--json", in: arguments) ?? executableFolder.appendingPathComponent("foldersync-bench.json").path)
+    let only = option("--only", in: arguments).map { Set($0.split(separator: ",").map(String.init)) }
+    try? FileManager.default.removeItem(at: work)
+    try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+    let context = BenchContext(sizes: quick ? .quick : .full, quick: quick, workDirectory: work,
+                               webDAVURL: ProcessInfo.processInfo.environment["FOLDERSYNC_BENCH_WEBDAV"])
+    var results: [ScenarioResult] = []
+    for scenario in scenarios where only?.contains(scenario.number) ?? true {
+        FileHandle.standardError.write(Data("scenario \(scenario.number): \(scenario.title)\n".utf8))
+        var result: ScenarioResult
+        do {
+            result = try await scenario.run(context)
+        } catch {
+            result = ScenarioResult(status: "failed", note: "\(error)")
+        }
+        result.number = scenario.number
+        result.title = scenario.title
+        results.append(result)
+    }
+    try? FileManager.default.removeItem(at: work)
+    let report = BenchReport(mode: quick ? "quick" : "full", date: Date(), machine: machineDescription(), scenarios: results)
+    print(report.table())
+    try report.json().write(to: jsonURL)
+    print("JSON: \(jsonURL.path)")
+    exit(report.scenarios.allSatisfy { $0.passed || $0.status == "pending" } ? 0 : 1)
+} catch {
+    FileHandle.standardError.write(Data("foldersync-bench: \(error)\n".utf8))
+    exit(2)
+}
