@@ -66,16 +66,20 @@ struct IncrementalSyncScenario: Scenario {
         guard catchUp.changeSetsApplied == existing else { throw BenchError("R applied \(catchUp.changeSetsApplied) of \(existing) change sets") }
 
         var writerTimes: [Double] = [], readerTimes: [Double] = []
-        for round in 0..<sizes.incrementalRounds {
+        // Round 0 warms up (first statements prepared, caches filled) and is not counted.
+        for round in 0...sizes.incrementalRounds {
             try await writerStore.database.write { db in
                 try db.execute(sql: "UPDATE items SET c1 = ? WHERE id = ?", arguments: ["round \(round)", BenchSchema.rowID(round % existing)])
             }
             var started = ContinuousClock.now
             try await writer.synchronize()
-            writerTimes.append((ContinuousClock.now - started).seconds)
+            let writerTime = (ContinuousClock.now - started).seconds
             started = ContinuousClock.now
             let report = try await reader.synchronize()
-            readerTimes.append((ContinuousClock.now - started).seconds)
+            if round > 0 {
+                writerTimes.append(writerTime)
+                readerTimes.append((ContinuousClock.now - started).seconds)
+            }
             guard report.changeSetsApplied == 1 else { throw BenchError("R applied \(report.changeSetsApplied) change sets, expected 1") }
         }
         _ = remote.take()
