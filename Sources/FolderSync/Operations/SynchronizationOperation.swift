@@ -108,7 +108,8 @@ open class SynchronizationOperation: @unchecked Sendable {
             emit(.phase(.writingRecentSync))
             try await writeOwnRecentSync(state)
         }
-        try store.saveSyncState(state)
+        // Saving is a write transaction (fsyncs): an idle sync that learned nothing skips it.
+        if try state != store.loadSyncState() { try store.saveSyncState(state) }
         report.duration = Date().timeIntervalSince(started)
         emit(.phase(.finished))
         return report
