@@ -39,17 +39,7 @@ enum LocalFiles {
             if !closed { close(fd) }
         }
         do {
-            try data.withUnsafeBytes { buffer in
-                var offset = 0
-                while offset < buffer.count {
-                    let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        throw error("write", path: url.path, remote: remote)
-                    }
-                    offset += written
-                }
-            }
+            try data.withUnsafeBytes { try writeAll(fd, $0, path: url.path, remote: remote) }
             guard fsync(fd) == 0 else { throw error("fsync", path: url.path, remote: remote) }
             closed = true
             guard close(fd) == 0 else { throw error("close", path: url.path, remote: remote) }
@@ -59,6 +49,55 @@ enum LocalFiles {
             throw error
         }
         syncDirectory(directory)
+    }
+
+    /// Copies `source` to `url` in 1 MiB pieces, never holding the file whole, through a temporary in the same
+    /// folder renamed into place. `durable` also fsyncs the file and the folder (a publish); a download into
+    /// a scratch folder, verified before use, does without.
+    static func copy(_ source: URL, to url: URL, durable: Bool, remote: Bool = false) throws {
+        let input = open(source.path, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw error("open", path: source.path, remote: remote) }
+        defer { close(input) }
+        let directory = url.deletingLastPathComponent().path
+        let temporary = directory + "/" + TemporaryName.make(for: url.lastPathComponent)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw error("create", path: url.path, remote: remote) }
+        var closed = false
+        defer {
+            if !closed { close(fd) }
+        }
+        do {
+            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress!, $0.count) }
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw error("read", path: source.path, remote: remote)
+                }
+                if count == 0 { break }
+                try buffer.withUnsafeBytes { try writeAll(fd, UnsafeRawBufferPointer(rebasing: $0[0..<count]), path: url.path, remote: remote) }
+            }
+            if durable { guard fsync(fd) == 0 else { throw error("fsync", path: url.path, remote: remote) } }
+            closed = true
+            guard close(fd) == 0 else { throw error("close", path: url.path, remote: remote) }
+            guard rename(temporary, url.path) == 0 else { throw error("rename", path: url.path, remote: remote) }
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        if durable { syncDirectory(directory) }
+    }
+
+    private static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String, remote: Bool) throws {
+        var offset = 0
+        while offset < buffer.count {
+            let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw error("write", path: path, remote: remote)
+            }
+            offset += written
+        }
     }
 
     /// Flushes a folder's entries (a rename or a new name) to disk. Best effort: some file systems refuse.

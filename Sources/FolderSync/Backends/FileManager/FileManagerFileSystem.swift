@@ -129,17 +129,11 @@ public struct FileManagerFileSystem: RemoteFileSystem {
         guard FileManager.default.fileExists(atPath: source.path) else {
             throw FolderSyncError(.remoteItemNotFound, "no such file", path: path.description)
         }
-        let temporary = destination.deletingLastPathComponent()
-            .appendingPathComponent(TemporaryName.make(for: destination.lastPathComponent))
-        do {
-            try FileManager.default.copyItem(at: source, to: temporary)
-            guard rename(temporary.path, destination.path) == 0 else {
-                throw LocalFiles.error("rename", path: destination.path)
-            }
-        } catch {
-            unlink(temporary.path)
-            if let error = error as? FolderSyncError { throw error }
-            throw FolderSyncError(.remoteIOFailed, "copy failed", path: path.description, underlying: error)
-        }
+        try LocalFiles.copy(source, to: destination, durable: false, remote: true)
+    }
+
+    /// Streams the file into place (temporary, fsync, rename, fsync of the folder): a whole store is never loaded whole.
+    public func upload(fromLocalFile source: URL, to path: RemotePath) async throws {
+        try LocalFiles.copy(source, to: url(for: path), durable: true, remote: true)
     }
 }
