@@ -22,16 +22,14 @@ struct Sizes: Sendable {
 /// What every scenario shares: sizes, a work folder, the way to start workers, the WebDAV server.
 final class BenchContext: @unchecked Sendable {
     let sizes: Sizes
-    let quick: Bool
     let workDirectory: URL
     /// `name=url` of the WebDAV server to use (credentials in the URL), from `FOLDERSYNC_BENCH_WEBDAV`.
     let webDAVURL: String?
     /// The big document of scenario 3, kept for scenario 5.
     var bigDocument: BigDocument?
 
-    init(sizes: Sizes, quick: Bool, workDirectory: URL, webDAVURL: String?) {
+    init(sizes: Sizes, workDirectory: URL, webDAVURL: String?) {
         self.sizes = sizes
-        self.quick = quick
         self.workDirectory = workDirectory
         self.webDAVURL = webDAVURL
     }

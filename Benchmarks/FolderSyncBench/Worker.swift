@@ -16,7 +16,7 @@ struct WorkerOutput: Codable, Sendable {
 ///  [--rows N] [--updated-values N] [--manual-policy] --steps STEP[:LABEL],…`
 ///
 /// Steps run in order: `write` (insert `--rows` rows), `update` (update `--updated-values` column values),
-/// `change-one` (one column of one row), `sync`, `upload` (a whole store). Each reports `LABEL.seconds`
+/// `change-one` (one column of one row), `sync`, `upload` (a whole store), `vacuum` (of the SQLite file). Each reports `LABEL.seconds`
 /// and, for syncs, what the sync report and the request counter say.
 enum Worker {
     static func run(_ arguments: [String]) async throws {
@@ -60,8 +60,10 @@ enum Worker {
                 }
             case "sync":
                 let (document, counting) = try await registered()
+                let phases = ProcessInfo.processInfo.environment["FOLDERSYNC_BENCH_PHASES"] != nil ? tracePhases(document, label) : nil
                 let syncStarted = ContinuousClock.now
                 let report = try await document.synchronize()
+                phases?.cancel()
                 output.figures["\(label).seconds"] = (ContinuousClock.now - syncStarted).seconds
                 let counts = counting.take()
                 output.figures["\(label).requests"] = Double(counts.requests)
@@ -73,6 +75,9 @@ enum Worker {
                 output.figures["\(label).changesApplied"] = Double(report.changesApplied)
                 output.figures["\(label).installedWholeStore"] = report.installedWholeStore == nil ? 0 : 1
                 continue
+            case "vacuum":
+                // App maintenance: the pages freed when published changes left the pending table go back.
+                try await store.database.writeWithoutTransaction { try $0.execute(sql: "VACUUM") }
             case "upload":
                 let (document, _) = try await registered()
                 guard try await document.uploadWholeStore() != nil else { throw BenchError("no whole store uploaded: changes unpublished") }
@@ -82,6 +87,19 @@ enum Worker {
             output.figures["\(label).seconds"] = (ContinuousClock.now - started).seconds
         }
         print(String(decoding: try JSONEncoder().encode(output), as: UTF8.self))
+    }
+
+    /// For profiling (`FOLDERSYNC_BENCH_PHASES=1`): prints when each phase of the sync begins, on standard error.
+    static func tracePhases(_ document: DocumentSyncManager, _ label: String) -> Task<Void, Never> {
+        let events = document.events()
+        return Task {
+            let started = ContinuousClock.now
+            for await event in events {
+                guard case .phase(let phase) = event else { continue }
+                let milliseconds = (ContinuousClock.now - started).seconds * 1000
+                FileHandle.standardError.write(Data(String(format: "%@ %8.1f ms %@\n", label, milliseconds, "\(phase)").utf8))
+            }
+        }
     }
 
     /// Inserts `rows` rows, as an app importing data does: prepared statements, transactions of 100,000 rows.

@@ -1,11 +1,12 @@
 // foldersync-bench: FolderSync's performance against floors and peers measured in the same run.
 //
-//   foldersync-bench [--quick] [--only 1,3] [--json PATH] [--work DIR]
+//   foldersync-bench [--quick] [--only 1,3] [--big-rows N] [--json PATH] [--work DIR]
 //   foldersync-bench worker client …      (a client process started by the benchmark itself)
 //
 // Run it through scripts/bench, which builds in release mode, installs the peers (rsync, unison, curl)
 // and starts a WebDAV server for scenario 4. JSON goes to PATH, by default foldersync-bench.json
-// beside the executable (in the build folder).
+// beside the executable (in the build folder). --big-rows sets the rows of scenarios 3 and 5's document
+// (5,000,000 by default, 200,000 with --quick).
 import Foundation
 
 let scenarios: [any Scenario] = [
@@ -40,7 +41,12 @@ do {
     let only = option("--only", in: arguments).map { Set($0.split(separator: ",").map(String.init)) }
     try? FileManager.default.removeItem(at: work)
     try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-    let context = BenchContext(sizes: quick ? .quick : .full, quick: quick, workDirectory: work,
+    var sizes = quick ? Sizes.quick : Sizes.full
+    if let rows = option("--big-rows", in: arguments) {
+        guard let count = Int(rows), count > 0 else { throw BenchError("--big-rows needs a positive number") }
+        sizes.bigDocumentRows = count
+    }
+    let context = BenchContext(sizes: sizes, workDirectory: work,
                                webDAVURL: ProcessInfo.processInfo.environment["FOLDERSYNC_BENCH_WEBDAV"])
     var results: [ScenarioResult] = []
     for scenario in scenarios where only?.contains(scenario.number) ?? true {
@@ -56,7 +62,9 @@ do {
         results.append(result)
     }
     try? FileManager.default.removeItem(at: work)
-    let report = BenchReport(mode: quick ? "quick" : "full", date: Date(), machine: machineDescription(), scenarios: results)
+    let mode = quick ? "quick" : sizes.bigDocumentRows == Sizes.full.bigDocumentRows ? "full"
+        : "full sizes, except scenarios 3 and 5 on \(sizes.bigDocumentRows) rows"
+    let report = BenchReport(mode: mode, date: Date(), machine: machineDescription(), scenarios: results)
     print(report.table())
     try report.json().write(to: jsonURL)
     print("JSON: \(jsonURL.path)")

@@ -6,7 +6,7 @@ struct BigDocument: Sendable {
     let a: BenchClient
     let b: BenchClient
 
-    /// Builds it: A writes `rows` rows, syncs and uploads a whole store.
+    /// Builds it: A writes `rows` rows, syncs, uploads a whole store and vacuums its file (to the document's size).
     static func make(_ context: BenchContext) throws -> BigDocument {
         let root = try context.folder("big")
         let remote = root.appendingPathComponent("remote")
@@ -14,7 +14,7 @@ struct BigDocument: Sendable {
         let a = BenchClient("A", in: root, remote: remote.path, document: "big", schema: .docs)
         let b = BenchClient("B", in: root, remote: remote.path, document: "big", schema: .docs)
         context.log("A writes \(context.sizes.bigDocumentRows) rows, syncs, uploads a whole store")
-        let output = try a.run("write,sync:publish,upload", rows: context.sizes.bigDocumentRows)
+        let output = try a.run("write,sync:publish,upload,vacuum", rows: context.sizes.bigDocumentRows)
         context.log(String(format: "  write %.1f s, sync %.1f s, whole-store upload %.1f s",
                            output["write.seconds"], output["publish.seconds"], output["upload.seconds"]))
         return BigDocument(root: root, a: a, b: b)
