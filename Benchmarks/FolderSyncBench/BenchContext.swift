@@ -16,7 +16,7 @@ struct Sizes: Sendable {
     static let full = Sizes(bulkRows: 100_000, bulkUpdatedValues: 1_000_000, incrementalSmall: 100, incrementalLarge: 10_000,
                             incrementalClients: 20, incrementalRounds: 20, bigDocumentRows: 5_000_000)
     static let quick = Sizes(bulkRows: 10_000, bulkUpdatedValues: 100_000, incrementalSmall: 100, incrementalLarge: 1_000,
-                             incrementalClients: 20, incrementalRounds: 8, bigDocumentRows: 200_000)
+                             incrementalClients: 20, incrementalRounds: 8, bigDocumentRows: 100_000)
 }
 
 /// What every scenario shares: sizes, a work folder, the way to start workers, the WebDAV server.

@@ -6,7 +6,7 @@
 // Run it through scripts/bench, which builds in release mode, installs the peers (rsync, unison, curl)
 // and starts a WebDAV server for scenario 4. JSON goes to PATH, by default foldersync-bench.json
 // beside the executable (in the build folder). --big-rows sets the rows of scenarios 3 and 5's document
-// (5,000,000 by default, 200,000 with --quick).
+// (5,000,000 by default, 100,000 with --quick).
 import Foundation
 
 let scenarios: [any Scenario] = [
@@ -36,10 +36,11 @@ do {
     }
     let quick = arguments.contains("--quick")
     let executableFolder = URL(fileURLWithPath: ChildProcess.ownExecutable).deletingLastPathComponent()
+    // A folder of this run's own inside --work, so that removing it never touches anything else.
     let work = URL(fileURLWithPath: option("--work", in: arguments) ?? executableFolder.appendingPathComponent("bench-work").path)
+        .appendingPathComponent("run-\(ProcessInfo.processInfo.processIdentifier)")
     let jsonURL = URL(fileURLWithPath: option("--json", in: arguments) ?? executableFolder.appendingPathComponent("foldersync-bench.json").path)
     let only = option("--only", in: arguments).map { Set($0.split(separator: ",").map(String.init)) }
-    try? FileManager.default.removeItem(at: work)
     try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
     var sizes = quick ? Sizes.quick : Sizes.full
     if let rows = option("--big-rows", in: arguments) {
