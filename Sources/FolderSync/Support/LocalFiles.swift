@@ -30,25 +30,9 @@ enum LocalFiles {
     ///
     /// Temporary file in the same folder (`O_EXCL`), fsync, rename, fsync the folder.
     static func writeDurably(_ data: Data, to url: URL, remote: Bool = false) throws {
-        let directory = url.deletingLastPathComponent().path
-        let temporary = directory + "/" + TemporaryName.make(for: url.lastPathComponent)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw error("create", path: url.path, remote: remote) }
-        var closed = false
-        defer {
-            if !closed { close(fd) }
-        }
-        do {
+        try replace(url, durable: true, remote: remote) { fd in
             try data.withUnsafeBytes { try writeAll(fd, $0, path: url.path, remote: remote) }
-            guard fsync(fd) == 0 else { throw error("fsync", path: url.path, remote: remote) }
-            closed = true
-            guard close(fd) == 0 else { throw error("close", path: url.path, remote: remote) }
-            guard rename(temporary, url.path) == 0 else { throw error("rename", path: url.path, remote: remote) }
-        } catch {
-            unlink(temporary)
-            throw error
         }
-        syncDirectory(directory)
     }
 
     /// Copies `source` to `url` in 1 MiB pieces, never holding the file whole, through a temporary in the same
@@ -58,15 +42,7 @@ enum LocalFiles {
         let input = open(source.path, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw error("open", path: source.path, remote: remote) }
         defer { close(input) }
-        let directory = url.deletingLastPathComponent().path
-        let temporary = directory + "/" + TemporaryName.make(for: url.lastPathComponent)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw error("create", path: url.path, remote: remote) }
-        var closed = false
-        defer {
-            if !closed { close(fd) }
-        }
-        do {
+        try replace(url, durable: durable, remote: remote) { fd in
             var buffer = [UInt8](repeating: 0, count: 1 << 20)
             while true {
                 let count = buffer.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress!, $0.count) }
@@ -77,6 +53,22 @@ enum LocalFiles {
                 if count == 0 { break }
                 try buffer.withUnsafeBytes { try writeAll(fd, UnsafeRawBufferPointer(rebasing: $0[0..<count]), path: url.path, remote: remote) }
             }
+        }
+    }
+
+    /// Writes `url` through a temporary in the same folder (`O_EXCL`) renamed into place, so no reader sees
+    /// it half written; `durable` fsyncs the file before the rename and the folder after it.
+    private static func replace(_ url: URL, durable: Bool, remote: Bool, _ write: (Int32) throws -> Void) throws {
+        let directory = url.deletingLastPathComponent().path
+        let temporary = directory + "/" + TemporaryName.make(for: url.lastPathComponent)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw error("create", path: url.path, remote: remote) }
+        var closed = false
+        defer {
+            if !closed { close(fd) }
+        }
+        do {
+            try write(fd)
             if durable { guard fsync(fd) == 0 else { throw error("fsync", path: url.path, remote: remote) } }
             closed = true
             guard close(fd) == 0 else { throw error("close", path: url.path, remote: remote) }
