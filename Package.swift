@@ -72,6 +72,12 @@ let package = Package(
             path: "Tests/TestWorker",
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "foldersync-bench",
+            dependencies: ["FolderSync", "FolderSyncWebDAV", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Benchmarks/FolderSyncBench",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "FolderSyncTests",
             dependencies: ["FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "foldersync", .product(name: "GRDB", package: "GRDB.swift"),

@@ -88,7 +88,8 @@ extension DocumentSyncManager {
         state.bytesSinceWholeStore += report.bytesSent
         let due = (policy.wholeStoreUploadAfterChangeSets.map { state.changeSetsSinceWholeStore >= $0 } ?? false)
             || (policy.wholeStoreUploadAfterBytes.map { state.bytesSinceWholeStore >= $0 } ?? false)
-        try store.saveSyncState(state)
+        // A sync that sent nothing leaves the counters as they are: no write transaction.
+        if report.changeSetsSent > 0 || report.bytesSent > 0 { try store.saveSyncState(state) }
         guard due, let manifest = try await wholeStoreUploadOperation(store: store).run() else { return nil }
         state = try store.loadSyncState()
         state.changeSetsSinceWholeStore = 0

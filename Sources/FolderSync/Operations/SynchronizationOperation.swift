@@ -42,6 +42,9 @@ open class SynchronizationOperation: @unchecked Sendable {
     var isReadOnly = false
 
     private var report = SyncReport()
+    /// The ledger, read once per sync and kept current as sets are applied: reading it (every set ever applied)
+    /// at each step made a sync cost what exists rather than what is new.
+    private var ledger: [String: Set<Int64>]?
 
     /// An operation ready to ``run()``; see the properties for each argument.
     ///
@@ -65,6 +68,7 @@ open class SynchronizationOperation: @unchecked Sendable {
     public func run() async throws -> SyncReport {
         let started = Date()
         report = SyncReport()
+        ledger = nil
         for directory in [localLayout.stagedSyncChangesDirectory, localLayout.downloadsDirectory] {
             try LocalFiles.createDirectory(directory)
         }
@@ -115,7 +119,8 @@ open class SynchronizationOperation: @unchecked Sendable {
             emit(.phase(.writingRecentSync))
             try await writeOwnRecentSync(state)
         }
-        try store.saveSyncState(state)
+        // Saving is a write transaction (fsyncs): an idle sync that learned nothing skips it.
+        if try state != store.loadSyncState() { try store.saveSyncState(state) }
         report.duration = Date().timeIntervalSince(started)
         emit(.phase(.finished))
         return report
@@ -183,9 +188,16 @@ open class SynchronizationOperation: @unchecked Sendable {
         }
     }
 
+    private func appliedChangeSets() throws -> [String: Set<Int64>] {
+        if let ledger { return ledger }
+        let read = try store.appliedChangeSets()
+        ledger = read
+        return read
+    }
+
     /// Per client, the highest sequence up to which every change set is in the ledger.
     private func acknowledgement() throws -> [String: Int64] {
-        try store.appliedChangeSets().mapValues(\.highestContiguousSequence)
+        try appliedChangeSets().mapValues(\.highestContiguousSequence)
     }
 
     private struct Available {
@@ -196,7 +208,7 @@ open class SynchronizationOperation: @unchecked Sendable {
     }
 
     private func findNewChangeSets(_ state: inout LocalSyncState) async throws -> ([Available], ownRecentSyncExists: Bool) {
-        let applied = try store.appliedChangeSets()
+        let applied = try appliedChangeSets()
         let acknowledged = try acknowledgement()
         var ownExists = false
         var clientsWithNews: [String] = []
@@ -365,6 +377,7 @@ open class SynchronizationOperation: @unchecked Sendable {
         }
         let outcome = try store.apply(header, localClient: clientIdentifier, changes: stream, resolutions: resolutions)
         guard outcome.applied else { return }
+        ledger?[header.clientIdentifier, default: []].insert(header.sequence)
         report.changeSetsApplied += 1
         report.changesApplied += outcome.changesApplied
         report.changesIgnored += outcome.changesIgnored

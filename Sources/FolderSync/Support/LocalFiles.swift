@@ -72,6 +72,15 @@ enum LocalFiles {
         if durably { syncDirectory(directory) }
     }
 
+    /// Copies `source` to `url` in 1 MiB pieces, never holding the file whole, through a temporary renamed into
+    /// place. `durably` also fsyncs the file and the folder (a publish); a download into a scratch folder, verified
+    /// before use, does without. `remote` says which side's failures are remote ones in the thrown error.
+    static func copy(_ source: URL, to url: URL, durably: Bool, remote: Bool = false) throws {
+        try writeReplacing(url, durably: durably, remote: remote) { write in
+            try readPieces(of: source, size: 1 << 20, remote: remote) { piece, _ in try write(piece) }
+        }
+    }
+
     /// Reads a local file in pieces of `size` bytes (the last one shorter, none for an empty file), so large files stream.
     ///
     /// `body` gets each piece and whether it is the last one.

@@ -79,14 +79,6 @@ public struct FileManagerFileSystem: RemoteFileSystem {
         try LocalFiles.writeDurably(data, to: url(for: path), remote: true)
     }
 
-    /// Copies the local file in 1 MiB pieces, so a whole store never sits in memory; atomic and durable like
-    /// ``write(_:to:)``.
-    public func upload(fromLocalFile source: URL, to path: RemotePath) async throws {
-        try LocalFiles.writeReplacing(url(for: path), durably: true, remote: true) { write in
-            try LocalFiles.readPieces(of: source, size: 1 << 20) { piece, _ in try write(piece) }
-        }
-    }
-
     public func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws {
         let from = url(for: source).path
         let to = url(for: destination).path
@@ -138,17 +130,11 @@ public struct FileManagerFileSystem: RemoteFileSystem {
         guard FileManager.default.fileExists(atPath: source.path) else {
             throw FolderSyncError(.remoteItemNotFound, "no such file", path: path.description)
         }
-        let temporary = destination.deletingLastPathComponent()
-            .appendingPathComponent(TemporaryName.make(for: destination.lastPathComponent))
-        do {
-            try FileManager.default.copyItem(at: source, to: temporary)
-            guard rename(temporary.path, destination.path) == 0 else {
-                throw LocalFiles.error("rename", path: destination.path)
-            }
-        } catch {
-            unlink(temporary.path)
-            if let error = error as? FolderSyncError { throw error }
-            throw FolderSyncError(.remoteIOFailed, "copy failed", path: path.description, underlying: error)
-        }
+        try LocalFiles.copy(source, to: destination, durably: false, remote: true)
+    }
+
+    /// Streams the file into place (temporary, fsync, rename, fsync of the folder): a whole store is never loaded whole.
+    public func upload(fromLocalFile source: URL, to path: RemotePath) async throws {
+        try LocalFiles.copy(source, to: url(for: path), durably: true, remote: true)
     }
 }

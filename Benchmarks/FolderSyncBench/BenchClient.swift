@@ -1,0 +1,25 @@
+import Foundation
+
+/// A client of a scenario, run as worker processes: its store file, its identity and the shared remote.
+struct BenchClient: Sendable {
+    let name: String
+    let db: URL
+    let remote: String
+    let document: String
+    let schema: BenchSchema
+
+    init(_ name: String, in folder: URL, remote: String, document: String, schema: BenchSchema) {
+        self.name = name
+        self.db = folder.appendingPathComponent("\(name).sqlite")
+        self.remote = remote
+        self.document = document
+        self.schema = schema
+    }
+
+    /// Runs `steps` in one process (see ``Worker``) with the scenario's manual whole-store policy.
+    func run(_ steps: String, rows: Int = 0, updatedValues: Int = 0) throws -> WorkerOutput {
+        try ChildProcess.worker(["client", "--db", db.path, "--remote", remote, "--client", name, "--document", document,
+                                 "--schema", schema.rawValue, "--rows", "\(rows)", "--updated-values", "\(updatedValues)",
+                                 "--manual-policy", "--steps", steps])
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+
+/// How big each scenario is: the sizes, or a quick mode that runs in under two minutes.
+struct Sizes: Sendable {
+    /// Scenarios 1 and 4: rows of 10 columns written by A, then column values updated.
+    var bulkRows: Int
+    var bulkUpdatedValues: Int
+    /// Scenario 2: change sets already in the folder (small and large), registered clients, measured rounds.
+    var incrementalSmall: Int
+    var incrementalLarge: Int
+    var incrementalClients: Int
+    var incrementalRounds: Int
+    /// Scenarios 3 and 5: rows of the big document (about 200 bytes each).
+    var bigDocumentRows: Int
+
+    static let full = Sizes(bulkRows: 100_000, bulkUpdatedValues: 1_000_000, incrementalSmall: 100, incrementalLarge: 10_000,
+                            incrementalClients: 20, incrementalRounds: 20, bigDocumentRows: 5_000_000)
+    static let quick = Sizes(bulkRows: 10_000, bulkUpdatedValues: 100_000, incrementalSmall: 100, incrementalLarge: 1_000,
+                             incrementalClients: 20, incrementalRounds: 8, bigDocumentRows: 100_000)
+}
+
+/// What every scenario shares: sizes, a work folder, the way to start workers, the WebDAV server.
+final class BenchContext: @unchecked Sendable {
+    let sizes: Sizes
+    let workDirectory: URL
+    /// `name=url` of the WebDAV server to use (credentials in the URL), from `FOLDERSYNC_BENCH_WEBDAV`.
+    let webDAVURL: String?
+    /// The big document of scenario 3, kept for scenario 5.
+    var bigDocument: BigDocument?
+
+    init(sizes: Sizes, workDirectory: URL, webDAVURL: String?) {
+        self.sizes = sizes
+        self.workDirectory = workDirectory
+        self.webDAVURL = webDAVURL
+    }
+
+    /// A new empty folder under the work folder.
+    func folder(_ name: String) throws -> URL {
+        let url = workDirectory.appendingPathComponent(name, isDirectory: true)
+        try? FileManager.default.removeItem(at: url)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    func log(_ message: String) {
+        FileHandle.standardError.write(Data("  · \(message)\n".utf8))
+    }
+}

@@ -1,0 +1,77 @@
+import FolderSync
+import Foundation
+
+/// Counts the remote operations a sync makes, and how many of them read a change set.
+final class CountingFileSystem: RemoteFileSystem, @unchecked Sendable {
+    struct Counts: Sendable {
+        var requests = 0
+        var changeSetReads = 0
+    }
+
+    let base: any RemoteFileSystem
+    private let lock = NSLock()
+    private var counts = Counts()
+
+    init(_ base: any RemoteFileSystem) { self.base = base }
+
+    /// The counts so far, and starts again from zero.
+    func take() -> Counts {
+        lock.lock()
+        defer { lock.unlock() }
+        let taken = counts
+        counts = Counts()
+        return taken
+    }
+
+    private func count(reading path: RemotePath? = nil) {
+        lock.lock()
+        counts.requests += 1
+        if path?.name.hasSuffix(".syncchg") == true { counts.changeSetReads += 1 }
+        lock.unlock()
+    }
+
+    func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
+        count()
+        return try await base.contentsOfDirectory(at: path)
+    }
+
+    func item(at path: RemotePath) async throws -> RemoteItem? {
+        count()
+        return try await base.item(at: path)
+    }
+
+    func read(_ path: RemotePath) async throws -> Data {
+        count(reading: path)
+        return try await base.read(path)
+    }
+
+    func write(_ data: Data, to path: RemotePath) async throws {
+        count()
+        try await base.write(data, to: path)
+    }
+
+    func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws {
+        count()
+        try await base.move(from: source, to: destination, replacing: replacing)
+    }
+
+    func remove(_ path: RemotePath) async throws {
+        count()
+        try await base.remove(path)
+    }
+
+    func createDirectory(at path: RemotePath) async throws {
+        count()
+        try await base.createDirectory(at: path)
+    }
+
+    func download(_ path: RemotePath, toLocalFile url: URL) async throws {
+        count(reading: path)
+        try await base.download(path, toLocalFile: url)
+    }
+
+    func upload(fromLocalFile url: URL, to path: RemotePath) async throws {
+        count()
+        try await base.upload(fromLocalFile: url, to: path)
+    }
+}

@@ -1,0 +1,70 @@
+import FolderSync
+import Foundation
+import GRDB
+
+/// What the same work costs without FolderSync: plain SQLite and plain file transfer.
+enum Floors {
+    /// Inserts the final rows of `items` (or `docs`) into a fresh SQLite file in one transaction with one prepared statement.
+    static func plainInsertSeconds(schema: BenchSchema, rows: Int, version: Int, at url: URL) throws -> Double {
+        try? FileManager.default.removeItem(at: url)
+        let started = ContinuousClock.now
+        let queue = try DatabaseQueue(path: url.path)
+        try queue.write { db in
+            try schema.createPlain(db)
+            switch schema {
+            case .items:
+                let columns = BenchSchema.itemColumns
+                let insert = try db.makeStatement(sql: "INSERT INTO items(id, \(columns.joined(separator: ", "))) VALUES (?\(String(repeating: ", ?", count: columns.count)))")
+                for index in 0..<rows {
+                    try insert.execute(arguments: StatementArguments([BenchSchema.rowID(index)] + columns.indices.map { BenchSchema.itemValue(index, column: $0, version: version) }))
+                }
+            case .docs:
+                let insert = try db.makeStatement(sql: "INSERT INTO docs(id, body) VALUES (?, ?)")
+                for index in 0..<rows { try insert.execute(arguments: [BenchSchema.rowID(index), BenchSchema.docBody(index)]) }
+            }
+        }
+        try queue.close()
+        return (ContinuousClock.now - started).seconds
+    }
+
+    /// Downloads every file of a remote folder into a local one (untimed preparation of a transfer floor).
+    static func fetch(_ folder: RemotePath, from remote: any RemoteFileSystem, into local: URL) async throws -> [URL] {
+        try FileManager.default.createDirectory(at: local, withIntermediateDirectories: true)
+        var files: [URL] = []
+        for item in try await remote.contentsOfDirectory(at: folder) where item.kind == .file && !TemporaryName.isTemporary(item.name) {
+            let url = local.appendingPathComponent(item.name)
+            try await remote.download(folder.appending(item.name), toLocalFile: url)
+            files.append(url)
+        }
+        return files
+    }
+
+    /// `cp` of a file or a folder, as one process: its wall time.
+    static func copySeconds(_ source: URL, to destination: URL) throws -> Double {
+        try? FileManager.default.removeItem(at: destination)
+        return try ChildProcess.mustRun(["cp", "-r", source.path, destination.path]).seconds
+    }
+
+    /// One `curl` that PUTs every file to `baseURL` (a WebDAV folder URL ending in `/`), on one connection.
+    static func curlPutSeconds(_ files: [URL], to baseURL: String) throws -> Double {
+        guard let components = URLComponents(string: baseURL), let user = components.user, let password = components.password else {
+            throw BenchError("the WebDAV URL needs user:password")
+        }
+        var plain = components
+        plain.user = nil
+        plain.password = nil
+        let base = plain.string ?? baseURL
+        var arguments = ["curl", "--silent", "--show-error", "--fail", "--user", "\(user):\(password)"]
+        for file in files { arguments += ["-T", file.path, base + file.lastPathComponent] }
+        return try ChildProcess.mustRun(arguments).seconds
+    }
+
+    static func fileSize(_ url: URL) -> Int64 {
+        ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? 0
+    }
+
+    /// Whether a command is on `PATH`.
+    static func has(_ command: String) -> Bool {
+        (try? ChildProcess.run(["sh", "-c", "command -v \(command)"], quietStandardError: true).status) == 0
+    }
+}
