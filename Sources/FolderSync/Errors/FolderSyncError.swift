@@ -54,6 +54,10 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let cancelled = Code(rawValue: 17)
         /// The configuration is inconsistent (for example a missing answer handler).
         public static let invalidConfiguration = Code(rawValue: 18)
+        /// An attachment a row references is not on the remote ("gone"): deleted there, or never uploaded.
+        public static let attachmentGone = Code(rawValue: 19)
+        /// A file attached as immutable changed before it was uploaded: it no longer has the attached contents.
+        public static let attachmentChanged = Code(rawValue: 20)
 
         public var description: String {
             switch self {
@@ -75,6 +79,8 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
             case .localStoreFailed: "localStoreFailed"
             case .cancelled: "cancelled"
             case .invalidConfiguration: "invalidConfiguration"
+            case .attachmentGone: "attachmentGone"
+            case .attachmentChanged: "attachmentChanged"
             default: "code\(rawValue)"
             }
         }

@@ -54,6 +54,7 @@ extension DocumentSyncManager {
         let snapshotting = store as? any SnapshottingModelAdapter
         var installed: WholeStoreManifest?
         var bootstrapWarning: SyncWarning?
+        var gone: [GoneAttachment] = []
         if policy.automaticallyDownloadsWholeStore, let snapshotting, try !store.loadSyncState().hasBootstrapped {
             do {
                 let download = wholeStoreDownloadOperation(store: snapshotting)
@@ -61,6 +62,7 @@ extension DocumentSyncManager {
                 let check = synchronizationOperation(integrityKey: integrityKey, store: store)
                 download.checkBeforeInstalling = { try await check.checkStillRegistered() }
                 installed = try await download.run()
+                gone = download.goneAttachments
             } catch let error as FolderSyncError where error.code == .corruptFile || error.code == .unsupportedFormatVersion {
                 // Starting from a whole store saves time; the change sets bring the same data.
                 bootstrapWarning = SyncWarning(kind: .wholeStoreUnusable, message: error.message, path: error.path)
@@ -71,13 +73,16 @@ extension DocumentSyncManager {
         }
         var report = try await synchronizationOperation(integrityKey: integrityKey, store: store).run()
         if let bootstrapWarning { report.warnings.insert(bootstrapWarning, at: 0) }
-        if report.needsWholeStore, policy.automaticallyDownloadsWholeStore, let snapshotting,
-           let manifest = try await wholeStoreDownloadOperation(store: snapshotting).run(covering: report.missingChangeSets) {
+        let download = snapshotting.map { wholeStoreDownloadOperation(store: $0) }
+        if report.needsWholeStore, policy.automaticallyDownloadsWholeStore, let download,
+           let manifest = try await download.run(covering: report.missingChangeSets) {
             installed = manifest
+            gone += download.goneAttachments
             let again = try await synchronizationOperation(integrityKey: integrityKey, store: store).run()
             report.merge(again)
         }
         report.installedWholeStore = installed
+        report.goneAttachments.insert(contentsOf: gone, at: 0)
         if let snapshotting { report.uploadedWholeStore = try await uploadWholeStoreIfDue(report, store: snapshotting, policy: policy) }
         return report
     }
@@ -182,5 +187,8 @@ extension SyncReport {
         remoteRequests += other.remoteRequests
         duration += other.duration
         missingChangeSets = other.missingChangeSets
+        goneAttachments += other.goneAttachments
+        attachmentsUploaded += other.attachmentsUploaded
+        attachmentsDownloaded += other.attachmentsDownloaded
     }
 }

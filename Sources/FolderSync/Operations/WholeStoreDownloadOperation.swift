@@ -20,6 +20,10 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     /// Runs once a store was found, before it replaces anything: a bootstrap checks there that the remote is
     /// still this client's epoch and the client is not deleted (only when there is a store, so it costs nothing otherwise).
     var checkBeforeInstalling: (@Sendable () async throws -> Void)?
+    var attachmentDownloads = AttachmentDownloadPolicy.eager
+    var emit: @Sendable (SyncEvent) -> Void = { _ in }
+    /// The attachments the installed store references that the remote does not have.
+    private(set) var goneAttachments: [GoneAttachment] = []
 
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
                 store: any SnapshottingModelAdapter, localLayout: LocalLayout, environment: SyncEnvironment,
@@ -50,8 +54,12 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
         let snapshot = work.appendingPathComponent("snapshot.sqlite")
         guard let manifest = try await bestWholeStore(into: snapshot, covering: missing) else { return nil }
         try await checkBeforeInstalling?()
+        try await fetchAttachments(of: snapshot)
         willReplace(manifest)
         try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: clientIdentifier)
+        if let store = store as? any LargeValueRestoring {
+            try store.restoreLargeValues(from: LocalAttachmentStore(directory: localLayout.attachmentsDirectory))
+        }
         didReplace(manifest)
         environment.logger.info("Installed whole store \(manifest.wholeStoreIdentifier) of client \(manifest.clientIdentifier)")
         return manifest
@@ -95,6 +103,23 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
         }
         if let lastError { throw lastError }
         return nil
+    }
+
+    /// Downloads the attachments a snapshot references, before it is installed: large values always, files by
+    /// policy. One the remote lacks is reported as gone; its column keeps the reference.
+    private func fetchAttachments(of snapshot: URL) async throws {
+        goneAttachments = []
+        guard let store = store as? any LargeValueRestoring else { return }
+        let transfer = AttachmentTransfer(fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
+                                          local: LocalAttachmentStore(directory: localLayout.attachmentsDirectory), emit: emit)
+        for (key, reference) in try store.attachmentReferences(inSnapshot: snapshot)
+        where !transfer.local.contains(reference) && (reference.isInlineValue || attachmentDownloads == .eager) {
+            do {
+                _ = try await transfer.download(reference)
+            } catch let error as FolderSyncError where error.code == .attachmentGone || error.code == .corruptFile {
+                goneAttachments.append(GoneAttachment(key: key, reference: reference, path: transfer.remotePath(reference).description))
+            }
+        }
     }
 
     // MARK: Backend steps

@@ -48,6 +48,9 @@ public struct RemoteLayout: Hashable, Sendable {
     public func appliedSyncChangeSetsFile(_ document: String, client: String) -> RemotePath {
         wholeStoreDirectory(document, client: client).appending(Self.appliedSyncChangeSetsFileName)
     }
+    /// Files and large values stored once by content, named by their SHA-256 (see ``AttachmentReference``).
+    public func attachmentsDirectory(_ document: String) -> RemotePath { documentDirectory(document).appending("Attachments") }
+    public func attachmentFile(_ document: String, sha256: String) -> RemotePath { attachmentsDirectory(document).appending(sha256) }
     public func recentSyncsDirectory(_ document: String) -> RemotePath { documentDirectory(document).appending("RecentSyncs") }
     public func recentSyncFile(_ document: String, client: String) -> RemotePath {
         recentSyncsDirectory(document).appending(client + ".recentsync")
