@@ -54,7 +54,7 @@ extension DocumentSyncManager {
         let snapshotting = store as? any SnapshottingModelAdapter
         var installed: WholeStoreManifest?
         var bootstrapWarning: SyncWarning?
-        var gone: [GoneAttachment] = []
+        var attachmentsFetched = WholeStoreDownloadOperation.AttachmentsFetched()
         if policy.automaticallyDownloadsWholeStore, let snapshotting, try !store.loadSyncState().hasBootstrapped {
             do {
                 let download = wholeStoreDownloadOperation(store: snapshotting)
@@ -62,7 +62,7 @@ extension DocumentSyncManager {
                 let check = synchronizationOperation(integrityKey: integrityKey, store: store)
                 download.checkBeforeInstalling = { try await check.checkStillRegistered() }
                 installed = try await download.run()
-                gone = download.goneAttachments
+                attachmentsFetched = download.attachmentsFetched
             } catch let error as FolderSyncError where error.code == .corruptFile || error.code == .unsupportedFormatVersion {
                 // Starting from a whole store saves time; the change sets bring the same data.
                 bootstrapWarning = SyncWarning(kind: .wholeStoreUnusable, message: error.message, path: error.path)
@@ -77,12 +77,15 @@ extension DocumentSyncManager {
         if report.needsWholeStore, policy.automaticallyDownloadsWholeStore, let download,
            let manifest = try await download.run(covering: report.missingChangeSets) {
             installed = manifest
-            gone += download.goneAttachments
+            attachmentsFetched.add(download.attachmentsFetched)
             let again = try await synchronizationOperation(integrityKey: integrityKey, store: store).run()
             report.merge(again)
         }
         report.installedWholeStore = installed
-        report.goneAttachments.insert(contentsOf: gone, at: 0)
+        report.goneAttachments.insert(contentsOf: attachmentsFetched.gone, at: 0)
+        report.attachmentsDownloaded += attachmentsFetched.count
+        report.attachmentBytesReceived += attachmentsFetched.bytes
+        report.bytesReceived += attachmentsFetched.bytes
         if let snapshotting { report.uploadedWholeStore = try await uploadWholeStoreIfDue(report, store: snapshotting, policy: policy) }
         return report
     }
@@ -90,7 +93,8 @@ extension DocumentSyncManager {
     private func uploadWholeStoreIfDue(_ report: SyncReport, store: any SnapshottingModelAdapter, policy: SyncPolicy) async throws -> WholeStoreManifest? {
         var state = try store.loadSyncState()
         state.changeSetsSinceWholeStore += report.changeSetsSent
-        state.bytesSinceWholeStore += report.bytesSent
+        // Attachments never enter whole stores, so they do not make one due.
+        state.bytesSinceWholeStore += report.bytesSent - report.attachmentBytesSent
         let due = (policy.wholeStoreUploadAfterChangeSets.map { state.changeSetsSinceWholeStore >= $0 } ?? false)
             || (policy.wholeStoreUploadAfterBytes.map { state.bytesSinceWholeStore >= $0 } ?? false)
         try store.saveSyncState(state)
@@ -190,5 +194,7 @@ extension SyncReport {
         goneAttachments += other.goneAttachments
         attachmentsUploaded += other.attachmentsUploaded
         attachmentsDownloaded += other.attachmentsDownloaded
+        attachmentBytesSent += other.attachmentBytesSent
+        attachmentBytesReceived += other.attachmentBytesReceived
     }
 }

@@ -56,6 +56,7 @@ extension SynchronizationOperation {
             case .uploaded(let bytes):
                 report.remoteRequests += 2
                 report.attachmentsUploaded += 1
+                report.attachmentBytesSent += bytes
                 report.bytesSent += bytes
                 emit(.transferred(sent: report.bytesSent, received: report.bytesReceived))
             case .alreadyThere:
@@ -85,8 +86,10 @@ extension SynchronizationOperation {
             }
             do {
                 report.remoteRequests += 1
-                report.bytesReceived += try await transfer.download(reference)
+                let bytes = try await transfer.download(reference)
                 report.attachmentsDownloaded += 1
+                report.attachmentBytesReceived += bytes
+                report.bytesReceived += bytes
                 emit(.transferred(sent: report.bytesSent, received: report.bytesReceived))
             } catch let error as FolderSyncError where error.code == .attachmentGone || error.code == .corruptFile {
                 environment.logger.warning("Attachment \(reference.sha256) unavailable: \(error)")

@@ -22,8 +22,20 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     var checkBeforeInstalling: (@Sendable () async throws -> Void)?
     var attachmentDownloads = AttachmentDownloadPolicy.eager
     var emit: @Sendable (SyncEvent) -> Void = { _ in }
-    /// The attachments the installed store references that the remote does not have.
-    private(set) var goneAttachments: [GoneAttachment] = []
+    /// What the last install downloaded of the attachments its store references, and what the remote lacked.
+    private(set) var attachmentsFetched = AttachmentsFetched()
+
+    struct AttachmentsFetched {
+        var count = 0
+        var bytes: Int64 = 0
+        var gone: [GoneAttachment] = []
+
+        mutating func add(_ other: AttachmentsFetched) {
+            count += other.count
+            bytes += other.bytes
+            gone += other.gone
+        }
+    }
 
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
                 store: any SnapshottingModelAdapter, localLayout: LocalLayout, environment: SyncEnvironment,
@@ -108,16 +120,17 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     /// Downloads the attachments a snapshot references, before it is installed: large values always, files by
     /// policy. One the remote lacks is reported as gone; its column keeps the reference.
     private func fetchAttachments(of snapshot: URL) async throws {
-        goneAttachments = []
+        attachmentsFetched = AttachmentsFetched()
         guard let store = store as? any LargeValueRestoring else { return }
         let transfer = AttachmentTransfer(fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
                                           local: LocalAttachmentStore(directory: localLayout.attachmentsDirectory), emit: emit)
         for (key, reference) in try store.attachmentReferences(inSnapshot: snapshot)
         where !transfer.local.contains(reference) && (reference.isInlineValue || attachmentDownloads == .eager) {
             do {
-                _ = try await transfer.download(reference)
+                attachmentsFetched.bytes += try await transfer.download(reference)
+                attachmentsFetched.count += 1
             } catch let error as FolderSyncError where error.code == .attachmentGone || error.code == .corruptFile {
-                goneAttachments.append(GoneAttachment(key: key, reference: reference, path: transfer.remotePath(reference).description))
+                attachmentsFetched.gone.append(GoneAttachment(key: key, reference: reference, path: transfer.remotePath(reference).description))
             }
         }
     }

@@ -27,9 +27,12 @@ public struct SyncReport: Sendable, Hashable {
     /// Attachments rows reference that the remote does not have, each with the row and column referencing it.
     /// The rest of the sync went on; ``DocumentSyncManager/requestDownload(for:)`` tries again.
     public var goneAttachments: [GoneAttachment] = []
-    /// Attachments uploaded and downloaded, and their bytes on the wire (also counted in ``bytesSent`` and ``bytesReceived``).
+    /// Attachments uploaded and downloaded (a whole store's included), and their bytes on the wire (also counted in
+    /// ``bytesSent`` and ``bytesReceived``).
     public var attachmentsUploaded = 0
     public var attachmentsDownloaded = 0
+    public var attachmentBytesSent: Int64 = 0
+    public var attachmentBytesReceived: Int64 = 0
     /// Remote requests made (list, stat, read, write, move, remove).
     public var remoteRequests = 0
     public var duration: TimeInterval = 0

@@ -312,3 +312,27 @@ actor RecordingFileSystem: RemoteFileSystem {
         events.append("upload \(path)")
     }
 }
+
+@Suite("Attachment memory")
+struct AttachmentMemoryTests {
+    /// Measured in a process of its own: tests running in parallel here would blur the figure.
+    @Test("Two clients exchange a 200 MB attachment with peak memory under 64 MiB above baseline; it is stored once")
+    func twoHundredMegabytes() async throws {
+        let directory = TemporaryDirectory()
+        let size = 200_000_000
+        let result = await (try ChildProcess("foldersync-test-worker", [
+            "exchange-attachment", "--root", directory.subdirectory("remote").path, "--dir", directory.subdirectory("clients").path,
+            "--size", "\(size)",
+        ])).finish()
+        #expect(result.status == 0, "\(result.errors)")
+        let words = result.output.split(whereSeparator: \.isWhitespace).map(String.init)
+        func figure(_ name: String) -> Int? { words.firstIndex(of: name).flatMap { Int(words[$0 + 1]) } }
+        let growth = try #require(figure("growth"), "\(result.output)")
+        #expect(growth < 64 * 1024 * 1024, "peak resident memory rose by \(growth) bytes")
+        #expect(figure("uploaded") == 1)
+        #expect(figure("downloaded") == 1)
+        #expect(figure("files") == 1)
+        #expect(figure("bytes") == size + AttachmentFile.headerSize, "incompressible: stored, with a 50-byte header")
+        print("200 MB attachment exchange: \(result.output)")
+    }
+}
