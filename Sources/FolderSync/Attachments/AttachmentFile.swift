@@ -57,6 +57,16 @@ enum AttachmentFile {
     ///
     /// - Throws: ``FolderSyncError/Code/corruptFile`` naming `path` when it is not.
     static func decode(_ source: URL, as reference: AttachmentReference, to destination: URL, path: String) throws {
+        try decode(source, sha256: reference.sha256, size: reference.size, to: destination, path: path)
+    }
+
+    /// Checks that a file is a well-formed attachment whose contents hash to `sha256` (its name), writing nothing.
+    static func verify(_ source: URL, sha256: String, path: String) throws {
+        try decode(source, sha256: sha256, size: nil, to: nil, path: path)
+    }
+
+    /// Decodes into `destination` (or nowhere), checking the contents' SHA-256 and, when given, their size.
+    private static func decode(_ source: URL, sha256: String, size expectedSize: Int64?, to destination: URL?, path: String) throws {
         let input = try LocalStream(reading: source)
         var header = ArrayByteSource(Array(try input.read(headerSize)))
         func corrupt(_ reason: String) -> FolderSyncError { FolderSyncError(.corruptFile, "attachment \(reason)", path: path) }
@@ -68,17 +78,17 @@ enum AttachmentFile {
         guard let encoding = Encoding(rawValue: try header.readByte()) else { throw corrupt("has an unknown encoding") }
         let size = try header.readUInt64()
         let digest = try header.readBytes(32)
-        guard size == UInt64(reference.size), AttachmentReference.hex(digest) == reference.sha256 else {
+        guard expectedSize.map({ UInt64($0) == size }) ?? true, AttachmentReference.hex(digest) == sha256 else {
             throw corrupt("header does not match its name")
         }
-        let output = try LocalStream(writing: destination)
+        let output = try destination.map { try LocalStream(writing: $0) }
         var hasher = SHA256()
         var written: UInt64 = 0
         func take(_ data: Data) throws {
             written += UInt64(data.count)
             guard written <= size else { throw corrupt("is longer than its header says") }
             hasher.update(data: data)
-            try output.write(data)
+            try output?.write(data)
         }
         switch encoding {
         case .stored:
@@ -96,10 +106,10 @@ enum AttachmentFile {
                 try take(buffer.prefix(count))
             }
         }
-        guard written == size, AttachmentReference.hex(hasher.finalize()) == reference.sha256 else {
+        guard written == size, AttachmentReference.hex(hasher.finalize()) == sha256 else {
             throw corrupt("contents do not match its SHA-256")
         }
-        try output.close()
+        try output?.close()
     }
 
     private static func header(encoding: Encoding, size: Int64, digest: [UInt8]) -> Data {

@@ -66,10 +66,13 @@ open class VacuumOperation: @unchecked Sendable {
         let plan = VacuumPlanner.plan(inventory, layout: layout, document: documentIdentifier, expired: expired,
                                       now: environment.now(), temporaryFileAge: temporaryFileAge, dryRun: dryRun)
         var report = plan.report
+        let attachments = try await unreferencedAttachments(inventory, plan: plan)
+        report.removed += attachments.removals
+        report.skipped += attachments.skipped
         guard !dryRun else { return report }
 
         var failed: [RemotePath: FolderSyncError] = [:]
-        for phase in plan.phases {
+        for phase in plan.phases + [attachments.removals] {
             try Task.checkCancellation()
             for (path, error) in try await remove(phase) { failed[path] = error }
         }
@@ -122,6 +125,49 @@ open class VacuumOperation: @unchecked Sendable {
         return inventory
     }
 
+    /// The attachments nothing left after the plan references: every change set it keeps and every whole store it
+    /// keeps are read (only when the document has attachments). Anything unreadable keeps every attachment.
+    private func unreferencedAttachments(_ inventory: DocumentInventory, plan: VacuumPlan)
+        async throws -> (removals: [VacuumReport.Removal], skipped: [VacuumReport.Skipped]) {
+        let folder = layout.attachmentsDirectory(documentIdentifier)
+        let stored = (inventory.tree[folder] ?? []).filter { $0.kind == .file && AttachmentReference.isValidName($0.name) }
+        guard !stored.isEmpty else { return ([], []) }
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("foldersync-vacuum-\(UUID().uuidString)")
+        try LocalFiles.createDirectory(work)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let removed = Set(plan.report.removed.map(\.path))
+        var referenced = Set<String>()
+        do {
+            for set in inventory.changeSets.values.joined() where !removed.contains(set.path) {
+                let local = work.appendingPathComponent("change-set")
+                try await downloadFile(set.path, to: local)
+                referenced.formUnion(try AttachmentScan.names(inChangeSet: local, path: set.path.description))
+            }
+            for client in plan.keptWholeStores.sorted() {
+                let path = layout.wholeStoreFile(documentIdentifier, client: client)
+                let (download, snapshot) = (work.appendingPathComponent("whole-store"), work.appendingPathComponent("snapshot.sqlite"))
+                try await downloadFile(path, to: download)
+                _ = try WholeStoreFile.read(download, to: snapshot, path: path.description)
+                referenced.formUnion(try AttachmentScan.names(inSnapshot: snapshot, path: path.description))
+                try? FileManager.default.removeItem(at: snapshot)
+            }
+        } catch let error as FolderSyncError where [.corruptFile, .unsupportedFormatVersion, .remoteItemNotFound].contains(error.code) {
+            return ([], [.init(path: folder, reason: "attachments kept: \(error.path ?? "a file") could not be read (\(error.message))")])
+        }
+        var removals: [VacuumReport.Removal] = []
+        var skipped: [VacuumReport.Skipped] = []
+        for item in stored.sorted(by: { $0.name < $1.name }) where !referenced.contains(item.name) {
+            guard let date = item.modificationDate else {
+                skipped.append(.init(path: folder.appending(item.name), reason: "unreferenced attachment without a modification date; its age is unknown"))
+                continue
+            }
+            if environment.now().timeIntervalSince(date) > temporaryFileAge {
+                removals.append(.init(path: folder.appending(item.name), byteCount: item.size ?? 0, reason: .unreferencedAttachment))
+            }
+        }
+        return (removals, skipped)
+    }
+
     private func expiredClients(_ inventory: DocumentInventory) -> Set<String> {
         guard let limit = expireClientsAfter else { return [] }
         let now = environment.now()
@@ -163,6 +209,11 @@ open class VacuumOperation: @unchecked Sendable {
     }
 
     // MARK: Backend steps
+
+    /// Downloads a change set or a whole store, to find the attachments it references.
+    open func downloadFile(_ path: RemotePath, to url: URL) async throws {
+        try await fileSystem.download(path, toLocalFile: url)
+    }
 
     /// Lists every folder of the document, by path. A backend with recursive listing overrides this.
     ///
