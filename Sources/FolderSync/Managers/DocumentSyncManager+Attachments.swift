@@ -6,6 +6,7 @@ extension DocumentSyncManager {
     /// Store ``AttachmentReference/databaseValue`` in a column of a synced table; the next sync uploads the file
     /// (once, whatever the number of rows that reference it) before the change set that references it.
     /// - Parameters:
+    ///   - url: the file to attach.
     ///   - mode: ``AttachmentMode/copy`` (the default) or ``AttachmentMode/immutable`` (no copy; the app does
     ///     not change the file until it is synced).
     ///   - metadata: the app's own description (a file name, a type), at most
