@@ -59,6 +59,10 @@ struct AttachmentTests {
         #expect(stored.count == 1, "the same bytes appear once on the remote")
         #expect(stored.values.first.map { $0 > 300_000 && $0 < 300_100 } == true, "incompressible bytes are stored, plus a 50-byte header")
         #expect(try changeSetBytes(root) < 4_000, "change sets carry references, not the 300 KB value")
+        let folder = root.appendingPathComponent("com.example.notes/Documents/DOC/SyncChanges/client-A")
+        let first = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted().first)
+        let inspected = try await FoldersyncTool.run(["inspect", folder.appendingPathComponent(first).path])
+        #expect(inspected.output.contains("body=attachment(\(stored.keys.first!), 300000 bytes, inline value)"), "\(inspected.output)")
 
         let received = try await b.sync()
         #expect(received.attachmentsDownloaded == 1)
