@@ -1,41 +1,50 @@
 import Foundation
 import GRDB
 
-/// Finds the attachments a remote file references, without a local store: what vacuum keeps.
+/// Finds the attachments a change set or a whole store references, with the row and column holding each, without
+/// a local store: what sync fetches and reports gone, and what vacuum keeps.
 enum AttachmentScan {
-    /// The names of the attachments a change set references.
-    static func names(inChangeSet url: URL, path: String) throws -> Set<String> {
-        var names = Set<String>()
+    /// Each attachment a change set references, with the columns that reference it, in first-seen order.
+    static func references(inChangeSet url: URL, path: String) throws -> [(AttachmentReference, [ColumnKey])] {
+        var order: [AttachmentReference] = []
+        var keys: [AttachmentReference: [ColumnKey]] = [:]
         try ChangeSetReader.forEachChange(at: url, path: path) { change in
             for column in change.columns {
-                if case .blob(let data) = column.value, let reference = AttachmentReference(databaseValue: data) { names.insert(reference.sha256) }
+                guard case .blob(let data) = column.value, let reference = AttachmentReference(databaseValue: data) else { continue }
+                if keys[reference] == nil { order.append(reference) }
+                keys[reference, default: []].append(ColumnKey(table: change.table, syncID: change.syncID, column: column.column))
             }
         }
-        return names
+        return order.map { ($0, keys[$0]!) }
     }
 
-    /// The names of the attachments a whole store's snapshot references, in any column of any table.
-    static func names(inSnapshot url: URL, path: String) throws -> Set<String> {
+    /// Every attachment reference in a whole store's snapshot, in any column of any table (merge metadata
+    /// included), with its table's primary key as the row; found by the references' magic, other values unread.
+    static func references(inSnapshot url: URL, path: String) throws -> [(ColumnKey, AttachmentReference)] {
         do {
             var configuration = Configuration()
             configuration.readonly = true
             let snapshot = try DatabaseQueue(path: url.path, configuration: configuration)
             defer { try? snapshot.close() }
             return try snapshot.read { db in
-                var names = Set<String>()
+                var found: [(ColumnKey, AttachmentReference)] = []
                 let magic = Data(AttachmentReference.magic)
                 for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'") {
+                    let row = try db.primaryKey(table).columns.map(\.quotedDatabaseIdentifier).joined(separator: " || '/' || ")
                     for column in try db.columns(in: table) {
                         let name = column.name.quotedDatabaseIdentifier
-                        let values = try Data.fetchCursor(db, sql: """
-                            SELECT \(name) FROM \(table.quotedDatabaseIdentifier) WHERE typeof(\(name)) = 'blob' AND substr(\(name), 1, ?) = ?
+                        let rows = try Row.fetchCursor(db, sql: """
+                            SELECT \(row), \(name) FROM \(table.quotedDatabaseIdentifier)
+                            WHERE typeof(\(name)) = 'blob' AND substr(\(name), 1, ?) = ?
                             """, arguments: [magic.count, magic])
-                        while let value = try values.next() {
-                            if let reference = AttachmentReference(databaseValue: value) { names.insert(reference.sha256) }
+                        while let values = try rows.next() {
+                            guard let reference = AttachmentReference(databaseValue: values[1]) else { continue }
+                            let syncID = String.fromDatabaseValue(values[0]) ?? (values[0] as DatabaseValue).description
+                            found.append((ColumnKey(table: table, syncID: syncID, column: column.name), reference))
                         }
                     }
                 }
-                return names
+                return found
             }
         } catch let error as DatabaseError {
             throw FolderSyncError(.corruptFile, "the whole store's snapshot cannot be read", path: path, underlying: error)

@@ -95,6 +95,10 @@ struct LocalAttachmentStore: Sendable {
     }
 }
 
+extension LocalLayout {
+    var attachmentStore: LocalAttachmentStore { LocalAttachmentStore(directory: attachmentsDirectory) }
+}
+
 /// How ``DocumentSyncManager/attachFile(at:mode:metadata:)`` takes a file.
 public enum AttachmentMode: Sendable, Hashable {
     /// FolderSync copies the file; the app may change or delete its own file at once.

@@ -19,13 +19,13 @@ extension DocumentSyncManager {
             throw FolderSyncError(.invalidConfiguration,
                                   "attachment metadata takes \(metadataBytes) bytes; at most \(AttachmentReference.metadataByteLimit) are allowed")
         }
-        return try localAttachments.add(fileAt: url, mode: mode, metadata: metadata)
+        return try localLayout.attachmentStore.add(fileAt: url, mode: mode, metadata: metadata)
     }
 
     /// The local copy of an attachment, or `nil` when this client does not have it (yet). Not verified: open it
     /// read-only, and call ``requestDownload(for:)`` when its contents look wrong.
     public func localFile(for reference: AttachmentReference) -> URL? {
-        localAttachments.contains(reference) ? localAttachments.url(for: reference.sha256) : nil
+        localLayout.attachmentStore.contains(reference) ? localLayout.attachmentStore.url(for: reference.sha256) : nil
     }
 
     /// Returns a verified local copy of an attachment: checks the local copy's SHA-256, and downloads the
@@ -39,7 +39,7 @@ extension DocumentSyncManager {
         guard state == .ableToSync else {
             throw FolderSyncError(.notRegistered, "register document \(documentIdentifier) before downloading attachments")
         }
-        let local = localAttachments
+        let local = localLayout.attachmentStore
         if !local.isIntact(reference) {
             let transfer = AttachmentTransfer(fileSystem: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
                                               local: local, emit: { [weak self] event in self?.publish(event) })
@@ -50,6 +50,4 @@ extension DocumentSyncManager {
         }
         return local.url(for: reference.sha256)
     }
-
-    var localAttachments: LocalAttachmentStore { LocalAttachmentStore(directory: localLayout.attachmentsDirectory) }
 }

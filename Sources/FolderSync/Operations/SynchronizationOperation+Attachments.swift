@@ -5,14 +5,14 @@ import Foundation
 extension SynchronizationOperation {
     var attachmentTransfer: AttachmentTransfer {
         AttachmentTransfer(fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
-                           local: LocalAttachmentStore(directory: localLayout.attachmentsDirectory), emit: emit)
+                           local: localLayout.attachmentStore, emit: emit)
     }
 
     /// Replaces each `BLOB` value at or above the threshold by the reference of a local attachment holding it.
     func storingLargeValues(of change: SyncChange) throws -> SyncChange {
         guard let threshold = attachmentThreshold else { return change }
         var change = change
-        let local = LocalAttachmentStore(directory: localLayout.attachmentsDirectory)
+        let local = localLayout.attachmentStore
         for index in change.columns.indices {
             guard case .blob(let data) = change.columns[index].value, data.count >= threshold,
                   !AttachmentReference.looksLikeReference(data) else { continue }
@@ -24,7 +24,7 @@ extension SynchronizationOperation {
     /// Puts back the bytes of each large value this client has; one it lacks (gone) stays a reference.
     func restoringLargeValues(of change: SyncChange) throws -> SyncChange {
         var change = change
-        let local = LocalAttachmentStore(directory: localLayout.attachmentsDirectory)
+        let local = localLayout.attachmentStore
         for index in change.columns.indices {
             guard case .blob(let data) = change.columns[index].value, let reference = AttachmentReference(databaseValue: data),
                   reference.isInlineValue, local.contains(reference) else { continue }
@@ -36,7 +36,7 @@ extension SynchronizationOperation {
     /// Uploads what a staged change set references and the remote lacks, before the change set is published.
     func publishAttachments(referencedBy url: URL) async throws {
         let transfer = attachmentTransfer
-        for (reference, keys) in try Self.attachmentReferences(in: url, path: url.path)
+        for (reference, keys) in try AttachmentScan.references(inChangeSet: url, path: url.path)
         where !attachmentsOnRemote.contains(reference.sha256) {
             try Task.checkCancellation()
             report.remoteRequests += 1
@@ -74,7 +74,7 @@ extension SynchronizationOperation {
     /// Attachments the remote lacks are reported as gone with their rows; the change set still applies.
     func fetchAttachments(referencedBy url: URL, path: RemotePath) async throws {
         let transfer = attachmentTransfer
-        for (reference, keys) in try Self.attachmentReferences(in: url, path: path.description) {
+        for (reference, keys) in try AttachmentScan.references(inChangeSet: url, path: path.description) {
             try Task.checkCancellation()
             let gone = keys.map { GoneAttachment(key: $0, reference: reference, path: transfer.remotePath(reference).description) }
             if transfer.local.contains(reference) { continue }
@@ -96,19 +96,5 @@ extension SynchronizationOperation {
                 report.goneAttachments += gone
             }
         }
-    }
-
-    /// Each attachment a change set references, with the columns that reference it, in first-seen order.
-    static func attachmentReferences(in url: URL, path: String) throws -> [(AttachmentReference, [ColumnKey])] {
-        var order: [AttachmentReference] = []
-        var keys: [AttachmentReference: [ColumnKey]] = [:]
-        try ChangeSetReader.forEachChange(at: url, path: path) { change in
-            for column in change.columns {
-                guard case .blob(let data) = column.value, let reference = AttachmentReference(databaseValue: data) else { continue }
-                if keys[reference] == nil { order.append(reference) }
-                keys[reference, default: []].append(ColumnKey(table: change.table, syncID: change.syncID, column: column.column))
-            }
-        }
-        return order.map { ($0, keys[$0]!) }
     }
 }

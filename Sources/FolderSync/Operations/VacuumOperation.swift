@@ -141,14 +141,14 @@ open class VacuumOperation: @unchecked Sendable {
             for set in inventory.changeSets.values.joined() where !removed.contains(set.path) {
                 let local = work.appendingPathComponent("change-set")
                 try await downloadFile(set.path, to: local)
-                referenced.formUnion(try AttachmentScan.names(inChangeSet: local, path: set.path.description))
+                referenced.formUnion(try AttachmentScan.references(inChangeSet: local, path: set.path.description).map(\.0.sha256))
             }
             for client in plan.keptWholeStores.sorted() {
                 let path = layout.wholeStoreFile(documentIdentifier, client: client)
                 let (download, snapshot) = (work.appendingPathComponent("whole-store"), work.appendingPathComponent("snapshot.sqlite"))
                 try await downloadFile(path, to: download)
                 _ = try WholeStoreFile.read(download, to: snapshot, path: path.description)
-                referenced.formUnion(try AttachmentScan.names(inSnapshot: snapshot, path: path.description))
+                referenced.formUnion(try AttachmentScan.references(inSnapshot: snapshot, path: path.description).map(\.1.sha256))
                 try? FileManager.default.removeItem(at: snapshot)
             }
         } catch let error as FolderSyncError where [.corruptFile, .unsupportedFormatVersion, .remoteItemNotFound].contains(error.code) {

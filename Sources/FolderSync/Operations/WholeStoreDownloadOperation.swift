@@ -70,7 +70,7 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
         willReplace(manifest)
         try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: clientIdentifier)
         if let store = store as? any LargeValueRestoring {
-            try store.restoreLargeValues(from: LocalAttachmentStore(directory: localLayout.attachmentsDirectory))
+            try store.restoreLargeValues(from: localLayout.attachmentStore)
         }
         didReplace(manifest)
         environment.logger.info("Installed whole store \(manifest.wholeStoreIdentifier) of client \(manifest.clientIdentifier)")
@@ -123,8 +123,8 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
         attachmentsFetched = AttachmentsFetched()
         guard let store = store as? any LargeValueRestoring else { return }
         let transfer = AttachmentTransfer(fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
-                                          local: LocalAttachmentStore(directory: localLayout.attachmentsDirectory), emit: emit)
-        for (key, reference) in try store.attachmentReferences(inSnapshot: snapshot)
+                                          local: localLayout.attachmentStore, emit: emit)
+        for (key, reference) in try AttachmentScan.references(inSnapshot: snapshot, path: snapshot.path)
         where !transfer.local.contains(reference) && (reference.isInlineValue || attachmentDownloads == .eager) {
             do {
                 attachmentsFetched.bytes += try await transfer.download(reference)

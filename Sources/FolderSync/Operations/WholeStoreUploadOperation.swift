@@ -67,7 +67,7 @@ open class WholeStoreUploadOperation: @unchecked Sendable {
     /// before the whole store that references them is published.
     private func publishAttachments(of snapshot: URL) async throws {
         guard let store = store as? any LargeValueRestoring else { return }
-        let local = LocalAttachmentStore(directory: localLayout.attachmentsDirectory)
+        let local = localLayout.attachmentStore
         let transfer = AttachmentTransfer(fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
                                           local: local, emit: emit)
         for reference in try store.storeLargeValues(inSnapshot: snapshot, threshold: attachmentThreshold, into: local) {

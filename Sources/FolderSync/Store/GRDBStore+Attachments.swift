@@ -7,8 +7,6 @@ protocol LargeValueRestoring: SnapshottingModelAdapter {
     /// In a snapshot written by ``SnapshottingModelAdapter/writeSnapshot(to:localClient:)``: moves values of at least
     /// `threshold` bytes into `local`, leaving references, and returns every attachment the snapshot references.
     func storeLargeValues(inSnapshot url: URL, threshold: Int?, into local: LocalAttachmentStore) throws -> [AttachmentReference]
-    /// Every attachment reference in a snapshot file, with the column that holds it.
-    func attachmentReferences(inSnapshot url: URL) throws -> [(ColumnKey, AttachmentReference)]
     /// Replaces the references to large values that `local` has by their bytes, without recording changes.
     func restoreLargeValues(from local: LocalAttachmentStore) throws
 }
@@ -40,18 +38,6 @@ extension GRDBStore: LargeValueRestoring {
                 return try self.references(db).map(\.reference)
             }
             return Array(Set(found))
-        }
-    }
-
-    func attachmentReferences(inSnapshot url: URL) throws -> [(ColumnKey, AttachmentReference)] {
-        try wrap("reading a snapshot's attachments") {
-            var configuration = Configuration()
-            configuration.readonly = true
-            let snapshot = try DatabaseQueue(path: url.path, configuration: configuration)
-            defer { try? snapshot.close() }
-            return try snapshot.read { db in
-                try references(db).map { (ColumnKey(table: $0.column.0, syncID: String.fromDatabaseValue($0.syncID) ?? "", column: $0.column.1), $0.reference) }
-            }
         }
     }
 
