@@ -124,13 +124,17 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
         guard let store = store as? any LargeValueRestoring else { return }
         let transfer = AttachmentTransfer(fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
                                           local: localLayout.attachmentStore, emit: emit)
+        var unavailable = Set<String>()
         for (key, reference) in try AttachmentScan.references(inSnapshot: snapshot, path: snapshot.path)
         where !transfer.local.contains(reference) && (reference.isInlineValue || attachmentDownloads == .eager) {
+            let gone = GoneAttachment(key: key, reference: reference, path: transfer.remotePath(reference).description)
+            guard !unavailable.contains(reference.sha256) else { attachmentsFetched.gone.append(gone); continue }
             do {
                 attachmentsFetched.bytes += try await transfer.download(reference)
                 attachmentsFetched.count += 1
             } catch let error as FolderSyncError where error.code == .attachmentGone || error.code == .corruptFile {
-                attachmentsFetched.gone.append(GoneAttachment(key: key, reference: reference, path: transfer.remotePath(reference).description))
+                unavailable.insert(reference.sha256)
+                attachmentsFetched.gone.append(gone)
             }
         }
     }

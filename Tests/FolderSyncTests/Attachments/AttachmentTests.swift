@@ -171,6 +171,35 @@ struct AttachmentTests {
         #expect(try Data(contentsOf: local) == Data(contentsOf: file))
     }
 
+    @Test("A large value that is gone leaves its reference in the column; requestDownload puts the bytes back without a new change")
+    func goneLargeValue() async throws {
+        let directory = TemporaryDirectory()
+        let root = directory.subdirectory("remote")
+        let (a, b) = try await TestClient.pair(FileManagerFileSystem(rootURL: root), in: directory)
+        let large = pseudoRandomBytes(100_000, seed: 13)
+        try a.execute("INSERT INTO notes(id, title, body) VALUES ('n1', 'big', ?)", [large])
+        try await a.sync()
+        let folder = root.appendingPathComponent("com.example.notes/Documents/DOC/Attachments")
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path).first)
+        let saved = try Data(contentsOf: folder.appendingPathComponent(name))
+        try FileManager.default.removeItem(at: folder.appendingPathComponent(name))
+
+        let report = try await b.sync()
+        #expect(report.goneAttachments.map(\.key) == [ColumnKey(table: "notes", syncID: "n1", column: "body")])
+        #expect(try b.value("SELECT title FROM notes WHERE id = 'n1'") == "big")
+        let placeholder = try await b.store.database.read { try Data.fetchOne($0, sql: "SELECT body FROM notes WHERE id = 'n1'") }
+        let reference = try #require(placeholder.flatMap(AttachmentReference.init(databaseValue:)))
+        #expect(reference.isInlineValue && reference.size == 100_000)
+
+        try saved.write(to: folder.appendingPathComponent(name))
+        try await b.document.requestDownload(for: reference)
+        let restored = try await b.store.database.read { try Data.fetchOne($0, sql: "SELECT body FROM notes WHERE id = 'n1'") }
+        #expect(restored == large)
+        #expect(try b.store.hasUnpublishedChanges() == false, "putting the bytes back is not a change")
+        try await converge(a, b)
+        #expect(try NotesSchema.dump(a.store) == NotesSchema.dump(b.store))
+    }
+
     @Test("A tampered remote attachment is never taken for the file: reported gone by sync, corruptFile on request")
     func tamperedAttachment() async throws {
         let directory = TemporaryDirectory()
