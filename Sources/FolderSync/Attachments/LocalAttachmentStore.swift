@@ -64,6 +64,18 @@ struct LocalAttachmentStore: Sendable {
         return directory.appendingPathComponent(TemporaryName.make(for: sha256))
     }
 
+    /// Removes what interrupted imports and transfers left (up to an attachment's size each); only old ones,
+    /// since ``DocumentSyncManager/requestDownload(for:)`` may be writing one while a sync runs.
+    func removeStaleTemporaries(now: Date, olderThan age: TimeInterval = 3600) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in names where TemporaryName.isTemporary(name) {
+            let url = directory.appendingPathComponent(name)
+            guard let modified = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.modificationDate] as? Date,
+                  now.timeIntervalSince(modified) > age else { continue }
+            unlink(url.path)
+        }
+    }
+
     private func copy(_ source: URL, metadata: [String: String]) throws -> AttachmentReference {
         let temporary = try temporaryURL(for: "import")
         defer { unlink(temporary.path) }

@@ -64,6 +64,7 @@ open class SynchronizationOperation: @unchecked Sendable {
         }
         let lock = try await FileLock.acquire(localLayout.syncLockFile)
         defer { lock.release() }
+        localLayout.attachmentStore.removeStaleTemporaries(now: Date())   // file dates are the wall clock, not the sync clock
 
         emit(.phase(.checkingIntegrity))
         try await checkIntegrityKey()

@@ -136,6 +136,16 @@ struct AttachmentTests {
         }
         #expect(progress == .downloadingAttachment(reference))
 
+        // What a crash in the middle of a download leaves: removed by the next sync once it is old.
+        let store = b.document.localLayout.attachmentsDirectory
+        let (old, recent) = (store.appendingPathComponent(TemporaryName.make(for: "a")), store.appendingPathComponent(TemporaryName.make(for: "b")))
+        try Data(count: 1000).write(to: old)
+        try Data(count: 1000).write(to: recent)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: old.path)
+        try await b.sync()
+        #expect(!FileManager.default.fileExists(atPath: old.path))
+        #expect(FileManager.default.fileExists(atPath: recent.path), "a recent one may be a download in progress")
+
         try FileManager.default.removeItem(at: local)
         #expect(b.document.localFile(for: reference) == nil)
         try await b.document.requestDownload(for: reference)
