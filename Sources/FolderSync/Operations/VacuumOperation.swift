@@ -7,7 +7,7 @@ public import Foundation
 ///
 /// 1. List every folder of the document once; read the recent syncs of
 ///    clients that are not deleted and every whole-store manifest. Change-set
-///    contents are never read.
+///    contents are read only when the document has attachments (step 4).
 /// 2. With an expiry policy, clients whose last sync is older than the limit
 ///    are marked deleted (`DeletedClients/<client>.plist`) **before** anything
 ///    is computed or removed, so a returning client resets safely.
@@ -16,6 +16,9 @@ public import Foundation
 ///    contains it) and, unless this is a dry run, remove in phases: dominated
 ///    whole stores, markers of deleted clients, change sets, stale
 ///    temporaries, emptied folders of deleted clients.
+/// 4. Last, attachments that no change set or whole store it keeps references,
+///    once older than `temporaryFileAge`; change sets published while it ran
+///    are read just before, so an attachment referenced again stays.
 ///
 /// Anything it cannot read or does not know is left alone and reported.
 /// Modification dates are used for one thing only: the age of temporaries.
@@ -72,9 +75,16 @@ open class VacuumOperation: @unchecked Sendable {
         guard !dryRun else { return report }
 
         var failed: [RemotePath: FolderSyncError] = [:]
-        for phase in plan.phases + [attachments.removals] {
+        for phase in plan.phases {
             try Task.checkCancellation()
             for (path, error) in try await remove(phase) { failed[path] = error }
+        }
+        if !attachments.removals.isEmpty {
+            // A client may have published a change set referencing one of them meanwhile (it found it present).
+            let referencedNow = try await attachmentsReferencedByChangeSets(notIn: inventory)
+            let stillUnreferenced = attachments.removals.filter { !referencedNow.contains($0.path.name) }
+            report.removed.removeAll { $0.reason == .unreferencedAttachment && referencedNow.contains($0.path.name) }
+            for (path, error) in try await remove(stillUnreferenced) { failed[path] = error }
         }
         report.failures = failed.map { .init(path: $0.key, error: $0.value) }.sorted { $0.path < $1.path }
         report.removed.removeAll { failed[$0.path] != nil }
@@ -138,11 +148,7 @@ open class VacuumOperation: @unchecked Sendable {
         let removed = Set(plan.report.removed.map(\.path))
         var referenced = Set<String>()
         do {
-            for set in inventory.changeSets.values.joined() where !removed.contains(set.path) {
-                let local = work.appendingPathComponent("change-set")
-                try await downloadFile(set.path, to: local)
-                referenced.formUnion(try AttachmentScan.references(inChangeSet: local, path: set.path.description).map(\.0.sha256))
-            }
+            referenced = try await attachments(referencedBy: inventory.changeSets.values.joined().filter { !removed.contains($0.path) }, work: work)
             for client in plan.keptWholeStores.sorted() {
                 let path = layout.wholeStoreFile(documentIdentifier, client: client)
                 let (download, snapshot) = (work.appendingPathComponent("whole-store"), work.appendingPathComponent("snapshot.sqlite"))
@@ -166,6 +172,27 @@ open class VacuumOperation: @unchecked Sendable {
             }
         }
         return (removals, skipped)
+    }
+
+    /// The attachments referenced by change sets published since `inventory` was taken.
+    private func attachmentsReferencedByChangeSets(notIn inventory: DocumentInventory) async throws -> Set<String> {
+        let known = Set(inventory.changeSets.values.joined().map(\.path))
+        let now = DocumentInventory.classify(tree: try await fetchDocumentTree(), layout: layout, document: documentIdentifier)
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("foldersync-vacuum-\(UUID().uuidString)")
+        try LocalFiles.createDirectory(work)
+        defer { try? FileManager.default.removeItem(at: work) }
+        return try await attachments(referencedBy: now.changeSets.values.joined().filter { !known.contains($0.path) }, work: work)
+    }
+
+    /// The attachments some change sets reference, each downloaded into `work` in turn.
+    private func attachments(referencedBy sets: [DocumentInventory.ChangeSet], work: URL) async throws -> Set<String> {
+        var referenced = Set<String>()
+        for set in sets {
+            let local = work.appendingPathComponent("change-set")
+            try await downloadFile(set.path, to: local)
+            referenced.formUnion(try AttachmentScan.references(inChangeSet: local, path: set.path.description).map(\.0.sha256))
+        }
+        return referenced
     }
 
     private func expiredClients(_ inventory: DocumentInventory) -> Set<String> {

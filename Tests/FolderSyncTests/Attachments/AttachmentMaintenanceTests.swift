@@ -46,6 +46,44 @@ struct AttachmentMaintenanceTests {
         #expect(c.document.localFile(for: kept) != nil)
     }
 
+    @Test("Vacuum keeps an unreferenced attachment that a client references again while the vacuum runs")
+    func vacuumRace() async throws {
+        let directory = TemporaryDirectory()
+        let root = directory.subdirectory("remote")
+        let remote = FileManagerFileSystem(rootURL: root)
+        let a = WholeStoreTests.manual(try await TestClient.make(remote, name: "A", in: directory))
+        let file = directory.url.appendingPathComponent("file")
+        try pseudoRandomBytes(5_000, seed: 14).write(to: file)
+        let reference = try a.document.attachFile(at: file)
+        try a.execute("INSERT INTO notes(id, body) VALUES ('n1', ?)", [reference.databaseValue])
+        try await a.sync()
+        try a.execute("DELETE FROM notes WHERE id = 'n1'")
+        try await a.sync()
+        try #require(try await a.document.uploadWholeStore() != nil)
+
+        /// Between its survey and its removals, client A attaches the same contents again (present, so not uploaded).
+        final class RacingVacuum: VacuumOperation, @unchecked Sendable {
+            var listings = 0
+            var race: (@Sendable () async throws -> Void)?
+            override func fetchDocumentTree() async throws -> [RemotePath: [RemoteItem]] {
+                listings += 1
+                if listings == 2 { try await race?() }
+                return try await super.fetchDocumentTree()
+            }
+        }
+        let vacuum = RacingVacuum(fileSystem: remote, layout: a.document.layout, documentIdentifier: "DOC", temporaryFileAge: 0,
+                                  actorIdentifier: "operator", environment: Fixture.quietEnvironment())
+        vacuum.race = {
+            try a.execute("INSERT INTO notes(id, body) VALUES ('n2', ?)", [try a.document.attachFile(at: file).databaseValue])
+            let report = try await a.sync()
+            #expect(report.attachmentsUploaded == 0)
+        }
+        let report = try await vacuum.run()
+        #expect(vacuum.listings == 2)
+        #expect(!report.removed.contains { $0.reason == .unreferencedAttachment })
+        #expect(Array(try remoteAttachments(root).keys) == [reference.sha256])
+    }
+
     @Test("doctor checks every attachment against the SHA-256 that names it, and quarantines a corrupt one")
     func doctor() async throws {
         let directory = TemporaryDirectory()
