@@ -20,15 +20,16 @@ extension GRDBStore: LargeValueRestoring {
                 if let threshold {
                     try db.inTransaction {
                         for (table, column, key) in blobColumns {
-                            let rows = try Row.fetchAll(db, sql: """
-                                SELECT \(key), \(column.quotedDatabaseIdentifier) FROM \(table.quotedDatabaseIdentifier)
-                                WHERE typeof(\(column.quotedDatabaseIdentifier)) = 'blob' AND length(\(column.quotedDatabaseIdentifier)) >= ?
+                            let (name, quotedTable) = (column.quotedDatabaseIdentifier, table.quotedDatabaseIdentifier)
+                            // Keys first, then one value at a time: a snapshot's large values together may not fit in memory.
+                            let keys = try DatabaseValue.fetchAll(db, sql: """
+                                SELECT \(key) FROM \(quotedTable) WHERE typeof(\(name)) = 'blob' AND length(\(name)) >= ?
                                 """, arguments: [threshold])
-                            for row in rows {
-                                let value: Data = row[1]
-                                guard !AttachmentReference.looksLikeReference(value) else { continue }
-                                try db.execute(sql: "UPDATE \(table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = ? WHERE \(key) = ?",
-                                               arguments: [try local.add(value: value).databaseValue, row[0] as DatabaseValue])
+                            for row in keys {
+                                guard let value = try Data.fetchOne(db, sql: "SELECT \(name) FROM \(quotedTable) WHERE \(key) = ?", arguments: [row]),
+                                      !AttachmentReference.looksLikeReference(value) else { continue }
+                                try db.execute(sql: "UPDATE \(quotedTable) SET \(name) = ? WHERE \(key) = ?",
+                                               arguments: [try local.add(value: value).databaseValue, row])
                             }
                         }
                         return .commit
