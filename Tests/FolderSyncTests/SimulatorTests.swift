@@ -106,3 +106,42 @@ final class ScratchDirectory {
 
     deinit { try? FileManager.default.removeItem(at: url) }
 }
+
+@Suite("Simulator with attachments")
+struct SimulatorAttachmentTests {
+    @Test("Simulated clients writing large values and attached files converge, lose no write, and all get every file")
+    func attachments() async {
+        var total = ConvergenceSimulator.Summary()
+        var failures = 0
+        let seeds: [UInt64] = SimulatorTests.replaySeed.map { [$0] } ?? Array(300_001...300_045)
+        for seed in seeds {
+            do {
+                total = total + (try await Self.run(seed))
+            } catch {
+                failures += 1
+                Issue.record("\(error)\nreplay: FOLDERSYNC_SEED=\(seed) swift test --filter 'SimulatorAttachmentTests'")
+                if failures >= 3 { break }
+            }
+        }
+        #expect(SimulatorTests.replaySeed != nil || total.attachmentWrites > 100, "\(total.attachmentWrites) attachment writes")
+        print(SimulatorTests.describe(total, "attachment seeds") + ", \(total.attachmentWrites) attachment writes")
+    }
+
+    /// Seeds alternate adapters and remotes; every third one has the lifecycle (whole stores, vacuum, wipes, re-joins).
+    static func run(_ seed: UInt64) async throws -> ConvergenceSimulator.Summary {
+        let directory = ScratchDirectory(seed: seed)
+        var configuration = ConvergenceSimulator.Configuration(seed: seed, directory: directory.url)
+        configuration.attachments = true
+        switch seed % 3 {
+        case 0: configuration.remote = .inMemory
+        case 1:
+            configuration.remote = .fileManager
+            configuration.makeStore = GRDBSimulatorStore.factory
+        default:
+            configuration.remote = .fileManager
+            configuration.makeStore = GRDBSimulatorStore.factory
+            configuration.lifecycle = true
+        }
+        return try await ConvergenceSimulator(configuration).run()
+    }
+}

@@ -122,6 +122,60 @@ do {
         let peakLine = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
         let peak = (Int(peakLine.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? 0) * 1024
         print("sealed \(try await app.underlyingRemote.item(at: path)?.size ?? 0) growth \(peak - baseline)")
+    case "exchange-attachment":
+        // Two clients exchange one attached file of --size bytes through --root; prints how much the peak resident
+        // memory rose above the baseline (VmHWM, reset after setup), and what the remote holds.
+        let size = Int(option("size"))!, directory = URL(fileURLWithPath: option("dir"))
+        let remote = FileManagerFileSystem(rootURL: URL(fileURLWithPath: option("root")))
+        func client(_ name: String) async throws -> (DocumentSyncManager, GRDBStore) {
+            var environment = SyncEnvironment.live
+            environment.logger.logLevel = .error
+            let store = try GRDBStore(path: directory.appendingPathComponent("\(name).sqlite").path, tables: [SyncedTable("items")]) { db in
+                try db.execute(sql: "CREATE TABLE IF NOT EXISTS items(id TEXT PRIMARY KEY NOT NULL, value BLOB)")
+            }
+            let app = ApplicationSyncManager(remote: remote, environment: environment)
+            try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)", clientDescription: name))
+            let document = try await DocumentSyncManager(
+                applicationSyncManager: app,
+                registering: .init(documentIdentifier: "DOC", documentDescription: "worker",
+                                   helperDirectory: directory.appendingPathComponent("\(name).helper")),
+                store: store, remoteDocumentCreationHandler: { _ in true })
+            return (document, store)
+        }
+        let (a, storeA) = try await client("A")
+        let (b, _) = try await client("B")
+        let file = directory.appendingPathComponent("movie.bin")
+        FileManager.default.createFile(atPath: file.path, contents: nil)
+        let output = try FileHandle(forWritingTo: file)
+        var state: UInt64 = 42
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        for offset in stride(from: 0, to: size, by: chunk.count) {
+            for index in stride(from: 0, to: chunk.count, by: 8) {
+                state &+= 0x9E37_79B9_7F4A_7C15
+                var z = (state ^ (state >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+                withUnsafeBytes(of: z ^ (z >> 31)) { chunk.replaceSubrange(index..<index + 8, with: $0) }
+            }
+            try output.write(contentsOf: Data(chunk.prefix(min(chunk.count, size - offset))))
+        }
+        try output.close()
+        func status(_ field: String) -> Int {
+            let text = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+            let line = text.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
+            return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+        }
+        try "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)   // resets VmHWM
+        let baseline = status("VmRSS")
+        let reference = try a.attachFile(at: file, mode: .copy, metadata: ["name": "movie.bin"])
+        try await storeA.database.write { try $0.execute(sql: "INSERT INTO items VALUES ('movie', ?)", arguments: [reference.databaseValue]) }
+        let sent = try await a.synchronize()
+        let received = try await b.synchronize()
+        let copy = try await b.requestDownload(for: reference)   // verifies B's copy by its SHA-256
+        let peak = status("VmHWM")
+        let stored = URL(fileURLWithPath: option("root")).appendingPathComponent("com.example.notes/Documents/DOC/Attachments")
+        let names = try FileManager.default.contentsOfDirectory(atPath: stored.path)
+        let bytes = try names.reduce(0) { $0 + (try FileManager.default.attributesOfItem(atPath: stored.appendingPathComponent($1).path)[.size] as? Int ?? 0) }
+        print("growth \(peak - baseline) uploaded \(sent.attachmentsUploaded) downloaded \(received.attachmentsDownloaded) files \(names.count) bytes \(bytes) same \(copy.path != file.path)")
     case "sync":
         let report = try await register(store: try openStore()).synchronize()
         print("sent \(report.changeSetsSent) applied \(report.changeSetsApplied)")

@@ -26,6 +26,8 @@ extension RemoteTreeDoctor {
                 if !path.components.contains("TemporaryFiles") { examination.documentFacts[document]?.manifests.append(manifest) }
             case "plist":
                 try await checkPropertyList(walked, document: document, &examination)
+            case "attachment":
+                try await checkAttachment(walked, &examination)
             case "integrity-key":
                 if let document { examination.documentFacts[document]?.integrityKeys.append(path.name) }
             default:
@@ -106,6 +108,25 @@ extension RemoteTreeDoctor {
         if !disagreements.isEmpty {
             examination.add(.error, .unappliableChangeSet, path,
                             "the header disagrees with the file's place (" + disagreements.joined(separator: "; ") + "): no client applies it")
+        }
+    }
+
+    /// Verifies an attachment's contents against the SHA-256 that names it.
+    private func checkAttachment(_ walked: Examination.Walked, _ examination: inout Examination) async throws {
+        let path = walked.path
+        guard AttachmentReference.isValidName(path.name) else {
+            examination.add(.error, .corruptAttachment, path, "an attachment's name must be the 64 lowercase hex digits of its SHA-256",
+                            repair: .quarantine)
+            return
+        }
+        do {
+            try await withLocalCopy(of: path) { url in try AttachmentFile.verify(url, sha256: path.name, path: path.description) }
+        } catch let error as FolderSyncError where error.code == .unsupportedFormatVersion {
+            examination.add(.warning, .unsupportedVersion, path, error.message + "; a newer client reads it")
+        } catch let error as FolderSyncError where error.code == .corruptFile {
+            examination.add(.error, .corruptAttachment, path, error.message + "; rows that reference it get it as gone", repair: .quarantine)
+        } catch FolderSyncError.Code.remoteItemNotFound {
+            return // vacuumed since the listing
         }
     }
 

@@ -60,6 +60,10 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
         /// An encrypted file fails authentication: altered, damaged, moved or swapped from another path, or
         /// sealed with another key. The error names the file; nothing of it was used.
         public static let tamperedFile = Code(rawValue: 20)
+        /// An attachment a row references is not on the remote ("gone"): deleted there, or never uploaded.
+        public static let attachmentGone = Code(rawValue: 21)
+        /// A file attached as immutable changed before it was uploaded: it no longer has the attached contents.
+        public static let attachmentChanged = Code(rawValue: 22)
 
         public var description: String {
             switch self {
@@ -83,6 +87,8 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
             case .invalidConfiguration: "invalidConfiguration"
             case .wrongPassword: "wrongPassword"
             case .tamperedFile: "tamperedFile"
+            case .attachmentGone: "attachmentGone"
+            case .attachmentChanged: "attachmentChanged"
             default: "code\(rawValue)"
             }
         }

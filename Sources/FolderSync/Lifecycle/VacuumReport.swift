@@ -15,6 +15,9 @@ public struct VacuumReport: Sendable, Hashable {
         case deletedClientRecentSync
         /// An empty folder of a deleted client whose change sets are all gone.
         case deletedClientFolder
+        /// An attachment no change set and no whole store that vacuum keeps references, older than the age limit of
+        /// temporaries (an attachment is published just before the change set that references it).
+        case unreferencedAttachment
     }
 
     /// One removed item.

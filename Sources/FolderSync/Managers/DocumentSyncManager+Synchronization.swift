@@ -54,6 +54,7 @@ extension DocumentSyncManager {
         let snapshotting = store as? any SnapshottingModelAdapter
         var installed: WholeStoreManifest?
         var bootstrapWarning: SyncWarning?
+        var attachmentsFetched = WholeStoreDownloadOperation.AttachmentsFetched()
         if policy.automaticallyDownloadsWholeStore, let snapshotting, try !store.loadSyncState().hasBootstrapped {
             do {
                 let download = wholeStoreDownloadOperation(store: snapshotting)
@@ -61,6 +62,7 @@ extension DocumentSyncManager {
                 let check = synchronizationOperation(integrityKey: integrityKey, store: store)
                 download.checkBeforeInstalling = { try await check.checkStillRegistered() }
                 installed = try await download.run()
+                attachmentsFetched = download.attachmentsFetched
             } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
                 // Starting from a whole store saves time; the change sets bring the same data.
                 bootstrapWarning = SyncWarning(kind: .wholeStoreUnusable, message: error.message, path: error.path)
@@ -71,13 +73,19 @@ extension DocumentSyncManager {
         }
         var report = try await synchronizationOperation(integrityKey: integrityKey, store: store).run()
         if let bootstrapWarning { report.warnings.insert(bootstrapWarning, at: 0) }
-        if report.needsWholeStore, policy.automaticallyDownloadsWholeStore, let snapshotting,
-           let manifest = try await wholeStoreDownloadOperation(store: snapshotting).run(covering: report.missingChangeSets) {
+        let download = snapshotting.map { wholeStoreDownloadOperation(store: $0) }
+        if report.needsWholeStore, policy.automaticallyDownloadsWholeStore, let download,
+           let manifest = try await download.run(covering: report.missingChangeSets) {
             installed = manifest
+            attachmentsFetched.add(download.attachmentsFetched)
             let again = try await synchronizationOperation(integrityKey: integrityKey, store: store).run()
             report.merge(again)
         }
         report.installedWholeStore = installed
+        report.goneAttachments.insert(contentsOf: attachmentsFetched.gone, at: 0)
+        report.attachmentsDownloaded += attachmentsFetched.count
+        report.attachmentBytesReceived += attachmentsFetched.bytes
+        report.bytesReceived += attachmentsFetched.bytes
         if let snapshotting { report.uploadedWholeStore = try await uploadWholeStoreIfDue(report, store: snapshotting, policy: policy) }
         return report
     }
@@ -85,7 +93,8 @@ extension DocumentSyncManager {
     private func uploadWholeStoreIfDue(_ report: SyncReport, store: any SnapshottingModelAdapter, policy: SyncPolicy) async throws -> WholeStoreManifest? {
         var state = try store.loadSyncState()
         state.changeSetsSinceWholeStore += report.changeSetsSent
-        state.bytesSinceWholeStore += report.bytesSent
+        // Attachments never enter whole stores, so they do not make one due.
+        state.bytesSinceWholeStore += report.bytesSent - report.attachmentBytesSent
         let due = (policy.wholeStoreUploadAfterChangeSets.map { state.changeSetsSinceWholeStore >= $0 } ?? false)
             || (policy.wholeStoreUploadAfterBytes.map { state.bytesSinceWholeStore >= $0 } ?? false)
         // A sync that sent nothing leaves the counters as they are: no write transaction.
@@ -183,5 +192,10 @@ extension SyncReport {
         remoteRequests += other.remoteRequests
         duration += other.duration
         missingChangeSets = other.missingChangeSets
+        goneAttachments += other.goneAttachments
+        attachmentsUploaded += other.attachmentsUploaded
+        attachmentsDownloaded += other.attachmentsDownloaded
+        attachmentBytesSent += other.attachmentBytesSent
+        attachmentBytesReceived += other.attachmentBytesReceived
     }
 }

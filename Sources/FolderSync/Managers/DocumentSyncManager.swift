@@ -267,24 +267,30 @@ open class DocumentSyncManager: @unchecked Sendable {
         if conflictResolver != nil || delegate != nil {
             resolver = { [unowned self] conflict in await self.resolve(conflict) }
         }
-        return SynchronizationOperation(
+        let operation = SynchronizationOperation(
             fileSystem: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
             clientIdentifier: clientIdentifier, integrityKey: integrityKey, store: store, localLayout: localLayout,
             environment: applicationSyncManager.environment,
             resolver: resolver,
             emit: { [weak self] event in self?.publish(event) })
+        operation.attachmentThreshold = policy.attachmentThreshold
+        operation.attachmentDownloads = policy.attachmentDownloads
+        return operation
     }
 
     /// Builds the whole-store upload operation. Override to return a backend subclass.
     open func wholeStoreUploadOperation(store: any SnapshottingModelAdapter) -> WholeStoreUploadOperation {
-        WholeStoreUploadOperation(fileSystem: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
-                                  clientIdentifier: clientIdentifier, store: store, localLayout: localLayout,
-                                  environment: applicationSyncManager.environment)
+        let operation = WholeStoreUploadOperation(
+            fileSystem: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
+            clientIdentifier: clientIdentifier, store: store, localLayout: localLayout, environment: applicationSyncManager.environment)
+        operation.attachmentThreshold = policy.attachmentThreshold
+        operation.emit = { [weak self] event in self?.publish(event) }
+        return operation
     }
 
     /// Builds the whole-store download operation. Override to return a backend subclass.
     open func wholeStoreDownloadOperation(store: any SnapshottingModelAdapter) -> WholeStoreDownloadOperation {
-        WholeStoreDownloadOperation(
+        let operation = WholeStoreDownloadOperation(
             fileSystem: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
             clientIdentifier: clientIdentifier, store: store, localLayout: localLayout, environment: applicationSyncManager.environment,
             willReplace: { [weak self] manifest in
@@ -295,5 +301,8 @@ open class DocumentSyncManager: @unchecked Sendable {
                 guard let self else { return }
                 self.delegate?.documentSyncManager(self, didReplaceLocalDataWith: manifest)
             })
+        operation.attachmentDownloads = policy.attachmentDownloads
+        operation.emit = { [weak self] event in self?.publish(event) }
+        return operation
     }
 }

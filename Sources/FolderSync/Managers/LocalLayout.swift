@@ -23,6 +23,8 @@ public struct LocalLayout: Hashable, Sendable {
     public var stagedSyncChangesDirectory: URL { helperDirectory.appendingPathComponent("StagedSyncChanges", isDirectory: true) }
     /// Downloads in progress.
     public var downloadsDirectory: URL { helperDirectory.appendingPathComponent("Downloads", isDirectory: true) }
+    /// This client's attachments, one file per SHA-256 (see ``AttachmentReference``).
+    public var attachmentsDirectory: URL { helperDirectory.appendingPathComponent("Attachments", isDirectory: true) }
     /// Backups of the local store and its unpushed changes, kept by resets.
     public var backupsDirectory: URL { helperDirectory.appendingPathComponent("Backups", isDirectory: true) }
     /// Locked while a sync runs, so two processes never sync one document at once.

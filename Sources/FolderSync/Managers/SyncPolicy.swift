@@ -9,7 +9,21 @@ public struct SyncPolicy: Sendable, Hashable {
     public var wholeStoreUploadAfterBytes: Int64? = 16 * 1024 * 1024
     /// Vacuum after each whole-store upload, so that change sets every client has applied are removed.
     public var vacuumsAfterWholeStoreUpload = true
+    /// A `BLOB` value of at least this many bytes travels as an attachment: stored once under the document's
+    /// `Attachments/`, while change sets and whole stores carry its hash and size (`nil`: values always inline).
+    public var attachmentThreshold: Int? = 64 * 1024
+    /// When attached files reach this client: during the sync that brings their reference, or on request.
+    public var attachmentDownloads = AttachmentDownloadPolicy.eager
 
     /// The default policy: automatic whole-store downloads, an upload every 50 change sets or 16 MiB, vacuum after uploads.
     public init() {}
+}
+
+/// When a client downloads the files other clients attached (large column values are always downloaded, since
+/// the column needs them).
+public enum AttachmentDownloadPolicy: Sendable, Hashable {
+    /// During the sync that brings a reference to them.
+    case eager
+    /// Only when the app calls ``DocumentSyncManager/requestDownload(for:)``; a sync only checks they exist.
+    case lazy
 }

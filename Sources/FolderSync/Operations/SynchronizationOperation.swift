@@ -40,8 +40,13 @@ open class SynchronizationOperation: @unchecked Sendable {
     var partByteLimit = ChangeSetSplitter.defaultPartByteLimit
     /// Only fetch and apply: stage, publish and write nothing (an operator's export reads a tree it must not change).
     var isReadOnly = false
+    /// `BLOB` values of at least this many bytes travel as attachments (`nil`: never).
+    var attachmentThreshold: Int? = 64 * 1024
+    var attachmentDownloads = AttachmentDownloadPolicy.eager
+    /// Attachments this sync found on the remote or uploaded, so each is checked once.
+    var attachmentsOnRemote = Set<String>()
 
-    private var report = SyncReport()
+    var report = SyncReport()
     /// The ledger, read once per sync and kept current as sets are applied: reading it (every set ever applied)
     /// at each step made a sync cost what exists rather than what is new.
     private var ledger: [String: Set<Int64>]?
@@ -74,6 +79,7 @@ open class SynchronizationOperation: @unchecked Sendable {
         }
         let lock = try await FileLock.acquire(localLayout.syncLockFile)
         defer { lock.release() }
+        localLayout.attachmentStore.removeStaleTemporaries(now: Date())   // file dates are the wall clock, not the sync clock
 
         emit(.phase(.checkingIntegrity))
         try await checkIntegrityKey()
@@ -177,7 +183,7 @@ open class SynchronizationOperation: @unchecked Sendable {
                 return .init(url: directory.appendingPathComponent(name), changeSetIdentifier: identifier)
             }
         var parts: [ChangeSetSplitter.Part] = []
-        let count = try store.stageChanges(sequence: state.nextSequence, emit: { try splitter.append($0) }, seal: {
+        let count = try store.stageChanges(sequence: state.nextSequence, emit: { try splitter.append(self.storingLargeValues(of: $0)) }, seal: {
             parts = try splitter.finish()
             LocalFiles.syncDirectory(directory.path)
             return parts.last?.header.sequence ?? state.nextSequence
@@ -368,7 +374,10 @@ open class SynchronizationOperation: @unchecked Sendable {
     }
 
     private func apply(_ header: ChangeSetHeader, from url: URL, path: RemotePath) async throws {
-        let stream: ChangeStream = { body in try ChangeSetReader.forEachChange(at: url, path: path.description, body) }
+        try await fetchAttachments(referencedBy: url, path: path)
+        let stream: ChangeStream = { body in
+            try ChangeSetReader.forEachChange(at: url, path: path.description) { try body(try self.restoringLargeValues(of: $0)) }
+        }
         var resolutions: [ColumnKey: ConflictResolution] = [:]
         if let resolver, try store.hasUnpublishedChanges() {
             for conflict in try store.conflicts(author: header.clientIdentifier, localClient: clientIdentifier, changes: stream) {
@@ -403,6 +412,7 @@ open class SynchronizationOperation: @unchecked Sendable {
             try Task.checkCancellation()
             let url = directory.appendingPathComponent(name)
             let header = try ChangeSetReader.readHeader(at: url, path: url.path)
+            try await publishAttachments(referencedBy: url)
             try await publishChangeSet(from: url, name: name)
             report.remoteRequests += 1
             report.changeSetsSent += 1

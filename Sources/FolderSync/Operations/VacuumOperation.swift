@@ -7,7 +7,7 @@ public import Foundation
 ///
 /// 1. List every folder of the document once; read the recent syncs of
 ///    clients that are not deleted and every whole-store manifest. Change-set
-///    contents are never read.
+///    contents are read only when the document has attachments (step 4).
 /// 2. With an expiry policy, clients whose last sync is older than the limit
 ///    are marked deleted (`DeletedClients/<client>.plist`) **before** anything
 ///    is computed or removed, so a returning client resets safely.
@@ -16,6 +16,9 @@ public import Foundation
 ///    contains it) and, unless this is a dry run, remove in phases: dominated
 ///    whole stores, markers of deleted clients, change sets, stale
 ///    temporaries, emptied folders of deleted clients.
+/// 4. Last, attachments that no change set or whole store it keeps references,
+///    once older than `temporaryFileAge`; change sets published while it ran
+///    are read just before, so an attachment referenced again stays.
 ///
 /// Anything it cannot read or does not know is left alone and reported.
 /// Modification dates are used for one thing only: the age of temporaries.
@@ -72,12 +75,22 @@ open class VacuumOperation: @unchecked Sendable {
         let plan = VacuumPlanner.plan(inventory, layout: layout, document: documentIdentifier, expired: expired,
                                       now: environment.now(), temporaryFileAge: temporaryFileAge, dryRun: dryRun)
         var report = plan.report
+        let attachments = try await unreferencedAttachments(inventory, plan: plan)
+        report.removed += attachments.removals
+        report.skipped += attachments.skipped
         guard !dryRun else { return report }
 
         var failed: [RemotePath: FolderSyncError] = [:]
         for phase in plan.phases {
             try Task.checkCancellation()
             for (path, error) in try await remove(phase) { failed[path] = error }
+        }
+        if !attachments.removals.isEmpty {
+            // A client may have published a change set referencing one of them meanwhile (it found it present).
+            let referencedNow = try await attachmentsReferencedByChangeSets(notIn: inventory)
+            let stillUnreferenced = attachments.removals.filter { !referencedNow.contains($0.path.name) }
+            report.removed.removeAll { $0.reason == .unreferencedAttachment && referencedNow.contains($0.path.name) }
+            for (path, error) in try await remove(stillUnreferenced) { failed[path] = error }
         }
         report.failures = failed.map { .init(path: $0.key, error: $0.value) }.sorted { $0.path < $1.path }
         report.removed.removeAll { failed[$0.path] != nil }
@@ -128,6 +141,66 @@ open class VacuumOperation: @unchecked Sendable {
         return inventory
     }
 
+    /// The attachments nothing left after the plan references: every change set it keeps and every whole store it
+    /// keeps are read (only when the document has attachments). Anything unreadable keeps every attachment.
+    private func unreferencedAttachments(_ inventory: DocumentInventory, plan: VacuumPlan)
+        async throws -> (removals: [VacuumReport.Removal], skipped: [VacuumReport.Skipped]) {
+        let folder = layout.attachmentsDirectory(documentIdentifier)
+        let stored = (inventory.tree[folder] ?? []).filter { $0.kind == .file && AttachmentReference.isValidName($0.name) }
+        guard !stored.isEmpty else { return ([], []) }
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("foldersync-vacuum-\(UUID().uuidString)")
+        try LocalFiles.createDirectory(work)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let removed = Set(plan.report.removed.map(\.path))
+        var referenced = Set<String>()
+        do {
+            referenced = try await attachments(referencedBy: inventory.changeSets.values.joined().filter { !removed.contains($0.path) }, work: work)
+            for client in plan.keptWholeStores.sorted() {
+                let path = layout.wholeStoreFile(documentIdentifier, client: client)
+                let (download, snapshot) = (work.appendingPathComponent("whole-store"), work.appendingPathComponent("snapshot.sqlite"))
+                try await downloadFile(path, to: download)
+                _ = try WholeStoreFile.read(download, to: snapshot, path: path.description)
+                referenced.formUnion(try AttachmentScan.references(inSnapshot: snapshot, path: path.description).map(\.1.sha256))
+                try? FileManager.default.removeItem(at: snapshot)
+            }
+        } catch let error as FolderSyncError where [.corruptFile, .unsupportedFormatVersion, .remoteItemNotFound].contains(error.code) {
+            return ([], [.init(path: folder, reason: "attachments kept: \(error.path ?? "a file") could not be read (\(error.message))")])
+        }
+        var removals: [VacuumReport.Removal] = []
+        var skipped: [VacuumReport.Skipped] = []
+        for item in stored.sorted(by: { $0.name < $1.name }) where !referenced.contains(item.name) {
+            guard let date = item.modificationDate else {
+                skipped.append(.init(path: folder.appending(item.name), reason: "unreferenced attachment without a modification date; its age is unknown"))
+                continue
+            }
+            if environment.now().timeIntervalSince(date) > temporaryFileAge {
+                removals.append(.init(path: folder.appending(item.name), byteCount: item.size ?? 0, reason: .unreferencedAttachment))
+            }
+        }
+        return (removals, skipped)
+    }
+
+    /// The attachments referenced by change sets published since `inventory` was taken.
+    private func attachmentsReferencedByChangeSets(notIn inventory: DocumentInventory) async throws -> Set<String> {
+        let known = Set(inventory.changeSets.values.joined().map(\.path))
+        let now = DocumentInventory.classify(tree: try await fetchDocumentTree(), layout: layout, document: documentIdentifier)
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("foldersync-vacuum-\(UUID().uuidString)")
+        try LocalFiles.createDirectory(work)
+        defer { try? FileManager.default.removeItem(at: work) }
+        return try await attachments(referencedBy: now.changeSets.values.joined().filter { !known.contains($0.path) }, work: work)
+    }
+
+    /// The attachments some change sets reference, each downloaded into `work` in turn.
+    private func attachments(referencedBy sets: [DocumentInventory.ChangeSet], work: URL) async throws -> Set<String> {
+        var referenced = Set<String>()
+        for set in sets {
+            let local = work.appendingPathComponent("change-set")
+            try await downloadFile(set.path, to: local)
+            referenced.formUnion(try AttachmentScan.references(inChangeSet: local, path: set.path.description).map(\.0.sha256))
+        }
+        return referenced
+    }
+
     private func expiredClients(_ inventory: DocumentInventory) -> Set<String> {
         guard let limit = expireClientsAfter else { return [] }
         let now = environment.now()
@@ -169,6 +242,11 @@ open class VacuumOperation: @unchecked Sendable {
     }
 
     // MARK: Backend steps
+
+    /// Downloads a change set or a whole store, to find the attachments it references.
+    open func downloadFile(_ path: RemotePath, to url: URL) async throws {
+        try await fileSystem.download(path, toLocalFile: url)
+    }
 
     /// Lists every folder of the document, by path. A backend with recursive listing overrides this.
     ///

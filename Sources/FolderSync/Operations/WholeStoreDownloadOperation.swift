@@ -27,6 +27,22 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     /// Runs once a store was found, before it replaces anything: a bootstrap checks there that the remote is
     /// still this client's epoch and the client is not deleted (only when there is a store, so it costs nothing otherwise).
     var checkBeforeInstalling: (@Sendable () async throws -> Void)?
+    var attachmentDownloads = AttachmentDownloadPolicy.eager
+    var emit: @Sendable (SyncEvent) -> Void = { _ in }
+    /// What the last install downloaded of the attachments its store references, and what the remote lacked.
+    private(set) var attachmentsFetched = AttachmentsFetched()
+
+    struct AttachmentsFetched {
+        var count = 0
+        var bytes: Int64 = 0
+        var gone: [GoneAttachment] = []
+
+        mutating func add(_ other: AttachmentsFetched) {
+            count += other.count
+            bytes += other.bytes
+            gone += other.gone
+        }
+    }
 
     /// An operation ready to ``run(covering:)``; see the properties for each argument.
     ///
@@ -60,8 +76,12 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
         let snapshot = work.appendingPathComponent("snapshot.sqlite")
         guard let manifest = try await bestWholeStore(into: snapshot, covering: missing) else { return nil }
         try await checkBeforeInstalling?()
+        try await fetchAttachments(of: snapshot)
         willReplace(manifest)
         try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: clientIdentifier)
+        if let store = store as? any LargeValueRestoring {
+            try store.restoreLargeValues(from: localLayout.attachmentStore)
+        }
         didReplace(manifest)
         environment.logger.info("Installed whole store \(manifest.wholeStoreIdentifier) of client \(manifest.clientIdentifier)")
         return manifest
@@ -105,6 +125,28 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
         }
         if let lastError { throw lastError }
         return nil
+    }
+
+    /// Downloads the attachments a snapshot references, before it is installed: large values always, files by
+    /// policy. One the remote lacks is reported as gone; its column keeps the reference.
+    private func fetchAttachments(of snapshot: URL) async throws {
+        attachmentsFetched = AttachmentsFetched()
+        guard let store = store as? any LargeValueRestoring else { return }
+        let transfer = AttachmentTransfer(fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
+                                          local: localLayout.attachmentStore, emit: emit)
+        var unavailable = Set<String>()
+        for (key, reference) in try AttachmentScan.references(inSnapshot: snapshot, path: snapshot.path)
+        where !transfer.local.contains(reference) && (reference.isInlineValue || attachmentDownloads == .eager) {
+            let gone = GoneAttachment(key: key, reference: reference, path: transfer.remotePath(reference).description)
+            guard !unavailable.contains(reference.sha256) else { attachmentsFetched.gone.append(gone); continue }
+            do {
+                attachmentsFetched.bytes += try await transfer.download(reference)
+                attachmentsFetched.count += 1
+            } catch let error as FolderSyncError where error.code == .attachmentGone || error.code == .corruptFile {
+                unavailable.insert(reference.sha256)
+                attachmentsFetched.gone.append(gone)
+            }
+        }
     }
 
     // MARK: Backend steps

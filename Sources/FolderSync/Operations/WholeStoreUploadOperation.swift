@@ -22,6 +22,9 @@ open class WholeStoreUploadOperation: @unchecked Sendable {
     public let localLayout: LocalLayout
     /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
+    /// `BLOB` values of at least this many bytes leave the snapshot as attachments (`nil`: never).
+    var attachmentThreshold: Int? = 64 * 1024
+    var emit: @Sendable (SyncEvent) -> Void = { _ in }
 
     /// An operation ready to ``run()``; see the properties for each argument.
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
@@ -46,6 +49,7 @@ open class WholeStoreUploadOperation: @unchecked Sendable {
 
         let snapshot = work.appendingPathComponent("snapshot.sqlite")
         guard let covers = try store.writeSnapshot(to: snapshot, localClient: clientIdentifier) else { return nil }
+        try await publishAttachments(of: snapshot)
         let snapshotSize = (try FileManager.default.attributesOfItem(atPath: snapshot.path)[.size] as? NSNumber)?.uint64Value ?? 0
         let identifier = environment.makeIdentifier()
         let storeFile = work.appendingPathComponent(RemoteLayout.wholeStoreFileName)
@@ -65,6 +69,20 @@ open class WholeStoreUploadOperation: @unchecked Sendable {
         try await publishStagedFile(name: RemoteLayout.appliedSyncChangeSetsFileName)
         environment.logger.info("Uploaded whole store \(identifier) (\(size) bytes) covering \(manifest.coveredCount) change sets")
         return manifest
+    }
+
+    /// Moves large values out of the snapshot and makes sure the remote has every attachment it references,
+    /// before the whole store that references them is published.
+    private func publishAttachments(of snapshot: URL) async throws {
+        guard let store = store as? any LargeValueRestoring else { return }
+        let local = localLayout.attachmentStore
+        let transfer = AttachmentTransfer(fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
+                                          local: local, emit: emit)
+        for reference in try store.storeLargeValues(inSnapshot: snapshot, threshold: attachmentThreshold, into: local) {
+            if case .missingEverywhere = try await transfer.publish(reference) {
+                environment.logger.warning("Whole store references \(reference), which neither this client nor the remote has")
+            }
+        }
     }
 
     // MARK: Backend steps

@@ -74,6 +74,10 @@ public struct RemoteLayout: Hashable, Sendable {
     public func appliedSyncChangeSetsFile(_ document: String, client: String) -> RemotePath {
         wholeStoreDirectory(document, client: client).appending(Self.appliedSyncChangeSetsFileName)
     }
+    /// Files and large values stored once by content, named by their SHA-256 (see ``AttachmentReference``).
+    public func attachmentsDirectory(_ document: String) -> RemotePath { documentDirectory(document).appending("Attachments") }
+    /// `Attachments/<sha256>`: one attachment, stored once however many rows, change sets and whole stores reference it.
+    public func attachmentFile(_ document: String, sha256: String) -> RemotePath { attachmentsDirectory(document).appending(sha256) }
     /// `<document>/RecentSyncs/`: one recent-sync marker per client.
     public func recentSyncsDirectory(_ document: String) -> RemotePath { documentDirectory(document).appending("RecentSyncs") }
     /// `<document>/RecentSyncs/<client>.recentsync`: `client`'s recent-sync marker (``RecentSync``).

@@ -31,6 +31,15 @@ public struct SyncReport: Sendable, Hashable {
     public var installedWholeStore: WholeStoreManifest?
     /// A whole store was uploaded after this sync (by the upload policy).
     public var uploadedWholeStore: WholeStoreManifest?
+    /// Attachments rows reference that the remote does not have, each with the row and column referencing it.
+    /// The rest of the sync went on; ``DocumentSyncManager/requestDownload(for:)`` tries again.
+    public var goneAttachments: [GoneAttachment] = []
+    /// Attachments uploaded and downloaded (a whole store's included), and their bytes on the wire (also counted in
+    /// ``bytesSent`` and ``bytesReceived``).
+    public var attachmentsUploaded = 0
+    public var attachmentsDownloaded = 0
+    public var attachmentBytesSent: Int64 = 0
+    public var attachmentBytesReceived: Int64 = 0
     /// Remote requests made (list, stat, read, write, move, remove).
     public var remoteRequests = 0
     /// How long the sync took, in seconds.
@@ -69,4 +78,8 @@ public enum SyncEvent: Sendable, Hashable {
     case applyingChangeSet(index: Int, count: Int, changes: Int)
     /// Bytes moved so far in this sync.
     case transferred(sent: Int64, received: Int64)
+    /// An attachment's upload starts (followed by ``transferred(sent:received:)`` when it is done).
+    case uploadingAttachment(AttachmentReference)
+    /// An attachment's download starts (followed by ``transferred(sent:received:)`` when it is done).
+    case downloadingAttachment(AttachmentReference)
 }

@@ -52,6 +52,10 @@ public struct ConvergenceSimulator: Sendable {
         public var makeStore: StoreFactory = ConvergenceSimulator.inMemoryStore
         /// Adds the lifecycle steps; the store must be a ``SnapshottingSimulatorStore``. Off, a seed plays as before.
         public var lifecycle = false
+        /// Adds writes that carry attachments: note bodies that are large values (above a 256-byte threshold) and
+        /// attached files, a few contents shared by many rows; at the end every client must get each attached
+        /// file intact. Off, a seed plays as before.
+        public var attachments = false
 
         /// A configuration with default ranges, an in-memory remote and in-memory stores.
         /// - Parameters:
@@ -105,6 +109,8 @@ public struct ConvergenceSimulator: Sendable {
         public var resets = 0
         /// Stopped clients that re-joined.
         public var rejoins = 0
+        /// Writes of large values and of attached files (zero unless ``Configuration/attachments``).
+        public var attachmentWrites = 0
         /// The converged rows (not added up by `+`).
         public var rows: [CanonicalRow] = []
 
@@ -122,6 +128,7 @@ public struct ConvergenceSimulator: Sendable {
             sum.wholeStoreInstalls += rhs.wholeStoreInstalls; sum.vacuums += rhs.vacuums
             sum.changeSetsVacuumed += rhs.changeSetsVacuumed; sum.expiredClients += rhs.expiredClients
             sum.clientDeletions += rhs.clientDeletions; sum.wipes += rhs.wipes; sum.resets += rhs.resets; sum.rejoins += rhs.rejoins
+            sum.attachmentWrites += rhs.attachmentWrites
             return sum
         }
     }

@@ -21,6 +21,8 @@ final class SimulatedClient {
     var usesWholeStores = false
     /// `policy.wholeStoreUploadAfterChangeSets` for this client (`nil`: the default policy).
     var wholeStoreUploadThreshold: Int?
+    /// Whether large values travel as attachments from 256 bytes (the simulator's values are small).
+    var usesAttachments = false
     /// The reset this client's last sync (or registration) stopped on and that it has not re-joined from yet.
     var reset: FolderSyncError.Code?
     /// The reset codes this client's next sync must stop on (after a wipe, deletion or expiry), or empty.
@@ -68,6 +70,7 @@ final class SimulatedClient {
             document.policy.wholeStoreUploadAfterBytes = nil
         }
         if let wholeStoreUploadThreshold { document.policy.wholeStoreUploadAfterChangeSets = wholeStoreUploadThreshold }
+        if usesAttachments { document.policy.attachmentThreshold = 256 }
         if resolvesConflicts {
             document.conflictResolver = { conflict in
                 guard case .text(let local) = conflict.localValue, case .text(let remote) = conflict.remoteValue else { return nil }

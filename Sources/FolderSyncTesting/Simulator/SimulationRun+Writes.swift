@@ -1,4 +1,5 @@
 import FolderSync
+import Foundation
 
 /// The app side of the simulation: random writes to the notes schema, each recorded in the journal once committed.
 extension SimulationRun {
@@ -20,6 +21,16 @@ extension SimulationRun {
         func ids(_ table: String) -> [String] { rows.filter { $0.table == table }.map(\.syncID) }
         let folders = ids("folders"), notes = ids("notes"), tags = ids("tags"), links = ids("note_tags")
         let optionalFolder: SyncValue = random.chance(70) ? random.pick(folders).map(SyncValue.text) ?? .null : .null
+        if configuration.attachments && random.chance(20) {
+            let value = try attachmentValue(on: client)
+            if let note = random.pick(notes), random.chance(60) {
+                try update(client, "notes", note, ["body": value])
+            } else {
+                try insert(client, "notes", newID("n", client), ["title": word(), "body": value, "folder_id": optionalFolder])
+            }
+            summary.attachmentWrites += 1
+            return
+        }
 
         switch random.int(0...13) {
         case 0:
@@ -79,6 +90,18 @@ extension SimulationRun {
             guard let target = random.pick(deleted) else { return }
             try refusedReinsert(client, target.table, target.syncID)
         }
+    }
+
+    /// A large value, or the reference of an attached file; one of four contents each, so rows share them.
+    private func attachmentValue(on client: SimulatedClient) throws -> SyncValue {
+        let variant = random.int(0...3)
+        let bytes = Data((0..<(300 + 100 * variant)).map { UInt8(truncatingIfNeeded: $0 &* (variant + 7)) })
+        guard random.chance(50), let document = client.document else { return .blob(bytes) }
+        let file = client.folder.appendingPathComponent("attachment-\(variant).bin")
+        try bytes.write(to: file)
+        let reference = try document.attachFile(at: file, mode: random.chance(50) ? .copy : .immutable,
+                                                metadata: ["name": "attachment-\(variant).bin"])
+        return .blob(reference.databaseValue)
     }
 
     private func insert(_ client: SimulatedClient, _ table: String, _ syncID: String, _ values: [String: SyncValue]) throws {

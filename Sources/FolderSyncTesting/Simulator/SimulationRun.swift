@@ -37,6 +37,7 @@ final class SimulationRun {
         try await playRandomSteps()
         try await finish()
         try checkInvariants()
+        if configuration.attachments { try await checkAttachments() }
     }
 
     /// Creates the remote and the clients, and lets some of them join.
@@ -63,6 +64,7 @@ final class SimulationRun {
                 // A low threshold makes automatic uploads (and the vacuums after them) happen inside ordinary syncs.
                 client.wholeStoreUploadThreshold = random.chance(40) ? random.int(1...4) : nil
             }
+            client.usesAttachments = configuration.attachments
             waiting.append(client)
         }
         // Some clients join later and catch up on everything published before them.

@@ -55,6 +55,10 @@ struct ChangeSetPrinter {
         case .integer(let value): return String(value)
         case .real(let value): return String(value)
         case .text(let value): return (try? JSONOutput.line(value)) ?? value
+        case .blob(let data) where AttachmentReference(databaseValue: data) != nil:
+            let reference = AttachmentReference(databaseValue: data)!
+            let metadata = reference.metadata.keys.sorted().map { ", \($0)=\(reference.metadata[$0]!)" }.joined()
+            return "attachment(\(reference.sha256), \(reference.size) bytes\(reference.isInlineValue ? ", inline value" : "")\(metadata))"
         case .blob(let data):
             let hex = data.prefix(32).map { String(format: "%02x", $0) }.joined()
             return "x'\(hex)'" + (data.count > 32 ? "…(\(data.count) bytes)" : "")

@@ -141,6 +141,7 @@ struct VacuumOutput: Encodable {
         case .staleTemporary: "stale temporary"
         case .deletedClientRecentSync: "deleted client's recent sync"
         case .deletedClientFolder: "deleted client's folder"
+        case .unreferencedAttachment: "unreferenced attachment"
         case nil: reason
         }
     }

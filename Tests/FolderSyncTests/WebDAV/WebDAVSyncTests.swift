@@ -50,6 +50,35 @@ struct WebDAVSyncTests {
         #expect(stored.prefix(8) == Data("FSYNCENC".utf8) && stored.range(of: Data("sealed title".utf8)) == nil)
     }
 
+    @Test("Attachments (a 3 MB file, a large value) travel through the server, are stored once, and gone ones are reported",
+          arguments: WebDAVTestServers.names)
+    func attachments(_ server: String) async throws {
+        let directory = TemporaryDirectory()
+        let remote = try await WebDAVTestServers.fileSystem(server)
+        let (a, b) = try await TestClient.pair(remote, in: directory)
+        let file = directory.url.appendingPathComponent("photo.jpg")
+        let contents = pseudoRandomBytes(3_000_000, seed: 20)
+        try contents.write(to: file)
+        let photo = try a.document.attachFile(at: file, metadata: ["name": "photo.jpg"])
+        let large = pseudoRandomBytes(200_000, seed: 21)
+        try a.execute("INSERT INTO notes(id, title, body) VALUES ('n1', ?, ?)", [large, photo.databaseValue])
+        try a.execute("INSERT INTO notes(id, body) VALUES ('n2', ?)", [photo.databaseValue])
+        let sent = try await a.sync()
+        #expect(sent.attachmentsUploaded == 2)
+        let received = try await b.sync()
+        #expect(received.attachmentsDownloaded == 2 && received.goneAttachments.isEmpty)
+        #expect(try Data(contentsOf: try #require(b.document.localFile(for: photo))) == contents)
+        #expect(try NotesSchema.dump(a.store) == NotesSchema.dump(b.store))
+        let stored = try await remote.contentsOfDirectory(at: a.document.layout.attachmentsDirectory("DOC")).filter { !$0.name.hasPrefix(".") }
+        #expect(stored.count == 2)
+
+        try await remote.remove(a.document.layout.attachmentFile("DOC", sha256: photo.sha256))
+        let c = try await TestClient.make(remote, name: "C", in: directory)
+        let report = try await c.sync()
+        #expect(Set(report.goneAttachments.map(\.key.syncID)) == ["n1", "n2"])
+        #expect(try NotesSchema.dump(a.store) == NotesSchema.dump(c.store))
+    }
+
     @Test("An idle sync costs a small, constant number of HTTP requests", arguments: WebDAVTestServers.names)
     func idleSyncRequestCount(_ server: String) async throws {
         let directory = TemporaryDirectory()

@@ -1,0 +1,53 @@
+import Foundation
+
+/// A local file read or written in chunks, with failures mapped to ``FolderSyncError``: attachments of any
+/// size pass through a fixed buffer, never whole in memory.
+final class LocalStream {
+    private let handle: FileHandle
+    private let path: String
+
+    init(reading url: URL) throws {
+        path = url.path
+        do { handle = try FileHandle(forReadingFrom: url) } catch { throw Self.failure("open", url.path, error) }
+    }
+
+    /// Creates (or truncates) `url`.
+    init(writing url: URL) throws {
+        path = url.path
+        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+            throw FolderSyncError(.localStoreFailed, "cannot create the file", path: url.path)
+        }
+        do { handle = try FileHandle(forWritingTo: url) } catch { throw Self.failure("open", url.path, error) }
+    }
+
+    deinit { try? handle.close() }
+
+    /// Up to `count` bytes; empty at the end of the file.
+    func read(_ count: Int) throws -> Data {
+        do { return try handle.read(upToCount: count) ?? Data() } catch { throw Self.failure("read", path, error) }
+    }
+
+    func write(_ data: Data) throws {
+        do { try handle.write(contentsOf: data) } catch { throw Self.failure("write", path, error) }
+    }
+
+    func write(_ data: Data, at offset: UInt64) throws {
+        do {
+            try handle.seek(toOffset: offset)
+            try handle.write(contentsOf: data)
+            try handle.seekToEnd()
+        } catch { throw Self.failure("write", path, error) }
+    }
+
+    /// Flushes to disk, then closes.
+    func close() throws {
+        do {
+            try handle.synchronize()
+            try handle.close()
+        } catch { throw Self.failure("close", path, error) }
+    }
+
+    private static func failure(_ operation: String, _ path: String, _ error: any Error) -> FolderSyncError {
+        FolderSyncError(.localStoreFailed, "\(operation) failed", path: path, underlying: error)
+    }
+}

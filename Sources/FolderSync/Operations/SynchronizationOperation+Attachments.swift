@@ -1,0 +1,100 @@
+import Foundation
+
+/// Attachments in a sync: large values leave change sets at staging, attachments are published before the
+/// change set that references them, and fetched before the change set that references them is applied.
+extension SynchronizationOperation {
+    var attachmentTransfer: AttachmentTransfer {
+        AttachmentTransfer(fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
+                           local: localLayout.attachmentStore, emit: emit)
+    }
+
+    /// Replaces each `BLOB` value at or above the threshold by the reference of a local attachment holding it.
+    func storingLargeValues(of change: SyncChange) throws -> SyncChange {
+        guard let threshold = attachmentThreshold else { return change }
+        var change = change
+        let local = localLayout.attachmentStore
+        for index in change.columns.indices {
+            guard case .blob(let data) = change.columns[index].value, data.count >= threshold,
+                  !AttachmentReference.looksLikeReference(data) else { continue }
+            change.columns[index].value = .blob(try local.add(value: data).databaseValue)
+        }
+        return change
+    }
+
+    /// Puts back the bytes of each large value this client has; one it lacks (gone) stays a reference.
+    func restoringLargeValues(of change: SyncChange) throws -> SyncChange {
+        var change = change
+        let local = localLayout.attachmentStore
+        for index in change.columns.indices {
+            guard case .blob(let data) = change.columns[index].value, let reference = AttachmentReference(databaseValue: data),
+                  reference.isInlineValue, local.contains(reference) else { continue }
+            change.columns[index].value = .blob(try LocalFiles.read(local.url(for: reference.sha256)))
+        }
+        return change
+    }
+
+    /// Uploads what a staged change set references and the remote lacks, before the change set is published.
+    func publishAttachments(referencedBy url: URL) async throws {
+        let transfer = attachmentTransfer
+        for (reference, keys) in try AttachmentScan.references(inChangeSet: url, path: url.path)
+        where !attachmentsOnRemote.contains(reference.sha256) {
+            try Task.checkCancellation()
+            report.remoteRequests += 1
+            let gone = keys.map { GoneAttachment(key: $0, reference: reference, path: transfer.remotePath(reference).description) }
+            let publication: AttachmentTransfer.Publication
+            do {
+                publication = try await transfer.publish(reference)
+            } catch let error as FolderSyncError where error.code == .attachmentChanged {
+                // An immutable file changed before its upload: those contents exist nowhere any more. The change
+                // set still goes (its other changes matter); the rows are reported so the app can attach again.
+                environment.logger.error("\(error)")
+                try? FileManager.default.removeItem(at: transfer.local.url(for: reference.sha256))
+                report.goneAttachments += gone
+                continue
+            }
+            switch publication {
+            case .uploaded(let bytes):
+                report.remoteRequests += 2
+                report.attachmentsUploaded += 1
+                report.attachmentBytesSent += bytes
+                report.bytesSent += bytes
+                emit(.transferred(sent: report.bytesSent, received: report.bytesReceived))
+            case .alreadyThere:
+                break
+            case .missingEverywhere:
+                // Re-published from another client (a resolution, a re-join) after the remote lost it.
+                report.goneAttachments += gone
+                continue
+            }
+            attachmentsOnRemote.insert(reference.sha256)
+        }
+    }
+
+    /// Downloads what a change set references before it is applied: large values always, files by policy.
+    /// Attachments the remote lacks are reported as gone with their rows; the change set still applies.
+    func fetchAttachments(referencedBy url: URL, path: RemotePath) async throws {
+        let transfer = attachmentTransfer
+        for (reference, keys) in try AttachmentScan.references(inChangeSet: url, path: path.description) {
+            try Task.checkCancellation()
+            let gone = keys.map { GoneAttachment(key: $0, reference: reference, path: transfer.remotePath(reference).description) }
+            if transfer.local.contains(reference) { continue }
+            if !reference.isInlineValue && attachmentDownloads == .lazy {
+                guard !attachmentsOnRemote.contains(reference.sha256) else { continue }
+                report.remoteRequests += 1
+                if try await transfer.isOnRemote(reference) { attachmentsOnRemote.insert(reference.sha256) } else { report.goneAttachments += gone }
+                continue
+            }
+            do {
+                report.remoteRequests += 1
+                let bytes = try await transfer.download(reference)
+                report.attachmentsDownloaded += 1
+                report.attachmentBytesReceived += bytes
+                report.bytesReceived += bytes
+                emit(.transferred(sent: report.bytesSent, received: report.bytesReceived))
+            } catch let error as FolderSyncError where error.code == .attachmentGone || error.code == .corruptFile {
+                environment.logger.warning("Attachment \(reference.sha256) unavailable: \(error)")
+                report.goneAttachments += gone
+            }
+        }
+    }
+}
