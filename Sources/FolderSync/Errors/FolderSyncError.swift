@@ -54,6 +54,8 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let cancelled = Code(rawValue: 17)
         /// The configuration is inconsistent (for example a missing answer handler).
         public static let invalidConfiguration = Code(rawValue: 18)
+        /// A sync would have deleted most of a table's rows and the app declined (``DeletionFailSafe``).
+        public static let massDeletionDeclined = Code(rawValue: 19)
 
         public var description: String {
             switch self {
@@ -75,6 +77,7 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
             case .localStoreFailed: "localStoreFailed"
             case .cancelled: "cancelled"
             case .invalidConfiguration: "invalidConfiguration"
+            case .massDeletionDeclined: "massDeletionDeclined"
             default: "code\(rawValue)"
             }
         }

@@ -69,17 +69,25 @@ extension DocumentSyncManager {
             state.hasBootstrapped = true
             try store.saveSyncState(state)
         }
-        var report = try await synchronizationOperation(integrityKey: integrityKey, store: store).run()
+        var report = try await guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy).run()
         if let bootstrapWarning { report.warnings.insert(bootstrapWarning, at: 0) }
         if report.needsWholeStore, policy.automaticallyDownloadsWholeStore, let snapshotting,
            let manifest = try await wholeStoreDownloadOperation(store: snapshotting).run(covering: report.missingChangeSets) {
             installed = manifest
-            let again = try await synchronizationOperation(integrityKey: integrityKey, store: store).run()
+            let again = try await guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy).run()
             report.merge(again)
         }
         report.installedWholeStore = installed
         if let snapshotting { report.uploadedWholeStore = try await uploadWholeStoreIfDue(report, store: snapshotting, policy: policy) }
         return report
+    }
+
+    /// The factory's operation with the deletion fail-safe, set here so that backend subclasses get it too.
+    private func guardedSynchronization(integrityKey: String, store: any ModelAdapter, policy: SyncPolicy) -> SynchronizationOperation {
+        let operation = synchronizationOperation(integrityKey: integrityKey, store: store)
+        operation.deletionFailSafe = policy.deletionFailSafe
+        operation.confirmMassDeletion = { [weak self] deletion in await self?.confirm(deletion) ?? false }
+        return operation
     }
 
     private func uploadWholeStoreIfDue(_ report: SyncReport, store: any SnapshottingModelAdapter, policy: SyncPolicy) async throws -> WholeStoreManifest? {
@@ -182,5 +190,6 @@ extension SyncReport {
         remoteRequests += other.remoteRequests
         duration += other.duration
         missingChangeSets = other.missingChangeSets
+        confirmedMassDeletion = confirmedMassDeletion ?? other.confirmedMassDeletion
     }
 }

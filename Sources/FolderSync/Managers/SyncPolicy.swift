@@ -9,6 +9,8 @@ public struct SyncPolicy: Sendable, Hashable {
     public var wholeStoreUploadAfterBytes: Int64? = 16 * 1024 * 1024
     /// Vacuum after each whole-store upload, so that change sets every client has applied are removed.
     public var vacuumsAfterWholeStoreUpload = true
+    /// Stop and ask before a sync deletes most of a table's rows (`nil`: never ask).
+    public var deletionFailSafe: DeletionFailSafe? = DeletionFailSafe()
 
     public init() {}
 }

@@ -32,8 +32,14 @@ open class SynchronizationOperation: @unchecked Sendable {
     var partByteLimit = ChangeSetSplitter.defaultPartByteLimit
     /// Only fetch and apply: stage, publish and write nothing (an operator's export reads a tree it must not change).
     var isReadOnly = false
+    /// Asks ``confirmMassDeletion`` before applying deletions that trip it (`nil`: never asks).
+    var deletionFailSafe: DeletionFailSafe?
+    /// The app's answer to a mass deletion; without one, a mass deletion is declined.
+    var confirmMassDeletion: (@Sendable (MassDeletion) async -> Bool)?
 
     private var report = SyncReport()
+    /// Change sets downloaded and verified in this sync, by remote path.
+    private var downloaded: [String: (header: ChangeSetHeader, url: URL)] = [:]
 
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
                 integrityKey: String, store: any ModelAdapter, localLayout: LocalLayout, environment: SyncEnvironment,
@@ -54,6 +60,7 @@ open class SynchronizationOperation: @unchecked Sendable {
     public func run() async throws -> SyncReport {
         let started = Date()
         report = SyncReport()
+        downloaded = [:]
         for directory in [localLayout.stagedSyncChangesDirectory, localLayout.downloadsDirectory] {
             try LocalFiles.createDirectory(directory)
         }
@@ -80,6 +87,7 @@ open class SynchronizationOperation: @unchecked Sendable {
             }
         }
 
+        if !isReadOnly { try await checkMassDeletion(available) }
         emit(.phase(.applyingRemoteChanges))
         try await applyInCausalOrder(available)
         if let after = state.ownChangeSetsToReapplyAfter,
@@ -254,7 +262,6 @@ open class SynchronizationOperation: @unchecked Sendable {
         var pending = available
         var ledger = try acknowledgement()
         var parkedClients = Set<String>()
-        var headers: [String: (ChangeSetHeader, URL)] = [:]
         var index = 0
         var progress = true
         while progress && !pending.isEmpty {
@@ -263,13 +270,7 @@ open class SynchronizationOperation: @unchecked Sendable {
                 try Task.checkCancellation()
                 guard !parkedClients.contains(candidate.client),
                       (ledger[candidate.client] ?? 0) == candidate.sequence - 1 else { continue }
-                let header: ChangeSetHeader, url: URL
-                if let downloaded = headers[candidate.name] {
-                    (header, url) = downloaded
-                } else {
-                    (header, url) = try await download(candidate)
-                    headers[candidate.name] = (header, url)
-                }
+                let (header, url) = try await downloadOnce(candidate)
                 if header.schemaVersion > store.schemaVersion {
                     parkedClients.insert(candidate.client)
                     report.parkedChangeSets.append(candidate.path.description)
@@ -297,6 +298,31 @@ open class SynchronizationOperation: @unchecked Sendable {
         }
     }
 
+    /// Before applying anything: when the change sets about to be applied would delete more rows than the
+    /// fail-safe allows, asks the app, and stops the sync with the local store untouched unless it agrees.
+    private func checkMassDeletion(_ available: [Available]) async throws {
+        guard let failSafe = deletionFailSafe, !available.isEmpty else { return }
+        var streams: [ChangeStream] = [], paths: [String] = [], changes = 0
+        for candidate in available {
+            let (header, url) = try await downloadOnce(candidate)
+            guard header.schemaVersion <= store.schemaVersion else { continue } // parked, not applied
+            changes += header.changeCount
+            paths.append(candidate.path.description)
+            streams.append { body in try ChangeSetReader.forEachChange(at: url, path: candidate.path.description, body) }
+        }
+        guard failSafe.couldTrip(changes: changes) else { return }
+        let deletion = MassDeletion(tables: try store.rowsDeleted(by: streams).filter(failSafe.trips), changeSets: paths)
+        guard !deletion.tables.isEmpty else { return }
+        if let confirm = confirmMassDeletion, await confirm(deletion) {
+            environment.logger.notice("Applying a mass deletion the app confirmed: \(deletion)")
+            report.confirmedMassDeletion = deletion
+            return
+        }
+        throw FolderSyncError(.massDeletionDeclined,
+                              "the sync would delete \(deletion) and the deletion was declined; nothing was applied",
+                              path: layout.syncChangesDirectory(documentIdentifier).description)
+    }
+
     /// Reads another client's recent-sync marker, or `nil` if it vanished.
     ///
     /// Markers are replaced at every sync; on servers whose replace is not atomic (WebDAV MOVE done as delete
@@ -314,6 +340,13 @@ open class SynchronizationOperation: @unchecked Sendable {
             }
         }
         return nil
+    }
+
+    private func downloadOnce(_ candidate: Available) async throws -> (header: ChangeSetHeader, url: URL) {
+        if let done = downloaded[candidate.path.description] { return done }
+        let done = try await download(candidate)
+        downloaded[candidate.path.description] = done
+        return done
     }
 
     private func download(_ candidate: Available) async throws -> (ChangeSetHeader, URL) {

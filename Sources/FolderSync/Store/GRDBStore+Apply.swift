@@ -217,7 +217,7 @@ extension GRDBStore {
         outcome.changesApplied += 1
     }
 
-    private func rowExists(_ db: Database, table: SyncedTable, syncID: String) throws -> Bool {
+    func rowExists(_ db: Database, table: SyncedTable, syncID: String) throws -> Bool {
         try Bool.fetchOne(db.cachedStatement(sql: """
             SELECT EXISTS (SELECT 1 FROM \(table.name.quotedDatabaseIdentifier) WHERE \(table.syncIDColumn.quotedDatabaseIdentifier) = ?)
             """), arguments: [syncID]) ?? false

@@ -70,6 +70,15 @@ public protocol ModelAdapter: AnyObject, Sendable {
 
     /// Per client, the change sets recorded in the ledger.
     func appliedChangeSets() throws -> [String: Set<Int64>]
+
+    /// Per table, how many existing rows applying all of `changeSets` would delete (each row counted once), and
+    /// how many rows the table has; tables losing no row are left out. Reads only: the ``DeletionFailSafe`` asks
+    /// before anything is applied. The default reports nothing, so an adapter without it has no fail-safe.
+    func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table]
+}
+
+extension ModelAdapter {
+    public func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table] { [] }
 }
 
 /// The sync bookkeeping an adapter keeps with the data, so that it commits with it.

@@ -24,6 +24,8 @@ public struct SyncReport: Sendable, Hashable {
     public var installedWholeStore: WholeStoreManifest?
     /// A whole store was uploaded after this sync (by the upload policy).
     public var uploadedWholeStore: WholeStoreManifest?
+    /// Deletions that tripped the ``DeletionFailSafe`` and that the app confirmed before they were applied.
+    public var confirmedMassDeletion: MassDeletion?
     /// Remote requests made (list, stat, read, write, move, remove).
     public var remoteRequests = 0
     public var duration: TimeInterval = 0
