@@ -36,26 +36,25 @@ struct TortureClient {
             try journal.resolve(committed: try Self.value(of: journal.markerRow, in: store) == journal.markerValue(open.number))
         }
         killSwitch.action = "register"
+        try journal.note("# run \(seed) kill after \(killAfter.map(String.init) ?? "none")")
         let document = try await register(store: KillingStore(base: store, killSwitch: killSwitch), killSwitch: killSwitch)
         var random = SeededGenerator(seed: seed)
         for _ in 0..<steps {
             let roll = settle ? 50 : random.int(0...99)
+            killSwitch.action = switch roll {
+            case 0..<45: "write"
+            case 45..<80: "sync"
+            case 80..<87: "upload whole store"
+            case 87..<92: "download whole store"
+            default: "vacuum"
+            }
+            try journal.note("# \(killSwitch.action)")
             switch roll {
-            case 0..<45:
-                killSwitch.action = "write"
-                try write(&journal, store: store, random: &random, killSwitch: killSwitch)
-            case 45..<80:
-                killSwitch.action = "sync"
-                try await document.synchronize()
-            case 80..<87:
-                killSwitch.action = "upload whole store"
-                try await document.uploadWholeStore()
-            case 87..<92:
-                killSwitch.action = "download whole store"
-                try await document.downloadWholeStore()
-            default:
-                killSwitch.action = "vacuum"
-                _ = try await document.vacuum()
+            case 0..<45: try write(&journal, store: store, random: &random, killSwitch: killSwitch)
+            case 45..<80: try await document.synchronize()
+            case 80..<87: try await document.uploadWholeStore()
+            case 87..<92: try await document.downloadWholeStore()
+            default: _ = try await document.vacuum()
             }
         }
         return killSwitch.passed

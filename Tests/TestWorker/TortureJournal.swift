@@ -5,7 +5,7 @@ import Foundation
 /// Before each write transaction the client appends `T n`, then one `W row value` or `D row` line per write;
 /// after the commit it appends `C n`. A kill between the two leaves the transaction open; the client's next
 /// run resolves it from the database (the transaction's marker row holds its number or not) and appends
-/// `C n` or `A n`. Lines are written with one `write(2)` each, so a SIGKILL never tears one.
+/// `C n` or `A n`. Lines starting with `#` say what the client did, for reading after a failure. Lines are written with one `write(2)` each, so a SIGKILL never tears one.
 struct TortureJournal {
     enum Operation: Equatable {
         case write(row: String, value: String)
@@ -45,6 +45,7 @@ struct TortureJournal {
             case ("D", 2): pending[order.last!]!.append(.delete(row: fields[1]))
             case ("C", 2): commit(pending.removeValue(forKey: Int(fields[1])!)!)
             case ("A", 2): pending[Int(fields[1])!] = nil
+            case ("#", _): continue
             default: throw TortureFailure("journal \(url.path): bad line \(line)")
             }
         }
@@ -82,6 +83,9 @@ struct TortureJournal {
         try handle.seekToEnd()
         try handle.write(contentsOf: Data(lines.map { $0 + "\n" }.joined().utf8))
     }
+
+    /// Notes what the client does next (`# sync`), for whoever reads the journal after a failure.
+    func note(_ line: String) throws { try append([line]) }
 
     /// Starts transaction `number`: records its operations before they reach the database.
     mutating func begin(_ operations: [Operation]) throws -> Int {

@@ -56,8 +56,10 @@ extension GRDBStore: SnapshottingModelAdapter {
                 }
                 try db.inTransaction {
                     let unpublished = try unpublishedRows(db)
+                    let ownWrites = try ownPublishedWrites(db)
                     capturing.withLock { $0 = false }
                     try replaceSyncedData(db, path: url.path)
+                    try keepNewer(ownWrites, localClient: localClient, db)
                     try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable)")
                     try db.execute(sql: "DELETE FROM \(LocalLayout.appliedChangeSetsTable)")
                     let ledger = try db.makeStatement(sql: "INSERT INTO \(LocalLayout.appliedChangeSetsTable)(client, sequence, change_set_id) VALUES (?, ?, '')")
