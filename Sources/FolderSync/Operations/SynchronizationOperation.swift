@@ -106,11 +106,16 @@ open class SynchronizationOperation: @unchecked Sendable {
 
         emit(.phase(.publishingLocalChanges))
         state = try store.loadSyncState().merging(known: state)
-        let published = try await publishStagedChangeSets(&state)
+        try await publishStagedChangeSets(&state)
 
-        if published || report.changeSetsApplied > 0 || !ownRecentSyncExists {
+        // Also when an earlier sync published or applied but failed to write the marker (found by the simulator
+        // under faults: a set published then never announced stayed invisible to every other client).
+        let acknowledgement = try acknowledgement()
+        if !ownRecentSyncExists || state.announcedSequence != state.publishedSequence || state.announcedAcknowledgement != acknowledgement {
             emit(.phase(.writingRecentSync))
-            try await writeOwnRecentSync(state)
+            try await writeOwnRecentSync(state, acknowledgement: acknowledgement)
+            state.announcedSequence = state.publishedSequence
+            state.announcedAcknowledgement = acknowledgement
         }
         try store.saveSyncState(state)
         report.duration = Date().timeIntervalSince(started)
@@ -135,19 +140,22 @@ open class SynchronizationOperation: @unchecked Sendable {
     private func checkIntegrityKey() async throws {
         let keys = try await fetchIntegrityKeys()
         report.remoteRequests += 1
-        guard keys.contains(integrityKey) else {
-            if keys.isEmpty, let marker = try await fetchDeletedDocumentMarker() {
-                report.remoteRequests += 1
-                let path = layout.deletedDocumentFile(documentIdentifier).description
-                let deletedBy = (try? PropertyListFile.decode(DeletedDocumentInfo.self, from: marker, path: path))
-                    .map { " by client \($0.deletedByClient)" } ?? ""
-                throw FolderSyncError(.documentDeleted, "document \(documentIdentifier) was deleted\(deletedBy)", path: path)
-            }
-            throw FolderSyncError(.integrityKeyMismatch,
-                                  keys.isEmpty ? "the remote document is gone (wiped or replaced)"
-                                               : "the remote document has integrity key \(keys.sorted().joined(separator: ", ")), this store belongs to \(integrityKey)",
-                                  path: layout.integrityKeyDirectory(documentIdentifier).description)
+        guard !keys.contains(integrityKey) else { return }
+        // A listing can lag behind the folder (NFS attribute caching, eventually consistent stores): before
+        // declaring the remote replaced, ask for the key file itself (found by the simulator under faults).
+        report.remoteRequests += 1
+        if try await integrityKeyExists() { return }
+        if keys.isEmpty, let marker = try await fetchDeletedDocumentMarker() {
+            report.remoteRequests += 1
+            let path = layout.deletedDocumentFile(documentIdentifier).description
+            let deletedBy = (try? PropertyListFile.decode(DeletedDocumentInfo.self, from: marker, path: path))
+                .map { " by client \($0.deletedByClient)" } ?? ""
+            throw FolderSyncError(.documentDeleted, "document \(documentIdentifier) was deleted\(deletedBy)", path: path)
         }
+        throw FolderSyncError(.integrityKeyMismatch,
+                              keys.isEmpty ? "the remote document is gone (wiped or replaced)"
+                                           : "the remote document has integrity key \(keys.sorted().joined(separator: ", ")), this store belongs to \(integrityKey)",
+                              path: layout.integrityKeyDirectory(documentIdentifier).description)
     }
 
     private func stageLocalChanges(_ state: inout LocalSyncState) throws {
@@ -393,7 +401,7 @@ open class SynchronizationOperation: @unchecked Sendable {
         report.warnings += outcome.warnings
     }
 
-    private func publishStagedChangeSets(_ state: inout LocalSyncState) async throws -> Bool {
+    private func publishStagedChangeSets(_ state: inout LocalSyncState) async throws {
         let directory = localLayout.stagedSyncChangesDirectory
         var staged: [(String, Int64)] = []
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
@@ -406,7 +414,7 @@ open class SynchronizationOperation: @unchecked Sendable {
             }
         }
         staged.sort { $0.1 < $1.1 }
-        guard let last = staged.last else { return false }
+        guard let last = staged.last else { return }
         for (name, _) in staged {
             try Task.checkCancellation()
             let url = directory.appendingPathComponent(name)
@@ -421,12 +429,11 @@ open class SynchronizationOperation: @unchecked Sendable {
         try store.markPublished(throughSequence: last.1)
         state.publishedSequence = max(state.publishedSequence, last.1)
         for (name, _) in staged { try? FileManager.default.removeItem(at: directory.appendingPathComponent(name)) }
-        return true
     }
 
-    private func writeOwnRecentSync(_ state: LocalSyncState) async throws {
+    private func writeOwnRecentSync(_ state: LocalSyncState, acknowledgement: [String: Int64]) async throws {
         let recent = RecentSync(clientIdentifier: clientIdentifier, lastSyncDate: environment.now().wholeSeconds,
-                                publishedSequence: state.publishedSequence, acknowledgement: try acknowledgement(),
+                                publishedSequence: state.publishedSequence, acknowledgement: acknowledgement,
                                 schemaVersion: store.schemaVersion)
         let data = try PropertyListFile.encode(recent)
         try await writeRecentSync(data)
@@ -440,6 +447,11 @@ open class SynchronizationOperation: @unchecked Sendable {
     open func fetchIntegrityKeys() async throws -> [String] {
         let items = try await fileSystem.contentsOfDirectoryIfPresent(at: layout.integrityKeyDirectory(documentIdentifier))
         return items.filter { $0.kind == .file && !$0.name.hasPrefix(".") }.map(\.name)
+    }
+
+    /// Whether `IntegrityKey/<this client's key>` exists, asked directly when a listing did not show it.
+    open func integrityKeyExists() async throws -> Bool {
+        try await fileSystem.exists(layout.integrityKeyFile(documentIdentifier, key: integrityKey))
     }
 
     /// Lists `RecentSyncs/` (one request; version tags tell which markers changed).

@@ -97,6 +97,10 @@ public struct LocalSyncState: Codable, Hashable, Sendable {
     /// Change sets and bytes published since this client last uploaded a whole store (for the upload policy).
     public var changeSetsSinceWholeStore = 0
     public var bytesSinceWholeStore: Int64 = 0
+    /// What this client's recent-sync marker said when last written: it is written again until it says the
+    /// published sequence and acknowledgement of now, even when the sync that changed them failed to write it.
+    public var announcedSequence: Int64 = 0
+    public var announcedAcknowledgement: [String: Int64] = [:]
 
     public init() {}
 
@@ -109,6 +113,8 @@ public struct LocalSyncState: Codable, Hashable, Sendable {
         hasBootstrapped = try container.decodeIfPresent(Bool.self, forKey: .hasBootstrapped) ?? false
         changeSetsSinceWholeStore = try container.decodeIfPresent(Int.self, forKey: .changeSetsSinceWholeStore) ?? 0
         bytesSinceWholeStore = try container.decodeIfPresent(Int64.self, forKey: .bytesSinceWholeStore) ?? 0
+        announcedSequence = try container.decodeIfPresent(Int64.self, forKey: .announcedSequence) ?? 0
+        announcedAcknowledgement = try container.decodeIfPresent([String: Int64].self, forKey: .announcedAcknowledgement) ?? [:]
     }
 
     public struct KnownRecentSync: Codable, Hashable, Sendable {

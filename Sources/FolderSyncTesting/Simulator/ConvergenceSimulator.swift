@@ -45,6 +45,9 @@ public struct ConvergenceSimulator: Sendable {
         public var makeStore: StoreFactory = ConvergenceSimulator.inMemoryStore
         /// Adds the lifecycle steps; the store must be a ``SnapshottingSimulatorStore``. Off, a seed plays as before.
         public var lifecycle = false
+        /// Faults injected into every client's remote requests during the random steps (their syncs may then fail
+        /// with the injected error, and the next one catches up); off for the final rounds.
+        public var faults: FaultMix?
 
         public init(seed: UInt64, directory: URL) {
             self.seed = seed
@@ -75,6 +78,9 @@ public struct ConvergenceSimulator: Sendable {
         public var wipes = 0
         public var resets = 0
         public var rejoins = 0
+        /// Syncs that failed with an injected fault, and the faults injected, by kind.
+        public var faultedSyncs = 0
+        public var faultsInjected: [String: Int] = [:]
         /// The converged rows (not added up by `+`).
         public var rows: [CanonicalRow] = []
 
@@ -90,6 +96,8 @@ public struct ConvergenceSimulator: Sendable {
             sum.wholeStoreInstalls += rhs.wholeStoreInstalls; sum.vacuums += rhs.vacuums
             sum.changeSetsVacuumed += rhs.changeSetsVacuumed; sum.expiredClients += rhs.expiredClients
             sum.clientDeletions += rhs.clientDeletions; sum.wipes += rhs.wipes; sum.resets += rhs.resets; sum.rejoins += rhs.rejoins
+            sum.faultedSyncs += rhs.faultedSyncs
+            sum.faultsInjected.merge(rhs.faultsInjected, uniquingKeysWith: +)
             return sum
         }
     }
