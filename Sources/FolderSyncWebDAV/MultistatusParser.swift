@@ -22,6 +22,11 @@ struct MultistatusEntry: Equatable, Sendable {
 /// `true`, by checking `parserError` too.
 enum MultistatusParser {
     static func parse(_ data: Data, path: RemotePath) throws -> [MultistatusEntry] {
+        // FoundationXML stops the process (not a thrown error) on element names that are not valid UTF-8 (found
+        // by fuzzing): such an answer is refused before it reaches the parser.
+        guard String(validating: data, as: UTF8.self) != nil else {
+            throw FolderSyncError(.remoteIOFailed, "the server's PROPFIND answer cannot be read: it is not UTF-8 text", path: path.description)
+        }
         let parser = XMLParser(data: data)
         parser.shouldProcessNamespaces = true
         parser.shouldResolveExternalEntities = false
