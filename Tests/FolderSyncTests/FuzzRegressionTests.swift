@@ -23,11 +23,19 @@ struct FuzzRegressionTests {
         #expect(PropertyListFile.kind(of: binary) == "recentSync")
     }
 
-    @Test("A PROPFIND answer with an element name that is not UTF-8 is refused with a typed error, not a crash")
-    func propfindNotUTF8() throws {
-        let data = try Self.input("propfind-invalid-utf8-element.xml")
+    @Test("A PROPFIND answer with an element name that is not UTF-8, or a processing instruction, is refused with a typed error, not a crash",
+          arguments: ["propfind-invalid-utf8-element.xml", "propfind-empty-processing-instruction.xml"])
+    func propfind(input: String) throws {
+        let data = try Self.input(input)
         #expect { try MultistatusParser.parse(data, path: try RemotePath("com.example.notes/Documents")) } throws: {
             ($0 as? FolderSyncError)?.code == .remoteIOFailed
         }
+    }
+
+    @Test("A well-formed PROPFIND answer with its XML declaration still parses")
+    func propfindSeed() throws {
+        let data = try Data(contentsOf: repositoryRoot.appendingPathComponent("Fuzz/corpus/propfind/apache.xml"))
+        let entries = try MultistatusParser.parse(data, path: try RemotePath("com.example.notes/Documents"))
+        #expect(entries.count == 2)
     }
 }
