@@ -45,7 +45,7 @@ public struct MassDeletion: Sendable, Hashable, CustomStringConvertible {
 
     /// The tables that trip the fail-safe, sorted by name.
     public var tables: [Table]
-    /// The change sets that carry the deletions, as remote paths.
+    /// The change sets the sync is about to apply, as remote paths.
     public var changeSets: [String]
 
     public init(tables: [Table], changeSets: [String]) {
