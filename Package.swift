@@ -68,7 +68,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "foldersync-test-worker",
-            dependencies: ["FolderSync", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["FolderSync", "FolderSyncTesting", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/TestWorker",
             swiftSettings: strict
         ),

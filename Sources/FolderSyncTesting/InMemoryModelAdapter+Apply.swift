@@ -144,3 +144,20 @@ extension InMemoryModelAdapter {
         return warnings
     }
 }
+
+/// Counting what pending change sets would delete, mirroring `GRDBStore+DeletionFailSafe.swift`.
+extension InMemoryModelAdapter {
+    public func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table] {
+        let rows = withState { $0.rows }
+        var deleted: [String: Set<String>] = [:]
+        for changes in changeSets {
+            try changes { change in
+                guard change.kind == .delete, tablesByName[change.table] != nil, rows[change.table]?[change.syncID] != nil else { return }
+                deleted[change.table, default: []].insert(change.syncID)
+            }
+        }
+        return deleted.sorted { $0.key < $1.key }.map { name, ids in
+            MassDeletion.Table(table: name, rowsDeleted: ids.count, rowCount: rows[name]?.count ?? 0)
+        }
+    }
+}

@@ -22,6 +22,16 @@ struct MultistatusEntry: Equatable, Sendable {
 /// `true`, by checking `parserError` too.
 enum MultistatusParser {
     static func parse(_ data: Data, path: RemotePath) throws -> [MultistatusEntry] {
+        // FoundationXML stops the process (not a thrown error) on element names that are not valid UTF-8, and on a
+        // processing instruction without data (found by fuzzing): such answers are refused before they reach it.
+        // A multistatus answer has no processing instruction but the XML declaration.
+        guard let text = String(validating: data, as: UTF8.self) else {
+            throw FolderSyncError(.remoteIOFailed, "the server's PROPFIND answer cannot be read: it is not UTF-8 text", path: path.description)
+        }
+        let body = text.hasPrefix("<?xml") ? text.dropFirst(2) : Substring(text)
+        guard !body.contains("<?") else {
+            throw FolderSyncError(.remoteIOFailed, "the server's PROPFIND answer cannot be read: it has a processing instruction", path: path.description)
+        }
         let parser = XMLParser(data: data)
         parser.shouldProcessNamespaces = true
         parser.shouldResolveExternalEntities = false

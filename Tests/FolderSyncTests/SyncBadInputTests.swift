@@ -135,24 +135,20 @@ struct SyncBadInputTests {
 
 /// Reads through to a remote, but serves the first read of each file matching `damaged` cut in half, as a read
 /// that catches a non-atomic replacement (WebDAV MOVE as delete then rename) half done would.
-struct HalfReplacingFileSystem: RemoteFileSystem {
-    let base: InMemoryFileSystem
+final class HalfReplacingFileSystem: ForwardingFileSystem, @unchecked Sendable {
     let damaged: @Sendable (RemotePath) -> Bool
     let served = Locked<Set<RemotePath>>([])
 
-    func read(_ path: RemotePath) async throws -> Data {
+    init(base: InMemoryFileSystem, damaged: @escaping @Sendable (RemotePath) -> Bool) {
+        self.damaged = damaged
+        super.init(base, transfersThroughReadAndWrite: true)
+    }
+
+    override func read(_ path: RemotePath) async throws -> Data {
         let data = try await base.read(path)
         guard damaged(path), served.withLock({ $0.insert(path).inserted }) else { return data }
         return data.prefix(data.count / 2)
     }
-    func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] { try await base.contentsOfDirectory(at: path) }
-    func item(at path: RemotePath) async throws -> RemoteItem? { await base.item(at: path) }
-    func write(_ data: Data, to path: RemotePath) async throws { try await base.write(data, to: path) }
-    func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws {
-        try await base.move(from: source, to: destination, replacing: replacing)
-    }
-    func remove(_ path: RemotePath) async throws { try await base.remove(path) }
-    func createDirectory(at path: RemotePath) async throws { try await base.createDirectory(at: path) }
 }
 
 @Suite("Reads that catch a replacement half done")

@@ -1,12 +1,12 @@
-// A client process for multi-process and crash tests.
+// A client process for multi-process, crash and kill-torture tests.
 //
 // `register` waits on standard input for "go", so that a test can release
 // several processes at the same moment. `sync --crash-at POINT` kills the
 // process with SIGKILL at a chosen point of a synchronization, using only
-// the library's public seams: a wrapping ModelAdapter (inside the staging and
-// apply transactions) and a SynchronizationOperation subclass (between an
-// upload and its bookkeeping). Results are reported through exit codes and
-// standard output.
+// the library's public seams (see KillSwitch.swift). `torture` runs the kill
+// torture (Torture.swift): client processes of this executable
+// (`torture-client`) killed at seeded random points. Results are reported
+// through exit codes and standard output.
 import FolderSync
 import Foundation
 import GRDB
@@ -50,7 +50,7 @@ func openStore() throws -> GRDBStore {
     }
 }
 
-func register(store: (any ModelAdapter)?) async throws -> DocumentSyncManager {
+func register(store: GRDBStore?) async throws -> DocumentSyncManager {
     let remote = FileManagerFileSystem(rootURL: URL(fileURLWithPath: option("root")))
     var environment = SyncEnvironment.live
     environment.logger.logLevel = .error
@@ -60,12 +60,11 @@ func register(store: (any ModelAdapter)?) async throws -> DocumentSyncManager {
     let configuration = DocumentSyncManager.Configuration(
         documentIdentifier: option("document"), documentDescription: "worker",
         helperDirectory: URL(fileURLWithPath: options["helper"] ?? (option("db") + ".helper")))
-    let crashPoint = options["crash-at"], crashAfter = Int(options["crash-after"] ?? "0") ?? 0
     let document: DocumentSyncManager
-    if let crashPoint, let store {
-        document = try CrashingDocumentSyncManager(applicationSyncManager: app, configuration: configuration,
-                                                   store: CrashingStore(base: store, point: crashPoint, after: crashAfter),
-                                                   point: crashPoint, after: crashAfter)
+    if let crashPoint = options["crash-at"], let store {
+        let killSwitch = KillSwitch(point: crashPoint, after: Int(options["crash-after"] ?? "0") ?? 0)
+        document = try KillingDocumentSyncManager(applicationSyncManager: app, configuration: configuration,
+                                                  store: KillingStore(base: store, killSwitch: killSwitch), killSwitch: killSwitch)
     } else {
         document = try DocumentSyncManager(applicationSyncManager: app, configuration: configuration, store: store)
     }
@@ -179,102 +178,24 @@ do {
     case "sync":
         let report = try await register(store: try openStore()).synchronize()
         print("sent \(report.changeSetsSent) applied \(report.changeSetsApplied)")
+    case "torture":
+        // The kill torture (Torture.swift); prints its figures, exits 1 on a lost write, divergence or error.
+        let directory = options["dir"].map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("foldersync-torture-\(UUID().uuidString)")
+        let torture = Torture(kills: Int(options["kills"] ?? "200") ?? 200, clients: Int(options["clients"] ?? "3") ?? 3,
+                              seed: UInt64(options["seed"] ?? "1") ?? 1, directory: directory)
+        let passed = try torture.run()
+        if passed && options["dir"] == nil { try? FileManager.default.removeItem(at: directory) }
+        if !passed { fail("kill torture failed; its folder is kept at \(directory.path)") }
+    case "torture-client":
+        let client = TortureClient(root: URL(fileURLWithPath: option("root")), client: option("client"),
+                                   directory: URL(fileURLWithPath: option("dir")))
+        let events = try await client.run(seed: UInt64(option("seed")) ?? 0, steps: Int(option("steps")) ?? 0,
+                                          killAfter: Int(option("kill-after")), settle: option("settle") == "yes")
+        print("events \(events)")
     default:
         fail("unknown command \(command)")
     }
 } catch {
     fail("\(error)")
-}
-
-/// Delegates to the real store, and dies inside its transactions at the chosen point.
-final class CrashingStore: ModelAdapter, @unchecked Sendable {
-    let base: any ModelAdapter
-    let point: String
-    let after: Int
-
-    init(base: any ModelAdapter, point: String, after: Int) {
-        self.base = base
-        self.point = point
-        self.after = after
-    }
-
-    var schemaVersion: Int { base.schemaVersion }
-    func loadSyncState() throws -> LocalSyncState { try base.loadSyncState() }
-    func saveSyncState(_ state: LocalSyncState) throws { try base.saveSyncState(state) }
-    func markPublished(throughSequence sequence: Int64) throws { try base.markPublished(throughSequence: sequence) }
-    func hasUnpublishedChanges() throws -> Bool { try base.hasUnpublishedChanges() }
-    func appliedChangeSets() throws -> [String: Set<Int64>] { try base.appliedChangeSets() }
-    func conflicts(author: String, localClient: String, changes: ChangeStream) throws -> [SyncConflict] {
-        try base.conflicts(author: author, localClient: localClient, changes: changes)
-    }
-
-    func stageChanges(sequence: Int64, emit: (SyncChange) throws -> Void, seal: () throws -> Int64) throws -> Int {
-        var emitted = 0
-        return try base.stageChanges(sequence: sequence, emit: { change in
-            try emit(change)
-            emitted += 1
-            if point == "staging" && emitted > after { crash("staging") }
-        }, seal: {
-            let last = try seal()
-            if point == "sealed" { crash("sealed") } // files durable, transaction not committed
-            return last
-        })
-    }
-
-    func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
-               resolutions: [ColumnKey: ConflictResolution]) throws -> ApplyOutcome {
-        var applied = 0
-        return try base.apply(header, localClient: localClient, changes: { body in
-            try withoutActuallyEscaping(body) { body in
-                try changes { change in
-                    try body(change)
-                    applied += 1
-                    if point == "applying" && applied > after { crash("applying") }
-                }
-            }
-        }, resolutions: resolutions)
-    }
-}
-
-/// Builds synchronizations that die after an upload, before its bookkeeping.
-final class CrashingDocumentSyncManager: DocumentSyncManager, @unchecked Sendable {
-    let point: String
-    let after: Int
-
-    init(applicationSyncManager: ApplicationSyncManager, configuration: Configuration, store: any ModelAdapter,
-         point: String, after: Int) throws {
-        self.point = point
-        self.after = after
-        try super.init(applicationSyncManager: applicationSyncManager, configuration: configuration, store: store)
-    }
-
-    override func synchronizationOperation(integrityKey: String, store: any ModelAdapter) -> SynchronizationOperation {
-        let operation = super.synchronizationOperation(integrityKey: integrityKey, store: store)
-        return CrashingSynchronizationOperation(copying: operation, point: point, after: after)
-    }
-}
-
-final class CrashingSynchronizationOperation: SynchronizationOperation, @unchecked Sendable {
-    let point: String
-    let after: Int
-    private var published = 0
-
-    init(copying operation: SynchronizationOperation, point: String, after: Int) {
-        self.point = point
-        self.after = after
-        super.init(fileSystem: operation.fileSystem, layout: operation.layout, documentIdentifier: operation.documentIdentifier,
-                   clientIdentifier: operation.clientIdentifier, integrityKey: operation.integrityKey, store: operation.store,
-                   localLayout: operation.localLayout, environment: operation.environment, resolver: nil, emit: { _ in })
-    }
-
-    override func publishChangeSet(from url: URL, name: String) async throws {
-        try await super.publishChangeSet(from: url, name: name)
-        published += 1
-        if point == "published" && published > after { crash("published") }
-    }
-
-    override func writeRecentSync(_ data: Data) async throws {
-        if point == "recent-sync" { crash("recent-sync") }
-        try await super.writeRecentSync(data)
-    }
 }

@@ -64,6 +64,8 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let attachmentGone = Code(rawValue: 21)
         /// A file attached as immutable changed before it was uploaded: it no longer has the attached contents.
         public static let attachmentChanged = Code(rawValue: 22)
+        /// A sync would have deleted most of a table's rows and the app declined (``DeletionFailSafe``).
+        public static let massDeletionDeclined = Code(rawValue: 23)
 
         public var description: String {
             switch self {
@@ -89,6 +91,7 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
             case .tamperedFile: "tamperedFile"
             case .attachmentGone: "attachmentGone"
             case .attachmentChanged: "attachmentChanged"
+            case .massDeletionDeclined: "massDeletionDeclined"
             default: "code\(rawValue)"
             }
         }

@@ -51,7 +51,14 @@ public enum PropertyListFile {
     /// The envelope's `kind` (`"deviceInfo"`, `"recentSync"`…), read without verifying anything else;
     /// `nil` when `data` is not a FolderSync property list. Lets tools pick the payload type to decode.
     public static func kind(of data: Data) -> String? {
-        try? PropertyListDecoder().decode(Header.self, from: data).kind
+        guard isSafeToParse(data) else { return nil }
+        return try? PropertyListDecoder().decode(Header.self, from: data).kind
+    }
+
+    /// Foundation's property-list decoder stops the process (a fatal error, not a thrown one) on an XML property
+    /// list that is not valid UTF-8 (found by fuzzing): only binary ones and valid UTF-8 text reach it.
+    static func isSafeToParse(_ data: Data) -> Bool {
+        data.starts(with: Array("bplist".utf8)) || String(validating: data, as: UTF8.self) != nil
     }
 
     /// Decodes and verifies a file, naming `path` in every error.
@@ -61,6 +68,9 @@ public enum PropertyListFile {
     public static func decode<Payload: PropertyListPayload>(_ type: Payload.Type, from data: Data, path: String) throws -> Payload {
         let decoder = PropertyListDecoder()
         let header: Header
+        guard isSafeToParse(data) else {
+            throw FolderSyncError(.corruptFile, "not a readable FolderSync property list (not UTF-8 text)", path: path)
+        }
         do {
             header = try decoder.decode(Header.self, from: data)
         } catch {

@@ -71,14 +71,14 @@ extension DocumentSyncManager {
             state.hasBootstrapped = true
             try store.saveSyncState(state)
         }
-        var report = try await synchronizationOperation(integrityKey: integrityKey, store: store).run()
+        var report = try await guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy).run()
         if let bootstrapWarning { report.warnings.insert(bootstrapWarning, at: 0) }
         let download = snapshotting.map { wholeStoreDownloadOperation(store: $0) }
         if report.needsWholeStore, policy.automaticallyDownloadsWholeStore, let download,
            let manifest = try await download.run(covering: report.missingChangeSets) {
             installed = manifest
             attachmentsFetched.add(download.attachmentsFetched)
-            let again = try await synchronizationOperation(integrityKey: integrityKey, store: store).run()
+            let again = try await guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy).run()
             report.merge(again)
         }
         report.installedWholeStore = installed
@@ -88,6 +88,14 @@ extension DocumentSyncManager {
         report.bytesReceived += attachmentsFetched.bytes
         if let snapshotting { report.uploadedWholeStore = try await uploadWholeStoreIfDue(report, store: snapshotting, policy: policy) }
         return report
+    }
+
+    /// The factory's operation with the deletion fail-safe, set here so that backend subclasses get it too.
+    private func guardedSynchronization(integrityKey: String, store: any ModelAdapter, policy: SyncPolicy) -> SynchronizationOperation {
+        let operation = synchronizationOperation(integrityKey: integrityKey, store: store)
+        operation.deletionFailSafe = policy.deletionFailSafe
+        operation.confirmMassDeletion = { [weak self] deletion in await self?.confirm(deletion) ?? false }
+        return operation
     }
 
     private func uploadWholeStoreIfDue(_ report: SyncReport, store: any SnapshottingModelAdapter, policy: SyncPolicy) async throws -> WholeStoreManifest? {
@@ -197,5 +205,6 @@ extension SyncReport {
         attachmentsDownloaded += other.attachmentsDownloaded
         attachmentBytesSent += other.attachmentBytesSent
         attachmentBytesReceived += other.attachmentBytesReceived
+        confirmedMassDeletion = confirmedMassDeletion ?? other.confirmedMassDeletion
     }
 }

@@ -17,6 +17,10 @@ public protocol DocumentSyncManagerDelegate: AnyObject, Sendable {
     /// A remote change meets a local change not yet published. Return `nil` to let the last writer win.
     /// A ``DocumentSyncManager/conflictResolver`` takes precedence.
     func documentSyncManager(_ manager: DocumentSyncManager, resolve conflict: SyncConflict) async -> ConflictResolution?
+    /// A sync paused before applying deletions that trip ``SyncPolicy/deletionFailSafe``. Return `true` to apply
+    /// them; the default answers `false`, which stops the sync with ``FolderSyncError/Code/massDeletionDeclined``.
+    /// A ``DocumentSyncManager/massDeletionHandler`` takes precedence.
+    func documentSyncManager(_ manager: DocumentSyncManager, shouldApply deletion: MassDeletion) async -> Bool
     /// A successful sync noticed things that did not stop it; called just before the finish callback, only when there are some.
     func documentSyncManager(_ manager: DocumentSyncManager, didEncounterWarnings warnings: [SyncWarning])
     /// A synchronization succeeded; `report` says what it did.
@@ -37,6 +41,7 @@ extension DocumentSyncManagerDelegate {
     public func documentSyncManager(_ manager: DocumentSyncManager, didFailToRegisterWithError error: FolderSyncError) {}
     public func documentSyncManagerDidBeginSynchronizing(_ manager: DocumentSyncManager) {}
     public func documentSyncManager(_ manager: DocumentSyncManager, resolve conflict: SyncConflict) async -> ConflictResolution? { nil }
+    public func documentSyncManager(_ manager: DocumentSyncManager, shouldApply deletion: MassDeletion) async -> Bool { false }
     public func documentSyncManager(_ manager: DocumentSyncManager, didEncounterWarnings warnings: [SyncWarning]) {}
     public func documentSyncManager(_ manager: DocumentSyncManager, didFinishSynchronizingWith report: SyncReport) {}
     public func documentSyncManager(_ manager: DocumentSyncManager, didFailToSynchronizeWithError error: FolderSyncError) {}
@@ -102,6 +107,7 @@ open class DocumentSyncManager: @unchecked Sendable {
     private let preconfiguredForDownload = Locked(false)
     private let delegateBox = Locked<WeakDelegate>(WeakDelegate())
     private let creationHandler = Locked<(@Sendable (RemoteDocumentCreationRequest) async -> Bool)?>(nil)
+    private let massDeletionBox = Locked<(@Sendable (MassDeletion) async -> Bool)?>(nil)
 
     private struct WeakDelegate { weak var value: (any DocumentSyncManagerDelegate)? }
 
@@ -152,6 +158,14 @@ open class DocumentSyncManager: @unchecked Sendable {
     public var conflictResolver: (@Sendable (SyncConflict) async -> ConflictResolution?)? {
         get { resolverBox.current }
         set { resolverBox.withLock { $0 = newValue } }
+    }
+
+    /// Answers whether to apply deletions that trip ``SyncPolicy/deletionFailSafe``; takes precedence over the
+    /// delegate. Without either, such a sync stops with ``FolderSyncError/Code/massDeletionDeclined`` and the
+    /// local store untouched.
+    public var massDeletionHandler: (@Sendable (MassDeletion) async -> Bool)? {
+        get { massDeletionBox.current }
+        set { massDeletionBox.withLock { $0 = newValue } }
     }
 
     /// Where the manager is in its registration.
@@ -233,6 +247,14 @@ open class DocumentSyncManager: @unchecked Sendable {
                                   path: url.path)
         }
         return saved
+    }
+
+    func confirm(_ deletion: MassDeletion) async -> Bool {
+        if let handler = massDeletionHandler { return await handler(deletion) }
+        if let delegate { return await delegate.documentSyncManager(self, shouldApply: deletion) }
+        applicationSyncManager.environment.logger.warning(
+            "A sync would delete \(deletion) and no mass-deletion handler or delegate answers; not applying it")
+        return false
     }
 
     private func askToCreate(_ request: RemoteDocumentCreationRequest) async -> Bool {

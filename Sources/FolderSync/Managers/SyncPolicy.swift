@@ -14,6 +14,8 @@ public struct SyncPolicy: Sendable, Hashable {
     public var attachmentThreshold: Int? = 64 * 1024
     /// When attached files reach this client: during the sync that brings their reference, or on request.
     public var attachmentDownloads = AttachmentDownloadPolicy.eager
+    /// Stop and ask before a sync deletes most of a table's rows (`nil`: never ask).
+    public var deletionFailSafe: DeletionFailSafe? = DeletionFailSafe()
 
     /// The default policy: automatic whole-store downloads, an upload every 50 change sets or 16 MiB, vacuum after uploads.
     public init() {}

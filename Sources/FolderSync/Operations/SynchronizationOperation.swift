@@ -46,6 +46,13 @@ open class SynchronizationOperation: @unchecked Sendable {
     /// Attachments this sync found on the remote or uploaded, so each is checked once.
     var attachmentsOnRemote = Set<String>()
 
+    /// Asks ``confirmMassDeletion`` before applying deletions that trip it (`nil`: never asks).
+    var deletionFailSafe: DeletionFailSafe?
+    /// The app's answer to a mass deletion; without one, a mass deletion is declined.
+    var confirmMassDeletion: (@Sendable (MassDeletion) async -> Bool)?
+
+    /// Change sets downloaded and verified in this sync, by remote path.
+    private var downloaded: [String: (header: ChangeSetHeader, url: URL)] = [:]
     var report = SyncReport()
     /// The ledger, read once per sync and kept current as sets are applied: reading it (every set ever applied)
     /// at each step made a sync cost what exists rather than what is new.
@@ -74,6 +81,7 @@ open class SynchronizationOperation: @unchecked Sendable {
         let started = Date()
         report = SyncReport()
         ledger = nil
+        downloaded = [:]
         for directory in [localLayout.stagedSyncChangesDirectory, localLayout.downloadsDirectory] {
             try LocalFiles.createDirectory(directory)
         }
@@ -101,6 +109,7 @@ open class SynchronizationOperation: @unchecked Sendable {
             }
         }
 
+        if !isReadOnly { try await checkMassDeletion(available) }
         emit(.phase(.applyingRemoteChanges))
         try await applyInCausalOrder(available)
         if let after = state.ownChangeSetsToReapplyAfter,
@@ -119,11 +128,16 @@ open class SynchronizationOperation: @unchecked Sendable {
 
         emit(.phase(.publishingLocalChanges))
         state = try store.loadSyncState().merging(known: state)
-        let published = try await publishStagedChangeSets(&state)
+        try await publishStagedChangeSets(&state)
 
-        if published || report.changeSetsApplied > 0 || !ownRecentSyncExists {
+        // Also when an earlier sync published or applied but failed to write the marker (found by the simulator
+        // under faults: a set published then never announced stayed invisible to every other client).
+        let acknowledgement = try acknowledgement()
+        if !ownRecentSyncExists || state.announcedSequence != state.publishedSequence || state.announcedAcknowledgement != acknowledgement {
             emit(.phase(.writingRecentSync))
-            try await writeOwnRecentSync(state)
+            try await writeOwnRecentSync(state, acknowledgement: acknowledgement)
+            state.announcedSequence = state.publishedSequence
+            state.announcedAcknowledgement = acknowledgement
         }
         // Saving is a write transaction (fsyncs): an idle sync that learned nothing skips it.
         if try state != store.loadSyncState() { try store.saveSyncState(state) }
@@ -149,19 +163,22 @@ open class SynchronizationOperation: @unchecked Sendable {
     private func checkIntegrityKey() async throws {
         let keys = try await fetchIntegrityKeys()
         report.remoteRequests += 1
-        guard keys.contains(integrityKey) else {
-            if keys.isEmpty, let marker = try await fetchDeletedDocumentMarker() {
-                report.remoteRequests += 1
-                let path = layout.deletedDocumentFile(documentIdentifier).description
-                let deletedBy = (try? PropertyListFile.decode(DeletedDocumentInfo.self, from: marker, path: path))
-                    .map { " by client \($0.deletedByClient)" } ?? ""
-                throw FolderSyncError(.documentDeleted, "document \(documentIdentifier) was deleted\(deletedBy)", path: path)
-            }
-            throw FolderSyncError(.integrityKeyMismatch,
-                                  keys.isEmpty ? "the remote document is gone (wiped or replaced)"
-                                               : "the remote document has integrity key \(keys.sorted().joined(separator: ", ")), this store belongs to \(integrityKey)",
-                                  path: layout.integrityKeyDirectory(documentIdentifier).description)
+        guard !keys.contains(integrityKey) else { return }
+        // A listing can lag behind the folder (NFS attribute caching, eventually consistent stores): before
+        // declaring the remote replaced, ask for the key file itself (found by the simulator under faults).
+        report.remoteRequests += 1
+        if try await integrityKeyExists() { return }
+        if keys.isEmpty, let marker = try await fetchDeletedDocumentMarker() {
+            report.remoteRequests += 1
+            let path = layout.deletedDocumentFile(documentIdentifier).description
+            let deletedBy = (try? PropertyListFile.decode(DeletedDocumentInfo.self, from: marker, path: path))
+                .map { " by client \($0.deletedByClient)" } ?? ""
+            throw FolderSyncError(.documentDeleted, "document \(documentIdentifier) was deleted\(deletedBy)", path: path)
         }
+        throw FolderSyncError(.integrityKeyMismatch,
+                              keys.isEmpty ? "the remote document is gone (wiped or replaced)"
+                                           : "the remote document has integrity key \(keys.sorted().joined(separator: ", ")), this store belongs to \(integrityKey)",
+                              path: layout.integrityKeyDirectory(documentIdentifier).description)
     }
 
     private func stageLocalChanges(_ state: inout LocalSyncState) throws {
@@ -283,7 +300,6 @@ open class SynchronizationOperation: @unchecked Sendable {
         var pending = available
         var ledger = try acknowledgement()
         var parkedClients = Set<String>()
-        var headers: [String: (ChangeSetHeader, URL)] = [:]
         var index = 0
         var progress = true
         while progress && !pending.isEmpty {
@@ -292,13 +308,7 @@ open class SynchronizationOperation: @unchecked Sendable {
                 try Task.checkCancellation()
                 guard !parkedClients.contains(candidate.client),
                       (ledger[candidate.client] ?? 0) == candidate.sequence - 1 else { continue }
-                let header: ChangeSetHeader, url: URL
-                if let downloaded = headers[candidate.name] {
-                    (header, url) = downloaded
-                } else {
-                    (header, url) = try await download(candidate)
-                    headers[candidate.name] = (header, url)
-                }
+                let (header, url) = try await downloadOnce(candidate)
                 if header.schemaVersion > store.schemaVersion {
                     parkedClients.insert(candidate.client)
                     report.parkedChangeSets.append(candidate.path.description)
@@ -326,6 +336,31 @@ open class SynchronizationOperation: @unchecked Sendable {
         }
     }
 
+    /// Before applying anything: when the change sets about to be applied would delete more rows than the
+    /// fail-safe allows, asks the app, and stops the sync with the local store untouched unless it agrees.
+    private func checkMassDeletion(_ available: [Available]) async throws {
+        guard let failSafe = deletionFailSafe, !available.isEmpty else { return }
+        var streams: [ChangeStream] = [], paths: [String] = [], changes = 0
+        for candidate in available {
+            let (header, url) = try await downloadOnce(candidate)
+            guard header.schemaVersion <= store.schemaVersion else { continue } // parked, not applied
+            changes += header.changeCount
+            paths.append(candidate.path.description)
+            streams.append { body in try ChangeSetReader.forEachChange(at: url, path: candidate.path.description, body) }
+        }
+        guard failSafe.couldTrip(changes: changes) else { return }
+        let deletion = MassDeletion(tables: try store.rowsDeleted(by: streams).filter(failSafe.trips), changeSets: paths)
+        guard !deletion.tables.isEmpty else { return }
+        if let confirm = confirmMassDeletion, await confirm(deletion) {
+            environment.logger.notice("Applying a mass deletion the app confirmed: \(deletion)")
+            report.confirmedMassDeletion = deletion
+            return
+        }
+        throw FolderSyncError(.massDeletionDeclined,
+                              "the sync would delete \(deletion) and the deletion was declined; nothing was applied",
+                              path: layout.syncChangesDirectory(documentIdentifier).description)
+    }
+
     /// Reads another client's recent-sync marker, or `nil` if it vanished.
     ///
     /// Markers are replaced at every sync; on servers whose replace is not atomic (WebDAV MOVE done as delete
@@ -344,6 +379,13 @@ open class SynchronizationOperation: @unchecked Sendable {
             }
         }
         return nil
+    }
+
+    private func downloadOnce(_ candidate: Available) async throws -> (header: ChangeSetHeader, url: URL) {
+        if let done = downloaded[candidate.path.description] { return done }
+        let done = try await download(candidate)
+        downloaded[candidate.path.description] = done
+        return done
     }
 
     private func download(_ candidate: Available) async throws -> (ChangeSetHeader, URL) {
@@ -394,7 +436,7 @@ open class SynchronizationOperation: @unchecked Sendable {
         report.warnings += outcome.warnings
     }
 
-    private func publishStagedChangeSets(_ state: inout LocalSyncState) async throws -> Bool {
+    private func publishStagedChangeSets(_ state: inout LocalSyncState) async throws {
         let directory = localLayout.stagedSyncChangesDirectory
         var staged: [(String, Int64)] = []
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
@@ -407,7 +449,7 @@ open class SynchronizationOperation: @unchecked Sendable {
             }
         }
         staged.sort { $0.1 < $1.1 }
-        guard let last = staged.last else { return false }
+        guard let last = staged.last else { return }
         for (name, _) in staged {
             try Task.checkCancellation()
             let url = directory.appendingPathComponent(name)
@@ -423,12 +465,11 @@ open class SynchronizationOperation: @unchecked Sendable {
         try store.markPublished(throughSequence: last.1)
         state.publishedSequence = max(state.publishedSequence, last.1)
         for (name, _) in staged { try? FileManager.default.removeItem(at: directory.appendingPathComponent(name)) }
-        return true
     }
 
-    private func writeOwnRecentSync(_ state: LocalSyncState) async throws {
+    private func writeOwnRecentSync(_ state: LocalSyncState, acknowledgement: [String: Int64]) async throws {
         let recent = RecentSync(clientIdentifier: clientIdentifier, lastSyncDate: environment.now().wholeSeconds,
-                                publishedSequence: state.publishedSequence, acknowledgement: try acknowledgement(),
+                                publishedSequence: state.publishedSequence, acknowledgement: acknowledgement,
                                 schemaVersion: store.schemaVersion)
         let data = try PropertyListFile.encode(recent)
         try await writeRecentSync(data)
@@ -442,6 +483,11 @@ open class SynchronizationOperation: @unchecked Sendable {
     open func fetchIntegrityKeys() async throws -> [String] {
         let items = try await fileSystem.contentsOfDirectoryIfPresent(at: layout.integrityKeyDirectory(documentIdentifier))
         return items.filter { $0.kind == .file && !$0.name.hasPrefix(".") }.map(\.name)
+    }
+
+    /// Whether `IntegrityKey/<this client's key>` exists, asked directly when a listing did not show it.
+    open func integrityKeyExists() async throws -> Bool {
+        try await fileSystem.exists(layout.integrityKeyFile(documentIdentifier, key: integrityKey))
     }
 
     /// Lists `RecentSyncs/` (one request; version tags tell which markers changed).

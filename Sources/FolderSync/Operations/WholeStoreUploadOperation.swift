@@ -62,11 +62,20 @@ open class WholeStoreUploadOperation: @unchecked Sendable {
         let manifestFile = work.appendingPathComponent(RemoteLayout.appliedSyncChangeSetsFileName)
         try LocalFiles.writeDurably(try PropertyListFile.encode(manifest), to: manifestFile)
 
-        try await prepareStagingDirectory()
-        try await uploadStagedFile(from: storeFile, name: RemoteLayout.wholeStoreFileName)
-        try await uploadStagedFile(from: manifestFile, name: RemoteLayout.appliedSyncChangeSetsFileName)
-        try await publishStagedFile(name: RemoteLayout.wholeStoreFileName)
-        try await publishStagedFile(name: RemoteLayout.appliedSyncChangeSetsFileName)
+        for attempt in 1...2 {
+            do {
+                try await prepareStagingDirectory()
+                try await uploadStagedFile(from: storeFile, name: RemoteLayout.wholeStoreFileName)
+                try await uploadStagedFile(from: manifestFile, name: RemoteLayout.appliedSyncChangeSetsFileName)
+                try await publishStagedFile(name: RemoteLayout.wholeStoreFileName)
+                try await publishStagedFile(name: RemoteLayout.appliedSyncChangeSetsFileName)
+                break
+            } catch let error as FolderSyncError where error.code == .remoteItemNotFound && attempt == 1 {
+                // Another client's vacuum, judging this client's previous store dominated, removed its folder while
+                // this upload replaced it (found by the kill torture): upload again, once.
+                environment.logger.debug("Uploading whole store \(identifier) again: \(error)")
+            }
+        }
         environment.logger.info("Uploaded whole store \(identifier) (\(size) bytes) covering \(manifest.coveredCount) change sets")
         return manifest
     }

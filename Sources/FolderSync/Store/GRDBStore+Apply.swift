@@ -11,7 +11,7 @@ extension GRDBStore {
         var unpublished: Set<String>
     }
 
-    private func tombstone(_ db: Database, _ table: String, _ syncID: String, localClient: String) throws -> ChangeStamp? {
+    func tombstone(_ db: Database, _ table: String, _ syncID: String, localClient: String) throws -> ChangeStamp? {
         try Row.fetchOne(db.cachedStatement(sql: "SELECT hlc, client FROM foldersync_tombstones WHERE tbl = ? AND sync_id = ?"),
                          arguments: [table, syncID])
             .map { ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: $0[0])), clientIdentifier: $0[1] ?? localClient) }
@@ -217,7 +217,7 @@ extension GRDBStore {
         outcome.changesApplied += 1
     }
 
-    private func rowExists(_ db: Database, table: SyncedTable, syncID: String) throws -> Bool {
+    func rowExists(_ db: Database, table: SyncedTable, syncID: String) throws -> Bool {
         try Bool.fetchOne(db.cachedStatement(sql: """
             SELECT EXISTS (SELECT 1 FROM \(table.name.quotedDatabaseIdentifier) WHERE \(table.syncIDColumn.quotedDatabaseIdentifier) = ?)
             """), arguments: [syncID]) ?? false

@@ -51,6 +51,10 @@ enum StoreSchema {
         // (A VALUES list referring to OLD does not expose its second column inside a trigger: use SELECTs.)
         let oldValues = columns.map { "SELECT \(lit($0)) AS col, OLD.\($0.quotedDatabaseIdentifier) AS value" }
             .joined(separator: " UNION ALL ")
+        // Upserts, not INSERT OR REPLACE: an app's statement with its own conflict clause (an UPSERT, UPDATE OR
+        // IGNORE…) overrides the conflict policy of the statements of the triggers it fires, not their upserts.
+        let pendingUpsert = "ON CONFLICT(tbl, sync_id, col) DO UPDATE SET staged_in = NULL"
+        let clockUpsert = "ON CONFLICT(tbl, sync_id, col) DO UPDATE SET hlc = excluded.hlc, client = excluded.client"
         let lastWriterWins = table.deletePolicy == .lastWriterWins
         // Delete wins: a deleted sync ID is refused. Last writer wins: it may come back, newer than its delete.
         let reuseCheck = lastWriterWins
@@ -65,8 +69,9 @@ enum StoreSchema {
         // Last writer wins keeps a deleted row's registers, so that a newer update can bring the row back whole.
         let forgetRegisters = lastWriterWins
             ? (columns.isEmpty ? "" : """
-                INSERT OR REPLACE INTO foldersync_shadow(tbl, sync_id, col, value)
-                    SELECT \(literal), OLD.\(id), v.col, v.value FROM (\(oldValues)) AS v;
+                INSERT INTO foldersync_shadow(tbl, sync_id, col, value)
+                    SELECT \(literal), OLD.\(id), v.col, v.value FROM (\(oldValues)) AS v WHERE true
+                    ON CONFLICT(tbl, sync_id, col) DO UPDATE SET value = excluded.value;
             """)
             : "DELETE FROM foldersync_clocks WHERE tbl = \(literal) AND sync_id = OLD.\(id);"
         // Delete wins: writes to the row not yet published die with it. Last writer wins: they travel with the delete.
@@ -74,15 +79,16 @@ enum StoreSchema {
             ? "DELETE FROM \(pending) WHERE tbl = \(literal) AND sync_id = OLD.\(id) AND col = '\(createdMarker)' AND staged_in IS NULL;"
             : "DELETE FROM \(pending) WHERE tbl = \(literal) AND sync_id = OLD.\(id) AND staged_in IS NULL;"
         let columnInserts = columns.isEmpty ? "" : """
-                INSERT OR REPLACE INTO \(pending)(tbl, sync_id, col, staged_in)
-                    SELECT \(literal), NEW.\(id), v.column1, NULL FROM (VALUES \(allColumns)) AS v;
-                INSERT OR REPLACE INTO foldersync_clocks(tbl, sync_id, col, hlc, client)
-                    SELECT \(literal), NEW.\(id), v.column1, foldersync_tick(), NULL FROM (VALUES \(allColumns)) AS v;
+                INSERT INTO \(pending)(tbl, sync_id, col, staged_in)
+                    SELECT \(literal), NEW.\(id), v.column1, NULL FROM (VALUES \(allColumns)) AS v WHERE true \(pendingUpsert);
+                INSERT INTO foldersync_clocks(tbl, sync_id, col, hlc, client)
+                    SELECT \(literal), NEW.\(id), v.column1, foldersync_tick(), NULL FROM (VALUES \(allColumns)) AS v WHERE true
+                    \(clockUpsert);
             """
         try db.execute(sql: """
             CREATE TRIGGER "foldersync_\(name)_insert" AFTER INSERT ON \(t) WHEN foldersync_capturing() BEGIN
             \(reuseCheck)
-                INSERT OR REPLACE INTO \(pending)(tbl, sync_id, col, staged_in) VALUES (\(literal), NEW.\(id), '\(createdMarker)', NULL);
+                INSERT INTO \(pending)(tbl, sync_id, col, staged_in) VALUES (\(literal), NEW.\(id), '\(createdMarker)', NULL) \(pendingUpsert);
             \(columnInserts)
             END;
             """)
@@ -90,10 +96,11 @@ enum StoreSchema {
             try db.execute(sql: """
                 CREATE TRIGGER "foldersync_\(name)_update" AFTER UPDATE ON \(t) WHEN foldersync_capturing() BEGIN
                     SELECT RAISE(ABORT, 'FolderSync: the sync ID of a synced row cannot change') WHERE NEW.\(id) IS NOT OLD.\(id);
-                    INSERT OR REPLACE INTO \(pending)(tbl, sync_id, col, staged_in)
-                        SELECT \(literal), NEW.\(id), v.column1, NULL FROM (VALUES \(changedColumns)) AS v WHERE v.column2;
-                    INSERT OR REPLACE INTO foldersync_clocks(tbl, sync_id, col, hlc, client)
-                        SELECT \(literal), NEW.\(id), v.column1, foldersync_tick(), NULL FROM (VALUES \(changedColumns)) AS v WHERE v.column2;
+                    INSERT INTO \(pending)(tbl, sync_id, col, staged_in)
+                        SELECT \(literal), NEW.\(id), v.column1, NULL FROM (VALUES \(changedColumns)) AS v WHERE v.column2 \(pendingUpsert);
+                    INSERT INTO foldersync_clocks(tbl, sync_id, col, hlc, client)
+                        SELECT \(literal), NEW.\(id), v.column1, foldersync_tick(), NULL FROM (VALUES \(changedColumns)) AS v WHERE v.column2
+                        \(clockUpsert);
                 END;
                 """)
         }
@@ -101,8 +108,9 @@ enum StoreSchema {
             CREATE TRIGGER "foldersync_\(name)_delete" AFTER DELETE ON \(t) WHEN foldersync_capturing() BEGIN
             \(dropUnpublishedWrites)
             \(forgetRegisters)
-                INSERT OR REPLACE INTO \(pending)(tbl, sync_id, col, staged_in) VALUES (\(literal), OLD.\(id), '\(deletedMarker)', NULL);
-                INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (\(literal), OLD.\(id), foldersync_tick(), NULL);
+                INSERT INTO \(pending)(tbl, sync_id, col, staged_in) VALUES (\(literal), OLD.\(id), '\(deletedMarker)', NULL) \(pendingUpsert);
+                INSERT INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (\(literal), OLD.\(id), foldersync_tick(), NULL)
+                    ON CONFLICT(tbl, sync_id) DO UPDATE SET hlc = excluded.hlc, client = excluded.client;
             END;
             """)
     }

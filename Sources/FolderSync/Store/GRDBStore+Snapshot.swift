@@ -56,8 +56,10 @@ extension GRDBStore: SnapshottingModelAdapter {
                 }
                 try db.inTransaction {
                     let unpublished = try unpublishedRows(db)
+                    let ownWrites = try ownPublishedWrites(db)
                     capturing.withLock { $0 = false }
                     try replaceSyncedData(db, path: url.path)
+                    try keepNewer(ownWrites, localClient: localClient, db)
                     try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable)")
                     try db.execute(sql: "DELETE FROM \(LocalLayout.appliedChangeSetsTable)")
                     let ledger = try db.makeStatement(sql: "INSERT INTO \(LocalLayout.appliedChangeSetsTable)(client, sequence, change_set_id) VALUES (?, ?, '')")
@@ -69,7 +71,9 @@ extension GRDBStore: SnapshottingModelAdapter {
                     // This client's own sets the store lacks come back from the remote at the next sync.
                     state.ownChangeSetsToReapplyAfter = ownCovered < state.publishedSequence ? ownCovered : nil
                     state.publishedSequence = max(state.publishedSequence, ownCovered)
-                    state.nextSequence = state.publishedSequence + 1
+                    // Never number a set again: one staged before may already be on the remote (a sync stopped between
+                    // its upload and its bookkeeping), and is published again as it is (found by the kill torture).
+                    state.nextSequence = max(state.nextSequence, state.publishedSequence + 1)
                     state.knownRecentSyncs = [:]
                     try Self.save(state: try JSONEncoder().encode(state), db)
                     let newest = try Int64.fetchOne(db, sql: "SELECT max(hlc) FROM foldersync_clocks") ?? 0

@@ -74,6 +74,15 @@ public protocol ModelAdapter: AnyObject, Sendable {
 
     /// Per client, the change sets recorded in the ledger.
     func appliedChangeSets() throws -> [String: Set<Int64>]
+
+    /// Per table, how many existing rows applying all of `changeSets` would delete (each row counted once), and
+    /// how many rows the table has; tables losing no row are left out. Reads only: the ``DeletionFailSafe`` asks
+    /// before anything is applied. The default reports nothing, so an adapter without it has no fail-safe.
+    func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table]
+}
+
+extension ModelAdapter {
+    public func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table] { [] }
 }
 
 /// The sync bookkeeping an adapter keeps with the data, so that it commits with it.
@@ -93,6 +102,10 @@ public struct LocalSyncState: Codable, Hashable, Sendable {
     public var changeSetsSinceWholeStore = 0
     /// Bytes sent by syncs since this client last uploaded a whole store, compared with ``SyncPolicy/wholeStoreUploadAfterBytes``.
     public var bytesSinceWholeStore: Int64 = 0
+    /// What this client's recent-sync marker said when last written: it is written again until it says the
+    /// published sequence and acknowledgement of now, even when the sync that changed them failed to write it.
+    public var announcedSequence: Int64 = 0
+    public var announcedAcknowledgement: [String: Int64] = [:]
 
     /// The state of a client that has never synced: nothing staged, published or read.
     public init() {}
@@ -106,6 +119,8 @@ public struct LocalSyncState: Codable, Hashable, Sendable {
         hasBootstrapped = try container.decodeIfPresent(Bool.self, forKey: .hasBootstrapped) ?? false
         changeSetsSinceWholeStore = try container.decodeIfPresent(Int.self, forKey: .changeSetsSinceWholeStore) ?? 0
         bytesSinceWholeStore = try container.decodeIfPresent(Int64.self, forKey: .bytesSinceWholeStore) ?? 0
+        announcedSequence = try container.decodeIfPresent(Int64.self, forKey: .announcedSequence) ?? 0
+        announcedAcknowledgement = try container.decodeIfPresent([String: Int64].self, forKey: .announcedAcknowledgement) ?? [:]
     }
 
     /// What this client last read of another client's recent-sync marker, so an unchanged marker is not read again.

@@ -40,6 +40,8 @@ public struct SyncReport: Sendable, Hashable {
     public var attachmentsDownloaded = 0
     public var attachmentBytesSent: Int64 = 0
     public var attachmentBytesReceived: Int64 = 0
+    /// Deletions that tripped the ``DeletionFailSafe`` and that the app confirmed before they were applied.
+    public var confirmedMassDeletion: MassDeletion?
     /// Remote requests made (list, stat, read, write, move, remove).
     public var remoteRequests = 0
     /// How long the sync took, in seconds.

@@ -56,6 +56,9 @@ public struct ConvergenceSimulator: Sendable {
         /// attached files, a few contents shared by many rows; at the end every client must get each attached
         /// file intact. Off, a seed plays as before.
         public var attachments = false
+        /// Faults injected into every client's remote requests during the random steps (their syncs may then fail
+        /// with the injected error, and the next one catches up); off for the final rounds.
+        public var faults: FaultMix?
 
         /// A configuration with default ranges, an in-memory remote and in-memory stores.
         /// - Parameters:
@@ -111,6 +114,9 @@ public struct ConvergenceSimulator: Sendable {
         public var rejoins = 0
         /// Writes of large values and of attached files (zero unless ``Configuration/attachments``).
         public var attachmentWrites = 0
+        /// Syncs that failed with an injected fault, and the faults injected, by kind.
+        public var faultedSyncs = 0
+        public var faultsInjected: [String: Int] = [:]
         /// The converged rows (not added up by `+`).
         public var rows: [CanonicalRow] = []
 
@@ -129,6 +135,8 @@ public struct ConvergenceSimulator: Sendable {
             sum.changeSetsVacuumed += rhs.changeSetsVacuumed; sum.expiredClients += rhs.expiredClients
             sum.clientDeletions += rhs.clientDeletions; sum.wipes += rhs.wipes; sum.resets += rhs.resets; sum.rejoins += rhs.rejoins
             sum.attachmentWrites += rhs.attachmentWrites
+            sum.faultedSyncs += rhs.faultedSyncs
+            sum.faultsInjected.merge(rhs.faultsInjected, uniquingKeysWith: +)
             return sum
         }
     }

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import FolderSync
 
 /// A remote that cancels the running task at a chosen request, to interrupt a sync at a deterministic point.
@@ -9,18 +9,13 @@ public import FolderSync
 /// (as a cancelled network call would) or lets it complete (as a local file
 /// operation would), so the engine sees cancellation before, inside and after
 /// remote steps.
-public final class InterruptingFileSystem: RemoteFileSystem, @unchecked Sendable {
-    /// The remote that requests are forwarded to.
-    public let base: any RemoteFileSystem
+public final class InterruptingFileSystem: ForwardingFileSystem, @unchecked Sendable {
     private let lock = NSLock()
     private var remaining: Int?
     private var failRequest = false
     private var fired = false
     private var cancel: (@Sendable () -> Void)?
     private var observer: (@Sendable () -> Void)?
-
-    /// Wraps `base`, unarmed: requests pass through until ``arm(atRequest:failing:cancel:)``.
-    public init(_ base: any RemoteFileSystem) { self.base = base }
 
     /// At the `request`-th request from now, cancels the task making it, or calls `cancel` instead
     /// (to cancel the app's task that awaits the sync rather than the sync's own task).
@@ -47,7 +42,7 @@ public final class InterruptingFileSystem: RemoteFileSystem, @unchecked Sendable
         observer = body
     }
 
-    private func checkpoint() throws {
+    public override func willForward(_ request: Request, path: RemotePath) async throws {
         let observe: (@Sendable () -> Void)? = {
             lock.lock(); defer { lock.unlock() }
             defer { observer = nil }
@@ -64,41 +59,5 @@ public final class InterruptingFileSystem: RemoteFileSystem, @unchecked Sendable
             return failRequest
         }()
         if fail { throw CancellationError() }
-    }
-
-    public func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
-        try checkpoint(); return try await base.contentsOfDirectory(at: path)
-    }
-
-    public func item(at path: RemotePath) async throws -> RemoteItem? {
-        try checkpoint(); return try await base.item(at: path)
-    }
-
-    public func read(_ path: RemotePath) async throws -> Data {
-        try checkpoint(); return try await base.read(path)
-    }
-
-    public func write(_ data: Data, to path: RemotePath) async throws {
-        try checkpoint(); try await base.write(data, to: path)
-    }
-
-    public func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws {
-        try checkpoint(); try await base.move(from: source, to: destination, replacing: replacing)
-    }
-
-    public func remove(_ path: RemotePath) async throws {
-        try checkpoint(); try await base.remove(path)
-    }
-
-    public func createDirectory(at path: RemotePath) async throws {
-        try checkpoint(); try await base.createDirectory(at: path)
-    }
-
-    public func download(_ path: RemotePath, toLocalFile url: URL) async throws {
-        try checkpoint(); try await base.download(path, toLocalFile: url)
-    }
-
-    public func upload(fromLocalFile url: URL, to path: RemotePath) async throws {
-        try checkpoint(); try await base.upload(fromLocalFile: url, to: path)
     }
 }

@@ -17,6 +17,10 @@ final class SimulationRun {
     var summary = ConvergenceSimulator.Summary()
     private(set) var trace: [String] = []
     var nextRowNumber: [Int: Int] = [:]
+    /// The faults of ``ConvergenceSimulator/Configuration/faults``, struck only inside syncs of the random steps.
+    private(set) var faults: FaultyFileSystem.Faults?
+    /// Set when the random steps are over: settling and the final rounds run without faults.
+    private var faultsOver = false
     private var step = 0
 
     init(_ configuration: ConvergenceSimulator.Configuration) {
@@ -47,13 +51,19 @@ final class SimulationRun {
         case .fileManager: FileManagerFileSystem(rootURL: configuration.directory.appendingPathComponent("remote", isDirectory: true))
         }
         self.remote = remote
+        let clientRemote: any RemoteFileSystem = configuration.faults.map { mix in
+            let faults = FaultyFileSystem.Faults(mix: mix, seed: random.next())
+            faults.isEnabled = false // registration is not under test here: syncs are
+            self.faults = faults
+            return FaultyFileSystem(remote, faults: faults)
+        } ?? remote
         let count = random.int(configuration.clients)
         summary.clients = count
         for index in 1...count {
             let skew: TimeInterval = random.pick([0, 0, 86_400, -86_400])!
             let resolves = random.chance(40)
             let folder = configuration.directory.appendingPathComponent("client-\(index)", isDirectory: true)
-            let client = try SimulatedClient(index: index, folder: folder, now: time.clock(skew: skew), remote: remote,
+            let client = try SimulatedClient(index: index, folder: folder, now: time.clock(skew: skew), remote: clientRemote,
                                              resolvesConflicts: resolves, makeStore: configuration.makeStore)
             log("\(client.identifier) has a clock skewed by \(Int(skew)) s")
             if configuration.lifecycle {
@@ -115,8 +125,10 @@ final class SimulationRun {
     /// Lets the waiting clients join, then has every client sync twice in turn (after re-joining any that were reset).
     func finish() async throws {
         step += 1
+        faultsOver = true
         while !waiting.isEmpty { try await join() }
         if configuration.lifecycle { try await settleResets() }
+        summary.faultsInjected = faults?.injected ?? [:]
         for round in 1...2 {
             for client in clients {
                 time.advance(byMilliseconds: Int64(random.int(0...40)))
@@ -124,6 +136,13 @@ final class SimulationRun {
                 try await sync(client, resetAllowed: false)
             }
         }
+    }
+
+    /// Runs `body` with the configured faults striking (when `enabled`), and never anything after it.
+    func underFaults<T>(_ enabled: Bool, _ body: () async throws -> T) async throws -> T {
+        faults?.isEnabled = enabled && !faultsOver
+        defer { faults?.isEnabled = false }
+        return try await body()
     }
 
     func join() async throws {
@@ -167,7 +186,10 @@ final class SimulationRun {
         if resetAllowed, client.reset != nil { return try await rejoin(client) }
         let before = try localState(client)
         do {
-            try completed(try await client.synchronize(), client, "syncs")
+            try completed(try await underFaults(resetAllowed) { try await client.synchronize() }, client, "syncs")
+        } catch let error as FolderSyncError where resetAllowed && configuration.faults?.injectedCodes.contains(error.code) == true {
+            summary.faultedSyncs += 1
+            log("\(client.identifier) sync failed under an injected fault: \(error)")
         } catch let error as FolderSyncError where resetAllowed && isReset(error) {
             try noteReset(client, error, before: before)
             if random.chance(60) { try await rejoin(client) }

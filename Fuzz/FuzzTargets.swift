@@ -1,0 +1,64 @@
+// libFuzzer targets for every parser of remote input. Built by scripts/fuzz, which compiles this file with the
+// parser sources directly (`swiftc -sanitize=fuzzer`), not the package: no GRDB, about ten seconds.
+//
+// FOLDERSYNC_FUZZ_TARGET picks the parser. Every input must end in a value or a FolderSyncError; a crash, a
+// sanitizer report or any other error is a finding (libFuzzer saves the input; turn it into a regression test in
+// Tests/FolderSyncTests/FuzzRegressionTests.swift and keep it in Fuzz/corpus/<target>/).
+//
+// Hook for encryption headers: add a case to `targets` that parses one (`"encryption-header": { data in … }`),
+// a seed folder Fuzz/corpus/encryption-header/, and the name to TARGETS in scripts/fuzz.
+import Foundation
+
+let targets: [String: (Data) throws -> Void] = [
+    "change-set": { data in
+        try data.write(to: scratch)
+        _ = try ChangeSetReader.verify(at: scratch, path: "fuzz.syncchg")
+        try ChangeSetReader.forEachChange(at: scratch, path: "fuzz.syncchg") { _ in }
+    },
+    "whole-store": { data in
+        try data.write(to: scratch)
+        _ = try WholeStoreFile.read(scratch, to: scratchSnapshot, path: "WholeStore.ticdsync")
+    },
+    "whole-store-manifest": { data in
+        _ = try PropertyListFile.decode(WholeStoreManifest.self, from: data, path: "AppliedSyncChangeSets.ticdsync")
+    },
+    "recent-sync": { data in
+        _ = try PropertyListFile.decode(RecentSync.self, from: data, path: "client.recentsync")
+    },
+    "plist": { data in
+        // Every other FolderSync property list a remote holds; each must refuse or accept the same bytes cleanly.
+        _ = PropertyListFile.kind(of: data)
+        for decode in [{ _ = try PropertyListFile.decode(FormatVersionInfo.self, from: $0, path: "FormatVersion.plist") },
+                       { _ = try PropertyListFile.decode(DeviceInfo.self, from: $0, path: "deviceInfo.plist") },
+                       { _ = try PropertyListFile.decode(DocumentInfo.self, from: $0, path: "documentInfo.plist") },
+                       { _ = try PropertyListFile.decode(DeletedDocumentInfo.self, from: $0, path: "deleted.plist") },
+                       { _ = try PropertyListFile.decode(DeletedClientInfo.self, from: $0, path: "deletedClient.plist") }]
+            as [(Data) throws -> Void] {
+            do { try decode(data) } catch let error as FolderSyncError { _ = error }
+        }
+    },
+    "propfind": { data in
+        _ = try MultistatusParser.parse(data, path: try RemotePath("com.example.notes/Documents"))
+    },
+]
+
+let scratch = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("foldersync-fuzz-\(getpid()).input")
+let scratchSnapshot = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("foldersync-fuzz-\(getpid()).sqlite")
+let target: (Data) throws -> Void = {
+    let name = ProcessInfo.processInfo.environment["FOLDERSYNC_FUZZ_TARGET"] ?? ""
+    guard let target = targets[name] else { fatalError("FOLDERSYNC_FUZZ_TARGET must be one of \(targets.keys.sorted())") }
+    return target
+}()
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
+    do {
+        try target(Data(bytes: start, count: count))
+    } catch let error as FolderSyncError {
+        _ = error.description
+    } catch {
+        fatalError("untyped error for bad input: \(error)")
+    }
+    try? FileManager.default.removeItem(at: scratchSnapshot)
+    return 0
+}

@@ -1,0 +1,23 @@
+import GRDB
+
+/// Counting what pending change sets would delete, for the deletion fail-safe.
+extension GRDBStore {
+    public func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table] {
+        try wrap("counting the rows a sync would delete") {
+            try database.read { db in
+                var deleted: [String: Set<String>] = [:]
+                for changes in changeSets {
+                    try changes { change in
+                        guard change.kind == .delete, let table = tablesByName[change.table],
+                              try rowExists(db, table: table, syncID: change.syncID) else { return }
+                        deleted[table.name, default: []].insert(change.syncID)
+                    }
+                }
+                return try deleted.sorted { $0.key < $1.key }.map { name, rows in
+                    let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(name.quotedDatabaseIdentifier)") ?? 0
+                    return MassDeletion.Table(table: name, rowsDeleted: rows.count, rowCount: count)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import GRDB
+
+/// Installing a whole store that covers less than this client published: its own published writes stay.
+///
+/// Such a store lacks this client's latest published change sets; they come back from the remote at the next
+/// sync (``LocalSyncState/ownChangeSetsToReapplyAfter``). Until then the app must not see its own committed
+/// writes vanish: a delete or update made in that window would hit a missing row and be lost (found by the kill
+/// torture). So this client's own registers and deletes that are newer than the store's are kept, with their
+/// stamps: not new changes, since their change sets are published, and applying those sets again changes nothing.
+extension GRDBStore {
+    struct OwnWrites {
+        struct Column { var syncID: String; var column: String; var stamp: Int64; var value: DatabaseValue }
+        /// Per table, this client's column registers (published, on rows with no unpublished change).
+        var columns: [String: [Column]] = [:]
+        /// Per table, this client's deletes: sync ID and stamp.
+        var deletes: [String: [(syncID: String, stamp: Int64)]] = [:]
+    }
+
+    /// Reads this client's published registers and deletes, before a whole store replaces them.
+    func ownPublishedWrites(_ db: Database) throws -> OwnWrites {
+        var writes = OwnWrites()
+        let pending = LocalLayout.unsynchronizedChangesTable
+        for table in tables {
+            let quoted = table.name.quotedDatabaseIdentifier, id = table.syncIDColumn.quotedDatabaseIdentifier
+            for name in columns[table.name] ?? [] {
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT c.sync_id, c.hlc, t.\(name.quotedDatabaseIdentifier) FROM foldersync_clocks c JOIN \(quoted) t ON t.\(id) = c.sync_id
+                    WHERE c.tbl = ? AND c.col = ? AND c.client IS NULL
+                      AND NOT EXISTS (SELECT 1 FROM \(pending) p WHERE p.tbl = c.tbl AND p.sync_id = c.sync_id)
+                    """, arguments: [table.name, name])
+                writes.columns[table.name, default: []] += rows.map { .init(syncID: $0[0], column: name, stamp: $0[1], value: $0[2]) }
+            }
+            guard table.deletePolicy == .deleteWins else { continue } // last writer wins keeps deleted rows' registers
+            writes.deletes[table.name] = try Row.fetchAll(db, sql: """
+                SELECT d.sync_id, d.hlc FROM foldersync_tombstones d WHERE d.tbl = ? AND d.client IS NULL
+                  AND NOT EXISTS (SELECT 1 FROM \(pending) p WHERE p.tbl = d.tbl AND p.sync_id = d.sync_id)
+                """, arguments: [table.name]).map { ($0[0], $0[1]) }
+        }
+        return writes
+    }
+
+    /// After the store's data replaced the local data (change capture off): puts back each of `writes` that is
+    /// newer than what the store has, by the merge rules (a deleted row stays deleted).
+    func keepNewer(_ writes: OwnWrites, localClient: String, _ db: Database) throws {
+        func stamp(_ raw: Int64, _ client: String?) -> ChangeStamp {
+            ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: raw)), clientIdentifier: client ?? localClient)
+        }
+        for table in tables {
+            let quoted = table.name.quotedDatabaseIdentifier, id = table.syncIDColumn.quotedDatabaseIdentifier
+            for (syncID, raw) in writes.deletes[table.name] ?? [] {
+                let existing = try Row.fetchOne(db, sql: "SELECT hlc, client FROM foldersync_tombstones WHERE tbl = ? AND sync_id = ?",
+                                                arguments: [table.name, syncID])
+                guard existing.map({ stamp(raw, nil) > stamp($0[0], $0[1]) }) ?? true else { continue }
+                try db.execute(sql: "DELETE FROM \(quoted) WHERE \(id) = ?", arguments: [syncID])
+                try db.execute(sql: "DELETE FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?", arguments: [table.name, syncID])
+                try db.execute(sql: """
+                    INSERT INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, NULL)
+                    ON CONFLICT(tbl, sync_id) DO UPDATE SET hlc = excluded.hlc, client = NULL
+                    """, arguments: [table.name, syncID, raw])
+            }
+            for write in writes.columns[table.name] ?? [] {
+                let existing = try Row.fetchOne(db, sql: "SELECT hlc, client FROM foldersync_clocks WHERE tbl = ? AND sync_id = ? AND col = ?",
+                                                arguments: [table.name, write.syncID, write.column])
+                guard existing.map({ stamp(write.stamp, nil) > stamp($0[0], $0[1]) }) ?? true else { continue }
+                if try rowExists(db, table: table, syncID: write.syncID) {
+                    try db.execute(sql: "UPDATE \(quoted) SET \(write.column.quotedDatabaseIdentifier) = ? WHERE \(id) = ?",
+                                   arguments: [write.value, write.syncID])
+                } else if try tombstone(db, table.name, write.syncID, localClient: localClient) == nil {
+                    try db.execute(sql: "INSERT INTO \(quoted)(\(id), \(write.column.quotedDatabaseIdentifier)) VALUES (?, ?)",
+                                   arguments: [write.syncID, write.value])
+                } else {
+                    continue // deleted in the store: the delete wins
+                }
+                try db.execute(sql: """
+                    INSERT INTO foldersync_clocks(tbl, sync_id, col, hlc, client) VALUES (?, ?, ?, ?, NULL)
+                    ON CONFLICT(tbl, sync_id, col) DO UPDATE SET hlc = excluded.hlc, client = NULL
+                    """, arguments: [table.name, write.syncID, write.column, write.stamp])
+            }
+        }
+    }
+}

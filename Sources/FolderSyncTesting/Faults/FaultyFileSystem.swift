@@ -1,0 +1,122 @@
+public import Foundation
+public import FolderSync
+
+/// A remote that injects the faults of a ``FaultMix`` into the requests of one client, over any backend.
+///
+/// Faults are drawn from a seeded generator, so a seed replays them. Clients of one simulation share a
+/// ``Faults`` record of recent writes, so that a listing can lag behind another client's write. Faults strike
+/// only while ``isEnabled``; a simulation turns them off for its final rounds, where every client must converge.
+public final class FaultyFileSystem: ForwardingFileSystem, @unchecked Sendable {
+    /// What the clients of one simulation share: the request clock and when each path was last written.
+    public final class Faults: @unchecked Sendable {
+        let mix: FaultMix
+        private let lock = NSLock()
+        private var random: SeededGenerator
+        private var requests = 0
+        private var written: [RemotePath: Int] = [:]
+        private var enabled = true
+        /// Faults injected so far, by kind.
+        public private(set) var injected: [String: Int] = [:]
+
+        public init(mix: FaultMix, seed: UInt64) {
+            self.mix = mix
+            self.random = SeededGenerator(seed: seed)
+        }
+
+        public var isEnabled: Bool {
+            get { lock.withLock { enabled } }
+            set { lock.withLock { enabled = newValue } }
+        }
+
+        /// Counts a request; `true` with probability `percent` when enabled (and records the fault as `kind`).
+        func strikes(_ percent: Int, _ kind: String) -> Bool {
+            lock.withLock {
+                guard enabled, percent > 0, random.chance(percent) else { return false }
+                injected[kind, default: 0] += 1
+                return true
+            }
+        }
+
+        func tick() { lock.withLock { requests += 1 } }
+        func noteWritten(_ path: RemotePath) { lock.withLock { written[path] = requests } }
+        func isRecent(_ path: RemotePath) -> Bool {
+            lock.withLock { written[path].map { requests - $0 < mix.lagRequests } ?? false }
+        }
+        func pickError() -> FolderSyncError.Code? {
+            for (code, percent) in mix.errors.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where strikes(percent, "\(code)") {
+                return code
+            }
+            return nil
+        }
+    }
+
+    public let faults: Faults
+
+    public init(_ base: any RemoteFileSystem, faults: Faults) {
+        self.faults = faults
+        super.init(base)
+    }
+
+    public override func willForward(_ request: Request, path: RemotePath) async throws {
+        faults.tick()
+        if let code = faults.pickError() {
+            throw FolderSyncError(code, "injected fault: \(code) on \(request.rawValue)", path: path.description)
+        }
+    }
+
+    public override func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
+        let items = try await super.contentsOfDirectory(at: path)
+        return items.filter { item in
+            !(item.kind == .file && faults.isRecent(path.appending(item.name)) && faults.strikes(faults.mix.laggingListings, "lagging listing"))
+        }
+    }
+
+    public override func read(_ path: RemotePath) async throws -> Data {
+        try vanish(path)
+        return try await super.read(path)
+    }
+
+    public override func download(_ path: RemotePath, toLocalFile url: URL) async throws {
+        try vanish(path)
+        try await super.download(path, toLocalFile: url)
+    }
+
+    public override func write(_ data: Data, to path: RemotePath) async throws {
+        try await halfWrite(data, to: path)
+        try await super.write(data, to: path)
+        try await written(path)
+    }
+
+    public override func upload(fromLocalFile url: URL, to path: RemotePath) async throws {
+        try await halfWrite(try Data(contentsOf: url), to: path)
+        try await super.upload(fromLocalFile: url, to: path)
+        try await written(path)
+    }
+
+    public override func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws {
+        try await super.move(from: source, to: destination, replacing: replacing)
+        try await written(destination)
+    }
+
+    private func vanish(_ path: RemotePath) throws {
+        if faults.strikes(faults.mix.vanishingReads, "vanishing file") {
+            throw FolderSyncError(.remoteItemNotFound, "injected fault: the file vanished", path: path.description)
+        }
+    }
+
+    /// Leaves half of `data` under a temporary name, as a writer that stopped half-way does, and fails.
+    private func halfWrite(_ data: Data, to path: RemotePath) async throws {
+        guard faults.strikes(faults.mix.halfWrites, "half write") else { return }
+        try? await base.write(data.prefix(data.count / 2), to: path.parent.appending(TemporaryName.make(for: path.name)))
+        throw FolderSyncError(.remoteIOFailed, "injected fault: the write stopped half-way", path: path.description)
+    }
+
+    /// Records the write for lagging listings, and sometimes leaves a desktop sync agent's `name (1)` copy.
+    private func written(_ path: RemotePath) async throws {
+        faults.noteWritten(path)
+        guard !TemporaryName.isTemporary(path.name), faults.strikes(faults.mix.duplicateCopies, "name (1) copy") else { return }
+        let name = path.name
+        let copy = name.lastIndex(of: ".").map { "\(name[..<$0]) (1)\(name[$0...])" } ?? "\(name) (1)"
+        if let data = try? await base.read(path) { try? await base.write(data, to: path.parent.appending(copy)) }
+    }
+}

@@ -1,0 +1,73 @@
+public import Foundation
+public import FolderSync
+
+/// A remote that passes every request to another one: the base of test decorators over any backend.
+///
+/// Subclass it and override only the requests to change (fail, delay, damage, count); the rest reach `base`
+/// unchanged. ``willForward(_:path:)`` runs before every request, for decorators that act on all of them alike.
+/// Downloads and uploads use `base`'s streaming transfers, unless `transfersThroughReadAndWrite` makes them go
+/// through this decorator's own ``read(_:)`` and ``write(_:to:)`` (for a decorator that changes what those do).
+open class ForwardingFileSystem: RemoteFileSystem, @unchecked Sendable {
+    /// The kind of a request, for ``willForward(_:path:)``.
+    public enum Request: String, Sendable, Hashable, CaseIterable {
+        case list, stat, read, write, move, remove, createDirectory, download, upload
+    }
+
+    public let base: any RemoteFileSystem
+    private let transfersThroughReadAndWrite: Bool
+
+    public init(_ base: any RemoteFileSystem, transfersThroughReadAndWrite: Bool = false) {
+        self.base = base
+        self.transfersThroughReadAndWrite = transfersThroughReadAndWrite
+    }
+
+    /// Called before every request reaches `base`; throwing fails the request. The default does nothing.
+    open func willForward(_ request: Request, path: RemotePath) async throws {}
+
+    open func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
+        try await willForward(.list, path: path)
+        return try await base.contentsOfDirectory(at: path)
+    }
+
+    open func item(at path: RemotePath) async throws -> RemoteItem? {
+        try await willForward(.stat, path: path)
+        return try await base.item(at: path)
+    }
+
+    open func read(_ path: RemotePath) async throws -> Data {
+        try await willForward(.read, path: path)
+        return try await base.read(path)
+    }
+
+    open func write(_ data: Data, to path: RemotePath) async throws {
+        try await willForward(.write, path: path)
+        try await base.write(data, to: path)
+    }
+
+    open func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws {
+        try await willForward(.move, path: destination)
+        try await base.move(from: source, to: destination, replacing: replacing)
+    }
+
+    open func remove(_ path: RemotePath) async throws {
+        try await willForward(.remove, path: path)
+        try await base.remove(path)
+    }
+
+    open func createDirectory(at path: RemotePath) async throws {
+        try await willForward(.createDirectory, path: path)
+        try await base.createDirectory(at: path)
+    }
+
+    open func download(_ path: RemotePath, toLocalFile url: URL) async throws {
+        guard !transfersThroughReadAndWrite else { return try await read(path).write(to: url, options: .atomic) }
+        try await willForward(.download, path: path)
+        try await base.download(path, toLocalFile: url)
+    }
+
+    open func upload(fromLocalFile url: URL, to path: RemotePath) async throws {
+        guard !transfersThroughReadAndWrite else { return try await write(try Data(contentsOf: url), to: path) }
+        try await willForward(.upload, path: path)
+        try await base.upload(fromLocalFile: url, to: path)
+    }
+}

@@ -1,0 +1,169 @@
+import FolderSync
+import FolderSyncTesting
+import Foundation
+import GRDB
+
+/// The kill torture: rounds of client processes writing and syncing on one folder, each killed with SIGKILL at
+/// a seeded random point, then a settle (every client syncs twice, in turn, unharmed) and the checks.
+///
+/// Checks: every committed write is present or superseded (own rows hold exactly their last committed value,
+/// shared rows one of their committed values, no row of an aborted transaction appears), every replica holds
+/// the same rows, and `foldersync doctor` finds the folder healthy. Prints the figures; exits 1 on any failure.
+struct Torture {
+    var kills: Int
+    var clients: Int
+    var seed: UInt64
+    var directory: URL
+    var stepsPerRun = 12
+
+    var root: URL { directory.appendingPathComponent("remote") }
+    var executable: URL { URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath() }
+    var names: [String] { (0..<clients).map { "client-\(Character(UnicodeScalar(UInt8(65 + $0))))" } }
+
+    struct Outcome {
+        var killed: String?
+        var events: Int?
+        var error: String?
+    }
+
+    /// Runs one client process to its end (a kill, or its last step) and reads what it said.
+    func start(_ client: String, seed: UInt64, killAfter: Int?, steps: Int, settle: Bool) throws -> (Process, Pipe, Pipe) {
+        let process = Process(), output = Pipe(), errors = Pipe()
+        process.executableURL = executable
+        process.arguments = ["torture-client", "--root", root.path, "--client", client, "--dir", directory.path,
+                             "--seed", String(seed), "--steps", String(steps), "--kill-after", killAfter.map(String.init) ?? "none",
+                             "--settle", settle ? "yes" : "no"]
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return (process, output, errors)
+    }
+
+    /// Whether it died at the kill point is read from its last words ("crashing at …"), not from the termination
+    /// reason, which Foundation misreports for signal-killed children on Linux.
+    func finish(_ started: (Process, Pipe, Pipe)) -> Outcome {
+        let (process, output, errors) = started
+        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        if let line = out.split(separator: "\n").first(where: { $0.hasPrefix("crashing at ") }) {
+            return Outcome(killed: String(line.dropFirst("crashing at ".count)))
+        }
+        if process.terminationStatus == 0, let line = out.split(separator: "\n").last(where: { $0.hasPrefix("events ") }) {
+            return Outcome(events: Int(line.dropFirst("events ".count)))
+        }
+        return Outcome(error: "status \(process.terminationStatus): \(err.trimmingCharacters(in: .whitespacesAndNewlines))")
+    }
+
+    func run() throws -> Bool {
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        var random = SeededGenerator(seed: seed)
+        var killed = 0, runs = 0, completed = 0, round = 0
+        var byPoint: [String: Int] = [:], byAction: [String: Int] = [:]
+        var errors: [String] = []
+        var eventsPerRun = 150 // learnt from runs that finish, so kill points spread over whole runs
+        let started = Date()
+        while killed < kills {
+            round += 1
+            let processes = try names.map { name in
+                try start(name, seed: random.next(), killAfter: random.int(0...eventsPerRun), steps: stepsPerRun, settle: false)
+            }
+            for (name, outcome) in zip(names, processes.map(finish)) {
+                runs += 1
+                if let point = outcome.killed {
+                    killed += 1
+                    let action = point.firstIndex(of: "[").map { String(point[$0...].dropFirst().dropLast()) } ?? "-"
+                    let name = point.firstIndex(of: "[").map { String(point[..<$0].dropLast()) } ?? point
+                    byPoint[name, default: 0] += 1
+                    byAction[action, default: 0] += 1
+                } else if let events = outcome.events {
+                    completed += 1
+                    eventsPerRun = max(eventsPerRun, events)
+                } else {
+                    errors.append("round \(round) \(name): \(outcome.error ?? "?")")
+                }
+            }
+        }
+        // Settle: every client syncs twice, in turn, with no kill and no new write.
+        for _ in 0..<2 {
+            for name in names {
+                let outcome = finish(try start(name, seed: 0, killAfter: nil, steps: 1, settle: true))
+                if let error = outcome.error { errors.append("settle \(name): \(error)") }
+            }
+        }
+        let check = try verify()
+        let doctor = runDoctor()
+        let seconds = Int(Date().timeIntervalSince(started).rounded())
+        print("""
+            kill torture: seed \(seed), \(clients) clients, \(round) rounds, \(runs) client runs, \(seconds) s
+            kills: \(killed) (runs that finished before their kill point: \(completed))
+            kills by action: \(byAction.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+            kills by point: \(byPoint.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+            committed transactions: \(check.committed), aborted by a kill before commit: \(check.aborted)
+            lost writes: \(check.lost.count), phantom writes: \(check.phantoms.count), divergent replicas: \(check.divergent), client errors: \(errors.count)
+            doctor: \(doctor.healthy ? "healthy" : "unhealthy")
+            """)
+        for line in (errors + check.lost + check.phantoms).prefix(20) { print("  " + line) }
+        if !doctor.healthy { print(doctor.output) }
+        return errors.isEmpty && check.lost.isEmpty && check.phantoms.isEmpty && check.divergent == 0 && doctor.healthy
+    }
+
+    struct Check {
+        var lost: [String] = []
+        var phantoms: [String] = []
+        var divergent = 0
+        var committed = 0
+        var aborted = 0
+    }
+
+    func verify() throws -> Check {
+        var check = Check()
+        var replicas: [String: [String: String]] = [:]
+        for name in names {
+            let queue = try DatabaseQueue(path: directory.appendingPathComponent("\(name).sqlite").path)
+            replicas[name] = try queue.read { db in
+                Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, value FROM items").map { ($0[0], $0[1]) })
+            }
+        }
+        var shared: [String: Set<String>] = [:]
+        for name in names {
+            let journal = try TortureJournal(client: name, url: directory.appendingPathComponent("\(name).journal"))
+            guard journal.open == nil else { throw TortureFailure("\(name)'s journal has an open transaction after the settle") }
+            check.committed += journal.committed
+            check.aborted += journal.transactions - journal.committed
+            shared.merge(journal.shared) { $0.union($1) }
+            for (replica, rows) in replicas {
+                for (row, expected) in journal.own where rows[row] != expected {
+                    check.lost.append("\(replica): \(row) is \(rows[row] ?? "absent"), committed \(expected ?? "deleted") by \(name)")
+                }
+                for row in rows.keys where row.hasPrefix(name + "-") && journal.own[row] == nil {
+                    check.phantoms.append("\(replica): \(row) = \(rows[row]!) was never committed")
+                }
+            }
+        }
+        for (replica, rows) in replicas {
+            for (row, value) in rows where row.hasPrefix(TortureJournal.sharedPrefix) && shared[row]?.contains(value) != true {
+                check.phantoms.append("\(replica): \(row) = \(value) was never committed")
+            }
+            for row in shared.keys where rows[row] == nil {
+                check.lost.append("\(replica): \(row) is absent, though committed")
+            }
+        }
+        let first = replicas[names[0]]
+        check.divergent = names.dropFirst().filter { replicas[$0] != first }.count
+        return check
+    }
+
+    func runDoctor() -> (healthy: Bool, output: String) {
+        let process = Process(), output = Pipe()
+        process.executableURL = executable.deletingLastPathComponent().appendingPathComponent("foldersync")
+        process.arguments = ["doctor", "--remote", root.path, "--app", TortureClient.application]
+        process.standardOutput = output
+        process.standardError = output
+        do { try process.run() } catch { return (false, "cannot run foldersync: \(error)") }
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus == 0, text)
+    }
+}
