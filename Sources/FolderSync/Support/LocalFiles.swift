@@ -115,47 +115,6 @@ enum LocalFiles {
         }
     }
 
-    /// Copies `source` to `url` in chunks, with the guarantees of ``writeDurably(_:to:remote:)``.
-    static func copyDurably(from source: URL, to url: URL, remote: Bool = false) throws {
-        let input = open(source.path, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw error("open", path: source.path) }
-        defer { close(input) }
-        let directory = url.deletingLastPathComponent().path
-        let temporary = directory + "/" + TemporaryName.make(for: url.lastPathComponent)
-        let output = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard output >= 0 else { throw error("create", path: url.path, remote: remote) }
-        var closed = false
-        defer { if !closed { close(output) } }
-        do {
-            var chunk = [UInt8](repeating: 0, count: 1 << 20)
-            while true {
-                let count = chunk.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress!, $0.count) }
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    throw error("read", path: source.path)
-                }
-                if count == 0 { break }
-                var offset = 0
-                while offset < count {
-                    let written = chunk.withUnsafeBytes { Glibc.write(output, $0.baseAddress! + offset, count - offset) }
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        throw error("write", path: url.path, remote: remote)
-                    }
-                    offset += written
-                }
-            }
-            guard fsync(output) == 0 else { throw error("fsync", path: url.path, remote: remote) }
-            closed = true
-            guard close(output) == 0 else { throw error("close", path: url.path, remote: remote) }
-            guard rename(temporary, url.path) == 0 else { throw error("rename", path: url.path, remote: remote) }
-        } catch {
-            unlink(temporary)
-            throw error
-        }
-        syncDirectory(directory)
-    }
-
     /// Flushes a folder's entries (a rename or a new name) to disk. Best effort: some file systems refuse.
     static func syncDirectory(_ path: String) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

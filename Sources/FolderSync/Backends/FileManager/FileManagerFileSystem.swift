@@ -80,10 +80,6 @@ public struct FileManagerFileSystem: RemoteFileSystem {
     }
 
     /// Streams the file in chunks (attachments of any size), durably and atomically like ``write(_:to:)``.
-    public func upload(fromLocalFile source: URL, to path: RemotePath) async throws {
-        try LocalFiles.copyDurably(from: source, to: url(for: path), remote: true)
-    }
-
     public func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws {
         let from = url(for: source).path
         let to = url(for: destination).path
