@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
@@ -47,6 +48,13 @@ let package = Package(
             dependencies: ["FolderSync"],
             swiftSettings: strict
         ),
+        .target(
+            name: "S3Backend",
+            dependencies: ["FolderSync", "FolderSyncWebDAV", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Examples/S3Backend",
+            exclude: ["README.md"],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "Notes",
             dependencies: [
@@ -71,7 +79,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FolderSyncTests",
-            dependencies: ["FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "foldersync", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "foldersync", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
     ],

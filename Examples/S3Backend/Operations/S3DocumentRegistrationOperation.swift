@@ -1,0 +1,30 @@
+public import FolderSync
+public import Foundation
+
+/// Document registration on S3: no folder markers, `documentInfo.plist` published with one conditional PUT,
+/// and the deleted-client check as one HEAD.
+public final class S3DocumentRegistrationOperation: DocumentRegistrationOperation, @unchecked Sendable {
+    let s3: S3FileSystem
+
+    /// The standard operation's configuration (and its question to the app), with S3 steps.
+    public init(s3: S3FileSystem, standard: DocumentRegistrationOperation) {
+        self.s3 = s3
+        super.init(fileSystem: standard.fileSystem, layout: standard.layout, clientIdentifier: standard.clientIdentifier,
+                   proposedDocumentInfo: standard.proposedDocumentInfo, rememberedIntegrityKey: standard.rememberedIntegrityKey,
+                   environment: standard.environment, askToCreateRemoteDocument: standard.askToCreateRemoteDocument)
+    }
+
+    public override func deletedClientMarkerExists() async throws -> Bool {
+        try await s3.fileExists(at: layout.deletedClientFile(documentIdentifier, client: clientIdentifier))
+    }
+
+    /// Nothing to do: the document's folders appear with the first key written in each.
+    public override func createDocumentDirectories() async throws {}
+
+    public override func publishDocumentInfoFileIfAbsent(_ data: Data) async throws -> Bool {
+        try await s3.putIfAbsent(data, at: layout.documentInfoFile(documentIdentifier))
+    }
+
+    /// Nothing to do: this client's folders appear with its first change set, whole store or staging file.
+    public override func createClientDirectories() async throws {}
+}
