@@ -164,6 +164,11 @@ extension S3FileSystem {
         try await bucket.put(bucket.key(for: path), body: .file(url), ifAbsent: true, path: path)
     }
 
+    /// The folder marker of `folder` alone (one PUT), without checking or creating its parents.
+    func createMarker(of folder: RemotePath) async throws {
+        try await bucket.put(bucket.folderPrefix(for: folder), body: .data(Data()), path: folder)
+    }
+
     /// One HEAD.
     func fileExists(at path: RemotePath) async throws -> Bool {
         try await bucket.head(bucket.key(for: path), path: path) != nil

@@ -1,7 +1,7 @@
 public import FolderSync
 public import Foundation
 
-/// Document registration on S3: no folder markers, `documentInfo.plist` published with one conditional PUT,
+/// Document registration on S3: one folder marker instead of eleven, `documentInfo.plist` published with one conditional PUT,
 /// and the deleted-client check as one HEAD.
 public final class S3DocumentRegistrationOperation: DocumentRegistrationOperation, @unchecked Sendable {
     let s3: S3FileSystem
@@ -25,6 +25,10 @@ public final class S3DocumentRegistrationOperation: DocumentRegistrationOperatio
         try await s3.putIfAbsent(data, at: layout.documentInfoFile(documentIdentifier))
     }
 
-    /// Nothing to do: this client's folders appear with its first change set, whole store or staging file.
-    public override func createClientDirectories() async throws {}
+    /// Only the marker of `SyncChanges/<client>/` (one PUT): it is what shows that this client registered with
+    /// the document before it publishes anything (client deletion and listing look for it). The other folders
+    /// appear with their first key.
+    public override func createClientDirectories() async throws {
+        try await s3.createMarker(of: layout.syncChangesDirectory(documentIdentifier, client: clientIdentifier))
+    }
 }

@@ -1,5 +1,5 @@
 public import Foundation
-import FolderSync
+public import FolderSync
 
 /// A seeded, deterministic multi-client simulation of FolderSync that checks invariants 1 and 2.
 ///
@@ -33,7 +33,17 @@ public struct ConvergenceSimulator: Sendable {
         case inMemory
         /// A ``FileManagerFileSystem`` in a `remote` folder of the scratch directory.
         case fileManager
+        /// A backend of your own (a server, a mounted share), empty, shared by every client of the run.
+        case custom(any RemoteFileSystem)
     }
+
+    /// Builds a client's application sync manager on its remote (the run's remote, wrapped to interrupt syncs).
+    public typealias ApplicationManagerFactory = @Sendable (_ remote: any RemoteFileSystem, _ environment: SyncEnvironment)
+        -> ApplicationSyncManager
+    /// Builds a client's document sync manager (not registered yet).
+    public typealias DocumentManagerFactory = @Sendable (_ application: ApplicationSyncManager,
+                                                         _ configuration: DocumentSyncManager.Configuration,
+                                                         _ store: any ModelAdapter) throws -> DocumentSyncManager
 
     public struct Configuration: Sendable {
         public var seed: UInt64
@@ -45,6 +55,11 @@ public struct ConvergenceSimulator: Sendable {
         public var makeStore: StoreFactory = ConvergenceSimulator.inMemoryStore
         /// Adds the lifecycle steps; the store must be a ``SnapshottingSimulatorStore``. Off, a seed plays as before.
         public var lifecycle = false
+        /// The managers each client uses: the standard ones, or a backend's subclasses (which build its operation subclasses).
+        public var makeApplicationSyncManager: ApplicationManagerFactory = { ApplicationSyncManager(remote: $0, environment: $1) }
+        public var makeDocumentSyncManager: DocumentManagerFactory = {
+            try DocumentSyncManager(applicationSyncManager: $0, configuration: $1, store: $2)
+        }
 
         public init(seed: UInt64, directory: URL) {
             self.seed = seed
