@@ -1,7 +1,7 @@
 public import Foundation
 public import FolderSync
 
-/// A ``RemoteFileSystem`` held in memory, for tests of apps and backends.
+/// A ``/FolderSync/RemoteFileSystem`` held in memory, for tests of apps and backends.
 ///
 /// Every primitive keeps the protocol's contract exactly (atomic replace,
 /// publish-if-absent, idempotent create and remove), so code that passes on
@@ -15,13 +15,15 @@ public actor InMemoryFileSystem: RemoteFileSystem {
 
     private var nodes: [RemotePath: Node] = [.root: .directory]
     private var nextVersion = 1
-    /// When `true`, every change fails with ``FolderSyncError/Code/permissionDenied``.
+    /// When `true`, every change fails with ``/FolderSync/FolderSyncError/Code/permissionDenied``.
     public var isReadOnly = false
     /// How many operations of each kind ran, for tests that count remote work.
     public private(set) var operationCounts: [String: Int] = [:]
 
+    /// An empty, writable tree holding only the root folder.
     public init() {}
 
+    /// Sets ``isReadOnly`` from outside the actor, to simulate a remote that starts or stops refusing writes.
     public func setReadOnly(_ readOnly: Bool) { isReadOnly = readOnly }
 
     /// Every path in the tree, folders included, sorted.

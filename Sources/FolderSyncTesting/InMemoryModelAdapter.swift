@@ -1,7 +1,7 @@
 public import Foundation
 public import FolderSync
 
-/// A ``ModelAdapter`` that keeps its tables in memory, with exactly ``GRDBStore``'s merge semantics.
+/// A ``/FolderSync/ModelAdapter`` that keeps its tables in memory, with exactly ``/FolderSync/GRDBStore``'s merge semantics.
 ///
 /// It proves that the engine depends only on the seam, and lets the simulator
 /// run thousands of schedules quickly. App writes (``insert(table:syncID:values:)``,
@@ -11,15 +11,23 @@ public import FolderSync
 /// deleted sync ID is never reused. Nothing is persisted: ``snapshotForRestart()``
 /// and ``init(restoring:now:)`` stand for closing and reopening the store.
 ///
-/// Values compare as ``SyncValue``s, without SQLite's type affinity: use one
+/// Values compare as ``/FolderSync/SyncValue``s, without SQLite's type affinity: use one
 /// storage class per column (the simulator uses text) when comparing with GRDBStore.
 public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, @unchecked Sendable {
     /// A synced table: its columns (sync ID excluded) and its foreign keys (column → referenced table).
     public struct Table: Sendable, Hashable {
+        /// The table's SQL name, as change sets name it.
         public var name: String
+        /// The synced columns, without the sync ID; other columns of a remote change are ignored.
         public var columns: [String]
+        /// Foreign keys, column name → referenced table: applying remote changes reports rows left pointing at a deleted or missing row.
         public var references: [String: String]
 
+        /// Describes a synced table.
+        /// - Parameters:
+        ///   - name: The table's name.
+        ///   - columns: Its synced columns, the sync ID excluded.
+        ///   - references: Its foreign keys, column name → referenced table; none by default.
         public init(_ name: String, columns: [String], references: [String: String] = [:]) {
             self.name = name
             self.columns = columns
@@ -34,6 +42,7 @@ public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, @unchecke
         let state: State
     }
 
+    /// The synced tables, in the order given at creation.
     public let tables: [Table]
     public let schemaVersion: Int
     let tablesByName: [String: Table]

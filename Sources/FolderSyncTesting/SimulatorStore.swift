@@ -1,9 +1,9 @@
 import Foundation
 public import FolderSync
 
-/// A local store the simulator can write to like an app and inspect like a test: a ``ModelAdapter`` plus app-side writes.
+/// A local store the simulator can write to like an app and inspect like a test: a ``/FolderSync/ModelAdapter`` plus app-side writes.
 ///
-/// ``InMemoryModelAdapter`` conforms directly; a test wraps ``GRDBStore`` (whose
+/// ``InMemoryModelAdapter`` conforms directly; a test wraps ``/FolderSync/GRDBStore`` (whose
 /// schema lives with the app) to run the same schedules on SQLite.
 public protocol SimulatorStore: AnyObject, Sendable {
     /// The adapter handed to the document sync manager.
@@ -29,10 +29,14 @@ public protocol SimulatorStore: AnyObject, Sendable {
 
 /// One row in a form every adapter can produce, for comparing replicas.
 public struct CanonicalRow: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// The row's table.
     public var table: String
+    /// The row's sync ID, unique in its table across every replica.
     public var syncID: String
+    /// The row's synced columns by name, the sync ID excluded.
     public var values: [String: SyncValue]
 
+    /// A row of `table` with the given sync ID and column values.
     public init(table: String, syncID: String, values: [String: SyncValue]) {
         self.table = table
         self.syncID = syncID
@@ -67,7 +71,7 @@ func utf8Less(_ lhs: String, _ rhs: String) -> Bool {
     lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
 }
 
-/// A ``SimulatorStore`` whose adapter takes whole stores and re-joins (a ``SnapshottingModelAdapter``).
+/// A ``SimulatorStore`` whose adapter takes whole stores and re-joins (a ``/FolderSync/SnapshottingModelAdapter``).
 ///
 /// The simulator's lifecycle steps need it, and need to know which deletes are still unpublished: those are
 /// the deletes a re-join after a remote wipe must keep (invariant 5), while published ones belong to the
@@ -79,9 +83,12 @@ public protocol SnapshottingSimulatorStore: SimulatorStore {
 
 /// One row of one table, by sync ID.
 public struct RowReference: Hashable, Sendable, CustomStringConvertible {
+    /// The row's table.
     public var table: String
+    /// The row's sync ID.
     public var syncID: String
 
+    /// The row of `table` with sync ID `syncID`.
     public init(table: String, syncID: String) {
         self.table = table
         self.syncID = syncID

@@ -203,7 +203,7 @@ package final class HTTPTransport: Sendable {
     }
 }
 
-/// What happened to a request that got no HTTP answer, before it is turned into a ``FolderSyncError``.
+/// What happened to a request that got no HTTP answer, before it is turned into a ``/FolderSync/FolderSyncError``.
 enum TransportFailure: Error {
     case credentialsRefused
     case noAnswer

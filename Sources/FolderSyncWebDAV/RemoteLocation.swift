@@ -3,7 +3,7 @@ public import Foundation
 
 /// Turns a location typed by a person (`--remote`) into a remote file system, the same way in every tool.
 ///
-/// - a path or a `file://` URL: a ``FileManagerFileSystem`` on that folder, which must exist;
+/// - a path or a `file://` URL: a ``/FolderSync/FileManagerFileSystem`` on that folder, which must exist;
 /// - an `http://` or `https://` URL: a ``WebDAVFileSystem``, with credentials
 ///   from `FOLDERSYNC_WEBDAV_USER` / `FOLDERSYNC_WEBDAV_PASSWORD` (or from the
 ///   URL's user information, which is then removed).
@@ -14,6 +14,12 @@ public enum RemoteLocation {
         return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
     }
 
+    /// The file system `location` names (see ``RemoteLocation``).
+    /// - Parameters:
+    ///   - location: A folder path, a `file://` URL, or an `http://` or `https://` URL.
+    ///   - environment: Where WebDAV credentials are read from; the process's environment by default.
+    /// - Throws: ``/FolderSync/FolderSyncError`` with `invalidConfiguration` for an unsupported or invalid URL,
+    ///   `remoteItemNotFound` when a local folder does not exist. Messages never show a password.
     public static func fileSystem(for location: String,
                                   environment: [String: String] = ProcessInfo.processInfo.environment) throws -> any RemoteFileSystem {
         if isWebDAV(location) {

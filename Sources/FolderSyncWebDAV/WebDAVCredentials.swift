@@ -5,13 +5,17 @@ public import Foundation
 /// The password never appears in a description, a log line or an error
 /// message: `print(credentials)` shows the user name only.
 public struct WebDAVCredentials: Sendable, Hashable, CustomStringConvertible {
+    /// The user name sent with every request.
     public var user: String
+    /// The password; kept out of descriptions and messages.
     public var password: String
 
     /// The environment variables ``fromEnvironment(_:)`` reads, so apps and tools agree on them.
     public static let userVariable = "FOLDERSYNC_WEBDAV_USER"
+    /// The environment variable holding the password; unset means an empty password.
     public static let passwordVariable = "FOLDERSYNC_WEBDAV_PASSWORD"
 
+    /// Credentials for HTTP basic authentication as `user`.
     public init(user: String, password: String) {
         self.user = user
         self.password = password

@@ -1,7 +1,7 @@
 public import FolderSync
 public import Foundation
 
-/// A ``RemoteFileSystem`` that speaks WebDAV (RFC 4918) to a server directly, over HTTP or HTTPS.
+/// A ``/FolderSync/RemoteFileSystem`` that speaks WebDAV (RFC 4918) to a server directly, over HTTP or HTTPS.
 ///
 /// Listings are `PROPFIND Depth: 1`; writes are a `PUT` under a temporary
 /// name in the same collection, then `MOVE` with `Overwrite: T`, so readers
@@ -20,13 +20,19 @@ public final class WebDAVFileSystem: RemoteFileSystem {
     public struct Configuration: Sendable {
         /// The URL of the shared folder (the tree's root). User information in it is used as credentials and removed.
         public var baseURL: URL
+        /// Who to authenticate as; `nil` uses the user information of ``baseURL``, if any, else no authentication.
         public var credentials: WebDAVCredentials?
         /// How long a request may wait for data before it fails (and is retried).
         public var requestTimeout: TimeInterval = 30
         /// How long one transfer may take in all, however long the file.
         public var resourceTimeout: TimeInterval = 3600
+        /// When and how often transient failures are retried; four attempts with backoff by default.
         public var retryPolicy = WebDAVRetryPolicy()
 
+        /// A configuration with default timeouts and retries.
+        /// - Parameters:
+        ///   - baseURL: The shared folder's `http://` or `https://` URL.
+        ///   - credentials: Who to authenticate as; `nil` takes them from `baseURL`'s user information, if any.
         public init(baseURL: URL, credentials: WebDAVCredentials? = nil) {
             self.baseURL = baseURL
             self.credentials = credentials
@@ -42,6 +48,8 @@ public final class WebDAVFileSystem: RemoteFileSystem {
     /// HTTP requests sent so far.
     public var statistics: WebDAVStatistics { transport.counters.withLock { $0 } }
 
+    /// A file system on the share the configuration names; it makes no request until used.
+    /// - Throws: ``/FolderSync/FolderSyncError/Code/invalidConfiguration`` when the URL is not a valid `http` or `https` URL.
     public init(configuration: Configuration) throws {
         var credentials = configuration.credentials
         if credentials == nil, let user = configuration.baseURL.user {
@@ -54,6 +62,11 @@ public final class WebDAVFileSystem: RemoteFileSystem {
                                   requestTimeout: configuration.requestTimeout, resourceTimeout: configuration.resourceTimeout)
     }
 
+    /// A file system on the share at `baseURL`, with default timeouts and retries.
+    /// - Parameters:
+    ///   - baseURL: The shared folder's `http://` or `https://` URL; user information in it serves as credentials.
+    ///   - credentials: Who to authenticate as, in place of the URL's user information.
+    /// - Throws: ``/FolderSync/FolderSyncError/Code/invalidConfiguration`` when the URL is not a valid `http` or `https` URL.
     public convenience init(baseURL: URL, credentials: WebDAVCredentials? = nil) throws {
         try self.init(configuration: Configuration(baseURL: baseURL, credentials: credentials))
     }

@@ -20,6 +20,14 @@ public struct WebDAVRetryPolicy: Sendable {
     /// A random number in `0..<1`, for jitter.
     public var random: @Sendable () -> Double
 
+    /// A policy; the defaults try four times, waiting from 250 ms up to 20 s, and honour `Retry-After` up to 60 s.
+    /// - Parameters:
+    ///   - maximumAttempts: Attempts in all, the first included; values below 1 count as 1.
+    ///   - initialDelay: The wait before the second attempt.
+    ///   - maximumDelay: The longest backoff wait.
+    ///   - maximumRetryAfter: The longest wait a `Retry-After` header may ask for.
+    ///   - sleep: Waits between attempts; `Task.sleep` by default.
+    ///   - random: Returns a number in `0..<1` for jitter.
     public init(maximumAttempts: Int = 4,
                 initialDelay: Duration = .milliseconds(250),
                 maximumDelay: Duration = .seconds(20),

@@ -5,5 +5,6 @@ public struct WebDAVStatistics: Sendable, Hashable {
     /// Attempts that were repeated after a transient failure.
     public var retries = 0
 
+    /// Zero counts.
     public init() {}
 }

@@ -1,6 +1,6 @@
 import FolderSync
 
-/// Maps an HTTP status that ended a request to the ``FolderSyncError`` code naming its cause.
+/// Maps an HTTP status that ended a request to the ``/FolderSync/FolderSyncError`` code naming its cause.
 enum WebDAVStatus {
     static func error(_ status: Int, _ operation: String, path: RemotePath) -> FolderSyncError {
         let at = path.description

@@ -5,7 +5,12 @@
 public struct DoctorFinding: Hashable, Sendable, Codable {
     /// How bad it is. `info` is not a problem (a file being written right now, quarantined files).
     public enum Severity: String, Hashable, Sendable, Codable, CaseIterable {
-        case info, warning, error
+        /// Not a problem: worth knowing only (a file being written, quarantined files).
+        case info
+        /// A problem sync ignores or works around: an unknown or misplaced file, an abandoned temporary, a newer format.
+        case warning
+        /// Damage sync cannot work around: a corrupt file, a sequence gap, a missing or mismatched integrity key.
+        case error
     }
 
     /// What `repair` would do about it; `nil` when only a person can fix it.
@@ -67,7 +72,9 @@ public struct DoctorFinding: Hashable, Sendable, Codable {
         public static let quarantined = Check(rawValue: "quarantined")
     }
 
+    /// How bad the finding is.
     public var severity: Severity
+    /// Which check found it; stable, for code to compare.
     public var check: Check
     /// The path the finding is about, relative to the shared folder's root.
     public var path: String
@@ -76,6 +83,7 @@ public struct DoctorFinding: Hashable, Sendable, Codable {
     /// What `repair` does about it, if it is safe to do anything.
     public var repair: Repair?
 
+    /// A finding of `check` about `path`, explained by `message`, with the repair that is safe, if any.
     public init(_ severity: Severity, _ check: Check, path: String, _ message: String, repair: Repair? = nil) {
         self.severity = severity
         self.check = check
@@ -90,12 +98,14 @@ public struct DoctorFinding: Hashable, Sendable, Codable {
 
 /// What `RemoteTreeDoctor.examine` found.
 public struct DoctorReport: Hashable, Sendable, Codable {
+    /// The application whose tree was examined.
     public var applicationIdentifier: String
     /// The documents whose folders were checked.
     public var documents: [String]
     /// Sorted by path, then check.
     public var findings: [DoctorFinding]
 
+    /// A report of the findings in the given documents of an application's tree.
     public init(applicationIdentifier: String, documents: [String], findings: [DoctorFinding]) {
         self.applicationIdentifier = applicationIdentifier
         self.documents = documents
@@ -111,12 +121,14 @@ public struct DoctorReport: Hashable, Sendable, Codable {
 
 /// One thing `RemoteTreeDoctor.repair` did.
 public struct DoctorRepairAction: Hashable, Sendable, Codable {
+    /// Whether the path was removed or quarantined.
     public var action: DoctorFinding.Repair
     /// The path acted on.
     public var path: String
     /// Where a quarantined file went; `nil` for a removal.
     public var destination: String?
 
+    /// A repair of `path`; give `destination` for a quarantine.
     public init(action: DoctorFinding.Repair, path: String, destination: String? = nil) {
         self.action = action
         self.path = path

@@ -8,7 +8,9 @@ public import Foundation
 /// ``examine(document:)`` never writes; ``repair(_:)`` only removes abandoned
 /// temporaries and moves corrupt files aside, and says what it did.
 public struct RemoteTreeDoctor: Sendable {
+    /// The remote whose tree is examined.
     public let fileSystem: any RemoteFileSystem
+    /// The layout of the application examined.
     public let layout: RemoteLayout
     /// Temporaries younger than this may belong to a writer that is publishing right now: they are kept.
     public var temporaryFileGracePeriod: TimeInterval = 3600

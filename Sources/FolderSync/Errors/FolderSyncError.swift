@@ -97,6 +97,7 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
     /// changes were backed up before anything else happened. ``DocumentSyncManager/rejoin()`` re-joins.
     public internal(set) var backupPath: String?
 
+    /// An error with `code`, a one-line `message` naming the cause, the path concerned, and the error it wraps.
     public init(_ code: Code, _ message: String, path: String? = nil, underlying: (any Error)? = nil) {
         self.code = code
         self.message = message

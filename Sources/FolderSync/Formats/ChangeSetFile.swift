@@ -36,12 +36,15 @@ enum ChangeSetFile {
 
 /// What a change set's header says, readable without decompressing the body.
 public struct ChangeSetHeader: Hashable, Sendable {
+    /// The unique identifier of this change set (a UUID by default); also part of its file name.
     public var changeSetIdentifier: String
+    /// The identifier of the client that wrote it: the name of the folder it is published in.
     public var clientIdentifier: String
     /// The pushing client's sequence number of this change set (consecutive per client).
     public var sequence: Int64
     /// The app's schema version of the document when the changes were recorded.
     public var schemaVersion: Int
+    /// How many row changes the body holds.
     public var changeCount: Int
     /// When the change set was written, to the millisecond; for display only, never for ordering.
     public var createdAt: Date

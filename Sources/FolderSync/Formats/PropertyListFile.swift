@@ -18,6 +18,7 @@ public protocol PropertyListPayload: Codable, Sendable, Equatable {
     static var formatVersion: Int { get }
 }
 
+/// Writes and reads the versioned, checksummed property-list envelope of every FolderSync property-list file.
 public enum PropertyListFile {
     private struct Header: Decodable {
         let kind: String
@@ -39,6 +40,7 @@ public enum PropertyListFile {
 
     private static func checksum(of data: Data) -> String { "crc32:" + Checksum.hex(Checksum.crc32(data)) }
 
+    /// The XML property list of `payload` in its envelope, with its kind, format version and checksum; deterministic.
     public static func encode<Payload: PropertyListPayload>(_ payload: Payload) throws -> Data {
         let payloadBytes = try encoder().encode(payload)
         let envelope = Envelope(kind: Payload.kind, formatVersion: Payload.formatVersion,

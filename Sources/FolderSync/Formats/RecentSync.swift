@@ -9,6 +9,7 @@ public struct RecentSync: PropertyListPayload, Hashable {
     public static let kind = "recentSync"
     public static let formatVersion = 1
 
+    /// The client whose marker this is; also the marker's file name.
     public var clientIdentifier: String
     /// For display only; never used to order anything.
     public var lastSyncDate: Date

@@ -10,6 +10,7 @@ public struct FormatVersionInfo: PropertyListPayload {
     public var layoutVersion: Int
     /// The client that created the tree.
     public var createdByClient: String
+    /// When the tree was created; for display only.
     public var creationDate: Date
 
     /// Decodes `FormatVersion.plist` and refuses a layout newer than this build's, the one rule
@@ -32,9 +33,13 @@ public struct FormatVersionInfo: PropertyListPayload {
 public struct DeviceInfo: PropertyListPayload {
     public static let kind = "deviceInfo"
     public static let formatVersion = 1
+    /// The client the file describes, as named by its folder.
     public var clientIdentifier: String
+    /// A name for people, such as "Ann's laptop".
     public var clientDescription: String
+    /// The app's own information about the client; FolderSync stores it and never reads it.
     public var userInfo: [String: String]
+    /// When the client registered with the application; for display only.
     public var registrationDate: Date
 }
 
@@ -42,12 +47,17 @@ public struct DeviceInfo: PropertyListPayload {
 public struct DocumentInfo: PropertyListPayload {
     public static let kind = "documentInfo"
     public static let formatVersion = 1
+    /// The document the file describes, as named by its folder.
     public var documentIdentifier: String
+    /// A name for people, such as "Notes".
     public var documentDescription: String
+    /// The app's own information about the document; FolderSync stores it and never reads it.
     public var userInfo: [String: String]
     /// The document's epoch; also the name of the one file in `IntegrityKey/`.
     public var integrityKey: String
+    /// The client that created the remote document.
     public var createdByClient: String
+    /// When the remote document was created; for display only.
     public var creationDate: Date
 }
 
@@ -55,8 +65,11 @@ public struct DocumentInfo: PropertyListPayload {
 public struct DeletedDocumentInfo: PropertyListPayload, Hashable {
     public static let kind = "deletedDocument"
     public static let formatVersion = 1
+    /// The identifier of the deleted document; also the marker's file name.
     public var documentIdentifier: String
+    /// The identifier of the client that deleted it.
     public var deletedByClient: String
+    /// When it was deleted; for display only.
     public var deletionDate: Date
 }
 
@@ -64,8 +77,11 @@ public struct DeletedDocumentInfo: PropertyListPayload, Hashable {
 public struct DeletedClientInfo: PropertyListPayload {
     public static let kind = "deletedClient"
     public static let formatVersion = 1
+    /// The identifier of the deleted client; also the marker's file name.
     public var clientIdentifier: String
+    /// Who deleted it: a client identifier or an operator's name (of the vacuum that expired it, or of the deletion).
     public var deletedBy: String
+    /// When it was deleted; for display only.
     public var deletionDate: Date
 }
 

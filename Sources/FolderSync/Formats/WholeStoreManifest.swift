@@ -23,8 +23,10 @@ public struct WholeStoreManifest: PropertyListPayload, Hashable {
     public var covers: [String: Int64]
     /// Size and CRC-32 of `WholeStore.ticdsync`, checked before it is installed.
     public var wholeStoreByteCount: Int64
+    /// The CRC-32 of `WholeStore.ticdsync`.
     public var wholeStoreChecksum: UInt32
 
+    /// A manifest of the whole store a client uploads; see the properties for each argument.
     public init(clientIdentifier: String, wholeStoreIdentifier: String, creationDate: Date, schemaVersion: Int,
                 covers: [String: Int64], wholeStoreByteCount: Int64, wholeStoreChecksum: UInt32) {
         self.clientIdentifier = clientIdentifier

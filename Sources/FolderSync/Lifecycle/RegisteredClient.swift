@@ -2,9 +2,11 @@ public import Foundation
 
 /// One client registered with a document, as an operator sees it: who it is, when it last synced, what it holds back.
 public struct RegisteredClient: Sendable, Hashable {
+    /// The client's identifier, as its recent sync and change-set folder name it.
     public var identifier: String
     /// From `ClientDevices/<client>/deviceInfo.plist`; `nil` when that file is missing or unreadable.
     public var clientDescription: String?
+    /// The app's own information about the client, from its device info; empty when that is missing.
     public var userInfo: [String: String]
     /// From its recent sync; `nil` when it has not synced (or its marker is unreadable).
     public var lastSyncDate: Date?
@@ -22,6 +24,7 @@ public struct RegisteredClient: Sendable, Hashable {
     /// Whether vacuum would free more if this client caught up (or were deleted).
     public var holdsVacuumBack: Bool { heldBack.isHoldingBack }
 
+    /// A listed client; see the properties for each argument.
     public init(identifier: String, clientDescription: String? = nil, userInfo: [String: String] = [:], lastSyncDate: Date? = nil,
                 acknowledgement: [String: Int64] = [:], publishedSequence: Int64? = nil, wholeStoreDate: Date? = nil,
                 isDeleted: Bool = false, heldBack: VacuumReport.HeldBack = .init()) {

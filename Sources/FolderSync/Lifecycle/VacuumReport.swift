@@ -19,11 +19,14 @@ public struct VacuumReport: Sendable, Hashable {
 
     /// One removed item.
     public struct Removal: Sendable, Hashable {
+        /// The file or folder removed (in a dry run, that a real run would remove).
         public var path: RemotePath
         /// Bytes of the files removed (a folder counts the files under it).
         public var byteCount: Int64
+        /// Why nobody needed it.
         public var reason: Reason
 
+        /// A removal of `path`, freeing `byteCount` bytes, for `reason`.
         public init(path: RemotePath, byteCount: Int64, reason: Reason) {
             self.path = path
             self.byteCount = byteCount
@@ -38,11 +41,16 @@ public struct VacuumReport: Sendable, Hashable {
     /// sets no other client holds back: what deleting or expiring this client
     /// alone would free.
     public struct HeldBack: Sendable, Hashable {
+        /// Change sets held back.
         public var changeSetCount: Int = 0
+        /// Bytes of the change sets held back.
         public var byteCount: Int64 = 0
+        /// Change sets that only this client holds back.
         public var exclusiveChangeSetCount: Int = 0
+        /// Bytes of the change sets that only this client holds back.
         public var exclusiveByteCount: Int64 = 0
 
+        /// Counts of held-back change sets and their bytes; zero by default.
         public init(changeSetCount: Int = 0, byteCount: Int64 = 0, exclusiveChangeSetCount: Int = 0, exclusiveByteCount: Int64 = 0) {
             self.changeSetCount = changeSetCount
             self.byteCount = byteCount
@@ -50,14 +58,18 @@ public struct VacuumReport: Sendable, Hashable {
             self.exclusiveByteCount = exclusiveByteCount
         }
 
+        /// Whether the client holds back any change set.
         public var isHoldingBack: Bool { changeSetCount > 0 }
     }
 
     /// A file the vacuum could not read or does not know, and therefore left alone.
     public struct Skipped: Sendable, Hashable {
+        /// The file left in place.
         public var path: RemotePath
+        /// Why it was left, for people.
         public var reason: String
 
+        /// A skipped file at `path`, with the reason it was left.
         public init(path: RemotePath, reason: String) {
             self.path = path
             self.reason = reason
@@ -66,7 +78,9 @@ public struct VacuumReport: Sendable, Hashable {
 
     /// An item the plan removes whose removal failed; the next vacuum tries again.
     public struct Failure: Sendable, Hashable {
+        /// The item that is still there.
         public var path: RemotePath
+        /// Why its removal failed.
         public var error: FolderSyncError
     }
 
@@ -83,6 +97,7 @@ public struct VacuumReport: Sendable, Hashable {
     /// Removals that failed (always empty in a dry run).
     public var failures: [Failure] = []
 
+    /// An empty report, before anything is planned or removed.
     public init(isDryRun: Bool) { self.isDryRun = isDryRun }
 
     /// Bytes freed (or that a real run would free).

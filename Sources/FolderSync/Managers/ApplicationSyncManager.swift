@@ -2,8 +2,11 @@ import Foundation
 
 /// Callbacks of an ``ApplicationSyncManager``; every method has an empty default.
 public protocol ApplicationSyncManagerDelegate: AnyObject, Sendable {
+    /// Registration with the application began.
     func applicationSyncManagerDidBeginRegistering(_ manager: ApplicationSyncManager)
+    /// The client is registered; documents can now register and sync.
     func applicationSyncManagerDidFinishRegistering(_ manager: ApplicationSyncManager)
+    /// Registration failed with `error`; the manager may register again.
     func applicationSyncManager(_ manager: ApplicationSyncManager, didFailToRegisterWithError error: FolderSyncError)
 }
 
@@ -32,8 +35,10 @@ open class ApplicationSyncManager: @unchecked Sendable {
         public var clientIdentifier: String
         /// A human description of the installation ("Ann's laptop").
         public var clientDescription: String
+        /// The app's own information about the installation, stored in its device info; FolderSync never reads it.
         public var userInfo: [String: String]
 
+        /// Who this client is and which application it syncs; see the properties for each argument.
         public init(applicationIdentifier: String, clientIdentifier: String, clientDescription: String,
                     userInfo: [String: String] = [:]) {
             self.applicationIdentifier = applicationIdentifier
@@ -45,6 +50,7 @@ open class ApplicationSyncManager: @unchecked Sendable {
 
     /// The remote this manager registers with.
     public let remote: any RemoteFileSystem
+    /// The clock, identifier source and logger every operation of this manager and its documents uses.
     public let environment: SyncEnvironment
     private let configuration = Locked<(Configuration, RemoteLayout)?>(nil)
     private let gate = RegistrationGate()
@@ -52,6 +58,10 @@ open class ApplicationSyncManager: @unchecked Sendable {
 
     private struct WeakDelegate { weak var value: (any ApplicationSyncManagerDelegate)? }
 
+    /// An unconfigured manager for the application tree on `remote`; nothing is read or written yet.
+    /// - Parameters:
+    ///   - remote: The shared folder.
+    ///   - environment: Time, identifiers and logging; ``SyncEnvironment/live`` by default.
     public init(remote: any RemoteFileSystem, environment: SyncEnvironment = .live) {
         self.remote = remote
         self.environment = environment
@@ -63,13 +73,18 @@ open class ApplicationSyncManager: @unchecked Sendable {
         set { delegateBox.withLock { $0.value = newValue } }
     }
 
+    /// Where the manager is in its registration.
     public var state: RegistrationState { gate.state }
 
     /// The configuration, once ``configure(_:)`` was called.
     public var currentConfiguration: Configuration? { configuration.current?.0 }
+    /// The application's identifier, once configured.
     public var applicationIdentifier: String? { currentConfiguration?.applicationIdentifier }
+    /// This installation's identifier, once configured.
     public var clientIdentifier: String? { currentConfiguration?.clientIdentifier }
+    /// This installation's description for people, once configured.
     public var clientDescription: String? { currentConfiguration?.clientDescription }
+    /// The app's information about this installation, once configured.
     public var userInfo: [String: String]? { currentConfiguration?.userInfo }
 
     /// Whether the application's remote data is encrypted. Encryption arrives in a later version; `false` for now.

@@ -8,11 +8,15 @@ public import Foundation
 /// maintenance methods forward to one. Subclass it and override the factory
 /// methods to run backend subclasses of the operations.
 open class DocumentMaintenance: @unchecked Sendable {
+    /// The shared folder holding the document.
     public let remote: any RemoteFileSystem
+    /// The layout of the application tree the document belongs to.
     public let layout: RemoteLayout
+    /// The document maintained: the name of its folder in `Documents/`.
     public let documentIdentifier: String
     /// Who acts (a client identifier or an operator's name), written in the markers this writes.
     public let actorIdentifier: String
+    /// Time, identifiers and logging for the operations this runs.
     public let environment: SyncEnvironment
 
     /// - Throws: ``FolderSyncError/Code/invalidIdentifier`` for an unsafe document identifier.

@@ -2,19 +2,26 @@ public import Foundation
 
 /// Callbacks of a ``DocumentSyncManager``; every method has a default.
 public protocol DocumentSyncManagerDelegate: AnyObject, Sendable {
+    /// Registration of the document began.
     func documentSyncManagerDidBeginRegistering(_ manager: DocumentSyncManager)
     /// Registration paused: the remote document does not exist (or was deleted). Return `true` to create it.
     /// The default answers `false`. A ``DocumentSyncManager/remoteDocumentCreationHandler`` takes precedence.
     func documentSyncManager(_ manager: DocumentSyncManager,
                              shouldCreateRemoteDocumentFor request: RemoteDocumentCreationRequest) async -> Bool
+    /// The document is registered; it can now sync.
     func documentSyncManagerDidFinishRegistering(_ manager: DocumentSyncManager)
+    /// Registration failed with `error`; the manager may register again.
     func documentSyncManager(_ manager: DocumentSyncManager, didFailToRegisterWithError error: FolderSyncError)
+    /// A synchronization began.
     func documentSyncManagerDidBeginSynchronizing(_ manager: DocumentSyncManager)
     /// A remote change meets a local change not yet published. Return `nil` to let the last writer win.
     /// A ``DocumentSyncManager/conflictResolver`` takes precedence.
     func documentSyncManager(_ manager: DocumentSyncManager, resolve conflict: SyncConflict) async -> ConflictResolution?
+    /// A successful sync noticed things that did not stop it; called just before the finish callback, only when there are some.
     func documentSyncManager(_ manager: DocumentSyncManager, didEncounterWarnings warnings: [SyncWarning])
+    /// A synchronization succeeded; `report` says what it did.
     func documentSyncManager(_ manager: DocumentSyncManager, didFinishSynchronizingWith report: SyncReport)
+    /// A synchronization failed with `error`, whose code says why.
     func documentSyncManager(_ manager: DocumentSyncManager, didFailToSynchronizeWithError error: FolderSyncError)
     /// A whole store is about to replace the local synced data (TICoreDataSync's will-replace).
     func documentSyncManager(_ manager: DocumentSyncManager, willReplaceLocalDataWith wholeStore: WholeStoreManifest)
@@ -49,14 +56,18 @@ extension DocumentSyncManagerDelegate {
 /// `registering:` initializer registers at once (one-shot). Registration
 /// waits for the application sync manager to be registered.
 open class DocumentSyncManager: @unchecked Sendable {
+    /// Which document this manager syncs, and where it keeps its local bookkeeping.
     public struct Configuration: Sendable, Hashable {
         /// The document's identifier (a UUID string by convention); the name of its remote folder.
         public var documentIdentifier: String
+        /// A description for people ("Notes"), stored in the document's info when this client creates it.
         public var documentDescription: String
+        /// The app's own information about the document, stored with its description; FolderSync never reads it.
         public var userInfo: [String: String]
         /// This client's helper folder for the document. Must not be shared with another document or client.
         public var helperDirectory: URL
 
+        /// A document configuration; see the properties for each argument.
         public init(documentIdentifier: String, documentDescription: String, userInfo: [String: String] = [:],
                     helperDirectory: URL) {
             self.documentIdentifier = documentIdentifier
@@ -66,12 +77,15 @@ open class DocumentSyncManager: @unchecked Sendable {
         }
     }
 
+    /// The registered client and remote this document syncs through.
     public let applicationSyncManager: ApplicationSyncManager
+    /// The document and helper folder this manager was created with.
     public let configuration: Configuration
     /// The remote layout of the application this document belongs to.
     public let layout: RemoteLayout
     /// Where this manager keeps its local bookkeeping.
     public let localLayout: LocalLayout
+    /// This installation's identifier, from the application sync manager's configuration.
     public let clientIdentifier: String
     /// The local data this manager synchronizes.
     public let store: (any ModelAdapter)?
@@ -121,6 +135,7 @@ open class DocumentSyncManager: @unchecked Sendable {
 
     // MARK: Properties of the seed API
 
+    /// Told about registration, syncs, conflicts and whole-store replacements. Held weakly.
     public var delegate: (any DocumentSyncManagerDelegate)? {
         get { delegateBox.current.value }
         set { delegateBox.withLock { $0.value = newValue } }
@@ -139,13 +154,19 @@ open class DocumentSyncManager: @unchecked Sendable {
         set { resolverBox.withLock { $0 = newValue } }
     }
 
+    /// Where the manager is in its registration.
     public var state: RegistrationState { gate.state }
+    /// The document's identifier, from ``configuration``.
     public var documentIdentifier: String { configuration.documentIdentifier }
+    /// The document's description, from ``configuration``.
     public var documentDescription: String { configuration.documentDescription }
+    /// The app's information about the document, from ``configuration``.
     public var userInfo: [String: String] { configuration.userInfo }
+    /// This client's helper folder for the document (standardized).
     public var helperFileDirectory: URL { localLayout.helperDirectory }
     /// The integrity key of the remote document this client is registered with, once known.
     public var integrityKey: String? { registration.current?.integrityKey }
+    /// Whether the document's remote data is encrypted: the application sync manager's setting.
     public var shouldUseEncryption: Bool { applicationSyncManager.shouldUseEncryption }
     /// Whether ``preconfigureForDownload()`` prepared this manager to download the document before registering.
     public var isPreconfiguredForDownload: Bool { preconfiguredForDownload.current }

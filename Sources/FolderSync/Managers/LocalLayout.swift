@@ -13,6 +13,7 @@ public struct LocalLayout: Hashable, Sendable {
     /// The helper folder of one document on one client.
     public let helperDirectory: URL
 
+    /// The layout of the helper folder at `helperDirectory`; nothing is created until a sync or registration needs it.
     public init(helperDirectory: URL) { self.helperDirectory = helperDirectory.standardizedFileURL }
 
     /// The registration this client remembers (integrity key included).

@@ -10,5 +10,6 @@ public struct SyncPolicy: Sendable, Hashable {
     /// Vacuum after each whole-store upload, so that change sets every client has applied are removed.
     public var vacuumsAfterWholeStoreUpload = true
 
+    /// The default policy: automatic whole-store downloads, an upload every 50 change sets or 16 MiB, vacuum after uploads.
     public init() {}
 }

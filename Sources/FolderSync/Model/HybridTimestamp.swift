@@ -17,6 +17,7 @@ public struct HybridTimestamp: Comparable, Hashable, Sendable, Codable, CustomSt
     /// `milliseconds << 16 | counter`.
     public let rawValue: UInt64
 
+    /// A timestamp from its packed form (`milliseconds << 16 | counter`), as stored in files and databases.
     public init(rawValue: UInt64) {
         self.rawValue = rawValue
     }
@@ -60,6 +61,7 @@ public struct HybridLogicalClock: Sendable {
     /// The greatest timestamp issued or observed.
     public var last: HybridTimestamp
 
+    /// A clock that will issue timestamps greater than `last`; pass the newest stored stamp when reopening a store.
     public init(last: HybridTimestamp = .zero) {
         self.last = last
     }
@@ -95,9 +97,12 @@ public struct HybridLogicalClock: Sendable {
 
 /// The last-writer-wins order of writes: hybrid timestamp first, the writing client's identifier as the tiebreak.
 public struct ChangeStamp: Comparable, Hashable, Sendable {
+    /// When the write happened, by the writer's hybrid clock.
     public var timestamp: HybridTimestamp
+    /// The client that wrote; breaks ties between equal timestamps.
     public var clientIdentifier: String
 
+    /// The stamp of a write made at `timestamp` by client `clientIdentifier`.
     public init(timestamp: HybridTimestamp, clientIdentifier: String) {
         self.timestamp = timestamp
         self.clientIdentifier = clientIdentifier

@@ -10,11 +10,16 @@ public import Foundation
 /// `FormatVersion.plist` last, so a tree with a format version is complete.
 /// Later clients only write their own `ClientDevices/<client>/` folder.
 open class ApplicationRegistrationOperation: @unchecked Sendable {
+    /// The remote the operation works on; the default backend steps call it.
     public let fileSystem: any RemoteFileSystem
+    /// Where the application's files are in the remote tree.
     public let layout: RemoteLayout
+    /// What this client writes to `ClientDevices/<client>/deviceInfo.plist`.
     public let deviceInfo: DeviceInfo
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
 
+    /// An operation ready to ``run()``; see the properties for each argument.
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, deviceInfo: DeviceInfo, environment: SyncEnvironment) {
         self.fileSystem = fileSystem
         self.layout = layout

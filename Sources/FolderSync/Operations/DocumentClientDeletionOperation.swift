@@ -24,15 +24,20 @@ public struct ClientDeletionReport: Sendable, Hashable {
 /// Its change sets are **kept**: other clients may not have applied them
 /// yet. Vacuum removes them once nobody needs them.
 open class DocumentClientDeletionOperation: @unchecked Sendable {
+    /// The remote the operation works on; the default backend steps call it.
     public let fileSystem: any RemoteFileSystem
+    /// Where the application's files are in the remote tree.
     public let layout: RemoteLayout
+    /// The document concerned: the name of its folder in `Documents/`.
     public let documentIdentifier: String
     /// The client to delete.
     public let clientIdentifier: String
     /// Who deletes it (a client identifier or an operator's name), written in the marker.
     public let actorIdentifier: String
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
 
+    /// An operation ready to ``run()``; see the properties for each argument.
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
                 actorIdentifier: String, environment: SyncEnvironment) {
         self.fileSystem = fileSystem

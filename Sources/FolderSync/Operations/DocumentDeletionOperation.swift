@@ -9,13 +9,18 @@ public import Foundation
 /// that registers afterwards is asked whether to create the document anew.
 /// Running it again after an interruption finishes the removal.
 open class DocumentDeletionOperation: @unchecked Sendable {
+    /// The remote the operation works on; the default backend steps call it.
     public let fileSystem: any RemoteFileSystem
+    /// Where the application's files are in the remote tree.
     public let layout: RemoteLayout
+    /// The document concerned: the name of its folder in `Documents/`.
     public let documentIdentifier: String
     /// Who deletes it (a client identifier or an operator's name), written in the marker.
     public let actorIdentifier: String
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
 
+    /// An operation ready to ``run()``; see the properties for each argument.
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, actorIdentifier: String,
                 environment: SyncEnvironment) {
         self.fileSystem = fileSystem

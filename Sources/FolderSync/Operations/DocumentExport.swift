@@ -8,11 +8,16 @@ import GRDB
 /// tables are made from the change sets themselves (columns without declared types). The output holds the
 /// synced tables only, without FolderSync's bookkeeping.
 public struct DocumentExport: Sendable {
+    /// The remote the export reads; nothing is written to it.
     public let remote: any RemoteFileSystem
+    /// Where the application's files are in the remote tree.
     public let layout: RemoteLayout
+    /// The document concerned: the name of its folder in `Documents/`.
     public let documentIdentifier: String
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
 
+    /// An export of `documentIdentifier` from `remote`, ready to ``run(to:)``.
     public init(remote: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, environment: SyncEnvironment = .live) {
         self.remote = remote
         self.layout = layout
@@ -22,9 +27,13 @@ public struct DocumentExport: Sendable {
 
     /// What an export did.
     public struct Result: Sendable, Hashable {
+        /// The manifest of the whole store the export started from; `nil` when it started from the change sets alone.
         public var wholeStore: WholeStoreManifest?
+        /// Change sets applied on top of that start.
         public var changeSetsApplied: Int
+        /// Rows in each exported table, by table name.
         public var rowCounts: [String: Int]
+        /// Things noticed while merging, as a sync would report them.
         public var warnings: [SyncWarning]
     }
 

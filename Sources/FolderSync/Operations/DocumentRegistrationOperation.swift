@@ -2,6 +2,7 @@ public import Foundation
 
 /// Why document registration paused to ask whether to create the remote document.
 public struct RemoteDocumentCreationRequest: Sendable, Hashable {
+    /// Why the document is missing.
     public enum Reason: Sendable, Hashable {
         /// No client has created this document on the remote.
         case documentDoesNotExist
@@ -9,7 +10,9 @@ public struct RemoteDocumentCreationRequest: Sendable, Hashable {
         case documentWasDeleted(DeletedDocumentInfo)
     }
 
+    /// The document that is missing from the remote.
     public let documentIdentifier: String
+    /// Whether it never existed or was deleted (with the deletion marker).
     public let reason: Reason
 }
 
@@ -27,14 +30,19 @@ public struct RemoteDocumentCreationRequest: Sendable, Hashable {
 ///    then writes `IntegrityKey/<key>`.
 /// 4. This client's folders are created.
 open class DocumentRegistrationOperation: @unchecked Sendable {
+    /// The remote the operation works on; the default backend steps call it.
     public let fileSystem: any RemoteFileSystem
+    /// Where the application's files are in the remote tree.
     public let layout: RemoteLayout
+    /// This client's identifier, naming the files only it writes.
     public let clientIdentifier: String
+    /// The document concerned: the name of its folder in `Documents/`.
     public let documentIdentifier: String
     /// The document description and user info used if this client creates the document.
     public let proposedDocumentInfo: DocumentInfo
     /// The integrity key this client's local store belongs to, if it registered before.
     public let rememberedIntegrityKey: String?
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
     /// Asks the app whether to create the missing remote document (the manager's handler or delegate).
     /// Readable so that a factory override can build its subclass with the callback of the standard operation.
@@ -46,6 +54,9 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
         return self
     }
 
+    /// An operation ready to ``run()``; see the properties for each argument.
+    ///
+    /// `askToCreateRemoteDocument` is asked when the remote document is missing or deleted; `true` creates it.
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, clientIdentifier: String,
                 proposedDocumentInfo: DocumentInfo, rememberedIntegrityKey: String?, environment: SyncEnvironment,
                 askToCreateRemoteDocument: @escaping @Sendable (RemoteDocumentCreationRequest) async -> Bool) {

@@ -6,10 +6,14 @@ public import Foundation
 /// folders and recent syncs, so a client whose device folder is missing is
 /// still listed. Reads only listings and `deviceInfo.plist` files.
 open class ListOfApplicationRegisteredClientsOperation: @unchecked Sendable {
+    /// The remote the operation works on; the default backend steps call it.
     public let fileSystem: any RemoteFileSystem
+    /// Where the application's files are in the remote tree.
     public let layout: RemoteLayout
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
 
+    /// An operation ready to ``run()``; see the properties for each argument.
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, environment: SyncEnvironment) {
         self.fileSystem = fileSystem
         self.layout = layout

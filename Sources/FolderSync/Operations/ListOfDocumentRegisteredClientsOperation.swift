@@ -6,11 +6,16 @@ public import Foundation
 /// so the listing and the vacuum never disagree about the rule. Deleted
 /// clients are listed too, flagged.
 open class ListOfDocumentRegisteredClientsOperation: @unchecked Sendable {
+    /// The remote the operation works on; the default backend steps call it.
     public let fileSystem: any RemoteFileSystem
+    /// Where the application's files are in the remote tree.
     public let layout: RemoteLayout
+    /// The document concerned: the name of its folder in `Documents/`.
     public let documentIdentifier: String
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
 
+    /// An operation ready to ``run()``; see the properties for each argument.
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, environment: SyncEnvironment) {
         self.fileSystem = fileSystem
         self.layout = layout

@@ -5,10 +5,14 @@ public import Foundation
 /// TICoreDataSync offered this list so that a new device could pick a
 /// document to download. Documents with a deletion marker are left out.
 open class ListOfPreviouslySynchronizedDocumentsOperation: @unchecked Sendable {
+    /// The remote the operation works on; the default backend steps call it.
     public let fileSystem: any RemoteFileSystem
+    /// Where the application's files are in the remote tree.
     public let layout: RemoteLayout
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
 
+    /// An operation ready to ``run()``; see the properties for each argument.
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, environment: SyncEnvironment) {
         self.fileSystem = fileSystem
         self.layout = layout

@@ -4,10 +4,14 @@
 /// at their next sync, keeping their local data) and recreate the tree when
 /// they register again. Nothing else on the remote is touched.
 open class RemoveAllRemoteSyncDataOperation: @unchecked Sendable {
+    /// The remote the operation works on; the default backend steps call it.
     public let fileSystem: any RemoteFileSystem
+    /// Where the application's files are in the remote tree.
     public let layout: RemoteLayout
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
 
+    /// An operation ready to ``run()``; see the properties for each argument.
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, environment: SyncEnvironment) {
         self.fileSystem = fileSystem
         self.layout = layout

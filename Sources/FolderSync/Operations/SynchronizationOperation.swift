@@ -18,13 +18,21 @@ public import Foundation
 ///
 /// An idle sync (nothing new anywhere) costs two listings and reads no change set.
 open class SynchronizationOperation: @unchecked Sendable {
+    /// The remote the operation works on; the default backend steps call it.
     public let fileSystem: any RemoteFileSystem
+    /// Where the application's files are in the remote tree.
     public let layout: RemoteLayout
+    /// The document concerned: the name of its folder in `Documents/`.
     public let documentIdentifier: String
+    /// This client's identifier, naming the files only it writes.
     public let clientIdentifier: String
+    /// The integrity key this client registered with; a different remote key stops the sync.
     public let integrityKey: String
+    /// The local data synced: changes are staged from it and applied to it.
     public let store: any ModelAdapter
+    /// This client's helper folder for the document.
     public let localLayout: LocalLayout
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
     /// Answers conflicts (the manager's resolver or delegate), or `nil` to let the last writer win.
     /// Public so that a factory override can build its subclass with the callbacks of the standard operation.
@@ -38,6 +46,9 @@ open class SynchronizationOperation: @unchecked Sendable {
 
     private var report = SyncReport()
 
+    /// An operation ready to ``run()``; see the properties for each argument.
+    ///
+    /// `resolver` settles conflicts (`nil`, or a `nil` answer, lets the last writer win); `emit` receives progress events.
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
                 integrityKey: String, store: any ModelAdapter, localLayout: LocalLayout, environment: SyncEnvironment,
                 resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?, emit: @escaping @Sendable (SyncEvent) -> Void) {

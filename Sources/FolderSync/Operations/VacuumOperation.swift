@@ -20,8 +20,11 @@ public import Foundation
 /// Anything it cannot read or does not know is left alone and reported.
 /// Modification dates are used for one thing only: the age of temporaries.
 open class VacuumOperation: @unchecked Sendable {
+    /// The remote the operation works on; the default backend steps call it.
     public let fileSystem: any RemoteFileSystem
+    /// Where the application's files are in the remote tree.
     public let layout: RemoteLayout
+    /// The document concerned: the name of its folder in `Documents/`.
     public let documentIdentifier: String
     /// Compute and report the plan, write and remove nothing.
     public let dryRun: Bool
@@ -31,12 +34,15 @@ open class VacuumOperation: @unchecked Sendable {
     public let temporaryFileAge: TimeInterval
     /// Who is vacuuming (a client identifier or an operator's name), written in the markers of expired clients.
     public let actorIdentifier: String
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
     /// How many removals run at once; remote backends gain from a few in flight.
     public var maximumConcurrentRemovals = 8
 
+    /// The default age after which a temporary counts as an interrupted write: one hour, in seconds.
     public static let defaultTemporaryFileAge: TimeInterval = 3600
 
+    /// An operation ready to ``run()``; see the properties for each argument.
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, dryRun: Bool = false,
                 expireClientsAfter: TimeInterval? = nil, temporaryFileAge: TimeInterval = VacuumOperation.defaultTemporaryFileAge,
                 actorIdentifier: String, environment: SyncEnvironment) {

@@ -8,21 +8,32 @@ public import Foundation
 /// the store re-applies them as new changes. The change sets the store does not contain are applied by the
 /// next sync.
 open class WholeStoreDownloadOperation: @unchecked Sendable {
+    /// The remote the operation works on; the default backend steps call it.
     public let fileSystem: any RemoteFileSystem
+    /// Where the application's files are in the remote tree.
     public let layout: RemoteLayout
+    /// The document concerned: the name of its folder in `Documents/`.
     public let documentIdentifier: String
+    /// This client's identifier, naming the files only it writes.
     public let clientIdentifier: String
+    /// The local data a downloaded whole store replaces.
     public let store: any SnapshottingModelAdapter
+    /// This client's helper folder for the document.
     public let localLayout: LocalLayout
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
-    /// Tells the manager's delegate that local data is about to be replaced by a whole store, and that it was.
+    /// Tells the manager's delegate that the local data is about to be replaced by a whole store.
     /// Public so that a factory override can build its subclass with the callbacks of the standard operation.
     public let willReplace: @Sendable (WholeStoreManifest) -> Void
+    /// Tells the manager's delegate that the whole store replaced the local data.
     public let didReplace: @Sendable (WholeStoreManifest) -> Void
     /// Runs once a store was found, before it replaces anything: a bootstrap checks there that the remote is
     /// still this client's epoch and the client is not deleted (only when there is a store, so it costs nothing otherwise).
     var checkBeforeInstalling: (@Sendable () async throws -> Void)?
 
+    /// An operation ready to ``run(covering:)``; see the properties for each argument.
+    ///
+    /// `willReplace` is called with the chosen store's manifest just before it replaces the local data, `didReplace` once it has.
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
                 store: any SnapshottingModelAdapter, localLayout: LocalLayout, environment: SyncEnvironment,
                 willReplace: @escaping @Sendable (WholeStoreManifest) -> Void = { _ in },

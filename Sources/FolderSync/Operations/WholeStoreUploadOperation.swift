@@ -8,14 +8,22 @@ public import Foundation
 /// identifier, size and checksum, so a reader that catches a replacement half done sees the mismatch and
 /// never installs it.
 open class WholeStoreUploadOperation: @unchecked Sendable {
+    /// The remote the operation works on; the default backend steps call it.
     public let fileSystem: any RemoteFileSystem
+    /// Where the application's files are in the remote tree.
     public let layout: RemoteLayout
+    /// The document concerned: the name of its folder in `Documents/`.
     public let documentIdentifier: String
+    /// This client's identifier, naming the files only it writes.
     public let clientIdentifier: String
+    /// The local data snapshotted into the whole store.
     public let store: any SnapshottingModelAdapter
+    /// This client's helper folder for the document.
     public let localLayout: LocalLayout
+    /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
 
+    /// An operation ready to ``run()``; see the properties for each argument.
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
                 store: any SnapshottingModelAdapter, localLayout: LocalLayout, environment: SyncEnvironment) {
         self.fileSystem = fileSystem

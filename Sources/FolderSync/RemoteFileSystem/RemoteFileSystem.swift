@@ -2,10 +2,17 @@ public import Foundation
 
 /// What a listing or a stat reports about one remote item.
 public struct RemoteItem: Hashable, Sendable {
-    public enum Kind: Hashable, Sendable { case file, directory }
+    /// Whether an item is a file or a folder.
+    public enum Kind: Hashable, Sendable {
+        /// A file.
+        case file
+        /// A folder.
+        case directory
+    }
 
     /// The item's name inside its folder.
     public var name: String
+    /// Whether the item is a file or a folder.
     public var kind: Kind
     /// The size in bytes, for files, when the backend knows it.
     public var size: Int64?
@@ -14,6 +21,7 @@ public struct RemoteItem: Hashable, Sendable {
     /// An opaque version tag (an HTTP ETag, an inode/mtime pair), when the backend has one.
     public var etag: String?
 
+    /// An item as a backend reports it; leave out what the backend does not know.
     public init(name: String, kind: Kind, size: Int64? = nil, modificationDate: Date? = nil, etag: String? = nil) {
         self.name = name
         self.kind = kind
@@ -48,12 +56,19 @@ public struct RemoteItem: Hashable, Sendable {
 /// cause (`permissionDenied`, `remoteFull`, `remoteIOFailed`,
 /// `connectionFailed`…) and the path concerned.
 public protocol RemoteFileSystem: Sendable {
+    /// The items directly inside the folder at `path`, in any order; throws `remoteItemNotFound` if it is missing.
     func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem]
+    /// What is at `path`, or `nil` when nothing is; absence is not an error.
     func item(at path: RemotePath) async throws -> RemoteItem?
+    /// The whole contents of the file at `path`; throws `remoteItemNotFound` if it is missing.
     func read(_ path: RemotePath) async throws -> Data
+    /// Creates or atomically replaces the file at `path`, whose parent folder exists.
     func write(_ data: Data, to path: RemotePath) async throws
+    /// Renames a file or folder atomically; without `replacing`, fails with `remoteItemExists` if the destination exists.
     func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws
+    /// Removes a file, or a folder with its contents; succeeds when nothing is there.
     func remove(_ path: RemotePath) async throws
+    /// Creates a folder and its missing parents; succeeds when it exists.
     func createDirectory(at path: RemotePath) async throws
 
     /// Downloads a file to a local file (replacing it), without holding it whole in memory when the backend can stream.
@@ -122,8 +137,10 @@ extension RemoteFileSystem {
 /// `.foldersync-tmp-<random>-<final name>`. Sync ignores such names; `doctor`
 /// reports and removes old ones.
 public enum TemporaryName {
+    /// The prefix of every temporary file name.
     public static let prefix = ".foldersync-tmp-"
 
+    /// A new, random temporary name for a file that will be renamed to `finalName` (truncated to 250 bytes).
     public static func make(for finalName: String) -> String {
         let random = UInt64.random(in: 0...UInt64.max)
         let hex = String(random, radix: 16)
@@ -131,5 +148,6 @@ public enum TemporaryName {
         return String(decoding: name.utf8.prefix(250), as: UTF8.self)
     }
 
+    /// Whether `name` is a temporary's name, which sync ignores.
     public static func isTemporary(_ name: String) -> Bool { name.hasPrefix(prefix) }
 }

@@ -36,6 +36,7 @@ public struct RemotePath: Hashable, Comparable, Sendable, CustomStringConvertibl
     /// The enclosing folder; the root is its own parent.
     public var parent: RemotePath { RemotePath(trusted: Array(components.dropLast())) }
 
+    /// Whether this is the root of the shared folder (no components).
     public var isRoot: Bool { components.isEmpty }
 
     /// Whether `self` is `other` or lies inside it.

@@ -7,6 +7,7 @@ public struct RemoteLayout: Hashable, Sendable {
     /// The layout version this build writes and the newest it reads.
     public static let formatVersion = 1
 
+    /// The application's global identifier (`com.example.notes`), validated as a safe file name; it names the tree's top folder.
     public let applicationIdentifier: String
 
     /// - Throws: ``FolderSyncError/Code/invalidIdentifier`` for an identifier that is not a safe file name.
@@ -16,62 +17,97 @@ public struct RemoteLayout: Hashable, Sendable {
 
     // MARK: Application level
 
+    /// `<appID>/`: the application's folder, holding everything else.
     public var applicationDirectory: RemotePath { RemotePath.root.appending(applicationIdentifier) }
+    /// `<appID>/ReadMe.txt`: tells people what the folder is and not to edit it.
     public var readMeFile: RemotePath { applicationDirectory.appending("ReadMe.txt") }
+    /// `<appID>/FormatVersion.plist`: the tree's layout version, written last when the tree is created.
     public var formatVersionFile: RemotePath { applicationDirectory.appending("FormatVersion.plist") }
+    /// `<appID>/ClientDevices/`: one folder per registered client.
     public var clientDevicesDirectory: RemotePath { applicationDirectory.appending("ClientDevices") }
+    /// `ClientDevices/<client>/`: the folder of one client.
     public func clientDeviceDirectory(_ client: String) -> RemotePath { clientDevicesDirectory.appending(client) }
+    /// `ClientDevices/<client>/deviceInfo.plist`: the client's description, user info and registration date (``DeviceInfo``).
     public func deviceInfoFile(_ client: String) -> RemotePath { clientDeviceDirectory(client).appending("deviceInfo.plist") }
+    /// `<appID>/Encryption/`: reserved for the keys of encrypted applications.
     public var encryptionDirectory: RemotePath { applicationDirectory.appending("Encryption") }
+    /// `<appID>/Information/`: application-wide information.
     public var informationDirectory: RemotePath { applicationDirectory.appending("Information") }
+    /// `Information/DeletedDocuments/`: markers of deleted documents.
     public var deletedDocumentsDirectory: RemotePath { informationDirectory.appending("DeletedDocuments") }
+    /// `Information/DeletedDocuments/<document>.plist`: says a document was deleted, by whom and when (``DeletedDocumentInfo``).
     public func deletedDocumentFile(_ document: String) -> RemotePath { deletedDocumentsDirectory.appending(document + ".plist") }
+    /// `<appID>/Documents/`: one folder per synchronized document.
     public var documentsDirectory: RemotePath { applicationDirectory.appending("Documents") }
     /// Where `foldersync doctor --repair` moves corrupt files, one subfolder per repair.
     public var quarantineDirectory: RemotePath { applicationDirectory.appending("Quarantine") }
 
     // MARK: Document level
 
+    /// `Documents/<document>/`: the folder of one document.
     public func documentDirectory(_ document: String) -> RemotePath { documentsDirectory.appending(document) }
+    /// `<document>/documentInfo.plist`: the document's description, user info and integrity key (``DocumentInfo``).
     public func documentInfoFile(_ document: String) -> RemotePath { documentDirectory(document).appending("documentInfo.plist") }
+    /// `<document>/IntegrityKey/`: holds one file, named by the document's integrity key.
     public func integrityKeyDirectory(_ document: String) -> RemotePath { documentDirectory(document).appending("IntegrityKey") }
+    /// `<document>/IntegrityKey/<key>`: the file whose name is the integrity key `key`.
     public func integrityKeyFile(_ document: String, key: String) -> RemotePath { integrityKeyDirectory(document).appending(key) }
+    /// `<document>/SyncChanges/`: change sets, one folder per client.
     public func syncChangesDirectory(_ document: String) -> RemotePath { documentDirectory(document).appending("SyncChanges") }
+    /// `<document>/SyncChanges/<client>/`: the change sets `client` published.
     public func syncChangesDirectory(_ document: String, client: String) -> RemotePath { syncChangesDirectory(document).appending(client) }
+    /// `<document>/SyncCommands/`: commands for clients, one folder per client (kept for TICoreDataSync's layout).
     public func syncCommandsDirectory(_ document: String) -> RemotePath { documentDirectory(document).appending("SyncCommands") }
+    /// `<document>/SyncCommands/<client>/`: commands addressed to `client`.
     public func syncCommandsDirectory(_ document: String, client: String) -> RemotePath { syncCommandsDirectory(document).appending(client) }
+    /// `<document>/WholeStore/`: whole stores, one folder per client that uploaded one.
     public func wholeStoreDirectory(_ document: String) -> RemotePath { documentDirectory(document).appending("WholeStore") }
+    /// `<document>/WholeStore/<client>/`: the whole store `client` uploaded.
     public func wholeStoreDirectory(_ document: String, client: String) -> RemotePath { wholeStoreDirectory(document).appending(client) }
+    /// `<document>/WholeStore/<client>/WholeStore.ticdsync`: the snapshot itself.
     public func wholeStoreFile(_ document: String, client: String) -> RemotePath {
         wholeStoreDirectory(document, client: client).appending(Self.wholeStoreFileName)
     }
+    /// `<document>/WholeStore/<client>/AppliedSyncChangeSets.ticdsync`: its manifest (``WholeStoreManifest``).
     public func appliedSyncChangeSetsFile(_ document: String, client: String) -> RemotePath {
         wholeStoreDirectory(document, client: client).appending(Self.appliedSyncChangeSetsFileName)
     }
+    /// `<document>/RecentSyncs/`: one recent-sync marker per client.
     public func recentSyncsDirectory(_ document: String) -> RemotePath { documentDirectory(document).appending("RecentSyncs") }
+    /// `<document>/RecentSyncs/<client>.recentsync`: `client`'s recent-sync marker (``RecentSync``).
     public func recentSyncFile(_ document: String, client: String) -> RemotePath {
         recentSyncsDirectory(document).appending(client + ".recentsync")
     }
+    /// `<document>/DeletedClients/`: markers of clients deleted from the document.
     public func deletedClientsDirectory(_ document: String) -> RemotePath { documentDirectory(document).appending("DeletedClients") }
+    /// `<document>/DeletedClients/<client>.plist`: says `client` was deleted (``DeletedClientInfo``).
     public func deletedClientFile(_ document: String, client: String) -> RemotePath {
         deletedClientsDirectory(document).appending(client + ".plist")
     }
+    /// `<document>/TemporaryFiles/`: the document's staging area.
     public func temporaryFilesDirectory(_ document: String) -> RemotePath { documentDirectory(document).appending("TemporaryFiles") }
+    /// `<document>/TemporaryFiles/WholeStore/`: where whole stores are staged before they appear by one rename.
     public func temporaryWholeStoreDirectory(_ document: String) -> RemotePath {
         temporaryFilesDirectory(document).appending("WholeStore")
     }
+    /// `TemporaryFiles/WholeStore/<client>/`: where `client` stages its next whole store.
     public func temporaryWholeStoreDirectory(_ document: String, client: String) -> RemotePath {
         temporaryWholeStoreDirectory(document).appending(client)
     }
+    /// `TemporaryFiles/WholeStore/<client>/WholeStore.ticdsync`: a snapshot being staged.
     public func temporaryWholeStoreFile(_ document: String, client: String) -> RemotePath {
         temporaryWholeStoreDirectory(document, client: client).appending(Self.wholeStoreFileName)
     }
+    /// `TemporaryFiles/WholeStore/<client>/AppliedSyncChangeSets.ticdsync`: the manifest of a snapshot being staged.
     public func temporaryAppliedSyncChangeSetsFile(_ document: String, client: String) -> RemotePath {
         temporaryWholeStoreDirectory(document, client: client).appending(Self.appliedSyncChangeSetsFileName)
     }
 
+    /// The file name of a whole-store snapshot (TICoreDataSync's name).
     public static let wholeStoreFileName = "WholeStore.ticdsync"
+    /// The file name of a whole store's manifest (TICoreDataSync's name).
     public static let appliedSyncChangeSetsFileName = "AppliedSyncChangeSets.ticdsync"
+    /// The extension of change-set files, without the dot.
     public static let changeSetExtension = "syncchg"
 
     /// The file name of a change set: `<sequence>-<changeSetID>.syncchg`, the sequence zero-padded so names sort.

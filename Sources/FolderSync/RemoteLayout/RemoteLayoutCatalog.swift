@@ -6,10 +6,17 @@ public import Foundation
 /// as JSON (a test keeps them equal); `foldersync layout` prints it and
 /// `foldersync doctor` classifies real files with it.
 public struct RemoteLayoutEntry: Codable, Hashable, Sendable {
-    public enum Kind: String, Codable, Sendable { case directory, file }
+    /// Whether an entry is a folder or a file.
+    public enum Kind: String, Codable, Sendable {
+        /// A folder.
+        case directory
+        /// A file.
+        case file
+    }
 
     /// The path pattern, with `<placeholder>` for identifiers; folders end with `/`.
     public let pattern: String
+    /// Whether the entry is a folder or a file.
     public let kind: Kind
     /// Whether one exists per client, named by its client identifier (only that client writes it).
     public let perClient: Bool
@@ -122,9 +129,11 @@ extension RemoteLayout {
 
 /// The JSON document `RemoteLayouts/v1/layout.json` and `foldersync layout --json` hold.
 public struct RemoteLayoutDocument: Codable, Sendable {
+    /// The layout version described (``RemoteLayout/formatVersion``).
     public var formatVersion: Int
     /// Files whose name starts with this prefix are being written (see ``TemporaryName``).
     public var temporaryFilePrefix: String
+    /// Every entry of the tree, folders before their contents.
     public var entries: [RemoteLayoutEntry]
 }
 

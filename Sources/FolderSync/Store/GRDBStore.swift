@@ -17,6 +17,7 @@ public import GRDB
 public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     /// The app's connection to the document. Write through it; writes through other connections fail.
     public let database: DatabaseQueue
+    /// The synced tables, as given when the store was opened.
     public let tables: [SyncedTable]
     public let schemaVersion: Int
     /// Column names of each synced table, sync-ID column excluded.

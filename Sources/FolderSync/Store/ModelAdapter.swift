@@ -5,10 +5,14 @@ public typealias ChangeStream = ((SyncChange) throws -> Void) throws -> Void
 
 /// One column of one row: the unit of last-writer-wins merging.
 public struct ColumnKey: Hashable, Sendable, CustomStringConvertible {
+    /// The synced table's name.
     public var table: String
+    /// The row's sync ID.
     public var syncID: String
+    /// The column's name.
     public var column: String
 
+    /// The register of `column` in the row of `table` whose sync ID is `syncID`.
     public init(table: String, syncID: String, column: String) {
         self.table = table
         self.syncID = syncID
@@ -87,8 +91,10 @@ public struct LocalSyncState: Codable, Hashable, Sendable {
     public var hasBootstrapped = false
     /// Change sets and bytes published since this client last uploaded a whole store (for the upload policy).
     public var changeSetsSinceWholeStore = 0
+    /// Bytes sent by syncs since this client last uploaded a whole store, compared with ``SyncPolicy/wholeStoreUploadAfterBytes``.
     public var bytesSinceWholeStore: Int64 = 0
 
+    /// The state of a client that has never synced: nothing staged, published or read.
     public init() {}
 
     public init(from decoder: any Decoder) throws {
@@ -102,9 +108,13 @@ public struct LocalSyncState: Codable, Hashable, Sendable {
         bytesSinceWholeStore = try container.decodeIfPresent(Int64.self, forKey: .bytesSinceWholeStore) ?? 0
     }
 
+    /// What this client last read of another client's recent-sync marker, so an unchanged marker is not read again.
     public struct KnownRecentSync: Codable, Hashable, Sendable {
+        /// The marker file's version tag when it was read; `nil` when the remote gives none (the marker is then read at every sync).
         public var etag: String?
+        /// The highest sequence the marker said its client had published.
         public var publishedSequence: Int64
+        /// What was read of a marker: its version tag and its published sequence.
         public init(etag: String?, publishedSequence: Int64) {
             self.etag = etag
             self.publishedSequence = publishedSequence
@@ -120,9 +130,12 @@ public struct ApplyOutcome: Sendable, Hashable {
     public var changesApplied: Int = 0
     /// Changes that were older than the local state or hit a deleted row.
     public var changesIgnored: Int = 0
+    /// Conflicts the set raised, with how each was settled.
     public var conflicts: [ResolvedConflict] = []
+    /// Things noticed while applying, such as rows left pointing at a deleted row.
     public var warnings: [SyncWarning] = []
 
+    /// The outcome of a set not applied yet: nothing changed.
     public init() {}
 }
 

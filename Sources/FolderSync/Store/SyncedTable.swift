@@ -5,12 +5,18 @@
 /// a to-one is a foreign-key column holding the other row's sync ID; a
 /// to-many is a join table, itself synced, whose rows are added and removed.
 public struct SyncedTable: Sendable, Hashable {
+    /// The table's name in the SQLite schema; change sets name it the same on every device.
     public var name: String
     /// The text primary-key column holding the sync ID.
     public var syncIDColumn: String
     /// What happens when one client deletes a row that another updates concurrently.
     public var deletePolicy: DeletePolicy
 
+    /// A synced table.
+    /// - Parameters:
+    ///   - name: The table's name.
+    ///   - syncIDColumn: Its text primary-key column holding the sync ID; `id` by default.
+    ///   - deletePolicy: How a delete settles against a concurrent update; delete wins by default.
     public init(_ name: String, syncIDColumn: String = "id", deletePolicy: DeletePolicy = .deleteWins) {
         self.name = name
         self.syncIDColumn = syncIDColumn

@@ -12,6 +12,11 @@ public struct SyncEnvironment: Sendable {
     /// Where FolderSync logs. It never logs passwords or credentials.
     public var logger: Logger
 
+    /// An environment of your own, for deterministic tests.
+    /// - Parameters:
+    ///   - now: The wall clock.
+    ///   - makeIdentifier: Returns a new unique identifier at each call, safe as a file name (UUID strings are).
+    ///   - logger: Where FolderSync logs.
     public init(now: @escaping @Sendable () -> Date, makeIdentifier: @escaping @Sendable () -> String, logger: Logger) {
         self.now = now
         self.makeIdentifier = makeIdentifier

@@ -6,11 +6,16 @@ public struct SyncConflict: Sendable, Hashable {
     public var localValue: SyncValue
     /// The value the other client wrote.
     public var remoteValue: SyncValue
+    /// When and by whom the local value was written.
     public var localStamp: ChangeStamp
+    /// When and by whom the remote value was written; last writer wins picks the greater stamp.
     public var remoteStamp: ChangeStamp
 
+    /// The synced table of the conflicting row.
     public var table: String { key.table }
+    /// The sync ID of the conflicting row.
     public var syncID: String { key.syncID }
+    /// The column both clients changed.
     public var column: String { key.column }
 
     /// Public so that every ``ModelAdapter``, not only ``GRDBStore``, can report conflicts.
@@ -28,18 +33,24 @@ public struct SyncConflict: Sendable, Hashable {
 
 /// The answer to a ``SyncConflict``. Local and merged answers are recorded as new changes, so every replica converges.
 public enum ConflictResolution: Sendable, Hashable {
+    /// Keep the local value; it is published again as a new change.
     case localWins
+    /// Take the other client's value; the local change is dropped.
     case remoteWins
+    /// Store this value instead of both, and publish it as a new change.
     case merged(SyncValue)
 }
 
 /// A conflict and how it was settled, for the sync report.
 public struct ResolvedConflict: Sendable, Hashable {
+    /// The conflict that was settled.
     public var conflict: SyncConflict
+    /// How it was settled: the local value, the remote value, or a merged one.
     public var resolution: ConflictResolution
     /// Whether the app's resolver decided (`false`: last writer wins).
     public var decidedByResolver: Bool
 
+    /// A settled conflict, as a ``ModelAdapter`` reports it after asking the resolver.
     public init(conflict: SyncConflict, resolution: ConflictResolution, decidedByResolver: Bool) {
         self.conflict = conflict
         self.resolution = resolution
@@ -49,6 +60,7 @@ public struct ResolvedConflict: Sendable, Hashable {
 
 /// Something a sync noticed that did not stop it, like TICoreDataSync's sync warnings.
 public struct SyncWarning: Sendable, Hashable, CustomStringConvertible {
+    /// What kind of thing the sync noticed; the raw value is the name shown in reports and logs.
     public enum Kind: String, Sendable, Hashable {
         /// A row refers to a row that a concurrent delete removed.
         case danglingReference
@@ -64,14 +76,18 @@ public struct SyncWarning: Sendable, Hashable, CustomStringConvertible {
         case wholeStoreUnusable
     }
 
+    /// What kind of thing was noticed, for code that reacts to some kinds.
     public var kind: Kind
+    /// A sentence for people: what was noticed and about what.
     public var message: String
     /// The table and row concerned, when there is one.
     public var table: String?
+    /// The sync ID of the row concerned, when there is one.
     public var syncID: String?
     /// The remote file concerned, when there is one.
     public var path: String?
 
+    /// A warning of `kind`; give the table and row or the remote path it is about, if any.
     public init(kind: Kind, message: String, table: String? = nil, syncID: String? = nil, path: String? = nil) {
         self.kind = kind
         self.message = message

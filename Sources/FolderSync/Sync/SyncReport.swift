@@ -4,21 +4,28 @@ public import Foundation
 public struct SyncReport: Sendable, Hashable {
     /// Change sets and changes this client published.
     public var changeSetsSent = 0
+    /// Row changes in the change sets this client published.
     public var changesSent = 0
     /// Change sets and changes of other clients applied to the local store.
     public var changeSetsApplied = 0
+    /// Row changes of other clients that changed the local store.
     public var changesApplied = 0
     /// Changes that lost to newer local state or hit a deleted row.
     public var changesIgnored = 0
+    /// Conflicts settled during this sync, with how each was settled.
     public var conflicts: [ResolvedConflict] = []
+    /// Things noticed that did not stop the sync, such as dangling references or parked change sets.
     public var warnings: [SyncWarning] = []
     /// Change sets of a newer schema, left for an updated app (not applied, not acknowledged).
     public var parkedChangeSets: [String] = []
+    /// Bytes uploaded: compressed change sets and the recent-sync marker.
     public var bytesSent: Int64 = 0
+    /// Bytes downloaded: change sets and other clients' recent-sync markers.
     public var bytesReceived: Int64 = 0
     /// Change sets this client needs that are not in the remote (vacuumed, or not visible yet): per client, the
     /// first missing sequence. Only a whole store that covers them can bring their changes.
     public var missingChangeSets: [String: Int64] = [:]
+    /// Whether change sets are missing, so only a whole store can bring this client up to date.
     public var needsWholeStore: Bool { !missingChangeSets.isEmpty }
     /// A whole store was installed during this sync (bootstrap, or after a vacuum).
     public var installedWholeStore: WholeStoreManifest?
@@ -26,8 +33,10 @@ public struct SyncReport: Sendable, Hashable {
     public var uploadedWholeStore: WholeStoreManifest?
     /// Remote requests made (list, stat, read, write, move, remove).
     public var remoteRequests = 0
+    /// How long the sync took, in seconds.
     public var duration: TimeInterval = 0
 
+    /// An empty report: nothing done yet.
     public init() {}
 
     /// Whether the sync changed nothing, here or on the remote.
@@ -36,11 +45,25 @@ public struct SyncReport: Sendable, Hashable {
 
 /// Progress of a synchronization, for a progress bar or a log.
 public enum SyncEvent: Sendable, Hashable {
+    /// A step of a synchronization, in the order they run.
     public enum Phase: String, Sendable, Hashable {
-        case checkingIntegrity, stagingLocalChanges, findingRemoteChanges, applyingRemoteChanges, publishingLocalChanges,
-             writingRecentSync, finished
+        /// Checking that the remote document is still the one this client joined (its integrity key).
+        case checkingIntegrity
+        /// Turning local changes not yet published into change sets on disk.
+        case stagingLocalChanges
+        /// Listing the other clients' recent-sync markers to find change sets not applied yet.
+        case findingRemoteChanges
+        /// Downloading and applying those change sets, in causal order.
+        case applyingRemoteChanges
+        /// Uploading this client's staged change sets.
+        case publishingLocalChanges
+        /// Writing this client's recent-sync marker (what it published and has applied).
+        case writingRecentSync
+        /// The sync completed.
+        case finished
     }
 
+    /// The sync entered a new phase.
     case phase(Phase)
     /// Applying change set `index` (from 1) of `count`.
     case applyingChangeSet(index: Int, count: Int, changes: Int)

@@ -19,7 +19,7 @@ struct ConformanceContext: Sendable {
         if !condition { throw fail(message()) }
     }
 
-    /// Runs `body` and requires it to throw a ``FolderSyncError`` with `code`.
+    /// Runs `body` and requires it to throw a ``/FolderSync/FolderSyncError`` with `code`.
     func expectError(_ code: FolderSyncError.Code, _ what: String, _ body: () async throws -> Void) async throws {
         do {
             try await body()

@@ -1,7 +1,7 @@
 public import FolderSync
 import Foundation
 
-/// The checks every ``RemoteFileSystem`` must pass, for backend authors to run against their own backend.
+/// The checks every ``/FolderSync/RemoteFileSystem`` must pass, for backend authors to run against their own backend.
 ///
 /// Each check works in a fresh folder of its own (created under the file
 /// system's root, removed afterwards), so one file system can serve them all
@@ -23,6 +23,7 @@ import Foundation
 /// the backend is the natural next test; FolderSync's own tests do it with
 /// real stores.
 public struct RemoteFileSystemConformance: Sendable {
+    /// Makes the file system under test; called once per check.
     public typealias Factory = @Sendable () async throws -> any RemoteFileSystem
 
     let makeFileSystem: Factory
@@ -33,7 +34,12 @@ public struct RemoteFileSystemConformance: Sendable {
     /// How many replacements the atomic-replace check makes while a reader reads.
     public var replaceRounds: Int
 
-    /// - Parameter makeFileSystem: called once per check; may return the same file system every time.
+    /// A suite whose repeated checks run the given number of rounds.
+    /// - Parameters:
+    ///   - largeFileSize: The size in bytes of the large-file check's file; 20 MiB by default.
+    ///   - publishRaceRounds: How many times two publishers race for one name.
+    ///   - replaceRounds: How many replacements the atomic-replace check makes while a reader reads.
+    ///   - makeFileSystem: Called once per check; may return the same file system every time.
     public init(largeFileSize: Int = 20 << 20, publishRaceRounds: Int = 8, replaceRounds: Int = 12,
                 makeFileSystem: @escaping Factory) {
         self.makeFileSystem = makeFileSystem

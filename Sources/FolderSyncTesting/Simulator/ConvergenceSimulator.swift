@@ -20,7 +20,7 @@ public import FolderSync
 /// `GRDBStore`), the schedule also has the document lifecycle: explicit and
 /// automatic whole-store uploads, bootstraps of late joiners, vacuums (some
 /// expiring silent clients), operator client deletions, remote wipes, and the
-/// re-joins that recover from them. ``WriteJournal`` says what "no write lost"
+/// re-joins that recover from them. Its write journal says what "no write lost"
 /// means after each of those.
 ///
 /// A failure is a ``SimulationFailure`` naming the seed; the same seed replays the same schedule.
@@ -28,10 +28,11 @@ public struct ConvergenceSimulator: Sendable {
     /// Opens a client's store in `folder` (the same folder across restarts), with `now` as its wall clock.
     public typealias StoreFactory = @Sendable (_ folder: URL, _ now: @escaping @Sendable () -> Date) throws -> any SimulatorStore
 
+    /// The remote the simulated clients share.
     public enum Remote: Sendable {
         /// An ``InMemoryFileSystem``.
         case inMemory
-        /// A ``FileManagerFileSystem`` in a `remote` folder of the scratch directory.
+        /// A ``/FolderSync/FileManagerFileSystem`` in a `remote` folder of the scratch directory.
         case fileManager
         /// A backend of your own (a server, a mounted share), empty, shared by every client of the run.
         case custom(any RemoteFileSystem)
@@ -45,22 +46,33 @@ public struct ConvergenceSimulator: Sendable {
                                                          _ configuration: DocumentSyncManager.Configuration,
                                                          _ store: any ModelAdapter) throws -> DocumentSyncManager
 
+    /// What to simulate: the seed, the scratch folder, the ranges the seed draws from, the remote and the stores.
     public struct Configuration: Sendable {
+        /// The seed every random choice derives from; the same seed replays the same schedule.
         public var seed: UInt64
         /// A scratch folder for the clients' helper folders (and the remote, for ``Remote/fileManager``).
         public var directory: URL
+        /// The range the number of clients is drawn from.
         public var clients: ClosedRange<Int> = 3...8
+        /// The range the number of schedule steps is drawn from (before the final syncs).
         public var steps: ClosedRange<Int> = 30...70
+        /// Where the clients' shared remote lives; in memory by default.
         public var remote: Remote = .inMemory
+        /// Opens each client's store; ``ConvergenceSimulator/inMemoryStore`` by default.
         public var makeStore: StoreFactory = ConvergenceSimulator.inMemoryStore
         /// Adds the lifecycle steps; the store must be a ``SnapshottingSimulatorStore``. Off, a seed plays as before.
         public var lifecycle = false
-        /// The managers each client uses: the standard ones, or a backend's subclasses (which build its operation subclasses).
+        /// Builds each client's application sync manager: the standard one, or a backend's subclass (which builds its operation subclasses).
         public var makeApplicationSyncManager: ApplicationManagerFactory = { ApplicationSyncManager(remote: $0, environment: $1) }
+        /// Builds each client's document sync manager: the standard one, or a backend's subclass.
         public var makeDocumentSyncManager: DocumentManagerFactory = {
             try DocumentSyncManager(applicationSyncManager: $0, configuration: $1, store: $2)
         }
 
+        /// A configuration with default ranges, an in-memory remote and in-memory stores.
+        /// - Parameters:
+        ///   - seed: The seed of the schedule.
+        ///   - directory: A scratch folder for the clients' helper folders (and a file-manager remote).
         public init(seed: UInt64, directory: URL) {
             self.seed = seed
             self.directory = directory
@@ -69,32 +81,53 @@ public struct ConvergenceSimulator: Sendable {
 
     /// What a run did, to show that the schedule exercised what it should.
     public struct Summary: Sendable, Hashable {
+        /// How many clients the run had.
         public var clients = 0
+        /// How many schedule steps it played, before the final syncs.
         public var steps = 0
+        /// App writes: inserts, updates and deletes, refused re-inserts excluded.
         public var writes = 0
+        /// Syncs that completed, the final ones included.
         public var syncs = 0
+        /// Steps that asked for two syncs, at once or one after the other.
         public var duplicatedSyncs = 0
+        /// Syncs cancelled at a remote request.
         public var interruptedSyncs = 0
+        /// Simulated process restarts (a store reopened from what it committed).
         public var restarts = 0
+        /// Conflicts reported by completed syncs.
         public var conflicts = 0
+        /// Inserts of a deleted sync ID that the store refused, as it must.
         public var refusedReinserts = 0
+        /// Rows every replica holds at the end.
         public var finalRows = 0
         /// Lifecycle steps (zero unless ``Configuration/lifecycle``).
         public var wholeStoreUploads = 0
+        /// Whole stores uploaded by syncs, following the upload policy.
         public var automaticWholeStoreUploads = 0
+        /// Whole stores installed, by a download or by a sync's bootstrap.
         public var wholeStoreInstalls = 0
+        /// Vacuums run.
         public var vacuums = 0
+        /// Change sets those vacuums removed.
         public var changeSetsVacuumed = 0
+        /// Silent clients those vacuums expired.
         public var expiredClients = 0
+        /// Clients deleted by an operator.
         public var clientDeletions = 0
+        /// Remote wipes (the document's remote data removed or the document deleted).
         public var wipes = 0
+        /// Clients stopped by a reset (``/FolderSync/FolderSyncError`` with a backup kept).
         public var resets = 0
+        /// Stopped clients that re-joined.
         public var rejoins = 0
         /// The converged rows (not added up by `+`).
         public var rows: [CanonicalRow] = []
 
+        /// An empty summary, to add runs' summaries to.
         public init() {}
 
+        /// Adds up the counts of two runs; keeps the left side's ``rows``.
         public static func + (lhs: Summary, rhs: Summary) -> Summary {
             var sum = lhs
             sum.clients += rhs.clients; sum.steps += rhs.steps; sum.writes += rhs.writes; sum.syncs += rhs.syncs
@@ -114,8 +147,10 @@ public struct ConvergenceSimulator: Sendable {
         InMemoryModelAdapter(tables: SimulatedNotes.tables, now: now)
     }
 
+    /// What this simulator plays.
     public let configuration: Configuration
 
+    /// A simulator of the given configuration; nothing runs before ``run()``.
     public init(_ configuration: Configuration) { self.configuration = configuration }
 
     /// Plays the schedule of the seed and checks the invariants.

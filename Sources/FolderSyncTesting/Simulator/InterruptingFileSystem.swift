@@ -10,6 +10,7 @@ public import FolderSync
 /// operation would), so the engine sees cancellation before, inside and after
 /// remote steps.
 public final class InterruptingFileSystem: RemoteFileSystem, @unchecked Sendable {
+    /// The remote that requests are forwarded to.
     public let base: any RemoteFileSystem
     private let lock = NSLock()
     private var remaining: Int?
@@ -18,6 +19,7 @@ public final class InterruptingFileSystem: RemoteFileSystem, @unchecked Sendable
     private var cancel: (@Sendable () -> Void)?
     private var observer: (@Sendable () -> Void)?
 
+    /// Wraps `base`, unarmed: requests pass through until ``arm(atRequest:failing:cancel:)``.
     public init(_ base: any RemoteFileSystem) { self.base = base }
 
     /// At the `request`-th request from now, cancels the task making it, or calls `cancel` instead

@@ -5,6 +5,7 @@
 public struct SeededGenerator: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
+    /// A generator whose whole sequence is determined by `seed`.
     public init(seed: UInt64) { state = seed }
 
     public mutating func next() -> UInt64 {
@@ -24,6 +25,7 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
     /// `true` with probability `percent` / 100.
     public mutating func chance(_ percent: Int) -> Bool { int(0...99) < percent }
 
+    /// One element of `items` chosen at random, or `nil` when it is empty.
     public mutating func pick<T>(_ items: [T]) -> T? {
         items.isEmpty ? nil : items[int(0...items.count - 1)]
     }

@@ -5,6 +5,7 @@
 /// `folders(id, name)`, `notes(id, title, body, folder_id → folders)`,
 /// `tags(id, name)`, `note_tags(id, note_id → notes, tag_id → tags)`.
 public enum SimulatedNotes {
+    /// The four tables, parents before children.
     public static let tables: [InMemoryModelAdapter.Table] = [
         .init("folders", columns: ["name"]),
         .init("notes", columns: ["title", "body", "folder_id"], references: ["folder_id": "folders"]),

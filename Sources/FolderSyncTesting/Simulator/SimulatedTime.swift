@@ -8,10 +8,12 @@ public final class SimulatedTime: @unchecked Sendable {
     private let lock = NSLock()
     private var milliseconds: Int64
 
+    /// A clock frozen at `start` (2026-01-01 by default) until advanced.
     public init(start: Date = Date(timeIntervalSince1970: 1_767_225_600)) { // 2026-01-01
         milliseconds = Int64(start.timeIntervalSince1970 * 1000)
     }
 
+    /// Moves the clock forward by `delta` milliseconds, for every client at once.
     public func advance(byMilliseconds delta: Int64) {
         lock.lock(); defer { lock.unlock() }
         milliseconds += delta

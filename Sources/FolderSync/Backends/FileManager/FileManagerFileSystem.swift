@@ -19,6 +19,7 @@ public struct FileManagerFileSystem: RemoteFileSystem {
     /// unchanged). Without version tags, sync reads every marker.
     private let hasVersionTags: Bool
 
+    /// A file system whose root is the local folder `rootURL`: remote paths resolve under it.
     public init(rootURL: URL) {
         self.rootURL = rootURL.standardizedFileURL
         hasVersionTags = foldersync_is_fuse(self.rootURL.path) == 0
