@@ -45,10 +45,10 @@ final class S3Bucket: Sendable {
                                       case .data(let data): SignatureV4.payloadHash(data)
                                       case .file: SignatureV4.unsignedPayload
                                       }
-                                      let encodedPath = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? "/"
-                                      let query = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems?
-                                          .map { ($0.name, $0.value ?? "") } ?? []
-                                      return signer.authorization(method: request.method, host: signedHost, encodedPath: encodedPath,
+                                      let url = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
+                                      let query = url?.queryItems?.map { ($0.name, $0.value ?? "") } ?? []
+                                      return signer.authorization(method: request.method, host: signedHost,
+                                                                  encodedPath: url?.percentEncodedPath ?? "/",
                                                                   query: query, headers: request.headers,
                                                                   payloadHash: payloadHash, date: Date())
                                   })

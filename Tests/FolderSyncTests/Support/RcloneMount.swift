@@ -23,7 +23,7 @@ final class RcloneMount {
         let user = parts.user ?? "", password = parts.password ?? ""
         parts.user = nil
         parts.password = nil
-        let obscured = try Self.run(rclone, ["obscure", "-"], input: password).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let obscured = try Self.run(rclone, ["obscure", "-"], input: password).trimmingCharacters(in: .whitespacesAndNewlines)
         var environment = ProcessInfo.processInfo.environment
         environment["RCLONE_WEBDAV_URL"] = parts.url!.absoluteString
         environment["RCLONE_WEBDAV_USER"] = user
@@ -34,10 +34,9 @@ final class RcloneMount {
         let status = try Self.spawnAndWait(rclone, ["mount", ":webdav:", mountPoint.path, "--daemon", "--daemon-wait", "30s",
                                                     "--vfs-cache-mode", "writes", "--log-file", log.path],
                                            environment: environment)
-        let result = (status: status, output: "")
-        if result.status != 0 {
+        if status != 0 {
             let tail = (try? String(contentsOf: log, encoding: .utf8))?.split(separator: "\n").suffix(3).joined(separator: " | ") ?? ""
-            failure = "rclone mount exited with status \(result.status): \(tail)"
+            failure = "rclone mount exited with status \(status): \(tail)"
         }
     }
 
@@ -54,12 +53,12 @@ final class RcloneMount {
         return nil
     }
 
-    private static func run(_ executable: String, _ arguments: [String], input: String? = nil,
-                            environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
+    /// Runs `executable` to its end; returns its standard output.
+    @discardableResult
+    private static func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        if let environment { process.environment = environment }
         let output = Pipe(), stdin = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -69,7 +68,7 @@ final class RcloneMount {
         try stdin.fileHandleForWriting.close()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// Runs `executable` with standard input and output on /dev/null and returns its exit status.
