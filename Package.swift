@@ -35,6 +35,8 @@ let package = Package(
                 "CZlib", "CFileSystem",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
@@ -79,7 +81,8 @@ let package = Package(
         ),
         .testTarget(
             name: "FolderSyncTests",
-            dependencies: ["FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "foldersync", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "foldersync", .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
     ],

@@ -25,12 +25,23 @@ struct Notes: AsyncParsableCommand {
     @Option(help: "A name for this device (default: the host name).")
     var clientName: String?
 
+    @Option(help: ArgumentHelp("A file whose first line is the encryption password: a new shared folder is encrypted "
+                               + "with it, an encrypted one opened with it.", valueName: "PATH"))
+    var passwordFile: String?
+
     /// Opens this device's session from the global options.
     func session() async throws -> NotesSession {
         guard let db else { throw ValidationError("missing --db PATH") }
         guard let remote else { throw ValidationError("missing --remote LOCATION") }
+        var password: String?
+        if let passwordFile {
+            guard let text = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
+                throw ValidationError("--password-file \(passwordFile): cannot be read")
+            }
+            password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+        }
         return try await NotesSession.open(databasePath: db, remote: remote, applicationIdentifier: app,
-                                           documentIdentifier: document, clientName: clientName)
+                                           documentIdentifier: document, clientName: clientName, password: password)
     }
 }
 

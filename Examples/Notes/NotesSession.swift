@@ -10,7 +10,7 @@ struct NotesSession {
 
     /// Opens the database at `databasePath` and registers with the remote (creating the remote document if missing).
     static func open(databasePath: String, remote location: String, applicationIdentifier: String,
-                     documentIdentifier: String, clientName: String?,
+                     documentIdentifier: String, clientName: String?, password: String? = nil,
                      narrate: (@Sendable (String) -> Void)? = nil) async throws -> NotesSession {
         let database = try NotesDatabase(path: databasePath)
         // Paths, file:// and http(s):// (WebDAV, credentials from FOLDERSYNC_WEBDAV_USER/PASSWORD), as in foldersync.
@@ -19,9 +19,14 @@ struct NotesSession {
         environment.logger.logLevel = .warning
         let client = try database.clientIdentifier()
         let app = ApplicationSyncManager(remote: remote, environment: environment)
+        let helper = URL(fileURLWithPath: databasePath + ".foldersync", isDirectory: true)
+        if let password {
+            // Opt-in encryption: a new application is encrypted with this password, an encrypted one opened with it.
+            app.encryptionKeyStore = FileEncryptionKeyStore(directory: helper)
+            app.encryptionHandler = { request in request.reason == .wrongPassword ? .cancel : .password(password) }
+        }
         let name = clientName ?? ProcessInfo.processInfo.hostName
         try await app.register(.init(applicationIdentifier: applicationIdentifier, clientIdentifier: client, clientDescription: name))
-        let helper = URL(fileURLWithPath: databasePath + ".foldersync", isDirectory: true)
         let document = try await DocumentSyncManager(
             applicationSyncManager: app,
             registering: .init(documentIdentifier: documentIdentifier, documentDescription: "Notes", helperDirectory: helper),

@@ -28,6 +28,25 @@ struct NotesProcessTests {
         return (0..<count).map { Device(name: "device\($0)", database: directory.url.appendingPathComponent("d\($0).sqlite"), remote: remote) }
     }
 
+    @Test("With --password-file two devices sync an encrypted folder; a wrong password fails with one line and no data")
+    func encrypted() async throws {
+        let directory = TemporaryDirectory()
+        let devices = Self.devices(2, in: directory)
+        let password = directory.url.appendingPathComponent("password"), wrong = directory.url.appendingPathComponent("wrong")
+        try "pass phrase\n".write(to: password, atomically: true, encoding: .utf8)
+        try "not it\n".write(to: wrong, atomically: true, encoding: .utf8)
+        _ = try await devices[0].succeed(["--password-file", password.path, "add", "Meet Zed at noon"])
+        _ = try await devices[0].succeed(["--password-file", password.path, "sync"])
+        let refused = try await devices[1].run(["--password-file", wrong.path, "sync"])
+        #expect(refused.status == 1 && refused.errors.contains("wrongPassword"), "\(refused.errors)")
+        _ = try await devices[1].succeed(["--password-file", password.path, "sync"])
+        #expect(try await devices[1].succeed(["--password-file", password.path, "list"]).contains("Meet Zed at noon"))
+        for path in treeListing(of: devices[0].remote) where !path.hasSuffix("/") {
+            let bytes = try Data(contentsOf: devices[0].remote.appendingPathComponent(path))
+            #expect(bytes.range(of: Data("Meet Zed".utf8)) == nil, "\(path)")
+        }
+    }
+
     @Test("Commands work as documented, and errors are one line on stderr with a non-zero exit")
     func commands() async throws {
         let directory = TemporaryDirectory()

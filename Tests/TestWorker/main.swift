@@ -74,6 +74,12 @@ func register(store: (any ModelAdapter)?) async throws -> DocumentSyncManager {
     return document
 }
 
+/// The process's resident memory now, in bytes.
+func residentBytes() -> Int {
+    let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
+    return (Int(statm.split(separator: " ").dropFirst().first ?? "") ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
 do {
     switch command {
     case "register":
@@ -92,10 +98,6 @@ do {
     case "stream-change-set":
         // Reads a change set streaming and reports how much resident memory grew, measured in a process that
         // does nothing else (a test process runs other tests in parallel).
-        func residentBytes() -> Int {
-            let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
-            return (Int(statm.split(separator: " ").dropFirst().first ?? "") ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
-        }
         let baseline = residentBytes()
         var peak = baseline, count = 0
         try ChangeSetReader.forEachChange(at: URL(fileURLWithPath: option("file")), path: option("file")) { _ in
@@ -103,6 +105,23 @@ do {
             if count % 5000 == 0 { peak = max(peak, residentBytes()) }
         }
         print("changes \(count) growth \(peak - baseline)")
+    case "encrypted-transfer":
+        // Uploads a large file through an encrypted application and downloads it back, then reports the sealed size
+        // and how much the peak resident memory grew: encryption must stream, not hold the file.
+        let remote = FileManagerFileSystem(rootURL: URL(fileURLWithPath: option("remote")))
+        let app = ApplicationSyncManager(remote: remote)
+        app.encryptionHandler = { _ in .password("worker password") }
+        try await app.register(.init(applicationIdentifier: "com.example.worker", clientIdentifier: "worker", clientDescription: "worker"))
+        let path = try RemoteLayout(applicationIdentifier: "com.example.worker").wholeStoreFile("DOC", client: "worker")
+        try await app.remote.createDirectory(at: path.parent)
+        let baseline = residentBytes()
+        try await app.remote.upload(fromLocalFile: URL(fileURLWithPath: option("file")), to: path)
+        try await app.remote.download(path, toLocalFile: URL(fileURLWithPath: option("file") + ".back"))
+        // VmHWM, the peak of this process's own memory: getrusage's maxrss can carry the spawning parent's over exec.
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let peakLine = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+        let peak = (Int(peakLine.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? 0) * 1024
+        print("sealed \(try await app.underlyingRemote.item(at: path)?.size ?? 0) growth \(peak - baseline)")
     case "sync":
         let report = try await register(store: try openStore()).synchronize()
         print("sent \(report.changeSetsSent) applied \(report.changeSetsApplied)")

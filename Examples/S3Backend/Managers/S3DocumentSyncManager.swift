@@ -2,12 +2,17 @@ public import FolderSync
 import Foundation
 
 /// A ``DocumentSyncManager`` that runs the S3 operation subclasses when its application sync manager is an
-/// ``S3ApplicationSyncManager`` (and the standard operations otherwise).
+/// ``S3ApplicationSyncManager`` and the application is not encrypted (and the standard operations otherwise).
 ///
 /// Each factory builds the standard operation, then the S3 subclass with the same configuration and callbacks:
 /// the pattern for any backend.
 open class S3DocumentSyncManager: DocumentSyncManager, @unchecked Sendable {
-    private var s3: S3FileSystem? { (applicationSyncManager as? S3ApplicationSyncManager)?.s3 }
+    /// The bucket, unless the application is encrypted: its files are then sealed by the operations' file system,
+    /// which the S3 steps would bypass, so the standard operations run.
+    private var s3: S3FileSystem? {
+        guard !(applicationSyncManager.remote is EncryptedFileSystem) else { return nil }
+        return (applicationSyncManager as? S3ApplicationSyncManager)?.s3
+    }
 
     open override func documentRegistrationOperation(proposedDocumentInfo: DocumentInfo,
                                                      rememberedIntegrityKey: String?) -> DocumentRegistrationOperation {

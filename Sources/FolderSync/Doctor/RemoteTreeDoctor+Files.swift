@@ -72,7 +72,7 @@ extension RemoteTreeDoctor {
             return try PropertyListFile.decode(type, from: data, path: walked.path.description)
         } catch let error as FolderSyncError where error.code == .unsupportedFormatVersion {
             examination.add(.warning, .unsupportedVersion, walked.path, error.message + "; a newer client reads it")
-        } catch let error as FolderSyncError where error.code == .corruptFile {
+        } catch let error as FolderSyncError where error.isDamagedFile {
             examination.add(.error, .corruptPropertyList, walked.path,
                             error.message + (repair == nil ? "; restore it by hand (moving it aside would change its meaning)" : ""),
                             repair: repair)
@@ -89,7 +89,7 @@ extension RemoteTreeDoctor {
             header = try await withLocalCopy(of: path) { url in try ChangeSetReader.verify(at: url, path: path.description) }
         } catch let error as FolderSyncError where error.code == .unsupportedFormatVersion {
             examination.add(.warning, .unsupportedVersion, path, error.message + "; a newer client reads it")
-        } catch let error as FolderSyncError where error.code == .corruptFile {
+        } catch let error as FolderSyncError where error.isDamagedFile {
             examination.add(.error, .corruptChangeSet, path, error.message, repair: .quarantine)
         } catch FolderSyncError.Code.remoteItemNotFound {
             return // vacuumed since the listing

@@ -54,6 +54,12 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let cancelled = Code(rawValue: 17)
         /// The configuration is inconsistent (for example a missing answer handler).
         public static let invalidConfiguration = Code(rawValue: 18)
+        /// The password does not open the application's encryption key (checked against its verifier, so it is
+        /// told apart from a damaged key file).
+        public static let wrongPassword = Code(rawValue: 19)
+        /// An encrypted file fails authentication: altered, damaged, moved or swapped from another path, or
+        /// sealed with another key. The error names the file; nothing of it was used.
+        public static let tamperedFile = Code(rawValue: 20)
 
         public var description: String {
             switch self {
@@ -75,6 +81,8 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
             case .localStoreFailed: "localStoreFailed"
             case .cancelled: "cancelled"
             case .invalidConfiguration: "invalidConfiguration"
+            case .wrongPassword: "wrongPassword"
+            case .tamperedFile: "tamperedFile"
             default: "code\(rawValue)"
             }
         }
@@ -113,6 +121,12 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
         if let backupPath { text += "; local data backed up at \(backupPath)" }
         return text
     }
+}
+
+extension FolderSyncError {
+    /// Whether the error says a file cannot be used as it is (corrupt, or failing authentication when encrypted):
+    /// what sync reads once more and what maintenance reports and skips.
+    var isDamagedFile: Bool { code == .corruptFile || code == .tamperedFile }
 }
 
 extension FolderSyncError: LocalizedError {

@@ -12,6 +12,8 @@ public struct FormatVersionInfo: PropertyListPayload {
     public var createdByClient: String
     /// When the tree was created; for display only.
     public var creationDate: Date
+    /// `true` when the application's files are encrypted (see `Encryption/`); absent when they are not.
+    public var encrypted: Bool?
 
     /// Decodes `FormatVersion.plist` and refuses a layout newer than this build's, the one rule
     /// registration and `foldersync doctor` share.

@@ -8,12 +8,19 @@ public protocol ApplicationSyncManagerDelegate: AnyObject, Sendable {
     func applicationSyncManagerDidFinishRegistering(_ manager: ApplicationSyncManager)
     /// Registration failed with `error`; the manager may register again.
     func applicationSyncManager(_ manager: ApplicationSyncManager, didFailToRegisterWithError error: FolderSyncError)
+    /// Registration paused for encryption: whether to encrypt a new application, or the password of an encrypted one.
+    /// The default gives ``EncryptionAnswer/unattended(_:)``. An ``ApplicationSyncManager/encryptionHandler`` takes precedence.
+    func applicationSyncManager(_ manager: ApplicationSyncManager, didPauseRegistrationFor request: EncryptionRequest) async -> EncryptionAnswer
 }
 
 extension ApplicationSyncManagerDelegate {
     public func applicationSyncManagerDidBeginRegistering(_ manager: ApplicationSyncManager) {}
     public func applicationSyncManagerDidFinishRegistering(_ manager: ApplicationSyncManager) {}
     public func applicationSyncManager(_ manager: ApplicationSyncManager, didFailToRegisterWithError error: FolderSyncError) {}
+    public func applicationSyncManager(_ manager: ApplicationSyncManager,
+                                       didPauseRegistrationFor request: EncryptionRequest) async -> EncryptionAnswer {
+        await EncryptionAnswer.unattended(request)
+    }
 }
 
 /// Registers this client with an application on a remote, and owns what all its documents share.
@@ -48,10 +55,16 @@ open class ApplicationSyncManager: @unchecked Sendable {
         }
     }
 
-    /// The remote this manager registers with.
-    public let remote: any RemoteFileSystem
+    /// The remote this manager's documents read and write: the one given at creation, or, once registered with an
+    /// encrypted application, the ``EncryptedFileSystem`` in front of it.
+    public var remote: any RemoteFileSystem { remoteBox.current }
+    /// The remote given at creation, which holds the sealed files of an encrypted application.
+    public let underlyingRemote: any RemoteFileSystem
     /// The clock, identifier source and logger every operation of this manager and its documents uses.
     public let environment: SyncEnvironment
+    private let remoteBox: Locked<any RemoteFileSystem>
+    private let encryptionHandlerBox = Locked<(@Sendable (EncryptionRequest) async -> EncryptionAnswer)?>(nil)
+    private let keyStoreBox = Locked<(any EncryptionKeyStore)?>(nil)
     private let configuration = Locked<(Configuration, RemoteLayout)?>(nil)
     private let gate = RegistrationGate()
     private let delegateBox = Locked<WeakDelegate>(WeakDelegate())
@@ -63,7 +76,8 @@ open class ApplicationSyncManager: @unchecked Sendable {
     ///   - remote: The shared folder.
     ///   - environment: Time, identifiers and logging; ``SyncEnvironment/live`` by default.
     public init(remote: any RemoteFileSystem, environment: SyncEnvironment = .live) {
-        self.remote = remote
+        self.remoteBox = Locked(remote)
+        self.underlyingRemote = remote
         self.environment = environment
     }
 
@@ -87,8 +101,23 @@ open class ApplicationSyncManager: @unchecked Sendable {
     /// The app's information about this installation, once configured.
     public var userInfo: [String: String]? { currentConfiguration?.userInfo }
 
-    /// Whether the application's remote data is encrypted. Encryption arrives in a later version; `false` for now.
-    public var shouldUseEncryption: Bool { false }
+    /// Whether the application's remote data is encrypted; known once registered.
+    public var shouldUseEncryption: Bool { remote is EncryptedFileSystem }
+
+    /// Answers registration's encryption questions (see ``EncryptionRequest``); takes precedence over the delegate.
+    /// Without either, a new application is not encrypted and an encrypted one cannot be joined.
+    public var encryptionHandler: (@Sendable (EncryptionRequest) async -> EncryptionAnswer)? {
+        get { encryptionHandlerBox.current }
+        set { encryptionHandlerBox.withLock { $0 = newValue } }
+    }
+
+    /// Where the key derived from the encryption password is kept between launches (never the password), for
+    /// example `FileEncryptionKeyStore(directory: helperDirectory)`. Without one the password is asked at every
+    /// registration.
+    public var encryptionKeyStore: (any EncryptionKeyStore)? {
+        get { keyStoreBox.current }
+        set { keyStoreBox.withLock { $0 = newValue } }
+    }
 
     /// The layout of this application's tree, once configured.
     public var layout: RemoteLayout? { configuration.current?.1 }
@@ -124,7 +153,9 @@ open class ApplicationSyncManager: @unchecked Sendable {
                                 userInfo: configuration.userInfo,
                                 registrationDate: environment.now().wholeSeconds)
         do {
-            try await applicationRegistrationOperation(layout: layout, deviceInfo: device).run()
+            let operation = applicationRegistrationOperation(layout: layout, deviceInfo: device)
+            try await operation.run()
+            remoteBox.withLock { $0 = operation.fileSystem }
             gate.finish(.success(()))
             environment.logger.info("Registered client \(configuration.clientIdentifier) with \(configuration.applicationIdentifier)")
             delegate?.applicationSyncManagerDidFinishRegistering(self)
@@ -143,7 +174,15 @@ open class ApplicationSyncManager: @unchecked Sendable {
 
     /// Builds the registration operation. Override to return a backend subclass.
     open func applicationRegistrationOperation(layout: RemoteLayout, deviceInfo: DeviceInfo) -> ApplicationRegistrationOperation {
-        ApplicationRegistrationOperation(fileSystem: remote, layout: layout, deviceInfo: deviceInfo, environment: environment)
+        ApplicationRegistrationOperation(fileSystem: underlyingRemote, layout: layout, deviceInfo: deviceInfo, environment: environment,
+                                         encryptionKeyStore: encryptionKeyStore,
+                                         askAboutEncryption: { [unowned self] request in await self.askAboutEncryption(request) })
+    }
+
+    private func askAboutEncryption(_ request: EncryptionRequest) async -> EncryptionAnswer {
+        if let handler = encryptionHandler { return await handler(request) }
+        if let delegate { return await delegate.applicationSyncManager(self, didPauseRegistrationFor: request) }
+        return await EncryptionAnswer.unattended(request)
     }
 
     /// Builds the operation that lists registered clients. Override to return a backend subclass.

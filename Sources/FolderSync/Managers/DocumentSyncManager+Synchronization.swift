@@ -61,7 +61,7 @@ extension DocumentSyncManager {
                 let check = synchronizationOperation(integrityKey: integrityKey, store: store)
                 download.checkBeforeInstalling = { try await check.checkStillRegistered() }
                 installed = try await download.run()
-            } catch let error as FolderSyncError where error.code == .corruptFile || error.code == .unsupportedFormatVersion {
+            } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
                 // Starting from a whole store saves time; the change sets bring the same data.
                 bootstrapWarning = SyncWarning(kind: .wholeStoreUnusable, message: error.message, path: error.path)
             }

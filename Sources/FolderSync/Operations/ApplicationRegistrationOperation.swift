@@ -1,4 +1,5 @@
 public import Foundation
+import Crypto
 
 /// Registers a client with an application on the remote, creating the application's tree the first time.
 ///
@@ -10,50 +11,161 @@ public import Foundation
 /// `FormatVersion.plist` last, so a tree with a format version is complete.
 /// Later clients only write their own `ClientDevices/<client>/` folder.
 open class ApplicationRegistrationOperation: @unchecked Sendable {
-    /// The remote the operation works on; the default backend steps call it.
-    public let fileSystem: any RemoteFileSystem
+    /// The remote. Once registration has unlocked an encrypted application, its ``EncryptedFileSystem`` view,
+    /// so later steps (and overrides that use it) read and write sealed files.
+    public private(set) var fileSystem: any RemoteFileSystem
     /// Where the application's files are in the remote tree.
     public let layout: RemoteLayout
     /// What this client writes to `ClientDevices/<client>/deviceInfo.plist`.
     public let deviceInfo: DeviceInfo
     /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
+    /// Where the password key of an encrypted application is saved, so the password is asked once.
+    public let encryptionKeyStore: (any EncryptionKeyStore)?
+    /// Asks the app whether to encrypt a new application, or for the password of an encrypted one.
+    public let askAboutEncryption: @Sendable (EncryptionRequest) async -> EncryptionAnswer
+
+    /// How many passwords one registration tries before it stops with ``FolderSyncError/Code/wrongPassword``.
+    public static let maximumPasswordAttempts = 5
 
     /// An operation ready to ``run()``; see the properties for each argument.
-    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, deviceInfo: DeviceInfo, environment: SyncEnvironment) {
+    /// `encryptionKeyStore` keeps the derived key of an encrypted application between launches, and
+    /// `askAboutEncryption` answers whether to encrypt a new application or gives the password of an existing one.
+    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, deviceInfo: DeviceInfo, environment: SyncEnvironment,
+                encryptionKeyStore: (any EncryptionKeyStore)? = nil,
+                askAboutEncryption: @escaping @Sendable (EncryptionRequest) async -> EncryptionAnswer = EncryptionAnswer.unattended) {
         self.fileSystem = fileSystem
         self.layout = layout
         self.deviceInfo = deviceInfo
         self.environment = environment
+        self.encryptionKeyStore = encryptionKeyStore
+        self.askAboutEncryption = askAboutEncryption
     }
 
+    /// Whether the application is encrypted; known once ``run()`` returns.
+    public var isEncrypted: Bool { fileSystem is EncryptedFileSystem }
+
     /// Runs the registration algorithm.
+    ///
+    /// The first client asks whether to encrypt before it publishes anything but folders, and publishes
+    /// `Encryption/EncryptionKey.plist` before `FormatVersion.plist`; later clients of an encrypted application
+    /// unlock it with the saved key or the password before writing their device info.
     public func run() async throws {
         let versionPath = layout.formatVersionFile
         if let data = try await fetchFormatVersionFile() {
-            try checkFormatVersion(data, path: versionPath)
+            try await unlockIfEncrypted(try FormatVersionInfo.decodeSupported(data, path: versionPath.description))
         } else {
             environment.logger.info("Creating the remote tree of \(layout.applicationIdentifier)")
             try await createApplicationDirectories()
+            try await chooseEncryption()
             try await writeReadMeFileIfAbsent(Data(Self.readMe(for: layout.applicationIdentifier).utf8))
             let info = FormatVersionInfo(layoutVersion: RemoteLayout.formatVersion,
                                          createdByClient: deviceInfo.clientIdentifier,
-                                         creationDate: environment.now().wholeSeconds)
+                                         creationDate: environment.now().wholeSeconds,
+                                         encrypted: isEncrypted ? true : nil)
             let data = try PropertyListFile.encode(info)
             if try await !publishFormatVersionFileIfAbsent(data) {
-                // Another client created the tree at the same moment: check its version instead.
+                // Another client created the tree at the same moment: check its version and follow its choice instead.
                 guard let existing = try await fetchFormatVersionFile() else {
                     throw FolderSyncError(.remoteIOFailed, "the format version file vanished while being created", path: versionPath.description)
                 }
-                try checkFormatVersion(existing, path: versionPath)
+                let winner = try FormatVersionInfo.decodeSupported(existing, path: versionPath.description)
+                if winner.encrypted != true, let encrypted = fileSystem as? EncryptedFileSystem {
+                    fileSystem = encrypted.base // the winner chose no encryption; its tree is clear
+                } else if !isEncrypted {
+                    try await unlockIfEncrypted(winner)
+                }
             }
         }
         try await createClientDeviceDirectory()
         try await writeDeviceInfoFile(try PropertyListFile.encode(deviceInfo))
     }
 
-    private func checkFormatVersion(_ data: Data, path: RemotePath) throws {
-        _ = try FormatVersionInfo.decodeSupported(data, path: path.description)
+    // MARK: Encryption
+
+    /// Unlocks the application when its format version says it is encrypted.
+    private func unlockIfEncrypted(_ info: FormatVersionInfo) async throws {
+        guard info.encrypted == true else { return }
+        guard let data = try await fetchEncryptionKeyFile() else {
+            throw FolderSyncError(.corruptFile, "the application is encrypted but its key file is missing",
+                                  path: layout.encryptionKeyFile.description)
+        }
+        try await unlock(data)
+    }
+
+    /// Asks the first client whether to encrypt, and publishes the key file if it does.
+    private func chooseEncryption() async throws {
+        if let existing = try await fetchEncryptionKeyFile() {
+            return try await unlock(existing) // an earlier creator chose encryption, then stopped before finishing
+        }
+        let request = EncryptionRequest(applicationIdentifier: layout.applicationIdentifier, reason: .newApplication, attempt: 1)
+        switch await askAboutEncryption(request) {
+        case .noEncryption:
+            return
+        case .cancel:
+            throw FolderSyncError(.registrationCancelled, "the app cancelled registration when asked whether to encrypt")
+        case .password(let password):
+            guard !password.isEmpty else { throw FolderSyncError(.invalidConfiguration, "the encryption password is empty") }
+            let dataKey = SymmetricKey(size: .bits256)
+            let (info, passwordKey) = try EncryptionKeyInfo.make(wrapping: dataKey, password: password,
+                                                                 client: deviceInfo.clientIdentifier, date: environment.now().wholeSeconds)
+            try await createEncryptionDirectory()
+            guard try await publishEncryptionKeyFileIfAbsent(try PropertyListFile.encode(info)) else {
+                // Another creator encrypted first: join its key, trying this password first.
+                guard let existing = try await fetchEncryptionKeyFile() else {
+                    throw FolderSyncError(.remoteIOFailed, "the key file vanished while being created", path: layout.encryptionKeyFile.description)
+                }
+                return try await unlock(existing, trying: password)
+            }
+            try encryptionKeyStore?.savePasswordKey(passwordKey.bytes, for: layout.applicationIdentifier)
+            environment.logger.info("Encrypting the remote tree of \(layout.applicationIdentifier)")
+            fileSystem = EncryptedFileSystem(base: fileSystem, layout: layout, dataKey: dataKey)
+        }
+    }
+
+    /// Opens the data key with the saved password key, or with passwords the app gives, re-asking after wrong ones.
+    private func unlock(_ data: Data, trying firstPassword: String? = nil) async throws {
+        let path = layout.encryptionKeyFile
+        let info = try PropertyListFile.decode(EncryptionKeyInfo.self, from: data, path: path.description)
+        let application = layout.applicationIdentifier
+        var reason = EncryptionRequest.Reason.passwordNeeded
+        if firstPassword == nil, let saved = try encryptionKeyStore?.passwordKey(for: application) {
+            let key = SymmetricKey(data: saved)
+            if info.accepts(key) {
+                fileSystem = EncryptedFileSystem(base: fileSystem, layout: layout, dataKey: try info.dataKey(with: key, path: path))
+                return
+            }
+            reason = .passwordChanged
+        }
+        var pending = firstPassword
+        for attempt in 1...Self.maximumPasswordAttempts {
+            let password: String
+            if let given = pending {
+                password = given
+                pending = nil
+            } else {
+                switch await askAboutEncryption(EncryptionRequest(applicationIdentifier: application, reason: reason, attempt: attempt)) {
+                case .password(let given): password = given
+                case .noEncryption, .cancel:
+                    if reason == .wrongPassword {
+                        throw FolderSyncError(.wrongPassword, "the password does not match the application's encryption key", path: path.description)
+                    }
+                    throw FolderSyncError(.registrationCancelled, "the application is encrypted and the app gave no password", path: path.description)
+                }
+            }
+            let key = try info.passwordKey(for: password, path: path)
+            guard info.accepts(key) else {
+                environment.logger.notice("Wrong password for the encrypted application \(application) (attempt \(attempt))")
+                reason = .wrongPassword
+                continue
+            }
+            let dataKey = try info.dataKey(with: key, path: path)
+            try encryptionKeyStore?.savePasswordKey(key.bytes, for: application)
+            fileSystem = EncryptedFileSystem(base: fileSystem, layout: layout, dataKey: dataKey)
+            return
+        }
+        throw FolderSyncError(.wrongPassword, "\(Self.maximumPasswordAttempts) passwords in a row do not match the application's encryption key",
+                              path: path.description)
     }
 
     // MARK: Backend steps
@@ -79,6 +191,21 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
     /// Publishes `FormatVersion.plist` if absent; returns `false` when another client published it first.
     open func publishFormatVersionFileIfAbsent(_ data: Data) async throws -> Bool {
         try await fileSystem.publishIfAbsent(data, to: layout.formatVersionFile)
+    }
+
+    /// Reads `Encryption/EncryptionKey.plist`, or returns `nil` when there is none.
+    open func fetchEncryptionKeyFile() async throws -> Data? {
+        try await fileSystem.readIfPresent(layout.encryptionKeyFile)
+    }
+
+    /// Creates `Encryption/`.
+    open func createEncryptionDirectory() async throws {
+        try await fileSystem.createDirectory(at: layout.encryptionDirectory)
+    }
+
+    /// Publishes `Encryption/EncryptionKey.plist` if absent; returns `false` when another client published it first.
+    open func publishEncryptionKeyFileIfAbsent(_ data: Data) async throws -> Bool {
+        try await fileSystem.publishIfAbsent(data, to: layout.encryptionKeyFile)
     }
 
     /// Creates `ClientDevices/<client>/`.

@@ -318,12 +318,13 @@ open class SynchronizationOperation: @unchecked Sendable {
     private func readRecentSync(client: String) async throws -> RecentSync? {
         let path = layout.recentSyncFile(documentIdentifier, client: client).description
         for attempt in 1...2 {
-            guard let data = try await fetchRecentSync(client: client) else { return nil }
-            report.remoteRequests += 1
-            report.bytesReceived += Int64(data.count)
             do {
+                // Inside the retry: on an encrypted remote, a half-written file fails authentication as it is read.
+                guard let data = try await fetchRecentSync(client: client) else { return nil }
+                report.remoteRequests += 1
+                report.bytesReceived += Int64(data.count)
                 return try PropertyListFile.decode(RecentSync.self, from: data, path: path)
-            } catch let error as FolderSyncError where error.code == .corruptFile && attempt == 1 {
+            } catch let error as FolderSyncError where error.isDamagedFile && attempt == 1 {
                 environment.logger.debug("Reading \(path) again: \(error)")
             }
         }
@@ -336,14 +337,14 @@ open class SynchronizationOperation: @unchecked Sendable {
         // A change set is written once, but re-published after a crash: a read can catch that replacement half
         // done on servers whose replace is not atomic, so a damaged download is fetched once more.
         for attempt in 1...2 where header == nil {
-            try await downloadChangeSet(client: candidate.client, name: candidate.name, to: url)
-            report.remoteRequests += 1
-            let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int64) ?? 0
-            report.bytesReceived += size ?? 0
-            emit(.transferred(sent: report.bytesSent, received: report.bytesReceived))
             do {
+                try await downloadChangeSet(client: candidate.client, name: candidate.name, to: url)
+                report.remoteRequests += 1
+                let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int64) ?? 0
+                report.bytesReceived += size ?? 0
+                emit(.transferred(sent: report.bytesSent, received: report.bytesReceived))
                 header = try ChangeSetReader.verify(at: url, path: candidate.path.description)
-            } catch let error as FolderSyncError where error.code == .corruptFile && attempt == 1 {
+            } catch let error as FolderSyncError where error.isDamagedFile && attempt == 1 {
                 environment.logger.debug("Downloading \(candidate.path) again: \(error)")
             }
         }

@@ -105,7 +105,7 @@ open class VacuumOperation: @unchecked Sendable {
                     throw FolderSyncError(.corruptFile, "the recent sync names client \(recent.clientIdentifier)", path: path.description)
                 }
                 inventory.recentSyncs[client] = recent
-            } catch let error as FolderSyncError where error.code == .corruptFile || error.code == .unsupportedFormatVersion {
+            } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
                 inventory.skipped.append(.init(path: path, reason: "unreadable (\(error.message)); this client counts as acknowledging nothing"))
             }
         }
@@ -121,7 +121,7 @@ open class VacuumOperation: @unchecked Sendable {
                     throw FolderSyncError(.corruptFile, "the manifest names client \(manifest.clientIdentifier)", path: path.description)
                 }
                 inventory.wholeStores[client] = manifest
-            } catch let error as FolderSyncError where error.code == .corruptFile || error.code == .unsupportedFormatVersion {
+            } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
                 inventory.skipped.append(.init(path: path, reason: "unreadable (\(error.message)); whole store not counted, left alone"))
             }
         }

@@ -100,7 +100,7 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
                     throw FolderSyncError(.corruptFile, "the whole store is not the one its manifest describes", path: path)
                 }
                 return manifest
-            } catch let error as FolderSyncError where error.code == .corruptFile || error.code == .unsupportedFormatVersion
+            } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion
                         || error.code == .remoteItemNotFound {
                 environment.logger.warning("Skipping whole store of \(manifest.clientIdentifier): \(error)")
                 lastError = error

@@ -150,4 +150,12 @@ public enum TemporaryName {
 
     /// Whether `name` is a temporary's name, which sync ignores.
     public static func isTemporary(_ name: String) -> Bool { name.hasPrefix(prefix) }
+
+    /// The name a temporary made by ``make(for:)`` becomes once published, or `nil` for any other name.
+    static func finalName(of name: String) -> String? {
+        guard isTemporary(name) else { return nil }
+        let rest = name.dropFirst(prefix.count)
+        guard rest.count > 17, rest.dropFirst(16).first == "-" else { return nil }
+        return String(rest.dropFirst(17))
+    }
 }

@@ -29,8 +29,10 @@ public struct RemoteLayout: Hashable, Sendable {
     public func clientDeviceDirectory(_ client: String) -> RemotePath { clientDevicesDirectory.appending(client) }
     /// `ClientDevices/<client>/deviceInfo.plist`: the client's description, user info and registration date (``DeviceInfo``).
     public func deviceInfoFile(_ client: String) -> RemotePath { clientDeviceDirectory(client).appending("deviceInfo.plist") }
-    /// `<appID>/Encryption/`: reserved for the keys of encrypted applications.
+    /// `<appID>/Encryption/`: the key material of an encrypted application (present only when encrypted).
     public var encryptionDirectory: RemotePath { applicationDirectory.appending("Encryption") }
+    /// The salt, key derivation parameters, wrapped data key and verifier of an encrypted application (``EncryptionKeyInfo``).
+    public var encryptionKeyFile: RemotePath { encryptionDirectory.appending("EncryptionKey.plist") }
     /// `<appID>/Information/`: application-wide information.
     public var informationDirectory: RemotePath { applicationDirectory.appending("Information") }
     /// `Information/DeletedDocuments/`: markers of deleted documents.

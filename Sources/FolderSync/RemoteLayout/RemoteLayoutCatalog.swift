@@ -53,6 +53,9 @@ extension RemoteLayout {
             file("<appID>/ClientDevices/<clientID>/deviceInfo.plist", "plist", perClient: true,
                  "The client's identifier, description, user info and registration date."),
             dir("<appID>/Encryption/", optional: true, "Only when encrypted: salt, KDF parameters, wrapped data key, verifier."),
+            file("<appID>/Encryption/EncryptionKey.plist", "encryption-key", encrypted: false, optional: true,
+                 "The salt and PBKDF2 parameters, the data key wrapped by the password key, and the password verifier. "
+                 + "Clear, since it is read before the key is known; a password change rewrites only this file."),
             dir("<appID>/Information/", "Application-wide information."),
             dir("<appID>/Information/DeletedDocuments/", "Markers of deleted documents."),
             file("<appID>/Information/DeletedDocuments/<documentID>.plist", "plist", optional: true,

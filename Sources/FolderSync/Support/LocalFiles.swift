@@ -29,28 +29,39 @@ enum LocalFiles {
     /// Writes `data` to `url` so that after a crash the file holds either its old bytes or all new ones.
     ///
     /// Temporary file in the same folder (`O_EXCL`), fsync, rename, fsync the folder.
-    static func writeDurably(_ data: Data, to url: URL, remote: Bool = false) throws {
+    static func writeDurably(_ data: Data, to url: URL, mode: mode_t = 0o644, remote: Bool = false) throws {
+        try writeReplacing(url, durably: true, mode: mode, remote: remote) { write in try write(data) }
+    }
+
+    /// Replaces `url` with the bytes `produce` hands to its `write` function, piece by piece, so large files stream.
+    ///
+    /// Readers see the old file or the whole new one (temporary in the same folder, then rename). `durably` adds
+    /// the fsyncs that make the result survive a crash; scratch files (downloads) skip them.
+    static func writeReplacing(_ url: URL, durably: Bool, mode: mode_t = 0o644, remote: Bool = false,
+                               _ produce: (_ write: (Data) throws -> Void) throws -> Void) throws {
         let directory = url.deletingLastPathComponent().path
         let temporary = directory + "/" + TemporaryName.make(for: url.lastPathComponent)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw error("create", path: url.path, remote: remote) }
         var closed = false
         defer {
             if !closed { close(fd) }
         }
         do {
-            try data.withUnsafeBytes { buffer in
-                var offset = 0
-                while offset < buffer.count {
-                    let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        throw error("write", path: url.path, remote: remote)
+            try produce { data in
+                try data.withUnsafeBytes { buffer in
+                    var offset = 0
+                    while offset < buffer.count {
+                        let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                        if written < 0 {
+                            if errno == EINTR { continue }
+                            throw error("write", path: url.path, remote: remote)
+                        }
+                        offset += written
                     }
-                    offset += written
                 }
             }
-            guard fsync(fd) == 0 else { throw error("fsync", path: url.path, remote: remote) }
+            if durably { guard fsync(fd) == 0 else { throw error("fsync", path: url.path, remote: remote) } }
             closed = true
             guard close(fd) == 0 else { throw error("close", path: url.path, remote: remote) }
             guard rename(temporary, url.path) == 0 else { throw error("rename", path: url.path, remote: remote) }
@@ -58,7 +69,41 @@ enum LocalFiles {
             unlink(temporary)
             throw error
         }
-        syncDirectory(directory)
+        if durably { syncDirectory(directory) }
+    }
+
+    /// Reads a local file in pieces of `size` bytes (the last one shorter, none for an empty file), so large files stream.
+    ///
+    /// `body` gets each piece and whether it is the last one.
+    static func readPieces(of url: URL, size: Int, skipping offset: Int = 0, remote: Bool = false,
+                           _ body: (Data, _ isLast: Bool) throws -> Void) throws {
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw error("open", path: url.path, remote: remote) }
+        defer { close(fd) }
+        guard lseek(fd, off_t(offset), SEEK_SET) >= 0 else { throw error("seek", path: url.path, remote: remote) }
+        func next() throws -> Data {
+            var piece = Data(count: size)
+            var filled = 0
+            try piece.withUnsafeMutableBytes { buffer in
+                while filled < size {
+                    let count = Glibc.read(fd, buffer.baseAddress! + filled, size - filled)
+                    if count < 0 {
+                        if errno == EINTR { continue }
+                        throw error("read", path: url.path, remote: remote)
+                    }
+                    if count == 0 { break }
+                    filled += count
+                }
+            }
+            piece.count = filled
+            return piece
+        }
+        var current = try next()
+        while !current.isEmpty {
+            let following = current.count == size ? try next() : Data()
+            try body(current, following.isEmpty)
+            current = following
+        }
     }
 
     /// Flushes a folder's entries (a rename or a new name) to disk. Best effort: some file systems refuse.
@@ -67,6 +112,17 @@ enum LocalFiles {
         guard fd >= 0 else { return }
         _ = fsync(fd)
         close(fd)
+    }
+
+    /// The first `count` bytes of a local file (fewer when it is shorter).
+    static func readPrefix(of url: URL, count: Int, remote: Bool = false) throws -> Data {
+        guard let handle = FileHandle(forReadingAtPath: url.path) else { throw error("open", path: url.path, remote: remote) }
+        defer { try? handle.close() }
+        do {
+            return try handle.read(upToCount: count) ?? Data()
+        } catch {
+            throw FolderSyncError(remote ? .remoteIOFailed : .localStoreFailed, "read failed", path: url.path, underlying: error)
+        }
     }
 
     /// Reads a whole local file, mapping failures to typed errors.

@@ -27,6 +27,9 @@ struct InspectCommand: ParsableCommand {
         guard let handle = FileHandle(forReadingAtPath: url.path) else { throw ToolFailure("\(file): cannot be opened") }
         let signature = try handle.read(upToCount: 8) ?? Data()
         try handle.close()
+        if signature == Data("FSYNCENC".utf8) {
+            throw ToolFailure("\(file): the file is encrypted; read it through its shared folder (doctor, export) with --password-file")
+        }
         if signature == Data("FSCHGSET".utf8) || url.pathExtension == RemoteLayout.changeSetExtension {
             try ChangeSetPrinter(file: file, url: url, json: output.json).print()
         } else {

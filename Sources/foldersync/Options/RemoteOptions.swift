@@ -6,10 +6,11 @@ import Foundation
 /// The options that say which shared folder and application a command works on.
 ///
 /// Every command that opens the remote goes through ``open()``, so options that
-/// change how it is opened (the WebDAV user and password) live here.
+/// change how it is opened (the WebDAV user and password, the encryption password) live here.
 ///
-/// A password never comes from an argument (it would show in `ps`): it is read from `--password-file`,
-/// else from `FOLDERSYNC_WEBDAV_PASSWORD`, else asked for on the terminal.
+/// A password never comes from an argument (it would show in `ps`): the encryption password is read from
+/// `--password-file`, else from `FOLDERSYNC_PASSWORD`, else asked for on the terminal; the WebDAV password from
+/// `--webdav-password-file`, else `FOLDERSYNC_WEBDAV_PASSWORD`, else the terminal.
 struct RemoteOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The shared folder: a directory path, a file:// URL, or an http:// or https:// WebDAV URL "
                                + "(credentials from FOLDERSYNC_WEBDAV_USER and FOLDERSYNC_WEBDAV_PASSWORD).",
@@ -22,25 +23,49 @@ struct RemoteOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The WebDAV user (default: FOLDERSYNC_WEBDAV_USER).", valueName: "NAME"))
     var user: String?
 
+    @Option(help: ArgumentHelp("A file whose first line is the encryption password of an encrypted application "
+                               + "(default: FOLDERSYNC_PASSWORD, else a prompt on the terminal).", valueName: "PATH"))
+    var passwordFile: String?
+
     @Option(help: ArgumentHelp("A file whose first line is the WebDAV password (default: FOLDERSYNC_WEBDAV_PASSWORD, "
                                + "else a prompt on the terminal).", valueName: "PATH"))
-    var passwordFile: String?
+    var webdavPasswordFile: String?
 
     /// The environment the remote is opened with: the process's, with the user and password settled.
     func credentialsEnvironment() throws -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
         guard RemoteLocation.isWebDAV(remote) else { return environment }
         if let user { environment["FOLDERSYNC_WEBDAV_USER"] = user }
-        if let passwordFile {
-            guard let text = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
-                throw ToolFailure("--password-file \(passwordFile): cannot be read")
-            }
-            environment["FOLDERSYNC_WEBDAV_PASSWORD"] = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+        if let webdavPasswordFile {
+            environment["FOLDERSYNC_WEBDAV_PASSWORD"] = try Self.firstLine(of: webdavPasswordFile, option: "--webdav-password-file")
         } else if environment["FOLDERSYNC_WEBDAV_PASSWORD"] == nil, let name = environment["FOLDERSYNC_WEBDAV_USER"],
                   Terminal.standardInputIsTerminal, let typed = Terminal.askPassword("Password for \(name): ") {
             environment["FOLDERSYNC_WEBDAV_PASSWORD"] = typed
         }
         return environment
+    }
+
+    private static func firstLine(of path: String, option: String) throws -> String {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw ToolFailure("\(option) \(path): cannot be read") }
+        return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+    }
+
+    /// The encryption password: `--password-file`, else `FOLDERSYNC_PASSWORD`, else the terminal.
+    private func encryptionPassword(for application: String) throws -> String {
+        if let passwordFile { return try Self.firstLine(of: passwordFile, option: "--password-file") }
+        if let password = ProcessInfo.processInfo.environment["FOLDERSYNC_PASSWORD"] { return password }
+        if Terminal.standardInputIsTerminal, let typed = Terminal.askPassword("Encryption password of \(application): ") { return typed }
+        throw ToolFailure("\(application) is encrypted: give its password with --password-file or FOLDERSYNC_PASSWORD")
+    }
+
+    /// The application's files as the library reads them: through its encryption when it is encrypted.
+    private func unlocked(_ fileSystem: any RemoteFileSystem, application: String) async throws -> any RemoteFileSystem {
+        let layout = try RemoteLayout(applicationIdentifier: application)
+        // A missing, damaged or newer format version is the command's to report (doctor does), not a reason to stop here.
+        guard let data = try await fileSystem.readIfPresent(layout.formatVersionFile),
+              (try? FormatVersionInfo.decodeSupported(data, path: layout.formatVersionFile.description))?.encrypted == true
+        else { return fileSystem }
+        return try await EncryptedFileSystem.unlocking(fileSystem, layout: layout, password: try encryptionPassword(for: application))
     }
 
     /// The shared folder and application to work on.
@@ -64,10 +89,10 @@ struct RemoteOptions: ParsableArguments {
             guard applications.contains(app) else {
                 throw ToolFailure("--app \(app): no such application in \(shown)" + Self.listing(applications))
             }
-            return Opened(fileSystem: fileSystem, applicationIdentifier: app)
+            return Opened(fileSystem: try await unlocked(fileSystem, application: app), applicationIdentifier: app)
         }
         switch applications.count {
-        case 1: return Opened(fileSystem: fileSystem, applicationIdentifier: applications[0])
+        case 1: return Opened(fileSystem: try await unlocked(fileSystem, application: applications[0]), applicationIdentifier: applications[0])
         case 0: throw ToolFailure("\(shown) holds no FolderSync application")
         default: throw ToolFailure("\(shown) holds several applications; choose one with --app" + Self.listing(applications))
         }

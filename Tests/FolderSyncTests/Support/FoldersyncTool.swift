@@ -10,8 +10,9 @@ enum FoldersyncTool {
     }
 
     /// A fixed terminal width, so help text wraps the same everywhere. Standard input is empty and not a terminal.
-    static func run(_ arguments: [String]) async throws -> Result {
-        try await run(executable: buildProductsDirectory.appendingPathComponent("foldersync"), arguments, input: nil)
+    /// `environment` is added to this process's.
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
+        try await run(executable: buildProductsDirectory.appendingPathComponent("foldersync"), arguments, input: nil, environment: environment)
     }
 
     /// Runs the tool on a pseudo-terminal made by util-linux `script`, typing `input`: standard input, output and
@@ -25,12 +26,14 @@ enum FoldersyncTool {
     /// `script` is util-linux's; tests that need a terminal are skipped where it is missing.
     static var canRunOnTerminal: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/script") }
 
-    private static func run(executable: URL, _ arguments: [String], input: String?) async throws -> Result {
+    private static func run(executable: URL, _ arguments: [String], input: String?,
+                            environment extra: [String: String] = [:]) async throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["COLUMNS"] = "80"
+        environment.merge(extra) { _, new in new }
         process.environment = environment
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output

@@ -42,13 +42,15 @@ struct TestClient {
 
     static func make(_ remote: any RemoteFileSystem, name: String, in directory: TemporaryDirectory,
                      document: String = "DOC", schemaVersion: Int = 1,
-                     environment: SyncEnvironment = Fixture.quietEnvironment()) async throws -> TestClient {
+                     environment: SyncEnvironment = Fixture.quietEnvironment(),
+                     configure: (ApplicationSyncManager) -> Void = { _ in }) async throws -> TestClient {
         let folder = directory.subdirectory(name)
         let store = try NotesSchema.open(folder.appendingPathComponent("notes.sqlite"), schemaVersion: schemaVersion, now: environment.now)
         // On S3, the example backend's managers, which run its operation subclasses.
         let s3 = remote as? S3FileSystem
         let app = s3.map { S3ApplicationSyncManager(s3: $0, environment: environment) }
             ?? ApplicationSyncManager(remote: remote, environment: environment)
+        configure(app)
         try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)",
                                      clientDescription: name))
         let configuration = DocumentSyncManager.Configuration(documentIdentifier: document, documentDescription: "Notes",

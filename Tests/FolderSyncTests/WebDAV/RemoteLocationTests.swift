@@ -41,7 +41,7 @@ struct RemoteLocationTests {
         #expect(!result.output.contains(components.password ?? "\u{0}") && !result.errors.contains(components.password ?? "\u{0}"))
     }
 
-    @Test("foldersync takes the WebDAV password from --password-file, never from an argument, and never prints it",
+    @Test("foldersync takes the WebDAV password from --webdav-password-file, never from an argument, and never prints it",
           arguments: WebDAVTestServers.names)
     func passwordFile(_ server: String) async throws {
         let directory = TemporaryDirectory()
@@ -55,13 +55,13 @@ struct RemoteLocationTests {
         let passwordFile = directory.url.appendingPathComponent("password")
         try ((full.password ?? "") + "\n").write(to: passwordFile, atomically: true, encoding: .utf8)
         let good = try await FoldersyncTool.run(["clients", "list", "--remote", bare.url!.absoluteString, "--user", full.user ?? "",
-                                                 "--password-file", passwordFile.path])
+                                                 "--webdav-password-file", passwordFile.path])
         #expect(good.status == 0, "\(good.errors)")
         #expect(good.output.contains("client-A"))
 
         try "not-the-password\n".write(to: passwordFile, atomically: true, encoding: .utf8)
         let bad = try await FoldersyncTool.run(["clients", "list", "--remote", bare.url!.absoluteString, "--user", full.user ?? "",
-                                                "--password-file", passwordFile.path])
+                                                "--webdav-password-file", passwordFile.path])
         #expect(bad.status == 2 && bad.errors.contains("permission"), "\(bad.errors)")
         #expect(!bad.errors.contains("not-the-password") && !bad.output.contains("not-the-password"))
     }

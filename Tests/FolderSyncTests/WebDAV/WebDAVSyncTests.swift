@@ -31,6 +31,25 @@ struct WebDAVSyncTests {
         #expect(try b.value("SELECT name FROM folders WHERE id = 'f1'") == "Inbox é 🎉")
     }
 
+    @Test("Encrypted clients converge through the server, a whole store streaming up and down sealed", arguments: WebDAVTestServers.names)
+    func encryptedConverge(_ server: String) async throws {
+        let directory = TemporaryDirectory()
+        let remote = try await WebDAVTestServers.fileSystem(server)
+        let answers = EncryptionAnswers(.password("dav secret"), .password("dav secret"), .password("dav secret"))
+        let a = try await TestClient.encrypted(remote, name: "A", in: directory, answers: answers)
+        let b = try await TestClient.encrypted(remote, name: "B", in: directory, answers: answers)
+        try a.execute("INSERT INTO notes(id, title, body) VALUES ('n1', 'sealed title', ?)", [String(repeating: "long body ", count: 40_000)])
+        try b.execute("INSERT INTO notes(id, title) VALUES ('n2', 'from B')")
+        try await converge(a, b)
+        let manifest = try #require(try await a.document.uploadWholeStore())
+        let c = try await TestClient.encrypted(remote, name: "C", in: directory, answers: answers)
+        try await converge(a, b, c)
+        #expect(try NotesSchema.dump(c.store) == NotesSchema.dump(a.store))
+        let wholeStore = a.document.layout.wholeStoreFile(a.document.documentIdentifier, client: manifest.clientIdentifier)
+        let stored = try await remote.read(wholeStore)
+        #expect(stored.prefix(8) == Data("FSYNCENC".utf8) && stored.range(of: Data("sealed title".utf8)) == nil)
+    }
+
     @Test("An idle sync costs a small, constant number of HTTP requests", arguments: WebDAVTestServers.names)
     func idleSyncRequestCount(_ server: String) async throws {
         let directory = TemporaryDirectory()

@@ -90,6 +90,14 @@ public struct FileManagerFileSystem: RemoteFileSystem {
         try LocalFiles.writeDurably(data, to: url(for: path), remote: true)
     }
 
+    /// Copies the local file in 1 MiB pieces, so a whole store never sits in memory; atomic and durable like
+    /// ``write(_:to:)``.
+    public func upload(fromLocalFile source: URL, to path: RemotePath) async throws {
+        try LocalFiles.writeReplacing(url(for: path), durably: true, remote: true) { write in
+            try LocalFiles.readPieces(of: source, size: 1 << 20) { piece, _ in try write(piece) }
+        }
+    }
+
     public func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws {
         let from = url(for: source).path
         let to = url(for: destination).path
