@@ -50,6 +50,13 @@ let package = Package(
             dependencies: ["FolderSync"],
             swiftSettings: strict
         ),
+        .target(
+            name: "S3Backend",
+            dependencies: ["FolderSync", "FolderSyncWebDAV", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Examples/S3Backend",
+            exclude: ["README.md"],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "Notes",
             dependencies: [
@@ -80,7 +87,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FolderSyncTests",
-            dependencies: ["FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "foldersync", .product(name: "GRDB", package: "GRDB.swift"),
+            dependencies: ["FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "foldersync", .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),

@@ -17,3 +17,17 @@ int foldersync_rename_noreplace(const char *from, const char *to) {
     return -1;
 #endif
 }
+
+#if defined(__linux__)
+#include <sys/vfs.h>
+#endif
+
+int foldersync_is_fuse(const char *path) {
+#if defined(__linux__)
+    struct statfs info;
+    return statfs(path, &info) == 0 && info.f_type == 0x65735546; /* FUSE_SUPER_MAGIC */
+#else
+    (void)path;
+    return 0;
+#endif
+}

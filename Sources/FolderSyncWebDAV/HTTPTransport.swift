@@ -1,22 +1,29 @@
-import FolderSync
-import Foundation
+package import FolderSync
+package import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
 /// Sends requests over one URLSession (so connections are reused), with authorization, retries and typed errors.
-final class HTTPTransport: Sendable {
+///
+/// Package-visible so that other backends in this package (the S3 example) share its handling of
+/// URLSession's traps (challenges, redirects that drop bodies), its retries and its typed errors.
+package final class HTTPTransport: Sendable {
+    /// Headers to add to one attempt of a request (a signature that covers its date), computed just before it is sent.
+    package typealias Authorizer = @Sendable (HTTPRequest) -> [String: String]
+
     private let session: URLSession
     private let delegate: SessionDelegate
     private let credentials: WebDAVCredentials?
     private let retry: WebDAVRetryPolicy
     private let requestTimeout: TimeInterval
+    private let authorize: Authorizer?
     private let origin: (scheme: String?, host: String?, port: Int?)
     /// Requests sent (every attempt counts) and retries, for ``WebDAVFileSystem/statistics``.
-    let counters = Protected(WebDAVStatistics())
+    package let counters = Protected(WebDAVStatistics())
 
-    init(baseURL: URL, credentials: WebDAVCredentials?, retry: WebDAVRetryPolicy,
-         requestTimeout: TimeInterval, resourceTimeout: TimeInterval) {
+    package init(baseURL: URL, credentials: WebDAVCredentials?, retry: WebDAVRetryPolicy,
+                 requestTimeout: TimeInterval, resourceTimeout: TimeInterval, authorize: Authorizer? = nil) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
         configuration.urlCredentialStorage = nil
@@ -30,6 +37,7 @@ final class HTTPTransport: Sendable {
         self.credentials = credentials
         self.retry = retry
         self.requestTimeout = requestTimeout
+        self.authorize = authorize
         origin = (baseURL.scheme?.lowercased(), baseURL.host?.lowercased(), baseURL.port)
     }
 
@@ -40,12 +48,14 @@ final class HTTPTransport: Sendable {
     /// Answers with any status come back as they are, except those retried
     /// (429, 5xx but 501/505/507) while attempts remain; failures without an
     /// answer are thrown as typed errors naming `path`.
-    func send(_ request: HTTPRequest, path: RemotePath, downloadingTo download: URL? = nil) async throws -> HTTPResponse {
+    package func send(_ request: HTTPRequest, path: RemotePath, downloadingTo download: URL? = nil) async throws -> HTTPResponse {
         var request = request
         var attempt = 1
         var redirects = 0
         var lostAttempt = false
         while true {
+            // A request started by a task already cancelled would not be stopped by the cancellation handler.
+            if Task.isCancelled { throw FolderSyncError(.cancelled, "the request was cancelled", path: path.description) }
             let response: HTTPResponse
             do {
                 response = try await sendOnce(request, downloadingTo: download)
@@ -109,6 +119,7 @@ final class HTTPTransport: Sendable {
         urlRequest.httpMethod = request.method
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         if let credentials { urlRequest.setValue(credentials.basicAuthorization, forHTTPHeaderField: "Authorization") }
+        for (name, value) in authorize?(request) ?? [:] { urlRequest.setValue(value, forHTTPHeaderField: name) }
         return urlRequest
     }
 

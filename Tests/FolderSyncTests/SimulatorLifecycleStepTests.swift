@@ -51,7 +51,7 @@ struct SimulatorLifecycleStepTests {
         #expect(try await run.remote!.item(at: layout.wholeStoreFile(SimulatedClient.document, client: uploader)) != nil)
         // A client joining late starts from the store.
         let late = try SimulatedClient(index: 9, folder: directory.url.appendingPathComponent("late"), now: run.time.clock(skew: 0),
-                                       remote: run.remote!, resolvesConflicts: false, makeStore: run.configuration.makeStore)
+                                       remote: run.remote!, resolvesConflicts: false, configuration: run.configuration)
         late.usesWholeStores = true
         run.waiting.append(late)
         try await run.join()

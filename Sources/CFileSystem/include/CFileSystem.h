@@ -6,4 +6,7 @@
 /// EINVAL or ENOSYS when the file system cannot do it).
 int foldersync_rename_noreplace(const char *from, const char *to);
 
+/// 1 when `path` is on a FUSE file system (its file times and inode numbers may not prove a file unchanged).
+int foldersync_is_fuse(const char *path);
+
 #endif

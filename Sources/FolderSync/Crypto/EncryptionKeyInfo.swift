@@ -23,8 +23,9 @@ public struct EncryptionKeyInfo: PropertyListPayload {
     public var wrappedDataKey: Data
     /// HMAC-SHA256 of `FolderSync password verifier v1` under the password key.
     public var verifier: Data
-    /// The client that chose the current password, and when.
+    /// The client that chose the current password.
     public var passwordSetByClient: String
+    /// When the current password was chosen (at creation or by the last password change).
     public var passwordSetDate: Date
 }
 

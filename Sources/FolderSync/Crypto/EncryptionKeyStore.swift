@@ -18,6 +18,7 @@ public struct FileEncryptionKeyStore: EncryptionKeyStore {
     /// The folder of the key files; created when the first key is saved.
     public let directory: URL
 
+    /// A store keeping its key files in `directory` (nothing is created until a key is saved).
     public init(directory: URL) { self.directory = directory.standardizedFileURL }
 
     /// The file that holds an application's password key.

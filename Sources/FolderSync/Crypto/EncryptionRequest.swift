@@ -14,11 +14,14 @@ public struct EncryptionRequest: Sendable, Hashable {
         case passwordChanged
     }
 
+    /// The application whose registration asks, so an app with several can tell the user which password it needs.
     public let applicationIdentifier: String
+    /// Why registration asks: a new application, a first password, a wrong one, or a changed one.
     public let reason: Reason
     /// 1 for the first question of a registration, then 2, 3… while passwords are wrong.
     public let attempt: Int
 
+    /// A request as registration makes it; tests and custom registration steps build their own.
     public init(applicationIdentifier: String, reason: Reason, attempt: Int) {
         self.applicationIdentifier = applicationIdentifier
         self.reason = reason

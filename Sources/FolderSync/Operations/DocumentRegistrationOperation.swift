@@ -44,7 +44,9 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
     public let rememberedIntegrityKey: String?
     /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
-    var askToCreateRemoteDocument: @Sendable (RemoteDocumentCreationRequest) async -> Bool
+    /// Asks the app whether to create the missing remote document (the manager's handler or delegate).
+    /// Readable so that a factory override can build its subclass with the callback of the standard operation.
+    public internal(set) var askToCreateRemoteDocument: @Sendable (RemoteDocumentCreationRequest) async -> Bool
 
     /// This operation, answering "create" by itself when the remote document is missing (re-joining a wiped remote).
     func creatingWithoutAsking() -> Self {

@@ -34,8 +34,11 @@ open class SynchronizationOperation: @unchecked Sendable {
     public let localLayout: LocalLayout
     /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
-    let resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?
-    let emit: @Sendable (SyncEvent) -> Void
+    /// Answers conflicts (the manager's resolver or delegate), or `nil` to let the last writer win.
+    /// Public so that a factory override can build its subclass with the callbacks of the standard operation.
+    public let resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?
+    /// Publishes progress events to the manager's ``DocumentSyncManager/events()`` streams.
+    public let emit: @Sendable (SyncEvent) -> Void
     /// Largest change set, before compression; larger batches are split into consecutive sets.
     var partByteLimit = ChangeSetSplitter.defaultPartByteLimit
     /// Only fetch and apply: stage, publish and write nothing (an operator's export reads a tree it must not change).

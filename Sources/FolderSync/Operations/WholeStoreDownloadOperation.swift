@@ -22,8 +22,11 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     public let localLayout: LocalLayout
     /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
-    let willReplace: @Sendable (WholeStoreManifest) -> Void
-    let didReplace: @Sendable (WholeStoreManifest) -> Void
+    /// Tells the manager's delegate that the local data is about to be replaced by a whole store.
+    /// Public so that a factory override can build its subclass with the callbacks of the standard operation.
+    public let willReplace: @Sendable (WholeStoreManifest) -> Void
+    /// Tells the manager's delegate that the whole store replaced the local data.
+    public let didReplace: @Sendable (WholeStoreManifest) -> Void
     /// Runs once a store was found, before it replaces anything: a bootstrap checks there that the remote is
     /// still this client's epoch and the client is not deleted (only when there is a store, so it costs nothing otherwise).
     var checkBeforeInstalling: (@Sendable () async throws -> Void)?

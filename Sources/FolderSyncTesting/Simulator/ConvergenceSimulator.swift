@@ -1,5 +1,5 @@
 public import Foundation
-import FolderSync
+public import FolderSync
 
 /// A seeded, deterministic multi-client simulation of FolderSync that checks invariants 1 and 2.
 ///
@@ -34,7 +34,17 @@ public struct ConvergenceSimulator: Sendable {
         case inMemory
         /// A ``/FolderSync/FileManagerFileSystem`` in a `remote` folder of the scratch directory.
         case fileManager
+        /// A backend of your own (a server, a mounted share), empty, shared by every client of the run.
+        case custom(any RemoteFileSystem)
     }
+
+    /// Builds a client's application sync manager on its remote (the run's remote, wrapped to interrupt syncs).
+    public typealias ApplicationManagerFactory = @Sendable (_ remote: any RemoteFileSystem, _ environment: SyncEnvironment)
+        -> ApplicationSyncManager
+    /// Builds a client's document sync manager (not registered yet).
+    public typealias DocumentManagerFactory = @Sendable (_ application: ApplicationSyncManager,
+                                                         _ configuration: DocumentSyncManager.Configuration,
+                                                         _ store: any ModelAdapter) throws -> DocumentSyncManager
 
     /// What to simulate: the seed, the scratch folder, the ranges the seed draws from, the remote and the stores.
     public struct Configuration: Sendable {
@@ -59,6 +69,12 @@ public struct ConvergenceSimulator: Sendable {
         /// Faults injected into every client's remote requests during the random steps (their syncs may then fail
         /// with the injected error, and the next one catches up); off for the final rounds.
         public var faults: FaultMix?
+        /// Builds each client's application sync manager: the standard one, or a backend's subclass (which builds its operation subclasses).
+        public var makeApplicationSyncManager: ApplicationManagerFactory = { ApplicationSyncManager(remote: $0, environment: $1) }
+        /// Builds each client's document sync manager: the standard one, or a backend's subclass.
+        public var makeDocumentSyncManager: DocumentManagerFactory = {
+            try DocumentSyncManager(applicationSyncManager: $0, configuration: $1, store: $2)
+        }
 
         /// A configuration with default ranges, an in-memory remote and in-memory stores.
         /// - Parameters:

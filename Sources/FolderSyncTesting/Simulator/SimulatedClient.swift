@@ -28,11 +28,13 @@ final class SimulatedClient {
     /// The reset codes this client's next sync must stop on (after a wipe, deletion or expiry), or empty.
     var expectedResets: Set<FolderSyncError.Code> = []
     private let identifiers: IdentifierSource
+    private let makeApplicationSyncManager: ConvergenceSimulator.ApplicationManagerFactory
+    private let makeDocumentSyncManager: ConvergenceSimulator.DocumentManagerFactory
     private(set) var store: any SimulatorStore
     private(set) var document: DocumentSyncManager?
 
     init(index: Int, folder: URL, now: @escaping @Sendable () -> Date, remote: any RemoteFileSystem, resolvesConflicts: Bool,
-         makeStore: ConvergenceSimulator.StoreFactory) throws {
+         configuration: ConvergenceSimulator.Configuration) throws {
         self.index = index
         self.identifier = "client-\(index)"
         self.folder = folder
@@ -40,8 +42,10 @@ final class SimulatedClient {
         self.remote = InterruptingFileSystem(remote)
         self.resolvesConflicts = resolvesConflicts
         self.identifiers = IdentifierSource(client: index)
+        self.makeApplicationSyncManager = configuration.makeApplicationSyncManager
+        self.makeDocumentSyncManager = configuration.makeDocumentSyncManager
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        self.store = try makeStore(folder, now)
+        self.store = try configuration.makeStore(folder, now)
     }
 
     /// Registers the application and the document (creating the remote document if it is missing).
@@ -53,14 +57,13 @@ final class SimulatedClient {
         environment.now = now
         environment.makeIdentifier = identifiers.next
         environment.logger.logLevel = .critical
-        let app = ApplicationSyncManager(remote: remote, environment: environment)
+        let app = makeApplicationSyncManager(remote, environment)
         try await app.register(.init(applicationIdentifier: Self.application, clientIdentifier: identifier,
                                      clientDescription: "Simulated client \(index)"))
-        let document = try DocumentSyncManager(
-            applicationSyncManager: app,
-            configuration: .init(documentIdentifier: Self.document, documentDescription: "Simulated notes",
-                                 helperDirectory: folder.appendingPathComponent("helper", isDirectory: true)),
-            store: store.adapter)
+        let document = try makeDocumentSyncManager(
+            app, .init(documentIdentifier: Self.document, documentDescription: "Simulated notes",
+                       helperDirectory: folder.appendingPathComponent("helper", isDirectory: true)),
+            store.adapter)
         document.remoteDocumentCreationHandler = { _ in true }
         if !usesWholeStores {
             // Record sync only: whole stores are a GRDB-only feature, and the same schedule must make the same

@@ -49,6 +49,7 @@ final class SimulationRun {
         let remote: any RemoteFileSystem = switch configuration.remote {
         case .inMemory: InMemoryFileSystem()
         case .fileManager: FileManagerFileSystem(rootURL: configuration.directory.appendingPathComponent("remote", isDirectory: true))
+        case .custom(let remote): remote
         }
         self.remote = remote
         let clientRemote: any RemoteFileSystem = configuration.faults.map { mix in
@@ -64,7 +65,7 @@ final class SimulationRun {
             let resolves = random.chance(40)
             let folder = configuration.directory.appendingPathComponent("client-\(index)", isDirectory: true)
             let client = try SimulatedClient(index: index, folder: folder, now: time.clock(skew: skew), remote: clientRemote,
-                                             resolvesConflicts: resolves, makeStore: configuration.makeStore)
+                                             resolvesConflicts: resolves, configuration: configuration)
             log("\(client.identifier) has a clock skewed by \(Int(skew)) s")
             if configuration.lifecycle {
                 guard client.store is any SnapshottingSimulatorStore else {

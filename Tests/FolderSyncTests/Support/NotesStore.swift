@@ -1,6 +1,7 @@
 import Foundation
 import FolderSync
 import GRDB
+import S3Backend
 
 /// A small notes schema on a real SQLite file: folders, notes (to-one folder), tags, note_tags (to-many).
 enum NotesSchema {
@@ -45,15 +46,19 @@ struct TestClient {
                      configure: (ApplicationSyncManager) -> Void = { _ in }) async throws -> TestClient {
         let folder = directory.subdirectory(name)
         let store = try NotesSchema.open(folder.appendingPathComponent("notes.sqlite"), schemaVersion: schemaVersion, now: environment.now)
-        let app = ApplicationSyncManager(remote: remote, environment: environment)
+        // On S3, the example backend's managers, which run its operation subclasses.
+        let s3 = remote as? S3FileSystem
+        let app = s3.map { S3ApplicationSyncManager(s3: $0, environment: environment) }
+            ?? ApplicationSyncManager(remote: remote, environment: environment)
         configure(app)
         try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)",
                                      clientDescription: name))
-        let manager = try await DocumentSyncManager(
-            applicationSyncManager: app,
-            registering: .init(documentIdentifier: document, documentDescription: "Notes",
-                               helperDirectory: folder.appendingPathComponent("helper")),
-            store: store, remoteDocumentCreationHandler: { _ in true })
+        let configuration = DocumentSyncManager.Configuration(documentIdentifier: document, documentDescription: "Notes",
+                                                              helperDirectory: folder.appendingPathComponent("helper"))
+        let manager = s3 == nil ? try DocumentSyncManager(applicationSyncManager: app, configuration: configuration, store: store)
+            : try S3DocumentSyncManager(applicationSyncManager: app, configuration: configuration, store: store)
+        manager.remoteDocumentCreationHandler = { _ in true }
+        try await manager.registerConfigured()
         return TestClient(app: app, document: manager, store: store)
     }
 

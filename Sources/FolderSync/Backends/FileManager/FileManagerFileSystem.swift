@@ -14,10 +14,15 @@ import Glibc
 public struct FileManagerFileSystem: RemoteFileSystem {
     /// The folder that holds the shared tree.
     public let rootURL: URL
+    /// Whether stat can tell that a file changed: not on FUSE mounts (rclone mount of a WebDAV share keeps an
+    /// inode per path and whole-second times, so a marker replaced within a second with the same size looks
+    /// unchanged). Without version tags, sync reads every marker.
+    private let hasVersionTags: Bool
 
     /// A file system whose root is the local folder `rootURL`: remote paths resolve under it.
     public init(rootURL: URL) {
         self.rootURL = rootURL.standardizedFileURL
+        hasVersionTags = foldersync_is_fuse(self.rootURL.path) == 0
     }
 
     /// The local URL of a remote path.
@@ -41,7 +46,7 @@ public struct FileManagerFileSystem: RemoteFileSystem {
             if name != "." && name != ".." { names.append(name) }
         }
         // A file can vanish between the listing and the stat (another client's rename): skip it.
-        return names.compactMap { stat(directoryPath + "/" + $0, name: $0) }
+        return names.compactMap { stat(directoryPath + "/" + $0, name: $0) }.map(withoutUnreliableTags)
     }
 
     public func item(at path: RemotePath) async throws -> RemoteItem? {
@@ -51,7 +56,13 @@ public struct FileManagerFileSystem: RemoteFileSystem {
             if errno == ENOENT || errno == ENOTDIR { return nil }
             throw fail("stat", path)
         }
-        return Self.item(from: info, name: path.name)
+        return withoutUnreliableTags(Self.item(from: info, name: path.name))
+    }
+
+    private func withoutUnreliableTags(_ item: RemoteItem) -> RemoteItem {
+        var item = item
+        if !hasVersionTags { item.etag = nil }
+        return item
     }
 
     private func stat(_ local: String, name: String) -> RemoteItem? {
@@ -92,7 +103,8 @@ public struct FileManagerFileSystem: RemoteFileSystem {
         LocalFiles.syncDirectory(url(for: destination.parent).path)
     }
 
-    /// Create-if-absent for file systems without `RENAME_NOREPLACE` (older NFS, some FUSE mounts).
+    /// Create-if-absent for file systems without `RENAME_NOREPLACE` (older NFS, some FUSE mounts); on those
+    /// without hard links either, a check then a rename.
     private func linkThenUnlink(_ from: String, _ to: String, source: RemotePath, destination: RemotePath) throws {
         var info = Glibc.stat()
         if lstat(from, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
@@ -101,7 +113,14 @@ public struct FileManagerFileSystem: RemoteFileSystem {
             guard rename(from, to) == 0 else { throw fail("rename", source) }
             return
         }
-        guard link(from, to) == 0 else { throw fail("link", destination) }
+        guard link(from, to) == 0 else {
+            guard [EPERM, EIO, ENOSYS, EOPNOTSUPP].contains(errno) else { throw fail("link", destination) }
+            // No hard links either (rclone mount answers EIO): look, then rename. Not atomic: two creators racing
+            // for one name can both win, as on a WebDAV server whose MOVE Overwrite: F is a check then a rename.
+            if lstat(to, &info) == 0 { throw FolderSyncError(.remoteItemExists, "already exists", path: destination.description) }
+            guard rename(from, to) == 0 else { throw fail("rename", source) }
+            return
+        }
         unlink(from)
     }
 
