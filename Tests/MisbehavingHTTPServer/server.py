@@ -5,7 +5,8 @@ Usage: server.py '<json list of answers>'
 Each answer is {"status": 503, "headers": {"Retry-After": "7"}, "body": "text"} or {"hang": true}
 (accept the request and never answer). Answers are given in order, whatever the request; the last
 one repeats. Prints the port on the first line of stdout; logs "METHOD PATH BODY-LENGTH" per request
-on stderr. Stops by itself after 60 seconds, or when its standard input closes.
+on stderr. Stops when its standard input closes, or by itself after 10 minutes (a safety net: a loaded
+machine can keep a test from reaching its first request for minutes).
 """
 import json
 import sys
@@ -54,4 +55,4 @@ print(server.server_address[1], flush=True)
 threading.Thread(target=server.serve_forever, daemon=True).start()
 stop = threading.Event()
 threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
-stop.wait(60)
+stop.wait(600)
