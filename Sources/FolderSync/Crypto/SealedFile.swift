@@ -66,7 +66,7 @@ struct SealedFile {
         }
     }
 
-        // MARK: Whole files
+    // MARK: Whole files
 
     /// Seals a whole file held in memory.
     static func seal(_ data: Data, dataKey: SymmetricKey, path: RemotePath) throws -> Data {
