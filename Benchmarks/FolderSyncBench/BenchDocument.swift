@@ -56,10 +56,11 @@ enum BenchSchema: String, Sendable {
 
 /// Registers a client with the application and the document, as an app does at launch.
 func registerClient(store: GRDBStore, remote: any RemoteFileSystem, client: String, document: String,
-                    helper: URL, manualPolicy: Bool) async throws -> DocumentSyncManager {
+                    helper: URL, manualPolicy: Bool, password: String? = nil) async throws -> DocumentSyncManager {
     var environment = SyncEnvironment.live
     environment.logger.logLevel = .error
     let app = ApplicationSyncManager(remote: remote, environment: environment)
+    if let password { app.encryptionHandler = { _ in .password(password) } }
     try await app.register(.init(applicationIdentifier: BenchSchema.applicationIdentifier, clientIdentifier: client,
                                  clientDescription: "bench \(client)"))
     let manager = try await DocumentSyncManager(

@@ -2,8 +2,7 @@ import Foundation
 
 /// One benchmark: measures FolderSync and its floor or peer in the same run, and judges the ratios.
 ///
-/// A new scenario (encryption overhead, once encryption exists) is one more
-/// conforming type added to the `scenarios` list in main.swift.
+/// A new scenario is one more conforming type added to the `scenarios` list in main.swift.
 protocol Scenario: Sendable {
     /// The number for it ("1" … "6").
     var number: String { get }
@@ -15,7 +14,7 @@ protocol Scenario: Sendable {
 struct ScenarioResult: Codable, Sendable {
     var number = ""
     var title = ""
-    /// `measured`, `pending` (depends on something not built yet) or `failed` (the run broke).
+    /// `measured` or `failed` (the run broke).
     var status = "measured"
     var note: String?
     var figures: [Figure] = []
@@ -50,15 +49,4 @@ struct Check: Codable, Sendable {
     var comparison: String
     var unit: String
     var passed: Bool
-}
-
-/// A scenario that cannot run yet: listed in the output so that the table shows what is missing.
-struct PendingScenario: Scenario {
-    let number: String
-    let title: String
-    let reason: String
-
-    func run(_ context: BenchContext) async throws -> ScenarioResult {
-        ScenarioResult(status: "pending", note: reason)
-    }
 }

@@ -13,7 +13,7 @@ struct WorkerOutput: Codable, Sendable {
 /// One client as a process of its own, so that its peak memory is its own.
 ///
 /// `worker client --db PATH --remote LOCATION --client ID --document ID --schema items|docs
-///  [--rows N] [--updated-values N] [--manual-policy] --steps STEP[:LABEL],…`
+///  [--rows N] [--updated-values N] [--manual-policy] [--password PASSWORD] --steps STEP[:LABEL],…`
 ///
 /// Steps run in order: `write` (insert `--rows` rows), `update` (update `--updated-values` column values),
 /// `change-one` (one column of one row), `sync`, `upload` (a whole store), `vacuum` (of the SQLite file). Each reports `LABEL.seconds`
@@ -34,7 +34,8 @@ enum Worker {
             let document = try await registerClient(store: store, remote: counting, client: try options.require("client"),
                                                     document: try options.require("document"),
                                                     helper: URL(fileURLWithPath: try options.require("db") + ".helper"),
-                                                    manualPolicy: options.flags.contains("manual-policy"))
+                                                    manualPolicy: options.flags.contains("manual-policy"),
+                                                    password: options.values["password"])
             output.figures["register.seconds"] = (ContinuousClock.now - started).seconds
             _ = counting.take()
             (manager, remote) = (document, counting)

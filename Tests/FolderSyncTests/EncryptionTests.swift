@@ -94,7 +94,7 @@ struct EncryptionTests {
             }
             let clear = path.hasSuffix("/FormatVersion.plist") || path.hasSuffix("/ReadMe.txt")
                 || path.hasSuffix("/Encryption/EncryptionKey.plist") || path.contains("/IntegrityKey/")
-            #expect(clear || bytes.prefix(8) == SealedFile.magic, "\(path) is not sealed")
+            #expect(clear || bytes.prefix(8) == SealedFileHeader.magic, "\(path) is not sealed")
         }
     }
 
@@ -105,7 +105,7 @@ struct EncryptionTests {
         let all = try remoteFiles(root).values.reduce(Data(), +)
         #expect(all.range(of: Data("Private Notes Of Ann".utf8)) != nil)
         #expect(all.range(of: Data("Ann's laptop secret".utf8)) != nil)
-        #expect(all.range(of: SealedFile.magic) == nil)
+        #expect(all.range(of: SealedFileHeader.magic) == nil)
     }
 
     @Test("A wrong password is re-asked; cancelling after it gives wrongPassword and leaves the local store alone")
@@ -202,7 +202,7 @@ struct EncryptionTests {
         let (b, remote, paths) = try await twoChangeSets(directory)
         let bytes = try await remote.read(paths[0])
         // Every byte but the format version's: magic, chunk size, salt, ciphertext, tags.
-        for offset in [0, 7, 12, 13, 16, 47, SealedFile.headerSize, SealedFile.headerSize + 1, bytes.count / 2, bytes.count - 17, bytes.count - 1] {
+        for offset in [0, 7, 12, 13, 16, 47, SealedFileHeader.size, SealedFileHeader.size + 1, bytes.count / 2, bytes.count - 17, bytes.count - 1] {
             var damaged = bytes
             damaged[offset] ^= 0x01
             try await remote.write(damaged, to: paths[0])
@@ -374,8 +374,8 @@ struct SealedFileTests {
     let path = try! RemotePath("com.example.notes/Documents/DOC/WholeStore/client-A/WholeStore.ticdsync")
 
     @Test("Sealing and opening round-trip in memory and streaming, either way, at chunk boundaries",
-          arguments: [0, 1, SealedFile.defaultChunkSize - 1, SealedFile.defaultChunkSize, SealedFile.defaultChunkSize + 1,
-                      3 * SealedFile.defaultChunkSize + 17])
+          arguments: [0, 1, SealedFileHeader.defaultChunkSize - 1, SealedFileHeader.defaultChunkSize, SealedFileHeader.defaultChunkSize + 1,
+                      3 * SealedFileHeader.defaultChunkSize + 17])
     func roundTrip(size: Int) throws {
         let directory = TemporaryDirectory()
         let plain = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
@@ -384,8 +384,8 @@ struct SealedFileTests {
         try plain.write(to: source)
         try SealedFile.seal(fileAt: source, to: sealedURL, dataKey: dataKey, path: path)
         let sealed = try Data(contentsOf: sealedURL)
-        let chunks = max(1, (size + SealedFile.defaultChunkSize - 1) / SealedFile.defaultChunkSize)
-        #expect(sealed.count == SealedFile.headerSize + size + chunks * SealedFile.tagSize)
+        let chunks = max(1, (size + SealedFileHeader.defaultChunkSize - 1) / SealedFileHeader.defaultChunkSize)
+        #expect(sealed.count == SealedFileHeader.size + size + chunks * SealedFileHeader.tagSize)
         #expect(try SealedFile.open(sealed, dataKey: dataKey, path: path) == plain)
         try SealedFile.seal(plain, dataKey: dataKey, path: path).write(to: sealedURL)
         try SealedFile.open(fileAt: sealedURL, to: opened, dataKey: dataKey, path: path)
@@ -409,8 +409,8 @@ struct SealedFileTests {
         #expect(result.status == 0, "\(result.errors)")
         let words = result.output.split(separator: " ").map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }
         try #require(words.count == 4, "\(result.output)")
-        let size = 48 << 20, chunks = size / SealedFile.defaultChunkSize
-        #expect(Int(words[1]) == SealedFile.headerSize + size + chunks * SealedFile.tagSize)
+        let size = 48 << 20, chunks = size / SealedFileHeader.defaultChunkSize
+        #expect(Int(words[1]) == SealedFileHeader.size + size + chunks * SealedFileHeader.tagSize)
         let growth = try #require(Int(words[3]))
         #expect(growth < 16 << 20, "peak resident memory grew by \(growth) bytes moving a \(size)-byte file")
         #expect(FileManager.default.contentsEqual(atPath: file.path, andPath: file.path + ".back"))
@@ -418,13 +418,13 @@ struct SealedFileTests {
 
     @Test("A file cut at a chunk boundary, extended by a chunk, opened at another path or with another key is tampered")
     func refusals() throws {
-        let plain = Data(count: 2 * SealedFile.defaultChunkSize)
+        let plain = Data(count: 2 * SealedFileHeader.defaultChunkSize)
         let sealed = try SealedFile.seal(plain, dataKey: dataKey, path: path)
-        let oneChunk = SealedFile.headerSize + SealedFile.defaultChunkSize + SealedFile.tagSize
+        let oneChunk = SealedFileHeader.size + SealedFileHeader.defaultChunkSize + SealedFileHeader.tagSize
         let other = try RemotePath("com.example.notes/Documents/DOC/WholeStore/client-B/WholeStore.ticdsync")
         let attempts: [(Data, RemotePath, SymmetricKey)] = [
             (sealed.prefix(oneChunk), path, dataKey),
-            (sealed + sealed.suffix(SealedFile.defaultChunkSize + SealedFile.tagSize), path, dataKey),
+            (sealed + sealed.suffix(SealedFileHeader.defaultChunkSize + SealedFileHeader.tagSize), path, dataKey),
             (sealed, other, dataKey),
             (sealed, path, SymmetricKey(size: .bits256)),
             (Data("not sealed at all, just a plain file of some length".utf8), path, dataKey),

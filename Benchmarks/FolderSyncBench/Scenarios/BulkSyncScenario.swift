@@ -30,21 +30,9 @@ struct BulkSyncScenario: Scenario {
             }
             remoteLocation = url
         }
-        let a = BenchClient("A", in: root, remote: remoteLocation, document: document, schema: .items)
-        let b = BenchClient("B", in: root, remote: remoteLocation, document: document, schema: .items)
         let rows = sizes.bulkRows, values = sizes.bulkUpdatedValues
         result.note = "\(rows) rows × 10 columns, then \(values) column values updated"
-
-        context.log("A and B register")
-        _ = try a.run("sync:register")
-        _ = try b.run("sync:join")
-        context.log("A writes \(rows) rows, updates \(values) values, syncs")
-        let writer = try a.run("write,update,sync:publish", rows: rows, updatedValues: values)
-        context.log("B syncs")
-        let reader = try b.run("sync:apply,sync:idle")
-        guard reader["apply.changesApplied"] == Double(rows) else {
-            throw BenchError("B applied \(Int(reader["apply.changesApplied"])) changes, expected \(rows)")
-        }
+        let (writer, reader) = try Self.endToEnd(context, root: root, remote: remoteLocation, document: document)
         let folderSync = writer["publish.seconds"] + reader["apply.seconds"]
 
         context.log("floor: plain SQLite insert and \(transport == .folder ? "cp" : "curl PUT") of the change sets")
@@ -82,5 +70,24 @@ struct BulkSyncScenario: Scenario {
         result.check("requests of an idle sync (2 + 0 clients with new data)", reader["idle.requests"], atMost: 2, unit: "")
         result.check("change sets read by an idle sync", reader["idle.changeSetReads"], atMost: 0, unit: "")
         return result
+    }
+
+    /// A registers, writes and updates the rows and syncs; B joins and syncs them all. The workers' figures.
+    static func endToEnd(_ context: BenchContext, root: URL, remote: String, document: String,
+                         password: String? = nil) throws -> (writer: WorkerOutput, reader: WorkerOutput) {
+        let a = BenchClient("A", in: root, remote: remote, document: document, schema: .items, password: password)
+        let b = BenchClient("B", in: root, remote: remote, document: document, schema: .items, password: password)
+        let rows = context.sizes.bulkRows, values = context.sizes.bulkUpdatedValues
+        context.log("A and B register")
+        _ = try a.run("sync:register")
+        _ = try b.run("sync:join")
+        context.log("A writes \(rows) rows, updates \(values) values, syncs")
+        let writer = try a.run("write,update,sync:publish", rows: rows, updatedValues: values)
+        context.log("B syncs")
+        let reader = try b.run("sync:apply,sync:idle")
+        guard reader["apply.changesApplied"] == Double(rows) else {
+            throw BenchError("B applied \(Int(reader["apply.changesApplied"])) changes, expected \(rows)")
+        }
+        return (writer, reader)
     }
 }
