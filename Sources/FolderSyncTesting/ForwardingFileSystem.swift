@@ -10,12 +10,31 @@ public import FolderSync
 open class ForwardingFileSystem: RemoteFileSystem, @unchecked Sendable {
     /// The kind of a request, for ``willForward(_:path:)``.
     public enum Request: String, Sendable, Hashable, CaseIterable {
-        case list, stat, read, write, move, remove, createDirectory, download, upload
+        /// ``contentsOfDirectory(at:)``.
+        case list
+        /// ``item(at:)``.
+        case stat
+        /// ``read(_:)``.
+        case read
+        /// ``write(_:to:)``.
+        case write
+        /// ``move(from:to:replacing:)``.
+        case move
+        /// ``remove(_:)``.
+        case remove
+        /// ``createDirectory(at:)``.
+        case createDirectory
+        /// ``download(_:toLocalFile:)``.
+        case download
+        /// ``upload(fromLocalFile:to:)``.
+        case upload
     }
 
+    /// The remote every request is passed to.
     public let base: any RemoteFileSystem
     private let transfersThroughReadAndWrite: Bool
 
+    /// Forwards to `base`; `transfersThroughReadAndWrite` sends downloads and uploads through ``read(_:)`` and ``write(_:to:)``.
     public init(_ base: any RemoteFileSystem, transfersThroughReadAndWrite: Bool = false) {
         self.base = base
         self.transfersThroughReadAndWrite = transfersThroughReadAndWrite

@@ -105,6 +105,7 @@ public struct LocalSyncState: Codable, Hashable, Sendable {
     /// What this client's recent-sync marker said when last written: it is written again until it says the
     /// published sequence and acknowledgement of now, even when the sync that changed them failed to write it.
     public var announcedSequence: Int64 = 0
+    /// The acknowledgement (highest applied sequence per client) the marker said when last written.
     public var announcedAcknowledgement: [String: Int64] = [:]
 
     /// The state of a client that has never synced: nothing staged, published or read.

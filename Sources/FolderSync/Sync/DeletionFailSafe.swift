@@ -10,6 +10,7 @@ public struct DeletionFailSafe: Sendable, Hashable {
     /// Tables with at most this many rows never trip the fail-safe. Default: 100.
     public var minimumTableRows: Int
 
+    /// A fail-safe that asks when a sync would delete more than `maximumShare` of a table with more than `minimumTableRows` rows.
     public init(maximumShare: Double = 0.5, minimumTableRows: Int = 100) {
         self.maximumShare = maximumShare
         self.minimumTableRows = minimumTableRows
@@ -30,12 +31,14 @@ public struct DeletionFailSafe: Sendable, Hashable {
 public struct MassDeletion: Sendable, Hashable, CustomStringConvertible {
     /// What the pending change sets would delete from one table.
     public struct Table: Sendable, Hashable {
+        /// The synced table's name.
         public var table: String
         /// Existing local rows the change sets delete.
         public var rowsDeleted: Int
         /// Rows the table has now.
         public var rowCount: Int
 
+        /// The figures of one table; syncs build these, tests and custom operations may too.
         public init(table: String, rowsDeleted: Int, rowCount: Int) {
             self.table = table
             self.rowsDeleted = rowsDeleted
@@ -48,6 +51,7 @@ public struct MassDeletion: Sendable, Hashable, CustomStringConvertible {
     /// The change sets the sync is about to apply, as remote paths.
     public var changeSets: [String]
 
+    /// The tables that trip the fail-safe and the change sets that would delete their rows.
     public init(tables: [Table], changeSets: [String]) {
         self.tables = tables
         self.changeSets = changeSets

@@ -34,11 +34,13 @@ public struct SyncReport: Sendable, Hashable {
     /// Attachments rows reference that the remote does not have, each with the row and column referencing it.
     /// The rest of the sync went on; ``DocumentSyncManager/requestDownload(for:)`` tries again.
     public var goneAttachments: [GoneAttachment] = []
-    /// Attachments uploaded and downloaded (a whole store's included), and their bytes on the wire (also counted in
-    /// ``bytesSent`` and ``bytesReceived``).
+    /// Attachments this sync uploaded (a whole store's included).
     public var attachmentsUploaded = 0
+    /// Attachments this sync downloaded (a whole store's included).
     public var attachmentsDownloaded = 0
+    /// Bytes of attachments uploaded, on the wire; also counted in ``bytesSent``.
     public var attachmentBytesSent: Int64 = 0
+    /// Bytes of attachments downloaded, on the wire; also counted in ``bytesReceived``.
     public var attachmentBytesReceived: Int64 = 0
     /// Deletions that tripped the ``DeletionFailSafe`` and that the app confirmed before they were applied.
     public var confirmedMassDeletion: MassDeletion?

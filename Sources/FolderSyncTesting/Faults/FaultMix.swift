@@ -5,12 +5,14 @@ public import FolderSync
 /// The presets in ``all`` are the mixes the simulator runs its seeds under; clocks a day off on some clients
 /// are part of every simulation already.
 public struct FaultMix: Sendable, Hashable, CustomStringConvertible {
+    /// The mix's name in test output and seed replays.
     public var name: String
     /// Writes and uploads that fail half-way: half the bytes are left under a temporary name, and the request throws.
     public var halfWrites = 0
     /// Listings that lag behind writes (NFS attribute caching, eventually consistent stores): a file written in
     /// the last ``lagRequests`` requests is left out.
     public var laggingListings = 0
+    /// How many requests a write stays out of lagging listings.
     public var lagRequests = 40
     /// Reads and downloads of a file that exists, answered as if it had vanished.
     public var vanishingReads = 0
@@ -20,6 +22,7 @@ public struct FaultMix: Sendable, Hashable, CustomStringConvertible {
     /// `remoteIOFailed` for EIO), each at this rate.
     public var errors: [FolderSyncError.Code: Int] = [:]
 
+    /// A mix named `name` that injects nothing until its rates are set.
     public init(name: String) { self.name = name }
 
     public var description: String { name }

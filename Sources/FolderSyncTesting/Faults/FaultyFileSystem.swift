@@ -5,7 +5,7 @@ public import FolderSync
 ///
 /// Faults are drawn from a seeded generator, so a seed replays them. Clients of one simulation share a
 /// ``Faults`` record of recent writes, so that a listing can lag behind another client's write. Faults strike
-/// only while ``isEnabled``; a simulation turns them off for its final rounds, where every client must converge.
+/// only while ``Faults/isEnabled``; a simulation turns them off for its final rounds, where every client must converge.
 public final class FaultyFileSystem: ForwardingFileSystem, @unchecked Sendable {
     /// What the clients of one simulation share: the request clock and when each path was last written.
     public final class Faults: @unchecked Sendable {
@@ -18,11 +18,13 @@ public final class FaultyFileSystem: ForwardingFileSystem, @unchecked Sendable {
         /// Faults injected so far, by kind.
         public private(set) var injected: [String: Int] = [:]
 
+        /// Faults of `mix`, drawn from a generator seeded with `seed` so that a run replays.
         public init(mix: FaultMix, seed: UInt64) {
             self.mix = mix
             self.random = SeededGenerator(seed: seed)
         }
 
+        /// Whether faults strike now; turned off for the final rounds, where every client must converge.
         public var isEnabled: Bool {
             get { lock.withLock { enabled } }
             set { lock.withLock { enabled = newValue } }
@@ -50,8 +52,10 @@ public final class FaultyFileSystem: ForwardingFileSystem, @unchecked Sendable {
         }
     }
 
+    /// The shared fault record this remote draws from.
     public let faults: Faults
 
+    /// Injects `faults` into the requests to `base`.
     public init(_ base: any RemoteFileSystem, faults: Faults) {
         self.faults = faults
         super.init(base)

@@ -130,8 +130,9 @@ public struct ConvergenceSimulator: Sendable {
         public var rejoins = 0
         /// Writes of large values and of attached files (zero unless ``Configuration/attachments``).
         public var attachmentWrites = 0
-        /// Syncs that failed with an injected fault, and the faults injected, by kind.
+        /// Syncs that failed with an injected fault.
         public var faultedSyncs = 0
+        /// The faults injected, by kind (zero unless ``Configuration/faults``).
         public var faultsInjected: [String: Int] = [:]
         /// The converged rows (not added up by `+`).
         public var rows: [CanonicalRow] = []
