@@ -44,7 +44,7 @@ struct AttachmentTransfer: Sendable {
             try? await fileSystem.remove(temporary)
             return .alreadyThere
         }
-        return .uploaded(bytes: bytes ?? 0)
+        return .uploaded(bytes: bytes)
     }
 
     /// Whether the remote has the attachment.

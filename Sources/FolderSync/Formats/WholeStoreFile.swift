@@ -24,8 +24,8 @@ enum WholeStoreFile {
 
     /// Compresses the SQLite file at `snapshot` into `destination`; returns the file's size and CRC-32.
     static func write(snapshot: URL, to destination: URL, header: Header) throws -> (byteCount: Int64, checksum: UInt32) {
-        FileManager.default.createFile(atPath: destination.path, contents: nil)
-        guard let output = try? FileHandle(forWritingTo: destination), let input = try? FileHandle(forReadingFrom: snapshot) else {
+        guard FileManager.default.createFile(atPath: destination.path, contents: nil),
+              let output = try? FileHandle(forWritingTo: destination), let input = try? FileHandle(forReadingFrom: snapshot) else {
             throw FolderSyncError(.localStoreFailed, "cannot open the whole store for writing", path: destination.path)
         }
         defer { try? output.close(); try? input.close() }
@@ -122,8 +122,8 @@ enum WholeStoreFile {
             bodyRemaining -= Int64(chunk.count)
             return chunk.count
         }
-        FileManager.default.createFile(atPath: snapshot.path, contents: nil)
-        guard let output = try? FileHandle(forWritingTo: snapshot) else {
+        guard FileManager.default.createFile(atPath: snapshot.path, contents: nil),
+              let output = try? FileHandle(forWritingTo: snapshot) else {
             throw FolderSyncError(.localStoreFailed, "cannot write the snapshot", path: snapshot.path)
         }
         defer { try? output.close() }

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 extension DocumentSyncManager {
     /// Synchronizes the document: publishes local changes and applies other clients' changes.

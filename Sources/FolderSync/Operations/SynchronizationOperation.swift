@@ -401,7 +401,7 @@ open class SynchronizationOperation: @unchecked Sendable {
                 try await downloadChangeSet(client: candidate.client, name: candidate.name, to: url)
                 report.remoteRequests += 1
                 let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int64) ?? 0
-                report.bytesReceived += size ?? 0
+                report.bytesReceived += size
                 emit(.transferred(sent: report.bytesSent, received: report.bytesReceived))
                 header = try ChangeSetReader.verify(at: url, path: candidate.path.description)
             } catch let error as FolderSyncError where error.isDamagedFile && attempt == 1 {

@@ -134,7 +134,7 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     /// policy. One the remote lacks is reported as gone; its column keeps the reference.
     private func fetchAttachments(of snapshot: URL) async throws {
         attachmentsFetched = AttachmentsFetched()
-        guard let store = store as? any LargeValueRestoring else { return }
+        guard store is any LargeValueRestoring else { return }
         let transfer = AttachmentTransfer(fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
                                           local: localLayout.attachmentStore, emit: emit)
         var unavailable = Set<String>()
