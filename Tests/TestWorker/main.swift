@@ -79,6 +79,14 @@ func residentBytes() -> Int {
     return (Int(statm.split(separator: " ").dropFirst().first ?? "") ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
 
+/// The peak of this process's own resident memory (VmHWM), in bytes: getrusage's maxrss can carry the spawning
+/// parent's over exec. Writing "5" to /proc/self/clear_refs resets it.
+func peakResidentBytes() -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+    return (Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? 0) * 1024
+}
+
 do {
     switch command {
     case "register":
@@ -116,10 +124,7 @@ do {
         let baseline = residentBytes()
         try await app.remote.upload(fromLocalFile: URL(fileURLWithPath: option("file")), to: path)
         try await app.remote.download(path, toLocalFile: URL(fileURLWithPath: option("file") + ".back"))
-        // VmHWM, the peak of this process's own memory: getrusage's maxrss can carry the spawning parent's over exec.
-        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-        let peakLine = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
-        let peak = (Int(peakLine.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? 0) * 1024
+        let peak = peakResidentBytes()
         print("sealed \(try await app.underlyingRemote.item(at: path)?.size ?? 0) growth \(peak - baseline)")
     case "exchange-attachment":
         // Two clients exchange one attached file of --size bytes through --root; prints how much the peak resident
@@ -158,19 +163,14 @@ do {
             try output.write(contentsOf: Data(chunk.prefix(min(chunk.count, size - offset))))
         }
         try output.close()
-        func status(_ field: String) -> Int {
-            let text = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-            let line = text.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
-            return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
-        }
         try "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)   // resets VmHWM
-        let baseline = status("VmRSS")
+        let baseline = residentBytes()
         let reference = try a.attachFile(at: file, mode: .copy, metadata: ["name": "movie.bin"])
         try await storeA.database.write { try $0.execute(sql: "INSERT INTO items VALUES ('movie', ?)", arguments: [reference.databaseValue]) }
         let sent = try await a.synchronize()
         let received = try await b.synchronize()
         let copy = try await b.requestDownload(for: reference)   // verifies B's copy by its SHA-256
-        let peak = status("VmHWM")
+        let peak = peakResidentBytes()
         let stored = URL(fileURLWithPath: option("root")).appendingPathComponent("com.example.notes/Documents/DOC/Attachments")
         let names = try FileManager.default.contentsOfDirectory(atPath: stored.path)
         let bytes = try names.reduce(0) { $0 + (try FileManager.default.attributesOfItem(atPath: stored.appendingPathComponent($1).path)[.size] as? Int ?? 0) }
