@@ -1,6 +1,7 @@
 import Foundation
 import FolderSync
 import GRDB
+import Testing
 import S3Backend
 
 /// A small notes schema on a real SQLite file: folders, notes (to-one folder), tags, note_tags (to-many).
@@ -77,6 +78,29 @@ struct TestClient {
 
     @discardableResult
     func sync() async throws -> SyncReport { try await document.synchronize() }
+}
+
+/// Three clients on one backend: inserts from each (a Unicode folder name among them), concurrent edits of two
+/// columns of one note, and a delete; after each round they converge to equal replicas with both edits kept.
+/// Returns the converged rows.
+@discardableResult
+func convergeThroughEditsAndDelete(_ a: TestClient, _ b: TestClient, _ c: TestClient) async throws -> [String] {
+    try a.execute("INSERT INTO folders(id, name) VALUES ('f1', 'Inbox é 🎉')")
+    try a.execute("INSERT INTO notes(id, title, body, folder_id) VALUES ('n1', 'from A', 'body', 'f1')")
+    try b.execute("INSERT INTO notes(id, title, body) VALUES ('n2', 'from B', 'body')")
+    try c.execute("INSERT INTO tags(id, name) VALUES ('t1', 'from C')")
+    try await converge(a, b, c)
+    try b.execute("UPDATE notes SET title = 'edited by B' WHERE id = 'n1'")
+    try c.execute("UPDATE notes SET body = 'edited by C' WHERE id = 'n1'")
+    try a.execute("DELETE FROM notes WHERE id = 'n2'")
+    try await converge(a, b, c)
+
+    let rows = try NotesSchema.dump(a.store)
+    #expect(rows == (try NotesSchema.dump(b.store)))
+    #expect(rows == (try NotesSchema.dump(c.store)))
+    #expect(try a.value("SELECT title || '/' || body FROM notes WHERE id = 'n1'") == "edited by B/edited by C")
+    #expect(try c.value("SELECT count(*) FROM notes") == "1")
+    return rows
 }
 
 /// Every client syncs twice in turn: after that, replicas must be equal (invariant 1).
