@@ -23,16 +23,18 @@ struct MultistatusEntry: Equatable, Sendable {
 enum MultistatusParser {
     static func parse(_ data: Data, path: RemotePath) throws -> [MultistatusEntry] {
         // FoundationXML stops the process (not a thrown error) on element names that are not valid UTF-8, and on a
-        // processing instruction without data (found by fuzzing): such answers are refused before they reach it.
-        // A multistatus answer has no processing instruction but the XML declaration.
-        guard let text = String(validating: data, as: UTF8.self) else {
+        // processing instruction without data, such as a bare `<?xml?>` (both found by fuzzing): such answers are
+        // refused before they reach it. A multistatus answer has no processing instruction but the XML declaration,
+        // which is dropped here (the text is UTF-8, checked, which is also XMLParser's default).
+        guard let text = String(validating: data, as: UTF8.self), !text.contains("\0") else {
             throw FolderSyncError(.remoteIOFailed, "the server's PROPFIND answer cannot be read: it is not UTF-8 text", path: path.description)
         }
-        let body = text.hasPrefix("<?xml") ? text.dropFirst(2) : Substring(text)
+        var body = Substring(text)
+        if body.hasPrefix("<?xml"), let end = body.range(of: "?>") { body = body[end.upperBound...] }
         guard !body.contains("<?") else {
             throw FolderSyncError(.remoteIOFailed, "the server's PROPFIND answer cannot be read: it has a processing instruction", path: path.description)
         }
-        let parser = XMLParser(data: data)
+        let parser = XMLParser(data: Data(body.utf8))
         parser.shouldProcessNamespaces = true
         parser.shouldResolveExternalEntities = false
         let delegate = Delegate()

@@ -23,8 +23,8 @@ struct FuzzRegressionTests {
         #expect(PropertyListFile.kind(of: binary) == "recentSync")
     }
 
-    @Test("A PROPFIND answer with an element name that is not UTF-8, or a processing instruction, is refused with a typed error, not a crash",
-          arguments: ["propfind-invalid-utf8-element.xml", "propfind-empty-processing-instruction.xml"])
+    @Test("A PROPFIND answer with an element name that is not UTF-8, a processing instruction or a bare `<?xml?>` declaration is refused with a typed error, not a crash",
+          arguments: ["propfind-invalid-utf8-element.xml", "propfind-empty-processing-instruction.xml", "propfind-bare-xml-declaration.xml"])
     func propfind(input: String) throws {
         let data = try Self.input(input)
         #expect { try MultistatusParser.parse(data, path: try RemotePath("com.example.notes/Documents")) } throws: {
