@@ -77,6 +77,12 @@ struct RemoteLayoutTests {
         let changeSet = layout.syncChangesDirectory("doc", client: "c").appending(name)
         #expect(RemoteLayout.entry(matching: changeSet, kind: .file)?.format == "change-set")
         #expect(RemoteLayout.parseChangeSetFileName(name)?.sequence == 42)
+        #expect(RemoteLayout.parseChangeSetFileName(name)?.changeSetIdentifier == "0A1B2C3D-0000-4000-8000-000000000001")
+        for notAChangeSet in ["000000000042-0A1B2C3D (1).syncchg", "000000000000-0A1B.syncchg", "000000000042-.syncchg",
+                              "00000000004２-0A1B.syncchg", "000000000042-0A1B.syncchg.part", "000000000042_0A1B.syncchg",
+                              "000000000042-ＡＢ.syncchg", "000000000042-0A1B.syncchG", TemporaryName.make(for: name)] {
+            #expect(RemoteLayout.parseChangeSetFileName(notAChangeSet) == nil, "\(notAChangeSet) should not parse")
+        }
         for stray in ["000000000042-0A1B2C3D-0000-4000-8000-000000000001 (1).syncchg", "42-abc.syncchg",
                       TemporaryName.make(for: name), "notes.txt", ".DS_Store"] {
             let path = layout.syncChangesDirectory("doc", client: "c").appending(stray)

@@ -100,13 +100,15 @@ extension DocumentSyncManager {
 
     private func uploadWholeStoreIfDue(_ report: SyncReport, store: any SnapshottingModelAdapter, policy: SyncPolicy) async throws -> WholeStoreManifest? {
         var state = try store.loadSyncState()
-        state.changeSetsSinceWholeStore += report.changeSetsSent
-        // Attachments never enter whole stores, so they do not make one due.
-        state.bytesSinceWholeStore += report.bytesSent - report.attachmentBytesSent
+        // Only change sets count: attachments never enter whole stores, and a recent-sync marker is no data. A sync
+        // that published no change set leaves the counters as they are, without a write transaction (an fsync).
+        if report.changeSetsSent > 0 {
+            state.changeSetsSinceWholeStore += report.changeSetsSent
+            state.bytesSinceWholeStore += report.bytesSent - report.attachmentBytesSent
+            try store.saveSyncState(state)
+        }
         let due = (policy.wholeStoreUploadAfterChangeSets.map { state.changeSetsSinceWholeStore >= $0 } ?? false)
             || (policy.wholeStoreUploadAfterBytes.map { state.bytesSinceWholeStore >= $0 } ?? false)
-        // A sync that sent nothing leaves the counters as they are: no write transaction.
-        if report.changeSetsSent > 0 || report.bytesSent > 0 { try store.saveSyncState(state) }
         guard due, let manifest = try await wholeStoreUploadOperation(store: store).run() else { return nil }
         state = try store.loadSyncState()
         state.changeSetsSinceWholeStore = 0

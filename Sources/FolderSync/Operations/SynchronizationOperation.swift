@@ -307,7 +307,8 @@ open class SynchronizationOperation: @unchecked Sendable {
         var progress = true
         while progress && !pending.isEmpty {
             progress = false
-            for candidate in pending {
+            var applied = Set<Int>()
+            for (position, candidate) in pending.enumerated() {
                 try Task.checkCancellation()
                 guard !parkedClients.contains(candidate.client),
                       (ledger[candidate.client] ?? 0) == candidate.sequence - 1 else { continue }
@@ -329,9 +330,11 @@ open class SynchronizationOperation: @unchecked Sendable {
                 try await apply(header, from: url, path: candidate.path)
                 try? FileManager.default.removeItem(at: url)
                 ledger[candidate.client] = candidate.sequence
-                pending.removeAll { $0.name == candidate.name && $0.client == candidate.client }
+                applied.insert(position)
                 progress = true
             }
+            // Removed after the pass: removing each set as it was applied made a catch-up quadratic.
+            pending = pending.enumerated().filter { !applied.contains($0.offset) }.map(\.element)
         }
         for left in pending where !parkedClients.contains(left.client) {
             report.warnings.append(SyncWarning(kind: .changeSetWaiting,

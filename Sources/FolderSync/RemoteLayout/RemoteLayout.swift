@@ -124,15 +124,31 @@ public struct RemoteLayout: Hashable, Sendable {
 
     /// Parses a change-set file name; `nil` for anything else (a desktop agent's "name (1)" copy, a temporary…).
     public static func parseChangeSetFileName(_ name: String) -> (sequence: Int64, changeSetIdentifier: String)? {
-        guard name.hasSuffix("." + changeSetExtension), !TemporaryName.isTemporary(name) else { return nil }
-        let stem = name.dropLast(changeSetExtension.count + 1)
-        guard let dash = stem.firstIndex(of: "-") else { return nil }
-        let digits = stem[..<dash]
-        let identifier = String(stem[stem.index(after: dash)...])
-        guard digits.count == 12, digits.allSatisfy(\.isASCII), let sequence = Int64(digits), sequence > 0,
-              (try? Identifier.validate(identifier, role: "change set")) != nil,
-              identifier.allSatisfy({ $0.isHexDigit || $0 == "-" })
-        else { return nil }
-        return (sequence, identifier)
+        // On UTF-8 bytes: a sync parses every name in a client's folder (thousands), and Character-level string work
+        // was most of a sync's time there. A temporary's name starts with a dot, so it fails the digits.
+        if let parsed = name.utf8.withContiguousStorageIfAvailable(parseChangeSetFileName(bytes:)) { return parsed }
+        return Array(name.utf8).withUnsafeBufferPointer(parseChangeSetFileName(bytes:))
+    }
+
+    private static let changeSetSuffix = Array(("." + changeSetExtension).utf8)
+
+    /// `<12 ASCII digits, not all zero>-<hexadecimal digits and dashes>.syncchg`.
+    private static func parseChangeSetFileName(bytes: UnsafeBufferPointer<UInt8>) -> (sequence: Int64, changeSetIdentifier: String)? {
+        let identifierStart = 13, identifierEnd = bytes.count - changeSetSuffix.count
+        guard identifierEnd > identifierStart, identifierEnd - identifierStart <= Identifier.maximumByteCount,
+              bytes[12] == UInt8(ascii: "-"), bytes[identifierEnd...].elementsEqual(changeSetSuffix) else { return nil }
+        var sequence: Int64 = 0
+        for byte in bytes[..<12] {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+            sequence = sequence * 10 + Int64(byte - UInt8(ascii: "0"))
+        }
+        let identifier = bytes[identifierStart..<identifierEnd]
+        guard sequence > 0, identifier.allSatisfy({ byte in
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"), UInt8(ascii: "-"): true
+            default: false
+            }
+        }) else { return nil }
+        return (sequence, String(decoding: identifier, as: UTF8.self))
     }
 }

@@ -45,8 +45,14 @@ public struct FileManagerFileSystem: RemoteFileSystem {
             }
             if name != "." && name != ".." { names.append(name) }
         }
-        // A file can vanish between the listing and the stat (another client's rename): skip it.
-        return names.compactMap { stat(directoryPath + "/" + $0, name: $0) }.map(withoutUnreliableTags)
+        // A file can vanish between the listing and the stat (another client's rename): skip it. Relative to the open
+        // folder, so that the kernel does not walk the whole path again for each of thousands of change sets.
+        let folder = dirfd(directory)
+        return names.compactMap { name in
+            var info = Glibc.stat()
+            guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+            return withoutUnreliableTags(Self.item(from: info, name: name))
+        }
     }
 
     public func item(at path: RemotePath) async throws -> RemoteItem? {
@@ -63,12 +69,6 @@ public struct FileManagerFileSystem: RemoteFileSystem {
         var item = item
         if !hasVersionTags { item.etag = nil }
         return item
-    }
-
-    private func stat(_ local: String, name: String) -> RemoteItem? {
-        var info = Glibc.stat()
-        guard lstat(local, &info) == 0 else { return nil }
-        return Self.item(from: info, name: name)
     }
 
     private static func item(from info: Glibc.stat, name: String) -> RemoteItem {
