@@ -75,7 +75,9 @@ struct IncrementalSyncScenario: Scenario {
             try await writer.synchronize()
             let writerTime = (ContinuousClock.now - started).seconds
             started = ContinuousClock.now
+            let phases = ProcessInfo.processInfo.environment["FOLDERSYNC_BENCH_PHASES"] != nil ? Worker.tracePhases(reader, "R \(existing)") : nil
             let report = try await reader.synchronize()
+            phases?.cancel()
             if round > 0 {
                 writerTimes.append(writerTime)
                 readerTimes.append((ContinuousClock.now - started).seconds)

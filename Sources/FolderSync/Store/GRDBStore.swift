@@ -8,6 +8,8 @@ public import GRDB
 /// delete of the synced tables in the same transaction as the write, so a
 /// committed write is never lost and never goes unrecorded.
 ///
+/// The store opens the file in WAL mode with `synchronous = FULL`: every commit is durable, at one fsync.
+///
 /// ```swift
 /// let store = try GRDBStore(path: url.path, tables: [SyncedTable("notes")]) { db in
 ///     try db.execute(sql: "CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, body TEXT)")
