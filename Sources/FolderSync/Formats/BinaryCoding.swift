@@ -44,6 +44,10 @@ protocol ByteSource {
     mutating func readByte() throws -> UInt8
     /// Exactly `count` bytes; throws rather than allocating when fewer remain.
     mutating func readBytes(_ count: Int) throws -> [UInt8]
+    /// Requirements with defaults below, so that a source holding the bytes in a buffer can read them in place
+    /// (one allocation fewer per field: a change set's bulk decoding calls them millions of times).
+    mutating func readUInt64() throws -> UInt64
+    mutating func readString(what: String) throws -> String
 }
 
 extension ByteSource {

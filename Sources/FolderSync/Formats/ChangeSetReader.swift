@@ -216,6 +216,37 @@ private final class InflatedByteSource: ByteSource {
         return result
     }
 
+    func readUInt64() throws -> UInt64 {
+        guard count - position >= 8 else {
+            var value: UInt64 = 0
+            for index in 0..<8 { value |= UInt64(try readByte()) << (8 * UInt64(index)) }
+            return value
+        }
+        defer { position += 8 }
+        return UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+    }
+
+    /// Length-prefixed UTF-8 made into a string straight from the buffer when it lies within it.
+    func readString(what: String) throws -> String {
+        var source = self // a class: the same reader, through a variable, for the protocol's mutating helpers
+        let length = try source.readVarint()
+        guard length <= UInt64(count - position) else {
+            guard length <= UInt64(Int.max) else { throw FormatViolation("\(what) length \(length) is out of range") }
+            let bytes = try readBytes(Int(length))
+            return try Self.string(bytes, what: what)
+        }
+        let bytes = UnsafeRawBufferPointer(rebasing: buffer[position..<position + Int(length)])
+        position += Int(length)
+        return try Self.string(bytes, what: what)
+    }
+
+    /// Invalid UTF-8 is refused, not repaired, so text round-trips byte for byte.
+    private static func string(_ bytes: some Collection<UInt8>, what: String) throws -> String {
+        let string = String(decoding: bytes, as: UTF8.self)
+        guard string.utf8.elementsEqual(bytes) else { throw FormatViolation("\(what) is not valid UTF-8") }
+        return string
+    }
+
     /// Whether the body is exhausted: the zlib stream ended exactly at the trailer's uncompressed length.
     func isAtEnd() throws -> Bool {
         if position < count { return false }

@@ -18,7 +18,7 @@ enum ChangeSetRecord {
     static func problem(with change: SyncChange) -> String? {
         if change.table.isEmpty { return "a change has an empty table name" }
         if change.syncID.isEmpty { return "a change of table \(change.table) has an empty sync ID" }
-        let row = "\(change.table)/\(change.syncID)"
+        var row: String { "\(change.table)/\(change.syncID)" }
         switch change.kind {
         case .delete:
             // Columns of a delete are the row's writes not published before it was deleted (last writer wins).
@@ -27,10 +27,16 @@ enum ChangeSetRecord {
             if change.deletionTimestamp != nil { return "the \(change.kind) of \(row) has a deletion timestamp" }
             if change.kind == .update && change.columns.isEmpty { return "the update of \(row) changes no column" }
         }
-        var names = Set<String>()
-        for column in change.columns {
+        // A few columns are compared pairwise: no set to allocate and hash per change.
+        var names = change.columns.count > 16 ? Set<String>() : nil
+        for (index, column) in change.columns.enumerated() {
             if column.column.isEmpty { return "\(row) has a column with an empty name" }
-            if !names.insert(column.column).inserted { return "\(row) carries column \(column.column) twice" }
+            let repeated = if names != nil {
+                !names!.insert(column.column).inserted
+            } else {
+                change.columns[..<index].contains { $0.column == column.column }
+            }
+            if repeated { return "\(row) carries column \(column.column) twice" }
         }
         return nil
     }
@@ -73,6 +79,7 @@ enum ChangeSetRecord {
         let deletionTimestamp = kind == .delete ? HybridTimestamp(rawValue: try source.readUInt64()) : nil
         let columnCount = try source.readVarint()
         var columns: [ColumnChange] = []
+        columns.reserveCapacity(Int(min(columnCount, 64)))
         // Each column takes at least 10 bytes, so a hostile count runs out of input long before memory.
         var remaining = columnCount
         while remaining > 0 {

@@ -42,12 +42,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
         let clock = Locked(HybridLogicalClock())
         var configuration = Configuration()
         configuration.prepareDatabase { db in
-            db.add(function: DatabaseFunction("foldersync_capturing", argumentCount: 0, pure: false) { _ in
-                capturing.current
-            })
-            db.add(function: DatabaseFunction("foldersync_tick", argumentCount: 0, pure: false) { _ in
-                Int64(bitPattern: clock.withLock { $0.tick(now: now()) }.rawValue)
-            })
+            StoreFunctions.install(db, capturing: capturing, clock: clock, now: now)
         }
         configuration.busyMode = .timeout(30)
         do {
@@ -55,6 +50,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
             var columns: [String: [String]] = [:]
             try database.write { db in
                 try migrate(db)
+                try StoreSchema.migrateRegisterRows(db)
                 try db.execute(sql: StoreSchema.bookkeeping)
                 for table in tables {
                     let primaryKey = try db.primaryKey(table.name)
@@ -67,7 +63,8 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
                     try StoreSchema.installTriggers(db, table: table, columns: names)
                 }
                 let newest = try Int64.fetchOne(db, sql: """
-                    SELECT max(m) FROM (SELECT max(hlc) AS m FROM foldersync_clocks UNION ALL SELECT max(hlc) FROM foldersync_tombstones)
+                    SELECT max(m) FROM (SELECT max(foldersync_newest(stamps)) AS m FROM foldersync_clocks
+                                        UNION ALL SELECT max(hlc) FROM foldersync_tombstones)
                     """) ?? 0
                 clock.withLock { $0.observe(HybridTimestamp(rawValue: UInt64(bitPattern: newest))) }
             }
@@ -163,7 +160,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     public func markPublished(throughSequence sequence: Int64) throws {
         try wrap("marking changes published") {
             try database.write { db in
-                try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable) WHERE staged_in <= ?", arguments: [sequence])
+                try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable) WHERE staged_in > 0 AND staged_in <= ?", arguments: [sequence])
                 var state = try loadState(db)
                 state.publishedSequence = max(state.publishedSequence, sequence)
                 try Self.save(state: try JSONEncoder().encode(state), db)
