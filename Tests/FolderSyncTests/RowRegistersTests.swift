@@ -45,6 +45,7 @@ struct RowRegistersTests {
         #expect(decoded == registers)
         #expect(decoded["a"] == .init(column: "a", timestamp: 10, client: "C"))
         #expect(decoded.newestTimestamp == 10)
+        #expect(RowRegisters.newestTimestamp(ofHead: registers.encoded.subdata(in: 1..<9)) == 10)
         #expect(decoded.owned(by: "L") == registers.owned(by: "L"))
         var marks = PendingMarks([StoreSchema.createdMarker, "a", "a", "b"])
         marks.remove("a")

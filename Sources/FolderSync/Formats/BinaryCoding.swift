@@ -88,10 +88,39 @@ extension ByteSource {
 
     /// Length-prefixed UTF-8; invalid UTF-8 is refused, not repaired, so text round-trips byte for byte.
     mutating func readString(what: String) throws -> String {
-        let bytes = try readLengthPrefixed(what: what)
+        try UTF8Text.string(try readLengthPrefixed(what: what), what: what)
+    }
+}
+
+/// Strings from bytes that must be valid UTF-8.
+enum UTF8Text {
+    /// `bytes` as a string; invalid UTF-8 is refused, not repaired, so text round-trips byte for byte.
+    static func string(_ bytes: some Collection<UInt8>, what: String) throws -> String {
         let string = String(decoding: bytes, as: UTF8.self)
+        // ASCII (most identifiers and much text) cannot need repair: the byte-by-byte comparison is for the rest.
+        if isASCII(bytes) { return string }
         guard string.utf8.elementsEqual(bytes) else { throw FormatViolation("\(what) is not valid UTF-8") }
         return string
+    }
+
+    /// Whether every byte is below 0x80, eight at a time where the bytes are contiguous.
+    static func isASCII(_ bytes: some Collection<UInt8>) -> Bool {
+        if let result = bytes.withContiguousStorageIfAvailable({ buffer -> Bool in
+            let raw = UnsafeRawBufferPointer(buffer)
+            var index = 0
+            while index + 8 <= raw.count {
+                if raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+                index += 8
+            }
+            while index < raw.count {
+                if raw[index] >= 0x80 { return false }
+                index += 1
+            }
+            return true
+        }) {
+            return result
+        }
+        return bytes.allSatisfy { $0 < 0x80 }
     }
 }
 

@@ -232,19 +232,11 @@ private final class InflatedByteSource: ByteSource {
         let length = try source.readVarint()
         guard length <= UInt64(count - position) else {
             guard length <= UInt64(Int.max) else { throw FormatViolation("\(what) length \(length) is out of range") }
-            let bytes = try readBytes(Int(length))
-            return try Self.string(bytes, what: what)
+            return try UTF8Text.string(try readBytes(Int(length)), what: what)
         }
         let bytes = UnsafeRawBufferPointer(rebasing: buffer[position..<position + Int(length)])
         position += Int(length)
-        return try Self.string(bytes, what: what)
-    }
-
-    /// Invalid UTF-8 is refused, not repaired, so text round-trips byte for byte.
-    private static func string(_ bytes: some Collection<UInt8>, what: String) throws -> String {
-        let string = String(decoding: bytes, as: UTF8.self)
-        guard string.utf8.elementsEqual(bytes) else { throw FormatViolation("\(what) is not valid UTF-8") }
-        return string
+        return try UTF8Text.string(bytes, what: what)
     }
 
     /// Whether the body is exhausted: the zlib stream ended exactly at the trailer's uncompressed length.

@@ -77,8 +77,8 @@ extension GRDBStore: SnapshottingModelAdapter {
                     state.nextSequence = max(state.nextSequence, state.publishedSequence + 1)
                     state.knownRecentSyncs = [:]
                     try Self.save(state: try JSONEncoder().encode(state), db)
-                    let newest = try Int64.fetchOne(db, sql: "SELECT max(foldersync_newest(stamps)) FROM foldersync_clocks") ?? 0
-                    clock.withLock { $0.observe(HybridTimestamp(rawValue: UInt64(bitPattern: newest))) }
+                    let newest = try Self.newestRegister(db)
+                    clock.withLock { $0.observe(HybridTimestamp(rawValue: newest)) }
                     capturing.withLock { $0 = true }
                     try reapply(unpublished, db)
                     return .commit

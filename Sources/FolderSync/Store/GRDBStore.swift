@@ -62,11 +62,8 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
                     columns[table.name] = names
                     try StoreSchema.installTriggers(db, table: table, columns: names)
                 }
-                let newest = try Int64.fetchOne(db, sql: """
-                    SELECT max(m) FROM (SELECT max(foldersync_newest(stamps)) AS m FROM foldersync_clocks
-                                        UNION ALL SELECT max(hlc) FROM foldersync_tombstones)
-                    """) ?? 0
-                clock.withLock { $0.observe(HybridTimestamp(rawValue: UInt64(bitPattern: newest))) }
+                let newest = max(try Self.newestRegister(db), UInt64(bitPattern: try Int64.fetchOne(db, sql: "SELECT max(hlc) FROM foldersync_tombstones") ?? 0))
+                clock.withLock { $0.observe(HybridTimestamp(rawValue: newest)) }
             }
             self.columns = columns
         } catch let error as FolderSyncError {
@@ -80,6 +77,11 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
         self.capturing = capturing
         self.clock = clock
         self.now = now
+    }
+
+    /// The newest timestamp of all registers, read from the head of each `stamps` value (no register decoded).
+    static func newestRegister(_ db: Database) throws -> UInt64 {
+        RowRegisters.newestTimestamp(ofHead: try Data.fetchOne(db, sql: "SELECT max(substr(stamps, 2, 8)) FROM foldersync_clocks"))
     }
 
     /// Runs `body` in a write transaction whose changes are not captured (remote changes being applied).

@@ -8,6 +8,8 @@ import Foundation
 ///
 /// ```
 /// version            1 byte: 1
+/// newest             UInt64 big-endian: the newest register's timestamp, so that SQL finds the newest of
+///                    all (`max(substr(stamps, 2, 8))`) without decoding a register
 /// client count       varint; then each client identifier, varint length + UTF-8
 /// per register       column (varint length + UTF-8), timestamp (UInt64 LE),
 ///                    client (varint: 0 this client, k the k-th identifier above)
@@ -29,28 +31,32 @@ struct RowRegisters: Equatable {
     /// Decodes a `stamps` value; `nil` or an empty blob is a row with no register.
     init(_ blob: Data?) throws {
         guard let blob, !blob.isEmpty else { return }
-        var source = ArrayByteSource([UInt8](blob))
-        let version = try source.readByte()
-        guard version == 1 else { throw FormatViolation("registers of unknown version \(version)") }
-        let clientCount = try source.readVarint()
-        // Each identifier takes at least one byte: a hostile count runs out of input before memory.
-        guard clientCount <= UInt64(source.remainingCount) else { throw FormatViolation("register client count \(clientCount) is out of range") }
-        var clients: [String] = []
-        for _ in 0..<clientCount { clients.append(try source.readString(what: "register client")) }
-        while !source.isAtEnd {
-            let column = try source.readString(what: "register column")
-            let timestamp = try source.readUInt64()
-            let index = try source.readVarint()
-            guard index <= UInt64(clients.count) else { throw FormatViolation("register client \(index) is out of range") }
-            registers.append(Register(column: column, timestamp: timestamp, client: index == 0 ? nil : clients[Int(index) - 1]))
+        registers = try blob.withUnsafeBytes { bytes in
+            var reader = RawReader(bytes: bytes)
+            let version = try reader.byte()
+            guard version == 1 else { throw FormatViolation("registers of unknown version \(version)") }
+            _ = try reader.bytes(8) // the newest timestamp, derived from the registers
+            let clientCount = try reader.varint()
+            // Each identifier takes at least one byte: a hostile count runs out of input before memory.
+            guard clientCount <= UInt64(reader.remaining) else { throw FormatViolation("register client count \(clientCount) is out of range") }
+            var clients: [String] = []
+            clients.reserveCapacity(Int(clientCount))
+            for _ in 0..<clientCount { clients.append(try reader.string(what: "register client")) }
+            var registers: [Register] = []
+            while reader.remaining > 0 {
+                let column = try reader.string(what: "register column")
+                let timestamp = try reader.bytes(8).loadUnaligned(as: UInt64.self).littleEndian
+                let index = try reader.varint()
+                guard index <= UInt64(clients.count) else { throw FormatViolation("register client \(index) is out of range") }
+                registers.append(Register(column: column, timestamp: timestamp, client: index == 0 ? nil : clients[Int(index) - 1]))
+            }
+            return registers
         }
     }
 
     /// The `stamps` value.
     var encoded: Data {
         var clients: [String] = []
-        var sink = ByteSink()
-        sink.bytes.reserveCapacity(2 + registers.count * 16)
         var body = ByteSink()
         body.bytes.reserveCapacity(registers.count * 16)
         for register in registers {
@@ -67,11 +73,20 @@ struct RowRegisters: Equatable {
                 body.appendVarint(0)
             }
         }
+        var sink = ByteSink()
+        sink.bytes.reserveCapacity(10 + clients.count * 37 + body.bytes.count)
         sink.bytes.append(1)
+        withUnsafeBytes(of: newestTimestamp.bigEndian) { sink.bytes.append(contentsOf: $0) }
         sink.appendVarint(UInt64(clients.count))
         for client in clients { sink.appendString(client) }
         sink.bytes.append(contentsOf: body.bytes)
         return Data(sink.bytes)
+    }
+
+    /// The newest timestamp stored at the head of a `stamps` value (`max(substr(stamps, 2, 8))`), or 0.
+    static func newestTimestamp(ofHead head: Data?) -> UInt64 {
+        guard let head, head.count == 8 else { return 0 }
+        return head.reduce(0) { $0 << 8 | UInt64($1) }
     }
 
     var isEmpty: Bool { registers.isEmpty }
@@ -106,7 +121,7 @@ struct RowRegisters: Equatable {
     }
 
     /// The newest timestamp of the row, or 0.
-    var newestTimestamp: UInt64 { registers.map(\.timestamp).max() ?? 0 }
+    var newestTimestamp: UInt64 { registers.reduce(0) { max($0, $1.timestamp) } }
 
     /// The same registers with this client's named `client`: how they travel in a snapshot.
     func owned(by client: String) -> RowRegisters {
@@ -119,5 +134,42 @@ struct RowRegisters: Equatable {
 extension RowRegisters.Register {
     func stamp(localClient: String) -> ChangeStamp {
         ChangeStamp(timestamp: HybridTimestamp(rawValue: timestamp), clientIdentifier: client ?? localClient)
+    }
+}
+
+/// Reads a `stamps` value in place: registers are decoded for every row a sync touches.
+private struct RawReader {
+    let bytes: UnsafeRawBufferPointer
+    var position = 0
+
+    var remaining: Int { bytes.count - position }
+
+    mutating func byte() throws -> UInt8 {
+        guard position < bytes.count else { throw FormatViolation("registers end in the middle of a field") }
+        defer { position += 1 }
+        return bytes[position]
+    }
+
+    mutating func bytes(_ count: Int) throws -> UnsafeRawBufferPointer {
+        guard count <= remaining else { throw FormatViolation("registers end in the middle of a field") }
+        defer { position += count }
+        return UnsafeRawBufferPointer(rebasing: bytes[position..<position + count])
+    }
+
+    mutating func varint() throws -> UInt64 {
+        var result: UInt64 = 0
+        for index in 0..<10 {
+            let byte = try byte()
+            if index == 9 && byte > 1 { throw FormatViolation("varint overflows 64 bits") }
+            result |= UInt64(byte & 0x7F) << (7 * UInt64(index))
+            if byte & 0x80 == 0 { return result }
+        }
+        throw FormatViolation("varint is longer than 10 bytes")
+    }
+
+    mutating func string(what: String) throws -> String {
+        let length = try varint()
+        guard length <= UInt64(remaining) else { throw FormatViolation("\(what) runs past the end of the registers") }
+        return try UTF8Text.string(try bytes(Int(length)), what: what)
     }
 }

@@ -49,10 +49,6 @@ enum StoreFunctions {
             guard let name = String.fromDatabaseValue(values[1]) else { return false }
             return try PendingMarks(blob(values[0])).contains(name)
         })
-        // foldersync_newest(stamps): the newest timestamp of the registers, 0 for none.
-        db.add(function: DatabaseFunction("foldersync_newest", argumentCount: 1, pure: true) { values in
-            Int64(bitPattern: try RowRegisters(blob(values[0])).newestTimestamp)
-        })
         // foldersync_owned(stamps, client): the registers with this client's named `client` (for snapshots).
         db.add(function: DatabaseFunction("foldersync_owned", argumentCount: 2, pure: true) { values in
             guard let client = String.fromDatabaseValue(values[1]) else { return values[0] }
