@@ -134,6 +134,35 @@ struct RowRegistersTests {
         #expect(try a.stamp(of: key, localClient: "A") == b.stamp(of: key, localClient: "B"))
     }
 
+    @Test("A row never seen is inserted as it came: empty text and blob stay empty, not NULL; a known row is merged")
+    func newRowsKeepTheirValues() throws {
+        let directory = TemporaryDirectory()
+        let ticks = Locked<Double>(1_767_323_045)
+        let b = try Self.open(directory.url.appendingPathComponent("b.sqlite"), ticks: ticks)
+        let stamp = HybridTimestamp(rawValue: 42 << 16)
+        let header = ChangeSetHeader(changeSetIdentifier: "A-1", clientIdentifier: "A", sequence: 1,
+                                     schemaVersion: 1, changeCount: 3, createdAt: Date(timeIntervalSince1970: 0))
+        let changes = [
+            SyncChange(kind: .insert, table: "items", syncID: "e", columns: [
+                ColumnChange(column: "a", value: .text(""), timestamp: stamp), ColumnChange(column: "b", value: .blob(Data()), timestamp: stamp)]),
+            SyncChange(kind: .insert, table: "items", syncID: "v", columns: [
+                ColumnChange(column: "a", value: .integer(-7), timestamp: stamp), ColumnChange(column: "b", value: .real(1.5), timestamp: stamp)]),
+            // The same row again, older: already known, so merged, and its older values lose.
+            SyncChange(kind: .insert, table: "items", syncID: "v", columns: [
+                ColumnChange(column: "a", value: .null, timestamp: HybridTimestamp(rawValue: 41 << 16)),
+                ColumnChange(column: "b", value: .text("old"), timestamp: HybridTimestamp(rawValue: 41 << 16))]),
+        ]
+        let outcome = try Self.apply((header, changes), to: b, localClient: "B")
+        #expect(outcome.changesApplied == 2 && outcome.changesIgnored == 1)
+        // (Numbers become text by the columns' TEXT affinity, as any insert would make them.)
+        let rows = try b.database.read { try Row.fetchAll($0, sql: "SELECT id, a, typeof(a), b, typeof(b) FROM items ORDER BY id") }
+        #expect(rows.map(\.description) == ["[id:\"e\" a:\"\" typeof(a):\"text\" b:Data(0 bytes) typeof(b):\"blob\"]",
+                                            "[id:\"v\" a:\"-7\" typeof(a):\"text\" b:\"1.5\" typeof(b):\"text\"]"])
+        #expect(try b.stamp(of: ColumnKey(table: "items", syncID: "e", column: "b"), localClient: "B")
+                == ChangeStamp(timestamp: stamp, clientIdentifier: "A"))
+        #expect(try !b.hasUnpublishedChanges())
+    }
+
     @Test("A store with one bookkeeping row per column is converted when opened, stamps and pending changes kept")
     func convertsColumnRows() throws {
         let directory = TemporaryDirectory()

@@ -118,10 +118,10 @@ extension GRDBStore {
                 }
                 let hasUnpublished = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(LocalLayout.unsynchronizedChangesTable))") ?? false
                 var touched = Set<String>()
-                var inserts = NewRowInserts()
+                let inserts = NewRowInserts()
                 try changes { change in
                     try applyChange(db, change, author: header.clientIdentifier, localClient: localClient,
-                                    checkUnpublished: hasUnpublished, resolutions: resolutions, inserts: &inserts, outcome: &outcome)
+                                    checkUnpublished: hasUnpublished, resolutions: resolutions, inserts: inserts, outcome: &outcome)
                     // A delete can leave rows of any table pointing at nothing.
                     if change.kind == .delete { touched.formUnion(tablesByName.keys) } else if !touched.contains(change.table) { touched.insert(change.table) }
                 }
@@ -134,23 +134,73 @@ extension GRDBStore {
         }
     }
 
-    /// Per table, the statement that inserts a whole row (sync ID, then every column in table order), prepared
-    /// once per applied change set: most changes of a bulk sync are rows this client has never seen.
-    private struct NewRowInserts {
-        var statements: [String: Statement] = [:]
+    /// The fast path's statements, prepared once per applied change set: most changes of a bulk sync are rows
+    /// this client has never seen, which need no merge, only an insert of the row and of its registers.
+    private final class NewRowInserts {
+        struct Table {
+            /// 1 when the row, its registers, a tombstone or a pending change exists: the merge rules apply.
+            let probe: SQLiteStatement
+            /// The sync ID, then every column in table order.
+            let insert: SQLiteStatement
+        }
 
-        mutating func statement(_ db: Database, table: SyncedTable, columns: [String]) throws -> Statement {
-            if let statement = statements[table.name] { return statement }
-            let names = ([table.syncIDColumn] + columns).map(\.quotedDatabaseIdentifier).joined(separator: ", ")
+        private var tables: [String: Table] = [:]
+        private var registers: SQLiteStatement?
+
+        func table(_ db: Database, _ table: SyncedTable, columns: [String]) throws -> Table {
+            if let statements = tables[table.name] { return statements }
+            let quoted = table.name.quotedDatabaseIdentifier, id = table.syncIDColumn.quotedDatabaseIdentifier
+            let names = ([id] + columns.map(\.quotedDatabaseIdentifier)).joined(separator: ", ")
             let placeholders = Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")
-            let statement = try db.makeStatement(sql: "INSERT INTO \(table.name.quotedDatabaseIdentifier)(\(names)) VALUES (\(placeholders))")
-            statements[table.name] = statement
+            let statements = Table(
+                probe: try SQLiteStatement(db, sql: """
+                    SELECT EXISTS (SELECT 1 FROM \(quoted) WHERE \(id) = ?2)
+                        OR EXISTS (SELECT 1 FROM foldersync_clocks WHERE tbl = ?1 AND sync_id = ?2)
+                        OR EXISTS (SELECT 1 FROM foldersync_tombstones WHERE tbl = ?1 AND sync_id = ?2)
+                        OR EXISTS (SELECT 1 FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ?1 AND sync_id = ?2)
+                    """),
+                insert: try SQLiteStatement(db, sql: "INSERT INTO \(quoted)(\(names)) VALUES (\(placeholders))"))
+            tables[table.name] = statements
+            return statements
+        }
+
+        func registers(_ db: Database) throws -> SQLiteStatement {
+            if let registers { return registers }
+            let statement = try SQLiteStatement(db, sql: "INSERT INTO foldersync_clocks(tbl, sync_id, stamps) VALUES (?, ?, ?)")
+            registers = statement
             return statement
         }
     }
 
+    /// Inserts a row this client has never seen, with every column of the table in order: nothing to merge, so
+    /// every column wins as it is. Returns false, having changed nothing, when the row is known in any way.
+    private func insertNewRow(_ db: Database, _ change: SyncChange, table: SyncedTable, author: String,
+                              inserts: NewRowInserts) throws -> Bool {
+        let statements = try inserts.table(db, table, columns: columns[table.name] ?? [])
+        statements.probe.bind(table.name, at: 1)
+        statements.probe.bind(change.syncID, at: 2)
+        guard try statements.probe.integer() == 0 else { return false }
+        statements.insert.bind(change.syncID, at: 1)
+        var registers = RowRegisters()
+        var newest = HybridTimestamp.zero
+        for (offset, column) in change.columns.enumerated() {
+            statements.insert.bind(column.value, at: Int32(offset + 2))
+            // Distinct columns: a change set never carries one twice (ChangeSetRecord checks).
+            registers.append(column.column, timestamp: column.timestamp.rawValue, client: author)
+            if column.timestamp > newest { newest = column.timestamp }
+        }
+        try statements.insert.execute()
+        let save = try inserts.registers(db)
+        save.bind(table.name, at: 1)
+        save.bind(change.syncID, at: 2)
+        save.bind(registers.encoded, at: 3)
+        try save.execute()
+        clock.withLock { $0.observe(newest) }
+        return true
+    }
+
     private func applyChange(_ db: Database, _ change: SyncChange, author: String, localClient: String, checkUnpublished: Bool,
-                             resolutions: [ColumnKey: ConflictResolution], inserts: inout NewRowInserts, outcome: inout ApplyOutcome) throws {
+                             resolutions: [ColumnKey: ConflictResolution], inserts: NewRowInserts, outcome: inout ApplyOutcome) throws {
         guard let table = tablesByName[change.table], let known = columns[change.table] else {
             outcome.changesIgnored += 1
             outcome.warnings.append(SyncWarning(kind: .unknownFile, message: "change to unknown table \(change.table) ignored",
@@ -158,6 +208,11 @@ extension GRDBStore {
             return
         }
         let syncID = change.syncID
+        if change.kind == .insert && change.columns.count == known.count && zip(change.columns, known).allSatisfy({ $0.column == $1 }),
+           try insertNewRow(db, change, table: table, author: author, inserts: inserts) {
+            outcome.changesApplied += 1
+            return
+        }
         let tombstone = try tombstone(db, table.name, syncID, localClient: localClient)
         if table.deletePolicy == .lastWriterWins {
             if change.kind == .delete {
@@ -165,7 +220,7 @@ extension GRDBStore {
                     // First the writes the author made before deleting, like any update.
                     let writes = SyncChange(kind: .update, table: change.table, syncID: syncID, columns: change.columns)
                     try applyChange(db, writes, author: author, localClient: localClient, checkUnpublished: checkUnpublished,
-                                    resolutions: resolutions, inserts: &inserts, outcome: &outcome)
+                                    resolutions: resolutions, inserts: inserts, outcome: &outcome)
                 }
                 return try applyNewerDelete(db, change, table: table, author: author, localClient: localClient,
                                             tombstone: try self.tombstone(db, table.name, syncID, localClient: localClient),
@@ -209,23 +264,6 @@ extension GRDBStore {
         }
 
         var state = try rowState(db, table: table, syncID: syncID, checkUnpublished: checkUnpublished)
-        // A row never seen here (no registers, not deleted): every known column the change carries wins, as is.
-        if !state.exists && !state.hadRegisters && change.kind == .insert
-            && change.columns.count == known.count && zip(change.columns, known).allSatisfy({ $0.column == $1 }) {
-            var newest = HybridTimestamp.zero
-            for column in change.columns where column.timestamp > newest { newest = column.timestamp }
-            clock.withLock { $0.observe(newest) }
-            var arguments: [DatabaseValue] = [syncID.databaseValue]
-            arguments.reserveCapacity(known.count + 1)
-            for column in change.columns {
-                arguments.append(column.value.databaseValue)
-                state.registers.set(column.column, timestamp: column.timestamp.rawValue, client: author)
-            }
-            try inserts.statement(db, table: table, columns: known).execute(arguments: StatementArguments(arguments))
-            try saveRegisters(db, state.registers, table: table.name, syncID: syncID)
-            outcome.changesApplied += 1
-            return
-        }
         var assignments: [(String, DatabaseValue)] = []
         var markPending: [String] = [], dropPending: [String] = []
         for column in change.columns where known.contains(column.column) {
