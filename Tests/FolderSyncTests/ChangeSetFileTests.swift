@@ -602,3 +602,30 @@ private func inflateAll(_ compressed: [UInt8]) throws -> [UInt8] {
     }
     return output
 }
+
+@Suite("Change-set record sizes")
+struct ChangeSetRecordSizeTests {
+    @Test("The size the splitter computes without encoding is the encoded size, for every kind of value")
+    func computedSizeIsEncodedSize() {
+        let long = String(repeating: "é", count: 200)
+        let changes = [
+            SyncChange(kind: .insert, table: "items", syncID: "r", columns: [
+                ColumnChange(column: "a", value: .null, timestamp: timestamp(1)),
+                ColumnChange(column: "b", value: .integer(-1), timestamp: timestamp(2)),
+                ColumnChange(column: "c", value: .integer(.min), timestamp: timestamp(3)),
+                ColumnChange(column: "d", value: .integer(300), timestamp: timestamp(4)),
+                ColumnChange(column: "e", value: .real(-0.5), timestamp: timestamp(5)),
+                ColumnChange(column: long, value: .text(long), timestamp: timestamp(6)),
+                ColumnChange(column: "g", value: .blob(Data(repeating: 7, count: 130)), timestamp: timestamp(7)),
+                ColumnChange(column: "h", value: .text(""), timestamp: timestamp(8)),
+            ]),
+            SyncChange(kind: .update, table: "t", syncID: long, columns: [ColumnChange(column: "x", value: .integer(.max), timestamp: timestamp(9))]),
+            SyncChange(kind: .delete, table: "t", syncID: "gone", columns: [], deletionTimestamp: timestamp(10)),
+        ]
+        for change in changes {
+            var sink = ByteSink()
+            ChangeSetRecord.encode(change, into: &sink)
+            #expect(ChangeSetRecord.byteCount(of: change) == sink.bytes.count)
+        }
+    }
+}

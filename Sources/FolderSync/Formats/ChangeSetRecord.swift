@@ -70,6 +70,25 @@ enum ChangeSetRecord {
         }
     }
 
+    /// The size of `change`'s record, computed without encoding it (the splitter asks before every append).
+    static func byteCount(of change: SyncChange) -> Int {
+        func varint(_ value: UInt64) -> Int { (64 - (value | 1).leadingZeroBitCount + 6) / 7 }
+        func string(_ value: String) -> Int { let count = value.utf8.count; return varint(UInt64(count)) + count }
+        var total = 1 + string(change.table) + string(change.syncID) + (change.kind == .delete ? 8 : 0)
+        total += varint(UInt64(change.columns.count))
+        for column in change.columns {
+            total += string(column.column) + 8 + 1
+            switch column.value {
+            case .null: break
+            case .integer(let value): total += varint(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
+            case .real: total += 8
+            case .text(let value): total += string(value)
+            case .blob(let value): total += varint(UInt64(value.count)) + value.count
+            }
+        }
+        return total
+    }
+
     /// Reads one record and checks it is a well-formed change.
     static func decode(from source: inout some ByteSource) throws -> SyncChange {
         let kindByte = try source.readByte()

@@ -18,8 +18,15 @@ struct PendingMarks: Equatable {
     /// Decodes a `marks` value; `nil` is no mark.
     init(_ blob: Data?) throws {
         guard let blob, !blob.isEmpty else { return }
-        var source = ArrayByteSource([UInt8](blob))
-        while !source.isAtEnd { insert(try source.readString(what: "pending mark")) }
+        names = try blob.withUnsafeBytes { bytes in
+            var reader = BlobReader(bytes: bytes)
+            var names: [String] = []
+            while reader.remaining > 0 {
+                let name = try reader.string(what: "pending mark")
+                if !names.contains(name) { names.append(name) }
+            }
+            return names
+        }
     }
 
     var encoded: Data {

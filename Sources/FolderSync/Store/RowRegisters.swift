@@ -32,7 +32,7 @@ struct RowRegisters: Equatable {
     init(_ blob: Data?) throws {
         guard let blob, !blob.isEmpty else { return }
         registers = try blob.withUnsafeBytes { bytes in
-            var reader = RawReader(bytes: bytes)
+            var reader = BlobReader(bytes: bytes)
             let version = try reader.byte()
             guard version == 1 else { throw FormatViolation("registers of unknown version \(version)") }
             _ = try reader.bytes(8) // the newest timestamp, derived from the registers
@@ -139,42 +139,5 @@ struct RowRegisters: Equatable {
 extension RowRegisters.Register {
     func stamp(localClient: String) -> ChangeStamp {
         ChangeStamp(timestamp: HybridTimestamp(rawValue: timestamp), clientIdentifier: client ?? localClient)
-    }
-}
-
-/// Reads a `stamps` value in place: registers are decoded for every row a sync touches.
-private struct RawReader {
-    let bytes: UnsafeRawBufferPointer
-    var position = 0
-
-    var remaining: Int { bytes.count - position }
-
-    mutating func byte() throws -> UInt8 {
-        guard position < bytes.count else { throw FormatViolation("registers end in the middle of a field") }
-        defer { position += 1 }
-        return bytes[position]
-    }
-
-    mutating func bytes(_ count: Int) throws -> UnsafeRawBufferPointer {
-        guard count <= remaining else { throw FormatViolation("registers end in the middle of a field") }
-        defer { position += count }
-        return UnsafeRawBufferPointer(rebasing: bytes[position..<position + count])
-    }
-
-    mutating func varint() throws -> UInt64 {
-        var result: UInt64 = 0
-        for index in 0..<10 {
-            let byte = try byte()
-            if index == 9 && byte > 1 { throw FormatViolation("varint overflows 64 bits") }
-            result |= UInt64(byte & 0x7F) << (7 * UInt64(index))
-            if byte & 0x80 == 0 { return result }
-        }
-        throw FormatViolation("varint is longer than 10 bytes")
-    }
-
-    mutating func string(what: String) throws -> String {
-        let length = try varint()
-        guard length <= UInt64(remaining) else { throw FormatViolation("\(what) runs past the end of the registers") }
-        return try UTF8Text.string(try bytes(Int(length)), what: what)
     }
 }

@@ -72,7 +72,42 @@ final class SQLiteStatement {
         }
     }
 
-    private func reset() {
+    /// Steps to the next row: true when there is one. ``reset()`` when done with the rows.
+    func step() throws -> Bool {
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw error(code)
+        }
+    }
+
+    /// Column `column` of the current row.
+    func value(at column: Int32) -> SyncValue {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, column))
+        case SQLITE_TEXT: return .text(text(at: column))
+        case SQLITE_BLOB: return .blob(data(at: column) ?? Data())
+        default: return .null
+        }
+    }
+
+    /// Column `column` of the current row as text (its bytes as SQLite stores them, NUL included).
+    func text(at column: Int32) -> String {
+        guard let text = sqlite3_column_text(handle, column) else { return "" }
+        return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column))), as: UTF8.self)
+    }
+
+    /// Column `column` of the current row as bytes, `nil` for NULL.
+    func data(at column: Int32) -> Data? {
+        guard sqlite3_column_type(handle, column) != SQLITE_NULL else { return nil }
+        guard let bytes = sqlite3_column_blob(handle, column) else { return Data() }
+        return Data(bytes: bytes, count: Int(sqlite3_column_bytes(handle, column)))
+    }
+
+    /// Makes the statement ready to run again, with no value bound.
+    func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }
