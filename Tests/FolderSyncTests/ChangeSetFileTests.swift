@@ -629,3 +629,26 @@ struct ChangeSetRecordSizeTests {
         }
     }
 }
+
+@Suite("Change-set passes that skip records")
+struct ChangeSetSelectionTests {
+    @Test("Selecting deletes or blob values delivers exactly those, from the same file the full pass reads")
+    func selectedRecords() throws {
+        try withTemporaryDirectory { folder in
+            let url = folder.appendingPathComponent("set.syncchg")
+            let changes = sampleChanges()
+            _ = try writeChangeSet(changes, to: url)
+            var deletes: [SyncChange] = []
+            try ChangeSetReader.forEachChange(at: url, path: testPath, selecting: .deletes) { deletes.append($0) }
+            #expect(deletes == changes.filter { $0.kind == .delete })
+            var blobs: [SyncChange] = []
+            try ChangeSetReader.forEachChange(at: url, path: testPath, selecting: .blobValues) { blobs.append($0) }
+            #expect(blobs.map(\.syncID) == ["a"])
+            #expect(blobs.first?.columns == changes[0].columns.filter { if case .blob = $0.value { true } else { false } })
+            // A truncated body is still refused by a pass that skips.
+            let bytes = try readBytes(url)
+            try writeBytes(Array(bytes.dropLast(40)) , to: url)
+            #expect(throws: FolderSyncError.self) { try ChangeSetReader.forEachChange(at: url, path: testPath, selecting: .deletes) { _ in } }
+        }
+    }
+}

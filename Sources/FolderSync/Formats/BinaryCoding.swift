@@ -48,6 +48,8 @@ protocol ByteSource {
     /// (one allocation fewer per field: a change set's bulk decoding calls them millions of times).
     mutating func readUInt64() throws -> UInt64
     mutating func readString(what: String) throws -> String
+    /// Passes over `count` bytes (throws when fewer remain).
+    mutating func skipBytes(_ count: Int) throws
 }
 
 extension ByteSource {
@@ -77,6 +79,17 @@ extension ByteSource {
 
     mutating func readInt64() throws -> Int64 {
         Int64(bitPattern: try readUInt64())
+    }
+
+    mutating func skipBytes(_ count: Int) throws {
+        _ = try readBytes(count)
+    }
+
+    /// Passes over a varint length prefix and that many bytes.
+    mutating func skipLengthPrefixed(what: String) throws {
+        let length = try readVarint()
+        guard length <= UInt64(Int.max) else { throw FormatViolation("\(what) length \(length) is out of range") }
+        try skipBytes(Int(length))
     }
 
     /// A varint length prefix, then that many bytes.

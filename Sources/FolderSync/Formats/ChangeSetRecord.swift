@@ -89,10 +89,85 @@ enum ChangeSetRecord {
         return total
     }
 
-    /// Reads one record and checks it is a well-formed change.
-    static func decode(from source: inout some ByteSource) throws -> SyncChange {
+    /// Which records a pass over a change set needs decoded.
+    enum Selection {
+        /// Every change, whole and checked.
+        case all
+        /// Only deletes, whole; other records are skipped.
+        case deletes
+        /// Only the `BLOB` values (attachment references live there): each record that has one, with its table, sync
+        /// ID and blob columns only; other values and records are skipped. Not checked beyond its shape.
+        case blobValues
+    }
+
+    /// Reads one record; `nil` when `selection` skips it.
+    static func decode(from source: inout some ByteSource, selecting selection: Selection) throws -> SyncChange? {
+        switch selection {
+        case .all:
+            return try decode(from: &source)
+        case .deletes:
+            let kind = try readKind(from: &source)
+            if kind == .delete { return try decode(kind: kind, from: &source) }
+            try source.skipLengthPrefixed(what: "table name")
+            try source.skipLengthPrefixed(what: "sync ID")
+            var remaining = try source.readVarint()
+            while remaining > 0 {
+                try source.skipLengthPrefixed(what: "column name")
+                try source.skipBytes(8)
+                try skipValue(from: &source)
+                remaining -= 1
+            }
+            return nil
+        case .blobValues:
+            let kind = try readKind(from: &source)
+            let table = try source.readString(what: "table name")
+            let syncID = try source.readString(what: "sync ID")
+            if kind == .delete { try source.skipBytes(8) }
+            var remaining = try source.readVarint()
+            var columns: [ColumnChange] = []
+            while remaining > 0 {
+                let name = try source.readString(what: "column name")
+                let timestamp = HybridTimestamp(rawValue: try source.readUInt64())
+                let tag = try source.readByte()
+                if tag == ChangeSetFile.ValueTag.blob.rawValue {
+                    columns.append(ColumnChange(column: name, value: .blob(Data(try source.readLengthPrefixed(what: "blob value"))),
+                                                timestamp: timestamp))
+                } else {
+                    try skipPayload(of: tag, from: &source)
+                }
+                remaining -= 1
+            }
+            return columns.isEmpty ? nil : SyncChange(kind: kind, table: table, syncID: syncID, columns: columns)
+        }
+    }
+
+    private static func readKind(from source: inout some ByteSource) throws -> SyncChange.Kind {
         let kindByte = try source.readByte()
         guard let kind = SyncChange.Kind(rawValue: kindByte) else { throw FormatViolation("unknown change kind \(kindByte)") }
+        return kind
+    }
+
+    private static func skipValue(from source: inout some ByteSource) throws {
+        try skipPayload(of: try source.readByte(), from: &source)
+    }
+
+    private static func skipPayload(of tag: UInt8, from source: inout some ByteSource) throws {
+        switch ChangeSetFile.ValueTag(rawValue: tag) {
+        case .null: break
+        case .integer: _ = try source.readVarint()
+        case .real: try source.skipBytes(8)
+        case .text: try source.skipLengthPrefixed(what: "text value")
+        case .blob: try source.skipLengthPrefixed(what: "blob value")
+        case nil: throw FormatViolation("unknown value tag \(tag)")
+        }
+    }
+
+    /// Reads one record and checks it is a well-formed change.
+    static func decode(from source: inout some ByteSource) throws -> SyncChange {
+        try decode(kind: try readKind(from: &source), from: &source)
+    }
+
+    private static func decode(kind: SyncChange.Kind, from source: inout some ByteSource) throws -> SyncChange {
         let table = try source.readString(what: "table name")
         let syncID = try source.readString(what: "sync ID")
         let deletionTimestamp = kind == .delete ? HybridTimestamp(rawValue: try source.readUInt64()) : nil

@@ -349,7 +349,8 @@ open class SynchronizationOperation: @unchecked Sendable {
             guard header.schemaVersion <= store.schemaVersion else { continue } // parked, not applied
             changes += header.changeCount
             paths.append(candidate.path.description)
-            streams.append { body in try ChangeSetReader.forEachChange(at: url, path: candidate.path.description, body) }
+            // Only deletes can trip it: the other records are skipped, not decoded.
+            streams.append { body in try ChangeSetReader.forEachChange(at: url, path: candidate.path.description, selecting: .deletes, body) }
         }
         guard failSafe.couldTrip(changes: changes) else { return }
         let deletion = MassDeletion(tables: try store.rowsDeleted(by: streams).filter(failSafe.trips), changeSets: paths)
