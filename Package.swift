@@ -34,6 +34,8 @@ let package = Package(
             dependencies: [
                 "CZlib", "CFileSystem",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the few statements a bulk apply runs per change (Store/SQLiteStatement.swift).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),

@@ -13,7 +13,7 @@ extension InMemoryModelAdapter {
         }
     }
 
-    /// A column's last-writer-wins register (`foldersync_clocks`) or a tombstone: `client == nil` means this client.
+    /// A column's last-writer-wins register (one of those packed in a `foldersync_clocks` row) or a tombstone: `client == nil` means this client.
     struct Register: Hashable, Sendable {
         var timestamp: HybridTimestamp
         var client: String?

@@ -602,3 +602,53 @@ private func inflateAll(_ compressed: [UInt8]) throws -> [UInt8] {
     }
     return output
 }
+
+@Suite("Change-set record sizes")
+struct ChangeSetRecordSizeTests {
+    @Test("The size the splitter computes without encoding is the encoded size, for every kind of value")
+    func computedSizeIsEncodedSize() {
+        let long = String(repeating: "é", count: 200)
+        let changes = [
+            SyncChange(kind: .insert, table: "items", syncID: "r", columns: [
+                ColumnChange(column: "a", value: .null, timestamp: timestamp(1)),
+                ColumnChange(column: "b", value: .integer(-1), timestamp: timestamp(2)),
+                ColumnChange(column: "c", value: .integer(.min), timestamp: timestamp(3)),
+                ColumnChange(column: "d", value: .integer(300), timestamp: timestamp(4)),
+                ColumnChange(column: "e", value: .real(-0.5), timestamp: timestamp(5)),
+                ColumnChange(column: long, value: .text(long), timestamp: timestamp(6)),
+                ColumnChange(column: "g", value: .blob(Data(repeating: 7, count: 130)), timestamp: timestamp(7)),
+                ColumnChange(column: "h", value: .text(""), timestamp: timestamp(8)),
+            ]),
+            SyncChange(kind: .update, table: "t", syncID: long, columns: [ColumnChange(column: "x", value: .integer(.max), timestamp: timestamp(9))]),
+            SyncChange(kind: .delete, table: "t", syncID: "gone", columns: [], deletionTimestamp: timestamp(10)),
+        ]
+        for change in changes {
+            var sink = ByteSink()
+            ChangeSetRecord.encode(change, into: &sink)
+            #expect(ChangeSetRecord.byteCount(of: change) == sink.bytes.count)
+        }
+    }
+}
+
+@Suite("Change-set passes that skip records")
+struct ChangeSetSelectionTests {
+    @Test("Selecting deletes or blob values delivers exactly those, from the same file the full pass reads")
+    func selectedRecords() throws {
+        try withTemporaryDirectory { folder in
+            let url = folder.appendingPathComponent("set.syncchg")
+            let changes = sampleChanges()
+            _ = try writeChangeSet(changes, to: url)
+            var deletes: [SyncChange] = []
+            try ChangeSetReader.forEachChange(at: url, path: testPath, selecting: .deletes) { deletes.append($0) }
+            #expect(deletes == changes.filter { $0.kind == .delete })
+            var blobs: [SyncChange] = []
+            try ChangeSetReader.forEachChange(at: url, path: testPath, selecting: .blobValues) { blobs.append($0) }
+            #expect(blobs.map(\.syncID) == ["a"])
+            #expect(blobs.first?.columns == changes[0].columns.filter { if case .blob = $0.value { true } else { false } })
+            // A truncated body is still refused by a pass that skips.
+            let bytes = try readBytes(url)
+            try writeBytes(Array(bytes.dropLast(40)) , to: url)
+            #expect(throws: FolderSyncError.self) { try ChangeSetReader.forEachChange(at: url, path: testPath, selecting: .deletes) { _ in } }
+        }
+    }
+}

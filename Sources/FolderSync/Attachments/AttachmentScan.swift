@@ -8,7 +8,8 @@ enum AttachmentScan {
     static func references(inChangeSet url: URL, path: String) throws -> [(AttachmentReference, [ColumnKey])] {
         var order: [AttachmentReference] = []
         var keys: [AttachmentReference: [ColumnKey]] = [:]
-        try ChangeSetReader.forEachChange(at: url, path: path) { change in
+        // Only blob values can be references: the rest of each record is skipped, not decoded.
+        try ChangeSetReader.forEachChange(at: url, path: path, selecting: .blobValues) { change in
             for column in change.columns {
                 guard case .blob(let data) = column.value, let reference = AttachmentReference(databaseValue: data) else { continue }
                 if keys[reference] == nil { order.append(reference) }

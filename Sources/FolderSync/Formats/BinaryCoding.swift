@@ -44,6 +44,12 @@ protocol ByteSource {
     mutating func readByte() throws -> UInt8
     /// Exactly `count` bytes; throws rather than allocating when fewer remain.
     mutating func readBytes(_ count: Int) throws -> [UInt8]
+    /// Requirements with defaults below, so that a source holding the bytes in a buffer can read them in place
+    /// (one allocation fewer per field: a change set's bulk decoding calls them millions of times).
+    mutating func readUInt64() throws -> UInt64
+    mutating func readString(what: String) throws -> String
+    /// Passes over `count` bytes (throws when fewer remain).
+    mutating func skipBytes(_ count: Int) throws
 }
 
 extension ByteSource {
@@ -75,6 +81,17 @@ extension ByteSource {
         Int64(bitPattern: try readUInt64())
     }
 
+    mutating func skipBytes(_ count: Int) throws {
+        _ = try readBytes(count)
+    }
+
+    /// Passes over a varint length prefix and that many bytes.
+    mutating func skipLengthPrefixed(what: String) throws {
+        let length = try readVarint()
+        guard length <= UInt64(Int.max) else { throw FormatViolation("\(what) length \(length) is out of range") }
+        try skipBytes(Int(length))
+    }
+
     /// A varint length prefix, then that many bytes.
     mutating func readLengthPrefixed(what: String) throws -> [UInt8] {
         let length = try readVarint()
@@ -84,10 +101,39 @@ extension ByteSource {
 
     /// Length-prefixed UTF-8; invalid UTF-8 is refused, not repaired, so text round-trips byte for byte.
     mutating func readString(what: String) throws -> String {
-        let bytes = try readLengthPrefixed(what: what)
+        try UTF8Text.string(try readLengthPrefixed(what: what), what: what)
+    }
+}
+
+/// Strings from bytes that must be valid UTF-8.
+enum UTF8Text {
+    /// `bytes` as a string; invalid UTF-8 is refused, not repaired, so text round-trips byte for byte.
+    static func string(_ bytes: some Collection<UInt8>, what: String) throws -> String {
         let string = String(decoding: bytes, as: UTF8.self)
+        // ASCII (most identifiers and much text) cannot need repair: the byte-by-byte comparison is for the rest.
+        if isASCII(bytes) { return string }
         guard string.utf8.elementsEqual(bytes) else { throw FormatViolation("\(what) is not valid UTF-8") }
         return string
+    }
+
+    /// Whether every byte is below 0x80, eight at a time where the bytes are contiguous.
+    static func isASCII(_ bytes: some Collection<UInt8>) -> Bool {
+        if let result = bytes.withContiguousStorageIfAvailable({ buffer -> Bool in
+            let raw = UnsafeRawBufferPointer(buffer)
+            var index = 0
+            while index + 8 <= raw.count {
+                if raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+                index += 8
+            }
+            while index < raw.count {
+                if raw[index] >= 0x80 { return false }
+                index += 1
+            }
+            return true
+        }) {
+            return result
+        }
+        return bytes.allSatisfy { $0 < 0x80 }
     }
 }
 

@@ -37,6 +37,13 @@ public enum ChangeSetReader {
     /// Also checks the structure: the number of changes, each record's shape, and that the body ends
     /// exactly after the last change. Errors thrown by `body` pass through unchanged.
     public static func forEachChange(at url: URL, path: String, _ body: (SyncChange) throws -> Void) throws {
+        try forEachChange(at: url, path: path, selecting: .all, body)
+    }
+
+    /// The same pass, delivering only the records `selection` keeps; the others are checked for shape and skipped
+    /// without being decoded (a pass that looks for deletes or attachments need not build 100,000 changes).
+    static func forEachChange(at url: URL, path: String, selecting selection: ChangeSetRecord.Selection,
+                              _ body: (SyncChange) throws -> Void) throws {
         let file = try ChangeSetInputFile(url: url, path: path)
         let layout = try verify(file, path: path)
         var offset = UInt64(layout.headerByteCount)
@@ -53,13 +60,13 @@ public enum ChangeSetReader {
         var source = InflatedByteSource(inflater: inflater, expectedByteCount: layout.uncompressedByteCount)
         let total = layout.header.changeCount
         for index in 0..<total {
-            let change: SyncChange
+            let change: SyncChange?
             do {
-                change = try ChangeSetRecord.decode(from: &source)
+                change = try ChangeSetRecord.decode(from: &source, selecting: selection)
             } catch let violation as FormatViolation {
                 throw corrupt("change \(index + 1) of \(total) is malformed: \(violation.reason)", path: path)
             }
-            try body(change)
+            if let change { try body(change) }
         }
         do {
             guard try source.isAtEnd() else { throw FormatViolation("holds more data than its \(total) changes") }
@@ -214,6 +221,43 @@ private final class InflatedByteSource: ByteSource {
             position += take
         }
         return result
+    }
+
+    func readUInt64() throws -> UInt64 {
+        guard count - position >= 8 else {
+            var value: UInt64 = 0
+            for index in 0..<8 { value |= UInt64(try readByte()) << (8 * UInt64(index)) }
+            return value
+        }
+        defer { position += 8 }
+        return UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+    }
+
+    /// Length-prefixed UTF-8 made into a string straight from the buffer when it lies within it.
+    func readString(what: String) throws -> String {
+        var source = self // a class: the same reader, through a variable, for the protocol's mutating helpers
+        let length = try source.readVarint()
+        guard length <= UInt64(count - position) else {
+            guard length <= UInt64(Int.max) else { throw FormatViolation("\(what) length \(length) is out of range") }
+            return try UTF8Text.string(try readBytes(Int(length)), what: what)
+        }
+        let bytes = UnsafeRawBufferPointer(rebasing: buffer[position..<position + Int(length)])
+        position += Int(length)
+        return try UTF8Text.string(bytes, what: what)
+    }
+
+    func skipBytes(_ wanted: Int) throws {
+        guard UInt64(wanted) <= remainingByteCount else { throw FormatViolation("a field runs past the end of the body") }
+        var left = wanted
+        while left > 0 {
+            if position == count {
+                try refill()
+                guard count > 0 else { throw FormatViolation("ends in the middle of a record") }
+            }
+            let take = min(left, count - position)
+            position += take
+            left -= take
+        }
     }
 
     /// Whether the body is exhausted: the zlib stream ended exactly at the trailer's uncompressed length.

@@ -98,9 +98,7 @@ final class ChangeSetWriter {
 
     /// The uncompressed size `change` would add: lets the splitter start a new part before a limit is passed.
     func encodedByteCount(of change: SyncChange) -> Int {
-        record.bytes.removeAll(keepingCapacity: true)
-        ChangeSetRecord.encode(change, into: &record)
-        return record.bytes.count
+        ChangeSetRecord.byteCount(of: change)
     }
 
     /// Completes the file: the rest of the body, the trailer, the final header; then fsyncs and closes it.

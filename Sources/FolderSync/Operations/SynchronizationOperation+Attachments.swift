@@ -12,11 +12,13 @@ extension SynchronizationOperation {
     func storingLargeValues(of change: SyncChange) throws -> SyncChange {
         guard let threshold = attachmentThreshold else { return change }
         var change = change
-        let local = localLayout.attachmentStore
+        // The store (a URL built from the layout) only when a value needs it: this runs for every staged change.
+        var local: LocalAttachmentStore?
         for index in change.columns.indices {
             guard case .blob(let data) = change.columns[index].value, data.count >= threshold,
                   !AttachmentReference.looksLikeReference(data) else { continue }
-            change.columns[index].value = .blob(try local.add(value: data).databaseValue)
+            if local == nil { local = localLayout.attachmentStore }
+            change.columns[index].value = .blob(try local!.add(value: data).databaseValue)
         }
         return change
     }
@@ -24,11 +26,14 @@ extension SynchronizationOperation {
     /// Puts back the bytes of each large value this client has; one it lacks (gone) stays a reference.
     func restoringLargeValues(of change: SyncChange) throws -> SyncChange {
         var change = change
-        let local = localLayout.attachmentStore
+        // The store (a URL built from the layout) only when a value needs it: this runs for every applied change.
+        var local: LocalAttachmentStore?
         for index in change.columns.indices {
             guard case .blob(let data) = change.columns[index].value, let reference = AttachmentReference(databaseValue: data),
-                  reference.isInlineValue, local.contains(reference) else { continue }
-            change.columns[index].value = .blob(try LocalFiles.read(local.url(for: reference.sha256)))
+                  reference.isInlineValue else { continue }
+            if local == nil { local = localLayout.attachmentStore }
+            guard local!.contains(reference) else { continue }
+            change.columns[index].value = .blob(try LocalFiles.read(local!.url(for: reference.sha256)))
         }
         return change
     }

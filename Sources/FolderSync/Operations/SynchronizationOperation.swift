@@ -60,6 +60,9 @@ open class SynchronizationOperation: @unchecked Sendable {
     /// The ledger, read once per sync and kept current as sets are applied: reading it (every set ever applied)
     /// at each step made a sync cost what exists rather than what is new.
     private var ledger: [String: Set<Int64>]?
+    /// Change sets this operation staged with no `BLOB` value at all: they cannot reference an attachment, so
+    /// publishing them needs no scan of their records. Sets staged by an earlier sync are scanned.
+    private var stagedWithoutBlobs = Set<String>()
 
     /// An operation ready to ``run()``; see the properties for each argument.
     ///
@@ -203,12 +206,17 @@ open class SynchronizationOperation: @unchecked Sendable {
                 return .init(url: directory.appendingPathComponent(name), changeSetIdentifier: identifier)
             }
         var parts: [ChangeSetSplitter.Part] = []
-        let count = try store.stageChanges(sequence: state.nextSequence, emit: { try splitter.append(self.storingLargeValues(of: $0)) }, seal: {
+        var sawBlob = false
+        let count = try store.stageChanges(sequence: state.nextSequence, emit: { change in
+            if !sawBlob { sawBlob = change.columns.contains { if case .blob = $0.value { true } else { false } } }
+            try splitter.append(self.storingLargeValues(of: change))
+        }, seal: {
             parts = try splitter.finish()
             LocalFiles.syncDirectory(directory.path)
             return parts.last?.header.sequence ?? state.nextSequence
         })
         if count > 0, let last = parts.last {
+            if !sawBlob { stagedWithoutBlobs.formUnion(parts.map(\.url.path)) }
             state.nextSequence = last.header.sequence + 1
             environment.logger.debug("Staged \(count) changes in \(parts.count) change set(s) up to \(last.header.sequence)")
         }
@@ -352,7 +360,8 @@ open class SynchronizationOperation: @unchecked Sendable {
             guard header.schemaVersion <= store.schemaVersion else { continue } // parked, not applied
             changes += header.changeCount
             paths.append(candidate.path.description)
-            streams.append { body in try ChangeSetReader.forEachChange(at: url, path: candidate.path.description, body) }
+            // Only deletes can trip it: the other records are skipped, not decoded.
+            streams.append { body in try ChangeSetReader.forEachChange(at: url, path: candidate.path.description, selecting: .deletes, body) }
         }
         guard failSafe.couldTrip(changes: changes) else { return }
         let deletion = MassDeletion(tables: try store.rowsDeleted(by: streams).filter(failSafe.trips), changeSets: paths)
@@ -460,7 +469,7 @@ open class SynchronizationOperation: @unchecked Sendable {
             try Task.checkCancellation()
             let url = directory.appendingPathComponent(name)
             let header = try ChangeSetReader.readHeader(at: url, path: url.path)
-            try await publishAttachments(referencedBy: url)
+            if !stagedWithoutBlobs.contains(url.path) { try await publishAttachments(referencedBy: url) }
             try await publishChangeSet(from: url, name: name)
             report.remoteRequests += 1
             report.changeSetsSent += 1

@@ -6,9 +6,11 @@ extension GRDBStore {
     private struct RowState {
         var exists: Bool
         var values: Row?
-        var stamps: [String: ChangeStamp]
+        var registers: RowRegisters
+        /// Whether the row had a `foldersync_clocks` row.
+        var hadRegisters: Bool
         /// Columns with local changes not yet published (pending or staged).
-        var unpublished: Set<String>
+        var unpublished: PendingMarks
     }
 
     func tombstone(_ db: Database, _ table: String, _ syncID: String, localClient: String) throws -> ChangeStamp? {
@@ -17,29 +19,68 @@ extension GRDBStore {
             .map { ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: $0[0])), clientIdentifier: $0[1] ?? localClient) }
     }
 
-    /// Each column register's stamp for one row; a register with no client is this client's.
-    private func columnStamps(_ db: Database, table: String, syncID: String, localClient: String) throws -> [String: ChangeStamp] {
-        var stamps: [String: ChangeStamp] = [:]
-        let clocks = try Row.fetchCursor(db.cachedStatement(sql: "SELECT col, hlc, client FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?"),
-                                         arguments: [table, syncID])
-        while let row = try clocks.next() {
-            stamps[row[0]] = ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: row[1])), clientIdentifier: row[2] ?? localClient)
-        }
-        return stamps
+    /// The row's registers as stored, or `nil` when it has no `foldersync_clocks` row.
+    func registers(_ db: Database, table: String, syncID: String) throws -> RowRegisters? {
+        try Data.fetchOne(db.cachedStatement(sql: "SELECT stamps FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?"),
+                          arguments: [table, syncID]).map { try RowRegisters($0) }
     }
 
-    private func rowState(_ db: Database, table: SyncedTable, syncID: String, localClient: String, checkUnpublished: Bool) throws -> RowState {
-        let stamps = try columnStamps(db, table: table.name, syncID: syncID, localClient: localClient)
-        var unpublished: Set<String> = []
-        if checkUnpublished {
-            unpublished = Set(try String.fetchAll(db.cachedStatement(sql: """
-                SELECT col FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ?
-                """), arguments: [table.name, syncID]))
+    /// Stores the row's registers (an empty set removes its `foldersync_clocks` row).
+    func saveRegisters(_ db: Database, _ registers: RowRegisters, table: String, syncID: String) throws {
+        if registers.isEmpty {
+            try db.cachedStatement(sql: "DELETE FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?").execute(arguments: [table, syncID])
+        } else {
+            try db.cachedStatement(sql: """
+                INSERT INTO foldersync_clocks(tbl, sync_id, stamps) VALUES (?, ?, ?)
+                ON CONFLICT(tbl, sync_id) DO UPDATE SET stamps = excluded.stamps
+                """).execute(arguments: [table, syncID, registers.encoded])
+        }
+    }
+
+    /// Every mark of the row, staged or not: its local changes not yet published.
+    func unpublishedMarks(_ db: Database, table: String, syncID: String) throws -> PendingMarks {
+        var marks = PendingMarks()
+        let rows = try Data.fetchCursor(db.cachedStatement(sql: """
+            SELECT marks FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ?
+            """), arguments: [table, syncID])
+        while let blob = try rows.next() { marks.formUnion(try PendingMarks(blob)) }
+        return marks
+    }
+
+    /// Changes the marks of the row's pending row not yet staged: adds `add`, removes `remove`; a row left with
+    /// no mark is deleted.
+    func updatePendingMarks(_ db: Database, table: String, syncID: String, add: [String], remove: [String]) throws {
+        guard !add.isEmpty || !remove.isEmpty else { return }
+        let pending = LocalLayout.unsynchronizedChangesTable
+        var marks = try PendingMarks(try Data.fetchOne(db.cachedStatement(sql: """
+            SELECT marks FROM \(pending) WHERE tbl = ? AND sync_id = ? AND staged_in = 0
+            """), arguments: [table, syncID]))
+        for name in remove { marks.remove(name) }
+        for name in add { marks.insert(name) }
+        if marks.isEmpty {
+            try db.cachedStatement(sql: "DELETE FROM \(pending) WHERE tbl = ? AND sync_id = ? AND staged_in = 0")
+                .execute(arguments: [table, syncID])
+        } else {
+            try db.cachedStatement(sql: """
+                INSERT INTO \(pending)(tbl, sync_id, staged_in, marks) VALUES (?, ?, 0, ?)
+                ON CONFLICT(tbl, sync_id, staged_in) DO UPDATE SET marks = excluded.marks
+                """).execute(arguments: [table, syncID, marks.encoded])
+        }
+    }
+
+    private func rowState(_ db: Database, table: SyncedTable, syncID: String, checkUnpublished: Bool) throws -> RowState {
+        let stored = try registers(db, table: table.name, syncID: syncID)
+        let unpublished = checkUnpublished ? try unpublishedMarks(db, table: table.name, syncID: syncID) : PendingMarks()
+        // The values are needed only to tell a conflict: a column changed here and not yet published.
+        if unpublished.isEmpty {
+            return RowState(exists: try rowExists(db, table: table, syncID: syncID), values: nil,
+                            registers: stored ?? RowRegisters(), hadRegisters: stored != nil, unpublished: unpublished)
         }
         let values = try Row.fetchOne(db.cachedStatement(sql: """
             SELECT * FROM \(table.name.quotedDatabaseIdentifier) WHERE \(table.syncIDColumn.quotedDatabaseIdentifier) = ?
             """), arguments: [syncID])
-        return RowState(exists: values != nil, values: values?.copy(), stamps: stamps, unpublished: unpublished)
+        return RowState(exists: values != nil, values: values?.copy(), registers: stored ?? RowRegisters(),
+                        hadRegisters: stored != nil, unpublished: unpublished)
     }
 
     public func conflicts(author: String, localClient: String, changes: ChangeStream) throws -> [SyncConflict] {
@@ -48,10 +89,11 @@ extension GRDBStore {
                 var found: [SyncConflict] = []
                 try changes { change in
                     guard change.kind != .delete, let table = tablesByName[change.table] else { return }
-                    let state = try rowState(db, table: table, syncID: change.syncID, localClient: localClient, checkUnpublished: true)
+                    let state = try rowState(db, table: table, syncID: change.syncID, checkUnpublished: true)
                     guard state.exists, let values = state.values else { return }
                     for column in change.columns where state.unpublished.contains(column.column) {
-                        guard let local = state.stamps[column.column], local.clientIdentifier == localClient else { continue }
+                        guard let local = state.registers.stamp(of: column.column, localClient: localClient),
+                              local.clientIdentifier == localClient else { continue }
                         let localValue = SyncValue(values[column.column] as DatabaseValue)
                         guard localValue != column.value else { continue }
                         found.append(SyncConflict(key: ColumnKey(table: change.table, syncID: change.syncID, column: column.column),
@@ -76,11 +118,12 @@ extension GRDBStore {
                 }
                 let hasUnpublished = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(LocalLayout.unsynchronizedChangesTable))") ?? false
                 var touched = Set<String>()
+                let inserts = NewRowInserts()
                 try changes { change in
                     try applyChange(db, change, author: header.clientIdentifier, localClient: localClient,
-                                    checkUnpublished: hasUnpublished, resolutions: resolutions, outcome: &outcome)
+                                    checkUnpublished: hasUnpublished, resolutions: resolutions, inserts: inserts, outcome: &outcome)
                     // A delete can leave rows of any table pointing at nothing.
-                    if change.kind == .delete { touched.formUnion(tablesByName.keys) } else { touched.insert(change.table) }
+                    if change.kind == .delete { touched.formUnion(tablesByName.keys) } else if !touched.contains(change.table) { touched.insert(change.table) }
                 }
                 try db.execute(sql: "INSERT INTO \(ledger)(client, sequence, change_set_id) VALUES (?, ?, ?)",
                                arguments: [header.clientIdentifier, header.sequence, header.changeSetIdentifier])
@@ -91,8 +134,73 @@ extension GRDBStore {
         }
     }
 
+    /// The fast path's statements, prepared once per applied change set: most changes of a bulk sync are rows
+    /// this client has never seen, which need no merge, only an insert of the row and of its registers.
+    private final class NewRowInserts {
+        struct Table {
+            /// 1 when the row, its registers, a tombstone or a pending change exists: the merge rules apply.
+            let probe: SQLiteStatement
+            /// The sync ID, then every column in table order.
+            let insert: SQLiteStatement
+        }
+
+        private var tables: [String: Table] = [:]
+        private var registers: SQLiteStatement?
+
+        func table(_ db: Database, _ table: SyncedTable, columns: [String]) throws -> Table {
+            if let statements = tables[table.name] { return statements }
+            let quoted = table.name.quotedDatabaseIdentifier, id = table.syncIDColumn.quotedDatabaseIdentifier
+            let names = ([id] + columns.map(\.quotedDatabaseIdentifier)).joined(separator: ", ")
+            let placeholders = Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")
+            let statements = Table(
+                probe: try SQLiteStatement(db, sql: """
+                    SELECT EXISTS (SELECT 1 FROM \(quoted) WHERE \(id) = ?2)
+                        OR EXISTS (SELECT 1 FROM foldersync_clocks WHERE tbl = ?1 AND sync_id = ?2)
+                        OR EXISTS (SELECT 1 FROM foldersync_tombstones WHERE tbl = ?1 AND sync_id = ?2)
+                        OR EXISTS (SELECT 1 FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ?1 AND sync_id = ?2)
+                    """),
+                insert: try SQLiteStatement(db, sql: "INSERT INTO \(quoted)(\(names)) VALUES (\(placeholders))"))
+            tables[table.name] = statements
+            return statements
+        }
+
+        func registers(_ db: Database) throws -> SQLiteStatement {
+            if let registers { return registers }
+            let statement = try SQLiteStatement(db, sql: "INSERT INTO foldersync_clocks(tbl, sync_id, stamps) VALUES (?, ?, ?)")
+            registers = statement
+            return statement
+        }
+    }
+
+    /// Inserts a row this client has never seen, with every column of the table in order: nothing to merge, so
+    /// every column wins as it is. Returns false, having changed nothing, when the row is known in any way.
+    private func insertNewRow(_ db: Database, _ change: SyncChange, table: SyncedTable, author: String,
+                              inserts: NewRowInserts) throws -> Bool {
+        let statements = try inserts.table(db, table, columns: columns[table.name] ?? [])
+        statements.probe.bind(table.name, at: 1)
+        statements.probe.bind(change.syncID, at: 2)
+        guard try statements.probe.integer() == 0 else { return false }
+        statements.insert.bind(change.syncID, at: 1)
+        var registers = RowRegisters()
+        var newest = HybridTimestamp.zero
+        for (offset, column) in change.columns.enumerated() {
+            statements.insert.bind(column.value, at: Int32(offset + 2))
+            // Distinct columns: a change set never carries one twice (ChangeSetRecord checks).
+            registers.append(column.column, timestamp: column.timestamp.rawValue, client: author)
+            if column.timestamp > newest { newest = column.timestamp }
+        }
+        try statements.insert.execute()
+        let save = try inserts.registers(db)
+        save.bind(table.name, at: 1)
+        save.bind(change.syncID, at: 2)
+        save.bind(registers.encoded, at: 3)
+        try save.execute()
+        clock.withLock { $0.observe(newest) }
+        return true
+    }
+
     private func applyChange(_ db: Database, _ change: SyncChange, author: String, localClient: String, checkUnpublished: Bool,
-                             resolutions: [ColumnKey: ConflictResolution], outcome: inout ApplyOutcome) throws {
+                             resolutions: [ColumnKey: ConflictResolution], inserts: NewRowInserts, outcome: inout ApplyOutcome) throws {
         guard let table = tablesByName[change.table], let known = columns[change.table] else {
             outcome.changesIgnored += 1
             outcome.warnings.append(SyncWarning(kind: .unknownFile, message: "change to unknown table \(change.table) ignored",
@@ -100,6 +208,11 @@ extension GRDBStore {
             return
         }
         let syncID = change.syncID
+        if change.kind == .insert && change.columns.count == known.count && zip(change.columns, known).allSatisfy({ $0.column == $1 }),
+           try insertNewRow(db, change, table: table, author: author, inserts: inserts) {
+            outcome.changesApplied += 1
+            return
+        }
         let tombstone = try tombstone(db, table.name, syncID, localClient: localClient)
         if table.deletePolicy == .lastWriterWins {
             if change.kind == .delete {
@@ -107,7 +220,7 @@ extension GRDBStore {
                     // First the writes the author made before deleting, like any update.
                     let writes = SyncChange(kind: .update, table: change.table, syncID: syncID, columns: change.columns)
                     try applyChange(db, writes, author: author, localClient: localClient, checkUnpublished: checkUnpublished,
-                                    resolutions: resolutions, outcome: &outcome)
+                                    resolutions: resolutions, inserts: inserts, outcome: &outcome)
                 }
                 return try applyNewerDelete(db, change, table: table, author: author, localClient: localClient,
                                             tombstone: try self.tombstone(db, table.name, syncID, localClient: localClient),
@@ -135,17 +248,14 @@ extension GRDBStore {
         if change.kind == .delete {
             let timestamp = change.deletionTimestamp ?? .zero
             clock.withLock { $0.observe(timestamp) }
-            let dropped = checkUnpublished ? try Int.fetchOne(db, sql: """
-                SELECT count(*) FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ?
-                """, arguments: [table.name, syncID]) ?? 0 : 0
-            if dropped > 0 {
+            if checkUnpublished, try !unpublishedMarks(db, table: table.name, syncID: syncID).isEmpty {
                 outcome.warnings.append(SyncWarning(kind: .changeToDeletedRow,
                                                     message: "local changes to \(table.name) \(syncID) were dropped: client \(author) deleted the row",
                                                     table: table.name, syncID: syncID))
             }
             try db.execute(sql: "DELETE FROM \(quotedTable) WHERE \(id) = ?", arguments: [syncID])
             try db.execute(sql: "DELETE FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?", arguments: [table.name, syncID])
-            try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ? AND staged_in IS NULL",
+            try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ? AND staged_in = 0",
                            arguments: [table.name, syncID])
             try db.execute(sql: "INSERT INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, ?)",
                            arguments: [table.name, syncID, Int64(bitPattern: timestamp.rawValue), author])
@@ -153,20 +263,14 @@ extension GRDBStore {
             return
         }
 
-        let state = try rowState(db, table: table, syncID: syncID, localClient: localClient, checkUnpublished: checkUnpublished)
+        var state = try rowState(db, table: table, syncID: syncID, checkUnpublished: checkUnpublished)
         var assignments: [(String, DatabaseValue)] = []
-        let setClock = try db.cachedStatement(sql: "INSERT OR REPLACE INTO foldersync_clocks(tbl, sync_id, col, hlc, client) VALUES (?, ?, ?, ?, ?)")
-        let markPending = try db.cachedStatement(sql: """
-            INSERT OR REPLACE INTO \(LocalLayout.unsynchronizedChangesTable)(tbl, sync_id, col, staged_in) VALUES (?, ?, ?, NULL)
-            """)
-        let dropPending = try db.cachedStatement(sql: """
-            DELETE FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ? AND col = ? AND staged_in IS NULL
-            """)
+        var markPending: [String] = [], dropPending: [String] = []
         for column in change.columns where known.contains(column.column) {
             clock.withLock { $0.observe(column.timestamp) }
             let name = column.column
             let remote = ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)
-            let local = state.stamps[name]
+            let local = state.registers.stamp(of: name, localClient: localClient)
             let remoteWins = local.map { remote > $0 } ?? true
             // A conflict: this client changed the column and has not published it.
             if state.exists, state.unpublished.contains(name), let local, local.clientIdentifier == localClient,
@@ -187,21 +291,23 @@ extension GRDBStore {
                         // Record the decision as a new local change, newer than both, so every replica converges on it.
                         let stamp = clock.withLock { $0.tick(now: now()) }
                         assignments.append((name, decided.databaseValue))
-                        try setClock.execute(arguments: [table.name, syncID, name, Int64(bitPattern: stamp.rawValue), nil as String?])
-                        try markPending.execute(arguments: [table.name, syncID, name])
+                        state.registers.set(name, timestamp: stamp.rawValue, client: nil)
+                        markPending.append(name)
                         continue
                     }
                 }
             }
             guard remoteWins else { continue }
             assignments.append((name, column.value.databaseValue))
-            try setClock.execute(arguments: [table.name, syncID, name, Int64(bitPattern: column.timestamp.rawValue), author])
-            if state.unpublished.contains(name) { try dropPending.execute(arguments: [table.name, syncID, name]) }
+            state.registers.set(name, timestamp: column.timestamp.rawValue, client: author)
+            if state.unpublished.contains(name) { dropPending.append(name) }
         }
         if assignments.isEmpty && (state.exists || change.kind != .insert) {
             outcome.changesIgnored += 1
             return
         }
+        if !assignments.isEmpty { try saveRegisters(db, state.registers, table: table.name, syncID: syncID) }
+        try updatePendingMarks(db, table: table.name, syncID: syncID, add: markPending, remove: dropPending)
         let names = assignments.map(\.0.quotedDatabaseIdentifier)
         var arguments = StatementArguments(assignments.map(\.1))
         if state.exists {
@@ -235,7 +341,7 @@ extension GRDBStore {
             try db.execute(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, ?)",
                            arguments: [table.name, change.syncID, Int64(bitPattern: timestamp.rawValue), author])
         }
-        let newest = try columnStamps(db, table: table.name, syncID: change.syncID, localClient: localClient).values.max()
+        let newest = try registers(db, table: table.name, syncID: change.syncID)?.newest(localClient: localClient)
         guard try rowExists(db, table: table, syncID: change.syncID), newest.map({ delete > $0 }) ?? true else {
             outcome.changesIgnored += 1
             return
@@ -248,7 +354,7 @@ extension GRDBStore {
             }
         }
         try db.execute(sql: "DELETE FROM \(quoted) WHERE \(id) = ?", arguments: [change.syncID])
-        try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ? AND staged_in IS NULL",
+        try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ? AND staged_in = 0",
                        arguments: [table.name, change.syncID])
         outcome.changesApplied += 1
     }
@@ -257,19 +363,20 @@ extension GRDBStore {
     /// the newest of them is newer than the delete.
     private func applyToDeletedRow(_ db: Database, _ change: SyncChange, table: SyncedTable, author: String, localClient: String,
                                    tombstone: ChangeStamp, outcome: inout ApplyOutcome) throws {
-        var stamps = try columnStamps(db, table: table.name, syncID: change.syncID, localClient: localClient)
+        var stamps = try registers(db, table: table.name, syncID: change.syncID) ?? RowRegisters()
         let known = Set(columns[table.name] ?? [])
+        var changed = false
         for column in change.columns where known.contains(column.column) {
             clock.withLock { $0.observe(column.timestamp) }
             let remote = ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)
-            guard stamps[column.column].map({ remote > $0 }) ?? true else { continue }
-            stamps[column.column] = remote
+            guard stamps.stamp(of: column.column, localClient: localClient).map({ remote > $0 }) ?? true else { continue }
+            stamps.set(column.column, timestamp: column.timestamp.rawValue, client: author)
+            changed = true
             try db.execute(sql: "INSERT OR REPLACE INTO foldersync_shadow(tbl, sync_id, col, value) VALUES (?, ?, ?, ?)",
                            arguments: [table.name, change.syncID, column.column, column.value.databaseValue])
-            try db.execute(sql: "INSERT OR REPLACE INTO foldersync_clocks(tbl, sync_id, col, hlc, client) VALUES (?, ?, ?, ?, ?)",
-                           arguments: [table.name, change.syncID, column.column, Int64(bitPattern: column.timestamp.rawValue), author])
         }
-        guard let newest = stamps.values.max(), newest > tombstone else {
+        if changed { try saveRegisters(db, stamps, table: table.name, syncID: change.syncID) }
+        guard let newest = stamps.newest(localClient: localClient), newest > tombstone else {
             outcome.changesIgnored += 1
             return
         }

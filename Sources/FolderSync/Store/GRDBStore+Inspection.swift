@@ -9,9 +9,7 @@ extension GRDBStore {
     public func stamp(of key: ColumnKey, localClient: String) throws -> ChangeStamp? {
         try wrap("reading a column stamp") {
             try database.read { db in
-                try Row.fetchOne(db, sql: "SELECT hlc, client FROM foldersync_clocks WHERE tbl = ? AND sync_id = ? AND col = ?",
-                                 arguments: [key.table, key.syncID, key.column])
-                    .map { ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: $0[0])), clientIdentifier: $0[1] ?? localClient) }
+                try registers(db, table: key.table, syncID: key.syncID)?.stamp(of: key.column, localClient: localClient)
             }
         }
     }

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// Installing a whole store that covers less than this client published: its own published writes stay.
@@ -22,13 +23,22 @@ extension GRDBStore {
         let pending = LocalLayout.unsynchronizedChangesTable
         for table in tables {
             let quoted = table.name.quotedDatabaseIdentifier, id = table.syncIDColumn.quotedDatabaseIdentifier
-            for name in columns[table.name] ?? [] {
-                let rows = try Row.fetchAll(db, sql: """
-                    SELECT c.sync_id, c.hlc, t.\(name.quotedDatabaseIdentifier) FROM foldersync_clocks c JOIN \(quoted) t ON t.\(id) = c.sync_id
-                    WHERE c.tbl = ? AND c.col = ? AND c.client IS NULL
-                      AND NOT EXISTS (SELECT 1 FROM \(pending) p WHERE p.tbl = c.tbl AND p.sync_id = c.sync_id)
-                    """, arguments: [table.name, name])
-                writes.columns[table.name, default: []] += rows.map { .init(syncID: $0[0], column: name, stamp: $0[1], value: $0[2]) }
+            let names = columns[table.name] ?? []
+            if !names.isEmpty {
+                let rows = try Row.fetchCursor(db, sql: """
+                    SELECT c.sync_id, c.stamps, \(names.map { "t." + $0.quotedDatabaseIdentifier }.joined(separator: ", "))
+                    FROM foldersync_clocks c JOIN \(quoted) t ON t.\(id) = c.sync_id
+                    WHERE c.tbl = ? AND NOT EXISTS (SELECT 1 FROM \(pending) p WHERE p.tbl = c.tbl AND p.sync_id = c.sync_id)
+                    """, arguments: [table.name])
+                while let row = try rows.next() {
+                    let syncID: String = row[0]
+                    let registers = try RowRegisters(row[1] as Data?)
+                    for (index, name) in names.enumerated() {
+                        guard let register = registers[name], register.client == nil else { continue }
+                        writes.columns[table.name, default: []].append(
+                            .init(syncID: syncID, column: name, stamp: Int64(bitPattern: register.timestamp), value: row[index + 2]))
+                    }
+                }
             }
             guard table.deletePolicy == .deleteWins else { continue } // last writer wins keeps deleted rows' registers
             writes.deletes[table.name] = try Row.fetchAll(db, sql: """
@@ -59,9 +69,9 @@ extension GRDBStore {
                     """, arguments: [table.name, syncID, raw])
             }
             for write in writes.columns[table.name] ?? [] {
-                let existing = try Row.fetchOne(db, sql: "SELECT hlc, client FROM foldersync_clocks WHERE tbl = ? AND sync_id = ? AND col = ?",
-                                                arguments: [table.name, write.syncID, write.column])
-                guard existing.map({ stamp(write.stamp, nil) > stamp($0[0], $0[1]) }) ?? true else { continue }
+                var registers = try self.registers(db, table: table.name, syncID: write.syncID) ?? RowRegisters()
+                guard registers[write.column].map({ stamp(write.stamp, nil) > stamp(Int64(bitPattern: $0.timestamp), $0.client) }) ?? true
+                else { continue }
                 if try rowExists(db, table: table, syncID: write.syncID) {
                     try db.execute(sql: "UPDATE \(quoted) SET \(write.column.quotedDatabaseIdentifier) = ? WHERE \(id) = ?",
                                    arguments: [write.value, write.syncID])
@@ -71,10 +81,8 @@ extension GRDBStore {
                 } else {
                     continue // deleted in the store: the delete wins
                 }
-                try db.execute(sql: """
-                    INSERT INTO foldersync_clocks(tbl, sync_id, col, hlc, client) VALUES (?, ?, ?, ?, NULL)
-                    ON CONFLICT(tbl, sync_id, col) DO UPDATE SET hlc = excluded.hlc, client = NULL
-                    """, arguments: [table.name, write.syncID, write.column, write.stamp])
+                registers.set(write.column, timestamp: UInt64(bitPattern: write.stamp), client: nil)
+                try saveRegisters(db, registers, table: table.name, syncID: write.syncID)
             }
         }
     }

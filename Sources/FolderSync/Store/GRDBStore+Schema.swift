@@ -2,26 +2,29 @@ import GRDB
 
 /// The bookkeeping tables and change-capture triggers a ``GRDBStore`` keeps in the app's database.
 ///
-/// Everything is named `foldersync_…`. Triggers call two SQL functions that
-/// only the store's own connection defines: `foldersync_capturing()` (false
-/// while remote changes are applied, so they are not echoed back) and
-/// `foldersync_tick()` (the next hybrid-logical-clock timestamp). A write
-/// through another connection fails with "no such function" rather than going
+/// Everything is named `foldersync_…`. Triggers call SQL functions that only the store's own connection
+/// defines (``StoreFunctions``): `foldersync_capturing()` (false while remote changes are applied, so they
+/// are not echoed back), `foldersync_stamp(…)` (the row's registers with some columns written now) and
+/// `foldersync_mark(…)`. A write through another connection fails with "no such function" rather than going
 /// unrecorded.
+///
+/// One bookkeeping row per synced row, not per column: `foldersync_clocks` holds a row's last-writer-wins
+/// registers packed in one BLOB (``RowRegisters``), and the pending table one row per synced row and staging
+/// state (`staged_in` 0 while not yet staged, else the sequence it was staged in) with its marked columns
+/// packed in one BLOB (``PendingMarks``).
 enum StoreSchema {
     static let bookkeeping = """
         CREATE TABLE IF NOT EXISTS foldersync_meta(
             key TEXT PRIMARY KEY NOT NULL, value BLOB) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS foldersync_clocks(
-            tbl TEXT NOT NULL, sync_id TEXT NOT NULL, col TEXT NOT NULL,
-            hlc INTEGER NOT NULL, client TEXT,
-            PRIMARY KEY(tbl, sync_id, col)) WITHOUT ROWID;
+            tbl TEXT NOT NULL, sync_id TEXT NOT NULL, stamps BLOB NOT NULL,
+            PRIMARY KEY(tbl, sync_id)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS foldersync_tombstones(
             tbl TEXT NOT NULL, sync_id TEXT NOT NULL, hlc INTEGER NOT NULL, client TEXT,
             PRIMARY KEY(tbl, sync_id)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS \(LocalLayout.unsynchronizedChangesTable)(
-            tbl TEXT NOT NULL, sync_id TEXT NOT NULL, col TEXT NOT NULL, staged_in INTEGER,
-            PRIMARY KEY(tbl, sync_id, col)) WITHOUT ROWID;
+            tbl TEXT NOT NULL, sync_id TEXT NOT NULL, staged_in INTEGER NOT NULL, marks BLOB NOT NULL,
+            PRIMARY KEY(tbl, sync_id, staged_in)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS foldersync_shadow(
             tbl TEXT NOT NULL, sync_id TEXT NOT NULL, col TEXT NOT NULL, value,
             PRIMARY KEY(tbl, sync_id, col)) WITHOUT ROWID;
@@ -30,7 +33,7 @@ enum StoreSchema {
             PRIMARY KEY(client, sequence)) WITHOUT ROWID;
         """
 
-    /// Marks in the pending table's `col` for whole-row events (real column names never start with `#`).
+    /// Marks in the pending table's `marks` for whole-row events (real column names never start with `#`).
     static let createdMarker = "#created"
     static let deletedMarker = "#deleted"
 
@@ -45,27 +48,30 @@ enum StoreSchema {
         for kind in ["insert", "update", "delete"] {
             try db.execute(sql: "DROP TRIGGER IF EXISTS \"foldersync_\(name)_\(kind)\"")
         }
-        let allColumns = columns.map { "(\(lit($0)))" }.joined(separator: ", ")
-        let changedColumns = columns.map { "(\(lit($0)), NEW.\($0.quotedDatabaseIdentifier) IS NOT OLD.\($0.quotedDatabaseIdentifier))" }
-            .joined(separator: ", ")
+        let allColumns = columns.map(lit).joined(separator: ", ")
+        // Each changed column's name, NULL for the others (the functions skip NULLs).
+        let changedColumns = columns.map {
+            "CASE WHEN NEW.\($0.quotedDatabaseIdentifier) IS NOT OLD.\($0.quotedDatabaseIdentifier) THEN \(lit($0)) END"
+        }.joined(separator: ", ")
+        let anyChanged = columns.map { "NEW.\($0.quotedDatabaseIdentifier) IS NOT OLD.\($0.quotedDatabaseIdentifier)" }
+            .joined(separator: " OR ")
         // (A VALUES list referring to OLD does not expose its second column inside a trigger: use SELECTs.)
         let oldValues = columns.map { "SELECT \(lit($0)) AS col, OLD.\($0.quotedDatabaseIdentifier) AS value" }
             .joined(separator: " UNION ALL ")
         // Upserts, not INSERT OR REPLACE: an app's statement with its own conflict clause (an UPSERT, UPDATE OR
         // IGNORE…) overrides the conflict policy of the statements of the triggers it fires, not their upserts.
-        let pendingUpsert = "ON CONFLICT(tbl, sync_id, col) DO UPDATE SET staged_in = NULL"
-        let clockUpsert = "ON CONFLICT(tbl, sync_id, col) DO UPDATE SET hlc = excluded.hlc, client = excluded.client"
+        // The row not yet staged is the one with staged_in 0.
+        let pendingConflict = "ON CONFLICT(tbl, sync_id, staged_in) DO UPDATE SET marks ="
         let lastWriterWins = table.deletePolicy == .lastWriterWins
-        // Delete wins: a deleted sync ID is refused. Last writer wins: it may come back, newer than its delete.
+        // Delete wins: a deleted sync ID is refused. Last writer wins: it may come back, newer than its delete
+        // (and the delete not yet staged is forgotten, below).
         let reuseCheck = lastWriterWins
-            ? """
-                DELETE FROM foldersync_shadow WHERE tbl = \(literal) AND sync_id = NEW.\(id);
-                DELETE FROM \(pending) WHERE tbl = \(literal) AND sync_id = NEW.\(id) AND col = '\(deletedMarker)' AND staged_in IS NULL;
-            """
+            ? "DELETE FROM foldersync_shadow WHERE tbl = \(literal) AND sync_id = NEW.\(id);"
             : """
                 SELECT RAISE(ABORT, 'FolderSync: this sync ID belongs to a deleted row and cannot be reused')
                     WHERE EXISTS (SELECT 1 FROM foldersync_tombstones WHERE tbl = \(literal) AND sync_id = NEW.\(id));
             """
+        let createdMarks = lastWriterWins ? "foldersync_unmark(marks, '\(deletedMarker)')" : "marks"
         // Last writer wins keeps a deleted row's registers, so that a newer update can bring the row back whole.
         let forgetRegisters = lastWriterWins
             ? (columns.isEmpty ? "" : """
@@ -74,41 +80,44 @@ enum StoreSchema {
                     ON CONFLICT(tbl, sync_id, col) DO UPDATE SET value = excluded.value;
             """)
             : "DELETE FROM foldersync_clocks WHERE tbl = \(literal) AND sync_id = OLD.\(id);"
-        // Delete wins: writes to the row not yet published die with it. Last writer wins: they travel with the delete.
-        let dropUnpublishedWrites = lastWriterWins
-            ? "DELETE FROM \(pending) WHERE tbl = \(literal) AND sync_id = OLD.\(id) AND col = '\(createdMarker)' AND staged_in IS NULL;"
-            : "DELETE FROM \(pending) WHERE tbl = \(literal) AND sync_id = OLD.\(id) AND staged_in IS NULL;"
-        let columnInserts = columns.isEmpty ? "" : """
-                INSERT INTO \(pending)(tbl, sync_id, col, staged_in)
-                    SELECT \(literal), NEW.\(id), v.column1, NULL FROM (VALUES \(allColumns)) AS v WHERE true \(pendingUpsert);
-                INSERT INTO foldersync_clocks(tbl, sync_id, col, hlc, client)
-                    SELECT \(literal), NEW.\(id), v.column1, foldersync_tick(), NULL FROM (VALUES \(allColumns)) AS v WHERE true
-                    \(clockUpsert);
+        // Delete wins: writes to the row not yet staged die with it. Last writer wins: they travel with the delete.
+        let deletedMarks = lastWriterWins ? "foldersync_mark(foldersync_unmark(marks, '\(createdMarker)'), '\(deletedMarker)')" : "excluded.marks"
+        let columnArguments = columns.isEmpty ? "" : ", " + allColumns
+        // The registers are computed once, from the stored ones (an upsert would evaluate both its VALUES and its
+        // DO UPDATE, ticking the clock twice), then stored whether the row had registers or not.
+        let storedStamps = "(SELECT stamps FROM foldersync_clocks WHERE tbl = \(literal) AND sync_id = NEW.\(id))"
+        let stampUpsert = "ON CONFLICT(tbl, sync_id) DO UPDATE SET stamps = excluded.stamps"
+        let stampColumns = columns.isEmpty ? "" : """
+                INSERT INTO foldersync_clocks(tbl, sync_id, stamps) VALUES (\(literal), NEW.\(id), foldersync_stamp(\(storedStamps), \(allColumns)))
+                    \(stampUpsert);
             """
         try db.execute(sql: """
             CREATE TRIGGER "foldersync_\(name)_insert" AFTER INSERT ON \(t) WHEN foldersync_capturing() BEGIN
             \(reuseCheck)
-                INSERT INTO \(pending)(tbl, sync_id, col, staged_in) VALUES (\(literal), NEW.\(id), '\(createdMarker)', NULL) \(pendingUpsert);
-            \(columnInserts)
+                INSERT INTO \(pending)(tbl, sync_id, staged_in, marks)
+                    VALUES (\(literal), NEW.\(id), 0, foldersync_mark(NULL, '\(createdMarker)'\(columnArguments)))
+                    \(pendingConflict) foldersync_mark(\(createdMarks), '\(createdMarker)'\(columnArguments));
+            \(stampColumns)
             END;
             """)
         if !columns.isEmpty {
             try db.execute(sql: """
                 CREATE TRIGGER "foldersync_\(name)_update" AFTER UPDATE ON \(t) WHEN foldersync_capturing() BEGIN
                     SELECT RAISE(ABORT, 'FolderSync: the sync ID of a synced row cannot change') WHERE NEW.\(id) IS NOT OLD.\(id);
-                    INSERT INTO \(pending)(tbl, sync_id, col, staged_in)
-                        SELECT \(literal), NEW.\(id), v.column1, NULL FROM (VALUES \(changedColumns)) AS v WHERE v.column2 \(pendingUpsert);
-                    INSERT INTO foldersync_clocks(tbl, sync_id, col, hlc, client)
-                        SELECT \(literal), NEW.\(id), v.column1, foldersync_tick(), NULL FROM (VALUES \(changedColumns)) AS v WHERE v.column2
-                        \(clockUpsert);
+                    INSERT INTO \(pending)(tbl, sync_id, staged_in, marks)
+                        SELECT \(literal), NEW.\(id), 0, foldersync_mark(NULL, \(changedColumns)) WHERE \(anyChanged)
+                        \(pendingConflict) foldersync_mark(marks, \(changedColumns));
+                    INSERT INTO foldersync_clocks(tbl, sync_id, stamps)
+                        SELECT \(literal), NEW.\(id), foldersync_stamp(\(storedStamps), \(changedColumns)) WHERE \(anyChanged)
+                        \(stampUpsert);
                 END;
                 """)
         }
         try db.execute(sql: """
             CREATE TRIGGER "foldersync_\(name)_delete" AFTER DELETE ON \(t) WHEN foldersync_capturing() BEGIN
-            \(dropUnpublishedWrites)
             \(forgetRegisters)
-                INSERT INTO \(pending)(tbl, sync_id, col, staged_in) VALUES (\(literal), OLD.\(id), '\(deletedMarker)', NULL) \(pendingUpsert);
+                INSERT INTO \(pending)(tbl, sync_id, staged_in, marks) VALUES (\(literal), OLD.\(id), 0, foldersync_mark(NULL, '\(deletedMarker)'))
+                    \(pendingConflict) \(deletedMarks);
                 INSERT INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (\(literal), OLD.\(id), foldersync_tick(), NULL)
                     ON CONFLICT(tbl, sync_id) DO UPDATE SET hlc = excluded.hlc, client = excluded.client;
             END;

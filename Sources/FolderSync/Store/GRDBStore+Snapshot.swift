@@ -28,7 +28,8 @@ extension GRDBStore: SnapshottingModelAdapter {
                     try db.execute(sql: "DROP TABLE \(name.quotedDatabaseIdentifier)")
                 }
                 // "No client" means "this client" locally; in a snapshot every stamp names its client.
-                try db.execute(sql: "UPDATE foldersync_clocks SET client = ? WHERE client IS NULL", arguments: [localClient])
+                StoreFunctions.addPure(db)
+                try db.execute(sql: "UPDATE foldersync_clocks SET stamps = foldersync_owned(stamps, ?)", arguments: [localClient])
                 try db.execute(sql: "UPDATE foldersync_tombstones SET client = ? WHERE client IS NULL", arguments: [localClient])
                 try db.execute(sql: "PRAGMA journal_mode = DELETE")
                 try db.execute(sql: "VACUUM")
@@ -76,8 +77,8 @@ extension GRDBStore: SnapshottingModelAdapter {
                     state.nextSequence = max(state.nextSequence, state.publishedSequence + 1)
                     state.knownRecentSyncs = [:]
                     try Self.save(state: try JSONEncoder().encode(state), db)
-                    let newest = try Int64.fetchOne(db, sql: "SELECT max(hlc) FROM foldersync_clocks") ?? 0
-                    clock.withLock { $0.observe(HybridTimestamp(rawValue: UInt64(bitPattern: newest))) }
+                    let newest = try Self.newestRegister(db)
+                    clock.withLock { $0.observe(HybridTimestamp(rawValue: newest)) }
                     capturing.withLock { $0 = true }
                     try reapply(unpublished, db)
                     return .commit
@@ -99,17 +100,19 @@ extension GRDBStore: SnapshottingModelAdapter {
 
     private func unpublishedRows(_ db: Database) throws -> [UnpublishedRow] {
         var rows: [String: UnpublishedRow] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT tbl, sync_id, col FROM \(LocalLayout.unsynchronizedChangesTable)") {
-            let name: String = row[0], syncID: String = row[1], column: String = row[2]
+        for row in try Row.fetchAll(db, sql: "SELECT tbl, sync_id, marks FROM \(LocalLayout.unsynchronizedChangesTable)") {
+            let name: String = row[0], syncID: String = row[1]
             guard let table = tablesByName[name] else { continue }
             let key = name + "\u{0}" + syncID
             var entry = rows[key] ?? UnpublishedRow(table: table, syncID: syncID, deleted: false, created: false, values: [:])
-            switch column {
-            case StoreSchema.deletedMarker: entry.deleted = true
-            case StoreSchema.createdMarker: entry.created = true
-            default:
-                if let current = try Row.fetchOne(db, sql: "SELECT \(column.quotedDatabaseIdentifier) FROM \(name.quotedDatabaseIdentifier) WHERE \(table.syncIDColumn.quotedDatabaseIdentifier) = ?", arguments: [syncID]) {
-                    entry.values[column] = current[0]
+            for column in try PendingMarks(row[2] as Data?).names {
+                switch column {
+                case StoreSchema.deletedMarker: entry.deleted = true
+                case StoreSchema.createdMarker: entry.created = true
+                default:
+                    if let current = try Row.fetchOne(db, sql: "SELECT \(column.quotedDatabaseIdentifier) FROM \(name.quotedDatabaseIdentifier) WHERE \(table.syncIDColumn.quotedDatabaseIdentifier) = ?", arguments: [syncID]) {
+                        entry.values[column] = current[0]
+                    }
                 }
             }
             rows[key] = entry
@@ -155,8 +158,7 @@ extension GRDBStore: SnapshottingModelAdapter {
                     // the delete must still stand and travel, or that change set would bring the row back.
                     try db.execute(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, foldersync_tick(), NULL)",
                                    arguments: [row.table.name, row.syncID])
-                    try db.execute(sql: "INSERT OR REPLACE INTO \(LocalLayout.unsynchronizedChangesTable)(tbl, sync_id, col, staged_in) VALUES (?, ?, ?, NULL)",
-                                   arguments: [row.table.name, row.syncID, StoreSchema.deletedMarker])
+                    try updatePendingMarks(db, table: row.table.name, syncID: row.syncID, add: [StoreSchema.deletedMarker], remove: [])
                 }
                 continue
             }
@@ -166,12 +168,10 @@ extension GRDBStore: SnapshottingModelAdapter {
                                arguments: StatementArguments(names.map { row.values[$0]! }) + [row.syncID])
                 // A column whose value equals the store's is not changed by the UPDATE, so no trigger records it;
                 // it is still this client's unpublished change, and must travel with a new stamp like the others.
-                for name in names {
-                    try db.execute(sql: "INSERT OR REPLACE INTO foldersync_clocks(tbl, sync_id, col, hlc, client) VALUES (?, ?, ?, foldersync_tick(), NULL)",
-                                   arguments: [row.table.name, row.syncID, name])
-                    try db.execute(sql: "INSERT OR REPLACE INTO \(LocalLayout.unsynchronizedChangesTable)(tbl, sync_id, col, staged_in) VALUES (?, ?, ?, NULL)",
-                                   arguments: [row.table.name, row.syncID, name])
-                }
+                var registers = try self.registers(db, table: row.table.name, syncID: row.syncID) ?? RowRegisters()
+                for name in names { registers.set(name, timestamp: clock.withLock { $0.tick(now: now()) }.rawValue, client: nil) }
+                try saveRegisters(db, registers, table: row.table.name, syncID: row.syncID)
+                try updatePendingMarks(db, table: row.table.name, syncID: row.syncID, add: names, remove: [])
             } else if !exists, row.created, !(tombstoned && row.table.deletePolicy == .deleteWins) {
                 let all = [row.table.syncIDColumn] + names
                 try db.execute(sql: "INSERT INTO \(table)(\(all.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: all.count).joined(separator: ", ")))",
@@ -183,11 +183,14 @@ extension GRDBStore: SnapshottingModelAdapter {
                 let all = local.keys.sorted()
                 try db.execute(sql: "INSERT INTO \(table)(\(([id] + all.map(\.quotedDatabaseIdentifier)).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: all.count + 1).joined(separator: ", ")))",
                                arguments: [row.syncID] + StatementArguments(all.map { local[$0]! }))
-                let kept = names.map { "'\($0.replacingOccurrences(of: "'", with: "''"))'" }.joined(separator: ", ")
-                try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ? AND staged_in IS NULL AND col NOT IN (\(kept))",
-                               arguments: [row.table.name, row.syncID])
-                try db.execute(sql: "DELETE FROM foldersync_clocks WHERE tbl = ? AND sync_id = ? AND client IS NULL AND col NOT IN (\(kept))",
-                               arguments: [row.table.name, row.syncID])
+                let marks = try PendingMarks(try Data.fetchOne(db, sql: """
+                    SELECT marks FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ? AND staged_in = 0
+                    """, arguments: [row.table.name, row.syncID]))
+                try updatePendingMarks(db, table: row.table.name, syncID: row.syncID, add: [],
+                                       remove: marks.names.filter { !names.contains($0) })
+                var registers = try self.registers(db, table: row.table.name, syncID: row.syncID) ?? RowRegisters()
+                registers.removeAll { $0.client == nil && !names.contains($0.column) }
+                try saveRegisters(db, registers, table: row.table.name, syncID: row.syncID)
             }
         }
     }
@@ -205,28 +208,34 @@ extension GRDBStore: SnapshottingModelAdapter {
         try wrap("preparing to re-join") {
             try database.write { db in
                 // Deletes not yet published are unpushed local changes: they travel again, like the rows (invariant 5).
-                let pendingDeletes = try Row.fetchAll(db, sql: "SELECT tbl, sync_id FROM \(LocalLayout.unsynchronizedChangesTable) WHERE col = ?",
-                                                      arguments: [StoreSchema.deletedMarker]).map { ($0[0] as String, $0[1] as String) }
+                let pendingDeletes = try Row.fetchAll(db, sql: """
+                    SELECT DISTINCT tbl, sync_id FROM \(LocalLayout.unsynchronizedChangesTable) WHERE foldersync_marked(marks, ?)
+                    """, arguments: [StoreSchema.deletedMarker]).map { ($0[0] as String, $0[1] as String) }
                 for name in Self.snapshotMetadataTables + [LocalLayout.unsynchronizedChangesTable, LocalLayout.appliedChangeSetsTable] {
                     try db.execute(sql: "DELETE FROM \(name)")
                 }
-                let pending = try db.makeStatement(sql: "INSERT OR REPLACE INTO \(LocalLayout.unsynchronizedChangesTable)(tbl, sync_id, col, staged_in) VALUES (?, ?, ?, NULL)")
-                let clocks = try db.makeStatement(sql: "INSERT OR REPLACE INTO foldersync_clocks(tbl, sync_id, col, hlc, client) VALUES (?, ?, ?, ?, NULL)")
+                let pending = try db.makeStatement(sql: """
+                    INSERT OR REPLACE INTO \(LocalLayout.unsynchronizedChangesTable)(tbl, sync_id, staged_in, marks) VALUES (?, ?, 0, ?)
+                    """)
+                let clocks = try db.makeStatement(sql: "INSERT OR REPLACE INTO foldersync_clocks(tbl, sync_id, stamps) VALUES (?, ?, ?)")
                 for table in tables {
+                    let names = columns[table.name] ?? []
+                    let marks = PendingMarks([StoreSchema.createdMarker] + names).encoded
                     let ids = try String.fetchAll(db, sql: "SELECT \(table.syncIDColumn.quotedDatabaseIdentifier) FROM \(table.name.quotedDatabaseIdentifier)")
                     for syncID in ids {
-                        let stamp = Int64(bitPattern: clock.withLock { $0.tick(now: now()) }.rawValue)
-                        try pending.execute(arguments: [table.name, syncID, StoreSchema.createdMarker])
-                        for column in columns[table.name] ?? [] {
-                            try pending.execute(arguments: [table.name, syncID, column])
-                            try clocks.execute(arguments: [table.name, syncID, column, stamp])
-                        }
+                        let stamp = clock.withLock { $0.tick(now: now()) }.rawValue
+                        try pending.execute(arguments: [table.name, syncID, marks])
+                        guard !names.isEmpty else { continue }
+                        var registers = RowRegisters()
+                        for column in names { registers.set(column, timestamp: stamp, client: nil) }
+                        try clocks.execute(arguments: [table.name, syncID, registers.encoded])
                     }
                 }
                 let tombstones = try db.makeStatement(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, NULL)")
+                let deleted = PendingMarks([StoreSchema.deletedMarker]).encoded
                 for (table, syncID) in pendingDeletes {
                     let stamp = Int64(bitPattern: clock.withLock { $0.tick(now: now()) }.rawValue)
-                    try pending.execute(arguments: [table, syncID, StoreSchema.deletedMarker])
+                    try pending.execute(arguments: [table, syncID, deleted])
                     try tombstones.execute(arguments: [table, syncID, stamp])
                 }
                 var state = LocalSyncState()

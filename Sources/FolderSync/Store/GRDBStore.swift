@@ -44,12 +44,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
         let clock = Locked(HybridLogicalClock())
         var configuration = Configuration()
         configuration.prepareDatabase { db in
-            db.add(function: DatabaseFunction("foldersync_capturing", argumentCount: 0, pure: false) { _ in
-                capturing.current
-            })
-            db.add(function: DatabaseFunction("foldersync_tick", argumentCount: 0, pure: false) { _ in
-                Int64(bitPattern: clock.withLock { $0.tick(now: now()) }.rawValue)
-            })
+            StoreFunctions.install(db, capturing: capturing, clock: clock, now: now)
         }
         configuration.busyMode = .timeout(30)
         // WAL with full sync: a commit is one fsync of the log instead of four (journal, folder, journal header,
@@ -62,6 +57,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
             var columns: [String: [String]] = [:]
             try database.write { db in
                 try migrate(db)
+                try StoreSchema.migrateRegisterRows(db)
                 try db.execute(sql: StoreSchema.bookkeeping)
                 for table in tables {
                     let primaryKey = try db.primaryKey(table.name)
@@ -73,10 +69,8 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
                     columns[table.name] = names
                     try StoreSchema.installTriggers(db, table: table, columns: names)
                 }
-                let newest = try Int64.fetchOne(db, sql: """
-                    SELECT max(m) FROM (SELECT max(hlc) AS m FROM foldersync_clocks UNION ALL SELECT max(hlc) FROM foldersync_tombstones)
-                    """) ?? 0
-                clock.withLock { $0.observe(HybridTimestamp(rawValue: UInt64(bitPattern: newest))) }
+                let newest = max(try Self.newestRegister(db), UInt64(bitPattern: try Int64.fetchOne(db, sql: "SELECT max(hlc) FROM foldersync_tombstones") ?? 0))
+                clock.withLock { $0.observe(HybridTimestamp(rawValue: newest)) }
             }
             self.columns = columns
         } catch let error as FolderSyncError {
@@ -90,6 +84,11 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
         self.capturing = capturing
         self.clock = clock
         self.now = now
+    }
+
+    /// The newest timestamp of all registers, read from the head of each `stamps` value (no register decoded).
+    static func newestRegister(_ db: Database) throws -> UInt64 {
+        RowRegisters.newestTimestamp(ofHead: try Data.fetchOne(db, sql: "SELECT max(substr(stamps, 2, 8)) FROM foldersync_clocks"))
     }
 
     /// Runs `body` in a write transaction whose changes are not captured (remote changes being applied).
@@ -170,7 +169,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     public func markPublished(throughSequence sequence: Int64) throws {
         try wrap("marking changes published") {
             try database.write { db in
-                try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable) WHERE staged_in <= ?", arguments: [sequence])
+                try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable) WHERE staged_in > 0 AND staged_in <= ?", arguments: [sequence])
                 var state = try loadState(db)
                 state.publishedSequence = max(state.publishedSequence, sequence)
                 try Self.save(state: try JSONEncoder().encode(state), db)

@@ -78,6 +78,7 @@ public protocol ModelAdapter: AnyObject, Sendable {
     /// Per table, how many existing rows applying all of `changeSets` would delete (each row counted once), and
     /// how many rows the table has; tables losing no row are left out. Reads only: the ``DeletionFailSafe`` asks
     /// before anything is applied. The default reports nothing, so an adapter without it has no fail-safe.
+    /// The streams deliver only the sets' deletes: the other records are skipped unread.
     func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table]
 }
 
