@@ -19,4 +19,11 @@ public struct RecentSync: PropertyListPayload, Hashable {
     public var acknowledgement: [String: Int64]
     /// The schema version of this client's data.
     public var schemaVersion: Int
+    /// The file names of this client's newest published change sets (at most ``announcedChangeSetLimit``):
+    /// a reader that needs only these fetches them without listing the client's folder, so a sync costs what
+    /// is new, not how many sets the folder holds. Absent from markers written before it existed.
+    public var recentChangeSets: [String]? = nil
+
+    /// How many change-set names a marker announces.
+    public static let announcedChangeSetLimit = 32
 }

@@ -56,6 +56,8 @@ open class SynchronizationOperation: @unchecked Sendable {
 
     /// Change sets downloaded and verified in this sync, by remote path.
     private var downloaded: [String: (header: ChangeSetHeader, url: URL)] = [:]
+    /// Clients with a set their marker announced that the remote does not show (yet).
+    private var notYetVisible: Set<String> = []
     var report = SyncReport()
     /// The ledger, read once per sync and kept current as sets are applied: reading it (every set ever applied)
     /// at each step made a sync cost what exists rather than what is new.
@@ -88,6 +90,7 @@ open class SynchronizationOperation: @unchecked Sendable {
         report = SyncReport()
         ledger = nil
         downloaded = [:]
+        notYetVisible = []
         for directory in [localLayout.stagedSyncChangesDirectory, localLayout.downloadsDirectory] {
             try LocalFiles.createDirectory(directory)
         }
@@ -118,6 +121,15 @@ open class SynchronizationOperation: @unchecked Sendable {
         if !isReadOnly { try await checkMassDeletion(available) }
         emit(.phase(.applyingRemoteChanges))
         try await applyInCausalOrder(available)
+        if !notYetVisible.isEmpty {
+            // A set a marker named is not there (reads lagging behind writes, or removed): its client's folder is
+            // listed, as it is without announcements, so that a gap is seen and a whole store fetched if need be.
+            let listing = notYetVisible
+            notYetVisible = []
+            let (listed, _) = try await findNewChangeSets(&state, listing: listing)
+            if !isReadOnly { try await checkMassDeletion(listed) }
+            try await applyInCausalOrder(listed)
+        }
         if let after = state.ownChangeSetsToReapplyAfter,
            (try acknowledgement()[clientIdentifier] ?? after) >= state.publishedSequence {
             state.ownChangeSetsToReapplyAfter = nil
@@ -239,9 +251,12 @@ open class SynchronizationOperation: @unchecked Sendable {
         var sequence: Int64
         var name: String
         var path: RemotePath
+        /// Named by its client's marker rather than seen in a listing: the remote may not show it yet.
+        var announced = false
     }
 
-    private func findNewChangeSets(_ state: inout LocalSyncState) async throws -> ([Available], ownRecentSyncExists: Bool) {
+    /// - Parameter listing: clients whose folder is listed even when their marker names every set they have new.
+    private func findNewChangeSets(_ state: inout LocalSyncState, listing: Set<String> = []) async throws -> ([Available], ownRecentSyncExists: Bool) {
         let applied = try appliedChangeSets()
         let acknowledged = try acknowledgement()
         var ownExists = false
@@ -262,7 +277,7 @@ open class SynchronizationOperation: @unchecked Sendable {
             var known = state.knownRecentSyncs[client]
             if known == nil || item.etag == nil || known?.etag != item.etag {
                 guard let recent = try await readRecentSync(client: client) else { continue }
-                known = .init(etag: item.etag, publishedSequence: recent.publishedSequence)
+                known = .init(etag: item.etag, publishedSequence: recent.publishedSequence, recentChangeSets: recent.recentChangeSets)
                 state.knownRecentSyncs[client] = known
             }
             if let known, known.publishedSequence > (acknowledged[client] ?? 0) { clientsWithNews.append(client) }
@@ -278,6 +293,14 @@ open class SynchronizationOperation: @unchecked Sendable {
         var available: [Available] = []
         for client in clientsWithNews.sorted() {
             let directory = layout.syncChangesDirectory(documentIdentifier, client: client)
+            if client != clientIdentifier, !vanished.contains(client), !listing.contains(client),
+               let announced = state.knownRecentSyncs[client]?.announcedChangeSets(after: acknowledged[client] ?? 0) {
+                // Its marker names every set this client lacks: no listing of a folder of any size.
+                for (sequence, name) in announced where applied[client]?.contains(sequence) != true {
+                    available.append(Available(client: client, sequence: sequence, name: name, path: directory.appending(name), announced: true))
+                }
+                continue
+            }
             let listing = try await fetchChangeSetListing(client: client)
             report.remoteRequests += 1
             for item in listing where item.kind == .file {
@@ -320,7 +343,7 @@ open class SynchronizationOperation: @unchecked Sendable {
                 try Task.checkCancellation()
                 guard !parkedClients.contains(candidate.client),
                       (ledger[candidate.client] ?? 0) == candidate.sequence - 1 else { continue }
-                let (header, url) = try await downloadOnce(candidate)
+                guard let (header, url) = try await downloadOnce(candidate) else { continue }
                 if header.schemaVersion > store.schemaVersion {
                     parkedClients.insert(candidate.client)
                     report.parkedChangeSets.append(candidate.path.description)
@@ -356,7 +379,7 @@ open class SynchronizationOperation: @unchecked Sendable {
         guard let failSafe = deletionFailSafe, !available.isEmpty else { return }
         var streams: [ChangeStream] = [], paths: [String] = [], changes = 0
         for candidate in available {
-            let (header, url) = try await downloadOnce(candidate)
+            guard let (header, url) = try await downloadOnce(candidate) else { continue }
             guard header.schemaVersion <= store.schemaVersion else { continue } // parked, not applied
             changes += header.changeCount
             paths.append(candidate.path.description)
@@ -396,11 +419,20 @@ open class SynchronizationOperation: @unchecked Sendable {
         return nil
     }
 
-    private func downloadOnce(_ candidate: Available) async throws -> (header: ChangeSetHeader, url: URL) {
+    /// The set's header and local copy, downloaded at most once per sync; `nil` when its marker announced it but the
+    /// remote does not show it yet (reads lagging behind writes): its client then waits for the next sync, as it
+    /// would if a listing had not shown the set.
+    private func downloadOnce(_ candidate: Available) async throws -> (header: ChangeSetHeader, url: URL)? {
         if let done = downloaded[candidate.path.description] { return done }
-        let done = try await download(candidate)
-        downloaded[candidate.path.description] = done
-        return done
+        guard !notYetVisible.contains(candidate.client) else { return nil }
+        do {
+            let done = try await download(candidate)
+            downloaded[candidate.path.description] = done
+            return done
+        } catch let error as FolderSyncError where error.code == .remoteItemNotFound && candidate.announced {
+            notYetVisible.insert(candidate.client)
+            return nil
+        }
     }
 
     private func download(_ candidate: Available) async throws -> (ChangeSetHeader, URL) {
@@ -479,13 +511,14 @@ open class SynchronizationOperation: @unchecked Sendable {
         }
         try store.markPublished(throughSequence: last.1)
         state.publishedSequence = max(state.publishedSequence, last.1)
+        state.recentlyPublished = Array((state.recentlyPublished + staged.map(\.0)).suffix(RecentSync.announcedChangeSetLimit))
         for (name, _) in staged { try? FileManager.default.removeItem(at: directory.appendingPathComponent(name)) }
     }
 
     private func writeOwnRecentSync(_ state: LocalSyncState, acknowledgement: [String: Int64]) async throws {
         let recent = RecentSync(clientIdentifier: clientIdentifier, lastSyncDate: environment.now().wholeSeconds,
                                 publishedSequence: state.publishedSequence, acknowledgement: acknowledgement,
-                                schemaVersion: store.schemaVersion)
+                                schemaVersion: store.schemaVersion, recentChangeSets: state.recentlyPublished)
         let data = try PropertyListFile.encode(recent)
         try await writeRecentSync(data)
         report.remoteRequests += 1
@@ -553,5 +586,23 @@ extension LocalSyncState {
         merged.knownRecentSyncs = other.knownRecentSyncs
         merged.ownChangeSetsToReapplyAfter = other.ownChangeSetsToReapplyAfter
         return merged
+    }
+}
+
+extension LocalSyncState.KnownRecentSync {
+    /// `(sequence, name)` of every set after `acknowledged` through the published sequence, when the marker named them
+    /// all; `nil` otherwise (a marker from before announcements, or more new sets than it names): the folder is listed.
+    func announcedChangeSets(after acknowledged: Int64) -> [(sequence: Int64, name: String)]? {
+        guard let names = recentChangeSets, publishedSequence > acknowledged else { return nil }
+        var bySequence: [Int64: String] = [:]
+        for name in names {
+            if let sequence = RemoteLayout.parseChangeSetFileName(name)?.sequence { bySequence[sequence] = name }
+        }
+        var announced: [(sequence: Int64, name: String)] = []
+        for sequence in (acknowledged + 1)...publishedSequence {
+            guard let name = bySequence[sequence] else { return nil }
+            announced.append((sequence, name))
+        }
+        return announced
     }
 }

@@ -108,6 +108,9 @@ public struct LocalSyncState: Codable, Hashable, Sendable {
     public var announcedSequence: Int64 = 0
     /// The acknowledgement (highest applied sequence per client) the marker said when last written.
     public var announcedAcknowledgement: [String: Int64] = [:]
+    /// The file names of this client's newest published change sets, announced in its marker
+    /// (``RecentSync/recentChangeSets``).
+    public var recentlyPublished: [String] = []
 
     /// The state of a client that has never synced: nothing staged, published or read.
     public init() {}
@@ -123,6 +126,7 @@ public struct LocalSyncState: Codable, Hashable, Sendable {
         bytesSinceWholeStore = try container.decodeIfPresent(Int64.self, forKey: .bytesSinceWholeStore) ?? 0
         announcedSequence = try container.decodeIfPresent(Int64.self, forKey: .announcedSequence) ?? 0
         announcedAcknowledgement = try container.decodeIfPresent([String: Int64].self, forKey: .announcedAcknowledgement) ?? [:]
+        recentlyPublished = try container.decodeIfPresent([String].self, forKey: .recentlyPublished) ?? []
     }
 
     /// What this client last read of another client's recent-sync marker, so an unchanged marker is not read again.
@@ -131,10 +135,13 @@ public struct LocalSyncState: Codable, Hashable, Sendable {
         public var etag: String?
         /// The highest sequence the marker said its client had published.
         public var publishedSequence: Int64
-        /// What was read of a marker: its version tag and its published sequence.
-        public init(etag: String?, publishedSequence: Int64) {
+        /// The names of the newest change sets the marker announced (``RecentSync/recentChangeSets``).
+        public var recentChangeSets: [String]?
+        /// What was read of a marker: its version tag, its published sequence and the change sets it announced.
+        public init(etag: String?, publishedSequence: Int64, recentChangeSets: [String]? = nil) {
             self.etag = etag
             self.publishedSequence = publishedSequence
+            self.recentChangeSets = recentChangeSets
         }
     }
 }

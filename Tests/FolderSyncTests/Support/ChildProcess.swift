@@ -25,8 +25,8 @@ final class ChildProcess: @unchecked Sendable {
     func finish() async -> (status: Int32, output: String, errors: String) {
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                let out = self.output.fileHandleForReading.readDataToEndOfFile()
-                let err = self.errors.fileHandleForReading.readDataToEndOfFile()
+                let out = self.output.fileHandleForReading.readAllRetryingInterruptions()
+                let err = self.errors.fileHandleForReading.readAllRetryingInterruptions()
                 self.process.waitUntilExit()
                 continuation.resume(returning: (self.process.terminationStatus,
                                                 String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self)))

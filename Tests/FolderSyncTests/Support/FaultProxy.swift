@@ -62,7 +62,7 @@ final class FaultProxy: @unchecked Sendable {
         try? input.fileHandleForWriting.close()
         return await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                let data = self.errors.fileHandleForReading.readDataToEndOfFile()
+                let data = self.errors.fileHandleForReading.readAllRetryingInterruptions()
                 self.process.waitUntilExit()
                 continuation.resume(returning: String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init))
             }

@@ -50,8 +50,8 @@ enum FoldersyncTool {
                 // Both pipes are drained at once, so a full one never blocks the child.
                 let group = DispatchGroup()
                 nonisolated(unsafe) var out = Data(), err = Data()
-                DispatchQueue.global().async(group: group) { out = output.fileHandleForReading.readDataToEndOfFile() }
-                err = errors.fileHandleForReading.readDataToEndOfFile()
+                DispatchQueue.global().async(group: group) { out = output.fileHandleForReading.readAllRetryingInterruptions() }
+                err = errors.fileHandleForReading.readAllRetryingInterruptions()
                 group.wait()
                 process.waitUntilExit()
                 continuation.resume(returning: Result(status: process.terminationStatus,

@@ -66,7 +66,7 @@ final class RcloneMount {
         try process.run()
         if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
         try stdin.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let data = output.fileHandleForReading.readAllRetryingInterruptions()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self)
     }
