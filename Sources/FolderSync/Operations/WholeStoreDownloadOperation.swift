@@ -104,19 +104,19 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
             candidates.append(manifest)
         }
         candidates.sort { ($0.coveredCount, $0.clientIdentifier) > ($1.coveredCount, $1.clientIdentifier) }
-        let download = snapshot.deletingLastPathComponent().appendingPathComponent(RemoteLayout.wholeStoreFileName)
-        defer { try? FileManager.default.removeItem(at: download) }
         var lastError: (any Error)?
         for manifest in candidates {
             let path = layout.wholeStoreFile(documentIdentifier, client: manifest.clientIdentifier).description
             do {
-                try await downloadWholeStore(client: manifest.clientIdentifier, to: download)
-                let fingerprint = try WholeStoreFile.fingerprint(of: download)
-                guard fingerprint.byteCount == manifest.wholeStoreByteCount, fingerprint.checksum == manifest.wholeStoreChecksum else {
+                // One pass: the file is checked (its trailer, its manifest's size and checksum) and its snapshot
+                // written while it is read; nothing is installed from a file that fails at the end.
+                let reader = try WholeStoreReader(snapshot: snapshot, path: path)
+                try await readWholeStore(client: manifest.clientIdentifier) { piece in try reader.consume(piece) }
+                let file = try reader.finish()
+                guard file.byteCount == manifest.wholeStoreByteCount, file.checksum == manifest.wholeStoreChecksum else {
                     throw FolderSyncError(.corruptFile, "the whole store does not match its manifest", path: path)
                 }
-                let header = try WholeStoreFile.read(download, to: snapshot, path: path)
-                guard header.wholeStoreIdentifier == manifest.wholeStoreIdentifier else {
+                guard file.header.wholeStoreIdentifier == manifest.wholeStoreIdentifier else {
                     throw FolderSyncError(.corruptFile, "the whole store is not the one its manifest describes", path: path)
                 }
                 return manifest
@@ -165,8 +165,9 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
         try await fileSystem.readIfPresent(layout.appliedSyncChangeSetsFile(documentIdentifier, client: client))
     }
 
-    /// Downloads a client's `WholeStore.ticdsync` to a local file.
-    open func downloadWholeStore(client: String, to url: URL) async throws {
-        try await fileSystem.download(layout.wholeStoreFile(documentIdentifier, client: client), toLocalFile: url)
+    /// Reads a client's `WholeStore.ticdsync` from start to end, handing `body` each piece as it arrives
+    /// (``RemoteFileSystem/readPieces(of:size:_:)``): the caller checks and unpacks it on the way.
+    open func readWholeStore(client: String, _ body: (Data) throws -> Void) async throws {
+        try await fileSystem.readPieces(of: layout.wholeStoreFile(documentIdentifier, client: client), size: 1 << 20, body)
     }
 }

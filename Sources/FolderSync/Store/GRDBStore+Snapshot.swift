@@ -39,6 +39,27 @@ extension GRDBStore: SnapshottingModelAdapter {
         }
     }
 
+    /// The bookkeeping of an installed store: no pending change, the ledger of what it covers, the sync state
+    /// (what this client published, what it must apply again). The same for both ways of installing.
+    func recordInstalledStore(covers: [String: Int64], localClient: String, _ db: Database) throws {
+        try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable)")
+        try db.execute(sql: "DELETE FROM \(LocalLayout.appliedChangeSetsTable)")
+        let ledger = try db.makeStatement(sql: "INSERT INTO \(LocalLayout.appliedChangeSetsTable)(client, sequence, change_set_id) VALUES (?, ?, '')")
+        for (client, highest) in covers where highest > 0 {
+            for sequence in 1...highest { try ledger.execute(arguments: [client, sequence]) }
+        }
+        var state = try loadState(db)
+        let ownCovered = covers[localClient] ?? 0
+        // This client's own sets the store lacks come back from the remote at the next sync.
+        state.ownChangeSetsToReapplyAfter = ownCovered < state.publishedSequence ? ownCovered : nil
+        state.publishedSequence = max(state.publishedSequence, ownCovered)
+        // Never number a set again: one staged before may already be on the remote (a sync stopped between
+        // its upload and its bookkeeping), and is published again as it is (found by the kill torture).
+        state.nextSequence = max(state.nextSequence, state.publishedSequence + 1)
+        state.knownRecentSyncs = [:]
+        try Self.save(state: try JSONEncoder().encode(state), db)
+    }
+
     /// Per client, the highest sequence up to which every sequence is present.
     static func contiguous(_ pairs: [(String, Int64)]) -> [String: Int64] {
         Dictionary(grouping: pairs, by: \.0).mapValues { Set($0.map(\.1)).highestContiguousSequence }
@@ -47,6 +68,7 @@ extension GRDBStore: SnapshottingModelAdapter {
     public func restoreSnapshot(from url: URL, covers: [String: Int64], localClient: String) throws {
         try wrap("installing a whole store") {
             try database.writeWithoutTransaction { db in
+                if try installPages(of: url, covers: covers, localClient: localClient, db) { return }
                 try db.execute(sql: "ATTACH DATABASE ? AS snapshot", arguments: [url.path])
                 try db.execute(sql: "PRAGMA foreign_keys = OFF")
                 defer {
@@ -60,26 +82,12 @@ extension GRDBStore: SnapshottingModelAdapter {
                     capturing.withLock { $0 = false }
                     try replaceSyncedData(db, path: url.path)
                     try keepNewer(ownWrites, localClient: localClient, db)
-                    try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable)")
-                    try db.execute(sql: "DELETE FROM \(LocalLayout.appliedChangeSetsTable)")
-                    let ledger = try db.makeStatement(sql: "INSERT INTO \(LocalLayout.appliedChangeSetsTable)(client, sequence, change_set_id) VALUES (?, ?, '')")
-                    for (client, highest) in covers where highest > 0 {
-                        for sequence in 1...highest { try ledger.execute(arguments: [client, sequence]) }
-                    }
-                    var state = try loadState(db)
-                    let ownCovered = covers[localClient] ?? 0
-                    // This client's own sets the store lacks come back from the remote at the next sync.
-                    state.ownChangeSetsToReapplyAfter = ownCovered < state.publishedSequence ? ownCovered : nil
-                    state.publishedSequence = max(state.publishedSequence, ownCovered)
-                    // Never number a set again: one staged before may already be on the remote (a sync stopped between
-                    // its upload and its bookkeeping), and is published again as it is (found by the kill torture).
-                    state.nextSequence = max(state.nextSequence, state.publishedSequence + 1)
-                    state.knownRecentSyncs = [:]
-                    try Self.save(state: try JSONEncoder().encode(state), db)
+                    try recordInstalledStore(covers: covers, localClient: localClient, db)
                     let newest = try Int64.fetchOne(db, sql: "SELECT max(hlc) FROM foldersync_clocks") ?? 0
                     clock.withLock { $0.observe(HybridTimestamp(rawValue: UInt64(bitPattern: newest))) }
                     capturing.withLock { $0 = true }
                     try reapply(unpublished, db)
+                    lastInstallCopiedPages.withLock { $0 = false }
                     return .commit
                 }
             }
