@@ -79,10 +79,11 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
         let snapshot = work.appendingPathComponent("snapshot.sqlite")
         guard let manifest = try await bestWholeStore(into: snapshot, covering: missing) else { return nil }
         try await checkBeforeInstalling?()
-        try await fetchAttachments(of: snapshot)
+        let holdsLargeValues = try await fetchAttachments(of: snapshot)
         willReplace(manifest)
         try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: clientIdentifier)
-        if let store = store as? any LargeValueRestoring {
+        // Only a store that references large values has any to put back (another pass over every row otherwise).
+        if holdsLargeValues, let store = store as? any LargeValueRestoring {
             try store.restoreLargeValues(from: localLayout.attachmentStore)
         }
         didReplace(manifest)
@@ -131,14 +132,16 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     }
 
     /// Downloads the attachments a snapshot references, before it is installed: large values always, files by
-    /// policy. One the remote lacks is reported as gone; its column keeps the reference.
-    private func fetchAttachments(of snapshot: URL) async throws {
+    /// policy. One the remote lacks is reported as gone; its column keeps the reference. Returns whether the
+    /// snapshot references any large value.
+    private func fetchAttachments(of snapshot: URL) async throws -> Bool {
         attachmentsFetched = AttachmentsFetched()
-        guard store is any LargeValueRestoring else { return }
+        guard store is any LargeValueRestoring else { return false }
         let transfer = AttachmentTransfer(fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
                                           local: localLayout.attachmentStore, emit: emit)
         var unavailable = Set<String>()
-        for (key, reference) in try AttachmentScan.references(inSnapshot: snapshot, path: snapshot.path)
+        let references = try AttachmentScan.references(inSnapshot: snapshot, path: snapshot.path)
+        for (key, reference) in references
         where !transfer.local.contains(reference) && (reference.isInlineValue || attachmentDownloads == .eager) {
             let gone = GoneAttachment(key: key, reference: reference, path: transfer.remotePath(reference).description)
             guard !unavailable.contains(reference.sha256) else { attachmentsFetched.gone.append(gone); continue }
@@ -150,6 +153,7 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
                 attachmentsFetched.gone.append(gone)
             }
         }
+        return references.contains { $0.1.isInlineValue }
     }
 
     // MARK: Backend steps
