@@ -38,6 +38,7 @@ struct WholeFilePeerScenario: Scenario {
             try ChildProcess.mustRun(unisonCommand(unisonA, unisonB), quietStandardError: true)
         }
 
+        try Floors.flushWrites()   // the copies above would otherwise be written back during the timed syncs
         context.log("A changes one row and syncs, B syncs")
         let writer = try big.a.run("change-one,sync:publish")
         let reader = try big.b.run("sync:apply")
@@ -48,6 +49,7 @@ struct WholeFilePeerScenario: Scenario {
         result.figure("FolderSync: A's sync + B's sync", seconds * 1000, "ms")
         result.figure("FolderSync: bytes sent by A + received by B", bytes, "B")
 
+        try Floors.flushWrites()
         context.log("rsync of the file")
         let rsync = try ChildProcess.mustRun(["rsync", "--no-whole-file", "--inplace", "--ignore-times", "--stats", big.a.db.path, rsyncCopy.path])
         let rsyncBytes = statsBytes(rsync.output)

@@ -33,8 +33,8 @@ extension GRDBStore {
             // A scratch file: a crash here loses nothing, so the completion needs no journal.
             try copy.execute(sql: "PRAGMA journal_mode = OFF")
             try copy.execute(sql: "PRAGMA synchronous = OFF")
-            // The copy reads the pages through a mapping, not one pread(2) per page.
-            try copy.execute(sql: "PRAGMA mmap_size = \(Int64(1) << 40)")
+            // No mmap for the copy's source, although it would save a pread(2) per page: every mapped page counts
+            // in the process's resident memory, which a store of any size must not grow with.
             try copy.execute(sql: "ATTACH DATABASE ? AS live", arguments: [database.path])
             defer { try? copy.execute(sql: "DETACH DATABASE live") }
             try carryLocalSchemaAndRows(copy)
