@@ -7,13 +7,23 @@ extension GRDBStore: SnapshottingModelAdapter {
 
     public func writeSnapshot(to url: URL, localClient: String) throws -> [String: Int64]? {
         try wrap("writing a snapshot") {
-            try? FileManager.default.removeItem(at: url)
-            let copy = try DatabaseQueue(path: url.path)
+            // A scratch copy is trimmed, then `VACUUM INTO` writes the snapshot: one rewrite of the document where
+            // an in-place VACUUM wrote it twice (through a temporary database), and no journal for the scratch copy.
+            let scratch = url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent + "-scratch")
+            for file in [url, scratch, URL(fileURLWithPath: scratch.path + "-journal")] { try? FileManager.default.removeItem(at: file) }
+            defer {
+                for file in [scratch, URL(fileURLWithPath: scratch.path + "-journal")] { try? FileManager.default.removeItem(at: file) }
+            }
+            let copy = try DatabaseQueue(path: scratch.path)
             try database.backup(to: copy)
             let covers: [String: Int64]? = try copy.writeWithoutTransaction { db in
                 guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(LocalLayout.unsynchronizedChangesTable))") == false else {
                     return nil
                 }
+                // Rollback mode (a WAL store's copy is in WAL mode), then no journal: a crash loses only scratch.
+                try db.execute(sql: "PRAGMA journal_mode = DELETE")
+                try db.execute(sql: "PRAGMA journal_mode = OFF")
+                try db.execute(sql: "PRAGMA synchronous = OFF")
                 var covers = Self.contiguous(try Row.fetchAll(db, sql: "SELECT client, sequence FROM \(LocalLayout.appliedChangeSetsTable)")
                     .map { ($0[0] as String, $0[1] as Int64) })
                 let state = try loadState(db)
@@ -30,8 +40,7 @@ extension GRDBStore: SnapshottingModelAdapter {
                 // "No client" means "this client" locally; in a snapshot every stamp names its client.
                 try db.execute(sql: "UPDATE foldersync_clocks SET client = ? WHERE client IS NULL", arguments: [localClient])
                 try db.execute(sql: "UPDATE foldersync_tombstones SET client = ? WHERE client IS NULL", arguments: [localClient])
-                try db.execute(sql: "PRAGMA journal_mode = DELETE")
-                try db.execute(sql: "VACUUM")
+                try db.execute(sql: "VACUUM INTO ?", arguments: [url.path])
                 return covers
             }
             try copy.close()
