@@ -70,6 +70,11 @@ final class CountingFileSystem: RemoteFileSystem, @unchecked Sendable {
         try await base.download(path, toLocalFile: url)
     }
 
+    func readPieces(of path: RemotePath, size: Int, _ body: (Data) throws -> Void) async throws {
+        count(reading: path)
+        try await base.readPieces(of: path, size: size, body)
+    }
+
     func upload(fromLocalFile url: URL, to path: RemotePath) async throws {
         count()
         try await base.upload(fromLocalFile: url, to: path)

@@ -63,6 +63,40 @@ struct CrashTests {
         #expect(sets.reduce(0) { $0 + $1.changeCount } == 300, "a change was published twice or not at all")
     }
 
+    @Test("A new client killed in the middle of a whole store's page install keeps its old store, then installs the store")
+    func killedDuringPageInstall() async throws {
+        let setup = Setup()
+        try await setup.run("write", client: "A", ["--count", "300", "--prefix", "a", "--value", String(repeating: "v", count: 1000)])
+        #expect(try await setup.run("sync", client: "A", ["--upload-whole-store", "yes"]).contains("uploaded"))
+        let path = setup.directory.url.appendingPathComponent("B.sqlite").path
+        try await DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "CREATE TABLE local_settings(key TEXT PRIMARY KEY, value TEXT); INSERT INTO local_settings VALUES ('theme', 'dark')")
+            try db.execute(sql: "PRAGMA user_version = 3")
+        }
+        let output = try await setup.run("sync", client: "B", ["--kill-in-page-install", "0.5"], expectSuccess: false)
+        #expect(output.contains("crashing at page-install"), "the page copy was not reached: \(output)")
+
+        // Opening the file rolls the half-copied pages back: B's store as it was, not a mix.
+        let before = try await DatabaseQueue(path: path).read { db in
+            [try String.fetchOne(db, sql: "PRAGMA integrity_check"), try String.fetchOne(db, sql: "SELECT CAST(count(*) AS TEXT) FROM items"),
+             try String.fetchOne(db, sql: "SELECT value FROM local_settings WHERE key = 'theme'"), try String.fetchOne(db, sql: "SELECT CAST(user_version AS TEXT) FROM pragma_user_version")]
+        }
+        #expect(before == ["ok", "0", "dark", "3"])
+        #expect(try await setup.run("sync", client: "B").contains("installed"))
+        #expect(try setup.items("B") == setup.items("A"))
+        #expect(try setup.items("B").count == 300)
+        let after = try await DatabaseQueue(path: path).read { db in
+            [try String.fetchOne(db, sql: "SELECT value FROM local_settings WHERE key = 'theme'"), try String.fetchOne(db, sql: "SELECT CAST(user_version AS TEXT) FROM pragma_user_version")]
+        }
+        #expect(after == ["dark", "3"])
+        // B's writes after the install are captured and reach A.
+        try await setup.run("write", client: "B", ["--count", "3", "--prefix", "b", "--value", "from B"])
+        try await setup.run("sync", client: "B")
+        try await setup.run("sync", client: "A")
+        #expect(try setup.items("A") == setup.items("B"))
+        #expect(try setup.items("A").count == 303)
+    }
+
     @Test("A reader killed in the middle of applying a change set rolls back, then applies it whole")
     func readerCrash() async throws {
         let setup = Setup()

@@ -7,7 +7,7 @@
 // torture (Torture.swift): client processes of this executable
 // (`torture-client`) killed at seeded random points. Results are reported
 // through exit codes and standard output.
-import FolderSync
+@_spi(Testing) import FolderSync
 import Foundation
 import GRDB
 #if canImport(Glibc)
@@ -176,8 +176,20 @@ do {
         let bytes = try names.reduce(0) { $0 + (try FileManager.default.attributesOfItem(atPath: stored.appendingPathComponent($1).path)[.size] as? Int ?? 0) }
         print("growth \(peak - baseline) uploaded \(sent.attachmentsUploaded) downloaded \(received.attachmentsDownloaded) files \(names.count) bytes \(bytes) same \(copy.path != file.path)")
     case "sync":
-        let report = try await register(store: try openStore()).synchronize()
-        print("sent \(report.changeSetsSent) applied \(report.changeSetsApplied)")
+        let store = try openStore()
+        if let half = options["kill-in-page-install"] {
+            // Dies in the middle of a whole store's page copy (after `half` of its pages, one page per step).
+            store.pageInstallPagesPerStep = 1
+            let fraction = Double(half) ?? 0.5
+            store.pageInstallStepObserver = { copied, total in
+                if Double(copied) >= Double(total) * fraction { crash("page-install \(copied)/\(total)") }
+            }
+        }
+        let document = try await register(store: store)
+        let report = try await document.synchronize()
+        let uploaded = options["upload-whole-store"] == "yes" ? try await document.uploadWholeStore() : nil
+        print("sent \(report.changeSetsSent) applied \(report.changeSetsApplied)"
+              + (report.installedWholeStore == nil ? "" : " installed") + (uploaded == nil ? "" : " uploaded"))
     case "torture":
         // The kill torture (Torture.swift); prints its figures, exits 1 on a lost write, divergence or error.
         let directory = options["dir"].map { URL(fileURLWithPath: $0) }

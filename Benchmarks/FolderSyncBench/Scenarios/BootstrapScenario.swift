@@ -32,9 +32,11 @@ struct BootstrapScenario: Scenario {
         context.bigDocument = big
         let size = Floors.fileSize(big.a.db)
         result.note = "\(context.sizes.bigDocumentRows) rows, \(String(format: "%.0f", Double(size) / 1_048_576)) MiB SQLite file"
+        try Floors.flushWrites()   // A's document and store, just written, would otherwise be written back during B's join
         context.log("B joins")
         let joined = try big.b.run("sync:bootstrap")
         guard joined["bootstrap.installedWholeStore"] == 1 else { throw BenchError("B did not install the whole store") }
+        try Floors.flushWrites()
         context.log("floor: cp of A's database file")
         let copy = try Floors.copySeconds(big.a.db, to: big.root.appendingPathComponent("copy.sqlite"))
         try? FileManager.default.removeItem(at: big.root.appendingPathComponent("copy.sqlite"))

@@ -19,8 +19,13 @@ enum AttachmentScan {
         return order.map { ($0, keys[$0]!) }
     }
 
-    /// Every attachment reference in a whole store's snapshot, in any column of any table (merge metadata
-    /// included), with its table's primary key as the row; found by the references' magic, other values unread.
+    /// The merge metadata tables that hold stamps and names, never column values: a reference cannot be there,
+    /// and they are as large as the data (a register per row or column), so they are not read.
+    static let registerTables: Set<String> = ["foldersync_clocks", "foldersync_tombstones"]
+
+    /// Every attachment reference in a whole store's snapshot, in any column of any table (the shadow values of
+    /// the merge metadata included, its registers not), with its table's primary key as the row; found by the
+    /// references' magic, other values unread.
     static func references(inSnapshot url: URL, path: String) throws -> [(ColumnKey, AttachmentReference)] {
         do {
             var configuration = Configuration()
@@ -30,20 +35,29 @@ enum AttachmentScan {
             return try snapshot.read { db in
                 var found: [(ColumnKey, AttachmentReference)] = []
                 let magic = Data(AttachmentReference.magic)
-                for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'") {
+                for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+                where !registerTables.contains(table) {
                     let row = try db.primaryKey(table).columns.map(\.quotedDatabaseIdentifier).joined(separator: " || '/' || ")
-                    for column in try db.columns(in: table) {
-                        let name = column.name.quotedDatabaseIdentifier
-                        let rows = try Row.fetchCursor(db, sql: """
-                            SELECT \(row), \(name) FROM \(table.quotedDatabaseIdentifier)
-                            WHERE typeof(\(name)) = 'blob' AND substr(\(name), 1, ?) = ?
-                            """, arguments: [magic.count, magic])
-                        while let values = try rows.next() {
-                            guard let reference = AttachmentReference(databaseValue: values[1]) else { continue }
-                            let syncID = String.fromDatabaseValue(values[0]) ?? (values[0] as DatabaseValue).description
-                            found.append((ColumnKey(table: table, syncID: syncID, column: column.name), reference))
+                    let columns = try db.columns(in: table).map(\.name)
+                    guard !columns.isEmpty else { continue }
+                    // One pass over each table (not one per column): a store of millions of rows is read once.
+                    let quoted = columns.map(\.quotedDatabaseIdentifier)
+                    let rows = try Row.fetchCursor(db, sql: """
+                        SELECT \(row), \(quoted.joined(separator: ", ")) FROM \(table.quotedDatabaseIdentifier)
+                        WHERE \(quoted.map { "(typeof(\($0)) = 'blob' AND substr(\($0), 1, :count) = :magic)" }.joined(separator: " OR "))
+                        """, arguments: ["count": magic.count, "magic": magic])
+                    var matches: [(Int, ColumnKey, AttachmentReference)] = []
+                    while let values = try rows.next() {
+                        let syncID = String.fromDatabaseValue(values[0]) ?? (values[0] as DatabaseValue).description
+                        for (index, column) in columns.enumerated() {
+                            // Only this column's blobs: the row matched on one of its columns, maybe another one.
+                            guard case .blob(let data) = (values[index + 1] as DatabaseValue).storage,
+                                  let reference = AttachmentReference(databaseValue: data) else { continue }
+                            matches.append((index, ColumnKey(table: table, syncID: syncID, column: column), reference))
                         }
                     }
+                    // Column by column, as the references were always listed.
+                    found += matches.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map { ($0.element.1, $0.element.2) }
                 }
                 return found
             }

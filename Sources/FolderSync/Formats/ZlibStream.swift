@@ -157,3 +157,84 @@ final class InflateStream {
         return capacity
     }
 }
+
+/// Streaming zlib decompression fed by the caller: compressed bytes are pushed in as they arrive (a download
+/// being read), decompressed bytes go to a sink.
+///
+/// Bytes pushed after zlib's end marker are an error; so is ``finish()`` before it (a truncated stream).
+final class InflatePushStream {
+    private let stream: UnsafeMutablePointer<z_stream>
+    private let output: UnsafeMutablePointer<Bytef>
+    private let sink: (UnsafeRawBufferPointer) throws -> Void
+    private let path: String
+    /// Whether zlib's end marker (and a matching Adler-32) has been read.
+    private(set) var isAtEnd = false
+
+    /// - Parameters:
+    ///   - path: the file to name in errors.
+    ///   - sink: receives each decompressed chunk; the buffer is only valid during the call.
+    init(path: String, sink: @escaping (UnsafeRawBufferPointer) throws -> Void) throws {
+        self.path = path
+        self.sink = sink
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        output = .allocate(capacity: InflateStream.chunkSize)
+        let status = inflateInit2_(stream, MAX_WBITS, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        guard status == Z_OK else {
+            stream.deallocate()
+            output.deallocate()
+            throw FolderSyncError(.localStoreFailed, "cannot start zlib decompression (status \(status))", path: path)
+        }
+    }
+
+    deinit {
+        inflateEnd(stream)
+        stream.deallocate()
+        output.deallocate()
+    }
+
+    /// Decompresses `bytes`, passing every decompressed chunk to the sink.
+    ///
+    /// - Throws: ``FolderSyncError/Code/corruptFile`` when the input is invalid or goes on past the end marker.
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        guard !isAtEnd else { throw FolderSyncError(.corruptFile, "compressed data goes on after its end marker", path: path) }
+        var offset = 0
+        while offset < bytes.count {
+            let length = min(bytes.count - offset, Int(UInt32.max))
+            stream.pointee.next_in = UnsafeMutablePointer(mutating: (base + offset).assumingMemoryBound(to: Bytef.self))
+            stream.pointee.avail_in = uInt(length)
+            while stream.pointee.avail_in > 0 || stream.pointee.avail_out == 0 {
+                stream.pointee.next_out = output
+                stream.pointee.avail_out = uInt(InflateStream.chunkSize)
+                let status = inflate(stream, Z_NO_FLUSH)
+                let produced = InflateStream.chunkSize - Int(stream.pointee.avail_out)
+                switch status {
+                case Z_OK, Z_BUF_ERROR:
+                    break
+                case Z_STREAM_END:
+                    isAtEnd = true
+                case Z_MEM_ERROR:
+                    throw FolderSyncError(.localStoreFailed, "out of memory while decompressing", path: path)
+                default:
+                    let detail = stream.pointee.msg.map { String(cString: $0) } ?? "status \(status)"
+                    throw FolderSyncError(.corruptFile, "compressed data is invalid: \(detail)", path: path)
+                }
+                if produced > 0 { try sink(UnsafeRawBufferPointer(start: output, count: produced)) }
+                if isAtEnd {
+                    guard stream.pointee.avail_in == 0 else {
+                        throw FolderSyncError(.corruptFile, "compressed data goes on after its end marker", path: path)
+                    }
+                    return
+                }
+                if status == Z_BUF_ERROR { break }
+            }
+            offset += length
+        }
+    }
+
+    /// Ends the input. - Throws: ``FolderSyncError/Code/corruptFile`` when the end marker was not reached (truncated).
+    func finish() throws {
+        guard isAtEnd else { throw FolderSyncError(.corruptFile, "compressed data ends before its end marker (truncated)", path: path) }
+    }
+}

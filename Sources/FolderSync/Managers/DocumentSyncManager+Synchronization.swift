@@ -67,6 +67,11 @@ extension DocumentSyncManager {
                 // Starting from a whole store saves time; the change sets bring the same data.
                 bootstrapWarning = SyncWarning(kind: .wholeStoreUnusable, message: error.message, path: error.path)
             }
+            // Under the sync lock, like every other writer of the state: another process syncing the same store
+            // could otherwise publish between this load and save, and have its bookkeeping overwritten (seen as a
+            // rare failure of "two processes take turns" under load).
+            let lock = try await FileLock.acquire(localLayout.syncLockFile)
+            defer { lock.release() }
             var state = try store.loadSyncState()
             state.hasBootstrapped = true
             try store.saveSyncState(state)

@@ -306,6 +306,7 @@ open class DocumentSyncManager: @unchecked Sendable {
             fileSystem: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
             clientIdentifier: clientIdentifier, store: store, localLayout: localLayout, environment: applicationSyncManager.environment)
         operation.attachmentThreshold = policy.attachmentThreshold
+        operation.compression = policy.wholeStoreCompression
         operation.emit = { [weak self] event in self?.publish(event) }
         return operation
     }

@@ -14,6 +14,10 @@ public struct SyncPolicy: Sendable, Hashable {
     public var attachmentThreshold: Int? = 64 * 1024
     /// When attached files reach this client: during the sync that brings their reference, or on request.
     public var attachmentDownloads = AttachmentDownloadPolicy.eager
+    /// How uploaded whole stores hold their snapshot: stored (the default: a new device installs it in one pass
+    /// over its bytes) or zlib-compressed (about 2.7 times smaller, for slow or metered remotes, at the cost of
+    /// compressing on upload and inflating at ~400 MB/s on download). Any client reads either.
+    public var wholeStoreCompression = WholeStoreCompression.none
     /// Stop and ask before a sync deletes most of a table's rows (`nil`: never ask).
     public var deletionFailSafe: DeletionFailSafe? = DeletionFailSafe()
 

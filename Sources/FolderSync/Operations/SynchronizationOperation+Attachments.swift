@@ -103,3 +103,13 @@ extension SynchronizationOperation {
         }
     }
 }
+
+extension SyncChange {
+    /// Whether a column holds an attachment reference (what ``AttachmentScan`` looks for in a written change set).
+    var referencesAttachment: Bool {
+        columns.contains { column in
+            guard case .blob(let data) = column.value else { return false }
+            return AttachmentReference(databaseValue: data) != nil
+        }
+    }
+}

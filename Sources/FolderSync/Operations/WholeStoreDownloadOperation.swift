@@ -79,10 +79,11 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
         let snapshot = work.appendingPathComponent("snapshot.sqlite")
         guard let manifest = try await bestWholeStore(into: snapshot, covering: missing) else { return nil }
         try await checkBeforeInstalling?()
-        try await fetchAttachments(of: snapshot)
+        let holdsLargeValues = try await fetchAttachments(of: snapshot)
         willReplace(manifest)
         try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: clientIdentifier)
-        if let store = store as? any LargeValueRestoring {
+        // Only a store that references large values has any to put back (another pass over every row otherwise).
+        if holdsLargeValues, let store = store as? any LargeValueRestoring {
             try store.restoreLargeValues(from: localLayout.attachmentStore)
         }
         didReplace(manifest)
@@ -104,19 +105,19 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
             candidates.append(manifest)
         }
         candidates.sort { ($0.coveredCount, $0.clientIdentifier) > ($1.coveredCount, $1.clientIdentifier) }
-        let download = snapshot.deletingLastPathComponent().appendingPathComponent(RemoteLayout.wholeStoreFileName)
-        defer { try? FileManager.default.removeItem(at: download) }
         var lastError: (any Error)?
         for manifest in candidates {
             let path = layout.wholeStoreFile(documentIdentifier, client: manifest.clientIdentifier).description
             do {
-                try await downloadWholeStore(client: manifest.clientIdentifier, to: download)
-                let fingerprint = try WholeStoreFile.fingerprint(of: download)
-                guard fingerprint.byteCount == manifest.wholeStoreByteCount, fingerprint.checksum == manifest.wholeStoreChecksum else {
+                // One pass: the file is checked (its trailer, its manifest's size and checksum) and its snapshot
+                // written while it is read; nothing is installed from a file that fails at the end.
+                let reader = try WholeStoreReader(snapshot: snapshot, path: path)
+                try await readWholeStore(client: manifest.clientIdentifier) { piece in try reader.consume(piece) }
+                let file = try reader.finish()
+                guard file.byteCount == manifest.wholeStoreByteCount, file.checksum == manifest.wholeStoreChecksum else {
                     throw FolderSyncError(.corruptFile, "the whole store does not match its manifest", path: path)
                 }
-                let header = try WholeStoreFile.read(download, to: snapshot, path: path)
-                guard header.wholeStoreIdentifier == manifest.wholeStoreIdentifier else {
+                guard file.header.wholeStoreIdentifier == manifest.wholeStoreIdentifier else {
                     throw FolderSyncError(.corruptFile, "the whole store is not the one its manifest describes", path: path)
                 }
                 return manifest
@@ -131,14 +132,16 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     }
 
     /// Downloads the attachments a snapshot references, before it is installed: large values always, files by
-    /// policy. One the remote lacks is reported as gone; its column keeps the reference.
-    private func fetchAttachments(of snapshot: URL) async throws {
+    /// policy. One the remote lacks is reported as gone; its column keeps the reference. Returns whether the
+    /// snapshot references any large value.
+    private func fetchAttachments(of snapshot: URL) async throws -> Bool {
         attachmentsFetched = AttachmentsFetched()
-        guard store is any LargeValueRestoring else { return }
+        guard store is any LargeValueRestoring else { return false }
         let transfer = AttachmentTransfer(fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
                                           local: localLayout.attachmentStore, emit: emit)
         var unavailable = Set<String>()
-        for (key, reference) in try AttachmentScan.references(inSnapshot: snapshot, path: snapshot.path)
+        let references = try AttachmentScan.references(inSnapshot: snapshot, path: snapshot.path)
+        for (key, reference) in references
         where !transfer.local.contains(reference) && (reference.isInlineValue || attachmentDownloads == .eager) {
             let gone = GoneAttachment(key: key, reference: reference, path: transfer.remotePath(reference).description)
             guard !unavailable.contains(reference.sha256) else { attachmentsFetched.gone.append(gone); continue }
@@ -150,6 +153,7 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
                 attachmentsFetched.gone.append(gone)
             }
         }
+        return references.contains { $0.1.isInlineValue }
     }
 
     // MARK: Backend steps
@@ -165,8 +169,9 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
         try await fileSystem.readIfPresent(layout.appliedSyncChangeSetsFile(documentIdentifier, client: client))
     }
 
-    /// Downloads a client's `WholeStore.ticdsync` to a local file.
-    open func downloadWholeStore(client: String, to url: URL) async throws {
-        try await fileSystem.download(layout.wholeStoreFile(documentIdentifier, client: client), toLocalFile: url)
+    /// Reads a client's `WholeStore.ticdsync` from start to end, handing `body` each piece as it arrives
+    /// (``RemoteFileSystem/readPieces(of:size:_:)``): the caller checks and unpacks it on the way.
+    open func readWholeStore(client: String, _ body: (Data) throws -> Void) async throws {
+        try await fileSystem.readPieces(of: layout.wholeStoreFile(documentIdentifier, client: client), size: 1 << 20, body)
     }
 }

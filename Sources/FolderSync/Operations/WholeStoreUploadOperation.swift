@@ -25,6 +25,8 @@ open class WholeStoreUploadOperation: @unchecked Sendable {
     /// `BLOB` values of at least this many bytes leave the snapshot as attachments (`nil`: never).
     var attachmentThreshold: Int? = 64 * 1024
     var emit: @Sendable (SyncEvent) -> Void = { _ in }
+    /// How the whole-store file holds the snapshot (``SyncPolicy/wholeStoreCompression``).
+    public var compression = WholeStoreCompression.none
 
     /// An operation ready to ``run()``; see the properties for each argument.
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
@@ -55,7 +57,7 @@ open class WholeStoreUploadOperation: @unchecked Sendable {
         let storeFile = work.appendingPathComponent(RemoteLayout.wholeStoreFileName)
         let (size, checksum) = try WholeStoreFile.write(snapshot: snapshot, to: storeFile, header: .init(
             wholeStoreIdentifier: identifier, clientIdentifier: clientIdentifier, schemaVersion: store.schemaVersion,
-            snapshotByteCount: snapshotSize))
+            snapshotByteCount: snapshotSize, compression: compression))
         let manifest = WholeStoreManifest(clientIdentifier: clientIdentifier, wholeStoreIdentifier: identifier,
                                           creationDate: environment.now().wholeSeconds, schemaVersion: store.schemaVersion,
                                           covers: covers, wholeStoreByteCount: size, wholeStoreChecksum: checksum)

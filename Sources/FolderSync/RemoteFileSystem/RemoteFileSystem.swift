@@ -75,6 +75,9 @@ public protocol RemoteFileSystem: Sendable {
     func download(_ path: RemotePath, toLocalFile url: URL) async throws
     /// Uploads a local file atomically, without holding it whole in memory when the backend can stream.
     func upload(fromLocalFile url: URL, to path: RemotePath) async throws
+    /// Reads a file from start to end, handing `body` one piece at a time (about `size` bytes each), so that
+    /// the reader can check and use the bytes while they arrive instead of reading a downloaded copy again.
+    func readPieces(of path: RemotePath, size: Int, _ body: (Data) throws -> Void) async throws
 }
 
 extension RemoteFileSystem {
@@ -88,6 +91,15 @@ extension RemoteFileSystem {
     public func upload(fromLocalFile url: URL, to path: RemotePath) async throws {
         let data = try LocalFiles.read(url)
         try await write(data, to: path)
+    }
+
+    /// Default: downloads the file into a temporary local file, then reads that in pieces. Backends that can
+    /// stream (a local or mounted folder, HTTP) override this to hand over the pieces as they are read.
+    public func readPieces(of path: RemotePath, size: Int, _ body: (Data) throws -> Void) async throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("foldersync-read-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        try await download(path, toLocalFile: scratch)
+        try LocalFiles.readPieces(of: scratch, size: size) { piece, _ in try body(piece) }
     }
 
     /// Whether anything exists at `path`.

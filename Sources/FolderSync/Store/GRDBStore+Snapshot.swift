@@ -7,13 +7,23 @@ extension GRDBStore: SnapshottingModelAdapter {
 
     public func writeSnapshot(to url: URL, localClient: String) throws -> [String: Int64]? {
         try wrap("writing a snapshot") {
-            try? FileManager.default.removeItem(at: url)
-            let copy = try DatabaseQueue(path: url.path)
+            // A scratch copy is trimmed, then `VACUUM INTO` writes the snapshot: one rewrite of the document where
+            // an in-place VACUUM wrote it twice (through a temporary database), and no journal for the scratch copy.
+            let scratch = url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent + "-scratch")
+            for file in [url, scratch, URL(fileURLWithPath: scratch.path + "-journal")] { try? FileManager.default.removeItem(at: file) }
+            defer {
+                for file in [scratch, URL(fileURLWithPath: scratch.path + "-journal")] { try? FileManager.default.removeItem(at: file) }
+            }
+            let copy = try DatabaseQueue(path: scratch.path)
             try database.backup(to: copy)
             let covers: [String: Int64]? = try copy.writeWithoutTransaction { db in
                 guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(LocalLayout.unsynchronizedChangesTable))") == false else {
                     return nil
                 }
+                // Rollback mode (a WAL store's copy is in WAL mode), then no journal: a crash loses only scratch.
+                try db.execute(sql: "PRAGMA journal_mode = DELETE")
+                try db.execute(sql: "PRAGMA journal_mode = OFF")
+                try db.execute(sql: "PRAGMA synchronous = OFF")
                 var covers = Self.contiguous(try Row.fetchAll(db, sql: "SELECT client, sequence FROM \(LocalLayout.appliedChangeSetsTable)")
                     .map { ($0[0] as String, $0[1] as Int64) })
                 let state = try loadState(db)
@@ -31,13 +41,33 @@ extension GRDBStore: SnapshottingModelAdapter {
                 StoreFunctions.addPure(db)
                 try db.execute(sql: "UPDATE foldersync_clocks SET stamps = foldersync_owned(stamps, ?)", arguments: [localClient])
                 try db.execute(sql: "UPDATE foldersync_tombstones SET client = ? WHERE client IS NULL", arguments: [localClient])
-                try db.execute(sql: "PRAGMA journal_mode = DELETE")
-                try db.execute(sql: "VACUUM")
+                try db.execute(sql: "VACUUM INTO ?", arguments: [url.path])
                 return covers
             }
             try copy.close()
             return covers
         }
+    }
+
+    /// The bookkeeping of an installed store: no pending change, the ledger of what it covers, the sync state
+    /// (what this client published, what it must apply again). The same for both ways of installing.
+    func recordInstalledStore(covers: [String: Int64], localClient: String, _ db: Database) throws {
+        try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable)")
+        try db.execute(sql: "DELETE FROM \(LocalLayout.appliedChangeSetsTable)")
+        let ledger = try db.makeStatement(sql: "INSERT INTO \(LocalLayout.appliedChangeSetsTable)(client, sequence, change_set_id) VALUES (?, ?, '')")
+        for (client, highest) in covers where highest > 0 {
+            for sequence in 1...highest { try ledger.execute(arguments: [client, sequence]) }
+        }
+        var state = try loadState(db)
+        let ownCovered = covers[localClient] ?? 0
+        // This client's own sets the store lacks come back from the remote at the next sync.
+        state.ownChangeSetsToReapplyAfter = ownCovered < state.publishedSequence ? ownCovered : nil
+        state.publishedSequence = max(state.publishedSequence, ownCovered)
+        // Never number a set again: one staged before may already be on the remote (a sync stopped between
+        // its upload and its bookkeeping), and is published again as it is (found by the kill torture).
+        state.nextSequence = max(state.nextSequence, state.publishedSequence + 1)
+        state.knownRecentSyncs = [:]
+        try Self.save(state: try JSONEncoder().encode(state), db)
     }
 
     /// Per client, the highest sequence up to which every sequence is present.
@@ -48,6 +78,7 @@ extension GRDBStore: SnapshottingModelAdapter {
     public func restoreSnapshot(from url: URL, covers: [String: Int64], localClient: String) throws {
         try wrap("installing a whole store") {
             try database.writeWithoutTransaction { db in
+                if try installPages(of: url, covers: covers, localClient: localClient, db) { return }
                 try db.execute(sql: "ATTACH DATABASE ? AS snapshot", arguments: [url.path])
                 try db.execute(sql: "PRAGMA foreign_keys = OFF")
                 defer {
@@ -61,26 +92,12 @@ extension GRDBStore: SnapshottingModelAdapter {
                     capturing.withLock { $0 = false }
                     try replaceSyncedData(db, path: url.path)
                     try keepNewer(ownWrites, localClient: localClient, db)
-                    try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable)")
-                    try db.execute(sql: "DELETE FROM \(LocalLayout.appliedChangeSetsTable)")
-                    let ledger = try db.makeStatement(sql: "INSERT INTO \(LocalLayout.appliedChangeSetsTable)(client, sequence, change_set_id) VALUES (?, ?, '')")
-                    for (client, highest) in covers where highest > 0 {
-                        for sequence in 1...highest { try ledger.execute(arguments: [client, sequence]) }
-                    }
-                    var state = try loadState(db)
-                    let ownCovered = covers[localClient] ?? 0
-                    // This client's own sets the store lacks come back from the remote at the next sync.
-                    state.ownChangeSetsToReapplyAfter = ownCovered < state.publishedSequence ? ownCovered : nil
-                    state.publishedSequence = max(state.publishedSequence, ownCovered)
-                    // Never number a set again: one staged before may already be on the remote (a sync stopped between
-                    // its upload and its bookkeeping), and is published again as it is (found by the kill torture).
-                    state.nextSequence = max(state.nextSequence, state.publishedSequence + 1)
-                    state.knownRecentSyncs = [:]
-                    try Self.save(state: try JSONEncoder().encode(state), db)
+                    try recordInstalledStore(covers: covers, localClient: localClient, db)
                     let newest = try Self.newestRegister(db)
                     clock.withLock { $0.observe(HybridTimestamp(rawValue: newest)) }
                     capturing.withLock { $0 = true }
                     try reapply(unpublished, db)
+                    lastInstallCopiedPages.withLock { $0 = false }
                     return .commit
                 }
             }

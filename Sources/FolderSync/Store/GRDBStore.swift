@@ -28,6 +28,20 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     let capturing: Locked<Bool>
     let clock: Locked<HybridLogicalClock>
     let now: @Sendable () -> Date
+    /// How the last whole store was installed (`true`: its pages, `false`: its rows), for tests and benchmarks.
+    let lastInstallCopiedPages = Locked<Bool?>(nil)
+    /// Test seam: called after each step of a page install with the pages copied so far and the total, so a
+    /// test can kill the process in the middle of the copy. Steps are `pageInstallPagesPerStep` pages.
+    @_spi(Testing) public var pageInstallStepObserver: (@Sendable (_ copied: Int, _ total: Int) -> Void)? {
+        get { pageInstallSeam.current.observer }
+        set { pageInstallSeam.withLock { $0.observer = newValue } }
+    }
+    /// Test seam: pages per step of a page install (4,096 by default: 16 MiB steps of 4 KiB pages).
+    @_spi(Testing) public var pageInstallPagesPerStep: Int {
+        get { pageInstallSeam.current.pagesPerStep }
+        set { pageInstallSeam.withLock { $0.pagesPerStep = newValue } }
+    }
+    let pageInstallSeam = Locked<(observer: (@Sendable (Int, Int) -> Void)?, pagesPerStep: Int)>((nil, 4096))
 
     /// Opens (creating if needed) the document at `path`.
     ///

@@ -153,6 +153,15 @@ public struct FileManagerFileSystem: RemoteFileSystem {
         try LocalFiles.copy(source, to: destination, durably: false, remote: true)
     }
 
+    /// Reads the remote file itself in pieces: a whole store is checked and unpacked as it is read, with no local copy.
+    public func readPieces(of path: RemotePath, size: Int, _ body: (Data) throws -> Void) async throws {
+        let source = url(for: path)
+        guard FileManager.default.fileExists(atPath: source.path) else {
+            throw FolderSyncError(.remoteItemNotFound, "no such file", path: path.description)
+        }
+        try LocalFiles.readPieces(of: source, size: size, remote: true) { piece, _ in try body(piece) }
+    }
+
     /// Streams the file into place (temporary, fsync, rename, fsync of the folder): a whole store is never loaded whole.
     public func upload(fromLocalFile source: URL, to path: RemotePath) async throws {
         try LocalFiles.copy(source, to: url(for: path), durably: true, remote: true)

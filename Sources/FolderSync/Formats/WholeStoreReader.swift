@@ -1,0 +1,129 @@
+import Foundation
+
+/// Reads a `WholeStore.ticdsync` as a stream, in the pieces a download delivers: it checks the file while
+/// it arrives and writes the snapshot's bytes straight into a new SQLite file.
+///
+/// One pass over the bytes: the CRC-32 trailer, the size and checksum a manifest records, the header and the
+/// body are all taken from the same pieces, so a store is neither copied nor read a second time to be
+/// verified. The snapshot file is only usable once ``finish()`` returned: a truncated, corrupt or foreign
+/// file throws there, or as soon as its damage shows (a bad header, invalid zlib data, a body longer than
+/// the header says).
+final class WholeStoreReader {
+    /// What a complete, verified file held.
+    struct Result {
+        var header: WholeStoreFile.Header
+        /// The whole file's size and CRC-32 (trailer included): what its manifest must record.
+        var byteCount: Int64
+        var checksum: UInt32
+    }
+
+    private let path: String
+    private let snapshot: URL
+    private var output: FileHandle?
+    /// The preamble and header fields until they are parsed.
+    private var prefix: [UInt8] = []
+    private var header: WholeStoreFile.Header?
+    private var inflater: InflatePushStream?
+    /// The last 4 bytes seen, which are the trailer if the file ends here; held back from the body.
+    private var tail: [UInt8] = []
+    private var crc: UInt32 = 0
+    private var byteCount: Int64 = 0
+    private var written: UInt64 = 0
+
+    /// A reader that writes the snapshot into a new file at `snapshot`; errors name `path` (the remote file).
+    init(snapshot: URL, path: String) throws {
+        self.snapshot = snapshot
+        self.path = path
+    }
+
+    deinit { try? output?.close() }
+
+    private func corrupt(_ reason: String) -> FolderSyncError { FolderSyncError(.corruptFile, "whole store \(reason)", path: path) }
+
+    /// Takes the next piece of the file.
+    func consume(_ piece: Data) throws {
+        guard !piece.isEmpty else { return }
+        byteCount += Int64(piece.count)
+        // Everything but the last 4 bytes is checksummed and parsed now; those 4 may be the trailer.
+        if piece.count >= 4 {
+            let carried = tail
+            tail = [UInt8](piece.suffix(4))
+            try process(Data(carried))
+            try process(piece.prefix(piece.count - 4))
+        } else {
+            let combined = tail + piece
+            tail = Array(combined.suffix(4))
+            try process(Data(combined.prefix(combined.count - tail.count)))
+        }
+    }
+
+    private func process(_ data: Data) throws {
+        guard !data.isEmpty else { return }
+        crc = Checksum.crc32(data, seed: crc)
+        if header != nil { return try body(data) }
+        prefix += data
+        let fixed = WholeStoreFile.magic.count + 5
+        guard prefix.count >= fixed else { return }
+        guard Array(prefix.prefix(WholeStoreFile.magic.count)) == WholeStoreFile.magic else { throw corrupt("is not a FolderSync whole store") }
+        let version = prefix[WholeStoreFile.magic.count]
+        guard version >= 1 else { throw corrupt("has format version 0") }
+        guard version <= WholeStoreFile.formatVersion else {
+            throw FolderSyncError(.unsupportedFormatVersion,
+                                  "whole-store format version \(version) is newer than the supported \(WholeStoreFile.formatVersion)", path: path)
+        }
+        let length = prefix[(fixed - 4)..<fixed].enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
+        guard length <= 64 * 1024 else { throw corrupt("has a bad header length") }
+        guard prefix.count >= fixed + length else { return }
+        var fields = ArrayByteSource(Array(prefix[fixed..<(fixed + length)]))
+        var parsed: WholeStoreFile.Header
+        var encoding: UInt8?
+        do {
+            parsed = WholeStoreFile.Header(wholeStoreIdentifier: try fields.readString(what: "identifier"),
+                                           clientIdentifier: try fields.readString(what: "client"),
+                                           schemaVersion: Int(try fields.readInt64()), snapshotByteCount: try fields.readUInt64())
+            if version >= 2 { encoding = try fields.readByte() }
+        } catch { throw corrupt("has an unreadable header") }
+        if let encoding {
+            guard let compression = WholeStoreCompression(rawValue: encoding) else { throw corrupt("has an unknown body encoding \(encoding)") }
+            parsed.compression = compression
+        }
+        header = parsed
+        guard FileManager.default.createFile(atPath: snapshot.path, contents: nil), let handle = try? FileHandle(forWritingTo: snapshot) else {
+            throw FolderSyncError(.localStoreFailed, "cannot write the snapshot", path: snapshot.path)
+        }
+        output = handle
+        if header?.compression == .zlib {
+            inflater = try InflatePushStream(path: path) { [unowned self] chunk in try self.emit(Data(chunk)) }
+        }
+        let rest = Data(prefix[(fixed + length)...])
+        prefix = []
+        try body(rest)
+    }
+
+    private func body(_ data: Data) throws {
+        guard !data.isEmpty else { return }
+        if let inflater { try data.withUnsafeBytes { try inflater.write($0) } } else { try emit(data) }
+    }
+
+    private func emit(_ data: Data) throws {
+        guard let header, let output else { return }
+        written += UInt64(data.count)
+        guard written <= header.snapshotByteCount else { throw corrupt("holds more than its header says") }
+        do { try output.write(contentsOf: data) } catch {
+            throw FolderSyncError(.localStoreFailed, "cannot write the snapshot", path: snapshot.path, underlying: error)
+        }
+    }
+
+    /// Ends the file: checks the trailer, that the body was complete, and closes the snapshot (not fsynced:
+    /// it is a scratch file, and whatever installs it makes its own copy durable).
+    func finish() throws -> Result {
+        guard let header, tail.count == 4 else { throw corrupt("is truncated") }
+        let stored = tail.enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
+        guard stored == crc else { throw corrupt("fails its checksum") }
+        try inflater?.finish()
+        guard written == header.snapshotByteCount else { throw corrupt("ends early") }
+        try output?.close()
+        output = nil
+        return Result(header: header, byteCount: byteCount, checksum: Checksum.crc32(Data(tail), seed: crc))
+    }
+}
