@@ -102,7 +102,7 @@ struct SyncBadInputTests {
         #expect(try await updated.database.read { try String.fetchOne($0, sql: "SELECT title FROM notes") } == "from v2")
     }
 
-    @Test("Files the layout does not know (desktop-agent copies, stray files, temporaries) are ignored and reported")
+    @Test("Files the layout does not know (desktop-agent copies, stray files, temporaries) are ignored and reported where listed; markers without change-set names still work")
     func strayFiles() async throws {
         let directory = TemporaryDirectory()
         let (a, b, remote, path, bytes) = try await published(directory)
@@ -111,6 +111,13 @@ struct SyncBadInputTests {
         try await remote.write(Data("x".utf8), to: path.parent.appending("notes.txt"))
         try await remote.write(Data("x".utf8), to: path.parent.appending(TemporaryName.make(for: "000000000002-X.syncchg")))
         try await remote.write(Data("x".utf8), to: a.document.relativePathToThisDocumentRecentSyncsDirectory.appending("stray.txt"))
+        // A marker written before markers named their change sets: B lists A's folder (as it does whenever it needs
+        // more than a marker names), where the strays are.
+        let markerPath = a.document.relativePathToThisDocumentRecentSyncsDirectory.appending("\(a.document.clientIdentifier).recentsync")
+        var marker = try PropertyListFile.decode(RecentSync.self, from: try await remote.read(markerPath), path: markerPath.description)
+        #expect(marker.recentChangeSets == [path.name])
+        marker.recentChangeSets = nil
+        try await remote.write(try PropertyListFile.encode(marker), to: markerPath)
         let report = try await b.sync()
         #expect(report.changeSetsApplied == 1)
         let reported = Set(report.warnings.filter { $0.kind == .unknownFile }.compactMap(\.path))

@@ -25,5 +25,5 @@ public struct RecentSync: PropertyListPayload, Hashable {
     public var recentChangeSets: [String]? = nil
 
     /// How many change-set names a marker announces.
-    public static let announcedChangeSetLimit = 32
+    public static let announcedChangeSetLimit = 8
 }
