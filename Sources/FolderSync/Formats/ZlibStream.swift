@@ -100,15 +100,8 @@ final class InflateStream {
     init(path: String, source: @escaping (UnsafeMutableRawBufferPointer) throws -> Int) throws {
         self.path = path
         self.source = source
-        stream = .allocate(capacity: 1)
-        stream.initialize(to: z_stream())
+        stream = try makeInflater(path: path)
         input = .allocate(capacity: Self.chunkSize)
-        let status = inflateInit2_(stream, MAX_WBITS, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
-        guard status == Z_OK else {
-            stream.deallocate()
-            input.deallocate()
-            throw FolderSyncError(.localStoreFailed, "cannot start zlib decompression (status \(status))", path: path)
-        }
     }
 
     deinit {
@@ -158,6 +151,18 @@ final class InflateStream {
     }
 }
 
+/// A `z_stream` ready to inflate (zlib format, not raw or gzip); the caller ends and deallocates it.
+private func makeInflater(path: String) throws -> UnsafeMutablePointer<z_stream> {
+    let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+    stream.initialize(to: z_stream())
+    let status = inflateInit2_(stream, MAX_WBITS, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+    guard status == Z_OK else {
+        stream.deallocate()
+        throw FolderSyncError(.localStoreFailed, "cannot start zlib decompression (status \(status))", path: path)
+    }
+    return stream
+}
+
 /// Streaming zlib decompression fed by the caller: compressed bytes are pushed in as they arrive (a download
 /// being read), decompressed bytes go to a sink.
 ///
@@ -176,15 +181,8 @@ final class InflatePushStream {
     init(path: String, sink: @escaping (UnsafeRawBufferPointer) throws -> Void) throws {
         self.path = path
         self.sink = sink
-        stream = .allocate(capacity: 1)
-        stream.initialize(to: z_stream())
+        stream = try makeInflater(path: path)
         output = .allocate(capacity: InflateStream.chunkSize)
-        let status = inflateInit2_(stream, MAX_WBITS, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
-        guard status == Z_OK else {
-            stream.deallocate()
-            output.deallocate()
-            throw FolderSyncError(.localStoreFailed, "cannot start zlib decompression (status \(status))", path: path)
-        }
     }
 
     deinit {
