@@ -13,7 +13,7 @@ final class ChildProcess: @unchecked Sendable {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors
-        try process.runSerially()
+        try process.run()
     }
 
     /// Writes a line to the child's standard input.

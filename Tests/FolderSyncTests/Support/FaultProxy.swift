@@ -38,7 +38,7 @@ final class FaultProxy: @unchecked Sendable {
                 continuation.finish()
             }
         }.makeAsyncIterator()
-        try process.runSerially()
+        try process.run()
         let first = try await waitFor("port ")
         guard let port = Int(first.dropFirst("port ".count)) else { throw MisbehavingServerFailure(description: "fault proxy: \(first)") }
         url = URL(string: "http://127.0.0.1:\(port)/")!

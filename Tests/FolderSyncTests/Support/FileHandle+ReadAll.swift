@@ -2,7 +2,8 @@ import Foundation
 
 extension FileHandle {
     /// Everything up to the end of the pipe or file. A read interrupted by a signal is retried: Foundation's
-    /// `readDataToEndOfFile()` stops the whole test process with a `try!` on `EINTR` (seen while child processes ran).
+    /// `readDataToEndOfFile()` stops the whole test process with a `try!` on `EINTR` (seen when another thread's
+    /// crash was being backtraced, which turned one crash into two reports).
     func readAllRetryingInterruptions() -> Data {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)

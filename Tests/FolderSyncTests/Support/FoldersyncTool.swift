@@ -40,7 +40,7 @@ enum FoldersyncTool {
         process.standardError = errors
         let inputPipe = Pipe()
         process.standardInput = input == nil ? FileHandle.nullDevice : inputPipe
-        try process.runSerially()
+        try process.run()
         if let input {
             inputPipe.fileHandleForWriting.write(Data(input.utf8))
             try inputPipe.fileHandleForWriting.close()

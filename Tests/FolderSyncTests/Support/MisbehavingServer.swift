@@ -17,7 +17,7 @@ final class MisbehavingServer: @unchecked Sendable {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors
-        try process.runSerially()
+        try process.run()
         let handle = output.fileHandleForReading
         let line: String = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {

@@ -63,7 +63,7 @@ final class RcloneMount {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         process.standardInput = stdin
-        try process.runSerially()
+        try process.run()
         if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
         try stdin.fileHandleForWriting.close()
         let data = output.fileHandleForReading.readAllRetryingInterruptions()
