@@ -75,9 +75,15 @@ let package = Package(
             path: "Sources/foldersync",
             swiftSettings: strict
         ),
+        // Child processes for the tests and the test worker, without Foundation's Process (see Subprocess.swift).
+        .target(
+            name: "TestProcesses",
+            path: "Tests/TestProcesses",
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "foldersync-test-worker",
-            dependencies: ["FolderSync", "FolderSyncTesting", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["FolderSync", "FolderSyncTesting", "TestProcesses", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/TestWorker",
             swiftSettings: strict
         ),
@@ -89,7 +95,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FolderSyncTests",
-            dependencies: ["FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "foldersync", .product(name: "GRDB", package: "GRDB.swift"),
+            dependencies: ["FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "foldersync", "TestProcesses", .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),

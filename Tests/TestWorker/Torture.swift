@@ -2,6 +2,7 @@ import FolderSync
 import FolderSyncTesting
 import Foundation
 import GRDB
+import TestProcesses
 
 /// The kill torture: rounds of client processes writing and syncing on one folder, each killed with SIGKILL at
 /// a seeded random point, then a settle (every client syncs twice, in turn, unharmed) and the checks.
@@ -26,34 +27,24 @@ struct Torture {
         var error: String?
     }
 
-    /// Runs one client process to its end (a kill, or its last step) and reads what it said.
-    func start(_ client: String, seed: UInt64, killAfter: Int?, steps: Int, settle: Bool) throws -> (Process, Pipe, Pipe) {
-        let process = Process(), output = Pipe(), errors = Pipe()
-        process.executableURL = executable
-        process.arguments = ["torture-client", "--root", root.path, "--client", client, "--dir", directory.path,
-                             "--seed", String(seed), "--steps", String(steps), "--kill-after", killAfter.map(String.init) ?? "none",
-                             "--settle", settle ? "yes" : "no"]
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return (process, output, errors)
+    /// Starts one client process, which runs to its end (a kill, or its last step).
+    func start(_ client: String, seed: UInt64, killAfter: Int?, steps: Int, settle: Bool) throws -> Subprocess {
+        try Subprocess.start(executable.path, ["torture-client", "--root", root.path, "--client", client, "--dir", directory.path,
+                                               "--seed", String(seed), "--steps", String(steps),
+                                               "--kill-after", killAfter.map(String.init) ?? "none", "--settle", settle ? "yes" : "no"])
     }
 
-    /// Whether it died at the kill point is read from its last words ("crashing at …"), not from the termination
-    /// reason, which Foundation misreports for signal-killed children on Linux.
-    func finish(_ started: (Process, Pipe, Pipe)) -> Outcome {
-        let (process, output, errors) = started
-        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        if let line = out.split(separator: "\n").first(where: { $0.hasPrefix("crashing at ") }) {
+    /// Reads what a client said and waits for its end. Whether it died at the kill point is read from its last
+    /// words ("crashing at …"), which name the point, not from its exit status.
+    func finish(_ process: Subprocess) -> Outcome {
+        let result = process.finish()
+        if let line = result.output.split(separator: "\n").first(where: { $0.hasPrefix("crashing at ") }) {
             return Outcome(killed: String(line.dropFirst("crashing at ".count)))
         }
-        if process.terminationStatus == 0, let line = out.split(separator: "\n").last(where: { $0.hasPrefix("events ") }) {
+        if result.status == 0, let line = result.output.split(separator: "\n").last(where: { $0.hasPrefix("events ") }) {
             return Outcome(events: Int(line.dropFirst("events ".count)))
         }
-        return Outcome(error: "status \(process.terminationStatus): \(err.trimmingCharacters(in: .whitespacesAndNewlines))")
+        return Outcome(error: "status \(result.status): \(result.errors.trimmingCharacters(in: .whitespacesAndNewlines))")
     }
 
     func run() throws -> Bool {
@@ -156,14 +147,13 @@ struct Torture {
     }
 
     func runDoctor() -> (healthy: Bool, output: String) {
-        let process = Process(), output = Pipe()
-        process.executableURL = executable.deletingLastPathComponent().appendingPathComponent("foldersync")
-        process.arguments = ["doctor", "--remote", root.path, "--app", TortureClient.application]
-        process.standardOutput = output
-        process.standardError = output
-        do { try process.run() } catch { return (false, "cannot run foldersync: \(error)") }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus == 0, text)
+        let foldersync = executable.deletingLastPathComponent().appendingPathComponent("foldersync").path
+        do {
+            let result = try Subprocess.run(foldersync, ["doctor", "--remote", root.path, "--app", TortureClient.application],
+                                            standardError: .sameAsOutput)
+            return (result.status == 0, result.output)
+        } catch {
+            return (false, "cannot run foldersync: \(error)")
+        }
     }
 }

@@ -1,36 +1,22 @@
 import Foundation
+import TestProcesses
 
 /// A real child process of a built executable, started with its standard input held so several can be released at once.
-final class ChildProcess: @unchecked Sendable {
-    let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private let errors = Pipe()
+final class ChildProcess: Sendable {
+    private let process: Subprocess
 
     init(_ executable: String, _ arguments: [String]) throws {
-        process.executableURL = buildProductsDirectory.appendingPathComponent(executable)
-        process.arguments = arguments
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
+        process = try Subprocess.start(buildProductsDirectory.appendingPathComponent(executable).path, arguments, standardInput: .pipe)
     }
 
-    /// Writes a line to the child's standard input.
+    /// Writes a line to the child's standard input. A child that has already exited says so through ``finish()``.
     func send(_ line: String) {
-        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+        try? process.writeToStandardInput(Data((line + "\n").utf8))
     }
 
     /// Waits for the child to exit (off the cooperative pool) and returns its exit code and outputs.
     func finish() async -> (status: Int32, output: String, errors: String) {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let out = self.output.fileHandleForReading.readAllRetryingInterruptions()
-                let err = self.errors.fileHandleForReading.readAllRetryingInterruptions()
-                self.process.waitUntilExit()
-                continuation.resume(returning: (self.process.terminationStatus,
-                                                String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self)))
-            }
-        }
+        let result = await process.finished()
+        return (result.status, result.output, result.errors)
     }
 }

@@ -1,13 +1,11 @@
 import Foundation
+import TestProcesses
 
 /// `Tests/FaultProxy/fault_proxy.py`: a wsgidav server of the test's own, behind a proxy on 127.0.0.1 that
 /// injects faults (503 with Retry-After, dropped connections, delays, torn uploads) or holds an upload
 /// half-way so the test can kill and restart the server under it.
 final class FaultProxy: @unchecked Sendable {
-    private let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private let errors = Pipe()
+    private let process: Subprocess
     private var lines: AsyncStream<String>.Iterator
     /// The proxy's URL (the share's root).
     private(set) var url = URL(string: "http://127.0.0.1/")!
@@ -16,18 +14,15 @@ final class FaultProxy: @unchecked Sendable {
     init(root: URL, seed: Int? = nil, hold: String? = nil) async throws {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let script = repositoryRoot.appendingPathComponent("Tests/FaultProxy/fault_proxy.py")
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path, "--root", root.path] + (seed.map { ["--seed", String($0)] } ?? [])
-            + (hold.map { ["--hold", $0] } ?? [])
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        let handle = output.fileHandleForReading
+        let process = try Subprocess.start("/usr/bin/env", ["python3", script.path, "--root", root.path]
+                                               + (seed.map { ["--seed", String($0)] } ?? []) + (hold.map { ["--hold", $0] } ?? []),
+                                           standardInput: .pipe)
+        self.process = process
         lines = AsyncStream<String> { continuation in
             Thread.detachNewThread {
                 var buffer = Data()
                 while true {
-                    let chunk = handle.availableData
+                    let chunk = process.readOutput()
                     if chunk.isEmpty { break }
                     buffer.append(chunk)
                     while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
@@ -38,7 +33,6 @@ final class FaultProxy: @unchecked Sendable {
                 continuation.finish()
             }
         }.makeAsyncIterator()
-        try process.run()
         let first = try await waitFor("port ")
         guard let port = Int(first.dropFirst("port ".count)) else { throw MisbehavingServerFailure(description: "fault proxy: \(first)") }
         url = URL(string: "http://127.0.0.1:\(port)/")!
@@ -53,18 +47,20 @@ final class FaultProxy: @unchecked Sendable {
         throw MisbehavingServerFailure(description: "the fault proxy stopped before printing \(prefix)")
     }
 
+    /// Writes a command line to the proxy; one that has exited says so through ``waitFor(_:)`` and ``stop()``.
     func send(_ command: String) {
-        input.fileHandleForWriting.write(Data((command + "\n").utf8))
+        try? process.writeToStandardInput(Data((command + "\n").utf8))
     }
 
     /// Stops the proxy and its server; returns its log, one "KIND METHOD PATH" per request.
     func stop() async -> [String] {
-        try? input.fileHandleForWriting.close()
+        process.closeStandardInput()
+        // Standard error only: the thread of `lines` reads standard output to its end.
         return await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                let data = self.errors.fileHandleForReading.readAllRetryingInterruptions()
-                self.process.waitUntilExit()
-                continuation.resume(returning: String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init))
+                let log = String(decoding: self.process.readAllErrors(), as: UTF8.self)
+                self.process.waitForExit()
+                continuation.resume(returning: log.split(separator: "\n").map(String.init))
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TestProcesses
 import Testing
 
 /// Runs the built `foldersync` binary, as an operator would, and captures its exit code and outputs.
@@ -28,37 +29,17 @@ enum FoldersyncTool {
 
     private static func run(executable: URL, _ arguments: [String], input: String?,
                             environment extra: [String: String] = [:]) async throws -> Result {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["COLUMNS"] = "80"
         environment.merge(extra) { _, new in new }
-        process.environment = environment
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        let inputPipe = Pipe()
-        process.standardInput = input == nil ? FileHandle.nullDevice : inputPipe
-        try process.run()
+        let process = try Subprocess.start(executable.path, arguments, environment: environment,
+                                           standardInput: input == nil ? .null : .pipe)
         if let input {
-            inputPipe.fileHandleForWriting.write(Data(input.utf8))
-            try inputPipe.fileHandleForWriting.close()
+            try? process.writeToStandardInput(Data(input.utf8))   // a tool that stops before reading it says why
+            process.closeStandardInput()
         }
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                // Both pipes are drained at once, so a full one never blocks the child.
-                let group = DispatchGroup()
-                nonisolated(unsafe) var out = Data(), err = Data()
-                DispatchQueue.global().async(group: group) { out = output.fileHandleForReading.readAllRetryingInterruptions() }
-                err = errors.fileHandleForReading.readAllRetryingInterruptions()
-                group.wait()
-                process.waitUntilExit()
-                continuation.resume(returning: Result(status: process.terminationStatus,
-                                                      output: String(decoding: out, as: UTF8.self),
-                                                      errors: String(decoding: err, as: UTF8.self)))
-            }
-        }
+        let result = await process.finished()
+        return Result(status: result.status, output: result.output, errors: result.errors)
     }
 
     /// Decodes the standard output of a `--json` run.

@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import TestProcesses
 
 /// A WebDAV share mounted with `rclone mount` (FUSE), for running the file-manager backend through a mount.
 ///
@@ -29,11 +27,11 @@ final class RcloneMount {
         environment["RCLONE_WEBDAV_USER"] = user
         environment["RCLONE_WEBDAV_PASS"] = obscured
         environment["RCLONE_CONFIG"] = "/dev/null"
-        // Not through Foundation's Process: the daemon rclone leaves behind keeps what Process watches open,
-        // so its wait would never end. posix_spawn and waitpid see the parent exit once the mount is ready.
-        let status = try Self.spawnAndWait(rclone, ["mount", ":webdav:", mountPoint.path, "--daemon", "--daemon-wait", "30s",
-                                                    "--vfs-cache-mode", "writes", "--log-file", log.path],
-                                           environment: environment)
+        // Waits for rclone itself, which exits once the mount is ready: not for the end of its outputs, which the
+        // daemon it leaves behind would hold open (/dev/null here).
+        let status = try Subprocess.start(rclone, ["mount", ":webdav:", mountPoint.path, "--daemon", "--daemon-wait", "30s",
+                                                   "--vfs-cache-mode", "writes", "--log-file", log.path],
+                                          environment: environment, standardOutput: .null, standardError: .null).waitForExit()
         if status != 0 {
             let tail = (try? String(contentsOf: log, encoding: .utf8))?.split(separator: "\n").suffix(3).joined(separator: " | ") ?? ""
             failure = "rclone mount exited with status \(status): \(tail)"
@@ -55,38 +53,7 @@ final class RcloneMount {
 
     /// Runs `executable` to its end; returns its standard output.
     @discardableResult
-    private static func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe(), stdin = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = stdin
-        try process.run()
-        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-        try stdin.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readAllRetryingInterruptions()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    /// Runs `executable` with standard input and output on /dev/null and returns its exit status.
-    private static func spawnAndWait(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, envp)
-        guard spawned == 0 else { throw MisbehavingServerFailure(description: "cannot start \(executable): error \(spawned)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return (status >> 8) & 0xff
+    private static func run(_ executable: String, _ arguments: [String], input: String = "") throws -> String {
+        try Subprocess.run(executable, arguments, input: Data(input.utf8), standardError: .null).output
     }
 }
