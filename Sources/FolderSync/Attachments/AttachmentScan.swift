@@ -6,17 +6,29 @@ import GRDB
 enum AttachmentScan {
     /// Each attachment a change set references, with the columns that reference it, in first-seen order.
     static func references(inChangeSet url: URL, path: String) throws -> [(AttachmentReference, [ColumnKey])] {
+        // Only blob values can be references: the rest of each record is skipped, not decoded.
+        try scan(changeSet: url, path: path, selecting: .blobValues).references
+    }
+
+    /// What a sync checks before it applies a change set, found in one pass: the attachments it references, and
+    /// whether it deletes rows (only then can it trip the deletion fail-safe).
+    static func prescan(changeSet url: URL, path: String) throws -> ChangeSetPrescan {
+        try scan(changeSet: url, path: path, selecting: .deletesAndBlobValues)
+    }
+
+    private static func scan(changeSet url: URL, path: String, selecting selection: ChangeSetRecord.Selection) throws -> ChangeSetPrescan {
         var order: [AttachmentReference] = []
         var keys: [AttachmentReference: [ColumnKey]] = [:]
-        // Only blob values can be references: the rest of each record is skipped, not decoded.
-        try ChangeSetReader.forEachChange(at: url, path: path, selecting: .blobValues) { change in
+        var deletes = false
+        try ChangeSetReader.forEachChange(at: url, path: path, selecting: selection) { change in
+            if change.kind == .delete { deletes = true }
             for column in change.columns {
                 guard case .blob(let data) = column.value, let reference = AttachmentReference(databaseValue: data) else { continue }
                 if keys[reference] == nil { order.append(reference) }
                 keys[reference, default: []].append(ColumnKey(table: change.table, syncID: change.syncID, column: column.column))
             }
         }
-        return order.map { ($0, keys[$0]!) }
+        return ChangeSetPrescan(references: order.map { ($0, keys[$0]!) }, deletes: deletes)
     }
 
     /// The merge metadata tables that hold stamps and names, never column values: a reference cannot be there,
@@ -65,4 +77,12 @@ enum AttachmentScan {
             throw FolderSyncError(.corruptFile, "the whole store's snapshot cannot be read", path: path, underlying: error)
         }
     }
+}
+
+/// What ``AttachmentScan/prescan(changeSet:path:)`` found in a change set.
+struct ChangeSetPrescan {
+    /// Each attachment referenced, with the columns that reference it, in first-seen order.
+    var references: [(AttachmentReference, [ColumnKey])]
+    /// Whether the set holds a delete (``AttachmentScan/references(inChangeSet:path:)`` does not say).
+    var deletes: Bool
 }

@@ -98,6 +98,9 @@ enum ChangeSetRecord {
         /// Only the `BLOB` values (attachment references live there): each record that has one, with its table, sync
         /// ID and blob columns only; other values and records are skipped. Not checked beyond its shape.
         case blobValues
+        /// Deletes whole, and the `BLOB` values of the other records as ``blobValues`` reads them: what a sync checks
+        /// before it applies a set, in one pass.
+        case deletesAndBlobValues
     }
 
     /// Reads one record; `nil` when `selection` skips it.
@@ -119,26 +122,33 @@ enum ChangeSetRecord {
             }
             return nil
         case .blobValues:
+            return try decodeBlobValues(kind: try readKind(from: &source), from: &source)
+        case .deletesAndBlobValues:
             let kind = try readKind(from: &source)
-            let table = try source.readString(what: "table name")
-            let syncID = try source.readString(what: "sync ID")
-            if kind == .delete { try source.skipBytes(8) }
-            var remaining = try source.readVarint()
-            var columns: [ColumnChange] = []
-            while remaining > 0 {
-                let name = try source.readString(what: "column name")
-                let timestamp = HybridTimestamp(rawValue: try source.readUInt64())
-                let tag = try source.readByte()
-                if tag == ChangeSetFile.ValueTag.blob.rawValue {
-                    columns.append(ColumnChange(column: name, value: .blob(Data(try source.readLengthPrefixed(what: "blob value"))),
-                                                timestamp: timestamp))
-                } else {
-                    try skipPayload(of: tag, from: &source)
-                }
-                remaining -= 1
-            }
-            return columns.isEmpty ? nil : SyncChange(kind: kind, table: table, syncID: syncID, columns: columns)
+            return kind == .delete ? try decode(kind: kind, from: &source) : try decodeBlobValues(kind: kind, from: &source)
         }
+    }
+
+    /// The rest of a record as ``Selection/blobValues`` reads it; `nil` when it has no `BLOB` value.
+    private static func decodeBlobValues(kind: SyncChange.Kind, from source: inout some ByteSource) throws -> SyncChange? {
+        let table = try source.readString(what: "table name")
+        let syncID = try source.readString(what: "sync ID")
+        if kind == .delete { try source.skipBytes(8) }
+        var remaining = try source.readVarint()
+        var columns: [ColumnChange] = []
+        while remaining > 0 {
+            let name = try source.readString(what: "column name")
+            let timestamp = HybridTimestamp(rawValue: try source.readUInt64())
+            let tag = try source.readByte()
+            if tag == ChangeSetFile.ValueTag.blob.rawValue {
+                columns.append(ColumnChange(column: name, value: .blob(Data(try source.readLengthPrefixed(what: "blob value"))),
+                                            timestamp: timestamp))
+            } else {
+                try skipPayload(of: tag, from: &source)
+            }
+            remaining -= 1
+        }
+        return columns.isEmpty ? nil : SyncChange(kind: kind, table: table, syncID: syncID, columns: columns)
     }
 
     private static func readKind(from source: inout some ByteSource) throws -> SyncChange.Kind {

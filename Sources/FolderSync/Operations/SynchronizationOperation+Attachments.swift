@@ -75,11 +75,11 @@ extension SynchronizationOperation {
         }
     }
 
-    /// Downloads what a change set references before it is applied: large values always, files by policy.
+    /// Downloads what a change set references (its prescan found them) before it is applied: large values always, files by policy.
     /// Attachments the remote lacks are reported as gone with their rows; the change set still applies.
-    func fetchAttachments(referencedBy url: URL, path: RemotePath) async throws {
+    func fetchAttachments(_ references: [(AttachmentReference, [ColumnKey])]) async throws {
         let transfer = attachmentTransfer
-        for (reference, keys) in try AttachmentScan.references(inChangeSet: url, path: path.description) {
+        for (reference, keys) in references {
             try Task.checkCancellation()
             let gone = keys.map { GoneAttachment(key: $0, reference: reference, path: transfer.remotePath(reference).description) }
             if transfer.local.contains(reference) { continue }

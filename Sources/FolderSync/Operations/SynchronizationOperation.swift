@@ -58,7 +58,7 @@ open class SynchronizationOperation: @unchecked Sendable {
     var confirmMassDeletion: (@Sendable (MassDeletion) async -> Bool)?
 
     /// Change sets downloaded and verified in this sync, by remote path.
-    private var downloaded: [String: (header: ChangeSetHeader, url: URL)] = [:]
+    private var downloaded: [String: Downloaded] = [:]
     /// Clients with a set their marker announced that the remote does not show (yet).
     private var notYetVisible: Set<String> = []
     var report = SyncReport()
@@ -219,11 +219,17 @@ open class SynchronizationOperation: @unchecked Sendable {
             }
         var parts: [ChangeSetSplitter.Part] = []
         var referencesAttachments = false
-        let count = try store.stageChanges(sequence: state.nextSequence, emit: { change in
-            let stored = try self.storingLargeValues(of: change)
-            if !referencesAttachments, stored.referencesAttachment { referencesAttachments = true }
-            try splitter.append(stored)
-        }, seal: {
+        // Encoding, compressing and writing run on a thread of their own while the store reads the next changes.
+        let writer = BackgroundBatchConsumer<SyncChange> { changes in
+            for change in changes {
+                let stored = try self.storingLargeValues(of: change)
+                if !referencesAttachments, stored.referencesAttachment { referencesAttachments = true }
+                try splitter.append(stored)
+            }
+        }
+        defer { writer.abandon() }   // after a failure, or when there was nothing to stage
+        let count = try store.stageChanges(sequence: state.nextSequence, emit: writer.add, seal: {
+            try writer.finish()
             parts = try splitter.finish()
             LocalFiles.syncDirectory(directory.path)
             return parts.last?.header.sequence ?? state.nextSequence
@@ -344,7 +350,8 @@ open class SynchronizationOperation: @unchecked Sendable {
                 try Task.checkCancellation()
                 guard !parkedClients.contains(candidate.client),
                       (ledger[candidate.client] ?? 0) == candidate.sequence - 1 else { continue }
-                guard let (header, url) = try await downloadOnce(candidate) else { continue }
+                guard let set = try await downloadOnce(candidate) else { continue }
+                let header = set.header
                 if header.schemaVersion > store.schemaVersion {
                     parkedClients.insert(candidate.client)
                     report.parkedChangeSets.append(candidate.path.description)
@@ -359,8 +366,8 @@ open class SynchronizationOperation: @unchecked Sendable {
                 guard missing.isEmpty else { continue }
                 index += 1
                 emit(.applyingChangeSet(index: index, count: available.count, changes: header.changeCount))
-                try await apply(header, from: url, path: candidate.path)
-                try? FileManager.default.removeItem(at: url)
+                try await apply(set, path: candidate.path)
+                try? FileManager.default.removeItem(at: set.url)
                 ledger[candidate.client] = candidate.sequence
                 applied.insert(position)
                 progress = true
@@ -380,11 +387,13 @@ open class SynchronizationOperation: @unchecked Sendable {
         guard let failSafe = deletionFailSafe, !available.isEmpty else { return }
         var streams: [ChangeStream] = [], paths: [String] = [], changes = 0
         for candidate in available {
-            guard let (header, url) = try await downloadOnce(candidate) else { continue }
-            guard header.schemaVersion <= store.schemaVersion else { continue } // parked, not applied
-            changes += header.changeCount
+            guard let set = try await downloadOnce(candidate) else { continue }
+            // Only deletes can trip it: a set without one is not read again, and in one with, the other records
+            // are skipped, not decoded.
+            guard set.header.schemaVersion <= store.schemaVersion, set.prescan.deletes else { continue } // parked, or no delete
+            changes += set.header.changeCount
             paths.append(candidate.path.description)
-            // Only deletes can trip it: the other records are skipped, not decoded.
+            let url = set.url
             streams.append { body in try ChangeSetReader.forEachChange(at: url, path: candidate.path.description, selecting: .deletes, body) }
         }
         guard failSafe.couldTrip(changes: changes) else { return }
@@ -423,7 +432,7 @@ open class SynchronizationOperation: @unchecked Sendable {
     /// The set's header and local copy, downloaded at most once per sync; `nil` when its marker announced it but the
     /// remote does not show it yet (reads lagging behind writes): its client then waits for the next sync, as it
     /// would if a listing had not shown the set.
-    private func downloadOnce(_ candidate: Available) async throws -> (header: ChangeSetHeader, url: URL)? {
+    private func downloadOnce(_ candidate: Available) async throws -> Downloaded? {
         if let done = downloaded[candidate.path.description] { return done }
         guard !notYetVisible.contains(candidate.client) else { return nil }
         do {
@@ -436,9 +445,17 @@ open class SynchronizationOperation: @unchecked Sendable {
         }
     }
 
-    private func download(_ candidate: Available) async throws -> (ChangeSetHeader, URL) {
+    /// A change set downloaded and verified in this sync: its header, local copy and what its prescan found.
+    private struct Downloaded {
+        var header: ChangeSetHeader
+        var url: URL
+        var prescan: ChangeSetPrescan
+    }
+
+    private func download(_ candidate: Available) async throws -> Downloaded {
         let url = localLayout.downloadsDirectory.appendingPathComponent(candidate.name)
         var header: ChangeSetHeader?
+        var prescan: ChangeSetPrescan?
         // A change set is written once, but re-published after a crash: a read can catch that replacement half
         // done on servers whose replace is not atomic, so a damaged download is fetched once more.
         for attempt in 1...2 where header == nil {
@@ -449,24 +466,26 @@ open class SynchronizationOperation: @unchecked Sendable {
                 report.bytesReceived += size
                 emit(.transferred(sent: report.bytesSent, received: report.bytesReceived))
                 header = try ChangeSetReader.verify(at: url, path: candidate.path.description)
+                prescan = try AttachmentScan.prescan(changeSet: url, path: candidate.path.description)
             } catch let error as FolderSyncError where error.isDamagedFile && attempt == 1 {
                 environment.logger.debug("Downloading \(candidate.path) again: \(error)")
             }
         }
-        guard let header else { throw FolderSyncError(.corruptFile, "the change set is damaged", path: candidate.path.description) }
+        guard let header, let prescan else { throw FolderSyncError(.corruptFile, "the change set is damaged", path: candidate.path.description) }
         let expected = RemoteLayout.parseChangeSetFileName(candidate.name)
         guard header.clientIdentifier == candidate.client, header.sequence == candidate.sequence,
               header.changeSetIdentifier == expected?.changeSetIdentifier else {
             try? FileManager.default.removeItem(at: url)
             throw FolderSyncError(.corruptFile, "the change set's header does not match its name and folder", path: candidate.path.description)
         }
-        return (header, url)
+        return Downloaded(header: header, url: url, prescan: prescan)
     }
 
-    private func apply(_ header: ChangeSetHeader, from url: URL, path: RemotePath) async throws {
-        try await fetchAttachments(referencedBy: url, path: path)
+    private func apply(_ set: Downloaded, path: RemotePath) async throws {
+        let header = set.header, url = set.url
+        try await fetchAttachments(set.prescan.references)
         let stream: ChangeStream = { body in
-            try ChangeSetReader.forEachChange(at: url, path: path.description) { try body(try self.restoringLargeValues(of: $0)) }
+            try ChangeSetReader.forEachChangeReadingAhead(at: url, path: path.description) { try body(try self.restoringLargeValues(of: $0)) }
         }
         var resolutions: [ColumnKey: ConflictResolution] = [:]
         if let resolver, try store.hasUnpublishedChanges() {

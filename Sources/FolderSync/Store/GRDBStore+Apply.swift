@@ -137,37 +137,42 @@ extension GRDBStore {
     /// The fast path's statements, prepared once per applied change set: most changes of a bulk sync are rows
     /// this client has never seen, which need no merge, only an insert of the row and of its registers.
     private final class NewRowInserts {
-        struct Table {
-            /// 1 when the row, its registers, a tombstone or a pending change exists: the merge rules apply.
-            let probe: SQLiteStatement
-            /// The sync ID, then every column in table order.
-            let insert: SQLiteStatement
-        }
+        /// Per table: the sync ID, then every column in table order; does nothing when the sync ID is there.
+        private var inserts: [String: SQLiteStatement] = [:]
+        private var claim: SQLiteStatement?
+        private var release: SQLiteStatement?
 
-        private var tables: [String: Table] = [:]
-        private var registers: SQLiteStatement?
-
-        func table(_ db: Database, _ table: SyncedTable, columns: [String]) throws -> Table {
-            if let statements = tables[table.name] { return statements }
-            let quoted = table.name.quotedDatabaseIdentifier, id = table.syncIDColumn.quotedDatabaseIdentifier
+        func insert(_ db: Database, _ table: SyncedTable, columns: [String]) throws -> SQLiteStatement {
+            if let statement = inserts[table.name] { return statement }
+            let id = table.syncIDColumn.quotedDatabaseIdentifier
             let names = ([id] + columns.map(\.quotedDatabaseIdentifier)).joined(separator: ", ")
             let placeholders = Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")
-            let statements = Table(
-                probe: try SQLiteStatement(db, sql: """
-                    SELECT EXISTS (SELECT 1 FROM \(quoted) WHERE \(id) = ?2)
-                        OR EXISTS (SELECT 1 FROM foldersync_clocks WHERE tbl = ?1 AND sync_id = ?2)
-                        OR EXISTS (SELECT 1 FROM foldersync_tombstones WHERE tbl = ?1 AND sync_id = ?2)
-                        OR EXISTS (SELECT 1 FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ?1 AND sync_id = ?2)
-                    """),
-                insert: try SQLiteStatement(db, sql: "INSERT INTO \(quoted)(\(names)) VALUES (\(placeholders))"))
-            tables[table.name] = statements
-            return statements
+            let statement = try SQLiteStatement(db, sql: """
+                INSERT INTO \(table.name.quotedDatabaseIdentifier)(\(names)) VALUES (\(placeholders)) ON CONFLICT(\(id)) DO NOTHING
+                """)
+            inserts[table.name] = statement
+            return statement
         }
 
-        func registers(_ db: Database) throws -> SQLiteStatement {
-            if let registers { return registers }
-            let statement = try SQLiteStatement(db, sql: "INSERT INTO foldersync_clocks(tbl, sync_id, stamps) VALUES (?, ?, ?)")
-            registers = statement
+        /// Inserts the registers (`tbl`, `sync_id`, `stamps`) unless the row has registers, a tombstone or a pending
+        /// change: one statement where a probe and an insert were two lookups of each.
+        func claim(_ db: Database) throws -> SQLiteStatement {
+            if let claim { return claim }
+            let statement = try SQLiteStatement(db, sql: """
+                INSERT INTO foldersync_clocks(tbl, sync_id, stamps) SELECT ?1, ?2, ?3
+                WHERE NOT EXISTS (SELECT 1 FROM foldersync_tombstones WHERE tbl = ?1 AND sync_id = ?2)
+                  AND NOT EXISTS (SELECT 1 FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ?1 AND sync_id = ?2)
+                ON CONFLICT(tbl, sync_id) DO NOTHING
+                """)
+            claim = statement
+            return statement
+        }
+
+        /// Removes registers a claim inserted (`tbl`, `sync_id`).
+        func release(_ db: Database) throws -> SQLiteStatement {
+            if let release { return release }
+            let statement = try SQLiteStatement(db, sql: "DELETE FROM foldersync_clocks WHERE tbl = ?1 AND sync_id = ?2")
+            self.release = statement
             return statement
         }
     }
@@ -176,25 +181,31 @@ extension GRDBStore {
     /// every column wins as it is. Returns false, having changed nothing, when the row is known in any way.
     private func insertNewRow(_ db: Database, _ change: SyncChange, table: SyncedTable, author: String,
                               inserts: NewRowInserts) throws -> Bool {
-        let statements = try inserts.table(db, table, columns: columns[table.name] ?? [])
-        statements.probe.bind(table.name, at: 1)
-        statements.probe.bind(change.syncID, at: 2)
-        guard try statements.probe.integer() == 0 else { return false }
-        statements.insert.bind(change.syncID, at: 1)
         var registers = RowRegisters()
         var newest = HybridTimestamp.zero
-        for (offset, column) in change.columns.enumerated() {
-            statements.insert.bind(column.value, at: Int32(offset + 2))
+        for column in change.columns {
             // Distinct columns: a change set never carries one twice (ChangeSetRecord checks).
             registers.append(column.column, timestamp: column.timestamp.rawValue, client: author)
             if column.timestamp > newest { newest = column.timestamp }
         }
-        try statements.insert.execute()
-        let save = try inserts.registers(db)
-        save.bind(table.name, at: 1)
-        save.bind(change.syncID, at: 2)
-        save.bind(registers.encoded, at: 3)
-        try save.execute()
+        let claim = try inserts.claim(db)
+        claim.bind(table.name, at: 1)
+        claim.bind(change.syncID, at: 2)
+        claim.bind(registers.encoded, at: 3)
+        guard try claim.executeCountingChanges() == 1 else { return false }
+        let insert = try inserts.insert(db, table, columns: columns[table.name] ?? [])
+        insert.bind(change.syncID, at: 1)
+        for (offset, column) in change.columns.enumerated() {
+            insert.bind(column.value, at: Int32(offset + 2))
+        }
+        guard try insert.executeCountingChanges() == 1 else {
+            // The row is there, without registers: it is merged as a known row, the claim undone.
+            let release = try inserts.release(db)
+            release.bind(table.name, at: 1)
+            release.bind(change.syncID, at: 2)
+            try release.execute()
+            return false
+        }
         clock.withLock { $0.observe(newest) }
         return true
     }

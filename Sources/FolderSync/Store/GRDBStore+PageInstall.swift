@@ -42,17 +42,49 @@ extension GRDBStore {
             return true
         }
         guard installable else { return false }
-        // In steps, so that a test can die between two; the destination's write transaction spans all of them.
-        let seam = pageInstallSeam.current
-        try source.inDatabase { copy in
-            try copy.backup(to: db, pagesPerStep: CInt(max(1, seam.pagesPerStep))) { progress in
-                seam.observer?(progress.completedPageCount, progress.totalPageCount)
+        // The newest register, which the clock must observe, read from the snapshot on a second thread while its
+        // pages are copied (a pass over every clock row; both only read the snapshot).
+        let newest = Locked<Result<UInt64, any Error>>(.success(0))
+        let snapshotPath = snapshot.path
+        let reader = HandoffThread {
+            newest.withLock { $0 = Result { try Self.newestRegister(inSnapshot: snapshotPath) } }
+        }
+        defer { reader.join() }
+        try withRollbackJournal(db) {
+            // In steps, so that a test can die between two; the destination's write transaction spans all of them.
+            let seam = pageInstallSeam.current
+            try source.inDatabase { copy in
+                try copy.backup(to: db, pagesPerStep: CInt(max(1, seam.pagesPerStep))) { progress in
+                    seam.observer?(progress.completedPageCount, progress.totalPageCount)
+                }
             }
         }
         lastInstallCopiedPages.withLock { $0 = true }
-        let newest = try Self.newestRegister(db)
-        clock.withLock { $0.observe(HybridTimestamp(rawValue: newest)) }
+        reader.join()
+        let stamp = try newest.current.get()
+        clock.withLock { $0.observe(HybridTimestamp(rawValue: stamp)) }
         return true
+    }
+
+    private static func newestRegister(inSnapshot path: String) throws -> UInt64 {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let snapshot = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? snapshot.close() }
+        return try snapshot.read(newestRegister)
+    }
+
+    /// Runs `body` (the page copy) with the store in rollback-journal mode, then back in WAL mode.
+    ///
+    /// In WAL mode every copied page is written twice, to the log then to the file at the checkpoint; with a
+    /// rollback journal it is written once, and the journal holds only the few pages the store had (a kill
+    /// still leaves the old store: the journal rolls the copy back). Leaving WAL needs this connection to be the
+    /// file's only one; when another has it open, the copy runs in WAL mode.
+    private func withRollbackJournal(_ db: Database, _ body: () throws -> Void) throws {
+        guard try String.fetchOne(db, sql: "PRAGMA journal_mode") == "wal",
+              (try? String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE")) == "delete" else { return try body() }
+        defer { _ = try? String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") }
+        try body()
     }
 
     /// The tables a snapshot carries: the synced ones and the merge metadata.

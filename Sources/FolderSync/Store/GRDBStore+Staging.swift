@@ -5,20 +5,24 @@ extension GRDBStore {
     public func stageChanges(sequence: Int64, emit: (SyncChange) throws -> Void, seal: () throws -> Int64) throws -> Int {
         try wrap("staging local changes") {
             try database.write { db in
-                // One pending row per synced row not yet staged (staged_in 0), in key order.
-                let pending = try SQLiteStatement(db, sql: """
-                    SELECT tbl, sync_id, marks FROM \(LocalLayout.unsynchronizedChangesTable) WHERE staged_in = 0 ORDER BY tbl, sync_id
-                    """)
                 var count = 0
-                var reader = StagingReader()
-                while try pending.step() {
-                    let table = pending.text(at: 0), syncID = pending.text(at: 1)
-                    let marks = try PendingMarks(pending.data(at: 2))
-                    guard let change = try change(db, table: table, syncID: syncID, marked: marks, reader: &reader) else { continue }
-                    try emit(change)
-                    count += 1
+                // Table by table in name order (bytes, as SQLite orders them), each table's rows in key order.
+                for table in tables.sorted(by: { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }) {
+                    let names = columns[table.name] ?? []
+                    let pending = try pendingRows(db, table, columns: names)
+                    defer { pending.reset() }
+                    pending.bind(table.name, at: 1)
+                    while try pending.step() {
+                        let syncID = pending.text(at: 0)
+                        let marks = try PendingMarks(pending.data(at: 1))
+                        let change = marks.contains(StoreSchema.deletedMarker)
+                            ? try deletion(db, table: table, syncID: syncID, marked: marks)
+                            : try change(of: pending, table: table, syncID: syncID, columns: names, marked: marks)
+                        guard let change else { continue }
+                        try emit(change)
+                        count += 1
+                    }
                 }
-                pending.reset()
                 guard count > 0 else { return 0 }
                 let last = try seal()
                 // Copied under the new key, then the unstaged rows removed: an UPDATE of a key column moves each row
@@ -38,63 +42,61 @@ extension GRDBStore {
         }
     }
 
-    /// Per table, the statement that reads a row's registers and values at once, prepared once per staging and
-    /// read through SQLite's C API (GRDB's `Row` per staged row was a tenth of a bulk sync's CPU).
-    private struct StagingReader {
-        var statements: [String: SQLiteStatement] = [:]
+    /// One pass over a table's unstaged pending rows (staged_in 0) in key order, each joined with the row's
+    /// registers and current values: `sync_id, marks, row present, stamps, columns…`. One statement stepped
+    /// through, not a lookup per row (SQLite's C API; GRDB's `Row` per staged row was a tenth of a bulk sync's CPU).
+    private func pendingRows(_ db: Database, _ table: SyncedTable, columns names: [String]) throws -> SQLiteStatement {
+        let id = table.syncIDColumn.quotedDatabaseIdentifier
+        let values = names.map { ", t." + $0.quotedDatabaseIdentifier }.joined()
+        return try SQLiteStatement(db, sql: """
+            SELECT p.sync_id, p.marks, t.\(id) IS NOT NULL, c.stamps\(values)
+            FROM \(LocalLayout.unsynchronizedChangesTable) p
+            LEFT JOIN \(table.name.quotedDatabaseIdentifier) t ON t.\(id) = p.sync_id
+            LEFT JOIN foldersync_clocks c ON c.tbl = p.tbl AND c.sync_id = p.sync_id
+            WHERE p.tbl = ?1 AND p.staged_in = 0
+            ORDER BY p.sync_id
+            """)
     }
 
-    /// The change that carries a row's marked columns with their current values and local timestamps.
-    private func change(_ db: Database, table: String, syncID: String, marked: PendingMarks,
-                        reader: inout StagingReader) throws -> SyncChange? {
-        guard let synced = tablesByName[table], let names = columns[table] else { return nil }
-        if marked.contains(StoreSchema.deletedMarker) {
-            guard let stamp = try Int64.fetchOne(db, sql: "SELECT hlc FROM foldersync_tombstones WHERE tbl = ? AND sync_id = ?",
-                                                 arguments: [table, syncID]) else { return nil }
-            var carried: [ColumnChange] = []
-            if synced.deletePolicy == .lastWriterWins {
-                // The row's unpublished writes, kept in the shadow table, travel with the delete.
-                let registers = try RowRegisters(try Data.fetchOne(db, sql: "SELECT stamps FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?",
-                                                                     arguments: [table, syncID]))
-                let rows = try Row.fetchAll(db, sql: "SELECT col, value FROM foldersync_shadow WHERE tbl = ? AND sync_id = ? ORDER BY col",
-                                            arguments: [table, syncID])
-                for row in rows {
-                    let column: String = row[0]
-                    guard marked.contains(column), let register = registers[column], register.client == nil else { continue }
-                    carried.append(ColumnChange(column: column, value: SyncValue(row[1] as DatabaseValue),
-                                                timestamp: HybridTimestamp(rawValue: register.timestamp)))
-                }
-            }
-            return SyncChange(kind: .delete, table: table, syncID: syncID, columns: carried,
-                              deletionTimestamp: HybridTimestamp(rawValue: UInt64(bitPattern: stamp)))
-        }
-        let statement: SQLiteStatement
-        if let cached = reader.statements[table] {
-            statement = cached
-        } else {
-            let id = synced.syncIDColumn.quotedDatabaseIdentifier
-            let select = (["c.stamps"] + names.map { "t." + $0.quotedDatabaseIdentifier }).joined(separator: ", ")
-            statement = try SQLiteStatement(db, sql: """
-                SELECT \(select) FROM \(table.quotedDatabaseIdentifier) t LEFT JOIN foldersync_clocks c ON c.tbl = ?1 AND c.sync_id = t.\(id)
-                WHERE t.\(id) = ?2
-                """)
-            reader.statements[table] = statement
-        }
-        defer { statement.reset() }
-        statement.bind(table, at: 1)
-        statement.bind(syncID, at: 2)
-        guard try statement.step() else { return nil }
-        let registers = try RowRegisters(statement.data(at: 0))
+    /// The change that carries a row's marked columns with their current values and local timestamps, read from
+    /// the current row of `pending`; `nil` when the row is gone or no marked column is this client's write.
+    private func change(of pending: SQLiteStatement, table: SyncedTable, syncID: String, columns names: [String],
+                        marked: PendingMarks) throws -> SyncChange? {
+        guard pending.integer(at: 2) != 0 else { return nil }
+        let registers = try RowRegisters(pending.data(at: 3))
         var changed: [ColumnChange] = []
         changed.reserveCapacity(names.count)
         for (index, name) in names.enumerated() where marked.contains(name) {
             // A column whose newest write came from another client is no longer this client's change.
             guard let register = registers[name], register.client == nil else { continue }
-            changed.append(ColumnChange(column: name, value: statement.value(at: Int32(index + 1)),
+            changed.append(ColumnChange(column: name, value: pending.value(at: Int32(index + 4)),
                                         timestamp: HybridTimestamp(rawValue: register.timestamp)))
         }
         let created = marked.contains(StoreSchema.createdMarker)
         if changed.isEmpty && !created { return nil }
-        return SyncChange(kind: created ? .insert : .update, table: table, syncID: syncID, columns: changed)
+        return SyncChange(kind: created ? .insert : .update, table: table.name, syncID: syncID, columns: changed)
+    }
+
+    /// The delete of a row, with its tombstone's timestamp and, under last-writer-wins, its unpublished writes.
+    private func deletion(_ db: Database, table synced: SyncedTable, syncID: String, marked: PendingMarks) throws -> SyncChange? {
+        let table = synced.name
+        guard let stamp = try Int64.fetchOne(db, sql: "SELECT hlc FROM foldersync_tombstones WHERE tbl = ? AND sync_id = ?",
+                                             arguments: [table, syncID]) else { return nil }
+        var carried: [ColumnChange] = []
+        if synced.deletePolicy == .lastWriterWins {
+            // The row's unpublished writes, kept in the shadow table, travel with the delete.
+            let registers = try RowRegisters(try Data.fetchOne(db, sql: "SELECT stamps FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?",
+                                                                 arguments: [table, syncID]))
+            let rows = try Row.fetchAll(db, sql: "SELECT col, value FROM foldersync_shadow WHERE tbl = ? AND sync_id = ? ORDER BY col",
+                                        arguments: [table, syncID])
+            for row in rows {
+                let column: String = row[0]
+                guard marked.contains(column), let register = registers[column], register.client == nil else { continue }
+                carried.append(ColumnChange(column: column, value: SyncValue(row[1] as DatabaseValue),
+                                            timestamp: HybridTimestamp(rawValue: register.timestamp)))
+            }
+        }
+        return SyncChange(kind: .delete, table: table, syncID: syncID, columns: carried,
+                          deletionTimestamp: HybridTimestamp(rawValue: UInt64(bitPattern: stamp)))
     }
 }

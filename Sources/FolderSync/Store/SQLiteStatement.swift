@@ -61,6 +61,12 @@ final class SQLiteStatement {
         guard code == SQLITE_DONE || code == SQLITE_ROW else { throw error(code) }
     }
 
+    /// Runs the statement to its end (no row expected) and returns how many rows it inserted, updated or deleted.
+    func executeCountingChanges() throws -> Int {
+        try execute()
+        return Int(sqlite3_changes(connection))
+    }
+
     /// The first column of the first row as an integer (0 for none), then makes it ready for new bindings.
     func integer() throws -> Int64 {
         defer { reset() }
@@ -70,6 +76,11 @@ final class SQLiteStatement {
         case SQLITE_DONE: return 0
         default: throw error(code)
         }
+    }
+
+    /// The integer in `column` of the current row.
+    func integer(at column: Int32) -> Int64 {
+        sqlite3_column_int64(handle, column)
     }
 
     /// Steps to the next row: true when there is one. ``reset()`` when done with the rows.

@@ -1,0 +1,183 @@
+import Foundation
+
+/// Hands values from one thread to another in batches, with at most `capacity` batches waiting.
+///
+/// A bulk sync is two halves of similar cost: SQLite on one side, encoding and zlib on the other.
+/// Run on two threads joined by a handoff, they overlap; the bound keeps memory flat
+/// when one half is faster than the other. Either side can stop the other: the producer by
+/// ``finish(throwing:)`` (its error reaches the consumer), the consumer by ``cancel()``
+/// (the producer's next ``send(_:)`` throws).
+final class BatchHandoff<Element>: @unchecked Sendable {
+    /// Thrown by ``send(_:)`` once the consumer has gone.
+    struct Cancelled: Error {}
+
+    private let condition = NSCondition()
+    private let capacity: Int
+    private var batches: [[Element]] = []
+    private var finished = false
+    private var failure: (any Error)?
+    private var cancelled = false
+
+    init(capacity: Int = 4) {
+        precondition(capacity > 0, "capacity must be positive")
+        self.capacity = capacity
+    }
+
+    /// Waits while `capacity` batches are waiting, then adds `batch`.
+    func send(_ batch: [Element]) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while batches.count >= capacity && !cancelled { condition.wait() }
+        guard !cancelled else { throw Cancelled() }
+        batches.append(batch)
+        condition.broadcast()
+    }
+
+    /// No more batches; `error`, if any, is thrown to the consumer after the batches already sent.
+    func finish(throwing error: (any Error)? = nil) {
+        condition.lock()
+        defer { condition.unlock() }
+        finished = true
+        failure = error
+        condition.broadcast()
+    }
+
+    /// The next batch, or `nil` once the producer finished and every batch was taken.
+    func receive() throws -> [Element]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while batches.isEmpty && !finished { condition.wait() }
+        if !batches.isEmpty {
+            condition.broadcast()
+            return batches.removeFirst()
+        }
+        if let failure { throw failure }
+        return nil
+    }
+
+    /// The consumer stops taking batches: a producer waiting in ``send(_:)`` is released with ``Cancelled``.
+    func cancel() {
+        condition.lock()
+        defer { condition.unlock() }
+        cancelled = true
+        batches.removeAll()
+        condition.broadcast()
+    }
+}
+
+extension BatchHandoff {
+    /// Runs `produce` on a thread of its own, feeding the batches it sends to `consume` on this thread, and
+    /// returns when both are done. An error of either side ends both and is rethrown here (the consumer's first).
+    static func run(capacity: Int = 4, produce: @escaping @Sendable (BatchHandoff<Element>) throws -> Void,
+                    consume: ([Element]) throws -> Void) throws {
+        let handoff = BatchHandoff(capacity: capacity)
+        let producer = HandoffThread {
+            do {
+                try produce(handoff)
+                handoff.finish()
+            } catch {
+                handoff.finish(throwing: error)
+            }
+        }
+        defer { producer.join() }
+        do {
+            while let batch = try handoff.receive() { try consume(batch) }
+        } catch {
+            handoff.cancel()
+            throw error
+        }
+    }
+}
+
+/// Consumes values on a thread of its own, in batches, while the caller goes on producing them.
+///
+/// The caller's thread adds values with ``add(_:)``, then calls ``finish()``, which waits for the consumer
+/// and rethrows its error; or ``abandon()`` when the caller fails. `consume` runs on the consumer thread only,
+/// and whatever it captured is the caller's again once ``finish()`` or ``abandon()`` returned.
+final class BackgroundBatchConsumer<Element: Sendable> {
+    private let handoff: BatchHandoff<Element>
+    private let consumer: HandoffThread
+    private let failure: Locked<(any Error)?>
+    private let batchSize: Int
+    private var batch: [Element] = []
+
+    init(batchSize: Int = 256, capacity: Int = 4, consume: @escaping ([Element]) throws -> Void) {
+        let handoff = BatchHandoff<Element>(capacity: capacity), failure = Locked<(any Error)?>(nil)
+        let work = UncheckedSendable(consume)
+        self.handoff = handoff
+        self.failure = failure
+        self.batchSize = batchSize
+        consumer = HandoffThread {
+            do {
+                while let batch = try handoff.receive() { try work.value(batch) }
+            } catch {
+                failure.withLock { $0 = error }
+                handoff.cancel()
+            }
+        }
+        batch.reserveCapacity(batchSize)
+    }
+
+    /// Queues `element`; throws the consumer's error once it failed.
+    func add(_ element: Element) throws {
+        batch.append(element)
+        guard batch.count >= batchSize else { return }
+        try send()
+    }
+
+    /// Sends what is left, waits for the consumer to take everything, and rethrows its error.
+    func finish() throws {
+        if !batch.isEmpty { try send() }
+        handoff.finish()
+        consumer.join()
+        if let error = failure.current { throw error }
+    }
+
+    /// Stops the consumer without waiting for what is queued; returns once it stopped.
+    func abandon() {
+        handoff.cancel()
+        handoff.finish()
+        consumer.join()
+    }
+
+    private func send() throws {
+        let full = batch
+        batch = []
+        batch.reserveCapacity(batchSize)
+        do {
+            try handoff.send(full)
+        } catch is BatchHandoff<Element>.Cancelled {
+            consumer.join()
+            throw failure.current ?? BatchHandoff<Element>.Cancelled()
+        }
+    }
+}
+
+/// A thread started at once that can be waited for.
+///
+/// A dedicated thread, not a task or a Dispatch queue: the other side blocks its own thread (a database
+/// queue) while it waits, and the handoff's partner must not depend on a pool that thread belongs to.
+final class HandoffThread: Sendable {
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ body: @escaping @Sendable () -> Void) {
+        let done = done
+        let thread = Thread {
+            body()
+            done.signal()
+        }
+        thread.start()
+    }
+
+    /// Waits until the thread's work returned (at once when it already did).
+    func join() {
+        done.wait()
+        done.signal()
+    }
+}
+
+/// A value handed to exactly one other thread, which alone uses it until it is handed back.
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
