@@ -26,6 +26,7 @@ struct WholeStoreTests {
         }
         let manifest = try #require(try await a.document.uploadWholeStore())
         #expect(manifest.covers == ["client-A": 5])
+        #expect(manifest.attachmentReferenceCount == 0, "no attachment: a joining client does not search the snapshot for references")
         try a.execute("UPDATE notes SET title = 'after the store' WHERE id = 'n0'")
         try await a.sync()
 

@@ -80,9 +80,47 @@ enum AttachmentScan {
 }
 
 /// What ``AttachmentScan/prescan(changeSet:path:)`` found in a change set.
-struct ChangeSetPrescan {
+struct ChangeSetPrescan: Sendable {
     /// Each attachment referenced, with the columns that reference it, in first-seen order.
     var references: [(AttachmentReference, [ColumnKey])]
     /// Whether the set holds a delete (``AttachmentScan/references(inChangeSet:path:)`` does not say).
     var deletes: Bool
+}
+
+/// A change set's prescan, run in the background from when the set is downloaded: the sync downloads the next
+/// sets, or applies others, meanwhile.
+///
+/// On two serial queues taken in turn: two cores' worth, and a catch-up of thousands of sets queues its prescans
+/// instead of starting a thread for each.
+final class BackgroundPrescan: Sendable {
+    private static let queues = [DispatchQueue(label: "FolderSync.prescan.1"), DispatchQueue(label: "FolderSync.prescan.2")]
+    private static let turn = Locked(0)
+
+    private let outcome = Locked<Result<ChangeSetPrescan, any Error>?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(changeSet url: URL, path: String) {
+        let outcome = outcome, done = done
+        let queue = Self.turn.withLock { turn -> DispatchQueue in
+            turn += 1
+            return Self.queues[turn % Self.queues.count]
+        }
+        queue.async {
+            let result = Result { try AttachmentScan.prescan(changeSet: url, path: path) }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+    }
+
+    /// Waits for the prescan; returns what it found or throws what it threw.
+    func result() throws -> ChangeSetPrescan {
+        wait()
+        return try outcome.current!.get()
+    }
+
+    /// Waits for the prescan to end (at once when it did).
+    func wait() {
+        done.wait()
+        done.signal()
+    }
 }

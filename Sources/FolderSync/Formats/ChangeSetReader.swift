@@ -40,26 +40,6 @@ public enum ChangeSetReader {
         try forEachChange(at: url, path: path, selecting: .all, body)
     }
 
-    /// The same pass with the reading (file, zlib, decoding) on a thread of its own, a few hundred changes ahead
-    /// of `body`: applying a large set costs what SQLite costs, not SQLite plus decoding.
-    static func forEachChangeReadingAhead(at url: URL, path: String, _ body: (SyncChange) throws -> Void) throws {
-        try BatchHandoff<SyncChange>.run(produce: { handoff in
-            var batch: [SyncChange] = []
-            batch.reserveCapacity(readAheadBatchSize)
-            try forEachChange(at: url, path: path) { change in
-                batch.append(change)
-                guard batch.count == readAheadBatchSize else { return }
-                try handoff.send(batch)
-                batch.removeAll(keepingCapacity: true)
-            }
-            if !batch.isEmpty { try handoff.send(batch) }
-        }, consume: { batch in
-            for change in batch { try body(change) }
-        })
-    }
-
-    private static let readAheadBatchSize = 256
-
     /// The same pass, delivering only the records `selection` keeps; the others are checked for shape and skipped
     /// without being decoded (a pass that looks for deletes or attachments need not build 100,000 changes).
     static func forEachChange(at url: URL, path: String, selecting selection: ChangeSetRecord.Selection,

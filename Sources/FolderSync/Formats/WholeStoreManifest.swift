@@ -25,10 +25,14 @@ public struct WholeStoreManifest: PropertyListPayload, Hashable {
     public var wholeStoreByteCount: Int64
     /// The CRC-32 of `WholeStore.ticdsync`.
     public var wholeStoreChecksum: UInt32
+    /// How many attachment references the snapshot holds (in any column of any table); `nil` when the uploader
+    /// did not count them (manifests written before the count existed). A reader looks for them only when this
+    /// is not 0: the search is a pass over every value of a store of any size.
+    public var attachmentReferenceCount: Int?
 
     /// A manifest of the whole store a client uploads; see the properties for each argument.
     public init(clientIdentifier: String, wholeStoreIdentifier: String, creationDate: Date, schemaVersion: Int,
-                covers: [String: Int64], wholeStoreByteCount: Int64, wholeStoreChecksum: UInt32) {
+                covers: [String: Int64], wholeStoreByteCount: Int64, wholeStoreChecksum: UInt32, attachmentReferenceCount: Int? = nil) {
         self.clientIdentifier = clientIdentifier
         self.wholeStoreIdentifier = wholeStoreIdentifier
         self.creationDate = creationDate
@@ -36,6 +40,7 @@ public struct WholeStoreManifest: PropertyListPayload, Hashable {
         self.covers = covers
         self.wholeStoreByteCount = wholeStoreByteCount
         self.wholeStoreChecksum = wholeStoreChecksum
+        self.attachmentReferenceCount = attachmentReferenceCount
     }
 
     /// Whether this store contains every change set `other` contains (it covers at least as much of every client).

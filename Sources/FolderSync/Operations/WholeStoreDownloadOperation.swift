@@ -77,9 +77,11 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
         let lock = try await FileLock.acquire(localLayout.syncLockFile)
         defer { lock.release() }
         let snapshot = work.appendingPathComponent("snapshot.sqlite")
+        attachmentsFetched = AttachmentsFetched()
         guard let manifest = try await bestWholeStore(into: snapshot, covering: missing) else { return nil }
         try await checkBeforeInstalling?()
-        let holdsLargeValues = try await fetchAttachments(of: snapshot)
+        // A store whose uploader counted no reference is not searched for them.
+        let holdsLargeValues = manifest.attachmentReferenceCount == 0 ? false : try await fetchAttachments(of: snapshot)
         willReplace(manifest)
         try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: clientIdentifier)
         // Only a store that references large values has any to put back (another pass over every row otherwise).
@@ -135,7 +137,6 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     /// policy. One the remote lacks is reported as gone; its column keeps the reference. Returns whether the
     /// snapshot references any large value.
     private func fetchAttachments(of snapshot: URL) async throws -> Bool {
-        attachmentsFetched = AttachmentsFetched()
         guard store is any LargeValueRestoring else { return false }
         let transfer = AttachmentTransfer(fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
                                           local: localLayout.attachmentStore, emit: emit)

@@ -51,7 +51,7 @@ open class WholeStoreUploadOperation: @unchecked Sendable {
 
         let snapshot = work.appendingPathComponent("snapshot.sqlite")
         guard let covers = try store.writeSnapshot(to: snapshot, localClient: clientIdentifier) else { return nil }
-        try await publishAttachments(of: snapshot)
+        let attachmentReferenceCount = try await publishAttachments(of: snapshot)
         let snapshotSize = (try FileManager.default.attributesOfItem(atPath: snapshot.path)[.size] as? NSNumber)?.uint64Value ?? 0
         let identifier = environment.makeIdentifier()
         let storeFile = work.appendingPathComponent(RemoteLayout.wholeStoreFileName)
@@ -60,7 +60,8 @@ open class WholeStoreUploadOperation: @unchecked Sendable {
             snapshotByteCount: snapshotSize, compression: compression))
         let manifest = WholeStoreManifest(clientIdentifier: clientIdentifier, wholeStoreIdentifier: identifier,
                                           creationDate: environment.now().wholeSeconds, schemaVersion: store.schemaVersion,
-                                          covers: covers, wholeStoreByteCount: size, wholeStoreChecksum: checksum)
+                                          covers: covers, wholeStoreByteCount: size, wholeStoreChecksum: checksum,
+                                          attachmentReferenceCount: attachmentReferenceCount)
         let manifestFile = work.appendingPathComponent(RemoteLayout.appliedSyncChangeSetsFileName)
         try LocalFiles.writeDurably(try PropertyListFile.encode(manifest), to: manifestFile)
 
@@ -83,9 +84,10 @@ open class WholeStoreUploadOperation: @unchecked Sendable {
     }
 
     /// Moves large values out of the snapshot and makes sure the remote has every attachment it references,
-    /// before the whole store that references them is published.
-    private func publishAttachments(of snapshot: URL) async throws {
-        guard let store = store as? any LargeValueRestoring else { return }
+    /// before the whole store that references them is published. Returns how many references the snapshot holds,
+    /// found as a downloader finds them, or `nil` when the store keeps no attachments.
+    private func publishAttachments(of snapshot: URL) async throws -> Int? {
+        guard let store = store as? any LargeValueRestoring else { return nil }
         let local = localLayout.attachmentStore
         let transfer = AttachmentTransfer(fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
                                           local: local, emit: emit)
@@ -94,6 +96,7 @@ open class WholeStoreUploadOperation: @unchecked Sendable {
                 environment.logger.warning("Whole store references \(reference), which neither this client nor the remote has")
             }
         }
+        return try AttachmentScan.references(inSnapshot: snapshot, path: snapshot.path).count
     }
 
     // MARK: Backend steps

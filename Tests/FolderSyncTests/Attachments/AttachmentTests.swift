@@ -274,8 +274,9 @@ struct AttachmentTests {
         #expect(received.goneAttachments.count == 1)
     }
 
-    @Test("Whole stores carry references, not large values; a new client bootstraps with the bytes")
-    func wholeStores() async throws {
+    @Test("Whole stores carry references, not large values; a new client bootstraps with the bytes, whether its manifest counts the references or predates the count",
+          arguments: [true, false])
+    func wholeStores(countedReferences: Bool) async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
         let remote = FileManagerFileSystem(rootURL: root)
@@ -288,7 +289,15 @@ struct AttachmentTests {
         try await a.sync()
         try a.execute("INSERT INTO notes(id, title) VALUES ('n2', ?)", [pseudoRandomBytes(100_000, seed: 9)])
         try await a.sync()
-        try #require(try await a.document.uploadWholeStore() != nil)
+        let manifest = try #require(try await a.document.uploadWholeStore())
+        #expect(manifest.attachmentReferenceCount == 3, "n1's large title and file, n2's large title")
+        if !countedReferences {
+            // As an uploader from before the count wrote it: the new client must search the snapshot itself.
+            var older = manifest
+            older.attachmentReferenceCount = nil
+            try PropertyListFile.encode(older)
+                .write(to: root.appendingPathComponent("com.example.notes/Documents/DOC/WholeStore/client-A/AppliedSyncChangeSets.ticdsync"))
+        }
         let wholeStore = root.appendingPathComponent("com.example.notes/Documents/DOC/WholeStore/client-A/WholeStore.ticdsync")
         let wholeStoreSize = try FileManager.default.attributesOfItem(atPath: wholeStore.path)[.size] as? Int
         #expect(wholeStoreSize.map { $0 < 50_000 } == true)
