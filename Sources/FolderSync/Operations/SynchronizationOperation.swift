@@ -548,6 +548,9 @@ open class SynchronizationOperation: @unchecked Sendable {
         report.warnings += outcome.warnings
     }
 
+    /// How many change sets a sync uploads at once.
+    public static let concurrentPublications = 4
+
     private func publishStagedChangeSets(_ state: inout LocalSyncState) async throws {
         let directory = localLayout.stagedSyncChangesDirectory
         var staged: [(String, Int64)] = []
@@ -562,18 +565,36 @@ open class SynchronizationOperation: @unchecked Sendable {
         }
         staged.sort { $0.1 < $1.1 }
         guard let last = staged.last else { return }
-        for (name, _) in staged {
-            try Task.checkCancellation()
-            let url = directory.appendingPathComponent(name)
-            let header = try ChangeSetReader.readHeader(at: url, path: url.path)
+        // Attachments first: the remote has what a set references before the set appears.
+        for (name, _) in staged where !stagedWithoutAttachments.contains(name) {
             // Reading a set again only to find its attachments cost a third of publishing millions of changes.
-            if !stagedWithoutAttachments.contains(name) { try await publishAttachments(referencedBy: url) }
-            try await publishChangeSet(from: url, name: name)
-            report.remoteRequests += 1
-            report.changeSetsSent += 1
-            report.changesSent += header.changeCount
-            report.bytesSent += (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int64) ?? 0
-            emit(.transferred(sent: report.bytesSent, received: report.bytesReceived))
+            try await publishAttachments(referencedBy: directory.appendingPathComponent(name))
+        }
+        // A few uploads at a time: over HTTP each set waits for its PUT and MOVE round trips, not for bandwidth.
+        // Readers apply a client's sets in sequence order whatever order they appear in, and learn of them from
+        // the marker written once all are published.
+        try await withThrowingTaskGroup(of: (ChangeSetHeader, Int64).self) { group in
+            var next = staged.makeIterator()
+            func publishNext() throws {
+                guard let (name, _) = next.next() else { return }
+                let url = directory.appendingPathComponent(name)
+                let header = try ChangeSetReader.readHeader(at: url, path: url.path)
+                let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int64) ?? 0
+                group.addTask {
+                    try Task.checkCancellation()
+                    try await self.publishChangeSet(from: url, name: name)
+                    return (header, size)
+                }
+            }
+            for _ in 0..<Self.concurrentPublications { try publishNext() }
+            while let (header, size) = try await group.next() {
+                report.remoteRequests += 1
+                report.changeSetsSent += 1
+                report.changesSent += header.changeCount
+                report.bytesSent += size
+                emit(.transferred(sent: report.bytesSent, received: report.bytesReceived))
+                try publishNext()
+            }
         }
         try store.markPublished(throughSequence: last.1)
         state.publishedSequence = max(state.publishedSequence, last.1)
@@ -624,7 +645,8 @@ open class SynchronizationOperation: @unchecked Sendable {
         try await fileSystem.download(layout.syncChangesDirectory(documentIdentifier, client: client).appending(name), toLocalFile: url)
     }
 
-    /// Publishes one of this client's change sets atomically under its final name.
+    /// Publishes one of this client's change sets atomically under its final name. Called for up to
+    /// ``concurrentPublications`` sets at once.
     open func publishChangeSet(from url: URL, name: String) async throws {
         try await fileSystem.upload(fromLocalFile: url, to: layout.syncChangesDirectory(documentIdentifier, client: clientIdentifier).appending(name))
     }
