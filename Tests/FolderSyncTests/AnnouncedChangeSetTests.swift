@@ -76,4 +76,26 @@ struct AnnouncedChangeSetTests {
         #expect(report.changeSetsApplied == 2)
         #expect(try b.value("SELECT group_concat(title) FROM (SELECT title FROM notes ORDER BY id)") == "one,two")
     }
+
+    @Test("A set a listing showed but its download does not find (a vacuum removed it since) does not fail the sync: the folder is listed again, the sets after it wait, the next sync applies them")
+    func listedThenGone() async throws {
+        let directory = TemporaryDirectory()
+        let remote = ObservedFileSystem(FileManagerFileSystem(rootURL: directory.subdirectory("remote")))
+        let (a, b) = try await TestClient.pair(remote, in: directory)
+        // More sets than a marker names: B lists A's folder.
+        for index in 0..<(RecentSync.announcedChangeSetLimit + 2) {
+            try a.execute("INSERT INTO notes(id, title) VALUES (?, 'note')", ["n\(index)"])
+            try await a.sync()
+        }
+        let names = try await remote.contentsOfDirectory(at: RemotePath("com.example.notes/Documents/DOC/\(Self.folderOfA)"))
+            .map(\.name).filter { $0.hasSuffix(".syncchg") }.sorted()
+        remote.hidden.withLock { $0[names[0]] = 2 }   // not found after the listing, nor after the second listing
+        _ = remote.takeListed()
+        let report = try await b.sync()
+        #expect(remote.takeListed().filter { $0.hasSuffix(Self.folderOfA) }.count == 2)
+        #expect(report.changeSetsApplied == 0, "the later sets depend on the first")
+        #expect(report.warnings.contains { $0.kind == .changeSetWaiting })
+        let next = try await b.sync()
+        #expect(next.changeSetsApplied == names.count)
+    }
 }

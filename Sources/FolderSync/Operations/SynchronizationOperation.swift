@@ -124,7 +124,7 @@ open class SynchronizationOperation: @unchecked Sendable {
         emit(.phase(.applyingRemoteChanges))
         try await applyInCausalOrder(available)
         if !notYetVisible.isEmpty {
-            // A set a marker named is not there (reads lagging behind writes, or removed): its client's folder is
+            // A set a marker named or a listing showed is not there (reads lagging behind writes, or vacuumed): its client's folder is
             // listed, as it is without announcements, so that a gap is seen and a whole store fetched if need be.
             let listing = notYetVisible
             notYetVisible = []
@@ -436,9 +436,10 @@ open class SynchronizationOperation: @unchecked Sendable {
         return nil
     }
 
-    /// The set's header and local copy, downloaded at most once per sync; `nil` when its marker announced it but the
-    /// remote does not show it yet (reads lagging behind writes): its client then waits for the next sync, as it
-    /// would if a listing had not shown the set.
+    /// The set's header and local copy, downloaded at most once per sync; `nil` when the remote does not have it:
+    /// its marker announced it but reads lag behind writes, or a listing showed it and a vacuum removed it since
+    /// (found by the kill torture). Its client's folder is then listed again (see ``run()``): a gap there fetches
+    /// a whole store, as any vacuumed set does; otherwise the client waits for the next sync.
     private func downloadOnce(_ candidate: Available) async throws -> Downloaded? {
         if let done = downloaded[candidate.path.description] { return done }
         guard !notYetVisible.contains(candidate.client) else { return nil }
@@ -446,7 +447,7 @@ open class SynchronizationOperation: @unchecked Sendable {
             let done = try await download(candidate)
             downloaded[candidate.path.description] = done
             return done
-        } catch let error as FolderSyncError where error.code == .remoteItemNotFound && candidate.announced {
+        } catch let error as FolderSyncError where error.code == .remoteItemNotFound {
             notYetVisible.insert(candidate.client)
             return nil
         }
