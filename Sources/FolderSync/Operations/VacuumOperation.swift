@@ -195,7 +195,12 @@ open class VacuumOperation: @unchecked Sendable {
         var referenced = Set<String>()
         for set in sets {
             let local = work.appendingPathComponent("change-set")
-            try await downloadFile(set.path, to: local)
+            do {
+                try await downloadFile(set.path, to: local)
+            } catch let error as FolderSyncError where error.code == .remoteItemNotFound {
+                // Removed since the inventory (another client's vacuum): no reader will need what it referenced.
+                continue
+            }
             referenced.formUnion(try AttachmentScan.references(inChangeSet: local, path: set.path.description).map(\.0.sha256))
         }
         return referenced
