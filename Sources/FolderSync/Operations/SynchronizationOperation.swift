@@ -124,8 +124,8 @@ open class SynchronizationOperation: @unchecked Sendable {
         emit(.phase(.applyingRemoteChanges))
         try await applyInCausalOrder(available)
         if !notYetVisible.isEmpty {
-            // A set a marker named or a listing showed is not there (reads lagging behind writes, or vacuumed): its client's folder is
-            // listed, as it is without announcements, so that a gap is seen and a whole store fetched if need be.
+            // A set a marker named or a listing showed is not there (reads lagging behind writes, or vacuumed): its
+            // client's folder is listed again, so that a gap is seen and a whole store fetched if need be.
             let listing = notYetVisible
             notYetVisible = []
             let (listed, _) = try await findNewChangeSets(&state, listing: listing)
@@ -507,8 +507,9 @@ open class SynchronizationOperation: @unchecked Sendable {
         return Downloaded(header: header, url: url, prescan: BackgroundPrescan(changeSet: url, path: candidate.path.description))
     }
 
-    /// The same pass with the reading (file, zlib, decoding) on a thread of its own, a few hundred changes ahead
-    /// of `body`: applying a large set costs what SQLite costs, not SQLite plus decoding.
+    /// A change set's changes, as ``ChangeSetReader/forEachChange(at:path:_:)`` delivers them, read (file, zlib,
+    /// decoding) on a thread of their own a few hundred changes ahead of `body`: applying a large set costs what
+    /// SQLite costs, not SQLite plus decoding.
     private static func forEachChangeReadingAhead(at url: URL, path: String, _ body: (SyncChange) throws -> Void) throws {
         try BatchHandoff<SyncChange>.run(produce: { handoff in
             var batch: [SyncChange] = []
@@ -550,7 +551,7 @@ open class SynchronizationOperation: @unchecked Sendable {
     }
 
     /// How many change sets a sync uploads at once.
-    public static let concurrentPublications = 4
+    static let concurrentPublications = 4
 
     private func publishStagedChangeSets(_ state: inout LocalSyncState) async throws {
         let directory = localLayout.stagedSyncChangesDirectory
@@ -646,8 +647,8 @@ open class SynchronizationOperation: @unchecked Sendable {
         try await fileSystem.download(layout.syncChangesDirectory(documentIdentifier, client: client).appending(name), toLocalFile: url)
     }
 
-    /// Publishes one of this client's change sets atomically under its final name. Called for up to
-    /// ``concurrentPublications`` sets at once.
+    /// Publishes one of this client's change sets atomically under its final name. Called for up to four sets at
+    /// once (their uploads overlap).
     open func publishChangeSet(from url: URL, name: String) async throws {
         try await fileSystem.upload(fromLocalFile: url, to: layout.syncChangesDirectory(documentIdentifier, client: clientIdentifier).appending(name))
     }

@@ -67,17 +67,6 @@ final class SQLiteStatement {
         return Int(sqlite3_changes(connection))
     }
 
-    /// The first column of the first row as an integer (0 for none), then makes it ready for new bindings.
-    func integer() throws -> Int64 {
-        defer { reset() }
-        let code = sqlite3_step(handle)
-        switch code {
-        case SQLITE_ROW: return sqlite3_column_int64(handle, 0)
-        case SQLITE_DONE: return 0
-        default: throw error(code)
-        }
-    }
-
     /// The integer in `column` of the current row.
     func integer(at column: Int32) -> Int64 {
         sqlite3_column_int64(handle, column)
