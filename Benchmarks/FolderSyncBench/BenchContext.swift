@@ -5,6 +5,8 @@ struct Sizes: Sendable {
     /// Scenarios 1 and 4: rows of 10 columns written by A, then column values updated.
     var bulkRows: Int
     var bulkUpdatedValues: Int
+    /// Scenarios 1 and 4: end-to-end runs, each with its floor; the median ratio is judged.
+    var bulkRuns: Int
     /// Scenario 2: change sets already in the folder (small and large), registered clients, measured rounds.
     var incrementalSmall: Int
     var incrementalLarge: Int
@@ -13,9 +15,9 @@ struct Sizes: Sendable {
     /// Scenarios 3 and 5: rows of the big document (about 200 bytes each).
     var bigDocumentRows: Int
 
-    static let full = Sizes(bulkRows: 100_000, bulkUpdatedValues: 1_000_000, incrementalSmall: 100, incrementalLarge: 10_000,
+    static let full = Sizes(bulkRows: 100_000, bulkUpdatedValues: 1_000_000, bulkRuns: 3, incrementalSmall: 100, incrementalLarge: 10_000,
                             incrementalClients: 20, incrementalRounds: 20, bigDocumentRows: 5_000_000)
-    static let quick = Sizes(bulkRows: 10_000, bulkUpdatedValues: 100_000, incrementalSmall: 100, incrementalLarge: 1_000,
+    static let quick = Sizes(bulkRows: 10_000, bulkUpdatedValues: 100_000, bulkRuns: 1, incrementalSmall: 100, incrementalLarge: 1_000,
                              incrementalClients: 20, incrementalRounds: 8, bigDocumentRows: 100_000)
 }
 

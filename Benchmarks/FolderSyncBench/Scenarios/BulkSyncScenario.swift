@@ -14,10 +14,62 @@ struct BulkSyncScenario: Scenario {
     var number: String { transport == .folder ? "1" : "4" }
     var title: String { transport == .folder ? "Bulk sync through a local folder" : "Bulk sync over WebDAV (127.0.0.1)" }
 
+    /// One run: the workers' figures and the floor measured right after them.
+    private struct Run {
+        var writer: WorkerOutput
+        var reader: WorkerOutput
+        var bytes: Int64
+        var insert: Double
+        var transfer: Double
+        var folderSync: Double { writer["publish.seconds"] + reader["apply.seconds"] }
+        var floor: Double { insert + transfer }
+        var ratio: Double { folderSync / floor }
+    }
+
     func run(_ context: BenchContext) async throws -> ScenarioResult {
+        if transport == .webDAV && context.webDAVURL == nil {
+            return ScenarioResult(status: "missing", note: "no WebDAV server: run scripts/bench, which starts one (or set FOLDERSYNC_BENCH_WEBDAV)")
+        }
         var result = ScenarioResult()
-        let sizes = context.sizes
-        let root = try context.folder("bulk-\(number)")
+        let rows = context.sizes.bulkRows, values = context.sizes.bulkUpdatedValues
+        result.note = "\(rows) rows × 10 columns, then \(values) column values updated"
+        var runs: [Run] = []
+        for index in 1...context.sizes.bulkRuns {
+            if context.sizes.bulkRuns > 1 { context.log("run \(index) of \(context.sizes.bulkRuns)") }
+            runs.append(try await measure(context, folder: "bulk-\(number)-run\(index)"))
+        }
+        // Each run's ratio pairs FolderSync with a floor measured seconds later, so a slow spell of the shared
+        // machine moves both; the run with the median ratio is reported.
+        let median = runs.sorted { $0.ratio < $1.ratio }[runs.count / 2]
+        result.figure("A: write rows (app, not timed as sync)", median.writer["write.seconds"], "s")
+        result.figure("A: update values (app, not timed as sync)", median.writer["update.seconds"], "s")
+        result.figure("A: sync (stage and publish)", median.writer["publish.seconds"], "s")
+        result.figure("B: sync (download, verify, apply)", median.reader["apply.seconds"], "s")
+        result.figure("FolderSync end to end", median.folderSync, "s")
+        result.figure("change-set bytes published", Double(median.bytes), "B")
+        result.figure("change sets published", median.writer["publish.changeSetsSent"], "")
+        result.figure("floor: SQLite insert, one transaction", median.insert, "s")
+        result.figure(transport == .folder ? "floor: cp of the change sets" : "floor: curl PUT of the change sets", median.transfer, "s")
+        result.figure("floor", median.floor, "s")
+        result.figure("B: idle sync", median.reader["idle.seconds"], "s")
+        if runs.count > 1 {
+            for (index, run) in runs.enumerated() {
+                result.figure("run \(index + 1): end to end / floor", run.ratio, "×")
+            }
+        }
+        result.check(runs.count > 1 ? "end to end / floor (median of \(runs.count) runs)" : "end to end / floor",
+                     median.ratio, atMost: transport == .folder ? 3 : 2)
+        result.check("peak memory of A", Double(runs.map(\.writer.maxResidentBytes).max()!) / 1_048_576, atMost: 256, unit: "MiB")
+        result.check("peak memory of B", Double(runs.map(\.reader.maxResidentBytes).max()!) / 1_048_576, atMost: 256, unit: "MiB")
+        result.check("requests of an idle sync (2 + 0 clients with new data)", runs.map { $0.reader["idle.requests"] }.max()!, atMost: 2, unit: "")
+        result.check("change sets read by an idle sync", runs.map { $0.reader["idle.changeSetReads"] }.max()!, atMost: 0, unit: "")
+        return result
+    }
+
+    /// One end-to-end sync, then its floor, in a folder of its own (removed afterwards).
+    private func measure(_ context: BenchContext, folder: String) async throws -> Run {
+        let root = try context.folder(folder)
+        defer { try? FileManager.default.removeItem(at: root) }
         let document = "bulk-\(UUID().uuidString.prefix(8))"
         let remoteLocation: String
         switch transport {
@@ -25,22 +77,18 @@ struct BulkSyncScenario: Scenario {
             remoteLocation = root.appendingPathComponent("remote").path
             try FileManager.default.createDirectory(atPath: remoteLocation, withIntermediateDirectories: true)
         case .webDAV:
-            guard let url = context.webDAVURL else {
-                return ScenarioResult(status: "missing", note: "no WebDAV server: run scripts/bench, which starts one (or set FOLDERSYNC_BENCH_WEBDAV)")
-            }
-            remoteLocation = url
+            remoteLocation = context.webDAVURL!
         }
-        let rows = sizes.bulkRows, values = sizes.bulkUpdatedValues
-        result.note = "\(rows) rows × 10 columns, then \(values) column values updated"
         let (writer, reader) = try Self.endToEnd(context, root: root, remote: remoteLocation, document: document)
-        let folderSync = writer["publish.seconds"] + reader["apply.seconds"]
 
         context.log("floor: plain SQLite insert and \(transport == .folder ? "cp" : "curl PUT") of the change sets")
         let remote = try openRemote(remoteLocation)
         let layout = try RemoteLayout(applicationIdentifier: BenchSchema.applicationIdentifier)
         let files = try await Floors.fetch(layout.syncChangesDirectory(document, client: "A"), from: remote, into: root.appendingPathComponent("changes"))
         let bytes = files.reduce(0) { $0 + Floors.fileSize($1) }
-        let insert = try Floors.plainInsertSeconds(schema: .items, rows: rows, version: values / 10 / rows, at: root.appendingPathComponent("floor.sqlite"))
+        let rows = context.sizes.bulkRows
+        let insert = try Floors.plainInsertSeconds(schema: .items, rows: rows, version: context.sizes.bulkUpdatedValues / 10 / rows,
+                                                   at: root.appendingPathComponent("floor.sqlite"))
         let transfer: Double
         switch transport {
         case .folder:
@@ -51,25 +99,7 @@ struct BulkSyncScenario: Scenario {
             transfer = try Floors.curlPutSeconds(files, to: remoteLocation.hasSuffix("/") ? remoteLocation + folder + "/" : remoteLocation + "/" + folder + "/")
             try await remote.remove(try RemotePath(folder))
         }
-        let floor = insert + transfer
-
-        result.figure("A: write rows (app, not timed as sync)", writer["write.seconds"], "s")
-        result.figure("A: update values (app, not timed as sync)", writer["update.seconds"], "s")
-        result.figure("A: sync (stage and publish)", writer["publish.seconds"], "s")
-        result.figure("B: sync (download, verify, apply)", reader["apply.seconds"], "s")
-        result.figure("FolderSync end to end", folderSync, "s")
-        result.figure("change-set bytes published", Double(bytes), "B")
-        result.figure("change sets published", writer["publish.changeSetsSent"], "")
-        result.figure("floor: SQLite insert, one transaction", insert, "s")
-        result.figure(transport == .folder ? "floor: cp of the change sets" : "floor: curl PUT of the change sets", transfer, "s")
-        result.figure("floor", floor, "s")
-        result.figure("B: idle sync", reader["idle.seconds"], "s")
-        result.check("end to end / floor", folderSync / floor, atMost: transport == .folder ? 3 : 2)
-        result.check("peak memory of A", Double(writer.maxResidentBytes) / 1_048_576, atMost: 256, unit: "MiB")
-        result.check("peak memory of B", Double(reader.maxResidentBytes) / 1_048_576, atMost: 256, unit: "MiB")
-        result.check("requests of an idle sync (2 + 0 clients with new data)", reader["idle.requests"], atMost: 2, unit: "")
-        result.check("change sets read by an idle sync", reader["idle.changeSetReads"], atMost: 0, unit: "")
-        return result
+        return Run(writer: writer, reader: reader, bytes: bytes, insert: insert, transfer: transfer)
     }
 
     /// A registers, writes and updates the rows and syncs; B joins and syncs them all. The workers' figures.
