@@ -74,6 +74,7 @@ struct AnnouncedChangeSetTests {
         let report = try await b.sync()
         #expect(remote.takeListed().contains { $0.hasSuffix(Self.folderOfA) })
         #expect(report.changeSetsApplied == 2)
+        #expect(!report.warnings.contains { $0.kind == .changeSetWaiting }, "the second pass applied what the first left waiting")
         #expect(try b.value("SELECT group_concat(title) FROM (SELECT title FROM notes ORDER BY id)") == "one,two")
     }
 

@@ -122,7 +122,7 @@ open class SynchronizationOperation: @unchecked Sendable {
 
         if !isReadOnly { try await checkMassDeletion(available) }
         emit(.phase(.applyingRemoteChanges))
-        try await applyInCausalOrder(available)
+        var waiting = try await applyInCausalOrder(available)
         if !notYetVisible.isEmpty {
             // A set a marker named or a listing showed is not there (reads lagging behind writes, or vacuumed): its
             // client's folder is listed again, so that a gap is seen and a whole store fetched if need be.
@@ -130,7 +130,12 @@ open class SynchronizationOperation: @unchecked Sendable {
             notYetVisible = []
             let (listed, _) = try await findNewChangeSets(&state, listing: listing)
             if !isReadOnly { try await checkMassDeletion(listed) }
-            try await applyInCausalOrder(listed)
+            // The new listing holds every set still unapplied, so only this pass's leftovers are waiting.
+            waiting = try await applyInCausalOrder(listed)
+        }
+        for left in waiting {
+            report.warnings.append(SyncWarning(kind: .changeSetWaiting,
+                message: "waiting for change sets it depends on to become visible", path: left.path.description))
         }
         if let after = state.ownChangeSetsToReapplyAfter,
            (try acknowledgement()[clientIdentifier] ?? after) >= state.publishedSequence {
@@ -339,7 +344,8 @@ open class SynchronizationOperation: @unchecked Sendable {
     }
 
     /// Downloads and applies change sets so that each set comes after the sets its author had applied when writing it.
-    private func applyInCausalOrder(_ available: [Available]) async throws {
+    /// Returns the sets left waiting for others (parked ones aside).
+    private func applyInCausalOrder(_ available: [Available]) async throws -> [Available] {
         var pending = available
         var ledger = try acknowledgement()
         var parkedClients = Set<String>()
@@ -378,10 +384,7 @@ open class SynchronizationOperation: @unchecked Sendable {
             // Removed after the pass: removing each set as it was applied made a catch-up quadratic.
             pending = pending.enumerated().filter { !applied.contains($0.offset) }.map(\.element)
         }
-        for left in pending where !parkedClients.contains(left.client) {
-            report.warnings.append(SyncWarning(kind: .changeSetWaiting,
-                message: "waiting for change sets it depends on to become visible", path: left.path.description))
-        }
+        return pending.filter { !parkedClients.contains($0.client) }
     }
 
     /// Before applying anything: when the change sets about to be applied would delete more rows than the
