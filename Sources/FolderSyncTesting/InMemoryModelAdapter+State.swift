@@ -23,7 +23,7 @@ extension InMemoryModelAdapter {
         }
     }
 
-    /// A pending local change (`foldersync_pending_changes`): not staged yet, or staged in a change set.
+    /// A pending local change: not staged yet (`foldersync_pending_changes`), or staged in a change set (`foldersync_staged_changes`).
     enum Pending: Hashable, Sendable {
         case unstaged
         case staged(Int64)

@@ -55,6 +55,15 @@ struct RowRegistersTests {
         #expect(throws: FormatViolation.self) { try RowRegisters(Data([2] + bytes.dropFirst())) }
     }
 
+    @Test("A new row's registers, encoded straight from its change, are the bytes its registers encode to", arguments: [0, 1, 3])
+    func newRowEncoding(columns: Int) throws {
+        let changes = (0..<columns).map { ColumnChange(column: "c\($0)", value: .integer(1), timestamp: HybridTimestamp(rawValue: UInt64(100 + 7 * ($0 % 2)))) }
+        var registers = RowRegisters()
+        for change in changes { registers.set(change.column, timestamp: change.timestamp.rawValue, client: "Author") }
+        #expect(RowRegisters.encoded(changes, client: "Author") == [UInt8](registers.encoded))
+        #expect(try RowRegisters(Data(RowRegisters.encoded(changes, client: "Author"))) == registers)
+    }
+
     @Test("One clocks row and one pending row per synced row, however many columns and writes")
     func oneRowPerSyncedRow() throws {
         let directory = TemporaryDirectory()
@@ -74,6 +83,41 @@ struct RowRegistersTests {
         // A write that changes nothing records nothing.
         try store.database.write { try $0.execute(sql: "UPDATE items SET a = a") }
         #expect(try !store.hasUnpublishedChanges())
+    }
+
+    @Test("A store that kept staged changes in the pending table has them moved to the staged table when opened, and publishes them")
+    func stagedTableMigration() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.url.appendingPathComponent("a.sqlite")
+        let ticks = Locked(1_767_323_045.0)
+        var store: GRDBStore? = try Self.open(url, ticks: ticks)
+        try store!.database.write { db in
+            for id in ["r1", "r2"] { try db.execute(sql: "INSERT INTO items VALUES (?, 'a', 'b')", arguments: [id]) }
+        }
+        _ = try store!.stageChanges(sequence: 1, emit: { _ in }, seal: { 1 })
+        try store!.database.write { try $0.execute(sql: "UPDATE items SET b = 'b2' WHERE id = 'r1'") }
+        try store!.database.close()
+        store = nil
+        // The layout before the staged table: staged rows in the pending table, under their sequence.
+        let old = try DatabaseQueue(path: url.path)
+        try old.write { db in
+            try db.execute(sql: "INSERT INTO \(LocalLayout.unsynchronizedChangesTable) SELECT * FROM \(LocalLayout.stagedChangesTable)")
+            try db.execute(sql: "DROP TABLE \(LocalLayout.stagedChangesTable)")
+        }
+        try old.close()
+
+        let reopened = try Self.open(url, ticks: ticks)
+        #expect(try reopened.database.read { try String.fetchAll($0, sql: "SELECT sync_id || ':' || staged_in FROM \(LocalLayout.stagedChangesTable) ORDER BY sync_id") }
+                == ["r1:1", "r2:1"])
+        #expect(try reopened.database.read { try String.fetchAll($0, sql: "SELECT sync_id || ':' || staged_in FROM \(LocalLayout.unsynchronizedChangesTable)") }
+                == ["r1:0"])
+        #expect(try reopened.database.read { try reopened.unpublishedMarks($0, table: "items", syncID: "r1") }.names.sorted()
+                == ["#created", "a", "b"])
+        try reopened.markPublished(throughSequence: 1)
+        #expect(try Self.count(reopened, LocalLayout.stagedChangesTable) == 0)
+        let next = try Self.changeSet(from: reopened, client: "L", sequence: 2)
+        #expect(next.1.map(\.syncID) == ["r1"] && next.1.first?.columns.map(\.column) == ["b"])
+        #expect(try !reopened.hasUnpublishedChanges())
     }
 
     @Test("Registers survive a migration that adds a column; the new column gets its own register")
@@ -188,7 +232,9 @@ struct RowRegistersTests {
         #expect(try store.stamp(of: ColumnKey(table: "items", syncID: "r2", column: "b"), localClient: "L")
                 == ChangeStamp(timestamp: HybridTimestamp(rawValue: 70), clientIdentifier: "B"))
         #expect(try Self.count(store, "foldersync_clocks") == 2)
-        #expect(try Self.count(store, LocalLayout.unsynchronizedChangesTable) == 2)
+        // r1's write not yet staged stays pending; the one staged in set 3 moved to the staged table.
+        #expect(try Self.count(store, LocalLayout.unsynchronizedChangesTable) == 1)
+        #expect(try Self.count(store, LocalLayout.stagedChangesTable) == 1)
         #expect(try store.database.read { try store.unpublishedMarks($0, table: "items", syncID: "r1") }.names.sorted() == ["a", "b"])
         let set = try Self.changeSet(from: store, client: "L", sequence: 4)
         #expect(set.1.map(\.syncID) == ["r1"])

@@ -41,7 +41,8 @@ extension GRDBStore {
     func unpublishedMarks(_ db: Database, table: String, syncID: String) throws -> PendingMarks {
         var marks = PendingMarks()
         let rows = try Data.fetchCursor(db.cachedStatement(sql: """
-            SELECT marks FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ?
+            SELECT marks FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ?1 AND sync_id = ?2
+            UNION ALL SELECT marks FROM \(LocalLayout.stagedChangesTable) WHERE tbl = ?1 AND sync_id = ?2
             """), arguments: [table, syncID])
         while let blob = try rows.next() { marks.formUnion(try PendingMarks(blob)) }
         return marks
@@ -116,7 +117,7 @@ extension GRDBStore {
                                      arguments: [header.clientIdentifier, header.sequence]) == true {
                     return outcome
                 }
-                let hasUnpublished = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(LocalLayout.unsynchronizedChangesTable))") ?? false
+                let hasUnpublished = try StoreSchema.holdsUnpublishedChanges(db)
                 var touched = Set<String>()
                 let inserts = NewRowInserts()
                 try changes { change in
@@ -154,14 +155,15 @@ extension GRDBStore {
             return statement
         }
 
-        /// Inserts the registers (`tbl`, `sync_id`, `stamps`) unless the row has registers, a tombstone or a pending
-        /// change: one statement where a probe and an insert were two lookups of each.
+        /// Inserts the registers (`tbl`, `sync_id`, `stamps`) unless the row has registers, a tombstone or an
+        /// unpublished change: one statement where a probe and an insert were two lookups of each.
         func claim(_ db: Database) throws -> SQLiteStatement {
             if let claim { return claim }
             let statement = try SQLiteStatement(db, sql: """
                 INSERT INTO foldersync_clocks(tbl, sync_id, stamps) SELECT ?1, ?2, ?3
                 WHERE NOT EXISTS (SELECT 1 FROM foldersync_tombstones WHERE tbl = ?1 AND sync_id = ?2)
                   AND NOT EXISTS (SELECT 1 FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ?1 AND sync_id = ?2)
+                  AND NOT EXISTS (SELECT 1 FROM \(LocalLayout.stagedChangesTable) WHERE tbl = ?1 AND sync_id = ?2)
                 ON CONFLICT(tbl, sync_id) DO NOTHING
                 """)
             claim = statement
@@ -181,17 +183,11 @@ extension GRDBStore {
     /// every column wins as it is. Returns false, having changed nothing, when the row is known in any way.
     private func insertNewRow(_ db: Database, _ change: SyncChange, table: SyncedTable, author: String,
                               inserts: NewRowInserts) throws -> Bool {
-        var registers = RowRegisters()
-        var newest = HybridTimestamp.zero
-        for column in change.columns {
-            // Distinct columns: a change set never carries one twice (ChangeSetRecord checks).
-            registers.append(column.column, timestamp: column.timestamp.rawValue, client: author)
-            if column.timestamp > newest { newest = column.timestamp }
-        }
         let claim = try inserts.claim(db)
         claim.bind(table.name, at: 1)
         claim.bind(change.syncID, at: 2)
-        claim.bind(registers.encoded, at: 3)
+        // Distinct columns: a change set never carries one twice (ChangeSetRecord checks).
+        claim.bind(RowRegisters.encoded(change.columns, client: author), at: 3)
         guard try claim.executeCountingChanges() == 1 else { return false }
         let insert = try inserts.insert(db, table, columns: columns[table.name] ?? [])
         insert.bind(change.syncID, at: 1)
@@ -206,7 +202,7 @@ extension GRDBStore {
             try release.execute()
             return false
         }
-        clock.withLock { $0.observe(newest) }
+        clock.withLock { $0.observe(change.columns.reduce(HybridTimestamp.zero) { max($0, $1.timestamp) }) }
         return true
     }
 

@@ -20,7 +20,7 @@ extension GRDBStore {
     /// Reads this client's published registers and deletes, before a whole store replaces them.
     func ownPublishedWrites(_ db: Database) throws -> OwnWrites {
         var writes = OwnWrites()
-        let pending = LocalLayout.unsynchronizedChangesTable
+        let pending = LocalLayout.unsynchronizedChangesTable, staged = LocalLayout.stagedChangesTable
         for table in tables {
             let quoted = table.name.quotedDatabaseIdentifier, id = table.syncIDColumn.quotedDatabaseIdentifier
             let names = columns[table.name] ?? []
@@ -29,6 +29,7 @@ extension GRDBStore {
                     SELECT c.sync_id, c.stamps, \(names.map { "t." + $0.quotedDatabaseIdentifier }.joined(separator: ", "))
                     FROM foldersync_clocks c JOIN \(quoted) t ON t.\(id) = c.sync_id
                     WHERE c.tbl = ? AND NOT EXISTS (SELECT 1 FROM \(pending) p WHERE p.tbl = c.tbl AND p.sync_id = c.sync_id)
+                      AND NOT EXISTS (SELECT 1 FROM \(staged) s WHERE s.tbl = c.tbl AND s.sync_id = c.sync_id)
                     """, arguments: [table.name])
                 while let row = try rows.next() {
                     let syncID: String = row[0]
@@ -44,6 +45,7 @@ extension GRDBStore {
             writes.deletes[table.name] = try Row.fetchAll(db, sql: """
                 SELECT d.sync_id, d.hlc FROM foldersync_tombstones d WHERE d.tbl = ? AND d.client IS NULL
                   AND NOT EXISTS (SELECT 1 FROM \(pending) p WHERE p.tbl = d.tbl AND p.sync_id = d.sync_id)
+                  AND NOT EXISTS (SELECT 1 FROM \(staged) s WHERE s.tbl = d.tbl AND s.sync_id = d.sync_id)
                 """, arguments: [table.name]).map { ($0[0], $0[1]) }
         }
         return writes

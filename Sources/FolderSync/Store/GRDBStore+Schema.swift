@@ -9,9 +9,10 @@ import GRDB
 /// unrecorded.
 ///
 /// One bookkeeping row per synced row, not per column: `foldersync_clocks` holds a row's last-writer-wins
-/// registers packed in one BLOB (``RowRegisters``), and the pending table one row per synced row and staging
-/// state (`staged_in` 0 while not yet staged, else the sequence it was staged in) with its marked columns
-/// packed in one BLOB (``PendingMarks``).
+/// registers packed in one BLOB (``RowRegisters``), and the pending table one row per changed synced row with
+/// its marked columns packed in one BLOB (``PendingMarks``). Staging moves those rows to the staged table, with
+/// the sequence they were staged in (`staged_in`); the pending table's `staged_in` is always 0, which the
+/// triggers' upserts write and stores made before the staged table existed needed.
 enum StoreSchema {
     static let bookkeeping = """
         CREATE TABLE IF NOT EXISTS foldersync_meta(
@@ -25,6 +26,9 @@ enum StoreSchema {
         CREATE TABLE IF NOT EXISTS \(LocalLayout.unsynchronizedChangesTable)(
             tbl TEXT NOT NULL, sync_id TEXT NOT NULL, staged_in INTEGER NOT NULL, marks BLOB NOT NULL,
             PRIMARY KEY(tbl, sync_id, staged_in)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS \(LocalLayout.stagedChangesTable)(
+            tbl TEXT NOT NULL, sync_id TEXT NOT NULL, staged_in INTEGER NOT NULL, marks BLOB NOT NULL,
+            PRIMARY KEY(tbl, sync_id, staged_in)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS foldersync_shadow(
             tbl TEXT NOT NULL, sync_id TEXT NOT NULL, col TEXT NOT NULL, value,
             PRIMARY KEY(tbl, sync_id, col)) WITHOUT ROWID;
@@ -36,6 +40,19 @@ enum StoreSchema {
     /// Marks in the pending table's `marks` for whole-row events (real column names never start with `#`).
     static let createdMarker = "#created"
     static let deletedMarker = "#deleted"
+
+    /// Whether any local change is unpublished: pending, or staged in a change set not published yet.
+    static func holdsUnpublishedChanges(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: """
+            SELECT EXISTS (SELECT 1 FROM \(LocalLayout.unsynchronizedChangesTable)) OR EXISTS (SELECT 1 FROM \(LocalLayout.stagedChangesTable))
+            """) ?? false
+    }
+
+    /// Every unpublished change's `tbl, sync_id, marks`: pending ones, then staged ones (a row can have both).
+    static let unpublishedChanges = """
+        SELECT tbl, sync_id, marks FROM \(LocalLayout.unsynchronizedChangesTable)
+        UNION ALL SELECT tbl, sync_id, marks FROM \(LocalLayout.stagedChangesTable)
+        """
 
     /// Drops and recreates the three triggers of `table`, so that they follow schema migrations.
     static func installTriggers(_ db: Database, table: SyncedTable, columns: [String]) throws {

@@ -17,9 +17,7 @@ extension GRDBStore: SnapshottingModelAdapter {
             let copy = try DatabaseQueue(path: scratch.path)
             try database.backup(to: copy)
             let covers: [String: Int64]? = try copy.writeWithoutTransaction { db in
-                guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(LocalLayout.unsynchronizedChangesTable))") == false else {
-                    return nil
-                }
+                guard try !StoreSchema.holdsUnpublishedChanges(db) else { return nil }
                 // Rollback mode (a WAL store's copy is in WAL mode), then no journal: a crash loses only scratch.
                 try db.execute(sql: "PRAGMA journal_mode = DELETE")
                 try db.execute(sql: "PRAGMA journal_mode = OFF")
@@ -52,8 +50,9 @@ extension GRDBStore: SnapshottingModelAdapter {
     /// The bookkeeping of an installed store: no pending change, the ledger of what it covers, the sync state
     /// (what this client published, what it must apply again). The same for both ways of installing.
     func recordInstalledStore(covers: [String: Int64], localClient: String, _ db: Database) throws {
-        try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable)")
-        try db.execute(sql: "DELETE FROM \(LocalLayout.appliedChangeSetsTable)")
+        for name in [LocalLayout.unsynchronizedChangesTable, LocalLayout.stagedChangesTable, LocalLayout.appliedChangeSetsTable] {
+            try db.execute(sql: "DELETE FROM \(name)")
+        }
         let ledger = try db.makeStatement(sql: "INSERT INTO \(LocalLayout.appliedChangeSetsTable)(client, sequence, change_set_id) VALUES (?, ?, '')")
         for (client, highest) in covers where highest > 0 {
             for sequence in 1...highest { try ledger.execute(arguments: [client, sequence]) }
@@ -117,7 +116,7 @@ extension GRDBStore: SnapshottingModelAdapter {
 
     private func unpublishedRows(_ db: Database) throws -> [UnpublishedRow] {
         var rows: [String: UnpublishedRow] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT tbl, sync_id, marks FROM \(LocalLayout.unsynchronizedChangesTable)") {
+        for row in try Row.fetchAll(db, sql: StoreSchema.unpublishedChanges) {
             let name: String = row[0], syncID: String = row[1]
             guard let table = tablesByName[name] else { continue }
             let key = name + "\u{0}" + syncID
@@ -226,9 +225,10 @@ extension GRDBStore: SnapshottingModelAdapter {
             try database.write { db in
                 // Deletes not yet published are unpushed local changes: they travel again, like the rows (invariant 5).
                 let pendingDeletes = try Row.fetchAll(db, sql: """
-                    SELECT DISTINCT tbl, sync_id FROM \(LocalLayout.unsynchronizedChangesTable) WHERE foldersync_marked(marks, ?)
+                    SELECT DISTINCT tbl, sync_id FROM (\(StoreSchema.unpublishedChanges)) WHERE foldersync_marked(marks, ?)
                     """, arguments: [StoreSchema.deletedMarker]).map { ($0[0] as String, $0[1] as String) }
-                for name in Self.snapshotMetadataTables + [LocalLayout.unsynchronizedChangesTable, LocalLayout.appliedChangeSetsTable] {
+                for name in Self.snapshotMetadataTables + [LocalLayout.unsynchronizedChangesTable, LocalLayout.stagedChangesTable,
+                                                           LocalLayout.appliedChangeSetsTable] {
                     try db.execute(sql: "DELETE FROM \(name)")
                 }
                 let pending = try db.makeStatement(sql: """

@@ -25,15 +25,15 @@ extension GRDBStore {
                 }
                 guard count > 0 else { return 0 }
                 let last = try seal()
-                // Copied under the new key, then the unstaged rows removed: an UPDATE of a key column moves each row
-                // within the B-tree one at a time, 2.7× slower for 100,000 rows (sqlite3 .timer, scenario 1's store).
-                // The sequence is new, so no staged row has its key yet.
+                // Moved to a table of their own, in key order (appended, when no other set waits to be published), and
+                // the pending table emptied whole: in one table, copying them under the new key cost 2.8× as much
+                // (sqlite3 .timer, scenario 1's 100,000 rows). The sequence is new, so no staged row has its key yet.
                 let pendingTable = LocalLayout.unsynchronizedChangesTable
                 try db.execute(sql: """
-                    INSERT INTO \(pendingTable)(tbl, sync_id, staged_in, marks)
-                    SELECT tbl, sync_id, ?, marks FROM \(pendingTable) WHERE staged_in = 0
+                    INSERT INTO \(LocalLayout.stagedChangesTable)(tbl, sync_id, staged_in, marks)
+                    SELECT tbl, sync_id, ?, marks FROM \(pendingTable)
                     """, arguments: [last])
-                try db.execute(sql: "DELETE FROM \(pendingTable) WHERE staged_in = 0")
+                try db.execute(sql: "DELETE FROM \(pendingTable)")
                 var state = try loadState(db)
                 state.nextSequence = last + 1
                 try Self.save(state: try JSONEncoder().encode(state), db)
@@ -42,7 +42,7 @@ extension GRDBStore {
         }
     }
 
-    /// One pass over a table's unstaged pending rows (staged_in 0) in key order, each joined with the row's
+    /// One pass over a table's pending rows in key order, each joined with the row's
     /// registers and current values: `sync_id, marks, row present, stamps, columns…`. One statement stepped
     /// through, not a lookup per row (SQLite's C API; GRDB's `Row` per staged row was a tenth of a bulk sync's CPU).
     private func pendingRows(_ db: Database, _ table: SyncedTable, columns names: [String]) throws -> SQLiteStatement {
@@ -53,7 +53,7 @@ extension GRDBStore {
             FROM \(LocalLayout.unsynchronizedChangesTable) p
             LEFT JOIN \(table.name.quotedDatabaseIdentifier) t ON t.\(id) = p.sync_id
             LEFT JOIN foldersync_clocks c ON c.tbl = p.tbl AND c.sync_id = p.sync_id
-            WHERE p.tbl = ?1 AND p.staged_in = 0
+            WHERE p.tbl = ?1
             ORDER BY p.sync_id
             """)
     }

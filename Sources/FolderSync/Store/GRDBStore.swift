@@ -72,7 +72,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
             try database.write { db in
                 try migrate(db)
                 try StoreSchema.migrateRegisterRows(db)
-                try db.execute(sql: StoreSchema.bookkeeping)
+                try StoreSchema.createBookkeeping(db)
                 for table in tables {
                     let primaryKey = try db.primaryKey(table.name)
                     guard primaryKey.columns == [table.syncIDColumn] else {
@@ -175,7 +175,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     public func hasUnpublishedChanges() throws -> Bool {
         try wrap("reading pending changes") {
             try database.read { db in
-                try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(LocalLayout.unsynchronizedChangesTable))") ?? false
+                try StoreSchema.holdsUnpublishedChanges(db)
             }
         }
     }
@@ -183,7 +183,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     public func markPublished(throughSequence sequence: Int64) throws {
         try wrap("marking changes published") {
             try database.write { db in
-                try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable) WHERE staged_in > 0 AND staged_in <= ?", arguments: [sequence])
+                try db.execute(sql: "DELETE FROM \(LocalLayout.stagedChangesTable) WHERE staged_in <= ?", arguments: [sequence])
                 var state = try loadState(db)
                 state.publishedSequence = max(state.publishedSequence, sequence)
                 try Self.save(state: try JSONEncoder().encode(state), db)

@@ -38,10 +38,16 @@ final class SQLiteStatement {
     }
 
     func bind(_ data: Data, at index: Int32) {
-        data.withUnsafeBytes { bytes in
-            // A non-NULL pointer even for an empty blob: a NULL one would bind SQL NULL.
-            _ = sqlite3_bind_blob(handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), Self.transient)
-        }
+        data.withUnsafeBytes { bindBlob($0, at: index) }
+    }
+
+    func bind(_ bytes: [UInt8], at index: Int32) {
+        bytes.withUnsafeBytes { bindBlob($0, at: index) }
+    }
+
+    private func bindBlob(_ bytes: UnsafeRawBufferPointer, at index: Int32) {
+        // A non-NULL pointer even for an empty blob: a NULL one would bind SQL NULL.
+        _ = sqlite3_bind_blob(handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), Self.transient)
     }
 
     func bind(_ value: SyncValue, at index: Int32) {

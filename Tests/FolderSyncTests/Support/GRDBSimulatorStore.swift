@@ -78,7 +78,7 @@ final class GRDBSimulatorStore: SnapshottingSimulatorStore, @unchecked Sendable 
 
     func unpublishedDeletions() throws -> Set<RowReference> {
         try store.database.read { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT tbl, sync_id FROM \(LocalLayout.unsynchronizedChangesTable) WHERE foldersync_marked(marks, ?)",
+            let rows = try Row.fetchAll(db, sql: "SELECT tbl, sync_id FROM (\(StoreSchema.unpublishedChanges)) WHERE foldersync_marked(marks, ?)",
                                         arguments: [StoreSchema.deletedMarker])
             return Set(rows.map { RowReference(table: $0[0], syncID: $0[1]) })
         }
