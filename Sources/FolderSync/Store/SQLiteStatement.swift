@@ -112,6 +112,12 @@ final class SQLiteStatement {
         return Data(bytes: bytes, count: Int(sqlite3_column_bytes(handle, column)))
     }
 
+    /// Runs `body` on the bytes of `column` of the current row (empty for NULL), without copying them.
+    func withBytes<T>(at column: Int32, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        let start = sqlite3_column_blob(handle, column)
+        return try body(UnsafeRawBufferPointer(start: start, count: start == nil ? 0 : Int(sqlite3_column_bytes(handle, column))))
+    }
+
     /// Makes the statement ready to run again, with no value bound.
     func reset() {
         sqlite3_reset(handle)
