@@ -190,11 +190,11 @@ extension GRDBStore {
         claim.bind(RowRegisters.encoded(change.columns, client: author), at: 3)
         guard try claim.executeCountingChanges() == 1 else { return false }
         let insert = try inserts.insert(db, table, columns: columns[table.name] ?? [])
-        insert.bind(change.syncID, at: 1)
-        for (offset, column) in change.columns.enumerated() {
-            insert.bind(column.value, at: Int32(offset + 2))
+        let inserted = try insert.withValuesBound(count: change.columns.count + 1, from: 1,
+                                                  { $0 == 0 ? .text(change.syncID) : change.columns[$0 - 1].value }) {
+            try insert.executeCountingChanges()
         }
-        guard try insert.executeCountingChanges() == 1 else {
+        guard inserted == 1 else {
             // The row is there, without registers: it is merged as a known row, the claim undone.
             let release = try inserts.release(db)
             release.bind(table.name, at: 1)
