@@ -26,7 +26,11 @@ final class WholeStoreReader {
     private var inflater: InflatePushStream?
     /// The last 4 bytes seen, which are the trailer if the file ends here; held back from the body.
     private var tail: [UInt8] = []
-    private var crc: UInt32 = 0
+    /// The CRC-32 of all but the trailer, computed on a thread of its own while this one writes the snapshot:
+    /// together they were one core's work, and the CRC a third of a big bootstrap's reading.
+    private let checksum = RunningChecksum()
+    private let checksummer: BackgroundBatchConsumer<Data>
+    private var checksummed = false
     private var byteCount: Int64 = 0
     private var written: UInt64 = 0
 
@@ -34,9 +38,21 @@ final class WholeStoreReader {
     init(snapshot: URL, path: String) throws {
         self.snapshot = snapshot
         self.path = path
+        let checksum = checksum
+        checksummer = BackgroundBatchConsumer(batchSize: 1, capacity: 8) { pieces in
+            for piece in pieces { checksum.value = Checksum.crc32(piece, seed: checksum.value) }
+        }
     }
 
-    deinit { try? output?.close() }
+    deinit {
+        if !checksummed { checksummer.abandon() }
+        try? output?.close()
+    }
+
+    /// The checksum thread's running CRC, the caller's to read once the thread finished.
+    private final class RunningChecksum: @unchecked Sendable {
+        var value: UInt32 = 0
+    }
 
     private func corrupt(_ reason: String) -> FolderSyncError { FolderSyncError(.corruptFile, "whole store \(reason)", path: path) }
 
@@ -59,7 +75,7 @@ final class WholeStoreReader {
 
     private func process(_ data: Data) throws {
         guard !data.isEmpty else { return }
-        crc = Checksum.crc32(data, seed: crc)
+        try checksummer.add(data)
         if header != nil { return try body(data) }
         prefix += data
         let fixed = WholeStoreFile.magic.count + 5
@@ -118,6 +134,9 @@ final class WholeStoreReader {
     /// it is a scratch file, and whatever installs it makes its own copy durable).
     func finish() throws -> Result {
         guard let header, tail.count == 4 else { throw corrupt("is truncated") }
+        checksummed = true
+        try checksummer.finish()
+        let crc = checksum.value
         let stored = tail.enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
         guard stored == crc else { throw corrupt("fails its checksum") }
         try inflater?.finish()
