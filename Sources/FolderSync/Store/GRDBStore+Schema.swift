@@ -11,8 +11,8 @@ import GRDB
 /// One bookkeeping row per synced row, not per column: `foldersync_clocks` holds a row's last-writer-wins
 /// registers packed in one BLOB (``RowRegisters``), and the pending table one row per changed synced row with
 /// its marked columns packed in one BLOB (``PendingMarks``). Staging moves those rows to the staged table, with
-/// the sequence they were staged in (`staged_in`); the pending table's `staged_in` is always 0, which the
-/// triggers' upserts write and stores made before the staged table existed needed.
+/// the sequence they were staged in (`staged_in`). The pending table keeps a `staged_in` column, always 0,
+/// from the layout before the staged table (``createBookkeeping(_:)`` converts such stores).
 enum StoreSchema {
     static let bookkeeping = """
         CREATE TABLE IF NOT EXISTS foldersync_meta(

@@ -124,11 +124,6 @@ struct RowRegisters: Equatable {
         }
     }
 
-    /// Adds a register for a column that has none yet (the caller knows: no search).
-    mutating func append(_ column: String, timestamp: UInt64, client: String?) {
-        registers.append(Register(column: column, timestamp: timestamp, client: client))
-    }
-
     /// Removes the registers `remove` picks.
     mutating func removeAll(where remove: (Register) -> Bool) {
         registers.removeAll(where: remove)
