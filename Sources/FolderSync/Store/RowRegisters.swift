@@ -73,27 +73,27 @@ struct RowRegisters: Equatable {
                 body.appendVarint(0)
             }
         }
-        var sink = ByteSink()
-        sink.bytes.reserveCapacity(10 + clients.count * 37 + body.bytes.count)
-        sink.bytes.append(1)
-        withUnsafeBytes(of: newestTimestamp.bigEndian) { sink.bytes.append(contentsOf: $0) }
-        sink.appendVarint(UInt64(clients.count))
-        for client in clients { sink.appendString(client) }
+        var sink = Self.head(newest: newestTimestamp, clients: clients, bodyCapacity: body.bytes.count)
         sink.bytes.append(contentsOf: body.bytes)
         return Data(sink.bytes)
+    }
+
+    /// A `stamps` value up to its registers: version, newest timestamp, client identifiers.
+    private static func head(newest: UInt64, clients: some Collection<String>, bodyCapacity: Int) -> ByteSink {
+        var sink = ByteSink()
+        sink.bytes.reserveCapacity(10 + clients.reduce(0) { $0 + 1 + $1.utf8.count } + bodyCapacity)
+        sink.bytes.append(1)
+        withUnsafeBytes(of: newest.bigEndian) { sink.bytes.append(contentsOf: $0) }
+        sink.appendVarint(UInt64(clients.count))
+        for client in clients { sink.appendString(client) }
+        return sink
     }
 
     /// The `stamps` value of one register per column of `columns`, all written by `client`: the same bytes as
     /// ``encoded`` of those registers, without building them first (once per new row of a bulk apply).
     static func encoded(_ columns: [ColumnChange], client: String) -> [UInt8] {
         guard !columns.isEmpty else { return [UInt8](RowRegisters().encoded) }
-        var sink = ByteSink()
-        sink.bytes.reserveCapacity(11 + client.utf8.count + columns.count * 24)
-        sink.bytes.append(1)
-        let newest = columns.reduce(0) { max($0, $1.timestamp.rawValue) }
-        withUnsafeBytes(of: newest.bigEndian) { sink.bytes.append(contentsOf: $0) }
-        sink.appendVarint(1)
-        sink.appendString(client)
+        var sink = head(newest: columns.reduce(0) { max($0, $1.timestamp.rawValue) }, clients: CollectionOfOne(client), bodyCapacity: columns.count * 24)
         for column in columns {
             sink.appendString(column.column)
             sink.appendUInt64(column.timestamp.rawValue)
