@@ -16,7 +16,7 @@ extension GRDBStore {
                     while try pending.step() {
                         let syncID = pending.text(at: 0)
                         try marks.read(pending, column: 1)
-                        let change = marks.marks.contains(StoreSchema.deletedMarker)
+                        let change = marks.deleted
                             ? try deletion(db, table: table, syncID: syncID, marked: marks.marks)
                             : try change(of: pending, table: table, syncID: syncID, columns: names, marked: marks)
                         guard let change else { continue }
@@ -68,6 +68,7 @@ extension GRDBStore {
         /// The positions in `columns` of the marked ones.
         private(set) var markedColumns: [Int] = []
         private(set) var created = false
+        private(set) var deleted = false
 
         init(columns: [String]) { self.columns = columns }
 
@@ -81,6 +82,7 @@ extension GRDBStore {
             bytes = [UInt8](blob ?? Data())
             markedColumns = columns.indices.filter { marks.contains(columns[$0]) }
             created = marks.contains(StoreSchema.createdMarker)
+            deleted = marks.contains(StoreSchema.deletedMarker)
         }
     }
 
