@@ -55,7 +55,7 @@ enum BenchSchema: String, Sendable {
 }
 
 /// Registers a client with the application and the document, as an app does at launch.
-func registerClient(store: GRDBStore, remote: any RemoteFileSystem, client: String, document: String,
+func registerClient(store: GRDBStore?, remote: any RemoteFileSystem, client: String, document: String,
                     helper: URL, manualPolicy: Bool, password: String? = nil) async throws -> DocumentSyncManager {
     var environment = SyncEnvironment.live
     environment.logger.logLevel = .error

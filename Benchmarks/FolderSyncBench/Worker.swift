@@ -16,24 +16,32 @@ struct WorkerOutput: Codable, Sendable {
 ///  [--rows N] [--updated-values N] [--manual-policy] [--password PASSWORD] --steps STEP[:LABEL],…`
 ///
 /// Steps run in order: `write` (insert `--rows` rows), `update` (update `--updated-values` column values),
-/// `change-one` (one column of one row), `sync`, `upload` (a whole store), `vacuum` (of the SQLite file). Each reports `LABEL.seconds`
-/// and, for syncs, what the sync report and the request counter say.
+/// `change-one` (one column of one row), `sync`, `upload` (a whole store), `vacuum` (of the SQLite file), and, first or not at all,
+/// `join` (a new device: `DocumentSyncManager.openStore(at:_:)` on a missing file, then its first sync). Each reports `LABEL.seconds`
+/// and, for syncs, what the sync report and the request counter say; a join, how long its open took and the rows it has.
 enum Worker {
     static func run(_ arguments: [String]) async throws {
         let options = try WorkerOptions(arguments)
         let schema = try options.schema()
-        let store = try schema.openStore(try options.require("db"))
+        let path = try options.require("db")
+        // Opened at once, unless the first step is a join, which opens it through its manager.
+        var opened = try options.require("steps").hasPrefix("join") ? nil : try schema.openStore(path)
         var output = WorkerOutput()
         var remote: CountingFileSystem?
         var manager: DocumentSyncManager?
+
+        func store() throws -> GRDBStore {
+            guard let opened else { throw BenchError("the store is not open: a join must come first") }
+            return opened
+        }
 
         func registered() async throws -> (DocumentSyncManager, CountingFileSystem) {
             if let manager, let remote { return (manager, remote) }
             let counting = try openRemote(try options.require("remote"))
             let started = ContinuousClock.now
-            let document = try await registerClient(store: store, remote: counting, client: try options.require("client"),
+            let document = try await registerClient(store: opened, remote: counting, client: try options.require("client"),
                                                     document: try options.require("document"),
-                                                    helper: URL(fileURLWithPath: try options.require("db") + ".helper"),
+                                                    helper: URL(fileURLWithPath: path + ".helper"),
                                                     manualPolicy: options.flags.contains("manual-policy"),
                                                     password: options.values["password"])
             output.figures["register.seconds"] = (ContinuousClock.now - started).seconds
@@ -48,11 +56,11 @@ enum Worker {
             let started = ContinuousClock.now
             switch name {
             case "write":
-                try write(store, schema: schema, rows: options.int("rows"))
+                try write(try store(), schema: schema, rows: options.int("rows"))
             case "update":
-                try update(store, rows: options.int("rows"), values: options.int("updated-values"))
+                try update(try store(), rows: options.int("rows"), values: options.int("updated-values"))
             case "change-one":
-                try await store.database.write { db in
+                try await store().database.write { db in
                     switch schema {
                     case .items: try db.execute(sql: "UPDATE items SET c3 = ? WHERE id = ?", arguments: [UUID().uuidString, BenchSchema.rowID(1)])
                     case .docs: try db.execute(sql: "UPDATE docs SET body = ? WHERE id = ?",
@@ -76,9 +84,20 @@ enum Worker {
                 output.figures["\(label).changesApplied"] = Double(report.changesApplied)
                 output.figures["\(label).installedWholeStore"] = report.installedWholeStore == nil ? 0 : 1
                 continue
+            case "join":
+                // A new device: its store opened from the remote's whole store, then its first sync; timed together.
+                let (document, _) = try await registered()
+                let joinStarted = ContinuousClock.now
+                let joined = try await document.openStore(at: URL(fileURLWithPath: path)) { try schema.openStore($0.path) }
+                output.figures["\(label).openSeconds"] = (ContinuousClock.now - joinStarted).seconds
+                try await document.synchronize()
+                output.figures["\(label).seconds"] = (ContinuousClock.now - joinStarted).seconds
+                opened = joined
+                output.figures["\(label).rows"] = Double(try await joined.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(schema.rawValue)") } ?? 0)
+                continue
             case "vacuum":
                 // App maintenance: the pages freed when published changes left the pending table go back.
-                try await store.database.writeWithoutTransaction { try $0.execute(sql: "VACUUM") }
+                try await store().database.writeWithoutTransaction { try $0.execute(sql: "VACUUM") }
             case "upload":
                 let (document, _) = try await registered()
                 guard try await document.uploadWholeStore() != nil else { throw BenchError("no whole store uploaded: changes unpublished") }

@@ -1,1 +1,2 @@
 #include <zlib.h>
+#include "crc32_folded.h"

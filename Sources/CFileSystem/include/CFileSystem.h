@@ -9,4 +9,9 @@ int foldersync_rename_noreplace(const char *from, const char *to);
 /// 1 when `path` is on a FUSE file system (its file times and inode numbers may not prove a file unchanged).
 int foldersync_is_fuse(const char *path);
 
+/// Starts writing the dirty pages of `length` bytes of `fd` from `offset` to disk without waiting for them
+/// (Linux `sync_file_range(SYNC_FILE_RANGE_WRITE)`), so that a later fsync has little left to wait for. Not
+/// a durability guarantee. Returns 0, or -1 with errno set; elsewhere than Linux, does nothing and returns 0.
+int foldersync_start_writeback(int fd, long long offset, long long length);
+
 #endif

@@ -131,7 +131,7 @@ public enum ChangeSetReader {
         let size = file.size
         guard size >= UInt64(headerByteCount + ChangeSetFile.trailerByteCount) else { throw truncated(file, path: path) }
         let checksummedEnd = size - 4
-        var checksum: uLong = 0
+        var checksum: UInt32 = 0
         var offset: UInt64 = 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: ChangeSetFile.chunkSize, alignment: 16)
         defer { buffer.deallocate() }
@@ -139,7 +139,7 @@ public enum ChangeSetReader {
             let wanted = Int(min(UInt64(buffer.count), checksummedEnd - offset))
             let read = try file.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]))
             guard read == wanted else { throw corrupt("became shorter while being read", path: path) }
-            checksum = crc32(checksum, buffer.baseAddress!.assumingMemoryBound(to: Bytef.self), uInt(read))
+            checksum = foldersync_crc32(checksum, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), read)
             offset += UInt64(read)
         }
         let trailer = try file.readBytes(at: size - UInt64(ChangeSetFile.trailerByteCount), count: ChangeSetFile.trailerByteCount)

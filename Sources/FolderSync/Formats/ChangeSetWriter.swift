@@ -180,7 +180,7 @@ private final class ChangeSetOutputFile {
             offset += written
         }
         if checksummed {
-            checksum = UInt32(truncatingIfNeeded: crc32(uLong(checksum), base.assumingMemoryBound(to: Bytef.self), uInt(bytes.count)))
+            checksum = foldersync_crc32(checksum, base.assumingMemoryBound(to: UInt8.self), bytes.count)
             checksummedByteCount += UInt64(bytes.count)
         }
     }

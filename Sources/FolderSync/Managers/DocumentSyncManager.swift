@@ -92,8 +92,9 @@ open class DocumentSyncManager: @unchecked Sendable {
     public let localLayout: LocalLayout
     /// This installation's identifier, from the application sync manager's configuration.
     public let clientIdentifier: String
-    /// The local data this manager synchronizes.
-    public let store: (any ModelAdapter)?
+    /// The local data this manager synchronizes: given at creation, or opened by ``openStore(at:_:)``.
+    public var store: (any ModelAdapter)? { storeBox.current }
+    let storeBox: Locked<(any ModelAdapter)?>
 
     let coalescer = SyncCoalescer()
     let watchers = Locked<[Task<Void, Never>]>([])
@@ -126,7 +127,7 @@ open class DocumentSyncManager: @unchecked Sendable {
         self.layout = layout
         self.localLayout = LocalLayout(helperDirectory: configuration.helperDirectory)
         self.clientIdentifier = app.clientIdentifier
-        self.store = store
+        self.storeBox = Locked(store)
     }
 
     /// Configures and registers at once (one-shot registration).

@@ -1,4 +1,5 @@
 public import Foundation
+import CFileSystem
 
 /// Downloads the whole store that covers the most change sets and installs it in place of the local data.
 ///
@@ -30,6 +31,14 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     /// Runs once a store was found, before it replaces anything: a bootstrap checks there that the remote is
     /// still this client's epoch and the client is not deleted (only when there is a store, so it costs nothing otherwise).
     var checkBeforeInstalling: (@Sendable () async throws -> Void)?
+    /// Installs the verified snapshot and returns the store that now holds it; by default, the store's
+    /// ``SnapshottingModelAdapter/restoreSnapshot(from:covers:localClient:)``. A new device's first open puts
+    /// the snapshot in place of a store it has not opened yet instead (``DocumentSyncManager/openStore(at:_:)``).
+    var install: ((_ snapshot: URL, _ manifest: WholeStoreManifest) throws -> any SnapshottingModelAdapter)?
+    /// Where the snapshot is written: a scratch folder of its own, on the file system of whatever it is installed in.
+    var workDirectory: URL?
+    /// Whether the snapshot becomes the store's file, to be fsynced: then the disk writes it while it arrives.
+    var snapshotBecomesStore = false
     var attachmentDownloads = AttachmentDownloadPolicy.eager
     var emit: @Sendable (SyncEvent) -> Void = { _ in }
     /// What the last install downloaded of the attachments its store references, and what the remote lacked.
@@ -70,7 +79,7 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     /// - Parameter missing: per client, a sequence the store must contain (a vacuumed change set); a store that
     ///   covers none of them is not worth installing, since a listing that lags behind looks the same.
     public func run(covering missing: [String: Int64] = [:]) async throws -> WholeStoreManifest? {
-        let work = localLayout.helperDirectory.appendingPathComponent("WholeStoreDownload", isDirectory: true)
+        let work = workDirectory ?? localLayout.helperDirectory.appendingPathComponent("WholeStoreDownload", isDirectory: true)
         try? FileManager.default.removeItem(at: work)
         try LocalFiles.createDirectory(work)
         defer { try? FileManager.default.removeItem(at: work) }
@@ -83,9 +92,15 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
         // A store whose uploader counted no reference is not searched for them.
         let holdsLargeValues = manifest.attachmentReferenceCount == 0 ? false : try await fetchAttachments(of: snapshot)
         willReplace(manifest)
-        try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: clientIdentifier)
+        let installed: any SnapshottingModelAdapter
+        if let install {
+            installed = try install(snapshot, manifest)
+        } else {
+            try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: clientIdentifier)
+            installed = store
+        }
         // Only a store that references large values has any to put back (another pass over every row otherwise).
-        if holdsLargeValues, let store = store as? any LargeValueRestoring {
+        if holdsLargeValues, let store = installed as? any LargeValueRestoring {
             try store.restoreLargeValues(from: localLayout.attachmentStore)
         }
         didReplace(manifest)
@@ -113,9 +128,7 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
             do {
                 // One pass: the file is checked (its trailer, its manifest's size and checksum) and its snapshot
                 // written while it is read; nothing is installed from a file that fails at the end.
-                let reader = try WholeStoreReader(snapshot: snapshot, path: path)
-                try await readWholeStore(client: manifest.clientIdentifier) { piece in try reader.consume(piece) }
-                let file = try reader.finish()
+                let file = try await readWholeStore(client: manifest.clientIdentifier, into: snapshot, path: path)
                 guard file.byteCount == manifest.wholeStoreByteCount, file.checksum == manifest.wholeStoreChecksum else {
                     throw FolderSyncError(.corruptFile, "the whole store does not match its manifest", path: path)
                 }
@@ -168,6 +181,15 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     /// Reads a client's `AppliedSyncChangeSets.ticdsync`, or `nil`.
     open func fetchManifest(client: String) async throws -> Data? {
         try await fileSystem.readIfPresent(layout.appliedSyncChangeSetsFile(documentIdentifier, client: client))
+    }
+
+    /// Reads a client's whole store into `snapshot` in pieces (``readWholeStore(client:_:)``), checked as it is read.
+    private func readWholeStore(client: String, into snapshot: URL, path: String) async throws -> WholeStoreReader.Result {
+        let reader = try WholeStoreReader(snapshot: snapshot, path: path, startWriteback: snapshotBecomesStore ? { fd, offset, length in
+            _ = foldersync_start_writeback(fd, offset, length)   // a hint: the fsync before the rename is what counts
+        } : nil)
+        try await readWholeStore(client: client) { piece in try reader.consume(piece) }
+        return try reader.finish()
     }
 
     /// Reads a client's `WholeStore.ticdsync` from start to end, handing `body` each piece as it arrives

@@ -202,7 +202,7 @@ extension GRDBStore {
             try release.execute()
             return false
         }
-        clock.withLock { $0.observe(change.columns.reduce(HybridTimestamp.zero) { max($0, $1.timestamp) }) }
+        clock.observe(change.columns.reduce(HybridTimestamp.zero) { max($0, $1.timestamp) })
         return true
     }
 
@@ -240,7 +240,7 @@ extension GRDBStore {
         } else if let existing = tombstone {
             // Delete wins: the row stays deleted. Keep the newest tombstone so every replica stores the same one.
             if change.kind == .delete, let timestamp = change.deletionTimestamp {
-                clock.withLock { $0.observe(timestamp) }
+                clock.observe(timestamp)
                 let remote = ChangeStamp(timestamp: timestamp, clientIdentifier: author)
                 if remote > existing {
                     try db.execute(sql: "UPDATE foldersync_tombstones SET hlc = ?, client = ? WHERE tbl = ? AND sync_id = ?",
@@ -254,7 +254,7 @@ extension GRDBStore {
         let quotedTable = table.name.quotedDatabaseIdentifier
         if change.kind == .delete {
             let timestamp = change.deletionTimestamp ?? .zero
-            clock.withLock { $0.observe(timestamp) }
+            clock.observe(timestamp)
             if checkUnpublished, try !unpublishedMarks(db, table: table.name, syncID: syncID).isEmpty {
                 outcome.warnings.append(SyncWarning(kind: .changeToDeletedRow,
                                                     message: "local changes to \(table.name) \(syncID) were dropped: client \(author) deleted the row",
@@ -274,7 +274,7 @@ extension GRDBStore {
         var assignments: [(String, DatabaseValue)] = []
         var markPending: [String] = [], dropPending: [String] = []
         for column in change.columns where known.contains(column.column) {
-            clock.withLock { $0.observe(column.timestamp) }
+            clock.observe(column.timestamp)
             let name = column.column
             let remote = ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)
             let local = state.registers.stamp(of: name, localClient: localClient)
@@ -296,7 +296,7 @@ extension GRDBStore {
                     let naturalValue = remoteWins ? column.value : localValue
                     if decided != naturalValue {
                         // Record the decision as a new local change, newer than both, so every replica converges on it.
-                        let stamp = clock.withLock { $0.tick(now: now()) }
+                        let stamp = try clock.tick(now: now())
                         assignments.append((name, decided.databaseValue))
                         state.registers.set(name, timestamp: stamp.rawValue, client: nil)
                         markPending.append(name)
@@ -342,7 +342,7 @@ extension GRDBStore {
     private func applyNewerDelete(_ db: Database, _ change: SyncChange, table: SyncedTable, author: String, localClient: String,
                                   tombstone: ChangeStamp?, outcome: inout ApplyOutcome) throws {
         let timestamp = change.deletionTimestamp ?? .zero
-        clock.withLock { $0.observe(timestamp) }
+        clock.observe(timestamp)
         let delete = ChangeStamp(timestamp: timestamp, clientIdentifier: author)
         if tombstone.map({ delete > $0 }) ?? true {
             try db.execute(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, ?)",
@@ -374,7 +374,7 @@ extension GRDBStore {
         let known = Set(columns[table.name] ?? [])
         var changed = false
         for column in change.columns where known.contains(column.column) {
-            clock.withLock { $0.observe(column.timestamp) }
+            clock.observe(column.timestamp)
             let remote = ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)
             guard stamps.stamp(of: column.column, localClient: localClient).map({ remote > $0 }) ?? true else { continue }
             stamps.set(column.column, timestamp: column.timestamp.rawValue, client: author)

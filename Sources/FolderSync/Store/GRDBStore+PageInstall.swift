@@ -14,6 +14,9 @@ import GRDB
 ///
 /// Everything runs inside the store's serialized write access, so no app write can fall between reading the
 /// app's tables and replacing them.
+///
+/// A new device's first open does without the page copy: the completed snapshot takes the store's place by a
+/// rename, before the app opens it (``completeForRename(_:covers:localClient:)``).
 extension GRDBStore {
     /// Installs `snapshot` page by page when the store allows it; returns `false` (having changed nothing)
     /// when it does not, and the rows must be merged instead.
@@ -22,9 +25,52 @@ extension GRDBStore {
     /// local needs merging), and the snapshot's synced and metadata tables and their indexes are declared
     /// exactly as the store's (so the app's schema and the store's file agree after the copy).
     func installPages(of snapshot: URL, covers: [String: Int64], localClient: String, _ db: Database) throws -> Bool {
-        guard try holdsNoSyncedData(db) else { return false }
-        let source = try DatabaseQueue(path: snapshot.path)
+        // The clock's first read has its own connection, which must be closed before the store leaves WAL mode.
+        try clock.waitUntilSeeded()
+        guard let source = try completedSnapshot(snapshot, covers: covers, localClient: localClient, db) else { return false }
         defer { try? source.close() }
+        // The newest change stamp, which the clock must observe, read from the snapshot on a second thread while
+        // its pages are copied (a pass over every clock row; both only read the snapshot).
+        let newest = Locked<Result<UInt64, any Error>>(.success(0))
+        let snapshotPath = snapshot.path
+        let reader = HandoffThread {
+            newest.withLock { $0 = Result { try StoreClock.newestStamp(inDocumentAt: snapshotPath) } }
+        }
+        defer { reader.join() }
+        try withRollbackJournal(db) {
+            // In steps, so that a test can die between two; the destination's write transaction spans all of them.
+            let seam = pageInstallSeam.current
+            try source.inDatabase { copy in
+                try copy.backup(to: db, pagesPerStep: CInt(max(1, seam.pagesPerStep))) { progress in
+                    seam.observer?(progress.completedPageCount, progress.totalPageCount)
+                }
+            }
+        }
+        lastInstallCopiedPages.withLock { $0 = true }
+        reader.join()
+        clock.observe(HybridTimestamp(rawValue: try newest.current.get()))
+        return true
+    }
+
+    /// Completes `snapshot` into the document that this store, a new one the app has not used yet, must become,
+    /// so that the file can take the store's place by a rename (``DocumentSyncManager/openStore(at:_:)``).
+    /// Returns `false`, having completed nothing, when the store does not allow a page install.
+    func completeForRename(_ snapshot: URL, covers: [String: Int64], localClient: String) throws -> Bool {
+        try wrap("preparing a whole store") {
+            try database.writeWithoutTransaction { db in
+                guard let source = try completedSnapshot(snapshot, covers: covers, localClient: localClient, db) else { return false }
+                try source.close()
+                return true
+            }
+        }
+    }
+
+    /// Completes `snapshot` into the document the store must become, when the store allows a page install (see
+    /// ``installPages(of:covers:localClient:_:)``), and returns a connection to it; `nil`, having changed nothing,
+    /// when the store does not allow it.
+    private func completedSnapshot(_ snapshot: URL, covers: [String: Int64], localClient: String, _ db: Database) throws -> DatabaseQueue? {
+        guard try holdsNoSyncedData(db) else { return nil }
+        let source = try DatabaseQueue(path: snapshot.path)
         let installable = try source.writeWithoutTransaction { copy -> Bool in
             guard try Self.declarations(copy, schema: "main") == (try Self.declarations(db, schema: "main", of: syncedTableNames)),
                   try Int.fetchOne(copy, sql: "PRAGMA page_size") == (try Int.fetchOne(db, sql: "PRAGMA page_size")),
@@ -41,37 +87,11 @@ extension GRDBStore {
             try recordInstalledStore(covers: covers, localClient: localClient, copy)
             return true
         }
-        guard installable else { return false }
-        // The newest register, which the clock must observe, read from the snapshot on a second thread while its
-        // pages are copied (a pass over every clock row; both only read the snapshot).
-        let newest = Locked<Result<UInt64, any Error>>(.success(0))
-        let snapshotPath = snapshot.path
-        let reader = HandoffThread {
-            newest.withLock { $0 = Result { try Self.newestRegister(inSnapshot: snapshotPath) } }
+        guard installable else {
+            try source.close()
+            return nil
         }
-        defer { reader.join() }
-        try withRollbackJournal(db) {
-            // In steps, so that a test can die between two; the destination's write transaction spans all of them.
-            let seam = pageInstallSeam.current
-            try source.inDatabase { copy in
-                try copy.backup(to: db, pagesPerStep: CInt(max(1, seam.pagesPerStep))) { progress in
-                    seam.observer?(progress.completedPageCount, progress.totalPageCount)
-                }
-            }
-        }
-        lastInstallCopiedPages.withLock { $0 = true }
-        reader.join()
-        let stamp = try newest.current.get()
-        clock.withLock { $0.observe(HybridTimestamp(rawValue: stamp)) }
-        return true
-    }
-
-    private static func newestRegister(inSnapshot path: String) throws -> UInt64 {
-        var configuration = Configuration()
-        configuration.readonly = true
-        let snapshot = try DatabaseQueue(path: path, configuration: configuration)
-        defer { try? snapshot.close() }
-        return try snapshot.read(newestRegister)
+        return source
     }
 
     /// Runs `body` (the page copy) with the store in rollback-journal mode, then back in WAL mode.

@@ -92,8 +92,8 @@ extension GRDBStore: SnapshottingModelAdapter {
                     try replaceSyncedData(db, path: url.path)
                     try keepNewer(ownWrites, localClient: localClient, db)
                     try recordInstalledStore(covers: covers, localClient: localClient, db)
-                    let newest = try Self.newestRegister(db)
-                    clock.withLock { $0.observe(HybridTimestamp(rawValue: newest)) }
+                    let newest = try StoreClock.newestRegister(db)
+                    clock.observe(HybridTimestamp(rawValue: newest))
                     capturing.withLock { $0 = true }
                     try reapply(unpublished, db)
                     lastInstallCopiedPages.withLock { $0 = false }
@@ -185,7 +185,7 @@ extension GRDBStore: SnapshottingModelAdapter {
                 // A column whose value equals the store's is not changed by the UPDATE, so no trigger records it;
                 // it is still this client's unpublished change, and must travel with a new stamp like the others.
                 var registers = try self.registers(db, table: row.table.name, syncID: row.syncID) ?? RowRegisters()
-                for name in names { registers.set(name, timestamp: clock.withLock { $0.tick(now: now()) }.rawValue, client: nil) }
+                for name in names { registers.set(name, timestamp: try clock.tick(now: now()).rawValue, client: nil) }
                 try saveRegisters(db, registers, table: row.table.name, syncID: row.syncID)
                 try updatePendingMarks(db, table: row.table.name, syncID: row.syncID, add: names, remove: [])
             } else if !exists, row.created, !(tombstoned && row.table.deletePolicy == .deleteWins) {
@@ -240,7 +240,7 @@ extension GRDBStore: SnapshottingModelAdapter {
                     let marks = PendingMarks([StoreSchema.createdMarker] + names).encoded
                     let ids = try String.fetchAll(db, sql: "SELECT \(table.syncIDColumn.quotedDatabaseIdentifier) FROM \(table.name.quotedDatabaseIdentifier)")
                     for syncID in ids {
-                        let stamp = clock.withLock { $0.tick(now: now()) }.rawValue
+                        let stamp = try clock.tick(now: now()).rawValue
                         try pending.execute(arguments: [table.name, syncID, marks])
                         guard !names.isEmpty else { continue }
                         var registers = RowRegisters()
@@ -251,7 +251,7 @@ extension GRDBStore: SnapshottingModelAdapter {
                 let tombstones = try db.makeStatement(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, NULL)")
                 let deleted = PendingMarks([StoreSchema.deletedMarker]).encoded
                 for (table, syncID) in pendingDeletes {
-                    let stamp = Int64(bitPattern: clock.withLock { $0.tick(now: now()) }.rawValue)
+                    let stamp = Int64(bitPattern: try clock.tick(now: now()).rawValue)
                     try pending.execute(arguments: [table, syncID, deleted])
                     try tombstones.execute(arguments: [table, syncID, stamp])
                 }

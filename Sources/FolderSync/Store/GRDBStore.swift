@@ -26,7 +26,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     let columns: [String: [String]]
     let tablesByName: [String: SyncedTable]
     let capturing: Locked<Bool>
-    let clock: Locked<HybridLogicalClock>
+    let clock: StoreClock
     let now: @Sendable () -> Date
     /// How the last whole store was installed (`true`: its pages, `false`: its rows), for tests and benchmarks.
     let lastInstallCopiedPages = Locked<Bool?>(nil)
@@ -55,7 +55,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
                 now: @escaping @Sendable () -> Date = { Date() },
                 migrate: (Database) throws -> Void) throws {
         let capturing = Locked(true)
-        let clock = Locked(HybridLogicalClock())
+        let clock = StoreClock()
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             StoreFunctions.install(db, capturing: capturing, clock: clock, now: now)
@@ -83,9 +83,8 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
                     columns[table.name] = names
                     try StoreSchema.installTriggers(db, table: table, columns: names)
                 }
-                let newest = max(try Self.newestRegister(db), UInt64(bitPattern: try Int64.fetchOne(db, sql: "SELECT max(hlc) FROM foldersync_tombstones") ?? 0))
-                clock.withLock { $0.observe(HybridTimestamp(rawValue: newest)) }
             }
+            clock.startSeeding(fromDocumentAt: path)
             self.columns = columns
         } catch let error as FolderSyncError {
             throw error
@@ -100,9 +99,10 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
         self.now = now
     }
 
-    /// The newest timestamp of all registers, read from the head of each `stamps` value (no register decoded).
-    static func newestRegister(_ db: Database) throws -> UInt64 {
-        RowRegisters.newestTimestamp(ofHead: try Data.fetchOne(db, sql: "SELECT max(substr(stamps, 2, 8)) FROM foldersync_clocks"))
+    /// Closes the store's connections, so that its file can be removed or replaced.
+    func close() throws {
+        try? clock.waitUntilSeeded()
+        try database.close()
     }
 
     /// Runs `body` in a write transaction whose changes are not captured (remote changes being applied).

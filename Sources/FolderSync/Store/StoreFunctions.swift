@@ -7,7 +7,7 @@ import GRDB
 /// rather than going unrecorded. The triggers keep each synced row's registers (``RowRegisters``) and
 /// pending marks (``PendingMarks``) as one BLOB each, so the packing lives here, in Swift, once.
 enum StoreFunctions {
-    static func install(_ db: Database, capturing: Locked<Bool>, clock: Locked<HybridLogicalClock>,
+    static func install(_ db: Database, capturing: Locked<Bool>, clock: StoreClock,
                         now: @escaping @Sendable () -> Date) {
         // False while remote changes are applied, so that they are not echoed back.
         db.add(function: DatabaseFunction("foldersync_capturing", argumentCount: 0, pure: false) { _ in
@@ -15,7 +15,7 @@ enum StoreFunctions {
         })
         // The next hybrid-logical-clock timestamp.
         db.add(function: DatabaseFunction("foldersync_tick", argumentCount: 0, pure: false) { _ in
-            Int64(bitPattern: clock.withLock { $0.tick(now: now()) }.rawValue)
+            Int64(bitPattern: try clock.tick(now: now()).rawValue)
         })
         // foldersync_stamp(stamps, column…): the registers with each named column (NULLs skipped) written now by
         // this client, each with the next timestamp in turn, as a write's columns always were.
@@ -23,7 +23,7 @@ enum StoreFunctions {
             var registers = try RowRegisters(blob(values.first))
             for value in values.dropFirst() {
                 guard let name = String.fromDatabaseValue(value) else { continue }
-                registers.set(name, timestamp: clock.withLock { $0.tick(now: now()) }.rawValue, client: nil)
+                registers.set(name, timestamp: try clock.tick(now: now()).rawValue, client: nil)
             }
             return registers.encoded
         })

@@ -91,11 +91,12 @@ enum LocalFiles {
         defer { close(fd) }
         guard lseek(fd, off_t(offset), SEEK_SET) >= 0 else { throw error("seek", path: url.path, remote: remote) }
         func next() throws -> Data {
-            var piece = Data(count: size)
+            // Not `Data(count:)`, which zero-fills every piece before the read overwrites it.
+            let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
             var filled = 0
-            try piece.withUnsafeMutableBytes { buffer in
+            do {
                 while filled < size {
-                    let count = Glibc.read(fd, buffer.baseAddress! + filled, size - filled)
+                    let count = Glibc.read(fd, buffer + filled, size - filled)
                     if count < 0 {
                         if errno == EINTR { continue }
                         throw error("read", path: url.path, remote: remote)
@@ -103,9 +104,11 @@ enum LocalFiles {
                     if count == 0 { break }
                     filled += count
                 }
+            } catch {
+                buffer.deallocate()
+                throw error
             }
-            piece.count = filled
-            return piece
+            return Data(bytesNoCopy: buffer, count: filled, deallocator: .custom { pointer, _ in pointer.deallocate() })
         }
         var current = try next()
         while !current.isEmpty {
@@ -113,6 +116,23 @@ enum LocalFiles {
             try body(current, following.isEmpty)
             current = following
         }
+    }
+
+    /// Puts the finished file `source` at `url` for good: fsyncs it, gives it the new name without ever
+    /// replacing a file already there (a hard link, then the old name removed), and fsyncs the folder.
+    /// - Throws: ``FolderSyncError/Code/localStoreFailed`` naming `url` when a file is already there.
+    static func placeDurably(_ source: URL, at url: URL) throws {
+        let fd = open(source.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw error("open", path: source.path) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard synced else { throw error("fsync", path: source.path) }
+        guard link(source.path, url.path) == 0 else {
+            if errno == EEXIST { throw FolderSyncError(.localStoreFailed, "a file is already there; it was left as it is", path: url.path) }
+            throw error("link", path: url.path)
+        }
+        unlink(source.path)
+        syncDirectory(url.deletingLastPathComponent().path)
     }
 
     /// Flushes a folder's entries (a rename or a new name) to disk. Best effort: some file systems refuse.

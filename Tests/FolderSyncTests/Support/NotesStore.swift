@@ -9,17 +9,17 @@ enum NotesSchema {
     static let tables = [SyncedTable("folders"), SyncedTable("notes"), SyncedTable("tags"), SyncedTable("note_tags")]
 
     static func open(_ url: URL, schemaVersion: Int = 1, now: @escaping @Sendable () -> Date = { Date() }) throws -> GRDBStore {
-        try GRDBStore(path: url.path, tables: tables, schemaVersion: schemaVersion, now: now) { db in
-            try db.execute(sql: """
-                CREATE TABLE IF NOT EXISTS folders(id TEXT PRIMARY KEY NOT NULL, name TEXT);
-                CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, body TEXT,
-                    folder_id TEXT REFERENCES folders(id));
-                CREATE TABLE IF NOT EXISTS tags(id TEXT PRIMARY KEY NOT NULL, name TEXT);
-                CREATE TABLE IF NOT EXISTS note_tags(id TEXT PRIMARY KEY NOT NULL,
-                    note_id TEXT REFERENCES notes(id), tag_id TEXT REFERENCES tags(id));
-                """)
-        }
+        try GRDBStore(path: url.path, tables: tables, schemaVersion: schemaVersion, now: now) { db in try db.execute(sql: createTables) }
     }
+
+    static let createTables = """
+        CREATE TABLE IF NOT EXISTS folders(id TEXT PRIMARY KEY NOT NULL, name TEXT);
+        CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, body TEXT,
+            folder_id TEXT REFERENCES folders(id));
+        CREATE TABLE IF NOT EXISTS tags(id TEXT PRIMARY KEY NOT NULL, name TEXT);
+        CREATE TABLE IF NOT EXISTS note_tags(id TEXT PRIMARY KEY NOT NULL,
+            note_id TEXT REFERENCES notes(id), tag_id TEXT REFERENCES tags(id));
+        """
 
     /// Every synced row of every table, as text, sorted: two replicas are equal when these are.
     static func dump(_ store: GRDBStore) throws -> [String] {
