@@ -19,7 +19,9 @@ extension DocumentSyncManager {
     /// ```swift
     /// let document = try await DocumentSyncManager(applicationSyncManager: app, registering: configuration)
     /// let store = try await document.openStore(at: url) { url in
-    ///     try GRDBStore(path: url.path, tables: [SyncedTable("notes")], migrate: createTables)
+    ///     try GRDBStore(path: url.path, tables: [SyncedTable("notes")]) { db in
+    ///         try db.execute(sql: "CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, title TEXT)")
+    ///     }
     /// }
     /// try await document.synchronize()
     /// ```
@@ -27,7 +29,7 @@ extension DocumentSyncManager {
     /// A kill leaves either no file at `url` (the next call starts again) or the whole installed store.
     /// - Throws: ``FolderSyncError/Code/invalidConfiguration`` when the manager has a store already,
     ///   ``FolderSyncError/Code/notRegistered`` before registration, what `open` throws, and the errors of a
-    ///   whole-store download (a reset of the remote stops it, ready for ``rejoin()``).
+    ///   whole-store download (a remote that was reset, or this client deleted, stops it with that error).
     @discardableResult
     public func openStore(at url: URL, _ open: @escaping (URL) throws -> GRDBStore) async throws -> GRDBStore {
         guard store == nil else {
@@ -56,10 +58,6 @@ extension DocumentSyncManager {
             if renamable { try LocalFiles.placeDurably(snapshot, at: url) }
             let store = try open(url)
             if !renamable { try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: clientIdentifier) }
-            // Under the download's sync lock, like every writer of the state: the first sync need not look again.
-            var state = try store.loadSyncState()
-            state.hasBootstrapped = true
-            try store.saveSyncState(state)
             opened.withLock { $0 = store }
             return store
         }

@@ -66,6 +66,8 @@ extension GRDBStore: SnapshottingModelAdapter {
         // its upload and its bookkeeping), and is published again as it is (found by the kill torture).
         state.nextSequence = max(state.nextSequence, state.publishedSequence + 1)
         state.knownRecentSyncs = [:]
+        // In the install's own transaction (or file): an installed store is never looked for again by a first sync.
+        state.hasBootstrapped = true
         try Self.save(state: try JSONEncoder().encode(state), db)
     }
 

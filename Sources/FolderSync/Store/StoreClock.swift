@@ -49,16 +49,16 @@ final class StoreClock: @unchecked Sendable {
         }
     }
 
-    /// The newest timestamp of the registers (and, with `tombstones`, the deletions) of the document at `path`,
-    /// read through a connection of its own.
-    static func newestStamp(inDocumentAt path: String, tombstones: Bool = true) throws -> UInt64 {
+    /// The newest timestamp of the registers and deletions of the document at `path`, read through a connection
+    /// of its own.
+    static func newestStamp(inDocumentAt path: String) throws -> UInt64 {
         var configuration = Configuration()
         configuration.readonly = true
         configuration.busyMode = .timeout(30)   // as the store's own connection: a checkpoint may hold the file briefly
         let document = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? document.close() }
         return try document.read { db in
-            let deleted = tombstones ? UInt64(bitPattern: try Int64.fetchOne(db, sql: "SELECT max(hlc) FROM foldersync_tombstones") ?? 0) : 0
+            let deleted = UInt64(bitPattern: try Int64.fetchOne(db, sql: "SELECT max(hlc) FROM foldersync_tombstones") ?? 0)
             return max(try newestRegister(db), deleted)
         }
     }
