@@ -190,7 +190,8 @@ open class DocumentSyncManager: @unchecked Sendable {
 
     /// Prepares this manager to download a document that exists on the remote, before it has a local store.
     ///
-    /// Loads what this client remembers and checks the helper folder, without touching the remote.
+    /// Loads what this client remembers and checks the helper folder, without touching the remote. Once
+    /// registered, ``openStore(at:_:)`` makes the local store from the document's whole store.
     public func preconfigureForDownload() throws {
         try LocalFiles.createDirectory(localLayout.helperDirectory)
         registration.withLock { $0 = nil }
