@@ -48,11 +48,9 @@ extension DocumentSyncManager {
         let blank = try open(work.appendingPathComponent("new.sqlite"))
         defer { try? blank.close() }
         let opened = Locked<GRDBStore?>(nil)
-        let download = wholeStoreDownloadOperation(store: blank)
+        let download = bootstrapDownloadOperation(integrityKey: integrityKey, store: blank)
         download.workDirectory = work.appendingPathComponent("download", isDirectory: true)
         download.snapshotBecomesStore = true
-        let check = synchronizationOperation(integrityKey: integrityKey, store: blank)
-        download.checkBeforeInstalling = { try await check.checkStillRegistered() }
         download.install = { [clientIdentifier] snapshot, manifest in
             let renamable = try blank.completeForRename(snapshot, covers: manifest.covers, localClient: clientIdentifier)
             if renamable { try LocalFiles.placeDurably(snapshot, at: url) }

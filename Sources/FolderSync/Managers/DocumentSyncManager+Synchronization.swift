@@ -57,10 +57,7 @@ extension DocumentSyncManager {
         var attachmentsFetched = WholeStoreDownloadOperation.AttachmentsFetched()
         if policy.automaticallyDownloadsWholeStore, let snapshotting, try !store.loadSyncState().hasBootstrapped {
             do {
-                let download = wholeStoreDownloadOperation(store: snapshotting)
-                // Installing changes local data: not from a replaced remote, nor on a deleted client.
-                let check = synchronizationOperation(integrityKey: integrityKey, store: store)
-                download.checkBeforeInstalling = { try await check.checkStillRegistered() }
+                let download = bootstrapDownloadOperation(integrityKey: integrityKey, store: snapshotting)
                 installed = try await download.run()
                 attachmentsFetched = download.attachmentsFetched
             } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
@@ -103,6 +100,15 @@ extension DocumentSyncManager {
     }
 
     /// The factory's operation with the deletion fail-safe, set here so that backend subclasses get it too.
+    /// A new device's first whole-store download, which checks, once a store is found, that installing it does
+    /// not change local data from a replaced remote or on a deleted client.
+    func bootstrapDownloadOperation(integrityKey: String, store: any SnapshottingModelAdapter) -> WholeStoreDownloadOperation {
+        let download = wholeStoreDownloadOperation(store: store)
+        let check = synchronizationOperation(integrityKey: integrityKey, store: store)
+        download.checkBeforeInstalling = { try await check.checkStillRegistered() }
+        return download
+    }
+
     private func guardedSynchronization(integrityKey: String, store: any ModelAdapter, policy: SyncPolicy) -> SynchronizationOperation {
         let operation = synchronizationOperation(integrityKey: integrityKey, store: store)
         operation.deletionFailSafe = policy.deletionFailSafe
