@@ -16,7 +16,7 @@ struct Sizes: Sendable {
     var bigDocumentRows: Int
 
     static let full = Sizes(bulkRows: 100_000, bulkUpdatedValues: 1_000_000, bulkRuns: 3, incrementalSmall: 100, incrementalLarge: 10_000,
-                            incrementalClients: 20, incrementalRounds: 20, bigDocumentRows: 5_000_000)
+                            incrementalClients: 20, incrementalRounds: 40, bigDocumentRows: 5_000_000)
     static let quick = Sizes(bulkRows: 10_000, bulkUpdatedValues: 100_000, bulkRuns: 1, incrementalSmall: 100, incrementalLarge: 1_000,
                              incrementalClients: 20, incrementalRounds: 8, bigDocumentRows: 100_000)
 }

@@ -8,8 +8,8 @@ extension InMemoryModelAdapter {
         transaction { stored, _ in stored.syncState = state }
     }
 
-    public func appliedChangeSets() -> [String: Set<Int64>] {
-        withState { $0.ledger.mapValues { Set($0.keys) } }
+    public func appliedChangeSets() -> AppliedChangeSets {
+        withState { state in AppliedChangeSets(state.ledger.flatMap { client, sets in sets.keys.map { (client, $0) } }) }
     }
 
     public func hasUnpublishedChanges() -> Bool {

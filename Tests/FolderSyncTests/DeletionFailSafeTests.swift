@@ -21,7 +21,9 @@ struct DeletionFailSafeTests {
 
     /// Everything the fail-safe must leave alone when it declines: the rows and the ledger.
     static func localState(_ client: TestClient) throws -> [String] {
-        try NotesSchema.dump(client.store) + client.store.appliedChangeSets().map { "\($0.key) \($0.value.sorted())" }.sorted()
+        let ledger = try client.store.appliedChangeSets()
+        let clients = Set(ledger.contiguous.keys).union(ledger.beyond.keys)
+        return try NotesSchema.dump(client.store) + clients.sorted().map { "\($0) \(ledger.sequences(of: $0))" }
     }
 
     /// Answers with `answer` and remembers what it was asked.

@@ -120,7 +120,7 @@ struct SyncSchedulingTests {
         task.cancel()
         gated.release.continuation.yield()
         await #expect { try await task.value } throws: { ($0 as? FolderSyncError)?.code == .cancelled }
-        let applied = try b.store.appliedChangeSets()["client-A"]?.count ?? 0
+        let applied = try b.store.appliedChangeSets().sequences(of: "client-A").count
         // The set being downloaded when the task was cancelled is applied; none after it.
         #expect(applied == 3, "applied \(applied) change sets before the cancellation took effect")
         #expect(try b.value("SELECT count(*) FROM notes") == String(applied), "rows and ledger disagree")

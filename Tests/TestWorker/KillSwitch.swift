@@ -71,7 +71,7 @@ final class KillingStore: SnapshottingModelAdapter, @unchecked Sendable {
     var schemaVersion: Int { base.schemaVersion }
     func loadSyncState() throws -> LocalSyncState { try base.loadSyncState() }
     func hasUnpublishedChanges() throws -> Bool { try base.hasUnpublishedChanges() }
-    func appliedChangeSets() throws -> [String: Set<Int64>] { try base.appliedChangeSets() }
+    func appliedChangeSets() throws -> AppliedChangeSets { try base.appliedChangeSets() }
     func conflicts(author: String, localClient: String, changes: ChangeStream) throws -> [SyncConflict] {
         try base.conflicts(author: author, localClient: localClient, changes: changes)
     }

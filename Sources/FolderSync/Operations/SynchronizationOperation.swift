@@ -64,7 +64,7 @@ open class SynchronizationOperation: @unchecked Sendable {
     var report = SyncReport()
     /// The ledger, read once per sync and kept current as sets are applied: reading it (every set ever applied)
     /// at each step made a sync cost what exists rather than what is new.
-    private var ledger: [String: Set<Int64>]?
+    private var ledger: AppliedChangeSets?
 
     /// An operation ready to ``run()``; see the properties for each argument.
     ///
@@ -248,7 +248,7 @@ open class SynchronizationOperation: @unchecked Sendable {
         }
     }
 
-    private func appliedChangeSets() throws -> [String: Set<Int64>] {
+    private func appliedChangeSets() throws -> AppliedChangeSets {
         if let ledger { return ledger }
         let read = try store.appliedChangeSets()
         ledger = read
@@ -257,7 +257,7 @@ open class SynchronizationOperation: @unchecked Sendable {
 
     /// Per client, the highest sequence up to which every change set is in the ledger.
     private func acknowledgement() throws -> [String: Int64] {
-        try appliedChangeSets().mapValues(\.highestContiguousSequence)
+        try appliedChangeSets().contiguous
     }
 
     private struct Available {
@@ -310,7 +310,7 @@ open class SynchronizationOperation: @unchecked Sendable {
             if client != clientIdentifier, !vanished.contains(client), !listing.contains(client),
                let announced = state.knownRecentSyncs[client]?.announcedChangeSets(after: acknowledged[client] ?? 0) {
                 // Its marker names every set this client lacks: no listing of a folder of any size.
-                for (sequence, name) in announced where applied[client]?.contains(sequence) != true {
+                for (sequence, name) in announced where !applied.contains(sequence, of: client) {
                     available.append(Available(client: client, sequence: sequence, name: name, path: directory.appending(name), announced: true))
                 }
                 continue
@@ -322,7 +322,7 @@ open class SynchronizationOperation: @unchecked Sendable {
                     if !TemporaryName.isTemporary(item.name) { warnUnknown(directory.appending(item.name)) }
                     continue
                 }
-                guard applied[client]?.contains(parsed.sequence) != true else { continue }
+                guard !applied.contains(parsed.sequence, of: client) else { continue }
                 if client == clientIdentifier && parsed.sequence > state.publishedSequence { continue }
                 available.append(Available(client: client, sequence: parsed.sequence, name: item.name, path: directory.appending(item.name)))
             }
@@ -545,7 +545,7 @@ open class SynchronizationOperation: @unchecked Sendable {
         }
         let outcome = try store.apply(header, localClient: clientIdentifier, changes: stream, resolutions: resolutions)
         guard outcome.applied else { return }
-        ledger?[header.clientIdentifier, default: []].insert(header.sequence)
+        ledger?.insert(header.sequence, of: header.clientIdentifier)
         report.changeSetsApplied += 1
         report.changesApplied += outcome.changesApplied
         report.changesIgnored += outcome.changesIgnored

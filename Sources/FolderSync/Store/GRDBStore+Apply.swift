@@ -112,11 +112,7 @@ extension GRDBStore {
         try wrap("applying change set \(header.sequence) of client \(header.clientIdentifier)") {
             try writeWithoutCapture { db in
                 var outcome = ApplyOutcome()
-                let ledger = LocalLayout.appliedChangeSetsTable
-                if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(ledger) WHERE client = ? AND sequence = ?)",
-                                     arguments: [header.clientIdentifier, header.sequence]) == true {
-                    return outcome
-                }
+                if try Self.isApplied(db, client: header.clientIdentifier, sequence: header.sequence) { return outcome }
                 let hasUnpublished = try StoreSchema.holdsUnpublishedChanges(db)
                 var touched = Set<String>()
                 let inserts = NewRowInserts()
@@ -126,8 +122,8 @@ extension GRDBStore {
                     // A delete can leave rows of any table pointing at nothing.
                     if change.kind == .delete { touched.formUnion(tablesByName.keys) } else if !touched.contains(change.table) { touched.insert(change.table) }
                 }
-                try db.execute(sql: "INSERT INTO \(ledger)(client, sequence, change_set_id) VALUES (?, ?, ?)",
-                               arguments: [header.clientIdentifier, header.sequence, header.changeSetIdentifier])
+                try Self.recordApplied(db, client: header.clientIdentifier, sequence: header.sequence,
+                                       changeSetIdentifier: header.changeSetIdentifier)
                 outcome.warnings += try danglingReferences(db, tables: touched)
                 outcome.applied = true
                 return outcome

@@ -35,6 +35,8 @@ enum StoreSchema {
         CREATE TABLE IF NOT EXISTS \(LocalLayout.appliedChangeSetsTable)(
             client TEXT NOT NULL, sequence INTEGER NOT NULL, change_set_id TEXT NOT NULL,
             PRIMARY KEY(client, sequence)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS \(GRDBStore.appliedRunsTable)(
+            client TEXT PRIMARY KEY NOT NULL, through INTEGER NOT NULL) WITHOUT ROWID;
         """
 
     /// Marks in the pending table's `marks` for whole-row events (real column names never start with `#`).

@@ -22,8 +22,7 @@ extension GRDBStore: SnapshottingModelAdapter {
                 try db.execute(sql: "PRAGMA journal_mode = DELETE")
                 try db.execute(sql: "PRAGMA journal_mode = OFF")
                 try db.execute(sql: "PRAGMA synchronous = OFF")
-                var covers = Self.contiguous(try Row.fetchAll(db, sql: "SELECT client, sequence FROM \(LocalLayout.appliedChangeSetsTable)")
-                    .map { ($0[0] as String, $0[1] as Int64) })
+                var covers = try Self.appliedChangeSets(db).contiguous
                 let state = try loadState(db)
                 if state.publishedSequence > 0 { covers[localClient] = state.publishedSequence }
                 // Only synced data and merge metadata travel: app-local tables and triggers stay home.
@@ -50,13 +49,10 @@ extension GRDBStore: SnapshottingModelAdapter {
     /// The bookkeeping of an installed store: no pending change, the ledger of what it covers, the sync state
     /// (what this client published, what it must apply again). The same for both ways of installing.
     func recordInstalledStore(covers: [String: Int64], localClient: String, _ db: Database) throws {
-        for name in [LocalLayout.unsynchronizedChangesTable, LocalLayout.stagedChangesTable, LocalLayout.appliedChangeSetsTable] {
+        for name in [LocalLayout.unsynchronizedChangesTable, LocalLayout.stagedChangesTable] {
             try db.execute(sql: "DELETE FROM \(name)")
         }
-        let ledger = try db.makeStatement(sql: "INSERT INTO \(LocalLayout.appliedChangeSetsTable)(client, sequence, change_set_id) VALUES (?, ?, '')")
-        for (client, highest) in covers where highest > 0 {
-            for sequence in 1...highest { try ledger.execute(arguments: [client, sequence]) }
-        }
+        try Self.replaceLedger(db, covers: covers)
         var state = try loadState(db)
         let ownCovered = covers[localClient] ?? 0
         // This client's own sets the store lacks come back from the remote at the next sync.
@@ -69,11 +65,6 @@ extension GRDBStore: SnapshottingModelAdapter {
         // In the install's own transaction (or file): an installed store is never looked for again by a first sync.
         state.hasBootstrapped = true
         try Self.save(state: try JSONEncoder().encode(state), db)
-    }
-
-    /// Per client, the highest sequence up to which every sequence is present.
-    static func contiguous(_ pairs: [(String, Int64)]) -> [String: Int64] {
-        Dictionary(grouping: pairs, by: \.0).mapValues { Set($0.map(\.1)).highestContiguousSequence }
     }
 
     public func restoreSnapshot(from url: URL, covers: [String: Int64], localClient: String) throws {
@@ -229,10 +220,10 @@ extension GRDBStore: SnapshottingModelAdapter {
                 let pendingDeletes = try Row.fetchAll(db, sql: """
                     SELECT DISTINCT tbl, sync_id FROM (\(StoreSchema.unpublishedChanges)) WHERE foldersync_marked(marks, ?)
                     """, arguments: [StoreSchema.deletedMarker]).map { ($0[0] as String, $0[1] as String) }
-                for name in Self.snapshotMetadataTables + [LocalLayout.unsynchronizedChangesTable, LocalLayout.stagedChangesTable,
-                                                           LocalLayout.appliedChangeSetsTable] {
+                for name in Self.snapshotMetadataTables + [LocalLayout.unsynchronizedChangesTable, LocalLayout.stagedChangesTable] {
                     try db.execute(sql: "DELETE FROM \(name)")
                 }
+                try Self.replaceLedger(db)
                 let pending = try db.makeStatement(sql: """
                     INSERT OR REPLACE INTO \(LocalLayout.unsynchronizedChangesTable)(tbl, sync_id, staged_in, marks) VALUES (?, ?, 0, ?)
                     """)

@@ -159,16 +159,9 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
         try db.execute(sql: "INSERT OR REPLACE INTO foldersync_meta(key, value) VALUES (?, ?)", arguments: [stateKey, data])
     }
 
-    public func appliedChangeSets() throws -> [String: Set<Int64>] {
+    public func appliedChangeSets() throws -> AppliedChangeSets {
         try wrap("reading the ledger") {
-            try database.read { db in
-                var result: [String: Set<Int64>] = [:]
-                let rows = try Row.fetchCursor(db, sql: "SELECT client, sequence FROM \(LocalLayout.appliedChangeSetsTable)")
-                while let row = try rows.next() {
-                    result[row[0], default: []].insert(row[1])
-                }
-                return result
-            }
+            try database.read(Self.appliedChangeSets)
         }
     }
 

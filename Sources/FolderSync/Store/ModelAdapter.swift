@@ -72,8 +72,9 @@ public protocol ModelAdapter: AnyObject, Sendable {
     func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
                resolutions: [ColumnKey: ConflictResolution]) throws -> ApplyOutcome
 
-    /// Per client, the change sets recorded in the ledger.
-    func appliedChangeSets() throws -> [String: Set<Int64>]
+    /// Per client, the change sets recorded in the ledger. Read at every sync: its cost should not grow with the
+    /// number of sets applied so far.
+    func appliedChangeSets() throws -> AppliedChangeSets
 
     /// Per table, how many existing rows applying all of `changeSets` would delete (each row counted once), and
     /// how many rows the table has; tables losing no row are left out. Reads only: the ``DeletionFailSafe`` asks
