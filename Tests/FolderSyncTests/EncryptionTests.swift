@@ -294,8 +294,8 @@ struct EncryptionTests {
             get { metadata[key] }
             set { metadata[key] = newValue }
         }
-        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-            lines.withLock { $0.append("\(message) \(metadata ?? [:]) \(self.metadata)") }
+        func log(event: LogEvent) {
+            lines.withLock { $0.append("\(event.message) \(event.metadata ?? [:]) \(self.metadata)") }
         }
     }
 
@@ -396,7 +396,7 @@ struct SealedFileTests {
     func streams() async throws {
         let directory = TemporaryDirectory()
         let file = directory.url.appendingPathComponent("big")
-        FileManager.default.createFile(atPath: file.path, contents: nil)
+        try Data().write(to: file)
         let handle = try FileHandle(forWritingTo: file)
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<48 {

@@ -149,7 +149,7 @@ do {
         let (a, storeA) = try await client("A")
         let (b, _) = try await client("B")
         let file = directory.appendingPathComponent("movie.bin")
-        FileManager.default.createFile(atPath: file.path, contents: nil)
+        try Data().write(to: file)
         let output = try FileHandle(forWritingTo: file)
         var state: UInt64 = 42
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
@@ -166,7 +166,7 @@ do {
         try "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)   // resets VmHWM
         let baseline = residentBytes()
         let reference = try a.attachFile(at: file, mode: .copy, metadata: ["name": "movie.bin"])
-        try await storeA.database.write { try $0.execute(sql: "INSERT INTO items VALUES ('movie', ?)", arguments: [reference.databaseValue]) }
+        try storeA.database.write { try $0.execute(sql: "INSERT INTO items VALUES ('movie', ?)", arguments: [reference.databaseValue]) }
         let sent = try await a.synchronize()
         let received = try await b.synchronize()
         let copy = try await b.requestDownload(for: reference)   // verifies B's copy by its SHA-256
