@@ -95,6 +95,26 @@ struct WholeStoreInstallTests {
         #expect(try NotesSchema.dump(a.store) == NotesSchema.dump(c.store))
     }
 
+    @Test("After a row merge, the next local write is stamped after the store's newest deletion, even one ahead of the wall clock")
+    func rowInstallObservesDeletions() async throws {
+        let directory = TemporaryDirectory()
+        let (remote, a) = try await Self.publisher(in: directory)
+        try a.execute("DELETE FROM notes WHERE id = 'n0'")
+        // The delete's stamp an hour ahead of every register (a client whose clock ran fast).
+        let ahead = HybridTimestamp(milliseconds: UInt64(Date().addingTimeInterval(3600).timeIntervalSince1970 * 1000), counter: 0)
+        try a.execute("UPDATE foldersync_tombstones SET hlc = ?", [Int64(bitPattern: ahead.rawValue)])
+        try await a.sync()
+        _ = try #require(try await a.document.uploadWholeStore())
+        let c = try await Self.joiner(remote, in: directory)
+        try c.execute("INSERT INTO notes(id, title) VALUES ('mine', 'before the first sync')")
+        #expect(try await c.sync().installedWholeStore != nil)
+        #expect(c.store.lastInstallCopiedPages.current == false, "the store had synced data: its rows should have been merged")
+
+        try c.execute("UPDATE notes SET title = 'after the install' WHERE id = 'n1'")
+        let stamp = try #require(try c.store.stamp(of: ColumnKey(table: "notes", syncID: "n1", column: "title"), localClient: "client-C"))
+        #expect(stamp.timestamp > ahead)
+    }
+
     @Test("A corrupted or truncated whole store is refused while it is read; the local store is untouched",
           arguments: ["flip", "truncate", "append"])
     func damagedWhileReading(damage: String) async throws {

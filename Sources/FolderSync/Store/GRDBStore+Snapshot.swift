@@ -85,8 +85,7 @@ extension GRDBStore: SnapshottingModelAdapter {
                     try replaceSyncedData(db, path: url.path)
                     try keepNewer(ownWrites, localClient: localClient, db)
                     try recordInstalledStore(covers: covers, localClient: localClient, db)
-                    let newest = try StoreClock.newestRegister(db)
-                    clock.observe(HybridTimestamp(rawValue: newest))
+                    clock.observe(HybridTimestamp(rawValue: try StoreClock.newestStamp(db)))
                     capturing.withLock { $0 = true }
                     try reapply(unpublished, db)
                     lastInstallCopiedPages.withLock { $0 = false }

@@ -57,14 +57,14 @@ final class StoreClock: @unchecked Sendable {
         configuration.busyMode = .timeout(30)   // as the store's own connection: a checkpoint may hold the file briefly
         let document = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? document.close() }
-        return try document.read { db in
-            let deleted = UInt64(bitPattern: try Int64.fetchOne(db, sql: "SELECT max(hlc) FROM foldersync_tombstones") ?? 0)
-            return max(try newestRegister(db), deleted)
-        }
+        return try document.read(newestStamp)
     }
 
-    /// The newest timestamp of all registers, read from the head of each `stamps` value (no register decoded).
-    static func newestRegister(_ db: Database) throws -> UInt64 {
-        RowRegisters.newestTimestamp(ofHead: try Data.fetchOne(db, sql: "SELECT max(substr(stamps, 2, 8)) FROM foldersync_clocks"))
+    /// The newest timestamp of the registers and deletions in `db`; registers are read from the head of each
+    /// `stamps` value (no register decoded).
+    static func newestStamp(_ db: Database) throws -> UInt64 {
+        let register = RowRegisters.newestTimestamp(ofHead: try Data.fetchOne(db, sql: "SELECT max(substr(stamps, 2, 8)) FROM foldersync_clocks"))
+        let deleted = UInt64(bitPattern: try Int64.fetchOne(db, sql: "SELECT max(hlc) FROM foldersync_tombstones") ?? 0)
+        return max(register, deleted)
     }
 }
