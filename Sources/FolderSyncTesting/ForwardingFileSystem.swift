@@ -14,7 +14,7 @@ open class ForwardingFileSystem: RemoteFileSystem, @unchecked Sendable {
         case list
         /// ``item(at:)``.
         case stat
-        /// ``read(_:)``.
+        /// ``read(_:)`` and ``read(_:maximumSize:)``.
         case read
         /// ``write(_:to:)``.
         case write
@@ -56,6 +56,16 @@ open class ForwardingFileSystem: RemoteFileSystem, @unchecked Sendable {
     open func read(_ path: RemotePath) async throws -> Data {
         try await willForward(.read, path: path)
         return try await base.read(path)
+    }
+
+    open func read(_ path: RemotePath, maximumSize: Int) async throws -> Data {
+        guard !transfersThroughReadAndWrite else {
+            let data = try await read(path)
+            try FolderSyncError.checkSize(Int64(data.count), maximumSize: maximumSize, path: path.description)
+            return data
+        }
+        try await willForward(.read, path: path)
+        return try await base.read(path, maximumSize: maximumSize)
     }
 
     open func write(_ data: Data, to path: RemotePath) async throws {

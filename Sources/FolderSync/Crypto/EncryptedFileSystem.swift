@@ -36,7 +36,7 @@ public struct EncryptedFileSystem: RemoteFileSystem, RemoteChangeNotifying {
     ///   ``FolderSyncError/Code/remoteItemNotFound`` when the application is not encrypted.
     public static func unlocking(_ base: any RemoteFileSystem, layout: RemoteLayout, password: String) async throws -> EncryptedFileSystem {
         let path = layout.encryptionKeyFile
-        let info = try PropertyListFile.decode(EncryptionKeyInfo.self, from: try await base.read(path), path: path.description)
+        let info = try PropertyListFile.decode(EncryptionKeyInfo.self, from: try await base.read(path, maximumSize: PropertyListFile.maximumByteCount), path: path.description)
         let dataKey = try info.dataKey(with: try info.passwordKey(for: password, path: path), path: path)
         return EncryptedFileSystem(base: base, layout: layout, dataKey: dataKey)
     }
@@ -50,6 +50,15 @@ public struct EncryptedFileSystem: RemoteFileSystem, RemoteChangeNotifying {
         let data = try await base.read(path)
         guard let bound = binding(path) else { return data }
         return try naming(path) { try SealedFile.open(data, dataKey: dataKey, path: bound) }
+    }
+
+    /// Bounds the sealed file by the most a sealed file of `maximumSize` plaintext bytes can take.
+    public func read(_ path: RemotePath, maximumSize: Int) async throws -> Data {
+        guard let bound = binding(path) else { return try await base.read(path, maximumSize: maximumSize) }
+        let data = try await base.read(path, maximumSize: SealedFileHeader.maximumSealedSize(ofPlaintext: maximumSize))
+        let opened = try naming(path) { try SealedFile.open(data, dataKey: dataKey, path: bound) }
+        try FolderSyncError.checkSize(Int64(opened.count), maximumSize: maximumSize, path: path.description)
+        return opened
     }
 
     public func write(_ data: Data, to path: RemotePath) async throws {

@@ -14,6 +14,12 @@ struct SealedFileHeader {
     static let defaultChunkSize = 1 << 18
     static let chunkSizes = 1 << 12...1 << 24
 
+    /// The largest sealed file that can hold `plaintext` bytes, whatever chunk size its writer chose: what a
+    /// bounded read of an encrypted file allows.
+    static func maximumSealedSize(ofPlaintext plaintext: Int) -> Int {
+        size + (plaintext / chunkSizes.lowerBound + 1) * tagSize + plaintext
+    }
+
     /// The header's bytes: every chunk's associated data.
     let bytes: Data
     let chunkSize: Int

@@ -69,8 +69,11 @@ extension RemoteTreeDoctor {
     /// Reads and decodes a property list; a corrupt or newer file becomes a finding and `nil`.
     private func decode<Payload: PropertyListPayload>(_ type: Payload.Type, _ walked: Examination.Walked,
                                                       repair: DoctorFinding.Repair?, _ examination: inout Examination) async throws -> Payload? {
-        guard let data = try await fileSystem.readIfPresent(walked.path) else { return nil } // removed since the listing
         do {
+            // A file larger than any property list is refused by its size, unread, as a corrupt one.
+            guard let data = try await fileSystem.readIfPresent(walked.path, maximumSize: PropertyListFile.maximumByteCount) else {
+                return nil // removed since the listing
+            }
             return try PropertyListFile.decode(type, from: data, path: walked.path.description)
         } catch let error as FolderSyncError where error.code == .unsupportedFormatVersion {
             examination.add(.warning, .unsupportedVersion, walked.path, error.message + "; a newer client reads it")

@@ -53,12 +53,12 @@ public struct RemoteTreeDoctor: Sendable {
     /// Returns `false` when the tree's layout is newer than this build's.
     private func checkFormatVersion(_ examination: inout Examination) async throws -> Bool {
         let path = layout.formatVersionFile
-        guard let data = try await fileSystem.readIfPresent(path) else {
-            examination.add(.warning, .formatVersionMissing, path,
-                            "FormatVersion.plist is missing: the tree's creation never finished, or the file was removed")
-            return true
-        }
         do {
+            guard let data = try await fileSystem.readIfPresent(path, maximumSize: PropertyListFile.maximumByteCount) else {
+                examination.add(.warning, .formatVersionMissing, path,
+                                "FormatVersion.plist is missing: the tree's creation never finished, or the file was removed")
+                return true
+            }
             _ = try FormatVersionInfo.decodeSupported(data, path: path.description)
             return true
         } catch FolderSyncError.Code.unsupportedFormatVersion {

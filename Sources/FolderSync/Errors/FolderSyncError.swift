@@ -66,6 +66,11 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let attachmentChanged = Code(rawValue: 22)
         /// A sync would have deleted most of a table's rows and the app declined (``DeletionFailSafe``).
         public static let massDeletionDeclined = Code(rawValue: 23)
+        /// The shared folder cannot be reached: its directory is missing or an empty mount point, the server
+        /// refuses connections, cannot be resolved or does not answer in time. Nothing local or remote was
+        /// touched; the next sync tries again. Distinct from ``remoteItemNotFound``, a file missing inside a
+        /// folder that is there.
+        public static let remoteUnavailable = Code(rawValue: 24)
 
         public var description: String {
             switch self {
@@ -92,6 +97,7 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
             case .attachmentGone: "attachmentGone"
             case .attachmentChanged: "attachmentChanged"
             case .massDeletionDeclined: "massDeletionDeclined"
+            case .remoteUnavailable: "remoteUnavailable"
             default: "code\(rawValue)"
             }
         }
@@ -133,6 +139,13 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
 }
 
 extension FolderSyncError {
+    /// Refuses a file of a bounded kind that is larger than its bound (``RemoteFileSystem/read(_:maximumSize:)``).
+    /// - Throws: ``Code/corruptFile`` naming `path`, its size and the bound.
+    package static func checkSize(_ size: Int64, maximumSize: Int, path: String) throws {
+        guard size > Int64(maximumSize) else { return }
+        throw FolderSyncError(.corruptFile, "is \(size) bytes, more than the \(maximumSize) such a file can hold; not read", path: path)
+    }
+
     /// Whether the error says a file cannot be used as it is (corrupt, or failing authentication when encrypted):
     /// what sync reads once more and what maintenance reports and skips.
     var isDamagedFile: Bool { code == .corruptFile || code == .tamperedFile }

@@ -20,7 +20,7 @@ extension ApplicationSyncManager {
         }
         guard !newPassword.isEmpty else { throw FolderSyncError(.invalidConfiguration, "the encryption password is empty") }
         let path = layout.encryptionKeyFile
-        let current = try PropertyListFile.decode(EncryptionKeyInfo.self, from: try await underlyingRemote.read(path), path: path.description)
+        let current = try PropertyListFile.decode(EncryptionKeyInfo.self, from: try await underlyingRemote.read(path, maximumSize: PropertyListFile.maximumByteCount), path: path.description)
         let dataKey = try current.dataKey(with: try current.passwordKey(for: oldPassword, path: path), path: path)
         guard dataKey == encrypted.dataKey else {
             throw FolderSyncError(.tamperedFile, "the key file holds another data key than the one this client registered with",

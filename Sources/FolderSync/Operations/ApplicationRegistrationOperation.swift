@@ -172,7 +172,7 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
 
     /// Reads `FormatVersion.plist`, or returns `nil` when the application has no tree yet.
     open func fetchFormatVersionFile() async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.formatVersionFile)
+        try await fileSystem.readIfPresent(layout.formatVersionFile, maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Creates the application's folders (idempotent).
@@ -195,7 +195,7 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
 
     /// Reads `Encryption/EncryptionKey.plist`, or returns `nil` when there is none.
     open func fetchEncryptionKeyFile() async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.encryptionKeyFile)
+        try await fileSystem.readIfPresent(layout.encryptionKeyFile, maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Creates `Encryption/`.

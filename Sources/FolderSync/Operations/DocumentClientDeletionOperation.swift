@@ -131,7 +131,7 @@ open class DocumentClientDeletionOperation: @unchecked Sendable {
 
     /// Reads a whole store's manifest, or `nil`.
     open func fetchWholeStoreManifest(client: String) async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.appliedSyncChangeSetsFile(documentIdentifier, client: client))
+        try await fileSystem.readIfPresent(layout.appliedSyncChangeSetsFile(documentIdentifier, client: client), maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Lists one client's change sets.

@@ -160,12 +160,12 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
 
     /// Reads `Information/DeletedDocuments/<document>.plist`, or `nil`.
     open func fetchDeletedDocumentMarker() async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.deletedDocumentFile(documentIdentifier))
+        try await fileSystem.readIfPresent(layout.deletedDocumentFile(documentIdentifier), maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Reads `documentInfo.plist`, or `nil` when the document does not exist.
     open func fetchDocumentInfoFile() async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.documentInfoFile(documentIdentifier))
+        try await fileSystem.readIfPresent(layout.documentInfoFile(documentIdentifier), maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Removes what is left of a deleted document's tree.

@@ -76,6 +76,6 @@ open class ListOfApplicationRegisteredClientsOperation: @unchecked Sendable {
 
     /// Reads `ClientDevices/<client>/deviceInfo.plist`, or `nil`.
     open func fetchDeviceInfo(client: String) async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.deviceInfoFile(client))
+        try await fileSystem.readIfPresent(layout.deviceInfoFile(client), maximumSize: PropertyListFile.maximumByteCount)
     }
 }

@@ -57,6 +57,6 @@ open class ListOfDocumentRegisteredClientsOperation: @unchecked Sendable {
 
     /// Reads `ClientDevices/<client>/deviceInfo.plist`, or `nil`.
     open func fetchDeviceInfo(client: String) async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.deviceInfoFile(client))
+        try await fileSystem.readIfPresent(layout.deviceInfoFile(client), maximumSize: PropertyListFile.maximumByteCount)
     }
 }

@@ -68,7 +68,7 @@ open class ListOfPreviouslySynchronizedDocumentsOperation: @unchecked Sendable {
 
     /// Reads `documentInfo.plist`, or `nil`.
     open func fetchDocumentInfo(document: String) async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.documentInfoFile(document))
+        try await fileSystem.readIfPresent(layout.documentInfoFile(document), maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Lists every folder of the document, by path (for its size and its clients).
@@ -78,6 +78,6 @@ open class ListOfPreviouslySynchronizedDocumentsOperation: @unchecked Sendable {
 
     /// Reads a client's recent sync in a document, or `nil`.
     open func fetchRecentSync(document: String, client: String) async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.recentSyncFile(document, client: client))
+        try await fileSystem.readIfPresent(layout.recentSyncFile(document, client: client), maximumSize: PropertyListFile.maximumByteCount)
     }
 }

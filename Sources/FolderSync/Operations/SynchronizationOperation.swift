@@ -637,7 +637,7 @@ open class SynchronizationOperation: @unchecked Sendable {
 
     /// Reads another client's recent-sync marker, or `nil` if it vanished.
     open func fetchRecentSync(client: String) async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.recentSyncFile(documentIdentifier, client: client))
+        try await fileSystem.readIfPresent(layout.recentSyncFile(documentIdentifier, client: client), maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Lists one client's change sets.
@@ -663,7 +663,7 @@ open class SynchronizationOperation: @unchecked Sendable {
 
     /// Reads `Information/DeletedDocuments/<document>.plist`, or `nil`; consulted only when the integrity key is gone.
     open func fetchDeletedDocumentMarker() async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.deletedDocumentFile(documentIdentifier))
+        try await fileSystem.readIfPresent(layout.deletedDocumentFile(documentIdentifier), maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Whether `DeletedClients/<this client>.plist` exists.

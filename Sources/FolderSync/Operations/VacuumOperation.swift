@@ -262,12 +262,12 @@ open class VacuumOperation: @unchecked Sendable {
 
     /// Reads a client's recent-sync marker, or `nil` if it vanished.
     open func fetchRecentSync(client: String) async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.recentSyncFile(documentIdentifier, client: client))
+        try await fileSystem.readIfPresent(layout.recentSyncFile(documentIdentifier, client: client), maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Reads `WholeStore/<client>/AppliedSyncChangeSets.ticdsync`, or `nil`.
     open func fetchWholeStoreManifest(client: String) async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.appliedSyncChangeSetsFile(documentIdentifier, client: client))
+        try await fileSystem.readIfPresent(layout.appliedSyncChangeSetsFile(documentIdentifier, client: client), maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Writes `DeletedClients/<client>.plist`.

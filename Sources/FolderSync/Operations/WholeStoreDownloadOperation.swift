@@ -180,7 +180,7 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
 
     /// Reads a client's `AppliedSyncChangeSets.ticdsync`, or `nil`.
     open func fetchManifest(client: String) async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.appliedSyncChangeSetsFile(documentIdentifier, client: client))
+        try await fileSystem.readIfPresent(layout.appliedSyncChangeSetsFile(documentIdentifier, client: client), maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Reads a client's whole store into `snapshot` in pieces (``readWholeStore(client:_:)``), checked as it is read.

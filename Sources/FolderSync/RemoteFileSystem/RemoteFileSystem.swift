@@ -41,6 +41,11 @@ public struct RemoteItem: Hashable, Sendable {
 ///   ``FolderSyncError/Code/remoteItemNotFound``. Order is unspecified.
 /// - ``item(at:)`` returns `nil` for a missing item; it never throws for absence.
 /// - ``read(_:)`` returns the whole file; a missing file throws `remoteItemNotFound`.
+/// - ``read(_:maximumSize:)`` does the same for a file of a kind with a known bound (property lists,
+///   markers, manifests, integrity keys): a larger file is refused by its size **before** it is read, so a
+///   hostile or damaged file cannot make a client allocate gigabytes. The default asks ``item(at:)`` first;
+///   a backend that can learn the size while it reads (an open file's `fstat`, an HTTP `Content-Length`)
+///   overrides it to save that request.
 /// - ``write(_:to:)`` replaces the file **atomically**: a reader sees the old
 ///   bytes or the new ones, never a mix or a truncated file. The parent folder exists.
 /// - ``move(from:to:replacing:)`` renames a file or folder atomically. With
@@ -62,6 +67,9 @@ public protocol RemoteFileSystem: Sendable {
     func item(at path: RemotePath) async throws -> RemoteItem?
     /// The whole contents of the file at `path`; throws `remoteItemNotFound` if it is missing.
     func read(_ path: RemotePath) async throws -> Data
+    /// The whole contents of the file at `path`, which must hold at most `maximumSize` bytes: a larger one throws
+    /// ``FolderSyncError/Code/corruptFile`` naming it, without being read. Throws `remoteItemNotFound` if it is missing.
+    func read(_ path: RemotePath, maximumSize: Int) async throws -> Data
     /// Creates or atomically replaces the file at `path`, whose parent folder exists.
     func write(_ data: Data, to path: RemotePath) async throws
     /// Renames a file or folder atomically; without `replacing`, fails with `remoteItemExists` if the destination exists.
@@ -81,6 +89,18 @@ public protocol RemoteFileSystem: Sendable {
 }
 
 extension RemoteFileSystem {
+    /// Default: refuses a file whose listed size is above `maximumSize`, then reads it and checks what came.
+    /// One request more than ``read(_:)``: backends that can see the size while reading override it.
+    public func read(_ path: RemotePath, maximumSize: Int) async throws -> Data {
+        guard let item = try await item(at: path) else {
+            throw FolderSyncError(.remoteItemNotFound, "no such file", path: path.description)
+        }
+        if let size = item.size { try FolderSyncError.checkSize(size, maximumSize: maximumSize, path: path.description) }
+        let data = try await read(path)
+        try FolderSyncError.checkSize(Int64(data.count), maximumSize: maximumSize, path: path.description)
+        return data
+    }
+
     /// Default: reads the whole file and writes it locally. Streaming backends override this.
     public func download(_ path: RemotePath, toLocalFile url: URL) async throws {
         let data = try await read(path)
@@ -111,6 +131,15 @@ extension RemoteFileSystem {
     public func readIfPresent(_ path: RemotePath) async throws -> Data? {
         do {
             return try await read(path)
+        } catch FolderSyncError.Code.remoteItemNotFound {
+            return nil
+        }
+    }
+
+    /// Reads a file of at most `maximumSize` bytes (``read(_:maximumSize:)``), or returns `nil` when it does not exist.
+    public func readIfPresent(_ path: RemotePath, maximumSize: Int) async throws -> Data? {
+        do {
+            return try await read(path, maximumSize: maximumSize)
         } catch FolderSyncError.Code.remoteItemNotFound {
             return nil
         }

@@ -62,7 +62,7 @@ struct RemoteOptions: ParsableArguments {
     private func unlocked(_ fileSystem: any RemoteFileSystem, application: String) async throws -> any RemoteFileSystem {
         let layout = try RemoteLayout(applicationIdentifier: application)
         // A missing, damaged or newer format version is the command's to report (doctor does), not a reason to stop here.
-        guard let data = try await fileSystem.readIfPresent(layout.formatVersionFile),
+        guard let data = try await fileSystem.readIfPresent(layout.formatVersionFile, maximumSize: PropertyListFile.maximumByteCount),
               (try? FormatVersionInfo.decodeSupported(data, path: layout.formatVersionFile.description))?.encrypted == true
         else { return fileSystem }
         return try await EncryptedFileSystem.unlocking(fileSystem, layout: layout, password: try encryptionPassword(for: application))
