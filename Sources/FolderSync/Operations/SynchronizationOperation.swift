@@ -61,6 +61,9 @@ open class SynchronizationOperation: @unchecked Sendable {
     private var downloaded: [String: Downloaded] = [:]
     /// Clients with a set their marker announced that the remote does not show (yet).
     private var notYetVisible: Set<String> = []
+    /// Clients with a file this sync could not use (a damaged marker or change set): reported once, and their sets
+    /// from the damaged one on wait, while every other client's sync goes on (one client's file never stops others).
+    private var unreadable: Set<String> = []
     var report = SyncReport()
     /// The ledger, read once per sync and kept current as sets are applied: reading it (every set ever applied)
     /// at each step made a sync cost what exists rather than what is new.
@@ -91,6 +94,7 @@ open class SynchronizationOperation: @unchecked Sendable {
         ledger = nil
         downloaded = [:]
         notYetVisible = []
+        unreadable = []
         for directory in [localLayout.stagedSyncChangesDirectory, localLayout.downloadsDirectory] {
             try LocalFiles.createDirectory(directory)
         }
@@ -114,26 +118,27 @@ open class SynchronizationOperation: @unchecked Sendable {
             // Our marker is gone (or this is our first sync): an operator or an expiry may have deleted this client.
             // Checked even when this client never published: a client that only reads must notice too.
             report.remoteRequests += 1
-            if try await deletedClientMarkerExists() {
+            if try await isDeleted() {
                 throw FolderSyncError(.clientDeleted, "this client was deleted from document \(documentIdentifier)",
                                       path: layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description)
             }
         }
 
-        if !isReadOnly { try await checkMassDeletion(available) }
+        // A mass deletion the app declines stops applying, not publishing: this client's own changes still go out
+        // (another client's legitimate mass delete must not silence this one), then the sync ends with the error.
+        var declined: FolderSyncError?
         emit(.phase(.applyingRemoteChanges))
-        var waiting = try await applyInCausalOrder(available)
-        if !notYetVisible.isEmpty {
+        var waiting = try await applyUnlessDeclined(available, declined: &declined)
+        if !notYetVisible.isEmpty && declined == nil {
             // A set a marker named or a listing showed is not there (reads lagging behind writes, or vacuumed): its
             // client's folder is listed again, so that a gap is seen and a whole store fetched if need be.
             let listing = notYetVisible
             notYetVisible = []
             let (listed, _) = try await findNewChangeSets(&state, listing: listing)
-            if !isReadOnly { try await checkMassDeletion(listed) }
             // The new listing holds every set still unapplied, so only this pass's leftovers are waiting.
-            waiting = try await applyInCausalOrder(listed)
+            waiting = try await applyUnlessDeclined(listed, declined: &declined)
         }
-        for left in waiting {
+        for left in waiting where !unreadable.contains(left.client) {
             report.warnings.append(SyncWarning(kind: .changeSetWaiting,
                 message: "waiting for change sets it depends on to become visible", path: left.path.description))
         }
@@ -143,6 +148,7 @@ open class SynchronizationOperation: @unchecked Sendable {
         }
         if isReadOnly {
             report.duration = Date().timeIntervalSince(started)
+            if let declined { throw declined }
             return report
         }
         if try store.hasUnpublishedChanges() {
@@ -167,8 +173,21 @@ open class SynchronizationOperation: @unchecked Sendable {
         // Saving is a write transaction (fsyncs): an idle sync that learned nothing skips it.
         if try state != store.loadSyncState() { try store.saveSyncState(state) }
         report.duration = Date().timeIntervalSince(started)
+        if let declined { throw declined }
         emit(.phase(.finished))
         return report
+    }
+
+    /// Applies `available` unless a mass deletion among them is declined (``checkMassDeletion(_:)``), which is
+    /// kept in `declined` and leaves every set unapplied. Returns the sets left waiting.
+    private func applyUnlessDeclined(_ available: [Available], declined: inout FolderSyncError?) async throws -> [Available] {
+        do {
+            if !isReadOnly { try await checkMassDeletion(available) }
+        } catch let error as FolderSyncError where error.code == .massDeletionDeclined {
+            declined = error
+            return []
+        }
+        return try await applyInCausalOrder(available)
     }
 
     /// Checks, without changing anything, that this client may still change its local data from this remote:
@@ -177,13 +196,29 @@ open class SynchronizationOperation: @unchecked Sendable {
     /// change local data before the reset is noticed.
     func checkStillRegistered() async throws {
         try await checkIntegrityKey()
-        if try await deletedClientMarkerExists() {
+        if try await isDeleted() {
             throw FolderSyncError(.clientDeleted, "this client was deleted from document \(documentIdentifier)",
                                   path: layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description)
         }
     }
 
     // MARK: Steps of the algorithm
+
+    /// Whether this client was deleted from the document: a deletion marker exists, opens, and names this client
+    /// (``DeletedClientInfo/verify(_:deleted:path:)``). One that does not open is ignored with a warning.
+    private func isDeleted() async throws -> Bool {
+        guard try await deletedClientMarkerExists() else { return false }
+        let path = layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description
+        do {
+            guard let data = try await fetchDeletedClientMarker() else { return false }
+            try DeletedClientInfo.verify(data, deleted: clientIdentifier, path: path)
+            return true
+        } catch let error as FolderSyncError where error.isDamagedFile {
+            report.warnings.append(SyncWarning(kind: .unreadableFile,
+                message: "ignored a deletion marker that does not open (\(error.message)): this client is not deleted", path: path))
+            return false
+        }
+    }
 
     private func checkIntegrityKey() async throws {
         let keys = try await fetchIntegrityKeys()
@@ -275,6 +310,7 @@ open class SynchronizationOperation: @unchecked Sendable {
         let acknowledged = try acknowledgement()
         var ownExists = false
         var clientsWithNews: [String] = []
+        var listedInstead = Set<String>()
         let markers = try await fetchRecentSyncListing()
         report.remoteRequests += 1
         for item in markers where item.kind == .file {
@@ -290,7 +326,17 @@ open class SynchronizationOperation: @unchecked Sendable {
             if client == clientIdentifier { ownExists = true; continue }
             var known = state.knownRecentSyncs[client]
             if known == nil || item.etag == nil || known?.etag != item.etag {
-                guard let recent = try await readRecentSync(client: client) else { continue }
+                let recent: RecentSync?
+                do {
+                    recent = try await readRecentSync(client: client)
+                } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
+                    // Its folder is listed instead: what the marker would have said is what the folder holds.
+                    warnUnreadable(error, "the recent sync of client \(client)")
+                    clientsWithNews.append(client)
+                    listedInstead.insert(client)
+                    continue
+                }
+                guard let recent else { continue }
                 known = .init(etag: item.etag, publishedSequence: recent.publishedSequence, recentChangeSets: recent.recentChangeSets)
                 state.knownRecentSyncs[client] = known
             }
@@ -307,7 +353,7 @@ open class SynchronizationOperation: @unchecked Sendable {
         var available: [Available] = []
         for client in clientsWithNews.sorted() {
             let directory = layout.syncChangesDirectory(documentIdentifier, client: client)
-            if client != clientIdentifier, !vanished.contains(client), !listing.contains(client),
+            if client != clientIdentifier, !vanished.contains(client), !listing.contains(client), !listedInstead.contains(client),
                let announced = state.knownRecentSyncs[client]?.announcedChangeSets(after: acknowledged[client] ?? 0) {
                 // Its marker names every set this client lacks: no listing of a folder of any size.
                 for (sequence, name) in announced where !applied.contains(sequence, of: client) {
@@ -339,6 +385,12 @@ open class SynchronizationOperation: @unchecked Sendable {
         return (available.sorted { ($0.client, $0.sequence) < ($1.client, $1.sequence) }, ownExists)
     }
 
+    /// Reports a file another client wrote that this sync cannot use.
+    private func warnUnreadable(_ error: FolderSyncError, _ what: String) {
+        report.warnings.append(SyncWarning(kind: .unreadableFile,
+            message: "\(what) cannot be used (\(error.message)); the sync went on without it", path: error.path))
+    }
+
     private func warnUnknown(_ path: RemotePath) {
         report.warnings.append(SyncWarning(kind: .unknownFile, message: "ignored a file the layout does not know", path: path.description))
     }
@@ -356,7 +408,7 @@ open class SynchronizationOperation: @unchecked Sendable {
             var applied = Set<Int>()
             for (position, candidate) in pending.enumerated() {
                 try Task.checkCancellation()
-                guard !parkedClients.contains(candidate.client),
+                guard !parkedClients.contains(candidate.client), !unreadable.contains(candidate.client),
                       (ledger[candidate.client] ?? 0) == candidate.sequence - 1 else { continue }
                 guard let set = try await downloadOnce(candidate) else { continue }
                 let header = set.header
@@ -374,7 +426,7 @@ open class SynchronizationOperation: @unchecked Sendable {
                 guard missing.isEmpty else { continue }
                 index += 1
                 emit(.applyingChangeSet(index: index, count: available.count, changes: header.changeCount))
-                let found = try await prescan(candidate)
+                guard let found = try await prescan(candidate) else { continue }
                 try await apply(downloaded[candidate.path.description] ?? set, prescan: found, path: candidate.path)
                 try? FileManager.default.removeItem(at: set.url)
                 ledger[candidate.client] = candidate.sequence
@@ -400,7 +452,8 @@ open class SynchronizationOperation: @unchecked Sendable {
         for (candidate, set) in sets {
             // Only deletes can trip it: a set without one is not read again, and in one with, the other records
             // are skipped, not decoded.
-            guard set.header.schemaVersion <= store.schemaVersion, try await prescan(candidate).deletes else { continue } // parked, or no delete
+            // Parked, damaged, or without a delete.
+            guard set.header.schemaVersion <= store.schemaVersion, try await prescan(candidate)?.deletes == true else { continue }
             changes += set.header.changeCount
             paths.append(candidate.path.description)
             let url = set.url
@@ -431,7 +484,11 @@ open class SynchronizationOperation: @unchecked Sendable {
                 guard let data = try await fetchRecentSync(client: client) else { return nil }
                 report.remoteRequests += 1
                 report.bytesReceived += Int64(data.count)
-                return try PropertyListFile.decode(RecentSync.self, from: data, path: path)
+                let recent = try PropertyListFile.decode(RecentSync.self, from: data, path: path)
+                guard recent.clientIdentifier == client else {
+                    throw FolderSyncError(.corruptFile, "the recent sync names client \(recent.clientIdentifier)", path: path)
+                }
+                return recent
             } catch let error as FolderSyncError where error.isDamagedFile && attempt == 1 {
                 environment.logger.debug("Reading \(path) again: \(error)")
             }
@@ -445,13 +502,24 @@ open class SynchronizationOperation: @unchecked Sendable {
     /// a whole store, as any vacuumed set does; otherwise the client waits for the next sync.
     private func downloadOnce(_ candidate: Available) async throws -> Downloaded? {
         if let done = downloaded[candidate.path.description] { return done }
-        guard !notYetVisible.contains(candidate.client) else { return nil }
+        guard !notYetVisible.contains(candidate.client), !unreadable.contains(candidate.client) else { return nil }
         do {
             let done = try await download(candidate)
             downloaded[candidate.path.description] = done
             return done
         } catch let error as FolderSyncError where error.code == .remoteItemNotFound {
             notYetVisible.insert(candidate.client)
+            return nil
+        } catch let error as FolderSyncError where error.isDamagedFile {
+            // This client's sets wait from this one on; the others go on.
+            unreadable.insert(candidate.client)
+            warnUnreadable(error, "change set \(candidate.sequence) of client \(candidate.client)")
+            return nil
+        } catch let error as FolderSyncError where error.code == .unsupportedFormatVersion {
+            // A newer app's file: parked with its client's later sets, like a set of a newer schema.
+            unreadable.insert(candidate.client)
+            report.parkedChangeSets.append(candidate.path.description)
+            report.warnings.append(SyncWarning(kind: .changeSetParked, message: error.message, path: candidate.path.description))
             return nil
         }
     }
@@ -464,22 +532,26 @@ open class SynchronizationOperation: @unchecked Sendable {
         var prescan: BackgroundPrescan
     }
 
-    /// What the set's prescan found, once it is done. A set the prescan finds damaged (a read that caught a
-    /// replacement half done) is downloaded once more, as a damaged download is.
-    private func prescan(_ candidate: Available) async throws -> ChangeSetPrescan {
+    /// What the set's prescan found, once it is done; `nil` when the set is damaged (its client then waits). A set
+    /// the prescan finds damaged (a read that caught a replacement half done) is downloaded once more, as a damaged
+    /// download is.
+    private func prescan(_ candidate: Available) async throws -> ChangeSetPrescan? {
         let path = candidate.path.description
         guard let set = downloaded[path] else { throw FolderSyncError(.corruptFile, "the change set was not downloaded", path: path) }
         do {
-            return try set.prescan.result()
-        } catch let error as FolderSyncError where error.isDamagedFile {
-            environment.logger.debug("Downloading \(candidate.path) again: \(error)")
-            let again = try await download(candidate)
-            downloaded[path] = again
             do {
-                return try again.prescan.result()
+                return try set.prescan.result()
             } catch let error as FolderSyncError where error.isDamagedFile {
-                throw FolderSyncError(.corruptFile, "the change set is damaged", path: path)
+                environment.logger.debug("Downloading \(candidate.path) again: \(error)")
+                let again = try await download(candidate)
+                downloaded[path] = again
+                return try again.prescan.result()
             }
+        } catch let error as FolderSyncError where error.isDamagedFile {
+            unreadable.insert(candidate.client)
+            warnUnreadable(FolderSyncError(.corruptFile, "the change set is damaged", path: path),
+                           "change set \(candidate.sequence) of client \(candidate.client)")
+            return nil
         }
     }
 
@@ -669,6 +741,12 @@ open class SynchronizationOperation: @unchecked Sendable {
     /// Whether `DeletedClients/<this client>.plist` exists.
     open func deletedClientMarkerExists() async throws -> Bool {
         try await fileSystem.exists(layout.deletedClientFile(documentIdentifier, client: clientIdentifier))
+    }
+
+    /// Reads `DeletedClients/<this client>.plist`, or `nil`; asked only when ``deletedClientMarkerExists()`` found one.
+    open func fetchDeletedClientMarker() async throws -> Data? {
+        try await fileSystem.readIfPresent(layout.deletedClientFile(documentIdentifier, client: clientIdentifier),
+                                           maximumSize: PropertyListFile.maximumByteCount)
     }
 }
 

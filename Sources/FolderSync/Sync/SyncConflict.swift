@@ -74,6 +74,9 @@ public struct SyncWarning: Sendable, Hashable, CustomStringConvertible {
         case changeSetWaiting
         /// No whole store could be used to start from (damaged, or of a newer format); the change sets were used.
         case wholeStoreUnusable
+        /// A file another client wrote (its recent sync, a change set, a deletion marker) is damaged, foreign or of a
+        /// newer format: the sync went on without it, and that client's later change sets wait for a readable one.
+        case unreadableFile
     }
 
     /// What kind of thing was noticed, for code that reacts to some kinds.
