@@ -164,9 +164,12 @@ open class SynchronizationOperation: @unchecked Sendable {
         // Also when an earlier sync published or applied but failed to write the marker (found by the simulator
         // under faults: a set published then never announced stayed invisible to every other client).
         let acknowledgement = try acknowledgement()
-        if !ownRecentSyncExists || state.announcedSequence != state.publishedSequence || state.announcedAcknowledgement != acknowledgement {
+        // The heartbeat: an idle sync says it is alive once an hour, so that "last sync" means last sync.
+        let heartbeatDue = state.announcedAt.map { environment.now().timeIntervalSince($0) >= RecentSync.heartbeatInterval } ?? true
+        if !ownRecentSyncExists || state.announcedSequence != state.publishedSequence || state.announcedAcknowledgement != acknowledgement
+            || heartbeatDue {
             emit(.phase(.writingRecentSync))
-            try await writeOwnRecentSync(state, acknowledgement: acknowledgement)
+            state.announcedAt = try await writeOwnRecentSync(state, acknowledgement: acknowledgement)
             state.announcedSequence = state.publishedSequence
             state.announcedAcknowledgement = acknowledgement
         }
@@ -679,7 +682,8 @@ open class SynchronizationOperation: @unchecked Sendable {
         for (name, _) in staged { try? FileManager.default.removeItem(at: directory.appendingPathComponent(name)) }
     }
 
-    private func writeOwnRecentSync(_ state: LocalSyncState, acknowledgement: [String: Int64]) async throws {
+    /// Writes this client's marker; returns the date it holds.
+    private func writeOwnRecentSync(_ state: LocalSyncState, acknowledgement: [String: Int64]) async throws -> Date {
         let recent = RecentSync(clientIdentifier: clientIdentifier, lastSyncDate: environment.now().wholeSeconds,
                                 publishedSequence: state.publishedSequence, acknowledgement: acknowledgement,
                                 schemaVersion: store.schemaVersion, recentChangeSets: state.recentlyPublished)
@@ -687,6 +691,7 @@ open class SynchronizationOperation: @unchecked Sendable {
         try await writeRecentSync(data)
         report.remoteRequests += 1
         report.bytesSent += Int64(data.count)
+        return recent.lastSyncDate
     }
 
     // MARK: Backend steps

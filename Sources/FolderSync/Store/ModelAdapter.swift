@@ -109,6 +109,9 @@ public struct LocalSyncState: Codable, Hashable, Sendable {
     public var announcedSequence: Int64 = 0
     /// The acknowledgement (highest applied sequence per client) the marker said when last written.
     public var announcedAcknowledgement: [String: Int64] = [:]
+    /// When the marker was last written (the ``RecentSync/lastSyncDate`` it holds); an idle sync writes it again
+    /// once it is ``RecentSync/heartbeatInterval`` old. `nil` for state saved before the heartbeat existed.
+    public var announcedAt: Date?
     /// The file names of this client's newest published change sets, announced in its marker
     /// (``RecentSync/recentChangeSets``).
     public var recentlyPublished: [String] = []
@@ -127,6 +130,7 @@ public struct LocalSyncState: Codable, Hashable, Sendable {
         bytesSinceWholeStore = try container.decodeIfPresent(Int64.self, forKey: .bytesSinceWholeStore) ?? 0
         announcedSequence = try container.decodeIfPresent(Int64.self, forKey: .announcedSequence) ?? 0
         announcedAcknowledgement = try container.decodeIfPresent([String: Int64].self, forKey: .announcedAcknowledgement) ?? [:]
+        announcedAt = try container.decodeIfPresent(Date.self, forKey: .announcedAt)
         recentlyPublished = try container.decodeIfPresent([String].self, forKey: .recentlyPublished) ?? []
     }
 
