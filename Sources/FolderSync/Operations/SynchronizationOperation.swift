@@ -64,6 +64,8 @@ open class SynchronizationOperation: @unchecked Sendable {
     /// Clients with a file this sync could not use (a damaged marker or change set): reported once, and their sets
     /// from the damaged one on wait, while every other client's sync goes on (one client's file never stops others).
     private var unreadable: Set<String> = []
+    /// Whether this client's own recent sync must be written whatever it would say (found damaged or older).
+    private var rewritesOwnRecentSync = false
     var report = SyncReport()
     /// The ledger, read once per sync and kept current as sets are applied: reading it (every set ever applied)
     /// at each step made a sync cost what exists rather than what is new.
@@ -95,6 +97,7 @@ open class SynchronizationOperation: @unchecked Sendable {
         downloaded = [:]
         notYetVisible = []
         unreadable = []
+        rewritesOwnRecentSync = false
         for directory in [localLayout.stagedSyncChangesDirectory, localLayout.downloadsDirectory] {
             try LocalFiles.createDirectory(directory)
         }
@@ -167,9 +170,12 @@ open class SynchronizationOperation: @unchecked Sendable {
         // The heartbeat: an idle sync says it is alive once an hour, so that "last sync" means last sync.
         let heartbeatDue = state.announcedAt.map { environment.now().timeIntervalSince($0) >= RecentSync.heartbeatInterval } ?? true
         if !ownRecentSyncExists || state.announcedSequence != state.publishedSequence || state.announcedAcknowledgement != acknowledgement
-            || heartbeatDue {
+            || heartbeatDue || rewritesOwnRecentSync {
             emit(.phase(.writingRecentSync))
             state.announcedAt = try await writeOwnRecentSync(state, acknowledgement: acknowledgement)
+            // The tag of what was just written: the marker is read back only once someone else changed it.
+            state.ownRecentSyncEtag = try await fetchOwnRecentSyncVersionTag()
+            report.remoteRequests += 1
             state.announcedSequence = state.publishedSequence
             state.announcedAcknowledgement = acknowledgement
         }
@@ -307,26 +313,30 @@ open class SynchronizationOperation: @unchecked Sendable {
         var announced = false
     }
 
+    /// Finds the change sets this client has not applied: from the markers in `RecentSyncs/`, reading only those
+    /// whose version tag changed, and listing only the folders of clients with news their marker does not name.
+    ///
+    /// Clients without a marker (deleted, expired) are found too, from what this client knew of them, from the
+    /// acknowledgements in other markers, and once after each fresh start from a listing of `SyncChanges/`:
+    /// their folders are listed until everything they published is applied.
     /// - Parameter listing: clients whose folder is listed even when their marker names every set they have new.
     private func findNewChangeSets(_ state: inout LocalSyncState, listing: Set<String> = []) async throws -> ([Available], ownRecentSyncExists: Bool) {
-        let applied = try appliedChangeSets()
-        let acknowledged = try acknowledgement()
-        var ownExists = false
-        var clientsWithNews: [String] = []
-        var listedInstead = Set<String>()
         let markers = try await fetchRecentSyncListing()
         report.remoteRequests += 1
-        for item in markers where item.kind == .file {
-            guard item.name.hasSuffix(".recentsync"), !TemporaryName.isTemporary(item.name) else {
-                if !TemporaryName.isTemporary(item.name) { warnUnknown(layout.recentSyncsDirectory(documentIdentifier).appending(item.name)) }
-                continue
-            }
-            let client = String(item.name.dropLast(".recentsync".count))
-            guard (try? Identifier.validate(client, role: "client")) != nil else {
+        let ownMarker = markers.first { $0.kind == .file && $0.name == RemoteLayout.recentSyncFileName(client: clientIdentifier) }
+        if let ownMarker { try await checkOwnHistory(ownMarker, &state) }
+        let applied = try appliedChangeSets()
+        let acknowledged = try acknowledgement()
+        var clientsWithNews: [String] = []
+        var listedInstead = Set<String>()
+        var withMarkers = Set<String>()
+        for item in markers where item.kind == .file && !TemporaryName.isTemporary(item.name) {
+            guard let client = RemoteLayout.parseRecentSyncFileName(item.name) else {
                 warnUnknown(layout.recentSyncsDirectory(documentIdentifier).appending(item.name))
                 continue
             }
-            if client == clientIdentifier { ownExists = true; continue }
+            withMarkers.insert(client)
+            if client == clientIdentifier { continue }
             var known = state.knownRecentSyncs[client]
             if known == nil || item.etag == nil || known?.etag != item.etag {
                 let recent: RecentSync?
@@ -340,7 +350,22 @@ open class SynchronizationOperation: @unchecked Sendable {
                     continue
                 }
                 guard let recent else { continue }
-                known = .init(etag: item.etag, publishedSequence: recent.publishedSequence, recentChangeSets: recent.recentChangeSets)
+                for (other, sequence) in recent.acknowledgement where other != client && other != clientIdentifier {
+                    state.acknowledgedByOthers[other] = max(state.acknowledgedByOthers[other] ?? 0, sequence)
+                }
+                if let previous = known, recent.publishedSequence < previous.publishedSequence {
+                    // A marker never goes back: this one is an older copy (a restored folder, a provider rolling it
+                    // back). What was seen stays known, and the folder is listed for what the marker no longer says.
+                    report.warnings.append(SyncWarning(kind: .staleRecentSync,
+                        message: "client \(client)'s recent sync says it published up to \(recent.publishedSequence), "
+                                 + "where it said \(previous.publishedSequence) before; the older copy is ignored",
+                        path: layout.recentSyncFile(documentIdentifier, client: client).description))
+                    known?.etag = item.etag
+                    clientsWithNews.append(client)
+                    listedInstead.insert(client)
+                } else {
+                    known = .init(etag: item.etag, publishedSequence: recent.publishedSequence, recentChangeSets: recent.recentChangeSets)
+                }
                 state.knownRecentSyncs[client] = known
             }
             if let known, known.publishedSequence > (acknowledged[client] ?? 0) { clientsWithNews.append(client) }
@@ -348,13 +373,26 @@ open class SynchronizationOperation: @unchecked Sendable {
         if let after = state.ownChangeSetsToReapplyAfter, state.publishedSequence > after {
             clientsWithNews.append(clientIdentifier)
         }
-        // A client whose marker vanished (deleted or expired) leaves its change sets until everyone applied them:
-        // list its folder until nothing in it is left to apply, then forget it.
-        let listed = Set(markers.map(\.name))
-        let vanished = state.knownRecentSyncs.keys.filter { $0 != clientIdentifier && !listed.contains($0 + ".recentsync") }
+        // Clients without a marker: those that others applied sets of, and, once after a fresh start, every
+        // client with a folder in SyncChanges/.
+        for (client, sequence) in state.acknowledgedByOthers where !withMarkers.contains(client) && sequence > (acknowledged[client] ?? 0) {
+            let known = state.knownRecentSyncs[client]
+            state.knownRecentSyncs[client] = .init(etag: nil, publishedSequence: max(known?.publishedSequence ?? 0, sequence))
+        }
+        if !state.hasListedClients && !isReadOnly {
+            report.remoteRequests += 1
+            for item in try await fetchClientsWithChangeSets() where item.kind == .directory && !withMarkers.contains(item.name)
+                && state.knownRecentSyncs[item.name] == nil && DocumentInventory.isIdentifierName(item.name) {
+                state.knownRecentSyncs[item.name] = .init(etag: nil, publishedSequence: 0)
+            }
+            state.hasListedClients = true
+        }
+        // A client whose marker vanished leaves its change sets until everyone applied them: its folder is listed
+        // until everything it published (as far as anyone knows) is applied, then it is forgotten.
+        let vanished = Set(state.knownRecentSyncs.keys.filter { $0 != clientIdentifier && !withMarkers.contains($0) })
         clientsWithNews += vanished
         var available: [Available] = []
-        for client in clientsWithNews.sorted() {
+        for client in Set(clientsWithNews).sorted() {
             let directory = layout.syncChangesDirectory(documentIdentifier, client: client)
             if client != clientIdentifier, !vanished.contains(client), !listing.contains(client), !listedInstead.contains(client),
                let announced = state.knownRecentSyncs[client]?.announcedChangeSets(after: acknowledged[client] ?? 0) {
@@ -366,9 +404,16 @@ open class SynchronizationOperation: @unchecked Sendable {
             }
             let listing = try await fetchChangeSetListing(client: client)
             report.remoteRequests += 1
+            var names: [Int64: String] = [:]
             for item in listing where item.kind == .file {
                 guard let parsed = RemoteLayout.parseChangeSetFileName(item.name) else {
                     if !TemporaryName.isTemporary(item.name) { warnUnknown(directory.appending(item.name)) }
+                    continue
+                }
+                if let other = names.updateValue(item.name, forKey: parsed.sequence) {
+                    report.warnings.append(SyncWarning(kind: .duplicateSequence,
+                        message: "client \(client) published two change sets numbered \(parsed.sequence) (\(other) and \(item.name)); "
+                                 + "only one can be applied", path: directory.appending(item.name).description))
                     continue
                 }
                 guard !applied.contains(parsed.sequence, of: client) else { continue }
@@ -378,14 +423,72 @@ open class SynchronizationOperation: @unchecked Sendable {
             let next = (acknowledged[client] ?? 0) + 1
             let present = Set(available.filter { $0.client == client }.map(\.sequence))
             let published = client == clientIdentifier ? state.publishedSequence : state.knownRecentSyncs[client]?.publishedSequence ?? 0
-            if vanished.contains(client) && present.isEmpty {
+            if vanished.contains(client) && present.isEmpty && published < next {
+                // Everything it published, as far as anyone knows, is applied: forget it. A listing that lags
+                // behind cannot make it forgotten early: its published sequence says what must be applied first.
                 state.knownRecentSyncs[client] = nil
             } else if published >= next, !present.contains(next), present.min().map({ $0 > next }) ?? true {
                 // The next set this client needs is gone: vacuum removed it, so only a whole store has its changes.
                 report.missingChangeSets[client] = next
             }
         }
-        return (available.sorted { ($0.client, $0.sequence) < ($1.client, $1.sequence) }, ownExists)
+        return (available.sorted { ($0.client, $0.sequence) < ($1.client, $1.sequence) }, ownMarker != nil)
+    }
+
+    /// Reads this client's own recent sync back when its version tag changed since it was last read (after each of
+    /// this client's writes, once), to find a store or a folder that went back in time:
+    /// - the marker says more was published than the store knows: the store was restored from an earlier copy. It
+    ///   continues after the published sequence (``ModelAdapter/continueAfterRestore(remotePublishedSequence:localClient:)``),
+    ///   its own sets in between come back from the remote, and nothing is ever numbered twice;
+    /// - the marker says less: the folder was restored from an older copy, or the marker rolled back. The marker is
+    ///   written again, and when this client's own sets are gone from the folder, it owes a whole store that
+    ///   covers them (uploaded by the manager after this sync), so that the folder heals.
+    private func checkOwnHistory(_ item: RemoteItem, _ state: inout LocalSyncState) async throws {
+        guard !isReadOnly, item.etag == nil || item.etag != state.ownRecentSyncEtag else { return }
+        let path = layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description
+        let recent: RecentSync
+        do {
+            guard let read = try await readRecentSync(client: clientIdentifier) else { return }
+            recent = read
+        } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
+            warnUnreadable(error, "this client's own recent sync")
+            rewritesOwnRecentSync = true
+            return
+        }
+        state.ownRecentSyncEtag = item.etag
+        if recent.publishedSequence > state.publishedSequence {
+            let restoredAt = state.publishedSequence
+            try store.continueAfterRestore(remotePublishedSequence: recent.publishedSequence, localClient: clientIdentifier)
+            ledger = nil
+            let continued = try store.loadSyncState()
+            state.nextSequence = continued.nextSequence
+            state.publishedSequence = continued.publishedSequence
+            state.ownChangeSetsToReapplyAfter = continued.ownChangeSetsToReapplyAfter
+            state.recentlyPublished = continued.recentlyPublished
+            state.announcedSequence = continued.announcedSequence
+            // Sets staged under numbers the remote already gave to other changes: their changes are pending again.
+            let staged = localLayout.stagedSyncChangesDirectory
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: staged.path)) ?? []
+            where (RemoteLayout.parseChangeSetFileName(name)?.sequence ?? 0) > restoredAt {
+                try? FileManager.default.removeItem(at: staged.appendingPathComponent(name))
+            }
+            report.warnings.append(SyncWarning(kind: .restoredStore,
+                message: "this store was restored from an earlier copy: the remote holds this client's change sets up to "
+                         + "\(recent.publishedSequence), the store knew only up to \(restoredAt); it continues after "
+                         + "\(recent.publishedSequence) and applies its own sets in between from the remote", path: path))
+        } else if recent.publishedSequence < state.publishedSequence {
+            rewritesOwnRecentSync = true
+            let listing = try await fetchChangeSetListing(client: clientIdentifier)
+            report.remoteRequests += 1
+            let present = Set(listing.compactMap { RemoteLayout.parseChangeSetFileName($0.name)?.sequence })
+            let lost = (recent.publishedSequence + 1...state.publishedSequence).filter { !present.contains($0) }
+            if !lost.isEmpty { state.owesWholeStore = true }
+            report.warnings.append(SyncWarning(kind: .staleRecentSync,
+                message: "this client's recent sync on the remote says it published up to \(recent.publishedSequence), "
+                         + "where it published up to \(state.publishedSequence) (the folder or the file was restored from an "
+                         + "older copy); it is written again" + (lost.isEmpty ? "" : ", and \(lost.count) of its change sets "
+                         + "are gone from the folder: a whole store that covers them is uploaded"), path: path))
+        }
     }
 
     /// Reports a file another client wrote that this sync cannot use.
@@ -717,6 +820,11 @@ open class SynchronizationOperation: @unchecked Sendable {
         try await fileSystem.readIfPresent(layout.recentSyncFile(documentIdentifier, client: client), maximumSize: PropertyListFile.maximumByteCount)
     }
 
+    /// Lists `SyncChanges/`: one folder per client that registered with the document (once after a fresh start).
+    open func fetchClientsWithChangeSets() async throws -> [RemoteItem] {
+        try await fileSystem.contentsOfDirectoryIfPresent(at: layout.syncChangesDirectory(documentIdentifier))
+    }
+
     /// Lists one client's change sets.
     open func fetchChangeSetListing(client: String) async throws -> [RemoteItem] {
         try await fileSystem.contentsOfDirectoryIfPresent(at: layout.syncChangesDirectory(documentIdentifier, client: client))
@@ -731,6 +839,12 @@ open class SynchronizationOperation: @unchecked Sendable {
     /// once (their uploads overlap).
     open func publishChangeSet(from url: URL, name: String) async throws {
         try await fileSystem.upload(fromLocalFile: url, to: layout.syncChangesDirectory(documentIdentifier, client: clientIdentifier).appending(name))
+    }
+
+    /// The version tag of this client's own recent-sync marker, asked right after writing it; `nil` when the
+    /// backend has none (the marker is then read back at every sync).
+    open func fetchOwnRecentSyncVersionTag() async throws -> String? {
+        try await fileSystem.item(at: layout.recentSyncFile(documentIdentifier, client: clientIdentifier))?.etag
     }
 
     /// Replaces this client's recent-sync marker.
@@ -761,6 +875,10 @@ extension LocalSyncState {
         var merged = self
         merged.knownRecentSyncs = other.knownRecentSyncs
         merged.ownChangeSetsToReapplyAfter = other.ownChangeSetsToReapplyAfter
+        merged.ownRecentSyncEtag = other.ownRecentSyncEtag
+        merged.owesWholeStore = other.owesWholeStore
+        merged.acknowledgedByOthers = other.acknowledgedByOthers
+        merged.hasListedClients = other.hasListedClients
         return merged
     }
 }
