@@ -22,8 +22,12 @@ extension RemoteTreeDoctor {
                 guard let document, let manifest = try await decode(WholeStoreManifest.self, walked, repair: .quarantine, &examination)
                 else { continue }
                 expectIdentity(manifest.clientIdentifier, path.parent.name, "client", path, &examination)
-                // Only published stores cover anything; a staged manifest may never be published.
-                if !path.components.contains("TemporaryFiles") { examination.documentFacts[document]?.manifests.append(manifest) }
+                // Only published stores cover anything (a staged manifest may never be published), and only once
+                // their file is read whole and matches the manifest, as vacuum requires.
+                guard !path.components.contains("TemporaryFiles") else { continue }
+                if try await checkWholeStore(of: manifest, path: path.parent.appending(RemoteLayout.wholeStoreFileName), &examination) {
+                    examination.documentFacts[document]?.manifests.append(manifest)
+                }
             case "plist":
                 try await checkPropertyList(walked, document: document, &examination)
             case "attachment":
@@ -112,6 +116,26 @@ extension RemoteTreeDoctor {
             examination.add(.error, .unappliableChangeSet, path,
                             "the header disagrees with the file's place (" + disagreements.joined(separator: "; ") + "): no client applies it")
         }
+    }
+
+    /// Reads a published whole store whole and checks it against its manifest; a damaged or missing one is an error
+    /// (it covers nothing: change sets only it contained are lost to new devices). Returns whether it is sound.
+    private func checkWholeStore(of manifest: WholeStoreManifest, path: RemotePath, _ examination: inout Examination) async throws -> Bool {
+        do {
+            let file = try await WholeStoreReader.verify(path: path.description) { body in
+                try await fileSystem.readPieces(of: path, size: 1 << 20, body)
+            }
+            try manifest.check(file, path: path.description)
+            return true
+        } catch let error as FolderSyncError where error.code == .unsupportedFormatVersion {
+            examination.add(.warning, .unsupportedVersion, path, error.message + "; a newer client reads it")
+        } catch let error as FolderSyncError where error.isDamagedFile {
+            examination.add(.error, .corruptWholeStore, path,
+                            error.message + "; it covers nothing, and its uploader replaces it at its next upload", repair: .quarantine)
+        } catch FolderSyncError.Code.remoteItemNotFound {
+            examination.add(.error, .corruptWholeStore, path, "the manifest describes a whole store that is not there; it covers nothing")
+        }
+        return false
     }
 
     /// Verifies an attachment's contents against the SHA-256 that names it.

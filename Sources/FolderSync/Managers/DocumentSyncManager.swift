@@ -286,6 +286,13 @@ open class DocumentSyncManager: @unchecked Sendable {
                                 actorIdentifier: clientIdentifier, environment: applicationSyncManager.environment)
     }
 
+    /// The maintenance object of ``documentMaintenance()``, with this client's cache of verified whole stores.
+    func maintenance() throws -> DocumentMaintenance {
+        let maintenance = try documentMaintenance()
+        maintenance.verificationCacheFile = localLayout.verifiedWholeStoresFile
+        return maintenance
+    }
+
     /// Builds the synchronization operation. Override to return a backend subclass.
     open func synchronizationOperation(integrityKey: String, store: any ModelAdapter) -> SynchronizationOperation {
         var resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?

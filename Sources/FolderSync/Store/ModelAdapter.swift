@@ -223,4 +223,22 @@ public protocol SnapshottingModelAdapter: ModelAdapter {
     /// Forgets the merge history and records every row as a new local change, to re-join a remote that was
     /// replaced: this client's data then travels again, and merges with what others push.
     func resetForRejoin() throws
+
+    /// The shape of the bookkeeping tables in the snapshots this adapter writes, recorded in every whole store
+    /// (format 3 on) so that a reader decides by number how to read them: a newer one is refused with
+    /// ``FolderSyncError/Code/unsupportedFormatVersion``, never guessed at. The default is 1.
+    var snapshotSchemaVersion: Int { get }
+}
+
+extension SnapshottingModelAdapter {
+    public var snapshotSchemaVersion: Int { 1 }
+
+    /// Refuses a snapshot whose bookkeeping is newer than this adapter's (`nil`: a file from before whole-store
+    /// format 3, read by the shape of its tables).
+    /// - Throws: ``FolderSyncError/Code/unsupportedFormatVersion`` naming `path` and both versions.
+    func checkSnapshotSchemaVersion(_ version: Int?, path: String) throws {
+        guard let version, version > snapshotSchemaVersion else { return }
+        throw FolderSyncError(.unsupportedFormatVersion,
+                              "the whole store's snapshot schema version \(version) is newer than the supported \(snapshotSchemaVersion)", path: path)
+    }
 }
