@@ -93,7 +93,7 @@ extension GRDBStore: SnapshottingModelAdapter {
                     try recordInstalledStore(covers: covers, localClient: localClient, db)
                     clock.observe(HybridTimestamp(rawValue: try StoreClock.newestStamp(db)))
                     capturing.withLock { $0 = true }
-                    try reapply(unpublished, db)
+                    try reapply(unpublished, localClient: localClient, db)
                     lastInstallCopiedPages.withLock { $0 = false }
                     return .commit
                 }
@@ -110,6 +110,11 @@ extension GRDBStore: SnapshottingModelAdapter {
         var values: [String: DatabaseValue]
         /// Every column of the row as it is locally, when it exists: to put it back if the store lacks it.
         var row: [String: DatabaseValue]? = nil
+        /// When each marked column was written here (its register's timestamp): the write keeps its own time when it
+        /// is put back, so that it wins or loses against the installed store by when it was made.
+        var stamps: [String: UInt64] = [:]
+        /// When the row was deleted here, for a delete.
+        var deletionStamp: UInt64?
     }
 
     private func unpublishedRows(_ db: Database) throws -> [UnpublishedRow] {
@@ -119,13 +124,18 @@ extension GRDBStore: SnapshottingModelAdapter {
             guard let table = tablesByName[name] else { continue }
             let key = name + "\u{0}" + syncID
             var entry = rows[key] ?? UnpublishedRow(table: table, syncID: syncID, deleted: false, created: false, values: [:])
+            let registers = try self.registers(db, table: name, syncID: syncID) ?? RowRegisters()
             for column in try PendingMarks(row[2] as Data?).names {
                 switch column {
-                case StoreSchema.deletedMarker: entry.deleted = true
+                case StoreSchema.deletedMarker:
+                    entry.deleted = true
+                    entry.deletionStamp = try Int64.fetchOne(db, sql: "SELECT hlc FROM foldersync_tombstones WHERE tbl = ? AND sync_id = ?",
+                                                             arguments: [name, syncID]).map { UInt64(bitPattern: $0) }
                 case StoreSchema.createdMarker: entry.created = true
                 default:
                     if let current = try Row.fetchOne(db, sql: "SELECT \(column.quotedDatabaseIdentifier) FROM \(name.quotedDatabaseIdentifier) WHERE \(table.syncIDColumn.quotedDatabaseIdentifier) = ?", arguments: [syncID]) {
                         entry.values[column] = current[0]
+                        if let register = registers[column], register.client == nil { entry.stamps[column] = register.timestamp }
                     }
                 }
             }
@@ -157,21 +167,41 @@ extension GRDBStore: SnapshottingModelAdapter {
         }
     }
 
-    /// Writes unpublished local changes again, with change capture on: they become new local changes.
-    private func reapply(_ rows: [UnpublishedRow], _ db: Database) throws {
-        for row in rows {
+    /// Writes unpublished local changes again, with change capture on: they become local changes again. Each keeps
+    /// the time it was written: a column the installed store holds from a newer write keeps the store's value, and
+    /// one written here later wins and travels, by the writes' own clocks, never by when the store was installed.
+    private func reapply(_ rows: [UnpublishedRow], localClient: String, _ db: Database) throws {
+        for var row in rows {
+            // Columns the store holds from a newer write than this client's keep the store's value.
+            let stored = try registers(db, table: row.table.name, syncID: row.syncID) ?? RowRegisters()
+            for (name, timestamp) in row.stamps {
+                guard let theirs = stored.stamp(of: name, localClient: localClient), theirs.clientIdentifier != localClient else { continue }
+                if theirs > ChangeStamp(timestamp: HybridTimestamp(rawValue: timestamp), clientIdentifier: localClient) {
+                    row.values[name] = nil
+                    row.stamps[name] = nil
+                }
+            }
             let table = row.table.name.quotedDatabaseIdentifier, id = row.table.syncIDColumn.quotedDatabaseIdentifier
             let exists = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(table) WHERE \(id) = ?)", arguments: [row.syncID]) ?? false
             let tombstoned = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM foldersync_tombstones WHERE tbl = ? AND sync_id = ?)",
                                                arguments: [row.table.name, row.syncID]) ?? false
             if row.deleted {
+                let deletion = row.deletionStamp.map { ChangeStamp(timestamp: HybridTimestamp(rawValue: $0), clientIdentifier: localClient) }
+                if row.table.deletePolicy == .lastWriterWins, let deletion, let newest = stored.newest(localClient: localClient),
+                   newest.clientIdentifier != localClient, newest > deletion {
+                    continue   // last writer wins: the store holds a write made after this delete
+                }
                 if exists {
                     try db.execute(sql: "DELETE FROM \(table) WHERE \(id) = ?", arguments: [row.syncID])
+                    if let stamp = row.deletionStamp {
+                        try db.execute(sql: "UPDATE foldersync_tombstones SET hlc = ? WHERE tbl = ? AND sync_id = ?",
+                                       arguments: [Int64(bitPattern: stamp), row.table.name, row.syncID])
+                    }
                 } else if !tombstoned {
                     // A row the store does not have (created here, or by a change set the store does not cover):
                     // the delete must still stand and travel, or that change set would bring the row back.
-                    try db.execute(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, foldersync_tick(), NULL)",
-                                   arguments: [row.table.name, row.syncID])
+                    try db.execute(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, NULL)",
+                                   arguments: [row.table.name, row.syncID, try Int64(bitPattern: row.deletionStamp ?? clock.tick(now: now()).rawValue)])
                     try updatePendingMarks(db, table: row.table.name, syncID: row.syncID, add: [StoreSchema.deletedMarker], remove: [])
                 }
                 continue
@@ -181,15 +211,16 @@ extension GRDBStore: SnapshottingModelAdapter {
                 try db.execute(sql: "UPDATE \(table) SET \(names.map { "\($0.quotedDatabaseIdentifier) = ?" }.joined(separator: ", ")) WHERE \(id) = ?",
                                arguments: StatementArguments(names.map { row.values[$0]! }) + [row.syncID])
                 // A column whose value equals the store's is not changed by the UPDATE, so no trigger records it;
-                // it is still this client's unpublished change, and must travel with a new stamp like the others.
+                // it is still this client's unpublished change, and travels with the time it was written.
                 var registers = try self.registers(db, table: row.table.name, syncID: row.syncID) ?? RowRegisters()
-                for name in names { registers.set(name, timestamp: try clock.tick(now: now()).rawValue, client: nil) }
+                for name in names { registers.set(name, timestamp: try row.stamps[name] ?? clock.tick(now: now()).rawValue, client: nil) }
                 try saveRegisters(db, registers, table: row.table.name, syncID: row.syncID)
                 try updatePendingMarks(db, table: row.table.name, syncID: row.syncID, add: names, remove: [])
             } else if !exists, row.created, !(tombstoned && row.table.deletePolicy == .deleteWins) {
                 let all = [row.table.syncIDColumn] + names
                 try db.execute(sql: "INSERT INTO \(table)(\(all.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: all.count).joined(separator: ", ")))",
                                arguments: [row.syncID] + StatementArguments(names.map { row.values[$0]! }))
+                try keepStamps(row, names: names, db)
             } else if !exists, let local = row.row, !names.isEmpty, !tombstoned {
                 // An update to a row the store does not have yet (it covers less than this client had applied):
                 // put the row back as it was here, but only the updated columns become new local changes; the
@@ -205,8 +236,16 @@ extension GRDBStore: SnapshottingModelAdapter {
                 var registers = try self.registers(db, table: row.table.name, syncID: row.syncID) ?? RowRegisters()
                 registers.removeAll { $0.client == nil && !names.contains($0.column) }
                 try saveRegisters(db, registers, table: row.table.name, syncID: row.syncID)
+                try keepStamps(row, names: names, db)
             }
         }
+    }
+
+    /// Gives the columns `names` of a row put back the times they were written here (the trigger stamped them now).
+    private func keepStamps(_ row: UnpublishedRow, names: [String], _ db: Database) throws {
+        var registers = try self.registers(db, table: row.table.name, syncID: row.syncID) ?? RowRegisters()
+        for name in names { if let timestamp = row.stamps[name] { registers.set(name, timestamp: timestamp, client: nil) } }
+        try saveRegisters(db, registers, table: row.table.name, syncID: row.syncID)
     }
 
     public func backup(to url: URL) throws {
@@ -221,37 +260,50 @@ extension GRDBStore: SnapshottingModelAdapter {
     public func resetForRejoin() throws {
         try wrap("preparing to re-join") {
             try database.write { db in
-                // Deletes not yet published are unpushed local changes: they travel again, like the rows (invariant 5).
+                // Deletes not yet published are unpushed local changes: they travel again, like the rows (invariant 5),
+                // each with the time it was made.
                 let pendingDeletes = try Row.fetchAll(db, sql: """
-                    SELECT DISTINCT tbl, sync_id FROM (\(StoreSchema.unpublishedChanges)) WHERE foldersync_marked(marks, ?)
-                    """, arguments: [StoreSchema.deletedMarker]).map { ($0[0] as String, $0[1] as String) }
-                for name in Self.snapshotMetadataTables + [LocalLayout.unsynchronizedChangesTable, LocalLayout.stagedChangesTable] {
+                    SELECT DISTINCT u.tbl, u.sync_id, d.hlc FROM (\(StoreSchema.unpublishedChanges)) u
+                    LEFT JOIN foldersync_tombstones d ON d.tbl = u.tbl AND d.sync_id = u.sync_id
+                    WHERE foldersync_marked(u.marks, ?)
+                    """, arguments: [StoreSchema.deletedMarker]).map { ($0[0] as String, $0[1] as String, $0[2] as Int64?) }
+                // The old epoch's merge history goes, but for the time each value was written (its register).
+                for name in ["foldersync_tombstones", "foldersync_shadow", LocalLayout.unsynchronizedChangesTable, LocalLayout.stagedChangesTable] {
                     try db.execute(sql: "DELETE FROM \(name)")
                 }
                 try Self.replaceLedger(db)
+                let synced = tables.map(\.name)
+                try db.execute(sql: "DELETE FROM foldersync_clocks WHERE tbl NOT IN (\(synced.map { _ in "?" }.joined(separator: ", ")))",
+                               arguments: StatementArguments(synced))
+                for table in tables {
+                    let names = columns[table.name] ?? []
+                    let quoted = table.name.quotedDatabaseIdentifier, id = table.syncIDColumn.quotedDatabaseIdentifier
+                    try db.execute(sql: "DELETE FROM foldersync_clocks WHERE tbl = ? AND sync_id NOT IN (SELECT \(id) FROM \(quoted))",
+                                   arguments: [table.name])
+                    if !names.isEmpty {
+                        let arguments = StatementArguments([table.name]) + StatementArguments(names)
+                        let columnsList = names.map { _ in "?" }.joined(separator: ", ")
+                        try db.execute(sql: "UPDATE foldersync_clocks SET stamps = foldersync_rejoined(stamps, \(columnsList)) WHERE tbl = ?",
+                                       arguments: StatementArguments(names) + [table.name])
+                        try db.execute(sql: """
+                            INSERT INTO foldersync_clocks(tbl, sync_id, stamps)
+                            SELECT ?1, t.\(id), foldersync_rejoined(NULL, \(names.indices.map { "?\($0 + 2)" }.joined(separator: ", "))) FROM \(quoted) t
+                            WHERE NOT EXISTS (SELECT 1 FROM foldersync_clocks c WHERE c.tbl = ?1 AND c.sync_id = t.\(id))
+                            """, arguments: arguments)
+                    }
+                    try db.execute(sql: """
+                        INSERT OR REPLACE INTO \(LocalLayout.unsynchronizedChangesTable)(tbl, sync_id, staged_in, marks)
+                        SELECT ?, \(id), 0, ? FROM \(quoted)
+                        """, arguments: [table.name, PendingMarks([StoreSchema.createdMarker] + names).encoded])
+                }
+                let tombstones = try db.makeStatement(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, NULL)")
                 let pending = try db.makeStatement(sql: """
                     INSERT OR REPLACE INTO \(LocalLayout.unsynchronizedChangesTable)(tbl, sync_id, staged_in, marks) VALUES (?, ?, 0, ?)
                     """)
-                let clocks = try db.makeStatement(sql: "INSERT OR REPLACE INTO foldersync_clocks(tbl, sync_id, stamps) VALUES (?, ?, ?)")
-                for table in tables {
-                    let names = columns[table.name] ?? []
-                    let marks = PendingMarks([StoreSchema.createdMarker] + names).encoded
-                    let ids = try String.fetchAll(db, sql: "SELECT \(table.syncIDColumn.quotedDatabaseIdentifier) FROM \(table.name.quotedDatabaseIdentifier)")
-                    for syncID in ids {
-                        let stamp = try clock.tick(now: now()).rawValue
-                        try pending.execute(arguments: [table.name, syncID, marks])
-                        guard !names.isEmpty else { continue }
-                        var registers = RowRegisters()
-                        for column in names { registers.set(column, timestamp: stamp, client: nil) }
-                        try clocks.execute(arguments: [table.name, syncID, registers.encoded])
-                    }
-                }
-                let tombstones = try db.makeStatement(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, NULL)")
                 let deleted = PendingMarks([StoreSchema.deletedMarker]).encoded
-                for (table, syncID) in pendingDeletes {
-                    let stamp = Int64(bitPattern: try clock.tick(now: now()).rawValue)
+                for (table, syncID, stamp) in pendingDeletes {
                     try pending.execute(arguments: [table, syncID, deleted])
-                    try tombstones.execute(arguments: [table, syncID, stamp])
+                    try tombstones.execute(arguments: [table, syncID, try stamp ?? Int64(bitPattern: clock.tick(now: now()).rawValue)])
                 }
                 var state = LocalSyncState()
                 state.nextSequence = 1

@@ -27,6 +27,17 @@ enum StoreFunctions {
             }
             return registers.encoded
         })
+        // foldersync_rejoined(stamps, column…): the registers with each named column made this client's write,
+        // keeping the time it was written (a column without one is written now). A re-join publishes every value
+        // again, each with its own time, so that re-joins merge by when values were written, not by who came last.
+        db.add(function: DatabaseFunction("foldersync_rejoined", argumentCount: nil, pure: false) { values in
+            var registers = try RowRegisters(blob(values.first))
+            for value in values.dropFirst() {
+                guard let name = String.fromDatabaseValue(value) else { continue }
+                registers.set(name, timestamp: try registers[name]?.timestamp ?? clock.tick(now: now()).rawValue, client: nil)
+            }
+            return registers.encoded
+        })
         addPure(db)
     }
 
