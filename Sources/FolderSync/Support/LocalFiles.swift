@@ -173,6 +173,25 @@ enum LocalFiles {
         return result
     }
 
+    /// The free space a download must leave on the local disk: 5% of the volume, at most 1 GiB.
+    static func reserve(ofVolumeBytes total: UInt64) -> UInt64 { min(total / 20, 1 << 30) }
+
+    /// Refuses to write a file of `byteCount` bytes (the size a downloaded file claims) into `directory` when the
+    /// disk would be left with less than its reserve (``reserve(ofVolumeBytes:)``): a remote file that claims more
+    /// than the disk holds must not fill it. Checked before the first byte is written.
+    /// - Throws: ``FolderSyncError/Code/localStoreFailed`` naming `path` (the remote file).
+    static func checkFreeSpace(for byteCount: UInt64, in directory: URL, path: String) throws {
+        var info = statvfs()
+        guard statvfs(directory.path, &info) == 0 else { return }   // unknown: the writes themselves fail when full
+        let unit = UInt64(info.f_frsize == 0 ? info.f_bsize : info.f_frsize)
+        let available = UInt64(info.f_bavail) &* unit, total = UInt64(info.f_blocks) &* unit
+        let reserve = reserve(ofVolumeBytes: total)
+        guard byteCount > available || available - byteCount < reserve else { return }
+        throw FolderSyncError(.localStoreFailed, """
+            says it holds \(byteCount) bytes, more than the local disk can take (\(available) bytes free, \(reserve) kept free); not written
+            """, path: path)
+    }
+
     /// Creates a folder and its parents; an existing folder is fine.
     static func createDirectory(_ url: URL, remote: Bool = false) throws {
         var isDirectory: ObjCBool = false
