@@ -6,6 +6,10 @@
 /// EINVAL or ENOSYS when the file system cannot do it).
 int foldersync_rename_noreplace(const char *from, const char *to);
 
+/// `foldersync_rename_noreplace` relative to open folders (`renameat2(RENAME_NOREPLACE)`), so that no path is
+/// walked again (the file-manager backend resolves folders without following links).
+int foldersync_renameat_noreplace(int fromdir, const char *from, int todir, const char *to);
+
 /// 1 when `path` is on a FUSE file system (its file times and inode numbers may not prove a file unchanged).
 int foldersync_is_fuse(const char *path);
 
