@@ -81,6 +81,9 @@ enum AttachmentFile {
         guard expectedSize.map({ UInt64($0) == size }) ?? true, AttachmentReference.hex(digest) == sha256 else {
             throw corrupt("header does not match its name")
         }
+        // A zlib body of a few kilobytes can claim any size: the disk must have room for the claim before a byte
+        // is written (and `take` never writes more than it).
+        if let destination { try LocalFiles.checkFreeSpace(for: size, in: destination.deletingLastPathComponent(), path: path) }
         let output = try destination.map { try LocalStream(writing: $0) }
         var hasher = SHA256()
         var written: UInt64 = 0
