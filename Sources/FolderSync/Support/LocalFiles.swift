@@ -262,9 +262,9 @@ enum LocalFiles {
     static func privateScratchDirectory(in parent: URL? = nil) throws -> URL {
         let base = (parent ?? FileManager.default.temporaryDirectory).standardizedFileURL
         var template = Array((base.path + "/foldersync-\(getuid())-XXXXXX").utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        guard made != nil else { throw error("mkdtemp", path: base.path) }
         // mkdtemp makes it 0700 whatever the umask.
-        return URL(fileURLWithPath: String(cString: template), isDirectory: true)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!).map { String(cString: $0) } }
+        guard let made else { throw error("mkdtemp", path: base.path) }
+        return URL(fileURLWithPath: made, isDirectory: true)
     }
 }
