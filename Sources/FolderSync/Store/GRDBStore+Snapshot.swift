@@ -1,5 +1,8 @@
 public import Foundation
 import GRDB
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension GRDBStore: SnapshottingModelAdapter {
     /// The tables a snapshot carries besides the synced ones: merge metadata.
@@ -77,6 +80,16 @@ extension GRDBStore: SnapshottingModelAdapter {
     /// `url` otherwise.
     func verifySnapshot(_ url: URL, _ db: Database) throws {
         try SnapshotCheck.verify(at: url, path: url.path, schema: try snapshotSchema(db), integrity: .quick)
+    }
+
+    /// The whole check of a downloaded snapshot against this store's schema (``SnapshotCheck``), without installing
+    /// it: for a download that tries the next whole store when one is refused. The install runs it again (cheaply:
+    /// SQLite's quick check is not repeated for a file that passed it unchanged).
+    /// - Throws: ``FolderSyncError/Code/corruptFile`` naming the whole store and what it holds.
+    func checkSnapshot(at url: URL) throws {
+        try wrap("checking a whole store") {
+            try database.read { db in try verifySnapshot(url, db) }
+        }
     }
 
     /// What a snapshot installed into this store may hold: each synced table with the sync-ID column and no column
@@ -239,6 +252,10 @@ extension GRDBStore: SnapshottingModelAdapter {
     public func backup(to url: URL) throws {
         try wrap("backing up the store") {
             try? FileManager.default.removeItem(at: url)
+            // The user's data: a file of this user's alone (SQLite keeps an existing file's mode, journals take it too).
+            let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, LocalFiles.privateFileMode)
+            guard fd >= 0 else { throw LocalFiles.error("create the backup", path: url.path) }
+            Glibc.close(fd)
             let copy = try DatabaseQueue(path: url.path)
             try database.backup(to: copy)
             try copy.close()

@@ -181,6 +181,11 @@ struct LocalFolderSecurityTests {
         _ = try WholeStoreFile.read(file, to: snapshot, path: "store")
         #expect(Self.mode(snapshot) == 0o600)
         #expect(Self.mode(file) == 0o644, "remote files keep shared modes")
+        // A reset's backup of the store.
+        let backup = layout.backupsDirectory.appendingPathComponent("backup.sqlite")
+        try LocalFiles.createDirectory(layout.backupsDirectory)
+        try a.store.backup(to: backup)
+        #expect(Self.mode(layout.backupsDirectory) == 0o700 && Self.mode(backup) == 0o600)
         // Scratch folders for decrypted copies: 0700, named for the user, new each time.
         let scratch = try LocalFiles.privateScratchDirectory()
         defer { try? FileManager.default.removeItem(at: scratch) }
