@@ -165,8 +165,7 @@ extension RemoteTreeDoctor {
     /// Runs `body` on a local file holding `path`: the file itself for a local tree, a downloaded copy otherwise.
     func withLocalCopy<T>(of path: RemotePath, _ body: (URL) throws -> T) async throws -> T {
         if let local = fileSystem as? FileManagerFileSystem { return try body(local.url(for: path)) }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("foldersync-doctor-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try LocalFiles.privateScratchDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let url = folder.appendingPathComponent(path.name)
         try await fileSystem.download(path, toLocalFile: url)

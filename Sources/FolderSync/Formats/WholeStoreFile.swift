@@ -43,7 +43,7 @@ enum WholeStoreFile {
     /// returns the file's size, the CRC-32 of the whole file (a manifest's version-1 check) and the CRC-32 of
     /// everything before the trailer (its content checksum, since manifest version 2).
     static func write(snapshot: URL, to destination: URL, header: Header) throws -> (byteCount: Int64, checksum: UInt32, contentChecksum: UInt32) {
-        guard FileManager.default.createFile(atPath: destination.path, contents: nil),
+        guard FileManager.default.createFile(atPath: destination.path, contents: nil, attributes: [.posixPermissions: LocalFiles.privateFileMode]),
               let output = try? FileHandle(forWritingTo: destination), let input = try? FileHandle(forReadingFrom: snapshot) else {
             throw FolderSyncError(.localStoreFailed, "cannot open the whole store for writing", path: destination.path)
         }

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reads a `WholeStore.ticdsync` as a stream, in the pieces a download delivers: it checks the file while
 /// it arrives and writes the snapshot's bytes straight into a new SQLite file.
@@ -8,6 +11,11 @@ import Foundation
 /// verified. The snapshot file is only usable once ``finish()`` returned: a truncated, corrupt or foreign
 /// file throws there, or as soon as its damage shows (a bad header, invalid zlib data, a body longer than
 /// the header says).
+///
+/// The snapshot is untrusted until ``finish()`` returned: it is written `0600`, only once the local disk has room
+/// for the size its header claims (a small zlib body can claim any size: a "zlib bomb" must not fill the disk), and
+/// ``finish()`` runs the checks of ``SnapshotCheck`` that need no schema (no trigger, no virtual table, SQLite's
+/// quick check), so that a damaged store fails here, while the download is verified and the next store can be tried.
 final class WholeStoreReader {
     /// What a complete, verified file held.
     struct Result {
@@ -40,15 +48,22 @@ final class WholeStoreReader {
     /// Asks the system to start writing a range of the snapshot to disk (file descriptor, offset, length).
     private let startWriteback: ((Int32, Int64, Int64) -> Void)?
     private var writebackStarted: UInt64 = 0
+    /// Whether ``finish()`` checks the snapshot as a SQLite database (``SnapshotCheck``).
+    private let checksSnapshot: Bool
 
     /// A reader that writes the snapshot into a new file at `snapshot` (`nil`: verifies the file, every byte of
     /// it inflated and checked, and writes nothing); errors name `path` (the remote file).
     ///
     /// `startWriteback`, for a snapshot that is made durable (fsynced) once complete: called every 64 MiB
     /// written, so that the disk writes the file while the rest arrives instead of all of it at the fsync.
-    init(snapshot: URL?, path: String, startWriteback: ((_ fd: Int32, _ offset: Int64, _ length: Int64) -> Void)? = nil) throws {
+    ///
+    /// `checksSnapshot`: whether ``finish()`` checks the snapshot as an untrusted SQLite file; only tests of the
+    /// container format, whose bodies are not SQLite files, turn it off (a reader that writes no snapshot checks none).
+    init(snapshot: URL?, path: String, checksSnapshot: Bool = true,
+         startWriteback: ((_ fd: Int32, _ offset: Int64, _ length: Int64) -> Void)? = nil) throws {
         self.snapshot = snapshot
         self.path = path
+        self.checksSnapshot = checksSnapshot
         self.startWriteback = startWriteback
         let checksum = checksum
         checksummer = BackgroundBatchConsumer(batchSize: 1, capacity: 8) { pieces in
@@ -138,10 +153,14 @@ final class WholeStoreReader {
         }
         header = parsed
         if let snapshot {
-            guard FileManager.default.createFile(atPath: snapshot.path, contents: nil), let handle = try? FileHandle(forWritingTo: snapshot) else {
-                throw FolderSyncError(.localStoreFailed, "cannot write the snapshot", path: snapshot.path)
-            }
-            output = handle
+            // The claimed size is written only if the disk has room for it and a reserve (LocalFiles.checkFreeSpace):
+            // a zlib body of a few megabytes can claim terabytes, and `emit` never writes more than the claim.
+            try LocalFiles.checkFreeSpace(for: parsed.snapshotByteCount, in: snapshot.deletingLastPathComponent(), path: path)
+            // A new file that only this user can read (another device's data, maybe decrypted), never through a link.
+            unlink(snapshot.path)
+            let fd = open(snapshot.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            guard fd >= 0 else { throw LocalFiles.error("create the snapshot", path: snapshot.path) }
+            output = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         }
         if header?.compression == .zlib {
             inflater = try InflatePushStream(path: path) { [unowned self] chunk in try self.emit(Data(chunk)) }
@@ -183,6 +202,7 @@ final class WholeStoreReader {
         guard written == header.snapshotByteCount else { throw corrupt("ends early") }
         try output?.close()
         output = nil
+        if checksSnapshot, let snapshot { try SnapshotCheck.verify(at: snapshot, path: path, schema: nil, integrity: .quick) }
         return Result(header: header, byteCount: byteCount, checksum: Checksum.crc32(Data(tail), seed: crc), contentChecksum: crc)
     }
 }

@@ -193,7 +193,7 @@ open class DocumentSyncManager: @unchecked Sendable {
     /// Loads what this client remembers and checks the helper folder, without touching the remote. Once
     /// registered, ``openStore(at:_:)`` makes the local store from the document's whole store.
     public func preconfigureForDownload() throws {
-        try LocalFiles.createDirectory(localLayout.helperDirectory)
+        try LocalFiles.createPrivateDirectory(localLayout.helperDirectory)   // 0700: registration, downloads, backups
         registration.withLock { $0 = nil }
         preconfiguredForDownload.withLock { $0 = true }
     }
@@ -213,7 +213,7 @@ open class DocumentSyncManager: @unchecked Sendable {
         delegate?.documentSyncManagerDidBeginRegistering(self)
         do {
             try await applicationSyncManager.waitUntilRegistered()
-            try LocalFiles.createDirectory(localLayout.helperDirectory)
+            try LocalFiles.createPrivateDirectory(localLayout.helperDirectory)   // 0700: registration, downloads, backups
             let remembered = try loadLocalRegistration()
             let proposed = DocumentInfo(documentIdentifier: documentIdentifier, documentDescription: documentDescription,
                                         userInfo: userInfo, integrityKey: "", createdByClient: clientIdentifier,

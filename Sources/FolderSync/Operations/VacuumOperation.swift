@@ -236,8 +236,8 @@ open class VacuumOperation: @unchecked Sendable {
         let folder = layout.attachmentsDirectory(documentIdentifier)
         let stored = (inventory.tree[folder] ?? []).filter { $0.kind == .file && AttachmentReference.isValidName($0.name) }
         guard !stored.isEmpty else { return ([], []) }
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("foldersync-vacuum-\(UUID().uuidString)")
-        try LocalFiles.createDirectory(work)
+        // Private: with encryption, what is read here is decrypted.
+        let work = try LocalFiles.privateScratchDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let removed = Set(plan.report.removed.map(\.path))
         var referenced = Set<String>()
@@ -272,8 +272,7 @@ open class VacuumOperation: @unchecked Sendable {
     private func attachmentsReferencedByChangeSets(notIn inventory: DocumentInventory) async throws -> Set<String> {
         let known = Set(inventory.changeSets.values.joined().map(\.path))
         let now = DocumentInventory.classify(tree: try await fetchDocumentTree(), layout: layout, document: documentIdentifier)
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("foldersync-vacuum-\(UUID().uuidString)")
-        try LocalFiles.createDirectory(work)
+        let work = try LocalFiles.privateScratchDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         return try await attachments(referencedBy: now.changeSets.values.joined().filter { !known.contains($0.path) }, work: work)
     }

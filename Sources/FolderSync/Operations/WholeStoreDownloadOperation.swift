@@ -131,6 +131,9 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
                 let file = try await readWholeStore(client: manifest.clientIdentifier, into: snapshot, path: path)
                 try manifest.check(file, path: path)
                 try store.checkSnapshotSchemaVersion(file.header.snapshotSchemaVersion, path: path)
+                // Refused here rather than at install, so that the next store is tried: tables, views or columns the
+                // store does not declare.
+                try (store as? GRDBStore)?.checkSnapshot(at: snapshot)
                 return manifest
             } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion
                         || error.code == .remoteItemNotFound {

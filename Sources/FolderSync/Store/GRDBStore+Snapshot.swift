@@ -1,5 +1,8 @@
 public import Foundation
 import GRDB
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension GRDBStore: SnapshottingModelAdapter {
     /// The tables a snapshot carries besides the synced ones: merge metadata.
@@ -34,12 +37,16 @@ extension GRDBStore: SnapshottingModelAdapter {
                 for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger'") {
                     try db.execute(sql: "DROP TRIGGER \(name.quotedDatabaseIdentifier)")
                 }
+                // Views stay home too: a receiving store refuses any view but its own (SnapshotCheck).
+                for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'view'") {
+                    try db.execute(sql: "DROP VIEW \(name.quotedDatabaseIdentifier)")
+                }
                 for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
                 where !keep.contains(name) {
                     try db.execute(sql: "DROP TABLE \(name.quotedDatabaseIdentifier)")
                 }
                 // "No client" means "this client" locally; in a snapshot every stamp names its client.
-                StoreFunctions.addPure(db)
+                try StoreFunctions.addPure(db)
                 try db.execute(sql: "UPDATE foldersync_clocks SET stamps = foldersync_owned(stamps, ?)", arguments: [localClient])
                 try db.execute(sql: "UPDATE foldersync_tombstones SET client = ? WHERE client IS NULL", arguments: [localClient])
                 try db.execute(sql: "VACUUM INTO ?", arguments: [url.path])
@@ -73,9 +80,48 @@ extension GRDBStore: SnapshottingModelAdapter {
         try Self.save(state: try JSONEncoder().encode(state), db)
     }
 
+    /// Refuses, before anything of it is read into this store, a snapshot that holds anything but this store's
+    /// synced tables, their indexes and the merge metadata, or that fails SQLite's quick check (``SnapshotCheck``).
+    /// Errors name the remote whole store the file was downloaded from when ``WholeStoreReader`` verified it, and
+    /// `url` otherwise.
+    func verifySnapshot(_ url: URL, _ db: Database) throws {
+        try SnapshotCheck.verify(at: url, path: url.path, schema: try snapshotSchema(db), integrity: .quick)
+    }
+
+    /// The whole check of a downloaded snapshot against this store's schema (``SnapshotCheck``), without installing
+    /// it: for a download that tries the next whole store when one is refused. The install runs it again (cheaply:
+    /// SQLite's quick check is not repeated for a file that passed it unchanged).
+    /// - Throws: ``FolderSyncError/Code/corruptFile`` naming the whole store and what it holds.
+    func checkSnapshot(at url: URL) throws {
+        try wrap("checking a whole store") {
+            try database.read { db in try verifySnapshot(url, db) }
+        }
+    }
+
+    /// What a snapshot installed into this store may hold: each synced table with the sync-ID column and no column
+    /// the store's table lacks, the merge metadata tables with exactly the store's columns, the store's own views.
+    func snapshotSchema(_ db: Database) throws -> SnapshotSchema {
+        var schema = SnapshotSchema(tables: [:])
+        for table in tables {
+            let local = try Row.fetchAll(db, sql: "PRAGMA main.table_xinfo(\(table.name.quotedDatabaseIdentifier))")
+            schema.tables[table.name] = .init(required: [table.syncIDColumn],
+                                              allowed: Set(local.map { $0["name"] as String }),
+                                              generated: Set(local.filter { ($0["hidden"] as Int) != 0 }.map { $0["name"] as String }))
+        }
+        for name in Self.snapshotMetadataTables {
+            let local = Set(try Row.fetchAll(db, sql: "PRAGMA main.table_xinfo(\(name.quotedDatabaseIdentifier))").map { $0["name"] as String })
+            schema.tables[name] = .init(required: local, allowed: local)
+        }
+        for row in try Row.fetchAll(db, sql: "SELECT name, sql FROM main.sqlite_master WHERE type = 'view'") {
+            schema.views[row["name"]] = row["sql"]
+        }
+        return schema
+    }
+
     public func restoreSnapshot(from url: URL, covers: [String: Int64], localClient: String) throws {
         try wrap("installing a whole store") {
             try database.writeWithoutTransaction { db in
+                try verifySnapshot(url, db)
                 if try installPages(of: url, covers: covers, localClient: localClient, db) { return }
                 try db.execute(sql: "ATTACH DATABASE ? AS snapshot", arguments: [url.path])
                 try db.execute(sql: "PRAGMA foreign_keys = OFF")
@@ -251,6 +297,10 @@ extension GRDBStore: SnapshottingModelAdapter {
     public func backup(to url: URL) throws {
         try wrap("backing up the store") {
             try? FileManager.default.removeItem(at: url)
+            // The user's data: a file of this user's alone (SQLite keeps an existing file's mode, journals take it too).
+            let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, LocalFiles.privateFileMode)
+            guard fd >= 0 else { throw LocalFiles.error("create the backup", path: url.path) }
+            Glibc.close(fd)
             let copy = try DatabaseQueue(path: url.path)
             try database.backup(to: copy)
             try copy.close()
