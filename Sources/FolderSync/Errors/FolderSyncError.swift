@@ -71,6 +71,10 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
         /// touched; the next sync tries again. Distinct from ``remoteItemNotFound``, a file missing inside a
         /// folder that is there.
         public static let remoteUnavailable = Code(rawValue: 24)
+        /// The shared folder's encryption is not what this client knows or the app requires: it says it is not
+        /// encrypted while this client holds its key, or while the app asked for encryption. Nothing was written
+        /// (a folder's `FormatVersion.plist` is clear, so a storage provider could otherwise switch encryption off).
+        public static let encryptionMismatch = Code(rawValue: 25)
 
         public var description: String {
             switch self {
@@ -98,6 +102,7 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
             case .attachmentChanged: "attachmentChanged"
             case .massDeletionDeclined: "massDeletionDeclined"
             case .remoteUnavailable: "remoteUnavailable"
+            case .encryptionMismatch: "encryptionMismatch"
             default: "code\(rawValue)"
             }
         }

@@ -65,6 +65,7 @@ open class ApplicationSyncManager: @unchecked Sendable {
     private let remoteBox: Locked<any RemoteFileSystem>
     private let encryptionHandlerBox = Locked<(@Sendable (EncryptionRequest) async -> EncryptionAnswer)?>(nil)
     private let keyStoreBox = Locked<(any EncryptionKeyStore)?>(nil)
+    private let requiresEncryptionBox = Locked(false)
     private let configuration = Locked<(Configuration, RemoteLayout)?>(nil)
     private let gate = RegistrationGate()
     private let delegateBox = Locked<WeakDelegate>(WeakDelegate())
@@ -119,6 +120,15 @@ open class ApplicationSyncManager: @unchecked Sendable {
         set { keyStoreBox.withLock { $0 = newValue } }
     }
 
+    /// Whether the app requires the application's files to be encrypted (for example because the user gave a
+    /// password). Then a folder that says it is not encrypted is refused with
+    /// ``FolderSyncError/Code/encryptionMismatch`` instead of being joined in clear, and a new application is
+    /// created encrypted or not at all. A client that holds an application's key refuses such a folder anyway.
+    public var requiresEncryption: Bool {
+        get { requiresEncryptionBox.current }
+        set { requiresEncryptionBox.withLock { $0 = newValue } }
+    }
+
     /// The layout of this application's tree, once configured.
     public var layout: RemoteLayout? { configuration.current?.1 }
 
@@ -154,6 +164,7 @@ open class ApplicationSyncManager: @unchecked Sendable {
                                 registrationDate: environment.now().wholeSeconds)
         do {
             let operation = applicationRegistrationOperation(layout: layout, deviceInfo: device)
+            operation.requiresEncryption = requiresEncryption   // set here, so that a backend's subclass gets it too
             try await operation.run()
             remoteBox.withLock { $0 = operation.fileSystem }
             gate.finish(.success(()))

@@ -44,6 +44,9 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
 
     /// Whether the application is encrypted; known once ``run()`` returns.
     public var isEncrypted: Bool { fileSystem is EncryptedFileSystem }
+    /// Whether the app requires the application to be encrypted (``ApplicationSyncManager/requiresEncryption``):
+    /// a folder that says it is clear is then refused, and a new application is encrypted or not created.
+    public var requiresEncryption = false
 
     /// Runs the registration algorithm.
     ///
@@ -53,7 +56,9 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
     public func run() async throws {
         let versionPath = layout.formatVersionFile
         if let data = try await fetchFormatVersionFile() {
-            try await unlockIfEncrypted(try FormatVersionInfo.decodeSupported(data, path: versionPath.description))
+            let info = try FormatVersionInfo.decodeSupported(data, path: versionPath.description)
+            if info.encrypted != true { try await checkClearFolder() }
+            try await unlockIfEncrypted(info)
         } else {
             environment.logger.info("Creating the remote tree of \(layout.applicationIdentifier)")
             try await createApplicationDirectories()
@@ -70,6 +75,7 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
                     throw FolderSyncError(.remoteIOFailed, "the format version file vanished while being created", path: versionPath.description)
                 }
                 let winner = try FormatVersionInfo.decodeSupported(existing, path: versionPath.description)
+                if winner.encrypted != true { try await checkClearFolder() }
                 if winner.encrypted != true, let encrypted = fileSystem as? EncryptedFileSystem {
                     fileSystem = encrypted.base // the winner chose no encryption; its tree is clear
                 } else if !isEncrypted {
@@ -82,6 +88,27 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
     }
 
     // MARK: Encryption
+
+    /// Refuses a folder that says it is not encrypted when it cannot be trusted to say so: `FormatVersion.plist` is
+    /// clear (it is read before any key is known), so a storage provider can replace it with one that says "clear",
+    /// and a client that believed it would write everything in clear from then on. It is believed only when this
+    /// client holds no key of the application, the app does not require encryption, and the folder holds no key
+    /// file.
+    /// - Throws: ``FolderSyncError/Code/encryptionMismatch`` naming `FormatVersion.plist` and why.
+    private func checkClearFolder() async throws {
+        let reason: String
+        if try encryptionKeyStore?.passwordKey(for: layout.applicationIdentifier) != nil {
+            reason = "this client holds its encryption key (it joined it encrypted)"
+        } else if requiresEncryption {
+            reason = "the app requires encryption (it was given a password); an existing folder cannot be encrypted in place"
+        } else if try await fetchEncryptionKeyFile() != nil {
+            reason = "it holds an encryption key file (Encryption/EncryptionKey.plist)"
+        } else {
+            return
+        }
+        throw FolderSyncError(.encryptionMismatch, "the shared folder says it is not encrypted, but \(reason); nothing was written",
+                              path: layout.formatVersionFile.description)
+    }
 
     /// Unlocks the application when its format version says it is encrypted.
     private func unlockIfEncrypted(_ info: FormatVersionInfo) async throws {
@@ -101,6 +128,9 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
         let request = EncryptionRequest(applicationIdentifier: layout.applicationIdentifier, reason: .newApplication, attempt: 1)
         switch await askAboutEncryption(request) {
         case .noEncryption:
+            guard !requiresEncryption else {
+                throw FolderSyncError(.encryptionMismatch, "the app requires encryption, but gave no password for the new application")
+            }
             return
         case .cancel:
             throw FolderSyncError(.registrationCancelled, "the app cancelled registration when asked whether to encrypt")

@@ -59,6 +59,7 @@ public struct DocumentExport: Sendable {
         let scratch = try GRDBStore(path: work.appendingPathComponent("scratch.sqlite").path, tables: [], schemaVersion: Int.max) { _ in }
         let probe = WholeStoreDownloadOperation(fileSystem: remote, layout: layout, documentIdentifier: documentIdentifier,
                                                 clientIdentifier: exporter, store: scratch, localLayout: localLayout, environment: environment)
+        probe.checksSchemaOfCandidates = false
         let snapshot = work.appendingPathComponent("snapshot.sqlite")
         let manifest = try await probe.bestWholeStore(into: snapshot)
         let schema = manifest != nil ? try Self.schema(ofSnapshot: snapshot) : try await schemaFromChangeSets(localLayout: localLayout)

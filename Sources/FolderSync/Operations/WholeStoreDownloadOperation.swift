@@ -40,6 +40,9 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     /// Whether the snapshot becomes the store's file, to be fsynced: then the disk writes it while it arrives.
     var snapshotBecomesStore = false
     var attachmentDownloads = AttachmentDownloadPolicy.eager
+    /// Whether a candidate is checked against the store's declared schema before it is chosen; an export, whose
+    /// store is made from the snapshot's own schema afterwards, checks it at install only.
+    var checksSchemaOfCandidates = true
     var emit: @Sendable (SyncEvent) -> Void = { _ in }
     /// What the last install downloaded of the attachments its store references, and what the remote lacked.
     private(set) var attachmentsFetched = AttachmentsFetched()
@@ -133,7 +136,7 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
                 try store.checkSnapshotSchemaVersion(file.header.snapshotSchemaVersion, path: path)
                 // Refused here rather than at install, so that the next store is tried: tables, views or columns the
                 // store does not declare.
-                try (store as? GRDBStore)?.checkSnapshot(at: snapshot)
+                if checksSchemaOfCandidates { try (store as? GRDBStore)?.checkSnapshot(at: snapshot) }
                 return manifest
             } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion
                         || error.code == .remoteItemNotFound {

@@ -24,6 +24,7 @@ enum HostileFiles {
         var manifest = try PropertyListFile.decode(WholeStoreManifest.self, from: try Data(contentsOf: manifestFile), path: "manifest")
         manifest.wholeStoreByteCount = written.byteCount
         manifest.wholeStoreChecksum = written.checksum
+        manifest.contentChecksum = written.contentChecksum
         try PropertyListFile.encode(manifest).write(to: manifestFile)
     }
 
