@@ -57,13 +57,15 @@ struct SimulatorTests {
     static let seedOffset: UInt64 = ProcessInfo.processInfo.environment["FOLDERSYNC_SEED_OFFSET"].flatMap { UInt64($0) } ?? 0
 
     static func run(_ seed: UInt64, remote: ConvergenceSimulator.Remote, makeStore: @escaping ConvergenceSimulator.StoreFactory,
-                    lifecycle: Bool = false, steps: ClosedRange<Int>? = nil) async throws -> ConvergenceSimulator.Summary {
+                    lifecycle: Bool = false, steps: ClosedRange<Int>? = nil,
+                    clockSkews: [TimeInterval]? = nil) async throws -> ConvergenceSimulator.Summary {
         let directory = ScratchDirectory(seed: seed)
         var configuration = ConvergenceSimulator.Configuration(seed: seed, directory: directory.url)
         configuration.remote = remote
         configuration.makeStore = makeStore
         configuration.lifecycle = lifecycle
         if let steps { configuration.steps = steps }
+        if let clockSkews { configuration.clockSkews = clockSkews }
         return try await ConvergenceSimulator(configuration).run()
     }
 
@@ -71,12 +73,13 @@ struct SimulatorTests {
     static func simulate(_ seeds: some Sequence<UInt64>, test: String, remote: ConvergenceSimulator.Remote,
                          makeStore: @escaping ConvergenceSimulator.StoreFactory, lifecycle: Bool = false,
                          steps: ClosedRange<Int>? = nil, skipping known: Set<UInt64> = [],
-                         suite: String = "SimulatorTests") async -> ConvergenceSimulator.Summary {
+                         suite: String = "SimulatorTests", clockSkews: [TimeInterval]? = nil) async -> ConvergenceSimulator.Summary {
         var total = ConvergenceSimulator.Summary()
         var failures = 0
         for seed in replaySeed.map({ [$0] }) ?? seeds.map({ $0 + seedOffset }).filter({ seedOffset != 0 || !known.contains($0) }) {
             do {
-                total = total + (try await run(seed, remote: remote, makeStore: makeStore, lifecycle: lifecycle, steps: steps))
+                total = total + (try await run(seed, remote: remote, makeStore: makeStore, lifecycle: lifecycle, steps: steps,
+                                               clockSkews: clockSkews))
             } catch {
                 failures += 1
                 Issue.record("\(error)\nreplay: FOLDERSYNC_SEED=\(seed) swift test --filter '\(suite)/\(test)'")

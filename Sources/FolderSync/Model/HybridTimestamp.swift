@@ -86,6 +86,19 @@ public struct HybridLogicalClock: Sendable {
         if remote > last { last = remote }
     }
 
+    /// How far ahead of this device's wall clock another device's timestamp may be: one day (a wrong time zone is
+    /// at most 14 hours). Beyond it one of the two clocks is wrong, and the sync says so with a
+    /// ``SyncWarning/Kind/clockSkew`` naming the other device. The change is applied as stamped, on every device
+    /// alike, so replicas converge whatever their clocks, and this clock follows it as a hybrid clock does (a device
+    /// whose clock runs behind must catch up, or its writes would lose to everything for ever). What the bound
+    /// cannot undo: writes made before a device saw the far-ahead timestamps lose to them.
+    public static let maximumDrift: TimeInterval = 86_400
+
+    /// The greatest timestamp within ``maximumDrift`` of `now`.
+    public static func driftLimit(now: Date) -> HybridTimestamp {
+        HybridTimestamp(milliseconds: milliseconds(of: now.addingTimeInterval(maximumDrift)), counter: .max)
+    }
+
     /// Wall-clock milliseconds since 1970, clamped to the representable range (a clock before 1970 counts as 0).
     static func milliseconds(of date: Date) -> UInt64 {
         let value = (date.timeIntervalSince1970 * 1000).rounded(.down)

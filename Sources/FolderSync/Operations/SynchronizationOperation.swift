@@ -712,8 +712,12 @@ open class SynchronizationOperation: @unchecked Sendable {
     private func apply(_ set: Downloaded, prescan: ChangeSetPrescan, path: RemotePath) async throws {
         let header = set.header, url = set.url
         try await fetchAttachments(prescan.references)
+        let newest = NewestTimestamp()
         let stream: ChangeStream = { body in
-            try Self.forEachChangeReadingAhead(at: url, path: path.description) { try body(try self.restoringLargeValues(of: $0)) }
+            try Self.forEachChangeReadingAhead(at: url, path: path.description) { change in
+                newest.take(change)
+                try body(try self.restoringLargeValues(of: change))
+            }
         }
         var resolutions: [ColumnKey: ConflictResolution] = [:]
         if let resolver, try store.hasUnpublishedChanges() {
@@ -723,12 +727,29 @@ open class SynchronizationOperation: @unchecked Sendable {
         }
         let outcome = try store.apply(header, localClient: clientIdentifier, changes: stream, resolutions: resolutions)
         guard outcome.applied else { return }
+        let now = environment.now()
+        if newest.value > HybridLogicalClock.driftLimit(now: now) {
+            let hours = Int((Double(newest.value.milliseconds) / 1000 - now.timeIntervalSince1970) / 3600)
+            report.warnings.append(SyncWarning(kind: .clockSkew,
+                message: "client \(header.clientIdentifier) stamped changes \(hours) hours ahead of this device's clock: the clock of one of "
+                         + "the two is wrong, and its changes win or lose by the wrong time until it is fixed (they apply as stamped on every device)",
+                path: path.description))
+        }
         ledger?.insert(header.sequence, of: header.clientIdentifier)
         report.changeSetsApplied += 1
         report.changesApplied += outcome.changesApplied
         report.changesIgnored += outcome.changesIgnored
         report.conflicts += outcome.conflicts
         report.warnings += outcome.warnings
+    }
+
+    /// The newest timestamp of the changes a stream delivered (read on the stream's thread, then after it).
+    private final class NewestTimestamp: @unchecked Sendable {
+        private(set) var value = HybridTimestamp.zero
+        func take(_ change: SyncChange) {
+            for column in change.columns where column.timestamp > value { value = column.timestamp }
+            if let deleted = change.deletionTimestamp, deleted > value { value = deleted }
+        }
     }
 
     /// How many change sets a sync uploads at once.

@@ -66,6 +66,9 @@ public struct ConvergenceSimulator: Sendable {
         /// attached files, a few contents shared by many rows; at the end every client must get each attached
         /// file intact. Off, a seed plays as before.
         public var attachments = false
+        /// The wall-clock skews each client draws one of (seconds; a day either way by default). Clocks years apart
+        /// show that replicas converge and no write is lost whatever the clocks say.
+        public var clockSkews: [TimeInterval] = [0, 0, 86_400, -86_400]
         /// Faults injected into every client's remote requests during the random steps (their syncs may then fail
         /// with the injected error, and the next one catches up); off for the final rounds.
         public var faults: FaultMix?
@@ -132,6 +135,14 @@ public struct ConvergenceSimulator: Sendable {
         public var attachmentWrites = 0
         /// Syncs that failed with an injected fault.
         public var faultedSyncs = 0
+        /// Syncs that reported a change stamped far ahead of the syncing client's clock (``/FolderSync/SyncWarning/Kind/clockSkew``).
+        public var clockSkewWarnings = 0
+        /// Clients' stores put back to an earlier copy of themselves, as a restore from a backup does (lifecycle).
+        public var storeRestores = 0
+        /// Syncs that found their store restored and continued after what it had published.
+        public var restoredStoresNoticed = 0
+        /// The shared folder put back to an earlier copy of itself (lifecycle, file-manager remote).
+        public var folderRestores = 0
         /// The faults injected, by kind (zero unless ``Configuration/faults``).
         public var faultsInjected: [String: Int] = [:]
         /// The converged rows (not added up by `+`).
@@ -153,6 +164,9 @@ public struct ConvergenceSimulator: Sendable {
             sum.clientDeletions += rhs.clientDeletions; sum.wipes += rhs.wipes; sum.resets += rhs.resets; sum.rejoins += rhs.rejoins
             sum.attachmentWrites += rhs.attachmentWrites
             sum.faultedSyncs += rhs.faultedSyncs
+            sum.clockSkewWarnings += rhs.clockSkewWarnings
+            sum.storeRestores += rhs.storeRestores; sum.restoredStoresNoticed += rhs.restoredStoresNoticed
+            sum.folderRestores += rhs.folderRestores
             sum.faultsInjected.merge(rhs.faultsInjected, uniquingKeysWith: +)
             return sum
         }

@@ -61,7 +61,7 @@ final class SimulationRun {
         let count = random.int(configuration.clients)
         summary.clients = count
         for index in 1...count {
-            let skew: TimeInterval = random.pick([0, 0, 86_400, -86_400])!
+            let skew: TimeInterval = random.pick(configuration.clockSkews)!
             let resolves = random.chance(40)
             let folder = configuration.directory.appendingPathComponent("client-\(index)", isDirectory: true)
             let client = try SimulatedClient(index: index, folder: folder, now: time.clock(skew: skew), remote: clientRemote,
@@ -164,6 +164,8 @@ final class SimulationRun {
     func record(_ report: SyncReport, _ client: SimulatedClient, _ what: String) {
         summary.syncs += 1
         summary.conflicts += report.conflicts.count
+        if report.warnings.contains(where: { $0.kind == .clockSkew }) { summary.clockSkewWarnings += 1 }
+        if report.warnings.contains(where: { $0.kind == .restoredStore }) { summary.restoredStoresNoticed += 1 }
         if configuration.lifecycle {
             if report.uploadedWholeStore != nil { summary.automaticWholeStoreUploads += 1 }
             if report.installedWholeStore != nil { summary.wholeStoreInstalls += 1 }
