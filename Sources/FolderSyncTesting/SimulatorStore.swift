@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import FolderSync
 
 /// A local store the simulator can write to like an app and inspect like a test: a ``/FolderSync/ModelAdapter`` plus app-side writes.
@@ -79,6 +79,10 @@ func utf8Less(_ lhs: String, _ rhs: String) -> Bool {
 public protocol SnapshottingSimulatorStore: SimulatorStore {
     /// Rows whose delete is recorded locally and not yet published (staged or not).
     func unpublishedDeletions() throws -> Set<RowReference>
+    /// Writes a consistent copy of the store into the new file `url`, as a backup would.
+    func copy(to url: URL) throws
+    /// Closes this store, puts the copy at `url` in its place, and opens it, as a restore from a backup would.
+    func restored(from url: URL) throws -> any SimulatorStore
 }
 
 /// One row of one table, by sync ID.

@@ -49,3 +49,22 @@ struct SimulatorLifecycleTests {
             + "\(s.expiredClients) clients expired), \(s.clientDeletions) deletions, \(s.wipes) wipes, \(s.resets) resets, \(s.rejoins) re-joins"
     }
 }
+
+/// The lifecycle with restores (issue 24): clients' stores put back to earlier copies of themselves, with and without
+/// their helper folders, and the shared folder put back to an earlier copy, among every other lifecycle step.
+@Suite("Simulator restores")
+struct SimulatorRestoreTests {
+    @Test("Simulated clients whose stores and shared folder are restored from backups converge and lose no write")
+    func restores() async {
+        let first: UInt64 = 800_001
+        let summary = await SimulatorTests.simulate(first..<first + 150, test: "restores", remote: .fileManager,
+                                                    makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: 40...80,
+                                                    suite: "SimulatorRestoreTests", restores: true)
+        print(SimulatorLifecycleTests.describe(summary, "restore seeds")
+              + "; \(summary.storeRestores) store restores (\(summary.restoredStoresNoticed) noticed), \(summary.folderRestores) folder restores")
+        if SimulatorTests.replaySeed == nil {
+            #expect(summary.storeRestores > 0 && summary.restoredStoresNoticed > 0 && summary.folderRestores > 0)
+            #expect(summary.rejoins > 0 && summary.vacuums > 0 && summary.wholeStoreUploads > 0)
+        }
+    }
+}

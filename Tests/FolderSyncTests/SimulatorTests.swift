@@ -58,7 +58,7 @@ struct SimulatorTests {
 
     static func run(_ seed: UInt64, remote: ConvergenceSimulator.Remote, makeStore: @escaping ConvergenceSimulator.StoreFactory,
                     lifecycle: Bool = false, steps: ClosedRange<Int>? = nil,
-                    clockSkews: [TimeInterval]? = nil) async throws -> ConvergenceSimulator.Summary {
+                    clockSkews: [TimeInterval]? = nil, restores: Bool = false) async throws -> ConvergenceSimulator.Summary {
         let directory = ScratchDirectory(seed: seed)
         var configuration = ConvergenceSimulator.Configuration(seed: seed, directory: directory.url)
         configuration.remote = remote
@@ -66,6 +66,7 @@ struct SimulatorTests {
         configuration.lifecycle = lifecycle
         if let steps { configuration.steps = steps }
         if let clockSkews { configuration.clockSkews = clockSkews }
+        configuration.restores = restores
         return try await ConvergenceSimulator(configuration).run()
     }
 
@@ -73,13 +74,14 @@ struct SimulatorTests {
     static func simulate(_ seeds: some Sequence<UInt64>, test: String, remote: ConvergenceSimulator.Remote,
                          makeStore: @escaping ConvergenceSimulator.StoreFactory, lifecycle: Bool = false,
                          steps: ClosedRange<Int>? = nil, skipping known: Set<UInt64> = [],
-                         suite: String = "SimulatorTests", clockSkews: [TimeInterval]? = nil) async -> ConvergenceSimulator.Summary {
+                         suite: String = "SimulatorTests", clockSkews: [TimeInterval]? = nil,
+                         restores: Bool = false) async -> ConvergenceSimulator.Summary {
         var total = ConvergenceSimulator.Summary()
         var failures = 0
         for seed in replaySeed.map({ [$0] }) ?? seeds.map({ $0 + seedOffset }).filter({ seedOffset != 0 || !known.contains($0) }) {
             do {
                 total = total + (try await run(seed, remote: remote, makeStore: makeStore, lifecycle: lifecycle, steps: steps,
-                                               clockSkews: clockSkews))
+                                               clockSkews: clockSkews, restores: restores))
             } catch {
                 failures += 1
                 Issue.record("\(error)\nreplay: FOLDERSYNC_SEED=\(seed) swift test --filter '\(suite)/\(test)'")

@@ -5,7 +5,8 @@ import GRDB
 import TestProcesses
 
 /// The kill torture: rounds of client processes writing and syncing on one folder, each killed with SIGKILL at
-/// a seeded random point, then a settle (every client syncs twice, in turn, unharmed) and the checks.
+/// a seeded random point, while an operator's `foldersync vacuum` runs beside them (vacuums from several processes and
+/// the tool at once), then a settle (every client syncs twice, in turn, unharmed) and the checks.
 ///
 /// Checks: every committed write is present or superseded (own rows hold exactly their last committed value,
 /// shared rows one of their committed values, no row of an aborted transaction appears), every replica holds
@@ -54,12 +55,15 @@ struct Torture {
         var byPoint: [String: Int] = [:], byAction: [String: Int] = [:]
         var errors: [String] = []
         var eventsPerRun = 150 // learnt from runs that finish, so kill points spread over whole runs
+        var toolVacuums = 0
         let started = Date()
         while killed < kills {
             round += 1
             let processes = try names.map { name in
                 try start(name, seed: random.next(), killAfter: random.int(0...eventsPerRun), steps: stepsPerRun, settle: false)
             }
+            // The operator's vacuum, from cron, at the same time as the clients' own.
+            let vacuum = try Subprocess.start(foldersync, ["vacuum", "--remote", root.path, "--app", TortureClient.application])
             for (name, outcome) in zip(names, processes.map(finish)) {
                 runs += 1
                 if let point = outcome.killed {
@@ -75,6 +79,12 @@ struct Torture {
                     errors.append("round \(round) \(name): \(outcome.error ?? "?")")
                 }
             }
+            // Exit 2 is a removal that raced another vacuum or a client (the next vacuum tries again); anything else is a failure.
+            let vacuumed = vacuum.finish()
+            toolVacuums += 1
+            if vacuumed.status != 0 && vacuumed.status != 2 {
+                errors.append("round \(round) foldersync vacuum: status \(vacuumed.status): \(vacuumed.errors)")
+            }
         }
         // Settle: every client syncs twice, in turn, with no kill and no new write.
         for _ in 0..<2 {
@@ -87,7 +97,7 @@ struct Torture {
         let doctor = runDoctor()
         let seconds = Int(Date().timeIntervalSince(started).rounded())
         print("""
-            kill torture: seed \(seed), \(clients) clients, \(round) rounds, \(runs) client runs, \(seconds) s
+            kill torture: seed \(seed), \(clients) clients, \(round) rounds, \(runs) client runs, \(toolVacuums) vacuums by the tool, \(seconds) s
             kills: \(killed) (runs that finished before their kill point: \(completed))
             kills by action: \(byAction.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
             kills by point: \(byPoint.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
@@ -146,8 +156,9 @@ struct Torture {
         return check
     }
 
+    var foldersync: String { executable.deletingLastPathComponent().appendingPathComponent("foldersync").path }
+
     func runDoctor() -> (healthy: Bool, output: String) {
-        let foldersync = executable.deletingLastPathComponent().appendingPathComponent("foldersync").path
         do {
             let result = try Subprocess.run(foldersync, ["doctor", "--remote", root.path, "--app", TortureClient.application],
                                             standardError: .sameAsOutput)

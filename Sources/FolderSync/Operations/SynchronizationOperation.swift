@@ -324,7 +324,12 @@ open class SynchronizationOperation: @unchecked Sendable {
         let markers = try await fetchRecentSyncListing()
         report.remoteRequests += 1
         let ownMarker = markers.first { $0.kind == .file && $0.name == RemoteLayout.recentSyncFileName(client: clientIdentifier) }
-        if let ownMarker { try await checkOwnHistory(ownMarker, &state) }
+        if let ownMarker {
+            try await checkOwnHistory(ownMarker, &state)
+        } else if !isReadOnly, state.publishedSequence > 0 {
+            // Gone although this client published: deleted (checked next), or a folder restored to before its first marker.
+            try await checkOwnChangeSets(after: 0, &state)
+        }
         let applied = try appliedChangeSets()
         let acknowledged = try acknowledgement()
         var clientsWithNews: [String] = []
@@ -477,18 +482,25 @@ open class SynchronizationOperation: @unchecked Sendable {
                          + "\(recent.publishedSequence), the store knew only up to \(restoredAt); it continues after "
                          + "\(recent.publishedSequence) and applies its own sets in between from the remote", path: path))
         } else if recent.publishedSequence < state.publishedSequence {
-            rewritesOwnRecentSync = true
-            let listing = try await fetchChangeSetListing(client: clientIdentifier)
-            report.remoteRequests += 1
-            let present = Set(listing.compactMap { RemoteLayout.parseChangeSetFileName($0.name)?.sequence })
-            let lost = (recent.publishedSequence + 1...state.publishedSequence).filter { !present.contains($0) }
-            if !lost.isEmpty { state.owesWholeStore = true }
-            report.warnings.append(SyncWarning(kind: .staleRecentSync,
-                message: "this client's recent sync on the remote says it published up to \(recent.publishedSequence), "
-                         + "where it published up to \(state.publishedSequence) (the folder or the file was restored from an "
-                         + "older copy); it is written again" + (lost.isEmpty ? "" : ", and \(lost.count) of its change sets "
-                         + "are gone from the folder: a whole store that covers them is uploaded"), path: path))
+            try await checkOwnChangeSets(after: recent.publishedSequence, &state)
         }
+    }
+
+    /// This client's marker on the remote says it published only up to `sequence` (or there is none), less than it
+    /// did: the folder or the file was restored from an older copy. The marker is written again; when some of its
+    /// change sets after `sequence` are gone from the folder, this client owes a whole store that covers them.
+    private func checkOwnChangeSets(after sequence: Int64, _ state: inout LocalSyncState) async throws {
+        rewritesOwnRecentSync = true
+        let listing = try await fetchChangeSetListing(client: clientIdentifier)
+        report.remoteRequests += 1
+        let present = Set(listing.compactMap { RemoteLayout.parseChangeSetFileName($0.name)?.sequence })
+        let lost = (sequence + 1...state.publishedSequence).filter { !present.contains($0) }
+        if !lost.isEmpty { state.owesWholeStore = true }
+        report.warnings.append(SyncWarning(kind: .staleRecentSync,
+            message: "this client's recent sync on the remote says it published up to \(sequence), where it published up to "
+                     + "\(state.publishedSequence) (the folder or the file was restored from an older copy); it is written again"
+                     + (lost.isEmpty ? "" : ", and \(lost.count) of its change sets are gone from the folder: a whole store that covers them is uploaded"),
+            path: layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description))
     }
 
     /// Reports a file another client wrote that this sync cannot use.

@@ -69,6 +69,10 @@ public struct ConvergenceSimulator: Sendable {
         /// The wall-clock skews each client draws one of (seconds; a day either way by default). Clocks years apart
         /// show that replicas converge and no write is lost whatever the clocks say.
         public var clockSkews: [TimeInterval] = [0, 0, 86_400, -86_400]
+        /// Adds, to the lifecycle steps, backups and restores of clients' stores (with and without their helper
+        /// folders) and of the shared folder (file-manager remote): each must heal with no write lost. The store
+        /// must be a ``SnapshottingSimulatorStore``. Off, a seed plays as before.
+        public var restores = false
         /// Faults injected into every client's remote requests during the random steps (their syncs may then fail
         /// with the injected error, and the next one catches up); off for the final rounds.
         public var faults: FaultMix?

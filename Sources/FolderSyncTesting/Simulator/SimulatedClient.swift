@@ -62,7 +62,7 @@ final class SimulatedClient {
                                      clientDescription: "Simulated client \(index)"))
         let document = try makeDocumentSyncManager(
             app, .init(documentIdentifier: Self.document, documentDescription: "Simulated notes",
-                       helperDirectory: folder.appendingPathComponent("helper", isDirectory: true)),
+                       helperDirectory: helperFolder),
             store.adapter)
         document.remoteDocumentCreationHandler = { _ in true }
         if !usesWholeStores {
@@ -82,6 +82,20 @@ final class SimulatedClient {
         }
         self.document = document
         try await document.registerConfigured()
+    }
+
+    /// The helper folder of the client's document.
+    var helperFolder: URL { folder.appendingPathComponent("helper", isDirectory: true) }
+
+    /// Kills the "process", puts back the copy of its store (and of its helper folder, or none) made in `backup`,
+    /// and starts again, as a device restored from a backup is.
+    func restore(from backup: URL, helperFolder withHelperFolder: Bool) async throws {
+        guard let store = store as? any SnapshottingSimulatorStore else { return }
+        document = nil
+        self.store = try store.restored(from: backup.appendingPathComponent("store"))
+        try? FileManager.default.removeItem(at: helperFolder)
+        if withHelperFolder { try FileManager.default.copyItem(at: backup.appendingPathComponent("helper"), to: helperFolder) }
+        try await start()
     }
 
     /// Kills the "process": forgets the managers and the open store, then reopens both from what was committed.

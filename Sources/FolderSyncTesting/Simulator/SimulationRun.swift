@@ -17,6 +17,9 @@ final class SimulationRun {
     var summary = ConvergenceSimulator.Summary()
     private(set) var trace: [String] = []
     var nextRowNumber: [Int: Int] = [:]
+    /// Copies of clients' stores, by client index, and of the shared folder, for the restore steps.
+    var storeBackups: [Int: StoreBackup] = [:]
+    var folderBackupEpoch: [Int]?
     /// The faults of ``ConvergenceSimulator/Configuration/faults``, struck only inside syncs of the random steps.
     private(set) var faults: FaultyFileSystem.Faults?
     /// Set when the random steps are over: settling and the final rounds run without faults.
@@ -116,8 +119,12 @@ final class SimulationRun {
         case 74..<79: try await restart(client)
         case 79..<85: try await transferWholeStore(client)
         case 85..<90: try await vacuum(client)
+        case 90..<94 where configuration.restores: try await backUpOrRestore(client)
         case 90..<94: try await deleteClient(random.pick(clients)!)
+        case 94..<96 where configuration.restores && random.chance(75): try backUpOrRestoreFolder()
         case 94..<96: try await wipeRemote()
+        case 96..<98 where configuration.restores: try await backUpOrRestore(client)
+        case 98 where configuration.restores: try await deleteClient(random.pick(clients)!)
         default:
             if let stopped = clients.first(where: { $0.reset != nil }) { try await rejoin(stopped) } else { try await sync(client) }
         }

@@ -84,6 +84,17 @@ final class GRDBSimulatorStore: SnapshottingSimulatorStore, @unchecked Sendable 
         }
     }
 
+    func copy(to url: URL) throws {
+        try store.backup(to: url)
+    }
+
+    func restored(from url: URL) throws -> any SimulatorStore {
+        try store.close()
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: self.url.path + suffix) }
+        try FileManager.default.copyItem(at: url, to: self.url)
+        return try GRDBSimulatorStore(url: self.url, now: now)
+    }
+
     /// Reopens the same SQLite file with a new connection, as a relaunched process would.
     func restarted() throws -> any SimulatorStore {
         try GRDBSimulatorStore(url: url, now: now)
