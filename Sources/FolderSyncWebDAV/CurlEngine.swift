@@ -19,9 +19,9 @@ import Glibc
 /// Each attempt blocks one thread made for it (never one of Swift's cooperative pool); at most
 /// ``maximumConcurrentRequests`` run at once, the others wait their turn without a thread. Easy handles are
 /// kept between requests, so their connections are reused. Timeouts: connecting, and going without any byte
-/// in either direction, are bounded by the request timeout (`CURLOPT_CONNECTTIMEOUT`, and
-/// `CURLOPT_LOW_SPEED_TIME` at 1 byte a second); the whole transfer by the resource timeout. Cancellation is
-/// seen by libcurl's progress callback, at least once a second.
+/// in either direction, are bounded by the request timeout (`CURLOPT_CONNECTTIMEOUT`, and the progress
+/// callback, which libcurl calls at least once a second); the whole transfer by the resource timeout.
+/// Cancellation is seen by the progress callback too.
 final class CurlEngine: HTTPEngine {
     /// Like URLSession's `httpMaximumConnectionsPerHost`, which this engine replaces.
     static let maximumConcurrentRequests = 4
@@ -46,7 +46,8 @@ final class CurlEngine: HTTPEngine {
         guard Self.globalInitialization else { throw TransportFailure.other("libcurl could not be initialized") }
         await slots.acquire()
         defer { slots.release() }
-        let transfer = try CurlTransfer(request: request, download: download, maximumBodySize: maximumBodySize)
+        let transfer = try CurlTransfer(request: request, download: download, maximumBodySize: maximumBodySize,
+                                        idleTimeout: timeouts.request)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
                 let thread = Thread { [self] in
@@ -83,8 +84,10 @@ final class CurlEngine: HTTPEngine {
         options.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
         options.set(CURLOPT_FOLLOWLOCATION, 0)
         options.set(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(timeouts.request))
+        // A speed limit makes libcurl wake up once a second, when the progress callback measures idleness (see
+        // CurlTransfer.progress); libcurl's own check averages over 5 s, so alone it would fire late.
         options.set(CURLOPT_LOW_SPEED_LIMIT, 1)
-        options.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(timeouts.request.rounded(.up))))
+        options.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(timeouts.request.rounded(.up))) + 5)
         options.set(CURLOPT_TIMEOUT_MS, Self.milliseconds(timeouts.resource))
         options.set(CURLOPT_ERRORBUFFER, pointer: transfer.errorBuffer)
 
@@ -193,9 +196,16 @@ private final class CurlTransfer: @unchecked Sendable {
     private var localFailure: String?
     private let cancelled = Protected(false)
 
-    init(request: HTTPRequest, download: URL?, maximumBodySize: Int64?) throws {
+    // Idleness: the last time bytes moved, in either direction.
+    private let idleTimeout: Duration
+    private var lastActivity = ContinuousClock.now
+    private var lastCounts: (downloaded: Int64, uploaded: Int64) = (0, 0)
+    private var timedOut = false
+
+    init(request: HTTPRequest, download: URL?, maximumBodySize: Int64?, idleTimeout: TimeInterval) throws {
         self.request = request
         self.maximumBodySize = maximumBodySize
+        self.idleTimeout = .milliseconds(Int64(min(max(idleTimeout, 0.001), 1e9) * 1000))
         (errorBuffer.assumingMemoryBound(to: CChar.self)).pointee = 0
         switch request.body {
         case .none: break
@@ -228,6 +238,20 @@ private final class CurlTransfer: @unchecked Sendable {
 
     func cancel() { cancelled.withLock { $0 = true } }
     var isCancelled: Bool { cancelled.withLock { $0 } }
+
+    /// libcurl's progress report, at least once a second: `false` stops the transfer (cancelled, or idle too long).
+    func progress(downloaded: Int64, uploaded: Int64) -> Bool {
+        if isCancelled { return false }
+        let now = ContinuousClock.now
+        if (downloaded, uploaded) != lastCounts {
+            lastCounts = (downloaded, uploaded)
+            lastActivity = now
+        } else if now - lastActivity > idleTimeout {
+            timedOut = true
+            return false
+        }
+        return true
+    }
 
     private var isSuccess: Bool { (200..<300).contains(status) }
 
@@ -266,6 +290,7 @@ private final class CurlTransfer: @unchecked Sendable {
 
     /// One header line of the answer; `false` stops the transfer.
     func header(_ line: String) -> Bool {
+        lastActivity = ContinuousClock.now
         let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
         if text.hasPrefix("HTTP/") {
             // A new status line (after a 100 Continue): start over.
@@ -321,6 +346,8 @@ private final class CurlTransfer: @unchecked Sendable {
         }
         let failure: TransportFailure? = if let tooLarge {
             .bodyTooLarge(tooLarge)
+        } else if timedOut {
+            .timedOut
         } else if isCancelled {
             .cancelled
         } else if let localFailure {
@@ -368,7 +395,8 @@ private func curlWrite(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ co
 private func curlProgress(_ context: UnsafeMutableRawPointer?, _ downloadTotal: curl_off_t, _ downloaded: curl_off_t,
                           _ uploadTotal: curl_off_t, _ uploaded: curl_off_t) -> Int32 {
     guard let context else { return 0 }
-    return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue().isCancelled ? 1 : 0
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    return transfer.progress(downloaded: Int64(downloaded), uploaded: Int64(uploaded)) ? 0 : 1
 }
 
 /// At most `count` requests at a time; the others wait in order, without holding a thread.

@@ -38,12 +38,17 @@ package final class HTTPTransport: Sendable {
         server = (baseURL.host ?? "the server") + (baseURL.port.map { ":\($0)" } ?? "")
     }
 
+    /// libcurl where its headers were found at build time (Linux), else URLSession.
+    ///
+    /// `FOLDERSYNC_HTTP_ENGINE=urlsession` picks URLSession on Linux too: a diagnostic switch, kept so that a
+    /// measurement can show what it costs (a test compares the CPU time of a wait on both).
     private static func defaultEngine(timeouts: HTTPTimeouts, credentials: WebDAVCredentials?) -> any HTTPEngine {
         #if canImport(CCurl)
-        CurlEngine(timeouts: timeouts)
-        #else
-        URLSessionEngine(timeouts: timeouts, credentials: credentials)
+        if ProcessInfo.processInfo.environment["FOLDERSYNC_HTTP_ENGINE"] != "urlsession" {
+            return CurlEngine(timeouts: timeouts)
+        }
         #endif
+        return URLSessionEngine(timeouts: timeouts, credentials: credentials)
     }
 
     /// Sends `request`, retrying transient failures, following same-origin redirects of GET and PROPFIND.

@@ -42,7 +42,7 @@ enum MultistatusParser {
         let finished = parser.parse()
         if !finished || parser.parserError != nil || !delegate.sawMultistatus || delegate.depth != 0 {
             // In words: XMLParser's NSError prints as `NSXMLParserErrorDomain Code=5 "(null)"`.
-            let reason = parser.parserError == nil ? "it is not a complete multistatus document"
+            let reason = parser.parserError == nil ? "it is cut off or is not a complete multistatus document"
                 : "it is cut off or is not well-formed XML (XML error \((parser.parserError! as NSError).code) at line \(parser.lineNumber))"
             throw FolderSyncError(.remoteIOFailed, "the server's PROPFIND answer cannot be read: \(reason)", path: path.description)
         }

@@ -60,6 +60,9 @@ public final class WebDAVFileSystem: RemoteFileSystem {
     /// HTTP requests sent so far.
     public var statistics: WebDAVStatistics { transport.counters.withLock { $0 } }
 
+    /// How long one attempt of a request may wait for the server (``Configuration/requestTimeout``).
+    public var requestTimeout: TimeInterval { transport.requestTimeout }
+
     /// A file system on the share the configuration names; it makes no request until used.
     /// - Throws: ``/FolderSync/FolderSyncError/Code/invalidConfiguration`` when the URL is not a valid `http` or `https`
     ///   URL, or when it would send credentials over clear `http://` to another machine without
