@@ -125,12 +125,15 @@ extension DocumentSyncManager {
             state.bytesSinceWholeStore += report.bytesSent - report.attachmentBytesSent
             try store.saveSyncState(state)
         }
-        let due = (policy.wholeStoreUploadAfterChangeSets.map { state.changeSetsSinceWholeStore >= $0 } ?? false)
+        // Owed whatever the policy: this client's published sets are gone from the folder, or no usable store covers them.
+        let due = state.owesWholeStore
+            || (policy.wholeStoreUploadAfterChangeSets.map { state.changeSetsSinceWholeStore >= $0 } ?? false)
             || (policy.wholeStoreUploadAfterBytes.map { state.bytesSinceWholeStore >= $0 } ?? false)
         guard due, let manifest = try await wholeStoreUploadOperation(store: store).run() else { return nil }
         state = try store.loadSyncState()
         state.changeSetsSinceWholeStore = 0
         state.bytesSinceWholeStore = 0
+        state.owesWholeStore = false
         try store.saveSyncState(state)
         if policy.vacuumsAfterWholeStoreUpload { _ = try await vacuum() }
         return manifest

@@ -254,7 +254,8 @@ open class DocumentSyncManager: @unchecked Sendable {
     func confirm(_ deletion: MassDeletion) async -> Bool {
         if let handler = massDeletionHandler { return await handler(deletion) }
         if let delegate { return await delegate.documentSyncManager(self, shouldApply: deletion) }
-        applicationSyncManager.environment.logger.warning(
+        // Said once, by the sync's error (massDeletionDeclined); the log line is for diagnosis only.
+        applicationSyncManager.environment.logger.info(
             "A sync would delete \(deletion) and no mass-deletion handler or delegate answers; not applying it")
         return false
     }

@@ -45,6 +45,12 @@ open class VacuumOperation: @unchecked Sendable {
     /// The default age after which a temporary counts as an interrupted write: one hour, in seconds.
     public static let defaultTemporaryFileAge: TimeInterval = 3600
 
+    /// The shortest silence after which a client may be expired: one day, 24 heartbeats
+    /// (``RecentSync/heartbeatInterval``). A client that syncs at all rewrites its marker at least once an
+    /// hour, so only a client that really stopped syncing is older than this; a shorter expiry could delete
+    /// clients that sync every minute.
+    public static let minimumClientExpiry: TimeInterval = 24 * RecentSync.heartbeatInterval
+
     /// An operation ready to ``run()``; see the properties for each argument.
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, dryRun: Bool = false,
                 expireClientsAfter: TimeInterval? = nil, temporaryFileAge: TimeInterval = VacuumOperation.defaultTemporaryFileAge,
@@ -60,7 +66,13 @@ open class VacuumOperation: @unchecked Sendable {
     }
 
     /// Runs the vacuum and reports what it removed (or, in a dry run, would remove).
+    ///
+    /// - Throws: ``FolderSyncError/Code/invalidConfiguration`` for an expiry shorter than ``minimumClientExpiry``.
     public func run() async throws -> VacuumReport {
+        if let expiry = expireClientsAfter, expiry < Self.minimumClientExpiry {
+            throw FolderSyncError(.invalidConfiguration, "clients can be expired after one day of silence at the soonest "
+                                  + "(a syncing client says it is alive once an hour); \(Int(expiry)) seconds is too short")
+        }
         var inventory = try await takeInventory()
         let expired = expiredClients(inventory)
         if !dryRun {

@@ -61,7 +61,9 @@ extension GRDBStore: SnapshottingModelAdapter {
         // Never number a set again: one staged before may already be on the remote (a sync stopped between
         // its upload and its bookkeeping), and is published again as it is (found by the kill torture).
         state.nextSequence = max(state.nextSequence, state.publishedSequence + 1)
-        state.knownRecentSyncs = [:]
+        // What this client knows of the markers stays true; clients that left none are looked for again, since
+        // the store may cover less of them than this client had applied.
+        state.hasListedClients = false
         // In the install's own transaction (or file): an installed store is never looked for again by a first sync.
         state.hasBootstrapped = true
         try Self.save(state: try JSONEncoder().encode(state), db)
