@@ -6,7 +6,8 @@ enum WebDAVStatus {
         let at = path.description
         let what = "\(operation) answered HTTP \(status)"
         switch status {
-        case 401, 403: return FolderSyncError(.permissionDenied, "\(what): access refused", path: at)
+        case 401: return FolderSyncError(.permissionDenied, "\(what): the server refused the credentials", path: at)
+        case 403: return FolderSyncError(.permissionDenied, "\(what): the server refused access", path: at)
         case 404, 410: return FolderSyncError(.remoteItemNotFound, "\(what): no such item", path: at)
         // RFC 4918 gives 409 this meaning for PUT, MKCOL, MOVE and COPY only (callers then name the parent);
         // nginx, for one, also answers 409 to a DELETE of a folder named without its trailing slash.

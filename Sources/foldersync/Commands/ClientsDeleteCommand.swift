@@ -50,6 +50,10 @@ extension ClientsCommand {
                         throw ToolFailure("cancelled; nothing was deleted")
                     }
                 }
+                // What the deletion may remove, looked at first: the report lists a path only when something was there.
+                let candidates = [layout.recentSyncFile(document, client: client), layout.wholeStoreDirectory(document, client: client)]
+                var existing: Set<RemotePath> = []
+                for path in candidates where try await opened.fileSystem.exists(path) { existing.insert(path) }
                 let report = try await maintenance.deleteClient(client)
                 var kept: [ClientDeletionOutput.Kept] = []
                 if report.keptWholeStore {
@@ -62,7 +66,9 @@ extension ClientsCommand {
                                       reason: "its change sets; vacuum removes them once every client has applied them"))
                 }
                 result = ClientDeletionOutput(application: result.application, document: document, client: client, alreadyDeleted: false,
-                                              removed: report.removed.map(\.description), kept: kept)
+                                              removed: report.removed.filter { !candidates.contains($0) || existing.contains($0) }
+                                                  .map(\.description),
+                                              kept: kept)
             }
             if output.json {
                 try JSONOutput.print(result)
