@@ -210,6 +210,19 @@ struct CLIErrorMessageTests {
         let dates = try names.map { try FileManager.default.attributesOfItem(atPath: markers.appendingPathComponent($0).path)[.modificationDate] as! Date }
         let bMarker = names[dates.firstIndex(of: dates.max()!)!]
         try Data("bplist00garbage".utf8).write(to: markers.appendingPathComponent(bMarker))
+        // And an empty "deleted" marker for device a, which does not open: ignored, with a log line for diagnosis.
+        struct Clients: Decodable {
+            struct Document: Decodable {
+                struct Client: Decodable { var identifier: String; var description: String? }
+                var clients: [Client]
+            }
+            var documents: [Document]
+        }
+        let listed = try await FoldersyncTool.run(["clients", "list", "--remote", folder.root.path, "--json"])
+        let a = try #require(try FoldersyncTool.json(Clients.self, listed).documents.first?.clients.first { $0.description == "a" })
+        let deleted = folder.application.appendingPathComponent("Documents/notes/DeletedClients")
+        try FileManager.default.createDirectory(at: deleted, withIntermediateDirectories: true)
+        try Data().write(to: deleted.appendingPathComponent(a.identifier + ".plist"))
         let result = try await folder.notes(["--client-name", "a", "sync"], database: "a")
         #expect(result.status == 0, "\(result.errors)")
         #expect(result.errors.isEmpty, "nothing on standard error: \(result.errors)")
