@@ -89,7 +89,7 @@ struct RemoteOptions: ParsableArguments {
             applications = try await RemoteLayout.applicationIdentifiers(in: fileSystem)
         } catch let error as FolderSyncError where error.path?.isEmpty ?? true || error.code == .remoteItemNotFound {
             // About the share itself (its root, the server): named by the URL typed, rather than by an empty path.
-            let cause = error.code == .remoteItemNotFound ? "no such folder on the server" : error.message
+            let cause = error.code == .remoteItemNotFound ? "no such folder on the server" : "\(error.code): \(error.message)"
             throw ToolFailure("--remote \(shown): \(cause)")
         }
         if let app {
