@@ -5,7 +5,8 @@ import Foundation
 
 /// The S3 calls the backend makes, on one bucket: HEAD, GET, PUT (optionally publish-if-absent), COPY,
 /// DELETE, DeleteObjects and ListObjectsV2 with continuation. Every request is signed (``SignatureV4``)
-/// and sent through FolderSyncWebDAV's HTTP transport (one URLSession, retries with backoff, typed errors).
+/// and sent through FolderSyncWebDAV's HTTP transport (libcurl on Linux, URLSession elsewhere; retries with backoff,
+/// typed errors).
 final class S3Bucket: Sendable {
     struct ObjectInfo: Sendable {
         var size: Int64?

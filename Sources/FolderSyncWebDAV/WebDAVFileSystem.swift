@@ -7,7 +7,7 @@ public import Foundation
 /// name in the same collection, then `MOVE` with `Overwrite: T`, so readers
 /// see the old or the new file; "publish if absent" is `MOVE` with
 /// `Overwrite: F`, which the server refuses with 412 when the target exists.
-/// One URLSession serves every request, so connections are reused; transient
+/// Requests go through libcurl on Linux and URLSession elsewhere, connections are reused; transient
 /// failures are retried (``WebDAVRetryPolicy``); credentials are sent as
 /// HTTP basic authentication and never logged.
 ///
@@ -252,6 +252,11 @@ public final class WebDAVFileSystem: RemoteFileSystem {
                               headers: ["Content-Type": "application/octet-stream"], body: body)
         let response = try await transport.send(put, path: path)
         guard WebDAVStatus.isSuccess(response.status) else {
+            // RFC 4918 says 409; nginx answers 500 and rclone 404 to a PUT into a missing folder: say what it means.
+            if response.status == 404 || response.status >= 500, !path.parent.isRoot, try await item(at: path.parent) == nil {
+                throw FolderSyncError(.remoteItemNotFound, "PUT answered HTTP \(response.status): the parent folder does not exist",
+                                      path: path.parent.description)
+            }
             throw WebDAVStatus.error(response.status, "PUT", path: response.status == 409 ? path.parent : path)
         }
         do {

@@ -33,6 +33,19 @@ struct WebDAVServerQuirkTests {
         #expect(try await remote.item(at: RemotePath("moving")) == nil)
     }
 
+    @Test("A write into a missing folder is remoteItemNotFound naming the folder on every server (nginx answers 500)",
+          arguments: WebDAVTestServers.names)
+    func writeIntoMissingFolder(_ server: String) async throws {
+        let remote = try await WebDAVTestServers.fileSystem(server) { $0.retryPolicy = WebDAVRetryPolicy(sleep: { _ in }) }
+        do {
+            try await remote.write(Data("x".utf8), to: RemotePath("missing/file"))
+            Issue.record("\(server): a write into a missing folder succeeded")
+        } catch let error as FolderSyncError {
+            #expect(error.code == .remoteItemNotFound && error.path == "missing", "\(server): \(error)")
+            #expect(error.message.contains("parent folder does not exist"), "\(server): \(error)")
+        }
+    }
+
     @Test("foldersync deletes a client and vacuums its folders on every server, exit 0", arguments: WebDAVTestServers.names)
     func vacuumThroughTool(_ server: String) async throws {
         let directory = TemporaryDirectory()
