@@ -25,6 +25,8 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        // libcurl for the WebDAV transport on Linux (Sources/CCurl/shim.h says why not URLSession there).
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
         .target(
             name: "CFileSystem",
             path: "Sources/CFileSystem"
@@ -44,7 +46,7 @@ let package = Package(
         ),
         .target(
             name: "FolderSyncWebDAV",
-            dependencies: ["FolderSync"],
+            dependencies: ["FolderSync", .target(name: "CCurl", condition: .when(platforms: [.linux]))],
             swiftSettings: strict
         ),
         .target(

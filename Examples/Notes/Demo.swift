@@ -7,17 +7,22 @@ struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Two devices sync notes through a temporary folder, with a conflict, narrated.")
 
-    @Option(help: "The folder to work in (default: a new temporary folder).")
+    @Option(help: "The folder to work in, kept afterwards (default: a new temporary folder, removed at the end).")
     var folder: String?
 
     func run() async throws {
+        let base = folder.map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("notes-demo-\(UUID().uuidString.prefix(8))")
+        defer { if folder == nil { try? FileManager.default.removeItem(at: base) } }
+        try await narrate(in: base)
+    }
+
+    private func narrate(in base: URL) async throws {
         var number = 0
         func step(_ text: String) {
             number += 1
             print("\n\(number). \(text)")
         }
-        let base = folder.map { URL(fileURLWithPath: $0) }
-            ?? FileManager.default.temporaryDirectory.appendingPathComponent("notes-demo-\(UUID().uuidString.prefix(8))")
         let remote = base.appendingPathComponent("shared")
         try FileManager.default.createDirectory(at: remote, withIntermediateDirectories: true)
         say("""

@@ -2,8 +2,45 @@ import ArgumentParser
 import FolderSync
 import Foundation
 
-/// `notes`: a small notes app that syncs through a shared folder with FolderSync.
+/// Runs `notes` and maps every outcome to the documented exit codes: 0, or 1 with one line on standard error
+/// (usage errors too, which ArgumentParser would print as several lines with code 64).
 @main
+enum NotesMain {
+    static func main() async {
+        do {
+            var command = try Notes.parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+            exit(0)
+        } catch let exit as ExitCode {
+            Foundation.exit(exit == .success ? 0 : 1)
+        } catch {
+            if Notes.exitCode(for: error) == .success {
+                print(Notes.fullMessage(for: error))   // --help, help
+                exit(0)
+            }
+            NotesOutput.printError(message(for: error))
+            exit(1)
+        }
+    }
+
+    /// The error in one line: FolderSync's errors and the app's own as they describe themselves, usage errors as
+    /// ArgumentParser's first line with a pointer to the help.
+    static func message(for error: any Error) -> String {
+        switch error {
+        case let error as FolderSyncError: return error.description
+        case let error as NotesError: return error.description
+        default:
+            let first = Notes.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+            return first.replacingOccurrences(of: "Error: ", with: "") + " (see 'notes --help')"
+        }
+    }
+}
+
+/// `notes`: a small notes app that syncs through a shared folder with FolderSync.
 struct Notes: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A notes app that syncs through a shared folder with FolderSync.",
@@ -13,7 +50,8 @@ struct Notes: AsyncParsableCommand {
     @Option(help: "The notes database (SQLite file) of this device.")
     var db: String?
 
-    @Option(help: "The shared folder (a directory path).")
+    @Option(help: ArgumentHelp("The shared folder: a directory path, a file:// URL, or an http:// or https:// WebDAV URL "
+                               + "(credentials from FOLDERSYNC_WEBDAV_USER and FOLDERSYNC_WEBDAV_PASSWORD).", valueName: "LOCATION"))
     var remote: String?
 
     @Option(help: "The application identifier.")
@@ -22,7 +60,7 @@ struct Notes: AsyncParsableCommand {
     @Option(help: "The document identifier.")
     var document = "notes"
 
-    @Option(help: "A name for this device (default: the host name).")
+    @Option(help: "A name for this device, remembered in the database (default: the name given before, else the host name).")
     var clientName: String?
 
     @Option(help: ArgumentHelp("A file whose first line is the encryption password: a new shared folder is encrypted "
@@ -31,12 +69,12 @@ struct Notes: AsyncParsableCommand {
 
     /// Opens this device's session from the global options.
     func session() async throws -> NotesSession {
-        guard let db else { throw ValidationError("missing --db PATH") }
-        guard let remote else { throw ValidationError("missing --remote LOCATION") }
+        guard let db else { throw NotesError("missing --db PATH (see 'notes --help')") }
+        guard let remote else { throw NotesError("missing --remote LOCATION (see 'notes --help')") }
         var password: String?
         if let passwordFile {
             guard let text = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
-                throw ValidationError("--password-file \(passwordFile): cannot be read")
+                throw NotesError("--password-file \(passwordFile): cannot be read")
             }
             password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
         }
@@ -45,12 +83,21 @@ struct Notes: AsyncParsableCommand {
     }
 }
 
+/// A note's text from the command line, or from standard input when it is `-` (for notes longer than an argument may be).
+func noteText(_ argument: String) throws -> String {
+    guard argument == "-" else { return argument }
+    let data = FileHandle.standardInput.readDataToEndOfFile()
+    guard let text = String(data: data, encoding: .utf8) else { throw NotesError("standard input is not UTF-8 text") }
+    return text.hasSuffix("\n") ? String(text.dropLast()) : text
+}
+
 struct Add: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Add a note; prints its ID.")
     @ParentCommand var notes: Notes
-    @Argument var text: String
+    @Argument(help: "The note's text; - reads it from standard input.") var text: String
 
     func run() async throws {
+        let text = try noteText(text)
         print(try await notes.session().database.add(text))
     }
 }
@@ -59,9 +106,12 @@ struct Edit: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Replace a note's text.")
     @ParentCommand var notes: Notes
     @Argument var id: String
-    @Argument var text: String
+    @Argument(help: "The new text; - reads it from standard input.") var text: String
 
-    func run() async throws { try await notes.session().database.edit(id, text) }
+    func run() async throws {
+        let text = try noteText(text)
+        try await notes.session().database.edit(id, text)
+    }
 }
 
 struct Move: AsyncParsableCommand {
@@ -111,12 +161,40 @@ struct List: AsyncParsableCommand {
 }
 
 struct Sync: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Synchronize with the shared folder and print the report.")
+    static let configuration = CommandConfiguration(
+        abstract: "Synchronize with the shared folder and print the report.",
+        discussion: """
+            A sync that would delete more than half of a table of over 100 notes asks first, once (y/N), when standard \
+            input is a terminal; --allow-mass-deletion lets it go ahead without asking. Declined, or with no terminal to \
+            ask, the sync publishes this device's own changes and stops with massDeletionDeclined (exit 1).
+            """)
     @ParentCommand var notes: Notes
     @Flag(help: "Print JSON.") var json = false
+    @Flag(help: "Apply another device's deletion of most notes without asking.") var allowMassDeletion = false
 
     func run() async throws {
-        let report = try await notes.session().document.synchronize()
+        let session = try await notes.session()
+        if allowMassDeletion {
+            session.document.massDeletionHandler = { _ in true }
+        } else if isatty(STDIN_FILENO) == 1 {
+            let asked = AskedOnce()
+            session.document.massDeletionHandler = { deletion in
+                await asked.answer { NotesOutput.confirm("This sync would delete \(deletion). Go ahead?") }
+            }
+        }
+        let report = try await session.document.synchronize()
         print(json ? try NotesOutput.json(SyncReportSummary(report)) : NotesOutput.describe(report), terminator: "")
+    }
+}
+
+/// Asks the user once per run, however often the sync asks: a sync may stop at the fail-safe more than once.
+actor AskedOnce {
+    private var given: Bool?
+
+    func answer(_ ask: @Sendable () -> Bool) -> Bool {
+        if let given { return given }
+        let answer = ask()
+        given = answer
+        return answer
     }
 }

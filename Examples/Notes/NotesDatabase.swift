@@ -36,6 +36,18 @@ struct NotesDatabase {
         }
     }
 
+    /// The device name to register with: `given` (then remembered), else the one remembered from an earlier run,
+    /// else `fallback` (the host name, not remembered, so that a name given later still wins).
+    func clientName(given: String?, fallback: String) throws -> String {
+        try store.database.write { db in
+            if let given {
+                try db.execute(sql: "INSERT OR REPLACE INTO settings(key, value) VALUES ('clientName', ?)", arguments: [given])
+                return given
+            }
+            return try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = 'clientName'") ?? fallback
+        }
+    }
+
     func add(_ text: String) throws -> String {
         let id = UUID().uuidString
         try store.database.write { db in
@@ -70,9 +82,11 @@ struct NotesDatabase {
         }
     }
 
+    /// Removes the tag; a note without it is an error, as a missing note is.
     func untag(_ id: String, _ name: String) throws {
         try write(id) { db in
             try db.execute(sql: "DELETE FROM note_tags WHERE note_id = ? AND tag_id = ?", arguments: [id, "tag:" + name])
+            guard db.changesCount > 0 else { throw NotesError("note \(id) has no tag \(name)") }
         }
     }
 

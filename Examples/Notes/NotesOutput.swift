@@ -9,11 +9,27 @@ enum NotesOutput {
         return String(decoding: try encoder.encode(value), as: UTF8.self) + "\n"
     }
 
+    /// The one place `notes` makes text written by other devices safe to print: a line break is shown as ` ⏎ `,
+    /// every other control character (terminal escape sequences, NUL, DEL, C1 controls, Unicode line separators and
+    /// direction overrides) as `\u{1B}`, so a note cannot drive the terminal or forge a line of the listing.
+    static func escaped(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x0A: result += " ⏎ "
+            case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069:
+                result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
     static func table(_ notes: [NoteListing]) -> String {
         notes.map { note in
-            var line = "\(note.id)  \(note.text.replacingOccurrences(of: "\n", with: " ⏎ "))"
-            if let folder = note.folder { line += "  [\(folder)]" }
-            if !note.tags.isEmpty { line += "  #" + note.tags.joined(separator: " #") }
+            var line = "\(escaped(note.id))  \(escaped(note.text))"
+            if let folder = note.folder { line += "  [\(escaped(folder))]" }
+            if !note.tags.isEmpty { line += "  #" + note.tags.map(escaped).joined(separator: " #") }
             return line + "\n"
         }.joined()
     }
@@ -24,10 +40,26 @@ enum NotesOutput {
         if !report.conflicts.isEmpty { text += "; \(report.conflicts.count) conflict(s)" }
         text += "\n"
         for conflict in report.conflicts {
-            text += "  conflict on \(conflict.conflict.key): \(conflict.resolution)\n"
+            text += "  conflict on \(escaped(conflict.conflict.key.description)): \(escaped(conflict.resolution.description))\n"
         }
-        for warning in report.warnings { text += "  warning: \(warning)\n" }
+        // Each warning once, however many steps of the sync noticed it.
+        var seen: Set<String> = []
+        for warning in report.warnings.map(\.description) where seen.insert(warning).inserted {
+            text += "  warning: \(escaped(warning))\n"
+        }
         return text
+    }
+
+    /// One line on standard error: `notes: ` and the message, escaped.
+    static func printError(_ message: String) {
+        FileHandle.standardError.write(Data(("notes: " + escaped(message) + "\n").utf8))
+    }
+
+    /// Asks on standard error and reads one line from standard input; only `y` or `yes` (any case) is a yes.
+    static func confirm(_ question: String) -> Bool {
+        FileHandle.standardError.write(Data((escaped(question) + " [y/N] ").utf8))
+        guard let answer = readLine(strippingNewline: true) else { return false }
+        return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
     }
 }
 

@@ -5,7 +5,8 @@ import Foundation
 
 /// The S3 calls the backend makes, on one bucket: HEAD, GET, PUT (optionally publish-if-absent), COPY,
 /// DELETE, DeleteObjects and ListObjectsV2 with continuation. Every request is signed (``SignatureV4``)
-/// and sent through FolderSyncWebDAV's HTTP transport (one URLSession, retries with backoff, typed errors).
+/// and sent through FolderSyncWebDAV's HTTP transport (libcurl on Linux, URLSession elsewhere; retries with backoff,
+/// typed errors).
 final class S3Bucket: Sendable {
     struct ObjectInfo: Sendable {
         var size: Int64?
@@ -88,8 +89,11 @@ final class S3Bucket: Sendable {
     }
 
     /// GET into memory, or into `file` (streamed); `nil` when there is no such object.
-    func get(_ key: String, path: RemotePath, downloadingTo file: URL? = nil) async throws -> HTTPResponse? {
-        let response = try await transport.send(HTTPRequest(method: "GET", url: url(key: key)), path: path, downloadingTo: file)
+    /// - Parameter maximumSize: A larger object is refused with `corruptFile` by its `Content-Length` (or as soon as more
+    ///   bytes came), without downloading the rest.
+    func get(_ key: String, path: RemotePath, downloadingTo file: URL? = nil, maximumSize: Int? = nil) async throws -> HTTPResponse? {
+        let response = try await transport.send(HTTPRequest(method: "GET", url: url(key: key)), path: path, downloadingTo: file,
+                                                maximumBodySize: maximumSize)
         if response.status == 404 {
             if let file = response.bodyFile { try? FileManager.default.removeItem(at: file) }
             return nil

@@ -64,6 +64,16 @@ public final class S3FileSystem: RemoteFileSystem {
         return response.body
     }
 
+    /// One GET, refused by its `Content-Length` when larger than `maximumSize`: no HEAD first, and the rest of a
+    /// larger object is not downloaded.
+    public func read(_ path: RemotePath, maximumSize: Int) async throws -> Data {
+        guard let response = try await bucket.get(bucket.key(for: path), path: path, maximumSize: maximumSize) else {
+            throw FolderSyncError(.remoteItemNotFound, "no such file", path: path.description)
+        }
+        try FolderSyncError.checkSize(Int64(response.body.count), maximumSize: maximumSize, path: path.description)
+        return response.body
+    }
+
     /// Streams the object into a temporary file next to `url`, then renames it over `url`.
     public func download(_ path: RemotePath, toLocalFile url: URL) async throws {
         let temporary = url.deletingLastPathComponent().appendingPathComponent(TemporaryName.make(for: url.lastPathComponent))

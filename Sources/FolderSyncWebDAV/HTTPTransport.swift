@@ -1,54 +1,66 @@
 package import FolderSync
 package import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
-/// Sends requests over one URLSession (so connections are reused), with authorization, retries and typed errors.
+/// Sends requests with authorization, retries and typed errors, reusing connections.
 ///
 /// Package-visible so that other backends in this package (the S3 example) share its handling of
-/// URLSession's traps (challenges, redirects that drop bodies), its retries and its typed errors.
+/// HTTP's traps (challenges, redirects that drop bodies, waits that must cost no CPU), its retries and
+/// its typed errors.
+///
+/// One attempt is carried out by an ``HTTPEngine``: on Linux libcurl, called directly (``CurlEngine``),
+/// because URLSession there spins on two cores while a request waits for its answer; elsewhere URLSession
+/// (``URLSessionEngine``).
 package final class HTTPTransport: Sendable {
     /// Headers to add to one attempt of a request (a signature that covers its date), computed just before it is sent.
     package typealias Authorizer = @Sendable (HTTPRequest) -> [String: String]
 
-    private let session: URLSession
-    private let delegate: SessionDelegate
+    private let engine: any HTTPEngine
     private let credentials: WebDAVCredentials?
     private let retry: WebDAVRetryPolicy
-    private let requestTimeout: TimeInterval
+    /// How long an attempt may wait for the server (to connect, or for the next bytes) before it fails.
+    package let requestTimeout: TimeInterval
     private let authorize: Authorizer?
     private let origin: (scheme: String?, host: String?, port: Int?)
+    /// `host:port`, for messages about the connection.
+    private let server: String
     /// Requests sent (every attempt counts) and retries, for ``WebDAVFileSystem/statistics``.
     package let counters = Protected(WebDAVStatistics())
 
     package init(baseURL: URL, credentials: WebDAVCredentials?, retry: WebDAVRetryPolicy,
                  requestTimeout: TimeInterval, resourceTimeout: TimeInterval, authorize: Authorizer? = nil) {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.urlCache = nil
-        configuration.urlCredentialStorage = nil
-        configuration.httpCookieStorage = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.timeoutIntervalForRequest = requestTimeout
-        configuration.timeoutIntervalForResource = resourceTimeout
-        configuration.httpMaximumConnectionsPerHost = 4
-        delegate = SessionDelegate(credentials: credentials)
-        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        let timeouts = HTTPTimeouts(request: requestTimeout, resource: resourceTimeout)
+        engine = HTTPTransport.defaultEngine(timeouts: timeouts, credentials: credentials)
         self.credentials = credentials
         self.retry = retry
         self.requestTimeout = requestTimeout
         self.authorize = authorize
         origin = (baseURL.scheme?.lowercased(), baseURL.host?.lowercased(), baseURL.port)
+        server = (baseURL.host ?? "the server") + (baseURL.port.map { ":\($0)" } ?? "")
     }
 
-    deinit { session.finishTasksAndInvalidate() }
+    /// libcurl where its headers were found at build time (Linux), else URLSession.
+    ///
+    /// `FOLDERSYNC_HTTP_ENGINE=urlsession` picks URLSession on Linux too: a diagnostic switch, kept so that a
+    /// measurement can show what it costs (a test compares the CPU time of a wait on both).
+    private static func defaultEngine(timeouts: HTTPTimeouts, credentials: WebDAVCredentials?) -> any HTTPEngine {
+        #if canImport(CCurl)
+        if ProcessInfo.processInfo.environment["FOLDERSYNC_HTTP_ENGINE"] != "urlsession" {
+            return CurlEngine(timeouts: timeouts)
+        }
+        #endif
+        return URLSessionEngine(timeouts: timeouts, credentials: credentials)
+    }
 
     /// Sends `request`, retrying transient failures, following same-origin redirects of GET and PROPFIND.
     ///
     /// Answers with any status come back as they are, except those retried
     /// (429, 5xx but 501/505/507) while attempts remain; failures without an
     /// answer are thrown as typed errors naming `path`.
-    package func send(_ request: HTTPRequest, path: RemotePath, downloadingTo download: URL? = nil) async throws -> HTTPResponse {
+    /// - Parameter maximumBodySize: For a read of a bounded file: a successful answer whose body is larger is
+    ///   refused (``/FolderSync/FolderSyncError/Code/corruptFile``) as soon as its `Content-Length` or its bytes
+    ///   show it, without downloading the rest.
+    package func send(_ request: HTTPRequest, path: RemotePath, downloadingTo download: URL? = nil,
+                      maximumBodySize: Int? = nil) async throws -> HTTPResponse {
         var request = request
         var attempt = 1
         var redirects = 0
@@ -58,10 +70,15 @@ package final class HTTPTransport: Sendable {
             if Task.isCancelled { throw FolderSyncError(.cancelled, "the request was cancelled", path: path.description) }
             let response: HTTPResponse
             do {
-                response = try await sendOnce(request, downloadingTo: download)
+                counters.withLock { $0.requests += 1 }
+                response = try await engine.perform(prepared(request), downloadingTo: download,
+                                                     maximumBodySize: maximumBodySize.map(Int64.init))
             } catch let failure as TransportFailure {
                 guard failure.isTransient, attempt < retry.maximumAttempts else {
-                    throw failure.error(path: path)
+                    if case .bodyTooLarge(let size) = failure, let maximumBodySize {
+                        try FolderSyncError.checkSize(size, maximumSize: maximumBodySize, path: path.description)
+                    }
+                    throw failure.error(path: path, server: server, timeout: requestTimeout)
                 }
                 try await wait(afterAttempt: attempt, retryAfter: nil)
                 attempt += 1
@@ -85,7 +102,9 @@ package final class HTTPTransport: Sendable {
         }
     }
 
-    private func wait(afterAttempt attempt: Int, retryAfter: Duration?) async throws {
+    /// Waits before the next attempt of a request that failed in a way that may pass (also used by callers
+    /// that find an answer unusable, such as a cut-off listing), counting it as a retry.
+    package func wait(afterAttempt attempt: Int, retryAfter: Duration?) async throws {
         counters.withLock { $0.retries += 1 }
         do {
             try await retry.sleep(retry.delay(afterAttempt: attempt, retryAfter: retryAfter))
@@ -93,6 +112,9 @@ package final class HTTPTransport: Sendable {
             throw FolderSyncError(.cancelled, "the request was cancelled while waiting to retry")
         }
     }
+
+    /// Attempts in all that a request may take, the first included.
+    package var maximumAttempts: Int { retry.maximumAttempts }
 
     /// 429, 423 and server errors that may pass; 501 (not implemented), 505 (version) and 507 (full) will not.
     ///
@@ -114,147 +136,96 @@ package final class HTTPTransport: Sendable {
         return target
     }
 
-    private func urlRequest(for request: HTTPRequest) -> URLRequest {
-        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: requestTimeout)
-        urlRequest.httpMethod = request.method
-        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        if let credentials { urlRequest.setValue(credentials.basicAuthorization, forHTTPHeaderField: "Authorization") }
-        for (name, value) in authorize?(request) ?? [:] { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        return urlRequest
-    }
-
-    /// One attempt: a data, upload or download task, awaited with cancellation.
-    private func sendOnce(_ request: HTTPRequest, downloadingTo download: URL?) async throws -> HTTPResponse {
-        counters.withLock { $0.requests += 1 }
-        var urlRequest = urlRequest(for: request)
-        let delegate = self.delegate
-        let taskBox = Protected<URLSessionTask?>(nil)
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
-                let finish: @Sendable (URLSessionTask?, Data?, URL?, URLResponse?, (any Error)?) -> Void = { task, data, file, response, error in
-                    let refused = task.map { delegate.wasRefused($0) } ?? false
-                    if let task { delegate.forget(task) }
-                    if refused {
-                        if let file { try? FileManager.default.removeItem(at: file) }
-                        continuation.resume(throwing: TransportFailure.credentialsRefused)
-                    } else if let error {
-                        continuation.resume(throwing: TransportFailure(error))
-                    } else if let http = response as? HTTPURLResponse {
-                        var headers: [String: String] = [:]
-                        for (name, value) in http.allHeaderFields {
-                            headers[String(describing: name).lowercased()] = String(describing: value)
-                        }
-                        continuation.resume(returning: HTTPResponse(status: http.statusCode, headers: headers,
-                                                                    body: data ?? Data(), bodyFile: file))
-                    } else {
-                        continuation.resume(throwing: TransportFailure.noAnswer)
-                    }
-                }
-                let task: URLSessionTask
-                if let download {
-                    let box = Protected<URLSessionTask?>(nil)
-                    task = session.downloadTask(with: urlRequest) { location, response, error in
-                        // The temporary file is deleted when this handler returns: move it next to its destination now.
-                        var moved: URL?
-                        var failure = error
-                        if let location, error == nil {
-                            do {
-                                try? FileManager.default.removeItem(at: download)
-                                try FileManager.default.moveItem(at: location, to: download)
-                                moved = download
-                            } catch {
-                                failure = error
-                            }
-                        }
-                        finish(box.withLock { $0 }, nil, moved, response, failure)
-                    }
-                    box.withLock { $0 = task }
-                } else {
-                    switch request.body {
-                    case .none:
-                        let box = Protected<URLSessionTask?>(nil)
-                        task = session.dataTask(with: urlRequest) { data, response, error in
-                            finish(box.withLock { $0 }, data, nil, response, error)
-                        }
-                        box.withLock { $0 = task }
-                    case .data(let data):
-                        urlRequest.setValue(String(data.count), forHTTPHeaderField: "Content-Length")
-                        let box = Protected<URLSessionTask?>(nil)
-                        task = session.uploadTask(with: urlRequest, from: data) { data, response, error in
-                            finish(box.withLock { $0 }, data, nil, response, error)
-                        }
-                        box.withLock { $0 = task }
-                    case .file(let file):
-                        let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
-                        urlRequest.setValue(String(size), forHTTPHeaderField: "Content-Length")
-                        let box = Protected<URLSessionTask?>(nil)
-                        task = session.uploadTask(with: urlRequest, fromFile: file) { data, response, error in
-                            finish(box.withLock { $0 }, data, nil, response, error)
-                        }
-                        box.withLock { $0 = task }
-                    }
-                }
-                taskBox.withLock { $0 = task }
-                task.resume()
-            }
-        } onCancel: {
-            taskBox.withLock { $0 }?.cancel()
-        }
+    /// The request as sent: its headers, the basic authorization (sent with every request, so that none costs a
+    /// 401 round trip) and the authorizer's headers.
+    private func prepared(_ request: HTTPRequest) -> HTTPRequest {
+        var prepared = request
+        if let credentials { prepared.headers["Authorization"] = credentials.basicAuthorization }
+        for (name, value) in authorize?(request) ?? [:] { prepared.headers[name] = value }
+        return prepared
     }
 }
 
-/// What happened to a request that got no HTTP answer, before it is turned into a ``/FolderSync/FolderSyncError``.
-enum TransportFailure: Error {
-    case credentialsRefused
-    case noAnswer
-    case url(URLError)
-    case other(any Error)
+/// How long an attempt may wait: ``request`` for a connection or for the next bytes, ``resource`` in all.
+struct HTTPTimeouts: Sendable {
+    var request: TimeInterval
+    var resource: TimeInterval
+}
 
-    init(_ error: any Error) {
-        if let error = error as? URLError { self = .url(error) } else { self = .other(error) }
-    }
+/// Carries out one attempt of a request: no retries, no redirects followed, an answer with any status returned.
+protocol HTTPEngine: Sendable {
+    /// Sends `request` (authorization included) once.
+    /// - Parameters:
+    ///   - download: Where to stream the body, instead of memory.
+    ///   - maximumBodySize: A successful answer with a larger body fails with ``TransportFailure/bodyTooLarge(_:)``,
+    ///     as soon as its size is known, without reading the rest.
+    /// - Throws: ``TransportFailure`` when no complete answer came.
+    func perform(_ request: HTTPRequest, downloadingTo download: URL?, maximumBodySize: Int64?) async throws -> HTTPResponse
+}
+
+/// What happened to a request that got no usable HTTP answer, before it is turned into a ``/FolderSync/FolderSyncError``.
+enum TransportFailure: Error, Equatable {
+    /// The server asked for credentials again after it was given them (URLSession only: libcurl returns the 401).
+    case credentialsRefused
+    /// What came back is not HTTP.
+    case noAnswer
+    /// No connection or no bytes within the request timeout.
+    case timedOut
+    /// The connection was refused or could not be made.
+    case cannotConnect
+    /// The server's host name does not resolve.
+    case cannotResolve
+    /// The connection closed before the whole answer came (or before the request was sent).
+    case connectionLost
+    /// The TLS handshake failed; the reason in a few words, when known.
+    case tls(String?)
+    case cancelled
+    /// A successful answer's body is larger than the request allowed: its size, or the bytes seen before stopping.
+    case bodyTooLarge(Int64)
+    /// A local file could not be read (an upload) or written (a download).
+    case localFile(String)
+    /// Anything else, in a few words.
+    case other(String)
 
     /// Timeouts and dropped or refused connections may pass; TLS and authentication failures will not.
     var isTransient: Bool {
-        guard case .url(let error) = self else { return false }
-        return [.timedOut, .cannotConnectToHost, .networkConnectionLost, .notConnectedToInternet].contains(error.code)
+        switch self {
+        case .timedOut, .cannotConnect, .connectionLost: true
+        default: false
+        }
     }
 
-    /// On Linux, URLSession reports many TLS failures as "unknown" with OpenSSL's message (for example
-    /// "SSL routines::wrong version number" when the server speaks plain HTTP).
-    private static func mentionsTLS(_ error: URLError) -> Bool {
-        let text = (error as NSError).localizedDescription + " " + String(describing: (error as NSError).userInfo[NSUnderlyingErrorKey] ?? "")
-        return ["SSL", "TLS", "certificate"].contains { text.localizedCaseInsensitiveContains($0) }
-    }
-
-    func error(path: RemotePath) -> FolderSyncError {
-        let where_ = path.description
+    /// The typed error for a failure of a request about `path` sent to `server` (`host:port`).
+    func error(path: RemotePath, server: String, timeout: TimeInterval) -> FolderSyncError {
+        let at = path.description
         switch self {
         case .credentialsRefused:
-            return FolderSyncError(.permissionDenied, "the server refused the credentials (HTTP 401)", path: where_)
+            return FolderSyncError(.permissionDenied, "\(server) refused the credentials (HTTP 401)", path: at)
         case .noAnswer:
-            return FolderSyncError(.remoteIOFailed, "the server's answer is not HTTP", path: where_)
-        case .other(let error):
-            if error is CancellationError { return FolderSyncError(.cancelled, "the request was cancelled", path: where_) }
-            return FolderSyncError(.connectionFailed, "the request failed", path: where_, underlying: error)
-        case .url(let error):
-            let reason = "URLError \(error.code.rawValue)"
-            switch error.code {
-            case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
-                 .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
-                 .clientCertificateRequired, .appTransportSecurityRequiresSecureConnection:
-                return FolderSyncError(.tlsFailed, "the TLS connection to the server failed (\(reason))", path: where_)
-            case .userAuthenticationRequired, .userCancelledAuthentication:
-                return FolderSyncError(.permissionDenied, "the server refused the credentials (\(reason))", path: where_)
-            case .cancelled:
-                return FolderSyncError(.cancelled, "the request was cancelled", path: where_)
-            case _ where Self.mentionsTLS(error):
-                return FolderSyncError(.tlsFailed, "the TLS connection to the server failed (\(reason))", path: where_, underlying: error)
-            case .timedOut:
-                return FolderSyncError(.connectionFailed, "the server did not answer in time (\(reason))", path: where_)
-            default:
-                return FolderSyncError(.connectionFailed, "the server cannot be reached (\(reason))", path: where_, underlying: error)
-            }
+            return FolderSyncError(.remoteIOFailed, "\(server) answered something that is not HTTP", path: at)
+        case .timedOut:
+            return FolderSyncError(.connectionFailed, "\(server) did not answer within \(Self.seconds(timeout))", path: at)
+        case .cannotConnect:
+            return FolderSyncError(.connectionFailed, "cannot connect to \(server): the connection was refused or failed", path: at)
+        case .cannotResolve:
+            return FolderSyncError(.connectionFailed, "cannot find the server \(server): its name does not resolve", path: at)
+        case .connectionLost:
+            return FolderSyncError(.connectionFailed, "the connection to \(server) was lost before the answer was complete", path: at)
+        case .tls(let reason):
+            return FolderSyncError(.tlsFailed, "the TLS connection to \(server) failed" + (reason.map { ": \($0)" } ?? ""), path: at)
+        case .cancelled:
+            return FolderSyncError(.cancelled, "the request was cancelled", path: at)
+        case .bodyTooLarge(let size):
+            return FolderSyncError(.corruptFile, "is at least \(size) bytes, more than such a file can hold; not read", path: at)
+        case .localFile(let reason):
+            return FolderSyncError(.localStoreFailed, reason, path: at)
+        case .other(let reason):
+            return FolderSyncError(.connectionFailed, "the request to \(server) failed: \(reason)", path: at)
         }
+    }
+
+    /// `30 s`, `1.5 s`.
+    private static func seconds(_ interval: TimeInterval) -> String {
+        interval == interval.rounded() ? "\(Int(interval)) s" : String(format: "%.1f s", interval)
     }
 }

@@ -41,7 +41,9 @@ enum MultistatusParser {
         parser.delegate = delegate
         let finished = parser.parse()
         if !finished || parser.parserError != nil || !delegate.sawMultistatus || delegate.depth != 0 {
-            let reason = parser.parserError.map { String(describing: $0) } ?? "not a complete multistatus document"
+            // In words: XMLParser's NSError prints as `NSXMLParserErrorDomain Code=5 "(null)"`.
+            let reason = parser.parserError == nil ? "it is cut off or is not a complete multistatus document"
+                : "it is cut off or is not well-formed XML (XML error \((parser.parserError! as NSError).code) at line \(parser.lineNumber))"
             throw FolderSyncError(.remoteIOFailed, "the server's PROPFIND answer cannot be read: \(reason)", path: path.description)
         }
         return delegate.entries

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A value behind a lock, for the little state shared between URLSession's delegate queue and tasks.
+/// A value behind a lock, for the little state shared between the transport's threads and tasks.
 package final class Protected<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value

@@ -6,8 +6,15 @@ public import Foundation
 /// - a path or a `file://` URL: a ``/FolderSync/FileManagerFileSystem`` on that folder, which must exist;
 /// - an `http://` or `https://` URL: a ``WebDAVFileSystem``, with credentials
 ///   from `FOLDERSYNC_WEBDAV_USER` / `FOLDERSYNC_WEBDAV_PASSWORD` (or from the
-///   URL's user information, which is then removed).
+///   URL's user information, which is then removed), the request timeout from `FOLDERSYNC_WEBDAV_TIMEOUT`
+///   (seconds; 30 by default), and credentials allowed over clear `http://` to another machine only with
+///   `FOLDERSYNC_WEBDAV_ALLOW_HTTP=1` (``WebDAVFileSystem/Configuration/allowsInsecureCredentials``).
 public enum RemoteLocation {
+    /// Seconds an attempt of a WebDAV request may wait for the server (``WebDAVFileSystem/Configuration/requestTimeout``).
+    public static let timeoutVariable = "FOLDERSYNC_WEBDAV_TIMEOUT"
+    /// `1` lets credentials go over clear `http://` to another machine (``WebDAVFileSystem/Configuration/allowsInsecureCredentials``).
+    public static let allowHTTPVariable = "FOLDERSYNC_WEBDAV_ALLOW_HTTP"
+
     /// Whether `location` names a WebDAV share rather than a folder.
     public static func isWebDAV(_ location: String) -> Bool {
         let lowered = location.lowercased()
@@ -18,7 +25,8 @@ public enum RemoteLocation {
     /// - Parameters:
     ///   - location: A folder path, a `file://` URL, or an `http://` or `https://` URL.
     ///   - environment: Where WebDAV credentials are read from; the process's environment by default.
-    /// - Throws: ``/FolderSync/FolderSyncError`` with `invalidConfiguration` for an unsupported or invalid URL,
+    /// - Throws: ``/FolderSync/FolderSyncError`` with `invalidConfiguration` for an unsupported or invalid URL, an
+    ///   invalid timeout, or credentials over clear `http://` to another machine without `FOLDERSYNC_WEBDAV_ALLOW_HTTP=1`;
     ///   `remoteItemNotFound` when a local folder does not exist. Messages never show a password.
     public static func fileSystem(for location: String,
                                   environment: [String: String] = ProcessInfo.processInfo.environment) throws -> any RemoteFileSystem {
@@ -26,7 +34,20 @@ public enum RemoteLocation {
             guard let url = URL(string: location) else {
                 throw FolderSyncError(.invalidConfiguration, "not a valid URL", path: redacted(location))
             }
-            return try WebDAVFileSystem(baseURL: url, credentials: WebDAVCredentials.fromEnvironment(environment))
+            var configuration = WebDAVFileSystem.Configuration(baseURL: url, credentials: WebDAVCredentials.fromEnvironment(environment))
+            if let text = environment[timeoutVariable] {
+                guard let seconds = TimeInterval(text.trimmingCharacters(in: .whitespaces)), seconds > 0, seconds.isFinite else {
+                    throw FolderSyncError(.invalidConfiguration, "\(timeoutVariable)=\(text) is not a number of seconds above 0")
+                }
+                configuration.requestTimeout = seconds
+            }
+            configuration.allowsInsecureCredentials = environment[allowHTTPVariable] == "1"
+            do {
+                return try WebDAVFileSystem(configuration: configuration)
+            } catch let error as FolderSyncError where error.code == .invalidConfiguration {
+                // The message names the URL; never the password it may carry.
+                throw FolderSyncError(.invalidConfiguration, error.message, path: redacted(location))
+            }
         }
         let lowered = location.lowercased()
         if lowered.contains("://") && !lowered.hasPrefix("file://") {

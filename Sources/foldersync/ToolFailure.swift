@@ -21,6 +21,6 @@ struct ToolFailure: Error {
 
 /// One line on standard error, prefixed with the tool's name.
 func printError(_ message: String) {
-    let line = "foldersync: " + message.replacingOccurrences(of: "\n", with: " ") + "\n"
+    let line = "foldersync: " + TerminalText.escaped(message) + "\n"
     FileHandle.standardError.write(Data(line.utf8))
 }

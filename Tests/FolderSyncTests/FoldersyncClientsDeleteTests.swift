@@ -45,6 +45,7 @@ struct FoldersyncClientsDeleteTests {
         #expect(deletion.application == Fixture.application && deletion.document == "DOC" && deletion.client == "client-B")
         #expect(!deletion.alreadyDeleted)
         // B never uploaded a whole store: only what was there is reported removed.
+        #expect(!scenario.exists(scenario.layout.wholeStoreDirectory("DOC", client: "client-B").description))
         #expect(deletion.removed == [recent])
         #expect(deletion.kept.map(\.path) == [changes])
         #expect(scenario.exists(scenario.layout.deletedClientFile("DOC", client: "client-B").description))

@@ -183,7 +183,7 @@ struct FoldersyncDoctorTests {
         for (arguments, cause) in [
             (["--remote", empty.path], "holds no FolderSync application"),
             (["--remote", root.path, "--app", "com.example.other"], "--app com.example.other: no such application"),
-            (["--remote", root.path, "--document", "NOPE"], "the application has no document NOPE"),
+            (["--remote", root.path, "--document", "NOPE"], "--document NOPE: no such document in com.example.notes"),
         ] {
             let result = try await FoldersyncTool.run(["doctor"] + arguments)
             #expect(result.status == 2, "\(arguments)")

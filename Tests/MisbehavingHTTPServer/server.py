@@ -3,9 +3,11 @@
 
 Usage: server.py '<json list of answers>'
 Each answer is {"status": 503, "headers": {"Retry-After": "7"}, "body": "text"} or {"hang": true}
-(accept the request and never answer). Answers are given in order, whatever the request; the last
-one repeats. Prints the port on the first line of stdout; logs "METHOD PATH BODY-LENGTH" per request
-on stderr. Stops when its standard input closes, or by itself after 10 minutes (a safety net: a loaded
+(accept the request and never answer). An answer may also say "delay": seconds (wait, then answer), or
+"zeros": N (a body of N zero bytes, streamed; with "announce": false no Content-Length is sent and the
+connection closes after the body), and then logs "SENT <bytes written before the client stopped reading>".
+Answers are given in order, whatever the request; the last one repeats. Prints the port on the first
+line of stdout; logs "METHOD PATH BODY-LENGTH" per request on stderr. Stops when its standard input closes, or by itself after 10 minutes (a safety net: a loaded
 machine can keep a test from reaching its first request for minutes).
 """
 import json
@@ -17,6 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 answers = json.loads(sys.argv[1])
 lock = threading.Lock()
 served = 0
+# Bodies being streamed ("zeros"): the server waits for them to end before it stops, so their SENT line is logged.
+streaming = threading.Semaphore(64)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -34,13 +38,45 @@ class Handler(BaseHTTPRequestHandler):
         if answer.get("hang"):
             time.sleep(30)
             return
-        data = answer.get("body", "").encode()
+        if answer.get("delay"):
+            time.sleep(answer["delay"])
         self.send_response(answer["status"])
         for name, value in answer.get("headers", {}).items():
             self.send_header(name, value)
+        if "zeros" in answer:
+            self.send_zeros(answer["zeros"], answer.get("announce", True))
+            return
+        data = answer.get("body", "").encode()
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def send_zeros(self, size, announce):
+        streaming.acquire()
+        try:
+            self.stream_zeros(size, announce)
+        finally:
+            streaming.release()
+
+    def stream_zeros(self, size, announce):
+        if announce:
+            self.send_header("Content-Length", str(size))
+        else:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        chunk = bytes(64 * 1024)
+        sent = 0
+        try:
+            while sent < size:
+                piece = chunk[:min(len(chunk), size - sent)]
+                self.wfile.write(piece)
+                sent += len(piece)
+            self.wfile.flush()
+        except OSError:
+            pass
+        sys.stderr.write(f"SENT {sent}\n")
+        sys.stderr.flush()
 
     def log_message(self, *args):
         pass
@@ -56,3 +92,5 @@ threading.Thread(target=server.serve_forever, daemon=True).start()
 stop = threading.Event()
 threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
 stop.wait(600)
+for _ in range(64):
+    streaming.acquire(timeout=10)

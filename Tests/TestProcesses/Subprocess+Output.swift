@@ -9,6 +9,8 @@ extension Subprocess {
         package var status: Int32
         package var output: String
         package var errors: String
+        /// The CPU time the child used, user and system, in seconds.
+        package var cpuSeconds: Double = 0
     }
 
     /// The next bytes the child writes to standard output, as soon as there are some; empty at its end.
@@ -31,7 +33,9 @@ extension Subprocess {
     /// Reads both outputs to their end, then waits for the child to exit.
     package func finish() -> Result {
         let (output, errors) = readAllOutputs()
-        return Result(status: waitForExit(), output: String(decoding: output, as: UTF8.self), errors: String(decoding: errors, as: UTF8.self))
+        let status = waitForExit()
+        return Result(status: status, output: String(decoding: output, as: UTF8.self), errors: String(decoding: errors, as: UTF8.self),
+                      cpuSeconds: cpuSeconds ?? 0)
     }
 
     /// ``finish()`` on a Dispatch thread, so its blocking calls never hold a thread of Swift's cooperative pool.

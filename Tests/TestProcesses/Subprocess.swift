@@ -22,6 +22,11 @@ package final class Subprocess: @unchecked Sendable {
     /// Guards `exitStatus`, so a signal is never sent to a pid that has been reaped (and may be reused).
     private let exitLock = NSLock()
     private var exitStatus: Int32?
+    private var cpuTime: Double?
+
+    /// The CPU time (user and system, in seconds) the child used in all its threads, once it has ended and been
+    /// waited for (``waitForExit()``); `nil` before.
+    package var cpuSeconds: Double? { exitLock.withLock { cpuTime } }
 
     private init(pid: Int32, inputEnd: Int32?, outputEnd: Int32?, errorEnd: Int32?) {
         self.pid = pid
@@ -105,8 +110,13 @@ package final class Subprocess: @unchecked Sendable {
         return exitLock.withLock {
             if let exitStatus { return exitStatus }
             var raw: Int32 = 0
-            while waitpid(pid, &raw, 0) < 0 {
+            var usage = rusage()
+            while wait4(pid, &raw, 0, &usage) < 0 {
                 guard errno == EINTR else { raw = -1; break }
+            }
+            if raw >= 0 {
+                cpuTime = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+                    + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
             }
             let signal = raw & 0x7f
             let status = raw < 0 ? -1 : signal == 0 ? (raw >> 8) & 0xff : 128 + signal

@@ -1,4 +1,9 @@
 public import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The one error type FolderSync throws.
 ///
@@ -119,7 +124,8 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
     public let message: String
     /// The remote or local path the error is about, when there is one.
     public let path: String?
-    /// A description of the wrapped lower-level error, when there is one.
+    /// The wrapped lower-level error in a short phrase (`permission denied`, `not a valid property list`), for logs
+    /// and for ``description``; never the error's raw dump (domains, codes, user info).
     public let underlyingDescription: String?
     /// For resets (integrity mismatch, client or document deleted): where the local store and its unpublished
     /// changes were backed up before anything else happened. ``DocumentSyncManager/rejoin()`` re-joins.
@@ -130,16 +136,93 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
         self.code = code
         self.message = message
         self.path = path
-        self.underlyingDescription = underlying.map { String(describing: $0) }
+        self.underlyingDescription = underlying.map(Self.phrase(describing:))
         self.backupPath = nil
     }
 
+    /// One line: the code, the message, the path in parentheses (when there is one), the wrapped error's phrase
+    /// and the backup path. Line breaks (from a file name, say) are shown as `\n`.
     public var description: String {
         var text = "\(code): \(message)"
-        if let path { text += " (\(path))" }
-        if let underlyingDescription { text += ": \(underlyingDescription)" }
+        if let path, !path.isEmpty { text += " (\(path))" }
+        if let underlyingDescription, !underlyingDescription.isEmpty { text += ": \(underlyingDescription)" }
         if let backupPath { text += "; local data backed up at \(backupPath)" }
-        return text
+        return text.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
+    }
+}
+
+extension FolderSyncError {
+    /// A lower-level error in a few words, without Foundation's dump of it (`Error Domain=… Code=… UserInfo=…`,
+    /// `DecodingError.dataCorrupted(Context(…))`), which names nothing a user can act on.
+    static func phrase(describing error: any Error) -> String {
+        switch error {
+        case let error as FolderSyncError:
+            return error.description
+        case let error as DecodingError:
+            return phrase(decoding: error)
+        case is EncodingError:
+            return "the value cannot be encoded"
+        case let error as POSIXError:
+            return String(cString: strerror(error.code.rawValue))
+        default:
+            break
+        }
+        let bridged = error as NSError
+        switch bridged.domain {
+        case NSCocoaErrorDomain:
+            return phrase(cocoa: bridged)
+        case NSPOSIXErrorDomain:
+            return String(cString: strerror(Int32(truncatingIfNeeded: bridged.code)))
+        case "NSURLErrorDomain":
+            return "the network request failed (URL error \(bridged.code))"
+        case "NSXMLParserErrorDomain":
+            return "not well-formed XML (XML error \(bridged.code))"
+        default:
+            break
+        }
+        let text = String(describing: error).split(separator: "\n").first.map(String.init) ?? ""
+        // A bridged NSError prints its domain, code and user info: say what kind of error it is instead.
+        if text.isEmpty || text.contains("Error Domain=") || text.contains("Code=") || text.contains("UserInfo=") {
+            return "an error of type \(type(of: error))"
+        }
+        return text.count > 300 ? String(text.prefix(300)) + "…" : text
+    }
+
+    private static func phrase(decoding error: DecodingError) -> String {
+        func field(_ path: [any CodingKey]) -> String {
+            path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "not a valid property list or document" : "the value of \(field(context.codingPath)) is not valid"
+        case .keyNotFound(let key, let context):
+            return "the field \(field(context.codingPath + [key])) is missing"
+        case .typeMismatch(_, let context):
+            return context.codingPath.isEmpty ? "its contents do not have the expected structure"
+                : "the field \(field(context.codingPath)) has the wrong type"
+        case .valueNotFound(_, let context):
+            return "the field \(field(context.codingPath)) has no value"
+        @unknown default:
+            return "its contents cannot be decoded"
+        }
+    }
+
+    private static func phrase(cocoa error: NSError) -> String {
+        if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(truncatingIfNeeded: underlying.code)))
+        }
+        switch error.code {
+        case 4, 260: return "no such file"
+        case 257, 513: return "permission denied"
+        case 259, 3840: return "the file is damaged or not of the expected format"
+        case 263: return "the file is too large"
+        case 516: return "a file is in the way"
+        case 640: return "no space left on the device"
+        case 642: return "the volume is read-only"
+        case 256: return "the file could not be read"
+        case 512: return "the file could not be written"
+        default: return "a file operation failed (error \(error.code))"
+        }
     }
 }
 

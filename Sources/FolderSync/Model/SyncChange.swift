@@ -14,6 +14,19 @@ public enum SyncValue: Hashable, Sendable {
     case blob(Data)
 }
 
+extension SyncValue: CustomStringConvertible {
+    /// For people: `NULL`, `42`, `3.5`, `"text"` (quoted, the first 80 characters), `<12 bytes>`.
+    public var description: String {
+        switch self {
+        case .null: "NULL"
+        case .integer(let value): String(value)
+        case .real(let value): String(value)
+        case .text(let value): "\"" + (value.count > 80 ? value.prefix(80) + "…" : value) + "\""
+        case .blob(let data): "<\(data.count) bytes>"
+        }
+    }
+}
+
 /// One column's new value and the hybrid timestamp of the write, its last-writer-wins register.
 public struct ColumnChange: Hashable, Sendable {
     /// The column's name in the synced table.

@@ -63,8 +63,11 @@ open class DocumentClientDeletionOperation: @unchecked Sendable {
         let marker = DeletedClientInfo(clientIdentifier: client, deletedBy: actorIdentifier, deletionDate: environment.now().wholeSeconds)
         try await writeDeletedClientMarker(try PropertyListFile.encode(marker))
 
-        try await removeRecentSync()
-        report.removed.append(layout.recentSyncFile(documentIdentifier, client: client))
+        // Reported only when it was there (a client that never synced has none).
+        if try await fileSystem.exists(layout.recentSyncFile(documentIdentifier, client: client)) {
+            try await removeRecentSync()
+            report.removed.append(layout.recentSyncFile(documentIdentifier, client: client))
+        }
 
         let folder = layout.wholeStoreDirectory(documentIdentifier, client: client)
         if try await !fileSystem.exists(folder) {

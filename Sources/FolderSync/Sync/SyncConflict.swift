@@ -41,6 +41,17 @@ public enum ConflictResolution: Sendable, Hashable {
     case merged(SyncValue)
 }
 
+extension ConflictResolution: CustomStringConvertible {
+    /// For people: `local value kept`, `remote value taken`, `merged into "…"`.
+    public var description: String {
+        switch self {
+        case .localWins: "local value kept"
+        case .remoteWins: "remote value taken"
+        case .merged(let value): "merged into \(value)"
+        }
+    }
+}
+
 /// A conflict and how it was settled, for the sync report.
 public struct ResolvedConflict: Sendable, Hashable {
     /// The conflict that was settled.

@@ -62,7 +62,8 @@ extension ClientsCommand {
                                       reason: "its change sets; vacuum removes them once every client has applied them"))
                 }
                 result = ClientDeletionOutput(application: result.application, document: document, client: client, alreadyDeleted: false,
-                                              removed: report.removed.map(\.description), kept: kept)
+                                              removed: report.removed.map(\.description),
+                                              kept: kept)
             }
             if output.json {
                 try JSONOutput.print(result)

@@ -25,6 +25,7 @@ struct DoctorCommand: AsyncParsableCommand {
 
     func run() async throws {
         let opened = try await remote.open()
+        if let document { try await opened.requireDocumentFolder(document) }
         let doctor = try RemoteTreeDoctor(fileSystem: opened.fileSystem, applicationIdentifier: opened.applicationIdentifier)
         let report = try await doctor.examine(document: document)
         var result = DoctorOutput(report: report)

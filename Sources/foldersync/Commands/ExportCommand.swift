@@ -33,11 +33,18 @@ struct ExportCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let opened = try await remote.open()
-        var environment = SyncEnvironment.live
-        environment.logger.logLevel = .error
-        let layout = try RemoteLayout(applicationIdentifier: opened.applicationIdentifier)
         let url = URL(fileURLWithPath: output)
+        let folder = url.deletingLastPathComponent().path
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue,
+              FileManager.default.isWritableFile(atPath: folder) else {
+            throw ToolFailure("--output \(output): cannot write there (\(folder) is not a folder this user can write to)")
+        }
+        guard !FileManager.default.fileExists(atPath: url.path) else { throw ToolFailure("--output \(output): the file exists") }
+        let opened = try await remote.open()
+        _ = try await opened.documents(selecting: document)
+        let environment = RemoteOptions.Opened.environment
+        let layout = try RemoteLayout(applicationIdentifier: opened.applicationIdentifier)
         let result = try await DocumentExport(remote: opened.fileSystem, layout: layout, documentIdentifier: document,
                                               environment: environment).run(to: url)
         let summary = Summary(output: url.path, wholeStore: result.wholeStore.map { "\($0.clientIdentifier) (\($0.coveredCount) change sets)" },
@@ -50,7 +57,7 @@ struct ExportCommand: AsyncParsableCommand {
             print("  from whole store: \(summary.wholeStore ?? "none (tables rebuilt from change sets)")")
             print("  change sets applied: \(result.changeSetsApplied)")
             for (table, count) in result.rowCounts.sorted(by: { $0.key < $1.key }) { print("  \(table): \(count) rows") }
-            for warning in summary.warnings { print("  warning: \(warning)") }
+            for warning in summary.warnings { print("  warning: " + TerminalText.escaped("\(warning)")) }
         }
     }
 }

@@ -6,10 +6,12 @@ extension RemoteOptions.Opened {
     /// The name written as `deletedBy` in the markers the tool writes (client deletion, expiry).
     static let actorIdentifier = "foldersync"
 
-    /// Logging turned down: the tool reports through its own output.
+    /// Logging off: the tool reports through its own output, each warning and error once.
+    /// `FOLDERSYNC_LOG_LEVEL` (`debug`, `info`, `warning`…) turns the library's log on, on standard error.
     static var environment: SyncEnvironment {
         var environment = SyncEnvironment.live
-        environment.logger.logLevel = .error
+        environment.logger.logLevel = ProcessInfo.processInfo.environment["FOLDERSYNC_LOG_LEVEL"]
+            .flatMap { .init(rawValue: $0) } ?? .critical
         return environment
     }
 
@@ -40,12 +42,26 @@ extension RemoteOptions.Opened {
         let all = try await documents()
         guard let identifier else { return all }
         if let document = all.first(where: { $0.identifier == identifier }) { return [document] }
+        throw try await unknownDocument(identifier, found: all.map(\.identifier))
+    }
+
+    /// For `doctor`, which checks a document's folder even when its files are damaged: refuses, with the message every
+    /// command gives, a `--document` that has no folder.
+    func requireDocumentFolder(_ identifier: String) async throws {
+        let layout = try RemoteLayout(applicationIdentifier: applicationIdentifier)
+        _ = try maintenance(document: identifier) // refuses an unsafe identifier before it becomes a path
+        if try await fileSystem.item(at: layout.documentDirectory(identifier))?.kind == .directory { return }
+        throw try await unknownDocument(identifier, found: try await documents().map(\.identifier))
+    }
+
+    /// The one message for a `--document` that names no document: deleted, or never there (with those that are).
+    private func unknownDocument(_ identifier: String, found: [String]) async throws -> ToolFailure {
         _ = try maintenance(document: identifier) // refuses an unsafe identifier before it becomes a path
         let layout = try RemoteLayout(applicationIdentifier: applicationIdentifier)
         if try await fileSystem.exists(layout.deletedDocumentFile(identifier)) {
-            throw ToolFailure("--document \(identifier): the document was deleted from \(applicationIdentifier)")
+            return ToolFailure("--document \(identifier): the document was deleted from \(applicationIdentifier)")
         }
-        let found = all.isEmpty ? "" : " (found: \(all.map(\.identifier).joined(separator: ", ")))"
-        throw ToolFailure("--document \(identifier): no such document in \(applicationIdentifier)" + found)
+        let listing = found.isEmpty ? "" : " (found: \(found.joined(separator: ", ")))"
+        return ToolFailure("--document \(identifier): no such document in \(applicationIdentifier)" + listing)
     }
 }

@@ -84,7 +84,14 @@ struct RemoteOptions: ParsableArguments {
         } catch let error as FolderSyncError {
             throw ToolFailure("--remote \(shown): \(error.message)")
         }
-        let applications = try await RemoteLayout.applicationIdentifiers(in: fileSystem)
+        let applications: [String]
+        do {
+            applications = try await RemoteLayout.applicationIdentifiers(in: fileSystem)
+        } catch let error as FolderSyncError where error.path?.isEmpty ?? true || error.code == .remoteItemNotFound {
+            // About the share itself (its root, the server): named by the URL typed, rather than by an empty path.
+            let cause = error.code == .remoteItemNotFound ? "no such folder on the server" : "\(error.code): \(error.message)"
+            throw ToolFailure("--remote \(shown): \(cause)")
+        }
         if let app {
             guard applications.contains(app) else {
                 throw ToolFailure("--app \(app): no such application in \(shown)" + Self.listing(applications))

@@ -24,7 +24,7 @@ struct ChangeSetPrinter {
             Swift.print(first ? "]}" : "\n]}")
         } else {
             Swift.print(headerText(header), terminator: "")
-            try ChangeSetReader.forEachChange(at: url, path: file) { Swift.print(Self.text($0)) }
+            try ChangeSetReader.forEachChange(at: url, path: file) { Swift.print(TerminalText.escaped(Self.text($0))) }
         }
     }
 

@@ -70,7 +70,7 @@ struct ClientsOutput: Encodable {
         guard !documents.isEmpty || !clientsWithoutDocuments.isEmpty else { return "\(application) has no documents and no clients.\n" }
         var text = ""
         for document in documents {
-            let title = document.description.map { "\(document.identifier) (\($0))" } ?? document.identifier
+            let title = TerminalText.escaped(document.description.map { "\(document.identifier) (\($0))" } ?? document.identifier)
             let live = document.clients.filter { !$0.deleted }.count, deleted = document.clients.count - live
             text += "Document \(title): \(Formatting.count(live, "client"))" + (deleted == 0 ? "" : ", \(deleted) deleted") + "\n"
             guard !document.clients.isEmpty else { continue }

@@ -46,8 +46,10 @@ struct DoctorOutput: Encodable {
         for finding in findings {
             let check = finding.check.rawValue.padding(toLength: 22, withPad: " ", startingAt: 0)
             let severity = finding.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)
-            text += "\(severity) \(check) \(finding.path)\n"
-            text += String(repeating: " ", count: 9) + finding.message + (finding.repair.map { "  [repair: \($0.rawValue)]" } ?? "") + "\n"
+            // A hostile file name with a line break must not forge a finding: paths and messages are escaped.
+            text += "\(severity) \(check) \(TerminalText.escaped(finding.path))\n"
+            text += String(repeating: " ", count: 9) + TerminalText.escaped(finding.message)
+                + (finding.repair.map { "  [repair: \($0.rawValue)]" } ?? "") + "\n"
         }
         let counts = DoctorFinding.Severity.allCases.reversed().compactMap { severity -> String? in
             let n = findings.filter { $0.severity == severity }.count

@@ -62,7 +62,7 @@ struct VacuumOutput: Encodable {
         /// Expiries first (they happen first), then removals with each author's change sets on one line, then who holds
         /// what back and what was left alone. The JSON lists every path; people get a line per kind and folder.
         func text(dryRun: Bool, expiry: String?) -> String {
-            if let error { return "Document \(identifier): could not vacuum: \(error)\n" }
+            if let error { return "Document \(identifier): could not vacuum: " + TerminalText.escaped(error) + "\n" }
             var text = "Document \(identifier): "
             text += removed.isEmpty ? "nothing to remove\n"
                 : "\(dryRun ? "would remove" : "removed") \(Formatting.count(removed.count, "item")), "
@@ -76,8 +76,8 @@ struct VacuumOutput: Encodable {
             for (client, held) in (report?.heldBack ?? [:]).sorted(by: { $0.key < $1.key }) {
                 text += "  held back by client \(client): \(HeldBackJSON.text(held))\n"
             }
-            for item in skipped { text += "  skipped \(item.path): \(item.reason)\n" }
-            for failure in failures { text += "  failed \(failure.path): \(failure.error)\n" }
+            for item in skipped { text += "  skipped " + TerminalText.escaped("\(item.path): \(item.reason)") + "\n" }
+            for failure in failures { text += "  failed " + TerminalText.escaped("\(failure.path): \(failure.error)") + "\n" }
             return text
         }
 

@@ -5,8 +5,12 @@ import TestProcesses
 final class ChildProcess: Sendable {
     private let process: Subprocess
 
-    init(_ executable: String, _ arguments: [String]) throws {
-        process = try Subprocess.start(buildProductsDirectory.appendingPathComponent(executable).path, arguments, standardInput: .pipe)
+    /// Starts `executable` with `arguments`; `environment` is added to this process's.
+    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        var merged = ProcessInfo.processInfo.environment
+        merged.merge(environment) { _, new in new }
+        process = try Subprocess.start(buildProductsDirectory.appendingPathComponent(executable).path, arguments,
+                                       environment: merged, standardInput: .pipe)
     }
 
     /// Writes a line to the child's standard input. A child that has already exited says so through ``finish()``.
@@ -18,5 +22,10 @@ final class ChildProcess: Sendable {
     func finish() async -> (status: Int32, output: String, errors: String) {
         let result = await process.finished()
         return (result.status, result.output, result.errors)
+    }
+
+    /// ``finish()``, with the CPU time the child used (user and system, seconds).
+    func finishMeasured() async -> Subprocess.Result {
+        await process.finished()
     }
 }

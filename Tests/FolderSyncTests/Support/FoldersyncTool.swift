@@ -8,6 +8,9 @@ enum FoldersyncTool {
         var status: Int32
         var output: String
         var errors: String
+        /// The CPU time the tool used (user and system, all threads) and how long it ran, in seconds.
+        var cpuSeconds: Double = 0
+        var wallSeconds: Double = 0
     }
 
     /// A fixed terminal width, so help text wraps the same everywhere. Standard input is empty and not a terminal.
@@ -32,6 +35,7 @@ enum FoldersyncTool {
         var environment = ProcessInfo.processInfo.environment
         environment["COLUMNS"] = "80"
         environment.merge(extra) { _, new in new }
+        let start = ContinuousClock.now
         let process = try Subprocess.start(executable.path, arguments, environment: environment,
                                            standardInput: input == nil ? .null : .pipe)
         if let input {
@@ -39,7 +43,9 @@ enum FoldersyncTool {
             process.closeStandardInput()
         }
         let result = await process.finished()
-        return Result(status: result.status, output: result.output, errors: result.errors)
+        let wall = ContinuousClock.now - start
+        return Result(status: result.status, output: result.output, errors: result.errors, cpuSeconds: result.cpuSeconds,
+                      wallSeconds: Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18)
     }
 
     /// Decodes the standard output of a `--json` run.

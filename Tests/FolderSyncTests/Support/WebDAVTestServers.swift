@@ -2,14 +2,14 @@ import Foundation
 import FolderSync
 import FolderSyncWebDAV
 
-/// The WebDAV servers `scripts/test` starts on 127.0.0.1 (wsgidav, rclone, Apache mod_dav), read from
+/// The WebDAV servers `scripts/test` starts on 127.0.0.1 (wsgidav, rclone, Apache mod_dav, nginx dav), read from
 /// `FOLDERSYNC_WEBDAV_TEST_SERVERS` ("name=url name=url …", credentials in the URLs).
 ///
 /// When the variable is missing the WebDAV tests fail, never skip: a green
 /// run must mean the backend was tested against real servers.
 enum WebDAVTestServers {
     static let variable = "FOLDERSYNC_WEBDAV_TEST_SERVERS"
-    static let names = ["wsgidav", "rclone", "apache"]
+    static let names = ["wsgidav", "rclone", "apache", "nginx"]
 
     struct Missing: Error, CustomStringConvertible {
         let description: String

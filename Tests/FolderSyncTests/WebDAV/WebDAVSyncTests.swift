@@ -72,6 +72,13 @@ struct WebDAVSyncTests {
         let (a, b) = try await TestClient.pair(remote, in: directory)
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'hello')")
         try await converge(a, b)
+        // A server without ETags (nginx) tags a marker once it is settled, 2 s by its clock; until then, and in the first
+        // sync after, each fresh marker is read again (WebDAVServerQuirkTests).
+        let markers = a.document.layout.recentSyncsDirectory("DOC")
+        for item in try await remote.contentsOfDirectory(at: markers) where !TemporaryName.isTemporary(item.name) {
+            _ = try await WebDAVServerQuirkTests.settledTag(remote, markers.appending(item.name))
+        }
+        try await a.sync()
 
         var counts: [Int] = []
         for _ in 0..<3 {
