@@ -9,6 +9,12 @@ extension StoreSchema {
     /// Stores from before the shadow table (version 1 from its first commits) get it too.
     static func packRegisterRows(_ db: Database) throws {
         let pending = LocalLayout.unsynchronizedChangesTable
+        // Version 1's capture triggers refer to its tables by their columns: renaming a table rewrites them to
+        // follow it, and once it is dropped SQLite refuses every later change of the schema ("error in trigger").
+        // They go first; the store makes its triggers again once its bookkeeping is current.
+        for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'foldersync\\_%' ESCAPE '\\'") {
+            try db.execute(sql: "DROP TRIGGER \(name.quotedDatabaseIdentifier)")
+        }
         try createBookkeepingTable("foldersync_shadow", db)
         try db.execute(sql: "ALTER TABLE foldersync_clocks RENAME TO foldersync_clocks_columns")
         try createBookkeepingTable("foldersync_clocks", db)
