@@ -70,6 +70,8 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
         configuration.journalMode = .wal
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         do {
+            // Before the connection: opening one for writing writes to the file (GRDB's WAL set-up).
+            try StoreSchema.refuseNewerBookkeeping(atPath: path)
             database = try DatabaseQueue(path: path, configuration: configuration)
             var columns: [String: [String]] = [:]
             try database.write { db in

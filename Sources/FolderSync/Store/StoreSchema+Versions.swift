@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The bookkeeping schema's version: recorded in the store, brought up to date by named, ordered migrations,
 /// and never guessed at twice.
@@ -8,7 +9,7 @@ import GRDB
 /// (`foldersync_…` tables and the BLOBs in them) it was last opened with. Opening a store:
 /// 1. reads the recorded version; a version newer than ``currentBookkeepingVersion`` is refused with
 ///    ``FolderSyncError/Code/unsupportedFormatVersion`` before anything is written, so an older library leaves
-///    a newer store exactly as it found it;
+///    a newer store exactly as it found it (``refuseNewerBookkeeping(atPath:)``, before the connection opens);
 /// 2. a store with no recorded version (written before versions were recorded, or new) is identified once by
 ///    its shape (``identifyUnversionedBookkeeping(_:)``);
 /// 3. runs the migrations above that version, in order, in the store's opening transaction (all or nothing),
@@ -67,7 +68,45 @@ extension StoreSchema {
     ///
     /// - Throws: ``FolderSyncError/Code/unsupportedFormatVersion`` naming both versions.
     static func checkBookkeepingVersion(_ db: Database, path: String? = nil) throws {
-        guard let version = try recordedBookkeepingVersion(db, path: path), version > currentBookkeepingVersion else { return }
+        guard let version = try recordedBookkeepingVersion(db, path: path) else { return }
+        try refuse(version: version, path: path)
+    }
+
+    /// Refuses the file at `path` when a newer FolderSync wrote its bookkeeping, reading it without writing a
+    /// byte, before the store opens it (opening it for writing changes the file: GRDB's WAL set-up writes to it).
+    ///
+    /// The file is read as immutable (no lock, no log, no shared memory: nothing is created) when nothing but
+    /// the file holds its contents: no `-journal`, no `-wal` holding frames. Otherwise the check inside the
+    /// opening transaction (``openBookkeeping(_:path:)``) refuses it as well, before anything is written; closing
+    /// that connection may then checkpoint the log into the file, which keeps its contents.
+    ///
+    /// - Throws: ``FolderSyncError/Code/unsupportedFormatVersion`` naming both versions;
+    ///   ``FolderSyncError/Code/localStoreFailed`` for a recorded version that is not a number.
+    static func refuseNewerBookkeeping(atPath path: String) throws {
+        let files = FileManager.default
+        guard files.fileExists(atPath: path), !files.fileExists(atPath: path + "-journal"),
+              ((try? files.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0) == 0,
+              let encoded = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) else { return }
+        var connection: OpaquePointer?
+        defer { sqlite3_close_v2(connection) }
+        guard sqlite3_open_v2("file:\(encoded)?immutable=1", &connection, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nil) == SQLITE_OK else {
+            return // not something SQLite opens: the store's own opening says what it is
+        }
+        var statement: OpaquePointer?
+        defer { sqlite3_finalize(statement) }
+        // No foldersync_meta (a new or foreign file), or not a database: nothing recorded.
+        guard sqlite3_prepare_v2(connection, "SELECT value FROM foldersync_meta WHERE key = ?", -1, &statement, nil) == SQLITE_OK else { return }
+        let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+        sqlite3_bind_text(statement, 1, bookkeepingVersionKey, -1, transient)
+        guard sqlite3_step(statement) == SQLITE_ROW else { return }
+        guard sqlite3_column_type(statement, 0) == SQLITE_INTEGER else {
+            throw FolderSyncError(.localStoreFailed, "the store's bookkeeping version is not a version number", path: path)
+        }
+        try refuse(version: Int(sqlite3_column_int64(statement, 0)), path: path)
+    }
+
+    private static func refuse(version: Int, path: String?) throws {
+        guard version > currentBookkeepingVersion else { return }
         throw FolderSyncError(.unsupportedFormatVersion,
                               "the store's bookkeeping is version \(version), newer than version \(currentBookkeepingVersion), "
                                   + "the newest this version of FolderSync opens; open it with a newer FolderSync",
