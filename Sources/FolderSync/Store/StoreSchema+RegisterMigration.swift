@@ -6,7 +6,8 @@ import GRDB
 extension StoreSchema {
     /// Version 1 → 2: `foldersync_clocks` and the pending table go from one row per column to one row per synced
     /// row, registers and marks packed in a BLOB, registers in version 2's encoding (``LegacyRegisters``).
-    /// Stores from before the shadow table (version 1 from its first commits) get it too.
+    /// Stores from before the shadow table (version 1 from its first commits) get it, and every other table of
+    /// version 1 a store lacks.
     static func packRegisterRows(_ db: Database) throws {
         let pending = LocalLayout.unsynchronizedChangesTable
         // Version 1's capture triggers refer to its tables by their columns: renaming a table rewrites them to
@@ -15,7 +16,10 @@ extension StoreSchema {
         for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'foldersync\\_%' ESCAPE '\\'") {
             try db.execute(sql: "DROP TRIGGER \(name.quotedDatabaseIdentifier)")
         }
-        try createBookkeepingTable("foldersync_shadow", db)
+        // Tables version 1 had from its first commits but the shadow table, declared then as now: made if missing.
+        for name in ["foldersync_meta", "foldersync_tombstones", "foldersync_shadow", LocalLayout.appliedChangeSetsTable] {
+            try createBookkeepingTable(name, db)
+        }
         try db.execute(sql: "ALTER TABLE foldersync_clocks RENAME TO foldersync_clocks_columns")
         try createBookkeepingTable("foldersync_clocks", db)
         let insert = try db.makeStatement(sql: "INSERT INTO foldersync_clocks(tbl, sync_id, stamps) VALUES (?, ?, ?)")
