@@ -31,8 +31,9 @@ enum GoldenReading {
             let header = try WholeStoreFile.read(input, to: snapshot, path: file.path)
             return "\(header)\n" + (try NeutralDump.dump(snapshot, full: false))
         case .propertyList(let expected):
+            // Re-encoded (keys sorted): a canonical form, where a description's dictionary order is not.
             let payload = try decodedPayload(like: expected, from: data, path: file.path)
-            return "\(payload)"
+            return try PropertyListFile.encode(payload).base64EncodedString()
         case .attachment(let reference, _):
             let output = scratch.appendingPathComponent("output-" + reference.sha256)
             try? FileManager.default.removeItem(at: output)
