@@ -220,6 +220,14 @@ enum GoldenCatalog {
 
     // MARK: Whole stores
 
+    /// A whole store and its manifest (`whole-stores/<name>.ticdsync`, `.manifest.ticdsync`, `.expected.txt`).
+    ///
+    /// A new whole-store format (say 3, with a snapshot schema number in its header) or manifest version (say 2,
+    /// with a checksum of the content): mark the four `.current` lines below with the last commit that wrote
+    /// them, add four lines of the new version (`version: 3`, `writer: .current`; the header and manifest built
+    /// here gain the new fields), record them once (`FOLDERSYNC_RECORD_NEW_GOLDEN=1`), and set `install:` of the
+    /// historical lines to what the new reader does with them (`.installs` when it converts them,
+    /// `.refused(.unsupportedFormatVersion)` when it refuses them by their number).
     static func wholeStore(_ name: String, version: Int, compression: WholeStoreCompression, attachments: Bool, writer: GoldenFile.Writer,
                            install: GoldenWholeStore.Install) -> [GoldenFile] {
         let path = "whole-stores/\(name).ticdsync", manifestPath = "whole-stores/\(name).manifest.ticdsync"
