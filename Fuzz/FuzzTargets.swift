@@ -1,5 +1,7 @@
 // libFuzzer targets for every parser of remote input. Built by scripts/fuzz, which compiles this file with the
-// parser sources directly (`swiftc -sanitize=fuzzer`), not the package: no GRDB, about ten seconds.
+// parser sources directly (`swiftc -sanitize=fuzzer`), not the package: no GRDB, about ten seconds. The snapshot
+// check (Store/SnapshotCheck.swift) uses SQLite's C API only: it links the system libsqlite3 through the module map
+// in Fuzz/modules/GRDBSQLite (named as GRDB names it), so whole stores are checked here as in the package.
 //
 // FOLDERSYNC_FUZZ_TARGET picks the parser. Every input must end in a value or a FolderSyncError; a crash, a
 // sanitizer report or any other error is a finding (libFuzzer saves the input; turn it into a regression test in
@@ -20,6 +22,13 @@ let targets: [String: (Data) throws -> Void] = [
     "whole-store": { data in
         try data.write(to: scratch)
         _ = try WholeStoreFile.read(scratch, to: scratchSnapshot, path: "WholeStore.ticdsync")
+    },
+    "whole-store-snapshot": { data in
+        // A hostile SQLite file, as a downloaded whole store's snapshot: the checks every install runs first, with a
+        // receiving store of one synced table and the merge metadata (SnapshotCheck, linked to the system SQLite).
+        try data.write(to: scratchSnapshot)
+        try SnapshotCheck.verify(at: scratchSnapshot, path: "WholeStore.ticdsync", schema: nil, integrity: .quick)
+        try SnapshotCheck.verify(at: scratchSnapshot, path: "WholeStore.ticdsync", schema: snapshotSchema, integrity: .full)
     },
     "whole-store-manifest": { data in
         _ = try PropertyListFile.decode(WholeStoreManifest.self, from: data, path: "AppliedSyncChangeSets.ticdsync")
@@ -50,6 +59,14 @@ let targets: [String: (Data) throws -> Void] = [
         _ = try MultistatusParser.parse(data, path: try RemotePath("com.example.notes/Documents"))
     },
 ]
+
+/// The schema of the fuzzed snapshots' receiving store (the seeds in Fuzz/corpus/whole-store-snapshot/ have it).
+let snapshotSchema = SnapshotSchema(tables: [
+    "notes": .init(required: ["id"], allowed: ["id", "title", "body"]),
+    "foldersync_clocks": .init(required: ["tbl", "sync_id", "stamps"], allowed: ["tbl", "sync_id", "stamps"]),
+    "foldersync_tombstones": .init(required: ["tbl", "sync_id", "hlc", "client"], allowed: ["tbl", "sync_id", "hlc", "client"]),
+    "foldersync_shadow": .init(required: ["tbl", "sync_id", "col", "value"], allowed: ["tbl", "sync_id", "col", "value"]),
+])
 
 let scratch = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("foldersync-fuzz-\(getpid()).input")
 let scratchSnapshot = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("foldersync-fuzz-\(getpid()).sqlite")

@@ -40,3 +40,15 @@ int foldersync_start_writeback(int fd, long long offset, long long length) {
     return 0;
 #endif
 }
+
+int foldersync_renameat_noreplace(int fromdir, const char *from, int todir, const char *to) {
+#if defined(__linux__) && defined(SYS_renameat2)
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+    return (int)syscall(SYS_renameat2, fromdir, from, todir, to, RENAME_NOREPLACE);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}

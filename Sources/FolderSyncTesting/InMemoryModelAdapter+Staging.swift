@@ -66,3 +66,24 @@ extension InMemoryModelAdapter {
         return SyncChange(kind: created ? .insert : .update, table: row.table, syncID: row.syncID, columns: changed)
     }
 }
+
+extension InMemoryModelAdapter {
+    /// Mirrors `GRDBStore+Restore.swift`.
+    public func continueAfterRestore(remotePublishedSequence remote: Int64, localClient: String) {
+        transaction { state, _ in
+            let local = state.syncState.publishedSequence
+            guard remote > local else { return }
+            for (row, entries) in state.pending {
+                state.pending[row] = entries.mapValues { if case .staged(let set) = $0, set > local { .unstaged } else { $0 } }
+            }
+            for sequence in Swift.stride(from: 1, through: local, by: 1) where state.ledger[localClient]?[sequence] == nil {
+                state.ledger[localClient, default: [:]][sequence] = ""
+            }
+            state.syncState.ownChangeSetsToReapplyAfter = local
+            state.syncState.publishedSequence = remote
+            state.syncState.nextSequence = max(state.syncState.nextSequence, remote + 1)
+            state.syncState.recentlyPublished = []
+            state.syncState.announcedSequence = 0
+        }
+    }
+}

@@ -135,39 +135,44 @@ struct WholeStoreInstallTests {
         #expect(try c.value("SELECT value FROM local_settings WHERE key = 'theme'") == "dark")
     }
 
-    @Test("A format-version-1 (zlib) whole store and a zlib version-2 one still install")
+    @Test("Whole stores of format 1 (zlib) and 2 (zlib), with a manifest of version 1, and a zlib one of format 3 still install")
     func olderAndCompressedFormats() async throws {
-        for version in [1, 2] {
+        for version: UInt8 in [1, 2, 3] {
             let directory = TemporaryDirectory()
             let (remote, a) = try await Self.publisher(in: directory, compression: .zlib)
             let file = wholeStoreFile(a, in: directory)
             let manifestFile = file.deletingLastPathComponent().appendingPathComponent(RemoteLayout.appliedSyncChangeSetsFileName)
             var manifest = try PropertyListFile.decode(WholeStoreManifest.self, from: try Data(contentsOf: manifestFile), path: "manifest")
-            if version == 1 {
-                let rewritten = try Self.versionOne(of: file, in: directory)
+            if version < 3 {
+                // As their writers wrote them: no snapshot schema version nor coverage in the file, and a manifest
+                // whose only checksum is the whole file's.
+                let rewritten = try Self.olderVersion(version, of: file, in: directory)
                 try rewritten.write(to: file)
                 manifest.wholeStoreByteCount = Int64(rewritten.count)
                 manifest.wholeStoreChecksum = Checksum.crc32(rewritten)
+                manifest.contentChecksum = nil
                 try PropertyListFile.encode(manifest).write(to: manifestFile)
             }
-            #expect(try Data(contentsOf: file)[8] == UInt8(version))
+            #expect(try Data(contentsOf: file)[8] == version)
             let c = try await Self.joiner(remote, in: directory)
             #expect(try await c.sync().installedWholeStore?.wholeStoreIdentifier == manifest.wholeStoreIdentifier)
             #expect(try NotesSchema.dump(c.store) == NotesSchema.dump(a.store))
         }
     }
 
-    /// The same store as a format-version-1 file: the header without its encoding byte, a zlib body.
-    static func versionOne(of file: URL, in directory: TemporaryDirectory) throws -> Data {
-        let snapshot = directory.url.appendingPathComponent("v1-snapshot.sqlite")
-        let header = try WholeStoreFile.read(file, to: snapshot, path: "v2")
+    /// The same store as a file of format 1 (the header without its encoding byte) or 2 (the header without its
+    /// snapshot schema version and coverage), with a zlib body.
+    static func olderVersion(_ version: UInt8, of file: URL, in directory: TemporaryDirectory) throws -> Data {
+        let snapshot = directory.url.appendingPathComponent("old-snapshot.sqlite")
+        let header = try WholeStoreFile.read(file, to: snapshot, path: "v3")
         var fields = ByteSink()
         fields.appendString(header.wholeStoreIdentifier)
         fields.appendString(header.clientIdentifier)
         fields.appendInt64(Int64(header.schemaVersion))
         fields.appendUInt64(header.snapshotByteCount)
+        if version == 2 { fields.bytes.append(WholeStoreCompression.zlib.rawValue) }
         var bytes = ByteSink()
-        bytes.bytes += WholeStoreFile.magic + [1]
+        bytes.bytes += WholeStoreFile.magic + [version]
         bytes.appendUInt32(UInt32(fields.bytes.count))
         bytes.bytes += fields.bytes
         var body: [UInt8] = []
@@ -193,7 +198,7 @@ struct WholeStoreInstallTests {
             let bytes = try Data(contentsOf: file)
             for size in [1, 3, 4, 5, 4096, 1 << 20] {
                 let snapshot = directory.url.appendingPathComponent("snapshot-\(compression)-\(size)")
-                let reader = try WholeStoreReader(snapshot: snapshot, path: "test")
+                let reader = try WholeStoreReader(snapshot: snapshot, path: "test", checksSnapshot: false)
                 var offset = 0
                 while offset < bytes.count {
                     try reader.consume(bytes.subdata(in: offset..<min(bytes.count, offset + size)))

@@ -6,6 +6,10 @@
 /// EINVAL or ENOSYS when the file system cannot do it).
 int foldersync_rename_noreplace(const char *from, const char *to);
 
+/// `foldersync_rename_noreplace` relative to open folders (`renameat2(RENAME_NOREPLACE)`), so that no path is
+/// walked again (the file-manager backend resolves folders without following links).
+int foldersync_renameat_noreplace(int fromdir, const char *from, int todir, const char *to);
+
 /// 1 when `path` is on a FUSE file system (its file times and inode numbers may not prove a file unchanged).
 int foldersync_is_fuse(const char *path);
 
@@ -13,5 +17,14 @@ int foldersync_is_fuse(const char *path);
 /// (Linux `sync_file_range(SYNC_FILE_RANGE_WRITE)`), so that a later fsync has little left to wait for. Not
 /// a durability guarantee. Returns 0, or -1 with errno set; elsewhere than Linux, does nothing and returns 0.
 int foldersync_start_writeback(int fd, long long offset, long long length);
+
+/// Puts a SQLite connection (`sqlite3 *`) in the mode SQLite recommends for database files that may come from
+/// elsewhere: `SQLITE_DBCONFIG_DEFENSIVE` on (no SQL can corrupt the file: writable_schema, journal_mode=OFF…),
+/// `SQLITE_DBCONFIG_TRUSTED_SCHEMA` off (functions of the schema must be innocuous), extension loading off.
+/// `sqlite3_db_config` is variadic, which Swift cannot call. Returns SQLITE_OK (0) or SQLite's error code.
+int foldersync_sqlite_harden(void *connection);
+
+/// 1 when the connection is defensive and does not trust its schema, 0 otherwise.
+int foldersync_sqlite_is_hardened(void *connection);
 
 #endif

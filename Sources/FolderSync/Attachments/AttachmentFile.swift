@@ -14,6 +14,16 @@ import Foundation
 /// The contents are compressed only when a sample of them shrinks by a tenth at zlib level 1 (photos and
 /// archives do not). A reader checks the size and the SHA-256 of what it decodes, so a damaged or tampered
 /// file is never taken for the attachment.
+///
+/// **Names under encryption (decided, not built yet).** The name is the unkeyed SHA-256 of the contents even on an
+/// encrypted remote, so a provider holding a known file can confirm that a user holds it too (the contents and
+/// header are sealed; the name is not). Fixing it changes the remote layout, so it is a new attachment-name version,
+/// not a patch, and it is deferred as a whole rather than half done. The design: under encryption the name becomes
+/// `k1-` + hex HMAC-SHA256 of the contents' SHA-256 under a name key derived from the data key (HKDF-SHA256, label
+/// `FolderSync attachment name v1`); references inside change sets and stores (sealed) keep the plain SHA-256, from
+/// which the name is computed; writers use the keyed name; readers and vacuum look for the keyed name, then the
+/// unkeyed one (old files stay readable); `RemoteLayouts/` gains the name version with a golden tree; a clear
+/// remote keeps unkeyed names (the provider sees the contents anyway).
 enum AttachmentFile {
     static let magic = Array("FSATTACH".utf8)
     static let version: UInt8 = 1
@@ -81,6 +91,9 @@ enum AttachmentFile {
         guard expectedSize.map({ UInt64($0) == size }) ?? true, AttachmentReference.hex(digest) == sha256 else {
             throw corrupt("header does not match its name")
         }
+        // A zlib body of a few kilobytes can claim any size: the disk must have room for the claim before a byte
+        // is written (and `take` never writes more than it).
+        if let destination { try LocalFiles.checkFreeSpace(for: size, in: destination.deletingLastPathComponent(), path: path) }
         let output = try destination.map { try LocalStream(writing: $0) }
         var hasher = SHA256()
         var written: UInt64 = 0

@@ -40,9 +40,9 @@ enum AttachmentScan {
     /// references' magic, other values unread.
     static func references(inSnapshot url: URL, path: String) throws -> [(ColumnKey, AttachmentReference)] {
         do {
-            var configuration = Configuration()
-            configuration.readonly = true
-            let snapshot = try DatabaseQueue(path: url.path, configuration: configuration)
+            // A downloaded snapshot, read before it is installed: hardened (no function of its schema runs but
+            // SQLite's innocuous ones), and WholeStoreReader refused it already if it holds a trigger or fails its check.
+            let snapshot = try DatabaseQueue(path: url.path, configuration: SQLiteHardening.configuration(readonly: true))
             defer { try? snapshot.close() }
             return try snapshot.read { db in
                 var found: [(ColumnKey, AttachmentReference)] = []

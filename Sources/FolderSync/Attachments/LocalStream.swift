@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A local file read or written in chunks, with failures mapped to ``FolderSyncError``: attachments of any
 /// size pass through a fixed buffer, never whole in memory.
@@ -11,13 +16,12 @@ final class LocalStream {
         do { handle = try FileHandle(forReadingFrom: url) } catch { throw Self.failure("open", url.path, error) }
     }
 
-    /// Creates (or truncates) `url`.
+    /// Creates (or truncates) `url`, a file of this user's alone (``LocalFiles/privateFileMode``).
     init(writing url: URL) throws {
         path = url.path
-        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-            throw FolderSyncError(.localStoreFailed, "cannot create the file", path: url.path)
-        }
-        do { handle = try FileHandle(forWritingTo: url) } catch { throw Self.failure("open", url.path, error) }
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, LocalFiles.privateFileMode)
+        guard fd >= 0 else { throw LocalFiles.error("create", path: url.path) }
+        handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
     }
 
     deinit { try? handle.close() }

@@ -84,11 +84,13 @@ public struct EncryptedFileSystem: RemoteFileSystem, RemoteChangeNotifying {
         }
     }
 
-    /// Seals `url` into a local temporary file, streaming, then uploads that.
+    /// Seals `url` into a local temporary file, streaming, then uploads that. The temporary is in a folder of this
+    /// user's alone (``LocalFiles/privateScratchDirectory(in:)``), never loose in the shared temporary folder.
     public func upload(fromLocalFile url: URL, to path: RemotePath) async throws {
         guard let bound = binding(path) else { return try await base.upload(fromLocalFile: url, to: path) }
-        let sealed = FileManager.default.temporaryDirectory.appendingPathComponent(TemporaryName.make(for: path.name))
-        defer { try? FileManager.default.removeItem(at: sealed) }
+        let scratch = try LocalFiles.privateScratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let sealed = scratch.appendingPathComponent(TemporaryName.make(for: path.name))
         try SealedFile.seal(fileAt: url, to: sealed, dataKey: dataKey, path: bound)
         try await base.upload(fromLocalFile: sealed, to: path)
     }

@@ -6,7 +6,13 @@ import Foundation
 extension EncryptionKeyInfo {
     static let pbkdf2 = "PBKDF2-SHA256"
     static let aesGCM = "AES-256-GCM"
+    /// The PBKDF2 rounds FolderSync writes, and the fewest it accepts (fewer: ``FolderSyncError/Code/tamperedFile``).
     static let minimumIterations = 600_000
+    /// The most PBKDF2 rounds a key file may ask for: about 3.5 s of derivation here (600,000 take ~0.2 s). A key
+    /// file asking for more is refused before anything is derived (``FolderSyncError/Code/corruptFile``): whoever
+    /// can write the shared folder could otherwise make every joining device hang (2³¹ rounds: hours) or crash
+    /// (rounds beyond 2³²). Raising the rounds FolderSync writes stays possible up to this bound.
+    static let maximumIterations = 10_000_000
     private static let verifierLabel = Data("FolderSync password verifier v1".utf8)
     private static let wrappingLabel = Data("FolderSync data key v1".utf8)
 
@@ -35,11 +41,18 @@ extension EncryptionKeyInfo {
     /// The password key of `password` with this file's parameters (~0.2 s: PBKDF2 is slow on purpose).
     ///
     /// - Throws: ``FolderSyncError/Code/unsupportedFormatVersion`` for another KDF or cipher,
-    ///   ``FolderSyncError/Code/tamperedFile`` for parameters weaker than FolderSync ever writes.
+    ///   ``FolderSyncError/Code/tamperedFile`` for parameters weaker than FolderSync ever writes,
+    ///   ``FolderSyncError/Code/corruptFile`` for more rounds than ``maximumIterations`` or a salt over 1 KiB.
     func passwordKey(for password: String, path: RemotePath) throws -> SymmetricKey {
         guard keyDerivation == Self.pbkdf2, cipher == Self.aesGCM else {
             throw FolderSyncError(.unsupportedFormatVersion, "key derivation \(keyDerivation) with cipher \(cipher) is not supported",
                                   path: path.description)
+        }
+        guard iterations <= Self.maximumIterations, salt.count <= 1024 else {
+            throw FolderSyncError(.corruptFile, """
+                asks for \(iterations) PBKDF2 rounds with a \(salt.count)-byte salt; FolderSync accepts \(Self.minimumIterations)…\(Self.maximumIterations) \
+                rounds and at most 1,024 bytes of salt; nothing was derived
+                """, path: path.description)
         }
         guard iterations >= Self.minimumIterations, salt.count >= 16 else {
             throw FolderSyncError(.tamperedFile, "the encryption parameters are weaker than FolderSync writes (\(iterations) rounds)",

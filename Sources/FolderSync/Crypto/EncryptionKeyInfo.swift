@@ -11,7 +11,8 @@ public struct EncryptionKeyInfo: PropertyListPayload {
     public static let formatVersion = 1
     /// The key derivation function: `PBKDF2-SHA256`.
     public var keyDerivation: String
-    /// PBKDF2 rounds; at least 600,000.
+    /// PBKDF2 rounds: 600,000 written; 600,000…10,000,000 accepted (``FolderSyncError/Code/tamperedFile`` below,
+    /// ``FolderSyncError/Code/corruptFile`` above, before any derivation).
     public var iterations: Int
     /// 32 random bytes, new at every password change.
     public var salt: Data

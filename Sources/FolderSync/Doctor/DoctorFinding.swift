@@ -48,6 +48,8 @@ public struct DoctorFinding: Hashable, Sendable, Codable {
         public static let identityMismatch = Check(rawValue: "identityMismatch")
         /// An attachment whose name is not a SHA-256, or whose contents do not hash to its name.
         public static let corruptAttachment = Check(rawValue: "corruptAttachment")
+        /// A whole store that is missing, damaged or does not match its manifest: it covers nothing.
+        public static let corruptWholeStore = Check(rawValue: "corruptWholeStore")
         /// A change set whose header disagrees with its name or folder: no client applies it.
         public static let unappliableChangeSet = Check(rawValue: "unappliableChangeSet")
         /// A change set recorded with a schema version above every client's: nobody can apply it yet.

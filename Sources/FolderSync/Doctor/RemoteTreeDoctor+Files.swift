@@ -22,8 +22,12 @@ extension RemoteTreeDoctor {
                 guard let document, let manifest = try await decode(WholeStoreManifest.self, walked, repair: .quarantine, &examination)
                 else { continue }
                 expectIdentity(manifest.clientIdentifier, path.parent.name, "client", path, &examination)
-                // Only published stores cover anything; a staged manifest may never be published.
-                if !path.components.contains("TemporaryFiles") { examination.documentFacts[document]?.manifests.append(manifest) }
+                // Only published stores cover anything (a staged manifest may never be published), and only once
+                // their file is read whole and matches the manifest, as vacuum requires.
+                guard !path.components.contains("TemporaryFiles") else { continue }
+                if try await checkWholeStore(of: manifest, path: path.parent.appending(RemoteLayout.wholeStoreFileName), &examination) {
+                    examination.documentFacts[document]?.manifests.append(manifest)
+                }
             case "plist":
                 try await checkPropertyList(walked, document: document, &examination)
             case "attachment":
@@ -114,6 +118,26 @@ extension RemoteTreeDoctor {
         }
     }
 
+    /// Reads a published whole store whole and checks it against its manifest; a damaged or missing one is an error
+    /// (it covers nothing: change sets only it contained are lost to new devices). Returns whether it is sound.
+    private func checkWholeStore(of manifest: WholeStoreManifest, path: RemotePath, _ examination: inout Examination) async throws -> Bool {
+        do {
+            let file = try await WholeStoreReader.verify(path: path.description) { body in
+                try await fileSystem.readPieces(of: path, size: 1 << 20, body)
+            }
+            try manifest.check(file, path: path.description)
+            return true
+        } catch let error as FolderSyncError where error.code == .unsupportedFormatVersion {
+            examination.add(.warning, .unsupportedVersion, path, error.message + "; a newer client reads it")
+        } catch let error as FolderSyncError where error.isDamagedFile {
+            examination.add(.error, .corruptWholeStore, path,
+                            error.message + "; it covers nothing, and its uploader replaces it at its next upload", repair: .quarantine)
+        } catch FolderSyncError.Code.remoteItemNotFound {
+            examination.add(.error, .corruptWholeStore, path, "the manifest describes a whole store that is not there; it covers nothing")
+        }
+        return false
+    }
+
     /// Verifies an attachment's contents against the SHA-256 that names it.
     private func checkAttachment(_ walked: Examination.Walked, _ examination: inout Examination) async throws {
         let path = walked.path
@@ -141,8 +165,7 @@ extension RemoteTreeDoctor {
     /// Runs `body` on a local file holding `path`: the file itself for a local tree, a downloaded copy otherwise.
     func withLocalCopy<T>(of path: RemotePath, _ body: (URL) throws -> T) async throws -> T {
         if let local = fileSystem as? FileManagerFileSystem { return try body(local.url(for: path)) }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("foldersync-doctor-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try LocalFiles.privateScratchDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let url = folder.appendingPathComponent(path.name)
         try await fileSystem.download(path, toLocalFile: url)

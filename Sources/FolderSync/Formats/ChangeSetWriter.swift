@@ -157,7 +157,7 @@ private final class ChangeSetOutputFile {
 
     init(url: URL) throws {
         path = url.path
-        descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, LocalFiles.privateFileMode)
         guard descriptor >= 0 else { throw LocalFiles.error("create", path: path) }
     }
 

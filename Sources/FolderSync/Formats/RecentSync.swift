@@ -11,7 +11,9 @@ public struct RecentSync: PropertyListPayload, Hashable {
 
     /// The client whose marker this is; also the marker's file name.
     public var clientIdentifier: String
-    /// For display only; never used to order anything.
+    /// When the client last synced, to within ``heartbeatInterval``: a sync writes the marker when it has
+    /// something new to say, and an idle sync rewrites it once the date it holds is a heartbeat old, so that a
+    /// client syncing every minute never looks silent. Never used to order changes; vacuum's client expiry reads it.
     public var lastSyncDate: Date
     /// The highest sequence of this client's published change sets.
     public var publishedSequence: Int64
@@ -26,4 +28,9 @@ public struct RecentSync: PropertyListPayload, Hashable {
 
     /// How many change-set names a marker announces.
     public static let announcedChangeSetLimit = 8
+
+    /// How old ``lastSyncDate`` may grow while the client keeps syncing (one hour): an idle sync rewrites the
+    /// marker when its date is this old, one request an hour. Client expiry refuses durations shorter than
+    /// ``VacuumOperation/minimumClientExpiry``, a safe multiple of it.
+    public static let heartbeatInterval: TimeInterval = 3600
 }

@@ -85,6 +85,19 @@ public struct DeletedClientInfo: PropertyListPayload {
     public var deletedBy: String
     /// When it was deleted; for display only.
     public var deletionDate: Date
+
+    /// Checks that `data`, read from `DeletedClients/<client>.plist`, really says that `client` was deleted.
+    ///
+    /// A marker deletes a client by existing, so existing is not enough: an empty, damaged or foreign file (in an
+    /// encrypted folder: one that does not open with the key) could otherwise reset a client. Only a marker that
+    /// decodes, of this kind, naming this client, counts; the caller reports any other and ignores it.
+    /// - Throws: the error that makes the marker not count (``FolderSyncError/Code/corruptFile``, `tamperedFile`…).
+    static func verify(_ data: Data, deleted client: String, path: String) throws {
+        let info = try PropertyListFile.decode(DeletedClientInfo.self, from: data, path: path)
+        guard info.clientIdentifier == client else {
+            throw FolderSyncError(.corruptFile, "the deletion marker names client \(info.clientIdentifier)", path: path)
+        }
+    }
 }
 
 /// What a client remembers locally about its registration of a document (in its helper folder).

@@ -9,7 +9,9 @@ public import Foundation
 /// and applies only the sets after it. A versioned, checksummed property list.
 public struct WholeStoreManifest: PropertyListPayload, Hashable {
     public static let kind = "appliedSyncChangeSets"
-    public static let formatVersion = 1
+    /// Version 2 adds ``contentChecksum``: version 1's ``wholeStoreChecksum`` is the CRC-32 of the whole file,
+    /// its own CRC trailer included, which is the same constant for every intact file and so protects nothing.
+    public static let formatVersion = 2
 
     /// The client that uploaded the whole store.
     public var clientIdentifier: String
@@ -23,8 +25,11 @@ public struct WholeStoreManifest: PropertyListPayload, Hashable {
     public var covers: [String: Int64]
     /// Size and CRC-32 of `WholeStore.ticdsync`, checked before it is installed.
     public var wholeStoreByteCount: Int64
-    /// The CRC-32 of `WholeStore.ticdsync`.
+    /// The CRC-32 of the whole `WholeStore.ticdsync`, trailer included: version 1's check, kept for its readers.
     public var wholeStoreChecksum: UInt32
+    /// The CRC-32 of `WholeStore.ticdsync` without its trailer, which the trailer also holds: what ties the
+    /// manifest to one file's content (version 2 on; `nil` in version 1 manifests).
+    public var contentChecksum: UInt32?
     /// How many attachment references the snapshot holds (in any column of any table); `nil` when the uploader
     /// did not count them (manifests written before the count existed). A reader looks for them only when this
     /// is not 0: the search is a pass over every value of a store of any size.
@@ -32,7 +37,8 @@ public struct WholeStoreManifest: PropertyListPayload, Hashable {
 
     /// A manifest of the whole store a client uploads; see the properties for each argument.
     public init(clientIdentifier: String, wholeStoreIdentifier: String, creationDate: Date, schemaVersion: Int,
-                covers: [String: Int64], wholeStoreByteCount: Int64, wholeStoreChecksum: UInt32, attachmentReferenceCount: Int? = nil) {
+                covers: [String: Int64], wholeStoreByteCount: Int64, wholeStoreChecksum: UInt32, contentChecksum: UInt32? = nil,
+                attachmentReferenceCount: Int? = nil) {
         self.clientIdentifier = clientIdentifier
         self.wholeStoreIdentifier = wholeStoreIdentifier
         self.creationDate = creationDate
@@ -40,6 +46,7 @@ public struct WholeStoreManifest: PropertyListPayload, Hashable {
         self.covers = covers
         self.wholeStoreByteCount = wholeStoreByteCount
         self.wholeStoreChecksum = wholeStoreChecksum
+        self.contentChecksum = contentChecksum
         self.attachmentReferenceCount = attachmentReferenceCount
     }
 
@@ -50,4 +57,26 @@ public struct WholeStoreManifest: PropertyListPayload, Hashable {
 
     /// How many change sets the store contains in all; used to pick the store that covers the most.
     public var coveredCount: Int64 { covers.values.reduce(0, +) }
+
+    /// Checks that a whole-store file, as read whole by ``WholeStoreReader``, is the one this manifest describes:
+    /// its size, its checksum, its identifier and uploader, and (files of version 3 on) that what the manifest says
+    /// the snapshot contains is what the file itself says. The one rule every reader applies (install, vacuum,
+    /// `doctor`, export): a store that fails it is never installed nor counted as covering anything.
+    /// - Throws: ``FolderSyncError/Code/corruptFile`` naming `path` and what differs.
+    func check(_ file: WholeStoreReader.Result, path: String) throws {
+        func mismatch(_ what: String) -> FolderSyncError {
+            FolderSyncError(.corruptFile, "the whole store does not match its manifest (\(what))", path: path)
+        }
+        guard file.byteCount == wholeStoreByteCount else { throw mismatch("\(file.byteCount) bytes, the manifest says \(wholeStoreByteCount)") }
+        if let contentChecksum {
+            guard file.contentChecksum == contentChecksum else { throw mismatch("checksum") }
+        } else {
+            guard file.checksum == wholeStoreChecksum else { throw mismatch("checksum") }
+        }
+        guard file.header.wholeStoreIdentifier == wholeStoreIdentifier else { throw mismatch("another store's identifier") }
+        guard file.header.clientIdentifier == clientIdentifier else { throw mismatch("uploaded by another client") }
+        if let contained = file.header.covers, contained != covers {
+            throw mismatch("it claims change sets the snapshot does not say it contains")
+        }
+    }
 }

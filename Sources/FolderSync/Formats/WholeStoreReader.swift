@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reads a `WholeStore.ticdsync` as a stream, in the pieces a download delivers: it checks the file while
 /// it arrives and writes the snapshot's bytes straight into a new SQLite file.
@@ -8,21 +11,30 @@ import Foundation
 /// verified. The snapshot file is only usable once ``finish()`` returned: a truncated, corrupt or foreign
 /// file throws there, or as soon as its damage shows (a bad header, invalid zlib data, a body longer than
 /// the header says).
+///
+/// The snapshot is untrusted until ``finish()`` returned: it is written `0600`, only once the local disk has room
+/// for the size its header claims (a small zlib body can claim any size: a "zlib bomb" must not fill the disk), and
+/// ``finish()`` runs the checks of ``SnapshotCheck`` that need no schema (no trigger, no virtual table, SQLite's
+/// quick check), so that a damaged store fails here, while the download is verified and the next store can be tried.
 final class WholeStoreReader {
     /// What a complete, verified file held.
     struct Result {
         var header: WholeStoreFile.Header
-        /// The whole file's size and CRC-32 (trailer included): what its manifest must record.
+        /// The whole file's size and CRC-32 (trailer included): what a version-1 manifest records.
         var byteCount: Int64
         var checksum: UInt32
+        /// The CRC-32 of everything before the trailer: what a manifest of version 2 or later records.
+        var contentChecksum: UInt32
     }
 
     private let path: String
-    private let snapshot: URL
+    /// Where the snapshot is written; `nil` to only verify the file (a vacuum or `doctor` checking a store).
+    private let snapshot: URL?
     private var output: FileHandle?
     /// The preamble and header fields until they are parsed.
     private var prefix: [UInt8] = []
-    private var header: WholeStoreFile.Header?
+    /// The header, once the pieces consumed so far hold it whole.
+    private(set) var header: WholeStoreFile.Header?
     private var inflater: InflatePushStream?
     /// The last 4 bytes seen, which are the trailer if the file ends here; held back from the body.
     private var tail: [UInt8] = []
@@ -36,14 +48,22 @@ final class WholeStoreReader {
     /// Asks the system to start writing a range of the snapshot to disk (file descriptor, offset, length).
     private let startWriteback: ((Int32, Int64, Int64) -> Void)?
     private var writebackStarted: UInt64 = 0
+    /// Whether ``finish()`` checks the snapshot as a SQLite database (``SnapshotCheck``).
+    private let checksSnapshot: Bool
 
-    /// A reader that writes the snapshot into a new file at `snapshot`; errors name `path` (the remote file).
+    /// A reader that writes the snapshot into a new file at `snapshot` (`nil`: verifies the file, every byte of
+    /// it inflated and checked, and writes nothing); errors name `path` (the remote file).
     ///
     /// `startWriteback`, for a snapshot that is made durable (fsynced) once complete: called every 64 MiB
     /// written, so that the disk writes the file while the rest arrives instead of all of it at the fsync.
-    init(snapshot: URL, path: String, startWriteback: ((_ fd: Int32, _ offset: Int64, _ length: Int64) -> Void)? = nil) throws {
+    ///
+    /// `checksSnapshot`: whether ``finish()`` checks the snapshot as an untrusted SQLite file; only tests of the
+    /// container format, whose bodies are not SQLite files, turn it off (a reader that writes no snapshot checks none).
+    init(snapshot: URL?, path: String, checksSnapshot: Bool = true,
+         startWriteback: ((_ fd: Int32, _ offset: Int64, _ length: Int64) -> Void)? = nil) throws {
         self.snapshot = snapshot
         self.path = path
+        self.checksSnapshot = checksSnapshot
         self.startWriteback = startWriteback
         let checksum = checksum
         checksummer = BackgroundBatchConsumer(batchSize: 1, capacity: 8) { pieces in
@@ -62,6 +82,14 @@ final class WholeStoreReader {
     }
 
     private func corrupt(_ reason: String) -> FolderSyncError { FolderSyncError(.corruptFile, "whole store \(reason)", path: path) }
+
+    /// Reads a whole file through `read`, which hands over its pieces, checking every byte and writing nothing:
+    /// what a vacuum or `doctor` does before counting a store.
+    static func verify(path: String, _ read: (_ body: (Data) throws -> Void) async throws -> Void) async throws -> Result {
+        let reader = try WholeStoreReader(snapshot: nil, path: path)
+        try await read { try reader.consume($0) }
+        return try reader.finish()
+    }
 
     /// Takes the next piece of the file.
     func consume(_ piece: Data) throws {
@@ -105,16 +133,35 @@ final class WholeStoreReader {
                                            clientIdentifier: try fields.readString(what: "client"),
                                            schemaVersion: Int(try fields.readInt64()), snapshotByteCount: try fields.readUInt64())
             if version >= 2 { encoding = try fields.readByte() }
+            if version >= 3 {
+                parsed.snapshotSchemaVersion = Int(try fields.readInt64())
+                var covers: [String: Int64] = [:]
+                let count = try fields.readVarint()
+                guard count <= UInt64(length) else { throw corrupt("has an unreadable header") }
+                for _ in 0..<count {
+                    let client = try fields.readString(what: "client")
+                    guard covers.updateValue(try fields.readInt64(), forKey: client) == nil else { throw corrupt("names a client twice") }
+                }
+                parsed.covers = covers
+            }
+        } catch let error as FolderSyncError {
+            throw error
         } catch { throw corrupt("has an unreadable header") }
         if let encoding {
             guard let compression = WholeStoreCompression(rawValue: encoding) else { throw corrupt("has an unknown body encoding \(encoding)") }
             parsed.compression = compression
         }
         header = parsed
-        guard FileManager.default.createFile(atPath: snapshot.path, contents: nil), let handle = try? FileHandle(forWritingTo: snapshot) else {
-            throw FolderSyncError(.localStoreFailed, "cannot write the snapshot", path: snapshot.path)
+        if let snapshot {
+            // The claimed size is written only if the disk has room for it and a reserve (LocalFiles.checkFreeSpace):
+            // a zlib body of a few megabytes can claim terabytes, and `emit` never writes more than the claim.
+            try LocalFiles.checkFreeSpace(for: parsed.snapshotByteCount, in: snapshot.deletingLastPathComponent(), path: path)
+            // A new file that only this user can read (another device's data, maybe decrypted), never through a link.
+            unlink(snapshot.path)
+            let fd = open(snapshot.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            guard fd >= 0 else { throw LocalFiles.error("create the snapshot", path: snapshot.path) }
+            output = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         }
-        output = handle
         if header?.compression == .zlib {
             inflater = try InflatePushStream(path: path) { [unowned self] chunk in try self.emit(Data(chunk)) }
         }
@@ -129,11 +176,12 @@ final class WholeStoreReader {
     }
 
     private func emit(_ data: Data) throws {
-        guard let header, let output else { return }
+        guard let header else { return }
         written += UInt64(data.count)
         guard written <= header.snapshotByteCount else { throw corrupt("holds more than its header says") }
+        guard let output else { return }
         do { try output.write(contentsOf: data) } catch {
-            throw FolderSyncError(.localStoreFailed, "cannot write the snapshot", path: snapshot.path, underlying: error)
+            throw FolderSyncError(.localStoreFailed, "cannot write the snapshot", path: snapshot?.path, underlying: error)
         }
         if let startWriteback, written - writebackStarted >= 64 << 20 {
             startWriteback(output.fileDescriptor, Int64(writebackStarted), Int64(written - writebackStarted))
@@ -154,6 +202,7 @@ final class WholeStoreReader {
         guard written == header.snapshotByteCount else { throw corrupt("ends early") }
         try output?.close()
         output = nil
-        return Result(header: header, byteCount: byteCount, checksum: Checksum.crc32(Data(tail), seed: crc))
+        if checksSnapshot, let snapshot { try SnapshotCheck.verify(at: snapshot, path: path, schema: nil, integrity: .quick) }
+        return Result(header: header, byteCount: byteCount, checksum: Checksum.crc32(Data(tail), seed: crc), contentChecksum: crc)
     }
 }

@@ -38,6 +38,8 @@ struct DocumentInventory: Sendable {
     var tree: [RemotePath: [RemoteItem]] = [:]
     /// Files left alone: unknown names, unreadable plists.
     var skipped: [VacuumReport.Skipped] = []
+    /// What verifying the whole stores cost and found (a vacuum's inventory only).
+    var wholeStoreCheck = VacuumReport.WholeStoreCheck()
 
     /// Registered clients: a change-set folder or a recent-sync marker (deleted ones included).
     var registeredClients: Set<String> { Set(changeSets.keys).union(recentSyncMarkers.keys) }

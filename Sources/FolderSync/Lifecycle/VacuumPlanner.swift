@@ -8,8 +8,14 @@ struct VacuumPlan: Sendable {
     var phases: [[VacuumReport.Removal]]
     /// Registered clients that are not deleted (nor expired by this run).
     var liveClients: Set<String>
-    /// Whole stores the plan keeps, by uploader.
-    var keptWholeStores: Set<String>
+    /// Whole stores the plan keeps, by uploader: what it judged removable by.
+    var keptWholeStores: [String: WholeStoreManifest]
+    /// The dominated whole stores it removes: each `WholeStore/<client>` folder, with the identifier of the store
+    /// it judged (a store uploaded since is another store, and stays).
+    var removedWholeStores: [RemotePath: String] = [:]
+
+    /// The positions of the change-set phase and of the emptied folders' phase in ``phases``.
+    static let changeSetPhase = 2, folderPhase = 4
 }
 
 /// The vacuum rule, as a pure function of a document's inventory. The only place the rule is written.
@@ -40,10 +46,12 @@ enum VacuumPlanner {
         }
         var kept: [(String, WholeStoreManifest)] = []
         var storeRemovals: [VacuumReport.Removal] = []
+        var judgedStores: [RemotePath: String] = [:]
         for (client, manifest) in stores {
             if kept.contains(where: { $0.1.dominates(manifest) }) {
-                storeRemovals.append(.init(path: layout.wholeStoreDirectory(document, client: client),
-                                           byteCount: inventory.wholeStoreFolders[client] ?? 0, reason: .dominatedWholeStore))
+                let folder = layout.wholeStoreDirectory(document, client: client)
+                storeRemovals.append(.init(path: folder, byteCount: inventory.wholeStoreFolders[client] ?? 0, reason: .dominatedWholeStore))
+                judgedStores[folder] = manifest.wholeStoreIdentifier
             } else {
                 kept.append((client, manifest))
             }
@@ -114,6 +122,7 @@ enum VacuumPlanner {
 
         let phases = [storeRemovals, markerRemovals, setRemovals, temporaryRemovals, folderRemovals]
         report.removed = phases.flatMap { $0 }
-        return VacuumPlan(report: report, phases: phases, liveClients: live, keptWholeStores: Set(kept.map(\.0)))
+        return VacuumPlan(report: report, phases: phases, liveClients: live,
+                          keptWholeStores: Dictionary(uniqueKeysWithValues: kept), removedWholeStores: judgedStores)
     }
 }

@@ -99,6 +99,25 @@ public struct VacuumReport: Sendable, Hashable {
     public var skipped: [Skipped] = []
     /// Removals that failed (always empty in a dry run).
     public var failures: [Failure] = []
+    /// What checking the whole stores cost and found: a store counts as covering change sets only once its file
+    /// was read and matched its manifest.
+    public var wholeStoreCheck = WholeStoreCheck()
+
+    /// The whole stores a vacuum verified, what that cost, and the ones that failed.
+    public struct WholeStoreCheck: Sendable, Hashable {
+        /// Stores read whole in this run and found to match their manifests.
+        public var verified = 0
+        /// Stores an earlier run verified, unchanged since (same identifier, size and version tag): not read again.
+        public var verifiedEarlier = 0
+        /// Bytes read to verify them.
+        public var bytesRead: Int64 = 0
+        /// Stores that failed: they count as covering nothing and are left alone (`foldersync doctor` reports them;
+        /// their uploader replaces them at its next upload).
+        public var damaged: [Skipped] = []
+
+        /// Nothing verified yet.
+        public init() {}
+    }
 
     /// An empty report, before anything is planned or removed.
     public init(isDryRun: Bool) { self.isDryRun = isDryRun }

@@ -18,6 +18,9 @@ open class DocumentMaintenance: @unchecked Sendable {
     public let actorIdentifier: String
     /// Time, identifiers and logging for the operations this runs.
     public let environment: SyncEnvironment
+    /// Where vacuums remember the whole stores they verified (``VacuumOperation/verificationCacheFile``); `nil`
+    /// reads every whole store at every vacuum.
+    public var verificationCacheFile: URL?
 
     /// - Throws: ``FolderSyncError/Code/invalidIdentifier`` for an unsafe document identifier.
     public init(remote: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String,
@@ -38,7 +41,10 @@ open class DocumentMaintenance: @unchecked Sendable {
     public func vacuum(dryRun: Bool = false, expireClientsAfter: TimeInterval? = nil,
                        temporaryFileAge: TimeInterval = VacuumOperation.defaultTemporaryFileAge) async throws -> VacuumReport {
         do {
-            return try await vacuumOperation(dryRun: dryRun, expireClientsAfter: expireClientsAfter, temporaryFileAge: temporaryFileAge).run()
+            // Set here, not in the factory, so that a backend's subclass gets it too.
+            let operation = vacuumOperation(dryRun: dryRun, expireClientsAfter: expireClientsAfter, temporaryFileAge: temporaryFileAge)
+            operation.verificationCacheFile = verificationCacheFile
+            return try await operation.run()
         } catch {
             throw FolderSyncError.wrapping(error, "vacuuming document \(documentIdentifier) failed")
         }

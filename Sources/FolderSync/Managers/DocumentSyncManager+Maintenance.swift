@@ -10,8 +10,17 @@ extension DocumentSyncManager {
     /// - Parameters:
     ///   - dryRun: compute and report the same plan, deleting and writing nothing.
     ///   - expireClientsAfter: marks clients deleted whose last sync is older than this; `nil` expires nobody.
+    ///
+    /// When the vacuum finds this client's own whole store damaged, or finds only damaged ones, this client owes a
+    /// new one, uploaded at its next sync that can: the tree does not stay without a usable store.
     public func vacuum(dryRun: Bool = false, expireClientsAfter: TimeInterval? = nil) async throws -> VacuumReport {
-        try await (try documentMaintenance()).vacuum(dryRun: dryRun, expireClientsAfter: expireClientsAfter)
+        let report = try await (try maintenance()).vacuum(dryRun: dryRun, expireClientsAfter: expireClientsAfter)
+        let check = report.wholeStoreCheck
+        let own = layout.wholeStoreFile(documentIdentifier, client: clientIdentifier)
+        if !dryRun, check.damaged.contains(where: { $0.path == own }) || (!check.damaged.isEmpty && check.verified + check.verifiedEarlier == 0) {
+            try await oweWholeStore()
+        }
+        return report
     }
 
     /// The clients registered with this document, with when each last synced and what each holds back.

@@ -61,7 +61,8 @@ extension DocumentSyncManager {
                 installed = try await download.run()
                 attachmentsFetched = download.attachmentsFetched
             } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
-                // Starting from a whole store saves time; the change sets bring the same data.
+                // Starting from a whole store saves time; the change sets bring the same data. Once they are
+                // applied, this client uploads a store of its own, so that the next device finds a usable one.
                 bootstrapWarning = SyncWarning(kind: .wholeStoreUnusable, message: error.message, path: error.path)
             }
             // Under the sync lock, like every other writer of the state: another process syncing the same store
@@ -71,6 +72,7 @@ extension DocumentSyncManager {
             defer { lock.release() }
             var state = try store.loadSyncState()
             state.hasBootstrapped = true
+            if bootstrapWarning != nil { state.owesWholeStore = true }
             try store.saveSyncState(state)
         }
         var report = try await guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy).run()
@@ -87,7 +89,9 @@ extension DocumentSyncManager {
             } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
                 // Every store is unusable for now (one being replaced, its manifest and file caught half way, found by
                 // the kill torture): this sync keeps what it applied, reports the store, and the next one looks again.
+                // This client owes a store of its own, so that the tree does not stay without a usable one.
                 report.warnings.append(SyncWarning(kind: .wholeStoreUnusable, message: error.message, path: error.path))
+                try await oweWholeStore()
             }
         }
         report.installedWholeStore = installed
@@ -125,15 +129,30 @@ extension DocumentSyncManager {
             state.bytesSinceWholeStore += report.bytesSent - report.attachmentBytesSent
             try store.saveSyncState(state)
         }
-        let due = (policy.wholeStoreUploadAfterChangeSets.map { state.changeSetsSinceWholeStore >= $0 } ?? false)
+        // Owed whatever the policy: this client's published sets are gone from the folder, or no usable store covers them.
+        let due = state.owesWholeStore
+            || (policy.wholeStoreUploadAfterChangeSets.map { state.changeSetsSinceWholeStore >= $0 } ?? false)
             || (policy.wholeStoreUploadAfterBytes.map { state.bytesSinceWholeStore >= $0 } ?? false)
         guard due, let manifest = try await wholeStoreUploadOperation(store: store).run() else { return nil }
         state = try store.loadSyncState()
         state.changeSetsSinceWholeStore = 0
         state.bytesSinceWholeStore = 0
+        state.owesWholeStore = false
         try store.saveSyncState(state)
         if policy.vacuumsAfterWholeStoreUpload { _ = try await vacuum() }
         return manifest
+    }
+
+    /// Remembers that this client owes the remote a whole store (``LocalSyncState/owesWholeStore``): one it found
+    /// is damaged. Under the sync lock, like every writer of the state.
+    func oweWholeStore() async throws {
+        guard let store = store as? any SnapshottingModelAdapter else { return }
+        let lock = try await FileLock.acquire(localLayout.syncLockFile)
+        defer { lock.release() }
+        var state = try store.loadSyncState()
+        guard !state.owesWholeStore else { return }
+        state.owesWholeStore = true
+        try store.saveSyncState(state)
     }
 
     /// For a reset (remote replaced or deleted, client deleted): backs up the local store into the error and

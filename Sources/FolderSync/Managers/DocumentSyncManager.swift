@@ -193,7 +193,7 @@ open class DocumentSyncManager: @unchecked Sendable {
     /// Loads what this client remembers and checks the helper folder, without touching the remote. Once
     /// registered, ``openStore(at:_:)`` makes the local store from the document's whole store.
     public func preconfigureForDownload() throws {
-        try LocalFiles.createDirectory(localLayout.helperDirectory)
+        try LocalFiles.createPrivateDirectory(localLayout.helperDirectory)   // 0700: registration, downloads, backups
         registration.withLock { $0 = nil }
         preconfiguredForDownload.withLock { $0 = true }
     }
@@ -213,7 +213,7 @@ open class DocumentSyncManager: @unchecked Sendable {
         delegate?.documentSyncManagerDidBeginRegistering(self)
         do {
             try await applicationSyncManager.waitUntilRegistered()
-            try LocalFiles.createDirectory(localLayout.helperDirectory)
+            try LocalFiles.createPrivateDirectory(localLayout.helperDirectory)   // 0700: registration, downloads, backups
             let remembered = try loadLocalRegistration()
             let proposed = DocumentInfo(documentIdentifier: documentIdentifier, documentDescription: documentDescription,
                                         userInfo: userInfo, integrityKey: "", createdByClient: clientIdentifier,
@@ -254,7 +254,8 @@ open class DocumentSyncManager: @unchecked Sendable {
     func confirm(_ deletion: MassDeletion) async -> Bool {
         if let handler = massDeletionHandler { return await handler(deletion) }
         if let delegate { return await delegate.documentSyncManager(self, shouldApply: deletion) }
-        applicationSyncManager.environment.logger.warning(
+        // Said once, by the sync's error (massDeletionDeclined); the log line is for diagnosis only.
+        applicationSyncManager.environment.logger.info(
             "A sync would delete \(deletion) and no mass-deletion handler or delegate answers; not applying it")
         return false
     }
@@ -283,6 +284,13 @@ open class DocumentSyncManager: @unchecked Sendable {
     open func documentMaintenance() throws -> DocumentMaintenance {
         try DocumentMaintenance(remote: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
                                 actorIdentifier: clientIdentifier, environment: applicationSyncManager.environment)
+    }
+
+    /// The maintenance object of ``documentMaintenance()``, with this client's cache of verified whole stores.
+    func maintenance() throws -> DocumentMaintenance {
+        let maintenance = try documentMaintenance()
+        maintenance.verificationCacheFile = localLayout.verifiedWholeStoresFile
+        return maintenance
     }
 
     /// Builds the synchronization operation. Override to return a backend subclass.

@@ -27,6 +27,8 @@ public struct LocalLayout: Hashable, Sendable {
     public var attachmentsDirectory: URL { helperDirectory.appendingPathComponent("Attachments", isDirectory: true) }
     /// Backups of the local store and its unpushed changes, kept by resets.
     public var backupsDirectory: URL { helperDirectory.appendingPathComponent("Backups", isDirectory: true) }
+    /// The whole stores this client's vacuums verified, so that each is read again only once it changed.
+    public var verifiedWholeStoresFile: URL { helperDirectory.appendingPathComponent("VerifiedWholeStores.json") }
     /// Locked while a sync runs, so two processes never sync one document at once.
     public var syncLockFile: URL { helperDirectory.appendingPathComponent("sync.lock") }
 

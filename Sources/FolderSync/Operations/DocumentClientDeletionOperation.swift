@@ -66,9 +66,12 @@ open class DocumentClientDeletionOperation: @unchecked Sendable {
         try await removeRecentSync()
         report.removed.append(layout.recentSyncFile(documentIdentifier, client: client))
 
-        if try await wholeStoreIsRemovable() {
+        let folder = layout.wholeStoreDirectory(documentIdentifier, client: client)
+        if try await !fileSystem.exists(folder) {
+            // No whole store: nothing to remove, nothing to report.
+        } else if try await wholeStoreIsRemovable() {
             try await removeWholeStore()
-            report.removed.append(layout.wholeStoreDirectory(documentIdentifier, client: client))
+            report.removed.append(folder)
         } else {
             report.keptWholeStore = true
             environment.logger.info("Kept the whole store of deleted client \(client): it is the only snapshot of vacuumed change sets")
@@ -77,8 +80,8 @@ open class DocumentClientDeletionOperation: @unchecked Sendable {
         return report
     }
 
-    /// Removable when another readable whole store exists (every kept store covers what vacuum removed),
-    /// or when every change set this store contains is still present.
+    /// Removable when another whole store exists that is verified (read whole, matching its manifest: every kept
+    /// store covers what vacuum removed), or when every change set this store contains is still present.
     private func wholeStoreIsRemovable() async throws -> Bool {
         let manifestPath = layout.appliedSyncChangeSetsFile(documentIdentifier, client: clientIdentifier)
         guard let data = try await fetchWholeStoreManifest(client: clientIdentifier),
@@ -88,8 +91,12 @@ open class DocumentClientDeletionOperation: @unchecked Sendable {
         for item in try await fetchWholeStoreListing() where item.kind == .directory && item.name != clientIdentifier
             && DocumentInventory.isIdentifierName(item.name) {
             let path = layout.appliedSyncChangeSetsFile(documentIdentifier, client: item.name)
+            let file = layout.wholeStoreFile(documentIdentifier, client: item.name)
             if let other = try await fetchWholeStoreManifest(client: item.name),
-               (try? PropertyListFile.decode(WholeStoreManifest.self, from: other, path: path.description)) != nil {
+               let manifest = try? PropertyListFile.decode(WholeStoreManifest.self, from: other, path: path.description),
+               let read = try? await WholeStoreReader.verify(path: file.description, { body in
+                   try await fileSystem.readPieces(of: file, size: 1 << 20, body)
+               }), (try? manifest.check(read, path: file.description)) != nil {
                 return true
             }
         }

@@ -73,7 +73,7 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
     /// Runs the registration algorithm and returns the remote document's information (with its integrity key).
     public func run() async throws -> DocumentInfo {
         let document = documentIdentifier
-        if try await deletedClientMarkerExists() {
+        if try await isDeleted() {
             throw FolderSyncError(.clientDeleted, "this client was deleted from document \(document)",
                                   path: layout.deletedClientFile(document, client: clientIdentifier).description)
         }
@@ -151,11 +151,32 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
         return adopted
     }
 
+    /// Whether a deletion marker that opens names this client (``DeletedClientInfo/verify(_:deleted:path:)``);
+    /// one that does not open is logged and ignored.
+    private func isDeleted() async throws -> Bool {
+        guard try await deletedClientMarkerExists() else { return false }
+        let path = layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description
+        do {
+            guard let data = try await fetchDeletedClientMarker() else { return false }
+            try DeletedClientInfo.verify(data, deleted: clientIdentifier, path: path)
+            return true
+        } catch let error as FolderSyncError where error.isDamagedFile {
+            environment.logger.warning("Ignored a deletion marker that does not open: \(error)")
+            return false
+        }
+    }
+
     // MARK: Backend steps
 
     /// Whether `DeletedClients/<client>.plist` exists for this client.
     open func deletedClientMarkerExists() async throws -> Bool {
         try await fileSystem.exists(layout.deletedClientFile(documentIdentifier, client: clientIdentifier))
+    }
+
+    /// Reads `DeletedClients/<this client>.plist`, or `nil`; asked only when ``deletedClientMarkerExists()`` found one.
+    open func fetchDeletedClientMarker() async throws -> Data? {
+        try await fileSystem.readIfPresent(layout.deletedClientFile(documentIdentifier, client: clientIdentifier),
+                                           maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Reads `Information/DeletedDocuments/<document>.plist`, or `nil`.

@@ -61,6 +61,11 @@ open class SynchronizationOperation: @unchecked Sendable {
     private var downloaded: [String: Downloaded] = [:]
     /// Clients with a set their marker announced that the remote does not show (yet).
     private var notYetVisible: Set<String> = []
+    /// Clients with a file this sync could not use (a damaged marker or change set): reported once, and their sets
+    /// from the damaged one on wait, while every other client's sync goes on (one client's file never stops others).
+    private var unreadable: Set<String> = []
+    /// Whether this client's own recent sync must be written whatever it would say (found damaged or older).
+    private var rewritesOwnRecentSync = false
     var report = SyncReport()
     /// The ledger, read once per sync and kept current as sets are applied: reading it (every set ever applied)
     /// at each step made a sync cost what exists rather than what is new.
@@ -91,6 +96,8 @@ open class SynchronizationOperation: @unchecked Sendable {
         ledger = nil
         downloaded = [:]
         notYetVisible = []
+        unreadable = []
+        rewritesOwnRecentSync = false
         for directory in [localLayout.stagedSyncChangesDirectory, localLayout.downloadsDirectory] {
             try LocalFiles.createDirectory(directory)
         }
@@ -114,26 +121,27 @@ open class SynchronizationOperation: @unchecked Sendable {
             // Our marker is gone (or this is our first sync): an operator or an expiry may have deleted this client.
             // Checked even when this client never published: a client that only reads must notice too.
             report.remoteRequests += 1
-            if try await deletedClientMarkerExists() {
+            if try await isDeleted() {
                 throw FolderSyncError(.clientDeleted, "this client was deleted from document \(documentIdentifier)",
                                       path: layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description)
             }
         }
 
-        if !isReadOnly { try await checkMassDeletion(available) }
+        // A mass deletion the app declines stops applying, not publishing: this client's own changes still go out
+        // (another client's legitimate mass delete must not silence this one), then the sync ends with the error.
+        var declined: FolderSyncError?
         emit(.phase(.applyingRemoteChanges))
-        var waiting = try await applyInCausalOrder(available)
-        if !notYetVisible.isEmpty {
+        var waiting = try await applyUnlessDeclined(available, declined: &declined)
+        if !notYetVisible.isEmpty && declined == nil {
             // A set a marker named or a listing showed is not there (reads lagging behind writes, or vacuumed): its
             // client's folder is listed again, so that a gap is seen and a whole store fetched if need be.
             let listing = notYetVisible
             notYetVisible = []
             let (listed, _) = try await findNewChangeSets(&state, listing: listing)
-            if !isReadOnly { try await checkMassDeletion(listed) }
             // The new listing holds every set still unapplied, so only this pass's leftovers are waiting.
-            waiting = try await applyInCausalOrder(listed)
+            waiting = try await applyUnlessDeclined(listed, declined: &declined)
         }
-        for left in waiting {
+        for left in waiting where !unreadable.contains(left.client) {
             report.warnings.append(SyncWarning(kind: .changeSetWaiting,
                 message: "waiting for change sets it depends on to become visible", path: left.path.description))
         }
@@ -143,6 +151,7 @@ open class SynchronizationOperation: @unchecked Sendable {
         }
         if isReadOnly {
             report.duration = Date().timeIntervalSince(started)
+            if let declined { throw declined }
             return report
         }
         if try store.hasUnpublishedChanges() {
@@ -158,17 +167,36 @@ open class SynchronizationOperation: @unchecked Sendable {
         // Also when an earlier sync published or applied but failed to write the marker (found by the simulator
         // under faults: a set published then never announced stayed invisible to every other client).
         let acknowledgement = try acknowledgement()
-        if !ownRecentSyncExists || state.announcedSequence != state.publishedSequence || state.announcedAcknowledgement != acknowledgement {
+        // The heartbeat: an idle sync says it is alive once an hour, so that "last sync" means last sync.
+        let heartbeatDue = state.announcedAt.map { environment.now().timeIntervalSince($0) >= RecentSync.heartbeatInterval } ?? true
+        if !ownRecentSyncExists || state.announcedSequence != state.publishedSequence || state.announcedAcknowledgement != acknowledgement
+            || heartbeatDue || rewritesOwnRecentSync {
             emit(.phase(.writingRecentSync))
-            try await writeOwnRecentSync(state, acknowledgement: acknowledgement)
+            state.announcedAt = try await writeOwnRecentSync(state, acknowledgement: acknowledgement)
+            // The tag of what was just written: the marker is read back only once someone else changed it.
+            state.ownRecentSyncEtag = try await fetchOwnRecentSyncVersionTag()
+            report.remoteRequests += 1
             state.announcedSequence = state.publishedSequence
             state.announcedAcknowledgement = acknowledgement
         }
         // Saving is a write transaction (fsyncs): an idle sync that learned nothing skips it.
         if try state != store.loadSyncState() { try store.saveSyncState(state) }
         report.duration = Date().timeIntervalSince(started)
+        if let declined { throw declined }
         emit(.phase(.finished))
         return report
+    }
+
+    /// Applies `available` unless a mass deletion among them is declined (``checkMassDeletion(_:)``), which is
+    /// kept in `declined` and leaves every set unapplied. Returns the sets left waiting.
+    private func applyUnlessDeclined(_ available: [Available], declined: inout FolderSyncError?) async throws -> [Available] {
+        do {
+            if !isReadOnly { try await checkMassDeletion(available) }
+        } catch let error as FolderSyncError where error.code == .massDeletionDeclined {
+            declined = error
+            return []
+        }
+        return try await applyInCausalOrder(available)
     }
 
     /// Checks, without changing anything, that this client may still change its local data from this remote:
@@ -177,13 +205,29 @@ open class SynchronizationOperation: @unchecked Sendable {
     /// change local data before the reset is noticed.
     func checkStillRegistered() async throws {
         try await checkIntegrityKey()
-        if try await deletedClientMarkerExists() {
+        if try await isDeleted() {
             throw FolderSyncError(.clientDeleted, "this client was deleted from document \(documentIdentifier)",
                                   path: layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description)
         }
     }
 
     // MARK: Steps of the algorithm
+
+    /// Whether this client was deleted from the document: a deletion marker exists, opens, and names this client
+    /// (``DeletedClientInfo/verify(_:deleted:path:)``). One that does not open is ignored with a warning.
+    private func isDeleted() async throws -> Bool {
+        guard try await deletedClientMarkerExists() else { return false }
+        let path = layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description
+        do {
+            guard let data = try await fetchDeletedClientMarker() else { return false }
+            try DeletedClientInfo.verify(data, deleted: clientIdentifier, path: path)
+            return true
+        } catch let error as FolderSyncError where error.isDamagedFile {
+            report.warnings.append(SyncWarning(kind: .unreadableFile,
+                message: "ignored a deletion marker that does not open (\(error.message)): this client is not deleted", path: path))
+            return false
+        }
+    }
 
     private func checkIntegrityKey() async throws {
         let keys = try await fetchIntegrityKeys()
@@ -269,29 +313,59 @@ open class SynchronizationOperation: @unchecked Sendable {
         var announced = false
     }
 
+    /// Finds the change sets this client has not applied: from the markers in `RecentSyncs/`, reading only those
+    /// whose version tag changed, and listing only the folders of clients with news their marker does not name.
+    ///
+    /// Clients without a marker (deleted, expired) are found too, from what this client knew of them, from the
+    /// acknowledgements in other markers, and once after each fresh start from a listing of `SyncChanges/`:
+    /// their folders are listed until everything they published is applied.
     /// - Parameter listing: clients whose folder is listed even when their marker names every set they have new.
     private func findNewChangeSets(_ state: inout LocalSyncState, listing: Set<String> = []) async throws -> ([Available], ownRecentSyncExists: Bool) {
-        let applied = try appliedChangeSets()
-        let acknowledged = try acknowledgement()
-        var ownExists = false
-        var clientsWithNews: [String] = []
         let markers = try await fetchRecentSyncListing()
         report.remoteRequests += 1
-        for item in markers where item.kind == .file {
-            guard item.name.hasSuffix(".recentsync"), !TemporaryName.isTemporary(item.name) else {
-                if !TemporaryName.isTemporary(item.name) { warnUnknown(layout.recentSyncsDirectory(documentIdentifier).appending(item.name)) }
-                continue
-            }
-            let client = String(item.name.dropLast(".recentsync".count))
-            guard (try? Identifier.validate(client, role: "client")) != nil else {
+        let ownMarker = markers.first { $0.kind == .file && $0.name == RemoteLayout.recentSyncFileName(client: clientIdentifier) }
+        if let ownMarker { try await checkOwnHistory(ownMarker, &state) }
+        let applied = try appliedChangeSets()
+        let acknowledged = try acknowledgement()
+        var clientsWithNews: [String] = []
+        var listedInstead = Set<String>()
+        var withMarkers = Set<String>()
+        for item in markers where item.kind == .file && !TemporaryName.isTemporary(item.name) {
+            guard let client = RemoteLayout.parseRecentSyncFileName(item.name) else {
                 warnUnknown(layout.recentSyncsDirectory(documentIdentifier).appending(item.name))
                 continue
             }
-            if client == clientIdentifier { ownExists = true; continue }
+            withMarkers.insert(client)
+            if client == clientIdentifier { continue }
             var known = state.knownRecentSyncs[client]
             if known == nil || item.etag == nil || known?.etag != item.etag {
-                guard let recent = try await readRecentSync(client: client) else { continue }
-                known = .init(etag: item.etag, publishedSequence: recent.publishedSequence, recentChangeSets: recent.recentChangeSets)
+                let recent: RecentSync?
+                do {
+                    recent = try await readRecentSync(client: client)
+                } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
+                    // Its folder is listed instead: what the marker would have said is what the folder holds.
+                    warnUnreadable(error, "the recent sync of client \(client)")
+                    clientsWithNews.append(client)
+                    listedInstead.insert(client)
+                    continue
+                }
+                guard let recent else { continue }
+                for (other, sequence) in recent.acknowledgement where other != client && other != clientIdentifier {
+                    state.acknowledgedByOthers[other] = max(state.acknowledgedByOthers[other] ?? 0, sequence)
+                }
+                if let previous = known, recent.publishedSequence < previous.publishedSequence {
+                    // A marker never goes back: this one is an older copy (a restored folder, a provider rolling it
+                    // back). What was seen stays known, and the folder is listed for what the marker no longer says.
+                    report.warnings.append(SyncWarning(kind: .staleRecentSync,
+                        message: "client \(client)'s recent sync says it published up to \(recent.publishedSequence), "
+                                 + "where it said \(previous.publishedSequence) before; the older copy is ignored",
+                        path: layout.recentSyncFile(documentIdentifier, client: client).description))
+                    known?.etag = item.etag
+                    clientsWithNews.append(client)
+                    listedInstead.insert(client)
+                } else {
+                    known = .init(etag: item.etag, publishedSequence: recent.publishedSequence, recentChangeSets: recent.recentChangeSets)
+                }
                 state.knownRecentSyncs[client] = known
             }
             if let known, known.publishedSequence > (acknowledged[client] ?? 0) { clientsWithNews.append(client) }
@@ -299,15 +373,28 @@ open class SynchronizationOperation: @unchecked Sendable {
         if let after = state.ownChangeSetsToReapplyAfter, state.publishedSequence > after {
             clientsWithNews.append(clientIdentifier)
         }
-        // A client whose marker vanished (deleted or expired) leaves its change sets until everyone applied them:
-        // list its folder until nothing in it is left to apply, then forget it.
-        let listed = Set(markers.map(\.name))
-        let vanished = state.knownRecentSyncs.keys.filter { $0 != clientIdentifier && !listed.contains($0 + ".recentsync") }
+        // Clients without a marker: those that others applied sets of, and, once after a fresh start, every
+        // client with a folder in SyncChanges/.
+        for (client, sequence) in state.acknowledgedByOthers where !withMarkers.contains(client) && sequence > (acknowledged[client] ?? 0) {
+            let known = state.knownRecentSyncs[client]
+            state.knownRecentSyncs[client] = .init(etag: nil, publishedSequence: max(known?.publishedSequence ?? 0, sequence))
+        }
+        if !state.hasListedClients && !isReadOnly {
+            report.remoteRequests += 1
+            for item in try await fetchClientsWithChangeSets() where item.kind == .directory && !withMarkers.contains(item.name)
+                && state.knownRecentSyncs[item.name] == nil && DocumentInventory.isIdentifierName(item.name) {
+                state.knownRecentSyncs[item.name] = .init(etag: nil, publishedSequence: 0)
+            }
+            state.hasListedClients = true
+        }
+        // A client whose marker vanished leaves its change sets until everyone applied them: its folder is listed
+        // until everything it published (as far as anyone knows) is applied, then it is forgotten.
+        let vanished = Set(state.knownRecentSyncs.keys.filter { $0 != clientIdentifier && !withMarkers.contains($0) })
         clientsWithNews += vanished
         var available: [Available] = []
-        for client in clientsWithNews.sorted() {
+        for client in Set(clientsWithNews).sorted() {
             let directory = layout.syncChangesDirectory(documentIdentifier, client: client)
-            if client != clientIdentifier, !vanished.contains(client), !listing.contains(client),
+            if client != clientIdentifier, !vanished.contains(client), !listing.contains(client), !listedInstead.contains(client),
                let announced = state.knownRecentSyncs[client]?.announcedChangeSets(after: acknowledged[client] ?? 0) {
                 // Its marker names every set this client lacks: no listing of a folder of any size.
                 for (sequence, name) in announced where !applied.contains(sequence, of: client) {
@@ -317,9 +404,16 @@ open class SynchronizationOperation: @unchecked Sendable {
             }
             let listing = try await fetchChangeSetListing(client: client)
             report.remoteRequests += 1
+            var names: [Int64: String] = [:]
             for item in listing where item.kind == .file {
                 guard let parsed = RemoteLayout.parseChangeSetFileName(item.name) else {
                     if !TemporaryName.isTemporary(item.name) { warnUnknown(directory.appending(item.name)) }
+                    continue
+                }
+                if let other = names.updateValue(item.name, forKey: parsed.sequence) {
+                    report.warnings.append(SyncWarning(kind: .duplicateSequence,
+                        message: "client \(client) published two change sets numbered \(parsed.sequence) (\(other) and \(item.name)); "
+                                 + "only one can be applied", path: directory.appending(item.name).description))
                     continue
                 }
                 guard !applied.contains(parsed.sequence, of: client) else { continue }
@@ -329,14 +423,78 @@ open class SynchronizationOperation: @unchecked Sendable {
             let next = (acknowledged[client] ?? 0) + 1
             let present = Set(available.filter { $0.client == client }.map(\.sequence))
             let published = client == clientIdentifier ? state.publishedSequence : state.knownRecentSyncs[client]?.publishedSequence ?? 0
-            if vanished.contains(client) && present.isEmpty {
+            if vanished.contains(client) && present.isEmpty && published < next {
+                // Everything it published, as far as anyone knows, is applied: forget it. A listing that lags
+                // behind cannot make it forgotten early: its published sequence says what must be applied first.
                 state.knownRecentSyncs[client] = nil
             } else if published >= next, !present.contains(next), present.min().map({ $0 > next }) ?? true {
                 // The next set this client needs is gone: vacuum removed it, so only a whole store has its changes.
                 report.missingChangeSets[client] = next
             }
         }
-        return (available.sorted { ($0.client, $0.sequence) < ($1.client, $1.sequence) }, ownExists)
+        return (available.sorted { ($0.client, $0.sequence) < ($1.client, $1.sequence) }, ownMarker != nil)
+    }
+
+    /// Reads this client's own recent sync back when its version tag changed since it was last read (after each of
+    /// this client's writes, once), to find a store or a folder that went back in time:
+    /// - the marker says more was published than the store knows: the store was restored from an earlier copy. It
+    ///   continues after the published sequence (``ModelAdapter/continueAfterRestore(remotePublishedSequence:localClient:)``),
+    ///   its own sets in between come back from the remote, and nothing is ever numbered twice;
+    /// - the marker says less: the folder was restored from an older copy, or the marker rolled back. The marker is
+    ///   written again, and when this client's own sets are gone from the folder, it owes a whole store that
+    ///   covers them (uploaded by the manager after this sync), so that the folder heals.
+    private func checkOwnHistory(_ item: RemoteItem, _ state: inout LocalSyncState) async throws {
+        guard !isReadOnly, item.etag == nil || item.etag != state.ownRecentSyncEtag else { return }
+        let path = layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description
+        let recent: RecentSync
+        do {
+            guard let read = try await readRecentSync(client: clientIdentifier) else { return }
+            recent = read
+        } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
+            warnUnreadable(error, "this client's own recent sync")
+            rewritesOwnRecentSync = true
+            return
+        }
+        state.ownRecentSyncEtag = item.etag
+        if recent.publishedSequence > state.publishedSequence {
+            let restoredAt = state.publishedSequence
+            try store.continueAfterRestore(remotePublishedSequence: recent.publishedSequence, localClient: clientIdentifier)
+            ledger = nil
+            let continued = try store.loadSyncState()
+            state.nextSequence = continued.nextSequence
+            state.publishedSequence = continued.publishedSequence
+            state.ownChangeSetsToReapplyAfter = continued.ownChangeSetsToReapplyAfter
+            state.recentlyPublished = continued.recentlyPublished
+            state.announcedSequence = continued.announcedSequence
+            // Sets staged under numbers the remote already gave to other changes: their changes are pending again.
+            let staged = localLayout.stagedSyncChangesDirectory
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: staged.path)) ?? []
+            where (RemoteLayout.parseChangeSetFileName(name)?.sequence ?? 0) > restoredAt {
+                try? FileManager.default.removeItem(at: staged.appendingPathComponent(name))
+            }
+            report.warnings.append(SyncWarning(kind: .restoredStore,
+                message: "this store was restored from an earlier copy: the remote holds this client's change sets up to "
+                         + "\(recent.publishedSequence), the store knew only up to \(restoredAt); it continues after "
+                         + "\(recent.publishedSequence) and applies its own sets in between from the remote", path: path))
+        } else if recent.publishedSequence < state.publishedSequence {
+            rewritesOwnRecentSync = true
+            let listing = try await fetchChangeSetListing(client: clientIdentifier)
+            report.remoteRequests += 1
+            let present = Set(listing.compactMap { RemoteLayout.parseChangeSetFileName($0.name)?.sequence })
+            let lost = (recent.publishedSequence + 1...state.publishedSequence).filter { !present.contains($0) }
+            if !lost.isEmpty { state.owesWholeStore = true }
+            report.warnings.append(SyncWarning(kind: .staleRecentSync,
+                message: "this client's recent sync on the remote says it published up to \(recent.publishedSequence), "
+                         + "where it published up to \(state.publishedSequence) (the folder or the file was restored from an "
+                         + "older copy); it is written again" + (lost.isEmpty ? "" : ", and \(lost.count) of its change sets "
+                         + "are gone from the folder: a whole store that covers them is uploaded"), path: path))
+        }
+    }
+
+    /// Reports a file another client wrote that this sync cannot use.
+    private func warnUnreadable(_ error: FolderSyncError, _ what: String) {
+        report.warnings.append(SyncWarning(kind: .unreadableFile,
+            message: "\(what) cannot be used (\(error.message)); the sync went on without it", path: error.path))
     }
 
     private func warnUnknown(_ path: RemotePath) {
@@ -356,7 +514,7 @@ open class SynchronizationOperation: @unchecked Sendable {
             var applied = Set<Int>()
             for (position, candidate) in pending.enumerated() {
                 try Task.checkCancellation()
-                guard !parkedClients.contains(candidate.client),
+                guard !parkedClients.contains(candidate.client), !unreadable.contains(candidate.client),
                       (ledger[candidate.client] ?? 0) == candidate.sequence - 1 else { continue }
                 guard let set = try await downloadOnce(candidate) else { continue }
                 let header = set.header
@@ -374,7 +532,7 @@ open class SynchronizationOperation: @unchecked Sendable {
                 guard missing.isEmpty else { continue }
                 index += 1
                 emit(.applyingChangeSet(index: index, count: available.count, changes: header.changeCount))
-                let found = try await prescan(candidate)
+                guard let found = try await prescan(candidate) else { continue }
                 try await apply(downloaded[candidate.path.description] ?? set, prescan: found, path: candidate.path)
                 try? FileManager.default.removeItem(at: set.url)
                 ledger[candidate.client] = candidate.sequence
@@ -400,7 +558,8 @@ open class SynchronizationOperation: @unchecked Sendable {
         for (candidate, set) in sets {
             // Only deletes can trip it: a set without one is not read again, and in one with, the other records
             // are skipped, not decoded.
-            guard set.header.schemaVersion <= store.schemaVersion, try await prescan(candidate).deletes else { continue } // parked, or no delete
+            // Parked, damaged, or without a delete.
+            guard set.header.schemaVersion <= store.schemaVersion, try await prescan(candidate)?.deletes == true else { continue }
             changes += set.header.changeCount
             paths.append(candidate.path.description)
             let url = set.url
@@ -431,7 +590,11 @@ open class SynchronizationOperation: @unchecked Sendable {
                 guard let data = try await fetchRecentSync(client: client) else { return nil }
                 report.remoteRequests += 1
                 report.bytesReceived += Int64(data.count)
-                return try PropertyListFile.decode(RecentSync.self, from: data, path: path)
+                let recent = try PropertyListFile.decode(RecentSync.self, from: data, path: path)
+                guard recent.clientIdentifier == client else {
+                    throw FolderSyncError(.corruptFile, "the recent sync names client \(recent.clientIdentifier)", path: path)
+                }
+                return recent
             } catch let error as FolderSyncError where error.isDamagedFile && attempt == 1 {
                 environment.logger.debug("Reading \(path) again: \(error)")
             }
@@ -445,13 +608,24 @@ open class SynchronizationOperation: @unchecked Sendable {
     /// a whole store, as any vacuumed set does; otherwise the client waits for the next sync.
     private func downloadOnce(_ candidate: Available) async throws -> Downloaded? {
         if let done = downloaded[candidate.path.description] { return done }
-        guard !notYetVisible.contains(candidate.client) else { return nil }
+        guard !notYetVisible.contains(candidate.client), !unreadable.contains(candidate.client) else { return nil }
         do {
             let done = try await download(candidate)
             downloaded[candidate.path.description] = done
             return done
         } catch let error as FolderSyncError where error.code == .remoteItemNotFound {
             notYetVisible.insert(candidate.client)
+            return nil
+        } catch let error as FolderSyncError where error.isDamagedFile {
+            // This client's sets wait from this one on; the others go on.
+            unreadable.insert(candidate.client)
+            warnUnreadable(error, "change set \(candidate.sequence) of client \(candidate.client)")
+            return nil
+        } catch let error as FolderSyncError where error.code == .unsupportedFormatVersion {
+            // A newer app's file: parked with its client's later sets, like a set of a newer schema.
+            unreadable.insert(candidate.client)
+            report.parkedChangeSets.append(candidate.path.description)
+            report.warnings.append(SyncWarning(kind: .changeSetParked, message: error.message, path: candidate.path.description))
             return nil
         }
     }
@@ -464,22 +638,26 @@ open class SynchronizationOperation: @unchecked Sendable {
         var prescan: BackgroundPrescan
     }
 
-    /// What the set's prescan found, once it is done. A set the prescan finds damaged (a read that caught a
-    /// replacement half done) is downloaded once more, as a damaged download is.
-    private func prescan(_ candidate: Available) async throws -> ChangeSetPrescan {
+    /// What the set's prescan found, once it is done; `nil` when the set is damaged (its client then waits). A set
+    /// the prescan finds damaged (a read that caught a replacement half done) is downloaded once more, as a damaged
+    /// download is.
+    private func prescan(_ candidate: Available) async throws -> ChangeSetPrescan? {
         let path = candidate.path.description
         guard let set = downloaded[path] else { throw FolderSyncError(.corruptFile, "the change set was not downloaded", path: path) }
         do {
-            return try set.prescan.result()
-        } catch let error as FolderSyncError where error.isDamagedFile {
-            environment.logger.debug("Downloading \(candidate.path) again: \(error)")
-            let again = try await download(candidate)
-            downloaded[path] = again
             do {
-                return try again.prescan.result()
+                return try set.prescan.result()
             } catch let error as FolderSyncError where error.isDamagedFile {
-                throw FolderSyncError(.corruptFile, "the change set is damaged", path: path)
+                environment.logger.debug("Downloading \(candidate.path) again: \(error)")
+                let again = try await download(candidate)
+                downloaded[path] = again
+                return try again.prescan.result()
             }
+        } catch let error as FolderSyncError where error.isDamagedFile {
+            unreadable.insert(candidate.client)
+            warnUnreadable(FolderSyncError(.corruptFile, "the change set is damaged", path: path),
+                           "change set \(candidate.sequence) of client \(candidate.client)")
+            return nil
         }
     }
 
@@ -607,7 +785,8 @@ open class SynchronizationOperation: @unchecked Sendable {
         for (name, _) in staged { try? FileManager.default.removeItem(at: directory.appendingPathComponent(name)) }
     }
 
-    private func writeOwnRecentSync(_ state: LocalSyncState, acknowledgement: [String: Int64]) async throws {
+    /// Writes this client's marker; returns the date it holds.
+    private func writeOwnRecentSync(_ state: LocalSyncState, acknowledgement: [String: Int64]) async throws -> Date {
         let recent = RecentSync(clientIdentifier: clientIdentifier, lastSyncDate: environment.now().wholeSeconds,
                                 publishedSequence: state.publishedSequence, acknowledgement: acknowledgement,
                                 schemaVersion: store.schemaVersion, recentChangeSets: state.recentlyPublished)
@@ -615,6 +794,7 @@ open class SynchronizationOperation: @unchecked Sendable {
         try await writeRecentSync(data)
         report.remoteRequests += 1
         report.bytesSent += Int64(data.count)
+        return recent.lastSyncDate
     }
 
     // MARK: Backend steps
@@ -640,6 +820,11 @@ open class SynchronizationOperation: @unchecked Sendable {
         try await fileSystem.readIfPresent(layout.recentSyncFile(documentIdentifier, client: client), maximumSize: PropertyListFile.maximumByteCount)
     }
 
+    /// Lists `SyncChanges/`: one folder per client that registered with the document (once after a fresh start).
+    open func fetchClientsWithChangeSets() async throws -> [RemoteItem] {
+        try await fileSystem.contentsOfDirectoryIfPresent(at: layout.syncChangesDirectory(documentIdentifier))
+    }
+
     /// Lists one client's change sets.
     open func fetchChangeSetListing(client: String) async throws -> [RemoteItem] {
         try await fileSystem.contentsOfDirectoryIfPresent(at: layout.syncChangesDirectory(documentIdentifier, client: client))
@@ -656,6 +841,12 @@ open class SynchronizationOperation: @unchecked Sendable {
         try await fileSystem.upload(fromLocalFile: url, to: layout.syncChangesDirectory(documentIdentifier, client: clientIdentifier).appending(name))
     }
 
+    /// The version tag of this client's own recent-sync marker, asked right after writing it; `nil` when the
+    /// backend has none (the marker is then read back at every sync).
+    open func fetchOwnRecentSyncVersionTag() async throws -> String? {
+        try await fileSystem.item(at: layout.recentSyncFile(documentIdentifier, client: clientIdentifier))?.etag
+    }
+
     /// Replaces this client's recent-sync marker.
     open func writeRecentSync(_ data: Data) async throws {
         try await fileSystem.write(data, to: layout.recentSyncFile(documentIdentifier, client: clientIdentifier))
@@ -670,6 +861,12 @@ open class SynchronizationOperation: @unchecked Sendable {
     open func deletedClientMarkerExists() async throws -> Bool {
         try await fileSystem.exists(layout.deletedClientFile(documentIdentifier, client: clientIdentifier))
     }
+
+    /// Reads `DeletedClients/<this client>.plist`, or `nil`; asked only when ``deletedClientMarkerExists()`` found one.
+    open func fetchDeletedClientMarker() async throws -> Data? {
+        try await fileSystem.readIfPresent(layout.deletedClientFile(documentIdentifier, client: clientIdentifier),
+                                           maximumSize: PropertyListFile.maximumByteCount)
+    }
 }
 
 extension LocalSyncState {
@@ -678,6 +875,10 @@ extension LocalSyncState {
         var merged = self
         merged.knownRecentSyncs = other.knownRecentSyncs
         merged.ownChangeSetsToReapplyAfter = other.ownChangeSetsToReapplyAfter
+        merged.ownRecentSyncEtag = other.ownRecentSyncEtag
+        merged.owesWholeStore = other.owesWholeStore
+        merged.acknowledgedByOthers = other.acknowledgedByOthers
+        merged.hasListedClients = other.hasListedClients
         return merged
     }
 }

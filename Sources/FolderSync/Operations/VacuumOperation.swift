@@ -6,16 +6,24 @@ public import Foundation
 /// each with a default on ``RemoteFileSystem``:
 ///
 /// 1. List every folder of the document once; read the recent syncs of
-///    clients that are not deleted and every whole-store manifest. Change-set
-///    contents are read only when the document has attachments (step 4).
+///    clients that are not deleted and every whole-store manifest, and verify
+///    each whole store: its file is read whole and must match its manifest
+///    (size, checksum, identifier, and what it contains), or it counts as
+///    covering nothing. Stores verified by an earlier run and unchanged since
+///    are not read again (``verificationCacheFile``). Change-set contents are
+///    read only when the document has attachments (step 4).
 /// 2. With an expiry policy, clients whose last sync is older than the limit
 ///    are marked deleted (`DeletedClients/<client>.plist`) **before** anything
 ///    is computed or removed, so a returning client resets safely.
 /// 3. Compute the plan (the rule is in ``VacuumReport`` terms: a change set
 ///    goes when every live client acknowledged it and every kept whole store
 ///    contains it) and, unless this is a dry run, remove in phases: dominated
-///    whole stores, markers of deleted clients, change sets, stale
-///    temporaries, emptied folders of deleted clients.
+///    whole stores (each by its identifier: its manifest is moved aside first,
+///    and only the store the plan judged is removed), markers of deleted
+///    clients, change sets (only once the kept stores are confirmed to be still
+///    the planned ones, or stores that contain them: another vacuum or upload
+///    may have run meanwhile), stale temporaries, emptied folders of deleted
+///    clients.
 /// 4. Last, attachments that no change set or whole store it keeps references,
 ///    once older than `temporaryFileAge`; change sets published while it ran
 ///    are read just before, so an attachment referenced again stays.
@@ -41,9 +49,18 @@ open class VacuumOperation: @unchecked Sendable {
     public let environment: SyncEnvironment
     /// How many removals run at once; remote backends gain from a few in flight.
     public var maximumConcurrentRemovals = 8
+    /// A local file where the whole stores this vacuum verified are remembered, so that the next run reads only
+    /// those that changed (`nil`: every store is read at every run).
+    public var verificationCacheFile: URL?
 
     /// The default age after which a temporary counts as an interrupted write: one hour, in seconds.
     public static let defaultTemporaryFileAge: TimeInterval = 3600
+
+    /// The shortest silence after which a client may be expired: one day, 24 heartbeats
+    /// (``RecentSync/heartbeatInterval``). A client that syncs at all rewrites its marker at least once an
+    /// hour, so only a client that really stopped syncing is older than this; a shorter expiry could delete
+    /// clients that sync every minute.
+    public static let minimumClientExpiry: TimeInterval = 24 * RecentSync.heartbeatInterval
 
     /// An operation ready to ``run()``; see the properties for each argument.
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, dryRun: Bool = false,
@@ -60,7 +77,13 @@ open class VacuumOperation: @unchecked Sendable {
     }
 
     /// Runs the vacuum and reports what it removed (or, in a dry run, would remove).
+    ///
+    /// - Throws: ``FolderSyncError/Code/invalidConfiguration`` for an expiry shorter than ``minimumClientExpiry``.
     public func run() async throws -> VacuumReport {
+        if let expiry = expireClientsAfter, expiry < Self.minimumClientExpiry {
+            throw FolderSyncError(.invalidConfiguration, "clients can be expired after one day of silence at the soonest "
+                                  + "(a syncing client says it is alive once an hour); \(Int(expiry)) seconds is too short")
+        }
         var inventory = try await takeInventory()
         let expired = expiredClients(inventory)
         if !dryRun {
@@ -78,12 +101,21 @@ open class VacuumOperation: @unchecked Sendable {
         let attachments = try await unreferencedAttachments(inventory, plan: plan)
         report.removed += attachments.removals
         report.skipped += attachments.skipped
+        report.wholeStoreCheck = inventory.wholeStoreCheck
         guard !dryRun else { return report }
 
         var failed: [RemotePath: FolderSyncError] = [:]
-        for phase in plan.phases {
+        for (index, phase) in plan.phases.enumerated() {
             try Task.checkCancellation()
-            for (path, error) in try await remove(phase) { failed[path] = error }
+            if index == VacuumPlan.changeSetPhase, !phase.isEmpty, let changed = try await keptStoreChange(plan) {
+                // The stores that justify removing these change sets are not the planned ones any more.
+                let kept = Set(phase + plan.phases[VacuumPlan.folderPhase])
+                report.removed.removeAll { kept.contains($0) }
+                report.skipped.append(.init(path: layout.wholeStoreDirectory(documentIdentifier),
+                                            reason: "change sets kept: \(changed) while this vacuum ran; the next vacuum looks again"))
+                break
+            }
+            for (path, error) in try await remove(phase, plan: plan) { failed[path] = error }
         }
         if !attachments.removals.isEmpty {
             // A client may have published a change set referencing one of them meanwhile (it found it present).
@@ -98,15 +130,16 @@ open class VacuumOperation: @unchecked Sendable {
         return report
     }
 
-    /// The inventory and plan without side effects (a dry run that also returns what it read), for listings.
+    /// The inventory and plan without side effects (a dry run that also returns what it read), for listings:
+    /// whole stores count on their manifests' word here (a listing does not read them whole; vacuum does).
     func survey() async throws -> (DocumentInventory, VacuumPlan) {
-        let inventory = try await takeInventory()
+        let inventory = try await takeInventory(verifyingWholeStores: false)
         let plan = VacuumPlanner.plan(inventory, layout: layout, document: documentIdentifier, expired: [],
                                       now: environment.now(), temporaryFileAge: temporaryFileAge, dryRun: true)
         return (inventory, plan)
     }
 
-    private func takeInventory() async throws -> DocumentInventory {
+    private func takeInventory(verifyingWholeStores: Bool = true) async throws -> DocumentInventory {
         let tree = try await fetchDocumentTree()
         var inventory = DocumentInventory.classify(tree: tree, layout: layout, document: documentIdentifier)
         for client in inventory.recentSyncMarkers.keys.sorted() where !inventory.deletedClients.contains(client) {
@@ -138,7 +171,62 @@ open class VacuumOperation: @unchecked Sendable {
                 inventory.skipped.append(.init(path: path, reason: "unreadable (\(error.message)); whole store not counted, left alone"))
             }
         }
+        if verifyingWholeStores { try await verifyWholeStores(&inventory) }
         return inventory
+    }
+
+    /// Reads every whole store whose manifest was read, unless an earlier run verified it unchanged, and drops from
+    /// the inventory each one that fails: a store counts as covering change sets only once verified (invariant 4).
+    private func verifyWholeStores(_ inventory: inout DocumentInventory) async throws {
+        var cache = WholeStoreVerificationCache(url: verificationCacheFile)
+        var seen = Set<String>()
+        for (client, manifest) in inventory.wholeStores.sorted(by: { $0.key < $1.key }) {
+            let path = layout.wholeStoreFile(documentIdentifier, client: client)
+            let item = inventory.tree[layout.wholeStoreDirectory(documentIdentifier, client: client)]?
+                .first { $0.name == RemoteLayout.wholeStoreFileName }
+            let key = WholeStoreVerificationCache.key(client: client, manifest: manifest, item: item)
+            if let key { seen.insert(key) }
+            if cache.contains(key) {
+                inventory.wholeStoreCheck.verifiedEarlier += 1
+                continue
+            }
+            do {
+                let file = try await verifyWholeStore(client: client, path: path.description)
+                inventory.wholeStoreCheck.bytesRead += file.byteCount
+                try manifest.check(file, path: path.description)
+                inventory.wholeStoreCheck.verified += 1
+                cache.insert(key)
+            } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion
+                        || error.code == .remoteItemNotFound {
+                inventory.wholeStores[client] = nil
+                inventory.wholeStoreCheck.damaged.append(.init(path: path, reason: "\(error.message); whole store not counted, left alone"))
+            }
+        }
+        cache.save(keeping: seen)
+    }
+
+    /// Reads a whole store through, checking every byte, and returns what it holds; writes nothing.
+    private func verifyWholeStore(client: String, path: String) async throws -> WholeStoreReader.Result {
+        try await WholeStoreReader.verify(path: path) { try await readWholeStore(client: client, $0) }
+    }
+
+    /// Why the change sets of `plan` may not be removed now: a whole store it keeps is gone, or replaced by one
+    /// that does not contain everything the planned one did (or is not verified). `nil` when all are as planned.
+    private func keptStoreChange(_ plan: VacuumPlan) async throws -> String? {
+        for (client, planned) in plan.keptWholeStores.sorted(by: { $0.key < $1.key }) {
+            let path = layout.appliedSyncChangeSetsFile(documentIdentifier, client: client)
+            guard let data = try await fetchWholeStoreManifest(client: client),
+                  let now = try? PropertyListFile.decode(WholeStoreManifest.self, from: data, path: path.description) else {
+                return "the whole store of client \(client) was removed"
+            }
+            if now.wholeStoreIdentifier == planned.wholeStoreIdentifier { continue }
+            let file = layout.wholeStoreFile(documentIdentifier, client: client).description
+            let verified = (try? now.check(try await verifyWholeStore(client: client, path: file), path: file)) != nil
+            guard now.dominates(planned), verified else {
+                return "the whole store of client \(client) was replaced by one that does not contain as much"
+            }
+        }
+        return nil
     }
 
     /// The attachments nothing left after the plan references: every change set it keeps and every whole store it
@@ -148,14 +236,14 @@ open class VacuumOperation: @unchecked Sendable {
         let folder = layout.attachmentsDirectory(documentIdentifier)
         let stored = (inventory.tree[folder] ?? []).filter { $0.kind == .file && AttachmentReference.isValidName($0.name) }
         guard !stored.isEmpty else { return ([], []) }
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("foldersync-vacuum-\(UUID().uuidString)")
-        try LocalFiles.createDirectory(work)
+        // Private: with encryption, what is read here is decrypted.
+        let work = try LocalFiles.privateScratchDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let removed = Set(plan.report.removed.map(\.path))
         var referenced = Set<String>()
         do {
             referenced = try await attachments(referencedBy: inventory.changeSets.values.joined().filter { !removed.contains($0.path) }, work: work)
-            for client in plan.keptWholeStores.sorted() {
+            for client in plan.keptWholeStores.keys.sorted() {
                 let path = layout.wholeStoreFile(documentIdentifier, client: client)
                 let (download, snapshot) = (work.appendingPathComponent("whole-store"), work.appendingPathComponent("snapshot.sqlite"))
                 try await downloadFile(path, to: download)
@@ -184,8 +272,7 @@ open class VacuumOperation: @unchecked Sendable {
     private func attachmentsReferencedByChangeSets(notIn inventory: DocumentInventory) async throws -> Set<String> {
         let known = Set(inventory.changeSets.values.joined().map(\.path))
         let now = DocumentInventory.classify(tree: try await fetchDocumentTree(), layout: layout, document: documentIdentifier)
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("foldersync-vacuum-\(UUID().uuidString)")
-        try LocalFiles.createDirectory(work)
+        let work = try LocalFiles.privateScratchDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         return try await attachments(referencedBy: now.changeSets.values.joined().filter { !known.contains($0.path) }, work: work)
     }
@@ -214,7 +301,7 @@ open class VacuumOperation: @unchecked Sendable {
     }
 
     /// Removes one phase with a few removals in flight; returns the failures.
-    private func remove(_ removals: [VacuumReport.Removal]) async throws -> [(RemotePath, FolderSyncError)] {
+    private func remove(_ removals: [VacuumReport.Removal], plan: VacuumPlan? = nil) async throws -> [(RemotePath, FolderSyncError)] {
         try await withThrowingTaskGroup(of: (RemotePath, FolderSyncError)?.self) { group in
             var failures: [(RemotePath, FolderSyncError)] = []
             var next = removals.startIndex
@@ -225,6 +312,8 @@ open class VacuumOperation: @unchecked Sendable {
                     do {
                         if removal.reason == .deletedClientFolder {
                             try await removeDirectoryIfEmpty(removal.path)
+                        } else if removal.reason == .dominatedWholeStore, let planned = plan?.removedWholeStores[removal.path] {
+                            try await removeWholeStore(client: removal.path.name, identifier: planned)
                         } else {
                             try await removeItem(removal.path)
                         }
@@ -279,6 +368,63 @@ open class VacuumOperation: @unchecked Sendable {
     /// Removes a file or a folder with its contents.
     open func removeItem(_ path: RemotePath) async throws {
         try await fileSystem.remove(path)
+    }
+
+    /// Reads a client's `WholeStore.ticdsync` from start to end in pieces, to verify it.
+    open func readWholeStore(client: String, _ body: (Data) throws -> Void) async throws {
+        try await fileSystem.readPieces(of: layout.wholeStoreFile(documentIdentifier, client: client), size: 1 << 20, body)
+    }
+
+    /// Removes the whole store `identifier` of `client`, and only that one, even if the client uploads a new store
+    /// meanwhile: its manifest is first moved to a temporary name (atomically, so the store is no longer published:
+    /// nobody installs or counts a store without a manifest), then the manifest moved aside is read. If it is the
+    /// planned store, it and the store file (when its header still names that store) are removed; if a newer upload
+    /// got there first, the manifest is put back, unless an even newer one took its place again.
+    open func removeWholeStore(client: String, identifier: String) async throws {
+        let folder = layout.wholeStoreDirectory(documentIdentifier, client: client)
+        let manifestPath = layout.appliedSyncChangeSetsFile(documentIdentifier, client: client)
+        let aside = folder.appending(TemporaryName.make(for: RemoteLayout.appliedSyncChangeSetsFileName))
+        do {
+            try await fileSystem.move(from: manifestPath, to: aside, replacing: false)
+        } catch FolderSyncError.Code.remoteItemNotFound {
+            return   // already removed, or being replaced: nothing of the planned store is published
+        }
+        let moved = try? PropertyListFile.decode(WholeStoreManifest.self,
+                                                 from: try await fileSystem.read(aside, maximumSize: PropertyListFile.maximumByteCount),
+                                                 path: aside.description)
+        guard moved?.wholeStoreIdentifier == identifier else {
+            do {
+                try await fileSystem.move(from: aside, to: manifestPath, replacing: false)
+            } catch FolderSyncError.Code.remoteItemExists {
+                try await fileSystem.remove(aside)   // an even newer store took the name: the one moved aside is older
+            }
+            return
+        }
+        try await fileSystem.remove(aside)
+        let storePath = layout.wholeStoreFile(documentIdentifier, client: client)
+        if try await wholeStoreIdentifier(client: client, path: storePath.description) == identifier {
+            try await fileSystem.remove(storePath)
+        }
+        if try await fileSystem.contentsOfDirectoryIfPresent(at: folder).isEmpty { try await fileSystem.remove(folder) }
+    }
+
+    /// The identifier in the header of a client's whole-store file, or `nil` when there is none or it is unreadable.
+    private func wholeStoreIdentifier(client: String, path: String) async throws -> String? {
+        let reader = try WholeStoreReader(snapshot: nil, path: path)
+        var identifier: String?
+        do {
+            try await readWholeStore(client: client) { piece in
+                try reader.consume(piece)
+                if let header = reader.header {
+                    identifier = header.wholeStoreIdentifier
+                    throw CancellationError()   // the header is all it needs
+                }
+            }
+        } catch is CancellationError {
+        } catch let error as FolderSyncError where error.isDamagedFile || error.code == .remoteItemNotFound || error.code == .unsupportedFormatVersion {
+            return nil
+        }
+        return identifier
     }
 
     /// Removes a folder only if it is (still) empty, so a file that arrived since the listing survives.

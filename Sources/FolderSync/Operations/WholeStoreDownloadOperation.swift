@@ -129,12 +129,11 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
                 // One pass: the file is checked (its trailer, its manifest's size and checksum) and its snapshot
                 // written while it is read; nothing is installed from a file that fails at the end.
                 let file = try await readWholeStore(client: manifest.clientIdentifier, into: snapshot, path: path)
-                guard file.byteCount == manifest.wholeStoreByteCount, file.checksum == manifest.wholeStoreChecksum else {
-                    throw FolderSyncError(.corruptFile, "the whole store does not match its manifest", path: path)
-                }
-                guard file.header.wholeStoreIdentifier == manifest.wholeStoreIdentifier else {
-                    throw FolderSyncError(.corruptFile, "the whole store is not the one its manifest describes", path: path)
-                }
+                try manifest.check(file, path: path)
+                try store.checkSnapshotSchemaVersion(file.header.snapshotSchemaVersion, path: path)
+                // Refused here rather than at install, so that the next store is tried: tables, views or columns the
+                // store does not declare.
+                try (store as? GRDBStore)?.checkSnapshot(at: snapshot)
                 return manifest
             } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion
                         || error.code == .remoteItemNotFound {

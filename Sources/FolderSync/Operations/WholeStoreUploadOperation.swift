@@ -55,13 +55,13 @@ open class WholeStoreUploadOperation: @unchecked Sendable {
         let snapshotSize = (try FileManager.default.attributesOfItem(atPath: snapshot.path)[.size] as? NSNumber)?.uint64Value ?? 0
         let identifier = environment.makeIdentifier()
         let storeFile = work.appendingPathComponent(RemoteLayout.wholeStoreFileName)
-        let (size, checksum) = try WholeStoreFile.write(snapshot: snapshot, to: storeFile, header: .init(
+        let (size, checksum, contentChecksum) = try WholeStoreFile.write(snapshot: snapshot, to: storeFile, header: .init(
             wholeStoreIdentifier: identifier, clientIdentifier: clientIdentifier, schemaVersion: store.schemaVersion,
-            snapshotByteCount: snapshotSize, compression: compression))
+            snapshotByteCount: snapshotSize, compression: compression, snapshotSchemaVersion: store.snapshotSchemaVersion, covers: covers))
         let manifest = WholeStoreManifest(clientIdentifier: clientIdentifier, wholeStoreIdentifier: identifier,
                                           creationDate: environment.now().wholeSeconds, schemaVersion: store.schemaVersion,
                                           covers: covers, wholeStoreByteCount: size, wholeStoreChecksum: checksum,
-                                          attachmentReferenceCount: attachmentReferenceCount)
+                                          contentChecksum: contentChecksum, attachmentReferenceCount: attachmentReferenceCount)
         let manifestFile = work.appendingPathComponent(RemoteLayout.appliedSyncChangeSetsFileName)
         try LocalFiles.writeDurably(try PropertyListFile.encode(manifest), to: manifestFile)
 

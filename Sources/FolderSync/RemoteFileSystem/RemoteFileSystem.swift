@@ -115,9 +115,13 @@ extension RemoteFileSystem {
 
     /// Default: downloads the file into a temporary local file, then reads that in pieces. Backends that can
     /// stream (a local or mounted folder, HTTP) override this to hand over the pieces as they are read.
+    ///
+    /// The temporary (a decrypted whole store, on an encrypted remote) is `0600` in a `0700` folder of this user's
+    /// alone (``LocalFiles/privateScratchDirectory(in:)``), removed once read.
     public func readPieces(of path: RemotePath, size: Int, _ body: (Data) throws -> Void) async throws {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("foldersync-read-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: scratch) }
+        let folder = try LocalFiles.privateScratchDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let scratch = folder.appendingPathComponent("read")
         try await download(path, toLocalFile: scratch)
         try LocalFiles.readPieces(of: scratch, size: size) { piece, _ in try body(piece) }
     }

@@ -82,7 +82,7 @@ public struct RemoteLayout: Hashable, Sendable {
     public func recentSyncsDirectory(_ document: String) -> RemotePath { documentDirectory(document).appending("RecentSyncs") }
     /// `<document>/RecentSyncs/<client>.recentsync`: `client`'s recent-sync marker (``RecentSync``).
     public func recentSyncFile(_ document: String, client: String) -> RemotePath {
-        recentSyncsDirectory(document).appending(client + ".recentsync")
+        recentSyncsDirectory(document).appending(Self.recentSyncFileName(client: client))
     }
     /// `<document>/DeletedClients/`: markers of clients deleted from the document.
     public func deletedClientsDirectory(_ document: String) -> RemotePath { documentDirectory(document).appending("DeletedClients") }
@@ -115,6 +115,19 @@ public struct RemoteLayout: Hashable, Sendable {
     public static let appliedSyncChangeSetsFileName = "AppliedSyncChangeSets.ticdsync"
     /// The extension of change-set files, without the dot.
     public static let changeSetExtension = "syncchg"
+
+    /// The name of `client`'s recent-sync marker in `RecentSyncs/`: `<client>.recentsync`.
+    public static func recentSyncFileName(client: String) -> String { client + recentSyncSuffix }
+
+    /// The client a name in `RecentSyncs/` is the marker of, or `nil` for any other name (a temporary, a stray
+    /// file, a name that is no safe client identifier).
+    public static func parseRecentSyncFileName(_ name: String) -> String? {
+        guard name.hasSuffix(recentSyncSuffix), !TemporaryName.isTemporary(name) else { return nil }
+        let client = String(name.dropLast(recentSyncSuffix.count))
+        return (try? Identifier.validate(client, role: "client")) != nil ? client : nil
+    }
+
+    private static let recentSyncSuffix = ".recentsync"
 
     /// The file name of a change set: `<sequence>-<changeSetID>.syncchg`, the sequence zero-padded so names sort.
     public static func changeSetFileName(sequence: Int64, changeSetIdentifier: String) -> String {

@@ -56,6 +56,16 @@ extension GRDBStore {
         }
     }
 
+    /// Records sets 1…`through` of `client` (those not recorded yet) and extends its run over them.
+    static func recordAppliedRun(_ db: Database, client: String, through: Int64) throws {
+        guard through > 0 else { return }
+        let ledger = try db.makeStatement(sql: "INSERT OR IGNORE INTO \(LocalLayout.appliedChangeSetsTable)(client, sequence, change_set_id) VALUES (?, ?, '')")
+        for sequence in 1...through { try ledger.execute(arguments: [client, sequence]) }
+        var run = max(through, try Int64.fetchOne(db, sql: "SELECT through FROM \(appliedRunsTable) WHERE client = ?", arguments: [client]) ?? 0)
+        while try isApplied(db, client: client, sequence: run + 1) { run += 1 }
+        try db.execute(sql: "INSERT OR REPLACE INTO \(appliedRunsTable)(client, through) VALUES (?, ?)", arguments: [client, run])
+    }
+
     /// Replaces the ledger by sets 1…n of each client in `covers` (an installed store's), or empties it.
     static func replaceLedger(_ db: Database, covers: [String: Int64] = [:]) throws {
         try db.execute(sql: "DELETE FROM \(LocalLayout.appliedChangeSetsTable)")

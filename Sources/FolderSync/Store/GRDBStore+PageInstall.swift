@@ -58,6 +58,7 @@ extension GRDBStore {
     func completeForRename(_ snapshot: URL, covers: [String: Int64], localClient: String) throws -> Bool {
         try wrap("preparing a whole store") {
             try database.writeWithoutTransaction { db in
+                try verifySnapshot(snapshot, db)
                 guard let source = try completedSnapshot(snapshot, covers: covers, localClient: localClient, db) else { return false }
                 try source.close()
                 return true
@@ -70,15 +71,17 @@ extension GRDBStore {
     /// when the store does not allow it.
     private func completedSnapshot(_ snapshot: URL, covers: [String: Int64], localClient: String, _ db: Database) throws -> DatabaseQueue? {
         guard try holdsNoSyncedData(db) else { return nil }
-        let source = try DatabaseQueue(path: snapshot.path)
+        // The snapshot was checked (verifySnapshot) by the caller. Its connection is hardened like the store's, once
+        // journaling is off: a scratch file, which a crash loses nothing of, so the completion needs no journal.
+        let source = try DatabaseQueue(path: snapshot.path, configuration: SQLiteHardening.configuration { copy in
+            try copy.execute(sql: "PRAGMA journal_mode = OFF")
+            try copy.execute(sql: "PRAGMA synchronous = OFF")
+        })
         let installable = try source.writeWithoutTransaction { copy -> Bool in
             guard try Self.declarations(copy, schema: "main") == (try Self.declarations(db, schema: "main", of: syncedTableNames)),
                   try Int.fetchOne(copy, sql: "PRAGMA page_size") == (try Int.fetchOne(db, sql: "PRAGMA page_size")),
                   try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL%')") == false
             else { return false }
-            // A scratch file: a crash here loses nothing, so the completion needs no journal.
-            try copy.execute(sql: "PRAGMA journal_mode = OFF")
-            try copy.execute(sql: "PRAGMA synchronous = OFF")
             // No mmap for the copy's source, although it would save a pread(2) per page: every mapped page counts
             // in the process's resident memory, which a store of any size must not grow with.
             try copy.execute(sql: "ATTACH DATABASE ? AS live", arguments: [database.path])

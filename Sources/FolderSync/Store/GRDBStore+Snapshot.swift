@@ -1,9 +1,16 @@
 public import Foundation
 import GRDB
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension GRDBStore: SnapshottingModelAdapter {
     /// The tables a snapshot carries besides the synced ones: merge metadata.
     static let snapshotMetadataTables = ["foldersync_clocks", "foldersync_tombstones", "foldersync_shadow"]
+
+    /// 1: registers one row per column (`foldersync_clocks` with a `col` column); 2: registers packed one row per
+    /// synced row (``RowRegisters``), with tombstones and the shadow table of last-writer-wins deletes.
+    public var snapshotSchemaVersion: Int { 2 }
 
     public func writeSnapshot(to url: URL, localClient: String) throws -> [String: Int64]? {
         try wrap("writing a snapshot") {
@@ -30,12 +37,16 @@ extension GRDBStore: SnapshottingModelAdapter {
                 for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger'") {
                     try db.execute(sql: "DROP TRIGGER \(name.quotedDatabaseIdentifier)")
                 }
+                // Views stay home too: a receiving store refuses any view but its own (SnapshotCheck).
+                for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'view'") {
+                    try db.execute(sql: "DROP VIEW \(name.quotedDatabaseIdentifier)")
+                }
                 for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
                 where !keep.contains(name) {
                     try db.execute(sql: "DROP TABLE \(name.quotedDatabaseIdentifier)")
                 }
                 // "No client" means "this client" locally; in a snapshot every stamp names its client.
-                StoreFunctions.addPure(db)
+                try StoreFunctions.addPure(db)
                 try db.execute(sql: "UPDATE foldersync_clocks SET stamps = foldersync_owned(stamps, ?)", arguments: [localClient])
                 try db.execute(sql: "UPDATE foldersync_tombstones SET client = ? WHERE client IS NULL", arguments: [localClient])
                 try db.execute(sql: "VACUUM INTO ?", arguments: [url.path])
@@ -61,15 +72,56 @@ extension GRDBStore: SnapshottingModelAdapter {
         // Never number a set again: one staged before may already be on the remote (a sync stopped between
         // its upload and its bookkeeping), and is published again as it is (found by the kill torture).
         state.nextSequence = max(state.nextSequence, state.publishedSequence + 1)
-        state.knownRecentSyncs = [:]
+        // What this client knows of the markers stays true; clients that left none are looked for again, since
+        // the store may cover less of them than this client had applied.
+        state.hasListedClients = false
         // In the install's own transaction (or file): an installed store is never looked for again by a first sync.
         state.hasBootstrapped = true
         try Self.save(state: try JSONEncoder().encode(state), db)
     }
 
+    /// Refuses, before anything of it is read into this store, a snapshot that holds anything but this store's
+    /// synced tables, their indexes and the merge metadata, or that fails SQLite's quick check (``SnapshotCheck``).
+    /// Errors name the remote whole store the file was downloaded from when ``WholeStoreReader`` verified it, and
+    /// `url` otherwise.
+    func verifySnapshot(_ url: URL, _ db: Database) throws {
+        try SnapshotCheck.verify(at: url, path: url.path, schema: try snapshotSchema(db), integrity: .quick)
+    }
+
+    /// The whole check of a downloaded snapshot against this store's schema (``SnapshotCheck``), without installing
+    /// it: for a download that tries the next whole store when one is refused. The install runs it again (cheaply:
+    /// SQLite's quick check is not repeated for a file that passed it unchanged).
+    /// - Throws: ``FolderSyncError/Code/corruptFile`` naming the whole store and what it holds.
+    func checkSnapshot(at url: URL) throws {
+        try wrap("checking a whole store") {
+            try database.read { db in try verifySnapshot(url, db) }
+        }
+    }
+
+    /// What a snapshot installed into this store may hold: each synced table with the sync-ID column and no column
+    /// the store's table lacks, the merge metadata tables with exactly the store's columns, the store's own views.
+    func snapshotSchema(_ db: Database) throws -> SnapshotSchema {
+        var schema = SnapshotSchema(tables: [:])
+        for table in tables {
+            let local = try Row.fetchAll(db, sql: "PRAGMA main.table_xinfo(\(table.name.quotedDatabaseIdentifier))")
+            schema.tables[table.name] = .init(required: [table.syncIDColumn],
+                                              allowed: Set(local.map { $0["name"] as String }),
+                                              generated: Set(local.filter { ($0["hidden"] as Int) != 0 }.map { $0["name"] as String }))
+        }
+        for name in Self.snapshotMetadataTables {
+            let local = Set(try Row.fetchAll(db, sql: "PRAGMA main.table_xinfo(\(name.quotedDatabaseIdentifier))").map { $0["name"] as String })
+            schema.tables[name] = .init(required: local, allowed: local)
+        }
+        for row in try Row.fetchAll(db, sql: "SELECT name, sql FROM main.sqlite_master WHERE type = 'view'") {
+            schema.views[row["name"]] = row["sql"]
+        }
+        return schema
+    }
+
     public func restoreSnapshot(from url: URL, covers: [String: Int64], localClient: String) throws {
         try wrap("installing a whole store") {
             try database.writeWithoutTransaction { db in
+                try verifySnapshot(url, db)
                 if try installPages(of: url, covers: covers, localClient: localClient, db) { return }
                 try db.execute(sql: "ATTACH DATABASE ? AS snapshot", arguments: [url.path])
                 try db.execute(sql: "PRAGMA foreign_keys = OFF")
@@ -87,7 +139,7 @@ extension GRDBStore: SnapshottingModelAdapter {
                     try recordInstalledStore(covers: covers, localClient: localClient, db)
                     clock.observe(HybridTimestamp(rawValue: try StoreClock.newestStamp(db)))
                     capturing.withLock { $0 = true }
-                    try reapply(unpublished, db)
+                    try reapply(unpublished, localClient: localClient, db)
                     lastInstallCopiedPages.withLock { $0 = false }
                     return .commit
                 }
@@ -104,6 +156,11 @@ extension GRDBStore: SnapshottingModelAdapter {
         var values: [String: DatabaseValue]
         /// Every column of the row as it is locally, when it exists: to put it back if the store lacks it.
         var row: [String: DatabaseValue]? = nil
+        /// When each marked column was written here (its register's timestamp): the write keeps its own time when it
+        /// is put back, so that it wins or loses against the installed store by when it was made.
+        var stamps: [String: UInt64] = [:]
+        /// When the row was deleted here, for a delete.
+        var deletionStamp: UInt64?
     }
 
     private func unpublishedRows(_ db: Database) throws -> [UnpublishedRow] {
@@ -113,13 +170,18 @@ extension GRDBStore: SnapshottingModelAdapter {
             guard let table = tablesByName[name] else { continue }
             let key = name + "\u{0}" + syncID
             var entry = rows[key] ?? UnpublishedRow(table: table, syncID: syncID, deleted: false, created: false, values: [:])
+            let registers = try self.registers(db, table: name, syncID: syncID) ?? RowRegisters()
             for column in try PendingMarks(row[2] as Data?).names {
                 switch column {
-                case StoreSchema.deletedMarker: entry.deleted = true
+                case StoreSchema.deletedMarker:
+                    entry.deleted = true
+                    entry.deletionStamp = try Int64.fetchOne(db, sql: "SELECT hlc FROM foldersync_tombstones WHERE tbl = ? AND sync_id = ?",
+                                                             arguments: [name, syncID]).map { UInt64(bitPattern: $0) }
                 case StoreSchema.createdMarker: entry.created = true
                 default:
                     if let current = try Row.fetchOne(db, sql: "SELECT \(column.quotedDatabaseIdentifier) FROM \(name.quotedDatabaseIdentifier) WHERE \(table.syncIDColumn.quotedDatabaseIdentifier) = ?", arguments: [syncID]) {
                         entry.values[column] = current[0]
+                        if let register = registers[column], register.client == nil { entry.stamps[column] = register.timestamp }
                     }
                 }
             }
@@ -151,21 +213,41 @@ extension GRDBStore: SnapshottingModelAdapter {
         }
     }
 
-    /// Writes unpublished local changes again, with change capture on: they become new local changes.
-    private func reapply(_ rows: [UnpublishedRow], _ db: Database) throws {
-        for row in rows {
+    /// Writes unpublished local changes again, with change capture on: they become local changes again. Each keeps
+    /// the time it was written: a column the installed store holds from a newer write keeps the store's value, and
+    /// one written here later wins and travels, by the writes' own clocks, never by when the store was installed.
+    private func reapply(_ rows: [UnpublishedRow], localClient: String, _ db: Database) throws {
+        for var row in rows {
+            // Columns the store holds from a newer write than this client's keep the store's value.
+            let stored = try registers(db, table: row.table.name, syncID: row.syncID) ?? RowRegisters()
+            for (name, timestamp) in row.stamps {
+                guard let theirs = stored.stamp(of: name, localClient: localClient), theirs.clientIdentifier != localClient else { continue }
+                if theirs > ChangeStamp(timestamp: HybridTimestamp(rawValue: timestamp), clientIdentifier: localClient) {
+                    row.values[name] = nil
+                    row.stamps[name] = nil
+                }
+            }
             let table = row.table.name.quotedDatabaseIdentifier, id = row.table.syncIDColumn.quotedDatabaseIdentifier
             let exists = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(table) WHERE \(id) = ?)", arguments: [row.syncID]) ?? false
             let tombstoned = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM foldersync_tombstones WHERE tbl = ? AND sync_id = ?)",
                                                arguments: [row.table.name, row.syncID]) ?? false
             if row.deleted {
+                let deletion = row.deletionStamp.map { ChangeStamp(timestamp: HybridTimestamp(rawValue: $0), clientIdentifier: localClient) }
+                if row.table.deletePolicy == .lastWriterWins, let deletion, let newest = stored.newest(localClient: localClient),
+                   newest.clientIdentifier != localClient, newest > deletion {
+                    continue   // last writer wins: the store holds a write made after this delete
+                }
                 if exists {
                     try db.execute(sql: "DELETE FROM \(table) WHERE \(id) = ?", arguments: [row.syncID])
+                    if let stamp = row.deletionStamp {
+                        try db.execute(sql: "UPDATE foldersync_tombstones SET hlc = ? WHERE tbl = ? AND sync_id = ?",
+                                       arguments: [Int64(bitPattern: stamp), row.table.name, row.syncID])
+                    }
                 } else if !tombstoned {
                     // A row the store does not have (created here, or by a change set the store does not cover):
                     // the delete must still stand and travel, or that change set would bring the row back.
-                    try db.execute(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, foldersync_tick(), NULL)",
-                                   arguments: [row.table.name, row.syncID])
+                    try db.execute(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, NULL)",
+                                   arguments: [row.table.name, row.syncID, try Int64(bitPattern: row.deletionStamp ?? clock.tick(now: now()).rawValue)])
                     try updatePendingMarks(db, table: row.table.name, syncID: row.syncID, add: [StoreSchema.deletedMarker], remove: [])
                 }
                 continue
@@ -175,15 +257,16 @@ extension GRDBStore: SnapshottingModelAdapter {
                 try db.execute(sql: "UPDATE \(table) SET \(names.map { "\($0.quotedDatabaseIdentifier) = ?" }.joined(separator: ", ")) WHERE \(id) = ?",
                                arguments: StatementArguments(names.map { row.values[$0]! }) + [row.syncID])
                 // A column whose value equals the store's is not changed by the UPDATE, so no trigger records it;
-                // it is still this client's unpublished change, and must travel with a new stamp like the others.
+                // it is still this client's unpublished change, and travels with the time it was written.
                 var registers = try self.registers(db, table: row.table.name, syncID: row.syncID) ?? RowRegisters()
-                for name in names { registers.set(name, timestamp: try clock.tick(now: now()).rawValue, client: nil) }
+                for name in names { registers.set(name, timestamp: try row.stamps[name] ?? clock.tick(now: now()).rawValue, client: nil) }
                 try saveRegisters(db, registers, table: row.table.name, syncID: row.syncID)
                 try updatePendingMarks(db, table: row.table.name, syncID: row.syncID, add: names, remove: [])
             } else if !exists, row.created, !(tombstoned && row.table.deletePolicy == .deleteWins) {
                 let all = [row.table.syncIDColumn] + names
                 try db.execute(sql: "INSERT INTO \(table)(\(all.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: all.count).joined(separator: ", ")))",
                                arguments: [row.syncID] + StatementArguments(names.map { row.values[$0]! }))
+                try keepStamps(row, names: names, db)
             } else if !exists, let local = row.row, !names.isEmpty, !tombstoned {
                 // An update to a row the store does not have yet (it covers less than this client had applied):
                 // put the row back as it was here, but only the updated columns become new local changes; the
@@ -199,13 +282,25 @@ extension GRDBStore: SnapshottingModelAdapter {
                 var registers = try self.registers(db, table: row.table.name, syncID: row.syncID) ?? RowRegisters()
                 registers.removeAll { $0.client == nil && !names.contains($0.column) }
                 try saveRegisters(db, registers, table: row.table.name, syncID: row.syncID)
+                try keepStamps(row, names: names, db)
             }
         }
+    }
+
+    /// Gives the columns `names` of a row put back the times they were written here (the trigger stamped them now).
+    private func keepStamps(_ row: UnpublishedRow, names: [String], _ db: Database) throws {
+        var registers = try self.registers(db, table: row.table.name, syncID: row.syncID) ?? RowRegisters()
+        for name in names { if let timestamp = row.stamps[name] { registers.set(name, timestamp: timestamp, client: nil) } }
+        try saveRegisters(db, registers, table: row.table.name, syncID: row.syncID)
     }
 
     public func backup(to url: URL) throws {
         try wrap("backing up the store") {
             try? FileManager.default.removeItem(at: url)
+            // The user's data: a file of this user's alone (SQLite keeps an existing file's mode, journals take it too).
+            let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, LocalFiles.privateFileMode)
+            guard fd >= 0 else { throw LocalFiles.error("create the backup", path: url.path) }
+            Glibc.close(fd)
             let copy = try DatabaseQueue(path: url.path)
             try database.backup(to: copy)
             try copy.close()
@@ -215,37 +310,50 @@ extension GRDBStore: SnapshottingModelAdapter {
     public func resetForRejoin() throws {
         try wrap("preparing to re-join") {
             try database.write { db in
-                // Deletes not yet published are unpushed local changes: they travel again, like the rows (invariant 5).
+                // Deletes not yet published are unpushed local changes: they travel again, like the rows (invariant 5),
+                // each with the time it was made.
                 let pendingDeletes = try Row.fetchAll(db, sql: """
-                    SELECT DISTINCT tbl, sync_id FROM (\(StoreSchema.unpublishedChanges)) WHERE foldersync_marked(marks, ?)
-                    """, arguments: [StoreSchema.deletedMarker]).map { ($0[0] as String, $0[1] as String) }
-                for name in Self.snapshotMetadataTables + [LocalLayout.unsynchronizedChangesTable, LocalLayout.stagedChangesTable] {
+                    SELECT DISTINCT u.tbl, u.sync_id, d.hlc FROM (\(StoreSchema.unpublishedChanges)) u
+                    LEFT JOIN foldersync_tombstones d ON d.tbl = u.tbl AND d.sync_id = u.sync_id
+                    WHERE foldersync_marked(u.marks, ?)
+                    """, arguments: [StoreSchema.deletedMarker]).map { ($0[0] as String, $0[1] as String, $0[2] as Int64?) }
+                // The old epoch's merge history goes, but for the time each value was written (its register).
+                for name in ["foldersync_tombstones", "foldersync_shadow", LocalLayout.unsynchronizedChangesTable, LocalLayout.stagedChangesTable] {
                     try db.execute(sql: "DELETE FROM \(name)")
                 }
                 try Self.replaceLedger(db)
+                let synced = tables.map(\.name)
+                try db.execute(sql: "DELETE FROM foldersync_clocks WHERE tbl NOT IN (\(synced.map { _ in "?" }.joined(separator: ", ")))",
+                               arguments: StatementArguments(synced))
+                for table in tables {
+                    let names = columns[table.name] ?? []
+                    let quoted = table.name.quotedDatabaseIdentifier, id = table.syncIDColumn.quotedDatabaseIdentifier
+                    try db.execute(sql: "DELETE FROM foldersync_clocks WHERE tbl = ? AND sync_id NOT IN (SELECT \(id) FROM \(quoted))",
+                                   arguments: [table.name])
+                    if !names.isEmpty {
+                        let arguments = StatementArguments([table.name]) + StatementArguments(names)
+                        let columnsList = names.map { _ in "?" }.joined(separator: ", ")
+                        try db.execute(sql: "UPDATE foldersync_clocks SET stamps = foldersync_rejoined(stamps, \(columnsList)) WHERE tbl = ?",
+                                       arguments: StatementArguments(names) + [table.name])
+                        try db.execute(sql: """
+                            INSERT INTO foldersync_clocks(tbl, sync_id, stamps)
+                            SELECT ?1, t.\(id), foldersync_rejoined(NULL, \(names.indices.map { "?\($0 + 2)" }.joined(separator: ", "))) FROM \(quoted) t
+                            WHERE NOT EXISTS (SELECT 1 FROM foldersync_clocks c WHERE c.tbl = ?1 AND c.sync_id = t.\(id))
+                            """, arguments: arguments)
+                    }
+                    try db.execute(sql: """
+                        INSERT OR REPLACE INTO \(LocalLayout.unsynchronizedChangesTable)(tbl, sync_id, staged_in, marks)
+                        SELECT ?, \(id), 0, ? FROM \(quoted)
+                        """, arguments: [table.name, PendingMarks([StoreSchema.createdMarker] + names).encoded])
+                }
+                let tombstones = try db.makeStatement(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, NULL)")
                 let pending = try db.makeStatement(sql: """
                     INSERT OR REPLACE INTO \(LocalLayout.unsynchronizedChangesTable)(tbl, sync_id, staged_in, marks) VALUES (?, ?, 0, ?)
                     """)
-                let clocks = try db.makeStatement(sql: "INSERT OR REPLACE INTO foldersync_clocks(tbl, sync_id, stamps) VALUES (?, ?, ?)")
-                for table in tables {
-                    let names = columns[table.name] ?? []
-                    let marks = PendingMarks([StoreSchema.createdMarker] + names).encoded
-                    let ids = try String.fetchAll(db, sql: "SELECT \(table.syncIDColumn.quotedDatabaseIdentifier) FROM \(table.name.quotedDatabaseIdentifier)")
-                    for syncID in ids {
-                        let stamp = try clock.tick(now: now()).rawValue
-                        try pending.execute(arguments: [table.name, syncID, marks])
-                        guard !names.isEmpty else { continue }
-                        var registers = RowRegisters()
-                        for column in names { registers.set(column, timestamp: stamp, client: nil) }
-                        try clocks.execute(arguments: [table.name, syncID, registers.encoded])
-                    }
-                }
-                let tombstones = try db.makeStatement(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, NULL)")
                 let deleted = PendingMarks([StoreSchema.deletedMarker]).encoded
-                for (table, syncID) in pendingDeletes {
-                    let stamp = Int64(bitPattern: try clock.tick(now: now()).rawValue)
+                for (table, syncID, stamp) in pendingDeletes {
                     try pending.execute(arguments: [table, syncID, deleted])
-                    try tombstones.execute(arguments: [table, syncID, stamp])
+                    try tombstones.execute(arguments: [table, syncID, try stamp ?? Int64(bitPattern: clock.tick(now: now()).rawValue)])
                 }
                 var state = LocalSyncState()
                 state.nextSequence = 1

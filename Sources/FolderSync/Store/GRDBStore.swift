@@ -10,6 +10,11 @@ public import GRDB
 ///
 /// The store opens the file in WAL mode with `synchronous = FULL`: every commit is durable, at one fsync.
 ///
+/// The connection runs with the settings SQLite recommends for database files that may come from elsewhere
+/// (a whole store is another device's file): defensive mode and `trusted_schema = OFF`. A trigger, view, CHECK
+/// constraint, default or generated column of the app's schema may then call only SQLite's built-in functions
+/// and functions registered with `SQLITE_INNOCUOUS`.
+///
 /// ```swift
 /// let store = try GRDBStore(path: url.path, tables: [SyncedTable("notes")]) { db in
 ///     try db.execute(sql: "CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, body TEXT)")
@@ -61,7 +66,10 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
         let clock = StoreClock()
         var configuration = Configuration()
         configuration.prepareDatabase { db in
-            StoreFunctions.install(db, capturing: capturing, clock: clock, now: now)
+            // A page install writes a downloaded file's pages into this one: the connection never trusts its
+            // schema and refuses SQL that could corrupt the file (SQLiteHardening).
+            try SQLiteHardening.harden(db)
+            try StoreFunctions.install(db, capturing: capturing, clock: clock, now: now)
         }
         configuration.busyMode = .timeout(30)
         // WAL with full sync: a commit is one fsync of the log instead of four (journal, folder, journal header,

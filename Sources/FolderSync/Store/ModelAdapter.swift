@@ -81,10 +81,27 @@ public protocol ModelAdapter: AnyObject, Sendable {
     /// before anything is applied. The default reports nothing, so an adapter without it has no fail-safe.
     /// The streams deliver only the sets' deletes: the other records are skipped unread.
     func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table]
+
+    /// Recovers a store restored from an earlier copy of itself (a backup, a phone restore, a VM snapshot): the
+    /// remote holds this client's change sets up to `remotePublishedSequence`, past the store's own published
+    /// sequence. In one transaction: the changes staged in sets numbered after the store's published sequence go
+    /// back to the pending changes (those numbers are taken on the remote, by other changes), this client's sets up
+    /// to the store's published sequence are recorded as applied, and the state continues after
+    /// `remotePublishedSequence`, with ``LocalSyncState/ownChangeSetsToReapplyAfter`` set so that the sets in
+    /// between come back from the remote. Does nothing when the store is not behind.
+    ///
+    /// The default refuses with ``FolderSyncError/Code/invalidConfiguration``: an adapter that cannot recover
+    /// must not publish under numbers already taken.
+    func continueAfterRestore(remotePublishedSequence: Int64, localClient: String) throws
 }
 
 extension ModelAdapter {
     public func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table] { [] }
+
+    public func continueAfterRestore(remotePublishedSequence: Int64, localClient: String) throws {
+        throw FolderSyncError(.invalidConfiguration, "the remote holds change sets of this client up to \(remotePublishedSequence) that "
+                              + "its store does not know (restored from an earlier copy?), and the store cannot recover from it")
+    }
 }
 
 /// The sync bookkeeping an adapter keeps with the data, so that it commits with it.
@@ -109,6 +126,23 @@ public struct LocalSyncState: Codable, Hashable, Sendable {
     public var announcedSequence: Int64 = 0
     /// The acknowledgement (highest applied sequence per client) the marker said when last written.
     public var announcedAcknowledgement: [String: Int64] = [:]
+    /// The version tag of this client's own recent sync when it was last read back: read again when it changes, to
+    /// find that the store was restored from an earlier copy, or the folder from an older one. `nil`: unknown (it
+    /// was written since), so the next sync reads it.
+    public var ownRecentSyncEtag: String?
+    /// Whether this client owes the remote a whole store: its own published change sets are gone from the folder
+    /// (restored from an older copy), or the only whole store that covers them is unusable. The next sync that can
+    /// upload one does.
+    public var owesWholeStore = false
+    /// Per client, the highest sequence any other client's recent sync acknowledged applying: how a client whose
+    /// marker is gone (deleted, expired) is still found, so that its last change sets reach every device.
+    public var acknowledgedByOthers: [String: Int64] = [:]
+    /// Whether this client has listed `SyncChanges/` since it last started from scratch (a first sync, a whole
+    /// store installed): once, to find clients that left no marker.
+    public var hasListedClients = false
+    /// When the marker was last written (the ``RecentSync/lastSyncDate`` it holds); an idle sync writes it again
+    /// once it is ``RecentSync/heartbeatInterval`` old. `nil` for state saved before the heartbeat existed.
+    public var announcedAt: Date?
     /// The file names of this client's newest published change sets, announced in its marker
     /// (``RecentSync/recentChangeSets``).
     public var recentlyPublished: [String] = []
@@ -127,6 +161,11 @@ public struct LocalSyncState: Codable, Hashable, Sendable {
         bytesSinceWholeStore = try container.decodeIfPresent(Int64.self, forKey: .bytesSinceWholeStore) ?? 0
         announcedSequence = try container.decodeIfPresent(Int64.self, forKey: .announcedSequence) ?? 0
         announcedAcknowledgement = try container.decodeIfPresent([String: Int64].self, forKey: .announcedAcknowledgement) ?? [:]
+        announcedAt = try container.decodeIfPresent(Date.self, forKey: .announcedAt)
+        ownRecentSyncEtag = try container.decodeIfPresent(String.self, forKey: .ownRecentSyncEtag)
+        owesWholeStore = try container.decodeIfPresent(Bool.self, forKey: .owesWholeStore) ?? false
+        acknowledgedByOthers = try container.decodeIfPresent([String: Int64].self, forKey: .acknowledgedByOthers) ?? [:]
+        hasListedClients = try container.decodeIfPresent(Bool.self, forKey: .hasListedClients) ?? false
         recentlyPublished = try container.decodeIfPresent([String].self, forKey: .recentlyPublished) ?? []
     }
 
@@ -184,4 +223,22 @@ public protocol SnapshottingModelAdapter: ModelAdapter {
     /// Forgets the merge history and records every row as a new local change, to re-join a remote that was
     /// replaced: this client's data then travels again, and merges with what others push.
     func resetForRejoin() throws
+
+    /// The shape of the bookkeeping tables in the snapshots this adapter writes, recorded in every whole store
+    /// (format 3 on) so that a reader decides by number how to read them: a newer one is refused with
+    /// ``FolderSyncError/Code/unsupportedFormatVersion``, never guessed at. The default is 1.
+    var snapshotSchemaVersion: Int { get }
+}
+
+extension SnapshottingModelAdapter {
+    public var snapshotSchemaVersion: Int { 1 }
+
+    /// Refuses a snapshot whose bookkeeping is newer than this adapter's (`nil`: a file from before whole-store
+    /// format 3, read by the shape of its tables).
+    /// - Throws: ``FolderSyncError/Code/unsupportedFormatVersion`` naming `path` and both versions.
+    func checkSnapshotSchemaVersion(_ version: Int?, path: String) throws {
+        guard let version, version > snapshotSchemaVersion else { return }
+        throw FolderSyncError(.unsupportedFormatVersion,
+                              "the whole store's snapshot schema version \(version) is newer than the supported \(snapshotSchemaVersion)", path: path)
+    }
 }

@@ -52,8 +52,8 @@ final class StoreClock: @unchecked Sendable {
     /// The newest timestamp of the registers and deletions of the document at `path`, read through a connection
     /// of its own.
     static func newestStamp(inDocumentAt path: String) throws -> UInt64 {
-        var configuration = Configuration()
-        configuration.readonly = true
+        // Also run on a downloaded snapshot before it is installed: hardened like every such connection.
+        var configuration = SQLiteHardening.configuration(readonly: true)
         configuration.busyMode = .timeout(30)   // as the store's own connection: a checkpoint may hold the file briefly
         let document = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? document.close() }

@@ -1,59 +1,132 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The SQL functions the store's own connection defines, which its change-capture triggers call.
 ///
 /// Only that connection defines them: a write through another connection fails with "no such function"
 /// rather than going unrecorded. The triggers keep each synced row's registers (``RowRegisters``) and
 /// pending marks (``PendingMarks``) as one BLOB each, so the packing lives here, in Swift, once.
+///
+/// The connection does not trust its schema (`trusted_schema = OFF`, ``SQLiteHardening``): a trigger or view may
+/// call only functions tagged innocuous. These are registered through SQLite's C API with `SQLITE_INNOCUOUS`
+/// (GRDB's `DatabaseFunction` cannot tag them), since FolderSync's own triggers call them. They touch nothing but
+/// the store's clock and their arguments; a snapshot that would call them from a trigger of its own is refused
+/// before it is installed (``SnapshotCheck``).
 enum StoreFunctions {
     static func install(_ db: Database, capturing: Locked<Bool>, clock: StoreClock,
-                        now: @escaping @Sendable () -> Date) {
+                        now: @escaping @Sendable () -> Date) throws {
         // False while remote changes are applied, so that they are not echoed back.
-        db.add(function: DatabaseFunction("foldersync_capturing", argumentCount: 0, pure: false) { _ in
+        try add(db, "foldersync_capturing", argumentCount: 0, pure: false) { _ in
             capturing.current
-        })
+        }
         // The next hybrid-logical-clock timestamp.
-        db.add(function: DatabaseFunction("foldersync_tick", argumentCount: 0, pure: false) { _ in
+        try add(db, "foldersync_tick", argumentCount: 0, pure: false) { _ in
             Int64(bitPattern: try clock.tick(now: now()).rawValue)
-        })
+        }
         // foldersync_stamp(stamps, column…): the registers with each named column (NULLs skipped) written now by
         // this client, each with the next timestamp in turn, as a write's columns always were.
-        db.add(function: DatabaseFunction("foldersync_stamp", argumentCount: nil, pure: false) { values in
+        try add(db, "foldersync_stamp", argumentCount: nil, pure: false) { values in
             var registers = try RowRegisters(blob(values.first))
             for value in values.dropFirst() {
                 guard let name = String.fromDatabaseValue(value) else { continue }
                 registers.set(name, timestamp: try clock.tick(now: now()).rawValue, client: nil)
             }
             return registers.encoded
-        })
-        addPure(db)
+        }
+        // foldersync_rejoined(stamps, column…): the registers with each named column made this client's write,
+        // keeping the time it was written (a column without one is written now). A re-join publishes every value
+        // again, each with its own time, so that re-joins merge by when values were written, not by who came last.
+        try add(db, "foldersync_rejoined", argumentCount: nil, pure: false) { values in
+            var registers = try RowRegisters(blob(values.first))
+            for value in values.dropFirst() {
+                guard let name = String.fromDatabaseValue(value) else { continue }
+                registers.set(name, timestamp: try registers[name]?.timestamp ?? clock.tick(now: now()).rawValue, client: nil)
+            }
+            return registers.encoded
+        }
+        try addPure(db)
     }
 
     /// The functions that depend on nothing but their arguments; a snapshot's connection needs them too.
-    static func addPure(_ db: Database) {
+    static func addPure(_ db: Database) throws {
         // foldersync_mark(marks, name…): the marks with each named mark (NULLs skipped) added.
-        db.add(function: DatabaseFunction("foldersync_mark", argumentCount: nil, pure: true) { values in
+        try add(db, "foldersync_mark", argumentCount: nil, pure: true) { values in
             var marks = try PendingMarks(blob(values.first))
             for value in values.dropFirst() { if let name = String.fromDatabaseValue(value) { marks.insert(name) } }
             return marks.encoded
-        })
+        }
         // foldersync_unmark(marks, name): the marks without `name`.
-        db.add(function: DatabaseFunction("foldersync_unmark", argumentCount: 2, pure: true) { values in
+        try add(db, "foldersync_unmark", argumentCount: 2, pure: true) { values in
             var marks = try PendingMarks(blob(values[0]))
             if let name = String.fromDatabaseValue(values[1]) { marks.remove(name) }
             return marks.encoded
-        })
+        }
         // foldersync_marked(marks, name): whether `name` is marked.
-        db.add(function: DatabaseFunction("foldersync_marked", argumentCount: 2, pure: true) { values in
+        try add(db, "foldersync_marked", argumentCount: 2, pure: true) { values in
             guard let name = String.fromDatabaseValue(values[1]) else { return false }
             return try PendingMarks(blob(values[0])).contains(name)
-        })
+        }
         // foldersync_owned(stamps, client): the registers with this client's named `client` (for snapshots).
-        db.add(function: DatabaseFunction("foldersync_owned", argumentCount: 2, pure: true) { values in
+        try add(db, "foldersync_owned", argumentCount: 2, pure: true) { values in
             guard let client = String.fromDatabaseValue(values[1]) else { return values[0] }
             return try RowRegisters(blob(values[0])).owned(by: client).encoded
+        }
+    }
+
+    // MARK: Registration through the C API
+
+    private final class Body: @unchecked Sendable {
+        let run: ([DatabaseValue]) throws -> (any DatabaseValueConvertible)?
+        init(_ run: @escaping ([DatabaseValue]) throws -> (any DatabaseValueConvertible)?) { self.run = run }
+    }
+
+    /// Registers `body` as the SQL function `name`, tagged innocuous (and deterministic when `pure`).
+    private static func add(_ db: Database, _ name: String, argumentCount: Int?, pure: Bool,
+                            _ body: @escaping ([DatabaseValue]) throws -> (any DatabaseValueConvertible)?) throws {
+        let box = Unmanaged.passRetained(Body(body)).toOpaque()
+        let flags = SQLITE_UTF8 | SQLITE_INNOCUOUS | (pure ? SQLITE_DETERMINISTIC : 0)
+        let code = sqlite3_create_function_v2(db.sqliteConnection, name, CInt(argumentCount ?? -1), flags, box, { context, count, arguments in
+            let body = Unmanaged<Body>.fromOpaque(sqlite3_user_data(context)!).takeUnretainedValue()
+            let values = (0..<Int(count)).map { StoreFunctions.value(arguments![$0]) }
+            do {
+                StoreFunctions.setResult(context, try body.run(values)?.databaseValue ?? .null)
+            } catch {
+                sqlite3_result_error(context, "\(error)", -1)
+            }
+        }, nil, nil, { pointer in
+            if let pointer { Unmanaged<Body>.fromOpaque(pointer).release() }
         })
+        guard code == SQLITE_OK else {
+            throw FolderSyncError(.localStoreFailed, "cannot define SQL function \(name): \(String(cString: sqlite3_errstr(code)))")
+        }
+    }
+
+    private static func value(_ value: OpaquePointer?) -> DatabaseValue {
+        switch sqlite3_value_type(value) {
+        case SQLITE_INTEGER: return sqlite3_value_int64(value).databaseValue
+        case SQLITE_FLOAT: return sqlite3_value_double(value).databaseValue
+        case SQLITE_TEXT: return String(cString: sqlite3_value_text(value)).databaseValue
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_value_bytes(value))
+            guard count > 0, let bytes = sqlite3_value_blob(value) else { return Data().databaseValue }
+            return Data(bytes: bytes, count: count).databaseValue
+        default: return .null
+        }
+    }
+
+    private static func setResult(_ context: OpaquePointer?, _ value: DatabaseValue) {
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        switch value.storage {
+        case .null: sqlite3_result_null(context)
+        case .int64(let integer): sqlite3_result_int64(context, integer)
+        case .double(let double): sqlite3_result_double(context, double)
+        case .string(let string): sqlite3_result_text(context, string, -1, transient)
+        case .blob(let data):
+            // An empty buffer may have no address, which SQLite would take for NULL.
+            guard !data.isEmpty else { return sqlite3_result_zeroblob(context, 0) }
+            data.withUnsafeBytes { sqlite3_result_blob(context, $0.baseAddress, CInt($0.count), transient) }
+        }
     }
 
     private static func blob(_ value: DatabaseValue?) -> Data? {

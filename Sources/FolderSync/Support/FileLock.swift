@@ -15,7 +15,7 @@ final class FileLock: @unchecked Sendable {
 
     /// Waits until the lock on `url` is ours.
     static func acquire(_ url: URL) async throws -> FileLock {
-        let fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, LocalFiles.privateFileMode)
         guard fd >= 0 else { throw LocalFiles.error("open lock", path: url.path) }
         let result: Int32 = await withCheckedContinuation { continuation in
             Thread.detachNewThread {

@@ -74,6 +74,18 @@ public struct SyncWarning: Sendable, Hashable, CustomStringConvertible {
         case changeSetWaiting
         /// No whole store could be used to start from (damaged, or of a newer format); the change sets were used.
         case wholeStoreUnusable
+        /// A file another client wrote (its recent sync, a change set, a deletion marker) is damaged, foreign or of a
+        /// newer format: the sync went on without it, and that client's later change sets wait for a readable one.
+        case unreadableFile
+        /// A recent sync says less than was seen before (an older copy: a folder restored from a backup, a file rolled
+        /// back): what was seen stays known, and a client's own marker is written again.
+        case staleRecentSync
+        /// A client published two change sets under one sequence number (a store restored from an earlier copy by a
+        /// version that did not detect it): only one of them is applied.
+        case duplicateSequence
+        /// This client's store was restored from an earlier copy of itself: it continued after what it had published,
+        /// and applies its own change sets in between from the remote.
+        case restoredStore
     }
 
     /// What kind of thing was noticed, for code that reacts to some kinds.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FolderSync
 import Foundation
 
 /// A duration written as a positive whole number and a unit: `90d`, `12h`, `30m`, `45s`, `2w`.
@@ -26,6 +27,10 @@ struct ExpiryDuration: ExpressibleByArgument, Hashable, CustomStringConvertible 
     static func parse(_ argument: String) throws -> ExpiryDuration {
         guard let duration = ExpiryDuration(argument: argument) else {
             throw ValidationError("'\(argument)' is not a duration: expected a positive whole number and a unit (s, m, h, d, w), like 90d, 12h or 30m")
+        }
+        guard duration.seconds >= VacuumOperation.minimumClientExpiry else {
+            throw ValidationError("'\(argument)' is too short: a client can be expired after 1d of silence at the soonest "
+                                  + "(a client that syncs says so at least once an hour)")
         }
         return duration
     }

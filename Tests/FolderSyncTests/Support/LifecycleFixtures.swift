@@ -27,13 +27,23 @@ struct DocumentFabricator {
         try await remote.write(try PropertyListFile.encode(recent), to: layout.recentSyncFile(document, client: client))
     }
 
+    /// A whole store of `client` that contains `covers`: a valid whole-store file (its snapshot a few dummy bytes:
+    /// vacuum reads the file through, never the SQLite inside) and the manifest that describes it.
     func wholeStore(_ client: String, covers: [String: Int64], created: Date = Fixture.date) async throws {
         try await remote.createDirectory(at: layout.wholeStoreDirectory(document, client: client))
-        let snapshot = Data("dummy snapshot of \(client)".utf8)
-        try await remote.write(snapshot, to: layout.wholeStoreFile(document, client: client))
-        let manifest = WholeStoreManifest(clientIdentifier: client, wholeStoreIdentifier: "ws-\(client)", creationDate: created,
-                                          schemaVersion: 1, covers: covers, wholeStoreByteCount: Int64(snapshot.count),
-                                          wholeStoreChecksum: Checksum.crc32(snapshot))
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("fabricated-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let snapshot = scratch.appendingPathComponent("snapshot"), file = scratch.appendingPathComponent("store")
+        try Data("dummy snapshot of \(client)".utf8).write(to: snapshot)
+        let identifier = "ws-\(client)-\(covers.values.reduce(0, +))"
+        let written = try WholeStoreFile.write(snapshot: snapshot, to: file, header: .init(
+            wholeStoreIdentifier: identifier, clientIdentifier: client, schemaVersion: 1,
+            snapshotByteCount: UInt64(try Data(contentsOf: snapshot).count), compression: .none, snapshotSchemaVersion: 2, covers: covers))
+        try await remote.write(try Data(contentsOf: file), to: layout.wholeStoreFile(document, client: client))
+        let manifest = WholeStoreManifest(clientIdentifier: client, wholeStoreIdentifier: identifier, creationDate: created,
+                                          schemaVersion: 1, covers: covers, wholeStoreByteCount: written.byteCount,
+                                          wholeStoreChecksum: written.checksum, contentChecksum: written.contentChecksum)
         try await remote.write(try PropertyListFile.encode(manifest), to: layout.appliedSyncChangeSetsFile(document, client: client))
     }
 

@@ -11,6 +11,13 @@ import Glibc
 /// `renameat2(RENAME_NOREPLACE)` where the file system has it and
 /// `link(2)` + `unlink(2)` where it does not, so concurrent creators never
 /// overwrite each other.
+///
+/// The folder is someone else's to fill: symbolic links in it are never followed. The root may be a link or a
+/// mount point; below it each folder of a path is opened with `O_NOFOLLOW` relative to the one before
+/// (`openat`), and each file too, so a link to a private file or to `/dev/zero` is not read, and a folder linked
+/// to a place outside the share is not written through. A link met in a folder's path throws
+/// ``FolderSyncError/Code/permissionDenied``, a file that is a link (or not a regular file) throws
+/// ``FolderSyncError/Code/corruptFile``, each naming the link: "is a symbolic link; not followed".
 public struct FileManagerFileSystem: RemoteFileSystem {
     /// The folder that holds the shared tree.
     public let rootURL: URL
@@ -34,9 +41,83 @@ public struct FileManagerFileSystem: RemoteFileSystem {
         LocalFiles.error(operation, path: path.description, remote: true)
     }
 
+    // MARK: Paths resolved without following links
+
+    /// A folder of the tree, open; closed when released.
+    final class OpenFolder {
+        let fd: Int32
+        let path: RemotePath
+        init(_ fd: Int32, _ path: RemotePath) { self.fd = fd; self.path = path }
+        deinit { close(fd) }
+    }
+
+    /// Opens the folder at `path`: the root as it is given (a link or a mount point is fine), then each component
+    /// below it relative to the one before, never following a link. With `creating`, missing folders are made
+    /// (`0755`: the share's folders are shared).
+    func openFolder(_ path: RemotePath, creating: Bool = false) throws -> OpenFolder {
+        var root = open(rootURL.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if root < 0, errno == ENOENT, creating {
+            // As before links were refused: creating a folder creates the root and its parents (following links).
+            try LocalFiles.createDirectory(rootURL, remote: true)
+            root = open(rootURL.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        }
+        guard root >= 0 else { throw fail("open", .root) }
+        var folder = OpenFolder(root, .root)
+        for component in path.components {
+            let here = folder.path.appending(component)
+            var next = openat(folder.fd, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if next < 0, errno == ENOENT, creating {
+                guard mkdirat(folder.fd, component, LocalFiles.sharedDirectoryMode) == 0 || errno == EEXIST else { throw fail("mkdir", here) }
+                _ = fsync(folder.fd)
+                next = openat(folder.fd, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            }
+            guard next >= 0 else { throw failOpening(here, in: folder, folder: true) }
+            folder = OpenFolder(next, here)
+        }
+        return folder
+    }
+
+    /// Opens the regular file at `path` for reading, not following a link anywhere in its path; returns the
+    /// descriptor and the file's size.
+    private func openFile(_ path: RemotePath) throws -> (fd: Int32, size: Int64) {
+        let folder = try openFolder(path.parent)
+        let fd = openat(folder.fd, path.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { throw failOpening(path, in: folder, folder: false) }
+        var info = Glibc.stat()
+        guard fstat(fd, &info) == 0 else {
+            close(fd)
+            throw fail("stat", path)
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            if (info.st_mode & S_IFMT) == S_IFDIR { throw FolderSyncError(.remoteItemNotFound, "is a folder, not a file", path: path.description) }
+            throw FolderSyncError(.corruptFile, "is not a regular file (a device, pipe or socket); not read", path: path.description)
+        }
+        // O_NONBLOCK only kept a FIFO from blocking the open; a regular file reads the same without it.
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        return (fd, Int64(info.st_size))
+    }
+
+    /// The error for an `openat` of `path` (the entry `path.name` of `folder`) that failed: a symbolic link is
+    /// named as such, other failures as their cause.
+    private func failOpening(_ path: RemotePath, in folder: OpenFolder, folder isFolder: Bool) -> FolderSyncError {
+        let code = errno
+        var info = Glibc.stat()
+        if code == ELOOP || code == ENOTDIR || code == EMLINK,
+           fstatat(folder.fd, path.name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
+            return FolderSyncError(isFolder ? .permissionDenied : .corruptFile, "is a symbolic link; not followed", path: path.description)
+        }
+        return LocalFiles.error("open", path: path.description, errno: code, remote: true)
+    }
+
     public func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
-        let directoryPath = url(for: path).path
-        guard let directory = opendir(directoryPath) else { throw fail("list", path) }
+        let folder = try openFolder(path)
+        // fdopendir takes the descriptor over; the folder object keeps its own copy.
+        let listed = dup(folder.fd)
+        guard listed >= 0, let directory = fdopendir(listed) else {
+            if listed >= 0 { close(listed) }
+            throw fail("list", path)
+        }
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {
@@ -47,18 +128,30 @@ public struct FileManagerFileSystem: RemoteFileSystem {
         }
         // A file can vanish between the listing and the stat (another client's rename): skip it. Relative to the open
         // folder, so that the kernel does not walk the whole path again for each of thousands of change sets.
-        let folder = dirfd(directory)
         return names.compactMap { name in
             var info = Glibc.stat()
-            guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+            guard fstatat(folder.fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
             return withoutUnreliableTags(Self.item(from: info, name: name))
         }
     }
 
     public func item(at path: RemotePath) async throws -> RemoteItem? {
-        let local = url(for: path).path
+        guard !path.isRoot else {
+            var info = Glibc.stat()
+            guard stat(rootURL.path, &info) == 0 else {
+                if errno == ENOENT || errno == ENOTDIR { return nil }
+                throw fail("stat", path)
+            }
+            return withoutUnreliableTags(Self.item(from: info, name: ""))
+        }
+        let folder: OpenFolder
+        do {
+            folder = try openFolder(path.parent)
+        } catch let error as FolderSyncError where error.code == .remoteItemNotFound {
+            return nil
+        }
         var info = Glibc.stat()
-        if lstat(local, &info) != 0 {
+        if fstatat(folder.fd, path.name, &info, AT_SYMLINK_NOFOLLOW) != 0 {
             if errno == ENOENT || errno == ENOTDIR { return nil }
             throw fail("stat", path)
         }
@@ -83,51 +176,74 @@ public struct FileManagerFileSystem: RemoteFileSystem {
     }
 
     public func read(_ path: RemotePath) async throws -> Data {
-        try LocalFiles.read(url(for: path), remote: true)
+        let (fd, _) = try openFile(path)
+        defer { close(fd) }
+        return try LocalFiles.read(fd, path: path.description, remote: true)
+    }
+
+    /// Opens the file (never through a link), refuses it by its `fstat` size when larger than `maximumSize`, and
+    /// reads at most that much: a file that grows while it is read is refused too.
+    public func read(_ path: RemotePath, maximumSize: Int) async throws -> Data {
+        let (fd, size) = try openFile(path)
+        defer { close(fd) }
+        try FolderSyncError.checkSize(size, maximumSize: maximumSize, path: path.description)
+        return try LocalFiles.read(fd, path: path.description, maximumSize: maximumSize, remote: true)
     }
 
     public func write(_ data: Data, to path: RemotePath) async throws {
-        try LocalFiles.writeDurably(data, to: url(for: path), remote: true)
+        let folder = try openFolder(path.parent)
+        try LocalFiles.writeReplacing(in: folder.fd, name: path.name, path: path.description, durably: true, remote: true) { write in
+            try write(data)
+        }
     }
 
-    /// Streams the file in chunks (attachments of any size), durably and atomically like ``write(_:to:)``.
     public func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws {
-        let from = url(for: source).path
-        let to = url(for: destination).path
+        let from = try openFolder(source.parent), to = try openFolder(destination.parent)
         if replacing {
-            guard rename(from, to) == 0 else { throw fail("rename", source) }
-        } else if foldersync_rename_noreplace(from, to) != 0 {
+            guard renameat(from.fd, source.name, to.fd, destination.name) == 0 else { throw fail("rename", source) }
+        } else if foldersync_renameat_noreplace(from.fd, source.name, to.fd, destination.name) != 0 {
             guard errno == EINVAL || errno == ENOSYS else { throw fail("rename", destination) }
             try linkThenUnlink(from, to, source: source, destination: destination)
         }
-        LocalFiles.syncDirectory(url(for: destination.parent).path)
+        _ = fsync(to.fd)
     }
 
     /// Create-if-absent for file systems without `RENAME_NOREPLACE` (older NFS, some FUSE mounts); on those
     /// without hard links either, a check then a rename.
-    private func linkThenUnlink(_ from: String, _ to: String, source: RemotePath, destination: RemotePath) throws {
+    private func linkThenUnlink(_ from: OpenFolder, _ to: OpenFolder, source: RemotePath, destination: RemotePath) throws {
         var info = Glibc.stat()
-        if lstat(from, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+        if fstatat(from.fd, source.name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
             // Folders cannot be hard-linked; rename refuses a non-empty target, which is enough here.
-            if lstat(to, &info) == 0 { throw FolderSyncError(.remoteItemExists, "already exists", path: destination.description) }
-            guard rename(from, to) == 0 else { throw fail("rename", source) }
+            if fstatat(to.fd, destination.name, &info, AT_SYMLINK_NOFOLLOW) == 0 {
+                throw FolderSyncError(.remoteItemExists, "already exists", path: destination.description)
+            }
+            guard renameat(from.fd, source.name, to.fd, destination.name) == 0 else { throw fail("rename", source) }
             return
         }
-        guard link(from, to) == 0 else {
+        guard linkat(from.fd, source.name, to.fd, destination.name, 0) == 0 else {
             guard [EPERM, EIO, ENOSYS, EOPNOTSUPP].contains(errno) else { throw fail("link", destination) }
             // No hard links either (rclone mount answers EIO): look, then rename. Not atomic: two creators racing
             // for one name can both win, as on a WebDAV server whose MOVE Overwrite: F is a check then a rename.
-            if lstat(to, &info) == 0 { throw FolderSyncError(.remoteItemExists, "already exists", path: destination.description) }
-            guard rename(from, to) == 0 else { throw fail("rename", source) }
+            if fstatat(to.fd, destination.name, &info, AT_SYMLINK_NOFOLLOW) == 0 {
+                throw FolderSyncError(.remoteItemExists, "already exists", path: destination.description)
+            }
+            guard renameat(from.fd, source.name, to.fd, destination.name) == 0 else { throw fail("rename", source) }
             return
         }
-        unlink(from)
+        unlinkat(from.fd, source.name, 0)
     }
 
+    /// Removes a file, or a folder with its contents; a link is removed itself, never what it points to.
     public func remove(_ path: RemotePath) async throws {
-        let local = url(for: path)
+        guard !path.isRoot else { throw FolderSyncError(.permissionDenied, "the root of the shared folder is not removed", path: "/") }
+        let folder: OpenFolder
+        do {
+            folder = try openFolder(path.parent)
+        } catch let error as FolderSyncError where error.code == .remoteItemNotFound {
+            return
+        }
         var info = Glibc.stat()
-        guard lstat(local.path, &info) == 0 else {
+        guard fstatat(folder.fd, path.name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
             if errno == ENOENT || errno == ENOTDIR { return }
             throw fail("stat", path)
         }
@@ -135,35 +251,36 @@ public struct FileManagerFileSystem: RemoteFileSystem {
             for child in try await contentsOfDirectory(at: path) {
                 try await remove(path.appending(child.name))
             }
-            guard rmdir(local.path) == 0 || errno == ENOENT else { throw fail("rmdir", path) }
+            guard unlinkat(folder.fd, path.name, AT_REMOVEDIR) == 0 || errno == ENOENT else { throw fail("rmdir", path) }
         } else {
-            guard unlink(local.path) == 0 || errno == ENOENT else { throw fail("unlink", path) }
+            guard unlinkat(folder.fd, path.name, 0) == 0 || errno == ENOENT else { throw fail("unlink", path) }
         }
     }
 
     public func createDirectory(at path: RemotePath) async throws {
-        try LocalFiles.createDirectory(url(for: path), remote: true)
+        _ = try openFolder(path, creating: true)
     }
 
     public func download(_ path: RemotePath, toLocalFile destination: URL) async throws {
-        let source = url(for: path)
-        guard FileManager.default.fileExists(atPath: source.path) else {
-            throw FolderSyncError(.remoteItemNotFound, "no such file", path: path.description)
+        let (fd, _) = try openFile(path)
+        defer { close(fd) }
+        try LocalFiles.writeReplacing(destination, durably: false) { write in
+            try LocalFiles.readPieces(of: fd, path: path.description, size: 1 << 20, remote: true) { piece, _ in try write(piece) }
         }
-        try LocalFiles.copy(source, to: destination, durably: false, remote: true)
     }
 
     /// Reads the remote file itself in pieces: a whole store is checked and unpacked as it is read, with no local copy.
     public func readPieces(of path: RemotePath, size: Int, _ body: (Data) throws -> Void) async throws {
-        let source = url(for: path)
-        guard FileManager.default.fileExists(atPath: source.path) else {
-            throw FolderSyncError(.remoteItemNotFound, "no such file", path: path.description)
-        }
-        try LocalFiles.readPieces(of: source, size: size, remote: true) { piece, _ in try body(piece) }
+        let (fd, _) = try openFile(path)
+        defer { close(fd) }
+        try LocalFiles.readPieces(of: fd, path: path.description, size: size, remote: true) { piece, _ in try body(piece) }
     }
 
     /// Streams the file into place (temporary, fsync, rename, fsync of the folder): a whole store is never loaded whole.
     public func upload(fromLocalFile source: URL, to path: RemotePath) async throws {
-        try LocalFiles.copy(source, to: url(for: path), durably: true, remote: true)
+        let folder = try openFolder(path.parent)
+        try LocalFiles.writeReplacing(in: folder.fd, name: path.name, path: path.description, durably: true, remote: true) { write in
+            try LocalFiles.readPieces(of: source, size: 1 << 20) { piece, _ in try write(piece) }
+        }
     }
 }
