@@ -14,8 +14,17 @@ struct GoldenByteFlipTests {
     static func documentedCodes(_ kind: GoldenFile.Kind) -> Set<FolderSyncError.Code> {
         switch kind {
         case .sealedFile: [.tamperedFile, .unsupportedFormatVersion]
+        case .wholeStore: [.corruptFile, .unsupportedFormatVersion, .localStoreFailed]
         default: [.corruptFile, .unsupportedFormatVersion]
         }
+    }
+
+    /// The offsets of a whole store's snapshot length (UInt64 after the identifier, the client and the schema version).
+    static func snapshotLengthOffsets(_ data: Data) -> Range<Int> {
+        let bytes = [UInt8](data)
+        let identifierLength = Int(bytes[13]), clientLength = Int(bytes[14 + identifierLength])
+        let start = 13 + 1 + identifierLength + 1 + clientLength + 8
+        return start..<(start + 8)
     }
 
     /// The byte offsets whose change may read as a newer version: the version field of each binary format.
@@ -54,6 +63,13 @@ struct GoldenByteFlipTests {
                             "\(file.path): byte \(offset) ^ \(mask) gave \(error.code): \(error.message)")
                     if error.code == .unsupportedFormatVersion, let versions = Self.versionOffsets(file.kind) {
                         #expect(versions.contains(offset), "\(file.path): byte \(offset) ^ \(mask) read as a newer version")
+                    }
+                    if error.code == .localStoreFailed {
+                        // A whole store's header is read before its trailer is checked: a snapshot length grown past
+                        // what the local disk can take is refused as such before anything is written.
+                        let lengthField = file.kind == .wholeStore ? Self.snapshotLengthOffsets(original) : 0..<0
+                        #expect(lengthField.contains(offset),
+                                "\(file.path): byte \(offset) ^ \(mask) gave localStoreFailed: \(error.message)")
                     }
                     refused += 1
                 } catch {

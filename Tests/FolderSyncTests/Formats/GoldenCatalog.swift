@@ -52,8 +52,9 @@ struct GoldenWholeStore: Sendable {
         /// Refused with this typed error, the fresh store left as it was.
         case refused(FolderSyncError.Code)
         /// A DEFECT kept visible, not a behaviour to keep: installed without an error, but its registers do not
-        /// read as today's (registers without their head, bookkeeping version 2, carry the same version byte).
-        /// Issue 22 item 3 must turn it into `.installs` (converted) or `.refused(.unsupportedFormatVersion)`.
+        /// read as today's (registers without their head, bookkeeping version 2, carry the same version byte as
+        /// those with it, and the file no snapshot schema number). It must become `.installs` (converted, as
+        /// `LegacyRegisters` converts a local store of that version) or `.refused(...)` by the snapshot's shape.
         case installsUnreadableRegisters
     }
 
@@ -229,26 +230,28 @@ enum GoldenCatalog {
     /// historical lines to what the new reader does with them (`.installs` when it converts them,
     /// `.refused(.unsupportedFormatVersion)` when it refuses them by their number).
     static func wholeStore(_ name: String, version: Int, compression: WholeStoreCompression, attachments: Bool, writer: GoldenFile.Writer,
-                           install: GoldenWholeStore.Install) -> [GoldenFile] {
+                           countsAttachments: Bool = false, install: GoldenWholeStore.Install) -> [GoldenFile] {
         let path = "whole-stores/\(name).ticdsync", manifestPath = "whole-stores/\(name).manifest.ticdsync"
         let expected = "whole-stores/\(name).expected.txt"
         let identifier = "5C000000-0000-4000-8000-00000000000\(attachments ? 2 : 1)"
-        let snapshotSize = { () -> UInt64 in
-            // The header's snapshot length is read from the file itself: it is what its writer's SQLite made.
-            (try? WholeStoreHeaderPeek.snapshotByteCount(Golden.url(path))) ?? 0
-        }()
-        let header = WholeStoreFile.Header(wholeStoreIdentifier: identifier, clientIdentifier: Golden.clientA, schemaVersion: 1,
-                                           snapshotByteCount: snapshotSize, compression: compression)
+        // The header's snapshot length is read from the file itself: it is what its writer's SQLite made.
+        let snapshotSize = (try? WholeStoreHeaderPeek.snapshotByteCount(Golden.url(path))) ?? 0
         let covers: [String: Int64] = [Golden.clientA: attachments ? 1 : 2, Golden.clientB: 2]
+        // Format 3 says in the file what the snapshot contains and the shape of its bookkeeping (2: packed registers).
+        let header = WholeStoreFile.Header(wholeStoreIdentifier: identifier, clientIdentifier: Golden.clientA, schemaVersion: 1,
+                                           snapshotByteCount: snapshotSize, compression: compression,
+                                           snapshotSchemaVersion: version >= 3 ? 2 : nil, covers: version >= 3 ? covers : nil)
         let byteCount = Int64((try? FileManager.default.attributesOfItem(atPath: Golden.url(path).path)[.size] as? Int) ?? 0)
+        // Manifest version 2 (with format 3) adds the checksum of the content, which the file's trailer holds.
         let manifest = WholeStoreManifest(clientIdentifier: Golden.clientA, wholeStoreIdentifier: identifier, creationDate: Golden.date,
                                           schemaVersion: 1, covers: covers, wholeStoreByteCount: byteCount,
                                           wholeStoreChecksum: WholeStoreHeaderPeek.checksumWithTrailer(Golden.url(path)),
-                                          attachmentReferenceCount: writer == .current ? (attachments ? 1 : 0) : nil)
+                                          contentChecksum: version >= 3 ? WholeStoreHeaderPeek.trailer(Golden.url(path)) : nil,
+                                          attachmentReferenceCount: countsAttachments ? (attachments ? 1 : 0) : nil)
         return [
             GoldenFile(path: path, kind: .wholeStore, version: version, writer: writer,
                        content: .wholeStore(GoldenWholeStore(header: header, manifest: manifestPath, snapshotDump: expected, install: install))),
-            GoldenFile(path: manifestPath, kind: .propertyList, version: 1, writer: writer, content: .propertyList(manifest)),
+            GoldenFile(path: manifestPath, kind: .propertyList, version: version >= 3 ? 2 : 1, writer: writer, content: .propertyList(manifest)),
         ]
     }
 
@@ -304,10 +307,17 @@ enum GoldenCatalog {
                                         remotePath: "com.example.notes/Documents/\(Golden.document)/Attachments/\(zlibAttachment.sha256)")),
         ]
         // Whole stores: every format and snapshot shape ever written, each with its manifest.
-        files += wholeStore("format2-stored", version: 2, compression: .none, attachments: false, writer: .current, install: .installs)
-        files += wholeStore("format2-zlib", version: 2, compression: .zlib, attachments: false, writer: .current, install: .installs)
-        files += wholeStore("format2-stored-attachments", version: 2, compression: .none, attachments: true, writer: .current, install: .installs)
-        files += wholeStore("format2-zlib-attachments", version: 2, compression: .zlib, attachments: true, writer: .current, install: .installs)
+        for (compression, encoding) in [("stored", WholeStoreCompression.none), ("zlib", .zlib)] {
+            for attachments in [false, true] {
+                let suffix = attachments ? "-attachments" : ""
+                files += wholeStore("format3-\(compression)\(suffix)", version: 3, compression: encoding, attachments: attachments,
+                                    writer: .current, countsAttachments: true, install: .installs)
+                // Format 2 with manifest version 1 as the last commits before format 3 wrote it (the whole-store
+                // writer of b07a721, run on this branch at 4ff6da9).
+                files += wholeStore("format2-\(compression)\(suffix)", version: 2, compression: encoding, attachments: attachments,
+                                    writer: .commit("4ff6da9"), countsAttachments: true, install: .installs)
+            }
+        }
         for attachments in ["", "-attachments"] {
             files += wholeStore("format1-percolumn-zlib\(attachments)", version: 1, compression: .zlib, attachments: !attachments.isEmpty,
                                 writer: .commit("1c87d59"), install: historicalInstall)
@@ -331,11 +341,10 @@ enum GoldenCatalog {
         return files
     }()
 
-    /// What installing a whole store of the per-column snapshot shape (bookkeeping version 1) does today: its
-    /// `foldersync_clocks` has other columns than the store's, and the install fails on SQLite's error, by luck
-    /// rather than by a number. Issue 22 item 3 (a snapshot schema number in the whole-store header) turns this
-    /// into a conversion or a refusal with `.unsupportedFormatVersion`; its author changes this line.
-    static let historicalInstall = GoldenWholeStore.Install.refused(.localStoreFailed)
+    /// What installing a whole store of the per-column snapshot shape (snapshot schema 1, files without the number)
+    /// does today: the snapshot check refuses its `foldersync_clocks`, whose columns are not the store's
+    /// (`corruptFile`), before anything is installed; a new device then joins from change sets.
+    static let historicalInstall = GoldenWholeStore.Install.refused(.corruptFile)
 
     static func file(_ path: String) -> GoldenFile { files.first { $0.path == path }! }
     static func files(of kind: GoldenFile.Kind) -> [GoldenFile] { files.filter { $0.kind == kind } }
@@ -355,5 +364,11 @@ enum WholeStoreHeaderPeek {
     /// The CRC-32 of the whole file, trailer included: what a manifest of format version 1 records.
     static func checksumWithTrailer(_ url: URL) -> UInt32 {
         (try? Data(contentsOf: url)).map { Checksum.crc32($0) } ?? 0
+    }
+
+    /// The file's CRC-32 trailer: the checksum of its content, which a manifest of version 2 records.
+    static func trailer(_ url: URL) -> UInt32 {
+        guard let data = try? Data(contentsOf: url), data.count >= 4 else { return 0 }
+        return data.suffix(4).reversed().reduce(0) { $0 << 8 | UInt32($1) }
     }
 }

@@ -74,13 +74,14 @@ enum GoldenWriters {
                 let size = try FileManager.default.attributesOfItem(atPath: snapshot.path)[.size] as! Int
                 var header = store.header
                 header.snapshotByteCount = UInt64(size)
+                header.covers = covers
                 let output = scratch.appendingPathComponent("record-\(file.path.hashValue).ticdsync")
-                let (byteCount, checksum) = try WholeStoreFile.write(snapshot: snapshot, to: output, header: header)
+                let written = try WholeStoreFile.write(snapshot: snapshot, to: output, header: header)
                 try write(try Data(contentsOf: output), file.path)
                 let manifest = WholeStoreManifest(clientIdentifier: header.clientIdentifier, wholeStoreIdentifier: header.wholeStoreIdentifier,
                                                   creationDate: Golden.date, schemaVersion: header.schemaVersion, covers: covers,
-                                                  wholeStoreByteCount: byteCount, wholeStoreChecksum: checksum,
-                                                  attachmentReferenceCount: attachments ? 1 : 0)
+                                                  wholeStoreByteCount: written.byteCount, wholeStoreChecksum: written.checksum,
+                                                  contentChecksum: written.contentChecksum, attachmentReferenceCount: attachments ? 1 : 0)
                 try write(try PropertyListFile.encode(manifest), store.manifest)
             case .localStore(_, let expected):
                 let url = scratch.appendingPathComponent("record-local.sqlite")

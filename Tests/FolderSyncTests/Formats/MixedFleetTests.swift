@@ -52,12 +52,15 @@ enum NewerFiles {
         return Data(bytes)
     }
 
-    /// A property list whose envelope says format version `version` (its payload checksum still holds).
-    static func propertyList(_ data: Data, version: Int = 2) -> Data {
+    /// The property list with its envelope's format version set to `newer` (default: one above the file's),
+    /// its payload checksum still holding.
+    static func propertyList(_ data: Data, version newer: Int? = nil) -> Data {
         let text = String(decoding: data, as: UTF8.self)
-        let pattern = "<key>formatVersion</key>\n\t<integer>1</integer>"
-        precondition(text.contains(pattern), "not a version-1 FolderSync property list")
-        return Data(text.replacingOccurrences(of: pattern, with: "<key>formatVersion</key>\n\t<integer>\(version)</integer>").utf8)
+        let key = "<key>formatVersion</key>\n\t<integer>"
+        let start = text.range(of: key)!.upperBound
+        let end = text[start...].range(of: "</integer>")!.lowerBound
+        let version = Int(text[start..<end])!
+        return Data((String(text[..<start]) + String(newer ?? version + 1) + String(text[end...])).utf8)
     }
 }
 
@@ -100,7 +103,7 @@ struct MixedFleetTests {
         var kinds = 0
         for file in GoldenCatalog.files(of: .propertyList) {
             guard case .propertyList(let expected) = file.content else { continue }
-            let newer = NewerFiles.propertyList(try Golden.data(file.path))
+            let newer = NewerFiles.propertyList(try Golden.data(file.path), version: type(of: expected).formatVersion + 1)
             #expect(code { _ = try decodedPayload(like: expected, from: newer, path: file.path) } == .unsupportedFormatVersion, "\(file.path)")
             kinds += 1
         }
@@ -126,7 +129,14 @@ struct MixedFleetTests {
         let first = try Golden.data("recent-syncs/generation1.recentsync")
         #expect(try PropertyListFile.decode(RecentSyncGeneration1.self, from: first, path: "m").publishedSequence == 2)
         #expect(try PropertyListFile.decode(RecentSync.self, from: first, path: "m").recentChangeSets == nil)
-        // The same for a manifest that counts its attachment references (0b62df5), even a count of 0.
+        // The same for a manifest that counts its attachment references (0b62df5), even a count of 0; a manifest of
+        // version 2 (whole-store format 3) is refused by its number.
+        for name in ["format3-stored", "format3-stored-attachments"] {
+            let manifest = try Golden.data("whole-stores/\(name).manifest.ticdsync")
+            #expect { try PropertyListFile.decode(WholeStoreManifestGeneration1.self, from: manifest, path: name) } throws: {
+                ($0 as? FolderSyncError)?.code == .unsupportedFormatVersion
+            }
+        }
         for name in ["format2-stored", "format2-stored-attachments"] {
             let manifest = try Golden.data("whole-stores/\(name).manifest.ticdsync")
             #expect { try PropertyListFile.decode(WholeStoreManifestGeneration1.self, from: manifest, path: name) } throws: {
@@ -148,23 +158,28 @@ struct MixedFleetTests {
         return folder.appendingPathComponent(name)
     }
 
-    @Test("A change set of a newer format version stops the sync with unsupportedFormatVersion, naming it; nothing of it is applied")
-    func newerChangeSetStopsTheSync() async throws {
+    @Test("A change set of a newer format version is parked with its client's later sets; the other clients' sets apply")
+    func newerChangeSetIsParked() async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
-        let (a, b) = try await TestClient.pair(FileManagerFileSystem(rootURL: root), in: directory)
+        let remote = FileManagerFileSystem(rootURL: root)
+        let (a, b) = try await TestClient.pair(remote, in: directory)
+        let c = try await TestClient.make(remote, name: "C", in: directory)
         try await a.sync()
         try b.execute("INSERT INTO notes(id, title) VALUES ('n1', 'from a newer B')")
         try await b.sync()
+        try b.execute("INSERT INTO notes(id, title) VALUES ('n2', 'B again')")
+        try await b.sync()
+        try c.execute("INSERT INTO notes(id, title) VALUES ('c1', 'from C')")
+        try await c.sync()
         let file = try Self.changeSetFile(root, client: "client-B", sequence: 1)
         try NewerFiles.changeSet(try Data(contentsOf: file)).write(to: file)
         for _ in 0..<2 {
-            await #expect { try await a.sync() } throws: { error in
-                let error = error as? FolderSyncError
-                return error?.code == .unsupportedFormatVersion && error?.path?.hasSuffix(file.lastPathComponent) == true
-            }
+            let report = try await a.sync()
+            #expect(report.parkedChangeSets.contains { $0.hasSuffix(file.lastPathComponent) })
+            #expect(report.warnings.contains { $0.kind == .changeSetParked && $0.path?.hasSuffix(file.lastPathComponent) == true })
         }
-        #expect(try a.value("SELECT count(*) FROM notes") == "0")
+        #expect(try a.value("SELECT group_concat(id) FROM notes") == "c1", "B's sets wait; C's apply")
     }
 
     @Test("A change set of a newer schema version is parked with its client's later sets; the updated app applies them")
@@ -193,16 +208,20 @@ struct MixedFleetTests {
         #expect(try updated.value("SELECT group_concat(id) FROM (SELECT id FROM notes ORDER BY id)") == "a1,n1,n2")
     }
 
-    @Test("A recent-sync marker of a newer version stops the sync with unsupportedFormatVersion; vacuum counts its client as acknowledging nothing")
-    func newerRecentSyncStopsTheSync() async throws {
+    @Test("A recent-sync marker of a newer version is a warning: the sync lists its client's folder instead; vacuum counts that client as acknowledging nothing")
+    func newerRecentSyncIsAWarning() async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
         let (a, b) = try await TestClient.pair(FileManagerFileSystem(rootURL: root), in: directory)
         try a.execute("INSERT INTO notes(id, title) VALUES ('a1', 'from A')")
         try await converge(a, b)
+        try b.execute("INSERT INTO notes(id, title) VALUES ('b1', 'from B')")
+        try await b.sync()
         let marker = root.appendingPathComponent("com.example.notes/Documents/DOC/RecentSyncs/client-B.recentsync")
         try NewerFiles.propertyList(try Data(contentsOf: marker)).write(to: marker)
-        await #expect { try await a.sync() } throws: { ($0 as? FolderSyncError)?.code == .unsupportedFormatVersion }
+        let report = try await a.sync()
+        #expect(report.warnings.contains { $0.kind == .unreadableFile && $0.path?.hasSuffix("client-B.recentsync") == true })
+        #expect(try a.value("SELECT group_concat(id) FROM (SELECT id FROM notes ORDER BY id)") == "a1,b1")
         let vacuum = try await a.document.vacuum(dryRun: true)
         #expect(vacuum.skipped.contains { $0.path.description.hasSuffix("client-B.recentsync") })
     }
