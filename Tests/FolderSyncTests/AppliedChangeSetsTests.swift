@@ -60,8 +60,12 @@ struct AppliedChangeSetsTests {
         #expect(try store!.database.read { try Row.fetchAll($0, sql: "SELECT client, through FROM \(GRDBStore.appliedRunsTable) ORDER BY client") }
                 == [["client": "client-A", "through": 300], ["client": "client-B", "through": 5], ["client": "client-C", "through": 0]])
 
-        // The layout before the runs: only the ledger. Opening the store gives it its runs.
-        try store!.database.write { try $0.execute(sql: "DROP TABLE \(GRDBStore.appliedRunsTable)") }
+        // The layout before the runs (bookkeeping version 4, which recorded no version): only the ledger. Opening
+        // the store gives it its runs.
+        try store!.database.write { db in
+            try db.execute(sql: "DROP TABLE \(GRDBStore.appliedRunsTable)")
+            try db.execute(sql: "DELETE FROM foldersync_meta WHERE key = ?", arguments: [StoreSchema.bookkeepingVersionKey])
+        }
         try store!.close()
         store = nil
         store = try NotesSchema.open(url)

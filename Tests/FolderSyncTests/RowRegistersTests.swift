@@ -98,11 +98,14 @@ struct RowRegistersTests {
         try store!.database.write { try $0.execute(sql: "UPDATE items SET b = 'b2' WHERE id = 'r1'") }
         try store!.database.close()
         store = nil
-        // The layout before the staged table: staged rows in the pending table, under their sequence.
+        // The layout before the staged table (bookkeeping version 3, which recorded no version and had no runs
+        // table): staged rows in the pending table, under their sequence.
         let old = try DatabaseQueue(path: url.path)
         try old.write { db in
             try db.execute(sql: "INSERT INTO \(LocalLayout.unsynchronizedChangesTable) SELECT * FROM \(LocalLayout.stagedChangesTable)")
             try db.execute(sql: "DROP TABLE \(LocalLayout.stagedChangesTable)")
+            try db.execute(sql: "DROP TABLE \(GRDBStore.appliedRunsTable)")
+            try db.execute(sql: "DELETE FROM foldersync_meta WHERE key = ?", arguments: [StoreSchema.bookkeepingVersionKey])
         }
         try old.close()
 

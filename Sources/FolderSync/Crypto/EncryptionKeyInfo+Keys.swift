@@ -18,9 +18,15 @@ extension EncryptionKeyInfo {
 
     /// Wraps `dataKey` under a password key derived from `password` with a new salt; returns the file and that key.
     static func make(wrapping dataKey: SymmetricKey, password: String, client: String, date: Date) throws -> (EncryptionKeyInfo, SymmetricKey) {
-        let salt = SymmetricKey(size: .bits256).bytes
+        try make(wrapping: dataKey, password: password, client: client, date: date, salt: SymmetricKey(size: .bits256).bytes, nonce: AES.GCM.Nonce())
+    }
+
+    /// The same with a given salt and wrapping nonce instead of random ones: the same input then gives the same
+    /// file. Only for tests that pin the format against golden files; never reuse a salt or a nonce.
+    static func make(wrapping dataKey: SymmetricKey, password: String, client: String, date: Date,
+                     salt: Data, nonce: AES.GCM.Nonce) throws -> (EncryptionKeyInfo, SymmetricKey) {
         let passwordKey = try derive(password, salt: salt, iterations: minimumIterations)
-        let wrapped = try AES.GCM.seal(dataKey.bytes, using: passwordKey, authenticating: wrappingLabel)
+        let wrapped = try AES.GCM.seal(dataKey.bytes, using: passwordKey, nonce: nonce, authenticating: wrappingLabel)
         let info = EncryptionKeyInfo(keyDerivation: pbkdf2, iterations: minimumIterations, salt: salt, cipher: aesGCM,
                                      wrappedDataKey: wrapped.combined!,
                                      verifier: Data(HMAC<SHA256>.authenticationCode(for: verifierLabel, using: passwordKey)),

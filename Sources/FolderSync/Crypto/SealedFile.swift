@@ -70,7 +70,18 @@ struct SealedFile {
 
     /// Seals a whole file held in memory.
     static func seal(_ data: Data, dataKey: SymmetricKey, path: RemotePath) throws -> Data {
-        let file = SealedFile(dataKey: dataKey, path: path)
+        try seal(data, file: SealedFile(dataKey: dataKey, path: path))
+    }
+
+    /// Seals a whole file held in memory with the file salt `salt` instead of a random one: the same input then
+    /// gives the same bytes. Only for tests that pin the format against golden files; never reuse a salt.
+    static func seal(_ data: Data, dataKey: SymmetricKey, path: RemotePath, fixedSalt salt: Data) throws -> Data {
+        precondition(salt.count == 32, "a file salt is 32 bytes")
+        return try seal(data, file: SealedFile(dataKey: dataKey, header: SealedFileHeader(chunkSize: SealedFileHeader.defaultChunkSize, salt: salt),
+                                               path: path.description))
+    }
+
+    private static func seal(_ data: Data, file: SealedFile) throws -> Data {
         var output = file.header.bytes
         output.reserveCapacity(Header.size + data.count + (data.count / file.chunkSize + 1) * Header.tagSize)
         var index: UInt64 = 0

@@ -12,32 +12,63 @@ import GRDB
 /// registers packed in one BLOB (``RowRegisters``), and the pending table one row per changed synced row with
 /// its marked columns packed in one BLOB (``PendingMarks``). Staging moves those rows to the staged table, with
 /// the sequence they were staged in (`staged_in`). The pending table keeps a `staged_in` column, always 0,
-/// from the layout before the staged table (``createBookkeeping(_:)`` converts such stores).
+/// from the layout before the staged table. The bookkeeping is versioned: see `StoreSchema+Versions.swift`
+/// for its history and the migrations that bring older stores up to date.
 enum StoreSchema {
-    static let bookkeeping = """
-        CREATE TABLE IF NOT EXISTS foldersync_meta(
-            key TEXT PRIMARY KEY NOT NULL, value BLOB) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS foldersync_clocks(
-            tbl TEXT NOT NULL, sync_id TEXT NOT NULL, stamps BLOB NOT NULL,
-            PRIMARY KEY(tbl, sync_id)) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS foldersync_tombstones(
-            tbl TEXT NOT NULL, sync_id TEXT NOT NULL, hlc INTEGER NOT NULL, client TEXT,
-            PRIMARY KEY(tbl, sync_id)) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS \(LocalLayout.unsynchronizedChangesTable)(
-            tbl TEXT NOT NULL, sync_id TEXT NOT NULL, staged_in INTEGER NOT NULL, marks BLOB NOT NULL,
-            PRIMARY KEY(tbl, sync_id, staged_in)) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS \(LocalLayout.stagedChangesTable)(
-            tbl TEXT NOT NULL, sync_id TEXT NOT NULL, staged_in INTEGER NOT NULL, marks BLOB NOT NULL,
-            PRIMARY KEY(tbl, sync_id, staged_in)) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS foldersync_shadow(
-            tbl TEXT NOT NULL, sync_id TEXT NOT NULL, col TEXT NOT NULL, value,
-            PRIMARY KEY(tbl, sync_id, col)) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS \(LocalLayout.appliedChangeSetsTable)(
-            client TEXT NOT NULL, sequence INTEGER NOT NULL, change_set_id TEXT NOT NULL,
-            PRIMARY KEY(client, sequence)) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS \(GRDBStore.appliedRunsTable)(
-            client TEXT PRIMARY KEY NOT NULL, through INTEGER NOT NULL) WITHOUT ROWID;
-        """
+    /// The declaration of each bookkeeping table, as a new store creates it and every migration that creates
+    /// the table creates it: the same text, so that a migrated store declares its tables exactly as a new one
+    /// (a snapshot's tables are compared by their declarations before a page install).
+    static let bookkeepingTables: [(name: String, sql: String)] = [
+        ("foldersync_meta", """
+            CREATE TABLE IF NOT EXISTS foldersync_meta(
+                key TEXT PRIMARY KEY NOT NULL, value BLOB) WITHOUT ROWID
+            """),
+        ("foldersync_clocks", """
+            CREATE TABLE IF NOT EXISTS foldersync_clocks(
+                tbl TEXT NOT NULL, sync_id TEXT NOT NULL, stamps BLOB NOT NULL,
+                PRIMARY KEY(tbl, sync_id)) WITHOUT ROWID
+            """),
+        ("foldersync_tombstones", """
+            CREATE TABLE IF NOT EXISTS foldersync_tombstones(
+                tbl TEXT NOT NULL, sync_id TEXT NOT NULL, hlc INTEGER NOT NULL, client TEXT,
+                PRIMARY KEY(tbl, sync_id)) WITHOUT ROWID
+            """),
+        (LocalLayout.unsynchronizedChangesTable, """
+            CREATE TABLE IF NOT EXISTS \(LocalLayout.unsynchronizedChangesTable)(
+                tbl TEXT NOT NULL, sync_id TEXT NOT NULL, staged_in INTEGER NOT NULL, marks BLOB NOT NULL,
+                PRIMARY KEY(tbl, sync_id, staged_in)) WITHOUT ROWID
+            """),
+        (LocalLayout.stagedChangesTable, """
+            CREATE TABLE IF NOT EXISTS \(LocalLayout.stagedChangesTable)(
+                tbl TEXT NOT NULL, sync_id TEXT NOT NULL, staged_in INTEGER NOT NULL, marks BLOB NOT NULL,
+                PRIMARY KEY(tbl, sync_id, staged_in)) WITHOUT ROWID
+            """),
+        ("foldersync_shadow", """
+            CREATE TABLE IF NOT EXISTS foldersync_shadow(
+                tbl TEXT NOT NULL, sync_id TEXT NOT NULL, col TEXT NOT NULL, value,
+                PRIMARY KEY(tbl, sync_id, col)) WITHOUT ROWID
+            """),
+        (LocalLayout.appliedChangeSetsTable, """
+            CREATE TABLE IF NOT EXISTS \(LocalLayout.appliedChangeSetsTable)(
+                client TEXT NOT NULL, sequence INTEGER NOT NULL, change_set_id TEXT NOT NULL,
+                PRIMARY KEY(client, sequence)) WITHOUT ROWID
+            """),
+        (GRDBStore.appliedRunsTable, """
+            CREATE TABLE IF NOT EXISTS \(GRDBStore.appliedRunsTable)(
+                client TEXT PRIMARY KEY NOT NULL, through INTEGER NOT NULL) WITHOUT ROWID
+            """),
+    ]
+
+    /// Every bookkeeping table of the current version (``currentBookkeepingVersion``), for a new store.
+    static var bookkeeping: String { bookkeepingTables.map(\.sql).joined(separator: ";\n") }
+
+    /// Creates the bookkeeping table `name` as the current version declares it (nothing if it exists).
+    static func createBookkeepingTable(_ name: String, _ db: Database) throws {
+        guard let table = bookkeepingTables.first(where: { $0.name == name }) else {
+            preconditionFailure("\(name) is not a bookkeeping table")
+        }
+        try db.execute(sql: table.sql)
+    }
 
     /// Marks in the pending table's `marks` for whole-row events (real column names never start with `#`).
     static let createdMarker = "#created"

@@ -56,6 +56,9 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     ///   - schemaVersion: the app's schema version, written into every change set.
     ///   - now: the wall clock feeding the hybrid logical clock (injected by tests).
     ///   - migrate: creates or migrates the app's tables; runs before change capture is installed.
+    /// - Throws: ``FolderSyncError/Code/unsupportedFormatVersion`` when a newer FolderSync wrote the store's
+    ///   bookkeeping (the store is left untouched); ``FolderSyncError/Code/localStoreFailed`` when SQLite fails.
+    ///   A store of an older FolderSync is brought up to date, once, as it is opened.
     public init(path: String, tables: [SyncedTable], schemaVersion: Int = 1,
                 now: @escaping @Sendable () -> Date = { Date() },
                 migrate: (Database) throws -> Void) throws {
@@ -75,12 +78,16 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
         configuration.journalMode = .wal
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         do {
+            // Before the connection: opening one for writing writes to the file (GRDB's WAL set-up).
+            try StoreSchema.refuseNewerBookkeeping(atPath: path)
             database = try DatabaseQueue(path: path, configuration: configuration)
             var columns: [String: [String]] = [:]
             try database.write { db in
+                // A store of a newer bookkeeping version is refused before anything, the app's migration included,
+                // writes to it (the transaction then rolls back, and the file is left as it was).
+                try StoreSchema.checkBookkeepingVersion(db, path: path)
                 try migrate(db)
-                try StoreSchema.migrateRegisterRows(db)
-                try StoreSchema.createBookkeeping(db)
+                try StoreSchema.openBookkeeping(db, path: path)
                 for table in tables {
                     let primaryKey = try db.primaryKey(table.name)
                     guard primaryKey.columns == [table.syncIDColumn] else {
