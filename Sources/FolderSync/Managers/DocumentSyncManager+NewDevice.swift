@@ -61,7 +61,7 @@ extension DocumentSyncManager {
         }
         do {
             _ = try await download.run()
-        } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
+        } catch let error as FolderSyncError where error.isUnusableWholeStore {
             // Starting from a whole store saves time; the first sync looks again, or starts from the change sets.
             applicationSyncManager.environment.logger.warning("Opening the store without a whole store: \(error)")
         } catch let error as FolderSyncError {

@@ -60,7 +60,7 @@ extension DocumentSyncManager {
                 let download = bootstrapDownloadOperation(integrityKey: integrityKey, store: snapshotting)
                 installed = try await download.run()
                 attachmentsFetched = download.attachmentsFetched
-            } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
+            } catch let error as FolderSyncError where error.isUnusableWholeStore {
                 // Starting from a whole store saves time; the change sets bring the same data. Once they are
                 // applied, this client uploads a store of its own, so that the next device finds a usable one.
                 bootstrapWarning = SyncWarning(kind: .wholeStoreUnusable, message: error.message, path: error.path)
@@ -86,7 +86,7 @@ extension DocumentSyncManager {
                     let again = try await guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy).run()
                     report.merge(again)
                 }
-            } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
+            } catch let error as FolderSyncError where error.isUnusableWholeStore {
                 // Every store is unusable for now (one being replaced, its manifest and file caught half way, found by
                 // the kill torture): this sync keeps what it applied, reports the store, and the next one looks again.
                 // This client owes a store of its own, so that the tree does not stay without a usable one.

@@ -1,6 +1,15 @@
 public import Foundation
 import CFileSystem
 
+extension FolderSyncError {
+    /// Whether the error says a whole store cannot be used, so that another one (or the change sets) is used instead:
+    /// damaged, of a newer format, or claiming more than this disk can take (a damaged size field, or a zlib bomb).
+    var isUnusableWholeStore: Bool {
+        isDamagedFile || code == .unsupportedFormatVersion
+            || (code == .localStoreFailed && path?.hasSuffix(RemoteLayout.wholeStoreFileName) == true)
+    }
+}
+
 /// Downloads the whole store that covers the most change sets and installs it in place of the local data.
 ///
 /// Stores are chosen by what their manifests say they contain, never by file dates. A store is installed
@@ -138,8 +147,7 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
                 // store does not declare.
                 if checksSchemaOfCandidates { try (store as? GRDBStore)?.checkSnapshot(at: snapshot) }
                 return manifest
-            } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion
-                        || error.code == .remoteItemNotFound {
+            } catch let error as FolderSyncError where error.isUnusableWholeStore || error.code == .remoteItemNotFound {
                 environment.logger.warning("Skipping whole store of \(manifest.clientIdentifier): \(error)")
                 lastError = error
             }
