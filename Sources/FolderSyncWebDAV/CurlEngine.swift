@@ -158,7 +158,7 @@ private func transportFailure(_ code: CURLcode, detail: String) -> TransportFail
     case CURLE_OPERATION_TIMEDOUT: return .timedOut
     case CURLE_COULDNT_CONNECT: return .cannotConnect
     case CURLE_COULDNT_RESOLVE_HOST: return .cannotResolve
-    case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE: return .connectionLost
+    case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_SEND_FAIL_REWIND: return .connectionLost
     case CURLE_WEIRD_SERVER_REPLY, CURLE_UNSUPPORTED_PROTOCOL: return .noAnswer
     case CURLE_PEER_FAILED_VERIFICATION: return .tls("the server's certificate is not trusted")
     case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE,
@@ -278,9 +278,12 @@ private final class CurlTransfer: @unchecked Sendable {
         }
     }
 
-    /// Rewinds the body to send, when libcurl must send it again (a reused connection that had closed).
+    /// Rewinds the body to send, when libcurl must send it again (a reused connection that had closed), except for a
+    /// `PUT`: libcurl would send it again on its own, to the same name, while the server may still be writing the
+    /// lost attempt (wsgidav keeps a body cut short, and finished it after the new one: a torn file was then
+    /// published). The failure goes up instead, and the caller sends the `PUT` again under a new name.
     func seek(to offset: Int64) -> Bool {
-        guard offset >= 0, offset <= uploadSize else { return false }
+        guard request.method != "PUT", offset >= 0, offset <= uploadSize else { return false }
         if uploadData != nil {
             uploadOffset = offset
             return true

@@ -59,8 +59,11 @@ package final class HTTPTransport: Sendable {
     /// - Parameter maximumBodySize: For a read of a bounded file: a successful answer whose body is larger is
     ///   refused (``/FolderSync/FolderSyncError/Code/corruptFile``) as soon as its `Content-Length` or its bytes
     ///   show it, without downloading the rest.
+    /// - Parameter retriesLostAttempts: `false` for a request that must not be sent again as it is after an attempt
+    ///   lost in transit (the server may still be carrying that attempt out): such a failure is thrown at once as a
+    ///   ``LostAttempt``, and the caller sends another request (``WebDAVFileSystem``'s `PUT` picks a new name).
     package func send(_ request: HTTPRequest, path: RemotePath, downloadingTo download: URL? = nil,
-                      maximumBodySize: Int? = nil) async throws -> HTTPResponse {
+                      maximumBodySize: Int? = nil, retriesLostAttempts: Bool = true) async throws -> HTTPResponse {
         var request = request
         var attempt = 1
         var redirects = 0
@@ -74,6 +77,7 @@ package final class HTTPTransport: Sendable {
                 response = try await engine.perform(prepared(request), downloadingTo: download,
                                                      maximumBodySize: maximumBodySize.map(Int64.init))
             } catch let failure as TransportFailure {
+                if !retriesLostAttempts, failure.isTransient { throw LostAttempt(error: failure.error(path: path, server: server, timeout: requestTimeout)) }
                 guard failure.isTransient, attempt < retry.maximumAttempts else {
                     if case .bodyTooLarge(let size) = failure, let maximumBodySize {
                         try FolderSyncError.checkSize(size, maximumSize: maximumBodySize, path: path.description)
@@ -100,6 +104,11 @@ package final class HTTPTransport: Sendable {
             result.followedLostAttempt = lostAttempt
             return result
         }
+    }
+
+    /// An attempt lost in transit, of a request sent with `retriesLostAttempts: false`: `error` says how.
+    package struct LostAttempt: Error {
+        package let error: FolderSyncError
     }
 
     /// Waits before the next attempt of a request that failed in a way that may pass (also used by callers

@@ -245,12 +245,28 @@ public final class WebDAVFileSystem: RemoteFileSystem {
     }
 
     /// `PUT` under a temporary name next to `path`, then `MOVE` over it: readers never see a partial file.
+    ///
+    /// A `PUT` lost in transit is sent again under a new temporary name, never the same one: the server may still
+    /// be writing the lost one (wsgidav keeps the bytes of a body cut short), and a late torn write must not land
+    /// on the name about to be moved into place (seen through a proxy that tears uploads).
     func putThenMove(_ body: HTTPRequest.Body, to path: RemotePath) async throws {
         guard !path.isRoot else { throw FolderSyncError(.remoteItemExists, "the root is a folder", path: "/") }
-        let temporary = path.parent.appending(TemporaryName.make(for: path.name))
-        let put = HTTPRequest(method: "PUT", url: address.url(for: temporary),
-                              headers: ["Content-Type": "application/octet-stream"], body: body)
-        let response = try await transport.send(put, path: path)
+        var attempt = 1
+        var temporary: RemotePath
+        var response: HTTPResponse
+        while true {
+            temporary = path.parent.appending(TemporaryName.make(for: path.name))
+            let put = HTTPRequest(method: "PUT", url: address.url(for: temporary),
+                                  headers: ["Content-Type": "application/octet-stream"], body: body)
+            do {
+                response = try await transport.send(put, path: path, retriesLostAttempts: false)
+                break
+            } catch let lost as HTTPTransport.LostAttempt {
+                guard attempt < transport.maximumAttempts else { throw lost.error }
+                try await transport.wait(afterAttempt: attempt, retryAfter: nil)
+                attempt += 1
+            }
+        }
         guard WebDAVStatus.isSuccess(response.status) else {
             // RFC 4918 says 409; nginx answers 500 and rclone 404 to a PUT into a missing folder: say what it means.
             if response.status == 404 || response.status >= 500, !path.parent.isRoot, try await item(at: path.parent) == nil {
