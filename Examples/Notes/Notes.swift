@@ -44,8 +44,13 @@ enum NotesMain {
 struct Notes: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A notes app that syncs through a shared folder with FolderSync.",
-        discussion: "Registration happens on first use. Exit code 0 on success; otherwise 1 with a one-line error on stderr.",
-        subcommands: [Add.self, Edit.self, Move.self, Tag.self, Untag.self, Delete.self, List.self, Sync.self, Demo.self])
+        discussion: """
+            The notes live in the database: add, edit, move, tag, untag, delete, list and status never touch the shared \
+            folder; sync (which registers the device the first time) and rejoin do. Exit code 0 on success; otherwise 1 \
+            with a one-line error on stderr.
+            """,
+        subcommands: [Add.self, Edit.self, Move.self, Tag.self, Untag.self, Delete.self, List.self, Sync.self, Status.self,
+                      Rejoin.self, Demo.self])
 
     @Option(help: "The notes database (SQLite file) of this device.")
     var db: String?
@@ -67,8 +72,14 @@ struct Notes: AsyncParsableCommand {
                                + "with it, an encrypted one opened with it.", valueName: "PATH"))
     var passwordFile: String?
 
-    /// Opens this device's session from the global options.
-    func session() async throws -> NotesSession {
+    /// This device's notes database: all that reading and writing notes needs (never the shared folder).
+    func database() throws -> NotesDatabase {
+        guard let db else { throw NotesError("missing --db PATH (see 'notes --help')") }
+        return try NotesDatabase(path: db)
+    }
+
+    /// This device's sync managers, configured without touching the remote.
+    func configuredSession() throws -> (NotesSession, remote: String, password: String?) {
         guard let db else { throw NotesError("missing --db PATH (see 'notes --help')") }
         guard let remote else { throw NotesError("missing --remote LOCATION (see 'notes --help')") }
         var password: String?
@@ -78,8 +89,16 @@ struct Notes: AsyncParsableCommand {
             }
             password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
         }
-        return try await NotesSession.open(databasePath: db, remote: remote, applicationIdentifier: app,
-                                           documentIdentifier: document, clientName: clientName, password: password)
+        let session = try NotesSession.configure(databasePath: db, remote: remote, applicationIdentifier: app,
+                                                 documentIdentifier: document, clientName: clientName, password: password)
+        return (session, remote, password)
+    }
+
+    /// This device's session, registered: from what it remembers, or with the remote the first time.
+    func session() async throws -> NotesSession {
+        let (session, remote, password) = try configuredSession()
+        try await session.register(remote: remote, password: password)
+        return session
     }
 }
 
@@ -98,7 +117,7 @@ struct Add: AsyncParsableCommand {
 
     func run() async throws {
         let text = try noteText(text)
-        print(try await notes.session().database.add(text))
+        print(try notes.database().add(text))
     }
 }
 
@@ -110,7 +129,7 @@ struct Edit: AsyncParsableCommand {
 
     func run() async throws {
         let text = try noteText(text)
-        try await notes.session().database.edit(id, text)
+        try notes.database().edit(id, text)
     }
 }
 
@@ -120,7 +139,7 @@ struct Move: AsyncParsableCommand {
     @Argument var id: String
     @Argument(help: "The folder's name.") var folder: String
 
-    func run() async throws { try await notes.session().database.move(id, toFolder: folder) }
+    func run() async throws { try notes.database().move(id, toFolder: folder) }
 }
 
 struct Tag: AsyncParsableCommand {
@@ -129,7 +148,7 @@ struct Tag: AsyncParsableCommand {
     @Argument var id: String
     @Argument var tag: String
 
-    func run() async throws { try await notes.session().database.tag(id, tag) }
+    func run() async throws { try notes.database().tag(id, tag) }
 }
 
 struct Untag: AsyncParsableCommand {
@@ -138,7 +157,7 @@ struct Untag: AsyncParsableCommand {
     @Argument var id: String
     @Argument var tag: String
 
-    func run() async throws { try await notes.session().database.untag(id, tag) }
+    func run() async throws { try notes.database().untag(id, tag) }
 }
 
 struct Delete: AsyncParsableCommand {
@@ -146,7 +165,7 @@ struct Delete: AsyncParsableCommand {
     @ParentCommand var notes: Notes
     @Argument var id: String
 
-    func run() async throws { try await notes.session().database.delete(id) }
+    func run() async throws { try notes.database().delete(id) }
 }
 
 struct List: AsyncParsableCommand {
@@ -155,7 +174,7 @@ struct List: AsyncParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
-        let listing = try await notes.session().database.list()
+        let listing = try notes.database().list()
         print(json ? try NotesOutput.json(listing) : NotesOutput.table(listing), terminator: "")
     }
 }
@@ -182,7 +201,40 @@ struct Sync: AsyncParsableCommand {
                 await asked.answer { NotesOutput.confirm("This sync would delete \(deletion). Go ahead?") }
             }
         }
+        let progress = isatty(STDERR_FILENO) == 1 ? SyncProgressLine(session.document.events()) : nil
+        defer { progress?.stop() }
         let report = try await session.document.synchronize()
+        progress?.stop()
+        print(json ? try NotesOutput.json(SyncReportSummary(report)) : NotesOutput.describe(report), terminator: "")
+    }
+}
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show this device's sync status, without touching the shared folder.",
+        discussion: "Whether the device registered, the reset it stopped on (until rejoin), whether notes wait to be published, "
+            + "and how the last sync went.")
+    @ParentCommand var notes: Notes
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let (session, _, _) = try notes.configuredSession()
+        let status = NotesStatus(session.document)
+        print(json ? try NotesOutput.json(status) : status.text, terminator: "")
+    }
+}
+
+struct Rejoin: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Re-join the shared folder after a reset (remote wiped or replaced, document or this device deleted).",
+        discussion: "Keeps every note of this device: they are published again and merged with what the others have.")
+    @ParentCommand var notes: Notes
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let session = try await notes.session()
+        guard session.document.resetState != nil else { throw NotesError("this device has no reset to re-join from (see 'notes status')") }
+        let report = try await session.document.rejoin()
         print(json ? try NotesOutput.json(SyncReportSummary(report)) : NotesOutput.describe(report), terminator: "")
     }
 }

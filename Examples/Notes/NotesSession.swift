@@ -4,45 +4,67 @@ import Foundation
 import Logging
 
 /// One device of the notes app: its database and its sync managers, registered on first use.
+///
+/// The launch sequence an offline-first app uses: configure the managers (no remote), then
+/// `registerConfigured()`, which needs the shared folder only the first time; every later launch comes up from
+/// what the helper folder remembers, and the remote is checked by the first sync that reaches it.
 struct NotesSession {
     let database: NotesDatabase
     let document: DocumentSyncManager
 
-    /// Opens the database at `databasePath` and registers with the remote (creating the remote document if missing).
-    static func open(databasePath: String, remote location: String, applicationIdentifier: String,
-                     documentIdentifier: String, clientName: String?, password: String? = nil,
-                     narrate: (@Sendable (String) -> Void)? = nil) async throws -> NotesSession {
+    /// Opens the database at `databasePath` and configures the managers, without touching the remote.
+    static func configure(databasePath: String, remote location: String, applicationIdentifier: String,
+                          documentIdentifier: String, clientName: String?, password: String? = nil) throws -> NotesSession {
         let database = try NotesDatabase(path: databasePath)
         // Paths, file:// and http(s):// (WebDAV, credentials from FOLDERSYNC_WEBDAV_USER/PASSWORD), as in foldersync.
         let remote = try RemoteLocation.fileSystem(for: location)
         var environment = SyncEnvironment.live
         // Warnings reach the user once, in the sync report; FOLDERSYNC_LOG_LEVEL (debug, info, …) shows the log.
         environment.logger.logLevel = ProcessInfo.processInfo.environment["FOLDERSYNC_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
-        let client = try database.clientIdentifier()
         let app = ApplicationSyncManager(remote: remote, environment: environment)
         let helper = URL(fileURLWithPath: databasePath + ".foldersync", isDirectory: true)
         // The key derived from a password given once is kept here (mode 0600), never the password.
         app.encryptionKeyStore = FileEncryptionKeyStore(directory: helper)
         if let password {
-            // Opt-in encryption: a new application is encrypted with this password, an encrypted one opened with it.
+            // Opt-in encryption: a new application is encrypted with this password, an encrypted one opened with it,
+            // and a folder that is not encrypted is refused (encryptionMismatch) rather than written in clear.
+            app.requiresEncryption = true
             app.encryptionHandler = { request in request.reason == .wrongPassword ? .cancel : .password(password) }
         } else {
             app.encryptionHandler = { request in request.reason == .newApplication ? .noEncryption : .cancel }
         }
         let name = try database.clientName(given: clientName, fallback: ProcessInfo.processInfo.hostName)
-        do {
-            try await app.register(.init(applicationIdentifier: applicationIdentifier, clientIdentifier: client, clientDescription: name))
-        } catch FolderSyncError.Code.registrationCancelled where password == nil {
-            throw NotesError("\(applicationIdentifier) in \(RemoteLocation.redacted(location)) is encrypted: give its password with --password-file PATH")
-        }
-        let document = try await DocumentSyncManager(
+        try app.configure(.init(applicationIdentifier: applicationIdentifier, clientIdentifier: try database.clientIdentifier(),
+                                clientDescription: name))
+        let document = try DocumentSyncManager(
             applicationSyncManager: app,
-            registering: .init(documentIdentifier: documentIdentifier, documentDescription: "Notes", helperDirectory: helper),
-            store: database.store,
-            remoteDocumentCreationHandler: { _ in
-                narrate?("the remote document does not exist yet, so this device creates it")
-                return true
-            })
+            configuration: .init(documentIdentifier: documentIdentifier, documentDescription: "Notes", helperDirectory: helper),
+            store: database.store)
         return NotesSession(database: database, document: document)
+    }
+
+    /// Registers: at once from what this device remembers, or with the remote the first time (creating the remote
+    /// document if it is missing).
+    func register(remote location: String, password: String?, narrate: (@Sendable (String) -> Void)? = nil) async throws {
+        document.remoteDocumentCreationHandler = { _ in
+            narrate?("the remote document does not exist yet, so this device creates it")
+            return true
+        }
+        do {
+            try await document.registerConfigured()
+        } catch FolderSyncError.Code.registrationCancelled where password == nil {
+            throw NotesError("\(document.layout.applicationIdentifier) in \(RemoteLocation.redacted(location)) is encrypted: "
+                             + "give its password with --password-file PATH")
+        }
+    }
+
+    /// Opens the database at `databasePath` and registers with the remote (creating the remote document if missing).
+    static func open(databasePath: String, remote location: String, applicationIdentifier: String,
+                     documentIdentifier: String, clientName: String?, password: String? = nil,
+                     narrate: (@Sendable (String) -> Void)? = nil) async throws -> NotesSession {
+        let session = try configure(databasePath: databasePath, remote: location, applicationIdentifier: applicationIdentifier,
+                                    documentIdentifier: documentIdentifier, clientName: clientName, password: password)
+        try await session.register(remote: location, password: password, narrate: narrate)
+        return session
     }
 }

@@ -80,6 +80,9 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
         /// encrypted while this client holds its key, or while the app asked for encryption. Nothing was written
         /// (a folder's `FormatVersion.plist` is clear, so a storage provider could otherwise switch encryption off).
         public static let encryptionMismatch = Code(rawValue: 25)
+        /// FolderSync failed in a way it does not expect (a bug, or a library it uses failing); the message names
+        /// the cause. Nothing was half done: the next sync starts over.
+        public static let internalError = Code(rawValue: 26)
 
         public var description: String {
             switch self {
@@ -108,6 +111,7 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
             case .massDeletionDeclined: "massDeletionDeclined"
             case .remoteUnavailable: "remoteUnavailable"
             case .encryptionMismatch: "encryptionMismatch"
+            case .internalError: "internalError"
             default: "code\(rawValue)"
             }
         }

@@ -100,13 +100,44 @@ public struct DeletedClientInfo: PropertyListPayload {
     }
 }
 
-/// What a client remembers locally about its registration of a document (in its helper folder).
+/// What a client remembers locally about its registration of a document (in its helper folder): enough to come
+/// up on a later launch without the shared folder (``DocumentSyncManager/registerConfigured()``).
 struct LocalRegistration: PropertyListPayload {
     static let kind = "localRegistration"
-    static let formatVersion = 1
+    /// Version 2 adds ``encryptionKey``, so that an encrypted application is unlocked at launch without the remote.
+    static let formatVersion = 2
     var applicationIdentifier: String
     var documentIdentifier: String
     var clientIdentifier: String
     /// The integrity key the local store belongs to.
     var integrityKey: String
+    /// The application's `Encryption/EncryptionKey.plist` when it is encrypted: the data key wrapped by the password
+    /// key, as on the remote (where it is clear too). With the password key of the key store, it opens the data key.
+    var encryptionKey: Data? = nil
+}
+
+/// The reset a client's document stopped on (remote wiped or replaced, document or client deleted), remembered in the
+/// helper folder until ``DocumentSyncManager/rejoin()``: the store stays usable, every later sync stops on the same
+/// reset without touching the remote, and the one backup made when it was found is the only one.
+struct LocalReset: PropertyListPayload {
+    static let kind = "localReset"
+    static let formatVersion = 1
+    /// ``FolderSyncError/Code``'s raw value.
+    var code: Int
+    var message: String
+    var path: String?
+    var backupPath: String?
+    var date: Date
+}
+
+/// How the last syncs of a document went, for an app's status display (``DocumentSyncManager/lastSynchronization``).
+struct LocalSyncStatus: PropertyListPayload {
+    static let kind = "localSyncStatus"
+    static let formatVersion = 1
+    /// When a sync last completed.
+    var lastSuccess: Date?
+    /// When a sync last failed, with its error's code (raw value) and message; `nil` once a later one succeeded.
+    var lastFailure: Date?
+    var lastErrorCode: Int?
+    var lastErrorMessage: String?
 }

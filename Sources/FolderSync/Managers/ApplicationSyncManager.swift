@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// Callbacks of an ``ApplicationSyncManager``; every method has an empty default.
@@ -66,6 +67,14 @@ open class ApplicationSyncManager: @unchecked Sendable {
     private let encryptionHandlerBox = Locked<(@Sendable (EncryptionRequest) async -> EncryptionAnswer)?>(nil)
     private let keyStoreBox = Locked<(any EncryptionKeyStore)?>(nil)
     private let requiresEncryptionBox = Locked(false)
+    private let replacementHandlerBox = Locked<(@Sendable (RemoteReplacementRequest) async -> Bool)?>(nil)
+    /// Whether this launch came up from a remembered registration and has not registered with the remote yet.
+    private let checksRemote = Locked(false)
+    /// Whether a document of this client remembers registering: the application's tree is then never created again.
+    private let registeredBefore = Locked(false)
+    /// The registration with the remote a document asked for, shared by the documents that ask at once.
+    private let pendingRegistration = Locked<Task<Void, any Error>?>(nil)
+    private let encryptionKeyFileBox = Locked<Data?>(nil)
     private let configuration = Locked<(Configuration, RemoteLayout)?>(nil)
     private let gate = RegistrationGate()
     private let delegateBox = Locked<WeakDelegate>(WeakDelegate())
@@ -129,6 +138,20 @@ open class ApplicationSyncManager: @unchecked Sendable {
         set { requiresEncryptionBox.withLock { $0 = newValue } }
     }
 
+    /// Asked when the application's folder is gone from a remote this client registered with before: `true` means
+    /// the remote was really replaced (a new, empty share), and this client creates the application's tree anew;
+    /// then its documents stop with ``FolderSyncError/Code/integrityKeyMismatch`` and re-join. Without a handler, or
+    /// when it answers `false`, the folder is taken for unreachable (an unmounted share looks empty):
+    /// ``FolderSyncError/Code/remoteUnavailable``, nothing written, and the next sync looks again.
+    public var remoteReplacementHandler: (@Sendable (RemoteReplacementRequest) async -> Bool)? {
+        get { replacementHandlerBox.current }
+        set { replacementHandlerBox.withLock { $0 = newValue } }
+    }
+
+    /// `Encryption/EncryptionKey.plist` of the application this manager registered with, when it is encrypted: what a
+    /// document remembers to unlock it at a later launch without the remote.
+    var encryptionKeyFile: Data? { encryptionKeyFileBox.current }
+
     /// The layout of this application's tree, once configured.
     public var layout: RemoteLayout? { configuration.current?.1 }
 
@@ -158,15 +181,8 @@ open class ApplicationSyncManager: @unchecked Sendable {
         }
         try gate.begin(what: "application \(configuration.applicationIdentifier)")
         delegate?.applicationSyncManagerDidBeginRegistering(self)
-        let device = DeviceInfo(clientIdentifier: configuration.clientIdentifier,
-                                clientDescription: configuration.clientDescription,
-                                userInfo: configuration.userInfo,
-                                registrationDate: environment.now().wholeSeconds)
         do {
-            let operation = applicationRegistrationOperation(layout: layout, deviceInfo: device)
-            operation.requiresEncryption = requiresEncryption   // set here, so that a backend's subclass gets it too
-            try await operation.run()
-            remoteBox.withLock { $0 = operation.fileSystem }
+            try await registerWithRemote(configuration, layout: layout)
             gate.finish(.success(()))
             environment.logger.info("Registered client \(configuration.clientIdentifier) with \(configuration.applicationIdentifier)")
             delegate?.applicationSyncManagerDidFinishRegistering(self)
@@ -181,6 +197,83 @@ open class ApplicationSyncManager: @unchecked Sendable {
     /// Returns when this manager is registered; throws if its registration fails.
     public func waitUntilRegistered() async throws {
         try await gate.wait()
+    }
+
+    /// Runs the registration operation against the remote and adopts what it found. `rejoining`: the app said the
+    /// remote was replaced (``DocumentSyncManager/rejoin()``), so a missing tree is created even by a client that
+    /// registered before.
+    private func registerWithRemote(_ configuration: Configuration, layout: RemoteLayout, rejoining: Bool = false) async throws {
+        let device = DeviceInfo(clientIdentifier: configuration.clientIdentifier, clientDescription: configuration.clientDescription,
+                                userInfo: configuration.userInfo, registrationDate: environment.now().wholeSeconds)
+        let operation = applicationRegistrationOperation(layout: layout, deviceInfo: device)
+        // Set here, not in the factory, so that a backend's subclass gets them too.
+        operation.requiresEncryption = requiresEncryption
+        operation.registeredBefore = registeredBefore.current && !rejoining
+        operation.askToReplaceRemote = { [unowned self] request in await self.remoteReplacementHandler?(request) ?? false }
+        try await operation.run()
+        remoteBox.withLock { $0 = operation.fileSystem }
+        encryptionKeyFileBox.withLock { $0 = operation.encryptionKeyFile }
+        checksRemote.withLock { $0 = false }
+    }
+
+    /// Asks for a registration with the remote at the next ``registerIfNeeded(registeredBefore:rejoining:)``: the
+    /// application's folder was found gone (an unreachable share, or a replaced remote the app may confirm).
+    func checkRemoteAgain() { checksRemote.withLock { $0 = true } }
+
+    /// Comes up from what a document of this client remembers, without touching the remote: configured, able to sync,
+    /// and with an encrypted application unlocked by the saved password key. The remote is checked by the first
+    /// ``registerIfNeeded(registeredBefore:)``. `false` when it cannot (an encrypted application whose password key is
+    /// not saved, or no longer opens the remembered key file): the launch then registers with the remote.
+    func resume(encryptionKey: Data?) throws -> Bool {
+        guard let (configuration, layout) = self.configuration.current else {
+            throw FolderSyncError(.invalidConfiguration, "configure the application sync manager before its documents")
+        }
+        registeredBefore.withLock { $0 = true }
+        if state == .ableToSync || state == .registering { return true }   // this launch registered, or is registering
+        var remote = underlyingRemote
+        if let encryptionKey {
+            let info = try PropertyListFile.decode(EncryptionKeyInfo.self, from: encryptionKey, path: layout.encryptionKeyFile.description)
+            guard let saved = try encryptionKeyStore?.passwordKey(for: layout.applicationIdentifier) else { return false }
+            let passwordKey = SymmetricKey(data: saved)
+            guard info.accepts(passwordKey) else { return false }
+            remote = EncryptedFileSystem(base: underlyingRemote, layout: layout, dataKey: try info.dataKey(with: passwordKey, path: layout.encryptionKeyFile))
+        }
+        try gate.begin(what: "application \(configuration.applicationIdentifier)")
+        remoteBox.withLock { $0 = remote }
+        encryptionKeyFileBox.withLock { $0 = encryptionKey }
+        checksRemote.withLock { $0 = true }
+        gate.finish(.success(()))
+        return true
+    }
+
+    /// Registers with the remote unless this launch did: a first registration, or the check after a launch that came up
+    /// from a remembered registration (which leaves the manager able to sync if it fails: the next sync tries again).
+    /// Documents that ask at once share one registration. `registeredBefore`: a document remembers registering, so
+    /// the application's tree is never created again by itself (``remoteReplacementHandler``).
+    /// `rejoining`: a re-join after a wipe registers again in any case, creating the tree if it is gone.
+    func registerIfNeeded(registeredBefore: Bool, rejoining: Bool = false) async throws {
+        if registeredBefore { self.registeredBefore.withLock { $0 = true } }
+        let task = pendingRegistration.withLock { pending -> Task<Void, any Error>? in
+            if let pending { return pending }
+            switch state {
+            case .ableToSync where !checksRemote.current && !rejoining: return nil
+            case .registering: return nil
+            default: break
+            }
+            let task = Task { [self] in
+                if state == .ableToSync {
+                    guard let (configuration, layout) = self.configuration.current else { return }
+                    try await registerWithRemote(configuration, layout: layout, rejoining: rejoining)
+                } else {
+                    try await registerConfigured()
+                }
+            }
+            pending = task
+            return task
+        }
+        guard let task else { return try await waitUntilRegistered() }
+        defer { pendingRegistration.withLock { $0 = nil } }
+        try await task.value
     }
 
     /// Builds the registration operation. Override to return a backend subclass.

@@ -17,10 +17,10 @@ extension DocumentSyncManager {
         guard let store = store as? any SnapshottingModelAdapter else {
             throw FolderSyncError(.invalidConfiguration, "the local store of document \(documentIdentifier) cannot re-join")
         }
-        switch lastReset.current {
+        switch lastReset.current?.code {
         case .clientDeleted?:
             try await applicationSyncManager.remote.remove(layout.deletedClientFile(documentIdentifier, client: clientIdentifier))
-            try await registerConfigured()
+            try await register(creatingMissingDocument: false)
             _ = try await wholeStoreDownloadOperation(store: store).run()
         case .integrityKeyMismatch?, .documentDeleted?:
             try? FileManager.default.removeItem(at: localLayout.registrationFile)
@@ -30,7 +30,7 @@ extension DocumentSyncManager {
         default:
             throw FolderSyncError(.invalidConfiguration, "document \(documentIdentifier) has no reset to re-join from")
         }
-        lastReset.withLock { $0 = nil }
+        forgetReset()
         return try await synchronize()
     }
 }

@@ -36,13 +36,24 @@ extension DocumentSyncManager {
             throw FolderSyncError(.invalidConfiguration, "document \(documentIdentifier) has no local store to synchronize")
         }
         delegate?.documentSyncManagerDidBeginSynchronizing(self)
+        syncStarted()
         do {
+            // Stopped on a reset until the app re-joins: nothing of the remote is read, no new backup is made.
+            if let reset = lastReset.current { throw reset }
+            try await checkRemoteIfNeeded()
             let report = try await synchronizeWithPolicy(integrityKey: integrityKey, store: store)
             if !report.warnings.isEmpty { delegate?.documentSyncManager(self, didEncounterWarnings: report.warnings) }
+            syncEnded(.success(report))
             delegate?.documentSyncManager(self, didFinishSynchronizingWith: report)
             return report
         } catch {
-            let error = stopForReset(FolderSyncError.wrapping(error, "synchronization failed"))
+            let error = stopForReset(FolderSyncError.wrapping(error, "synchronization failed").unavailableIfUnreachable)
+            if error.code == .remoteUnavailable {
+                // The next sync registers again first: the folder may be back, or replaced (the app's handler decides).
+                checksRemote.withLock { $0 = true }
+                applicationSyncManager.checkRemoteAgain()
+            }
+            syncEnded(.failure(error))
             delegate?.documentSyncManager(self, didFailToSynchronizeWithError: error)
             throw error
         }
@@ -156,22 +167,29 @@ extension DocumentSyncManager {
     }
 
     /// For a reset (remote replaced or deleted, client deleted): backs up the local store into the error and
-    /// remembers the reset for ``rejoin()``, wherever it was found (sync, registration, whole-store transfer).
+    /// remembers the reset for ``rejoin()``, wherever it was found (sync, registration, whole-store transfer). Once
+    /// per reset: a reset already remembered is returned as it is, with its backup, and no new one is made.
     func stopForReset(_ error: FolderSyncError) -> FolderSyncError {
         guard [.integrityKeyMismatch, .clientDeleted, .documentDeleted].contains(error.code) else { return error }
+        if let remembered = lastReset.current { return remembered }
         var error = error
         if let store { error.backupPath = try? backUpForReset(store) }
-        lastReset.withLock { $0 = error.code }
+        rememberReset(error)
         return error
     }
 
-    /// Copies the local store, with its unpublished changes, into the helper folder's `Backups/`.
+    /// Copies the local store, with its unpublished changes, into the helper folder's `Backups/`, and removes the
+    /// oldest backups beyond ``SyncPolicy/keptBackups``.
     private func backUpForReset(_ store: any ModelAdapter) throws -> String? {
         guard let snapshotting = store as? any SnapshottingModelAdapter else { return nil }
-        try LocalFiles.createDirectory(localLayout.backupsDirectory)
-        let stamp = Int(applicationSyncManager.environment.now().timeIntervalSince1970)
-        let url = localLayout.backupsDirectory.appendingPathComponent("backup-\(stamp)-\(applicationSyncManager.environment.makeIdentifier()).sqlite")
+        let folder = localLayout.backupsDirectory
+        try LocalFiles.createDirectory(folder)
+        let stamp = String(format: "%012d", Int(applicationSyncManager.environment.now().timeIntervalSince1970))
+        let url = folder.appendingPathComponent("backup-\(stamp)-\(applicationSyncManager.environment.makeIdentifier()).sqlite")
         try snapshotting.backup(to: url)
+        let backups = (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?
+            .filter { $0.hasPrefix("backup-") && $0.hasSuffix(".sqlite") }.sorted() ?? []
+        for old in backups.dropLast(max(1, policy.keptBackups)) { try? FileManager.default.removeItem(at: folder.appendingPathComponent(old)) }
         return url.path
     }
 
@@ -209,9 +227,11 @@ extension DocumentSyncManager {
             throw FolderSyncError(.notRegistered, "register document \(documentIdentifier) before transferring whole stores")
         }
         do {
+            if let reset = lastReset.current { throw reset }
+            try await checkRemoteIfNeeded()
             try await synchronizationOperation(integrityKey: integrityKey, store: store).checkStillRegistered()
         } catch {
-            throw stopForReset(FolderSyncError.wrapping(error, "checking the remote document failed"))
+            throw stopForReset(FolderSyncError.wrapping(error, "checking the remote document failed").unavailableIfUnreachable)
         }
     }
 

@@ -99,13 +99,20 @@ open class DocumentSyncManager: @unchecked Sendable {
     let coalescer = SyncCoalescer()
     let watchers = Locked<[Task<Void, Never>]>([])
     let policyBox = Locked(SyncPolicy())
-    /// The reset the last sync stopped on, which ``rejoin()`` recovers from.
-    let lastReset = Locked<FolderSyncError.Code?>(nil)
+    /// The reset the document stopped on and has not re-joined from (remembered in the helper folder), which
+    /// ``rejoin()`` recovers from.
+    let lastReset = Locked<FolderSyncError?>(nil)
+    /// When ``lastReset`` was found.
+    let resetDate = Locked<Date?>(nil)
+    /// Whether this launch came up from the remembered registration and has not checked the remote yet: the first
+    /// sync (or whole-store transfer) registers with it, once.
+    let checksRemote = Locked(false)
+    /// Whether a sync is running, and how the last ones went (also kept in the helper folder).
+    let status = Locked<(isSynchronizing: Bool, last: LocalSyncStatus?)>((false, nil))
     let eventContinuations = Locked<[UUID: AsyncStream<SyncEvent>.Continuation]>([:])
     private let resolverBox = Locked<(@Sendable (SyncConflict) async -> ConflictResolution?)?>(nil)
     private let gate = RegistrationGate()
     private let registration = Locked<LocalRegistration?>(nil)
-    private let preconfiguredForDownload = Locked(false)
     private let delegateBox = Locked<WeakDelegate>(WeakDelegate())
     private let creationHandler = Locked<(@Sendable (RemoteDocumentCreationRequest) async -> Bool)?>(nil)
     private let massDeletionBox = Locked<(@Sendable (MassDeletion) async -> Bool)?>(nil)
@@ -128,6 +135,7 @@ open class DocumentSyncManager: @unchecked Sendable {
         self.localLayout = LocalLayout(helperDirectory: configuration.helperDirectory)
         self.clientIdentifier = app.clientIdentifier
         self.storeBox = Locked(store)
+        loadRememberedState()   // the reset and sync status a launch shows before it registers: helper files only
     }
 
     /// Configures and registers at once (one-shot registration).
@@ -183,58 +191,96 @@ open class DocumentSyncManager: @unchecked Sendable {
     public var integrityKey: String? { registration.current?.integrityKey }
     /// Whether the document's remote data is encrypted: the application sync manager's setting.
     public var shouldUseEncryption: Bool { applicationSyncManager.shouldUseEncryption }
-    /// Whether ``preconfigureForDownload()`` prepared this manager to download the document before registering.
-    public var isPreconfiguredForDownload: Bool { preconfiguredForDownload.current }
+    /// Whether this client remembers registering the document (in its helper folder): then
+    /// ``registerConfigured()`` needs no shared folder. Reads the helper folder only.
+    public var remembersRegistration: Bool { (try? loadLocalRegistration()) != nil }
 
     // MARK: Registration
 
-    /// Prepares this manager to download a document that exists on the remote, before it has a local store.
+    /// Registers the document with the configuration given at creation, registering the application first when
+    /// this launch has not.
     ///
-    /// Loads what this client remembers and checks the helper folder, without touching the remote. Once
-    /// registered, ``openStore(at:_:)`` makes the local store from the document's whole store.
-    public func preconfigureForDownload() throws {
-        try LocalFiles.createPrivateDirectory(localLayout.helperDirectory)   // 0700: registration, downloads, backups
-        registration.withLock { $0 = nil }
-        preconfiguredForDownload.withLock { $0 = true }
-    }
-
-    /// Registers the document with the configuration given at creation.
-    ///
-    /// Waits for the application sync manager; pauses to ask when the remote document is missing.
-    /// - Throws: ``FolderSyncError/Code/registrationCancelled`` when the app declines to create the document,
+    /// On every launch after the first, this needs no shared folder: the manager comes up at once from what the
+    /// helper folder remembers (``remembersRegistration``), the store opens and works, and the remote is checked at
+    /// the first ``synchronize()`` that reaches it. Only a client that never registered needs the remote here; it
+    /// pauses to ask when the remote document is missing.
+    /// - Throws: ``FolderSyncError/Code/remoteUnavailable`` when a first registration cannot reach the shared folder,
+    ///   ``FolderSyncError/Code/registrationCancelled`` when the app declines to create the document,
     ///   ``FolderSyncError/Code/integrityKeyMismatch`` when the remote was reset, and other typed errors.
     public func registerConfigured() async throws {
+        if try await resumeRemembered() { return }
         try await register(creatingMissingDocument: false)
     }
 
-    /// Registers; when `creatingMissingDocument`, a missing remote document is created without asking (re-join).
+    /// Comes up from the remembered registration, without touching the remote; `false` when there is none it can
+    /// use (a first launch, or an encrypted application whose password key is not saved).
+    private func resumeRemembered() async throws -> Bool {
+        guard let remembered = try loadLocalRegistration(),
+              try applicationSyncManager.resume(encryptionKey: remembered.encryptionKey) else { return false }
+        try gate.begin(what: "document \(documentIdentifier)")
+        delegate?.documentSyncManagerDidBeginRegistering(self)
+        registration.withLock { $0 = remembered }
+        checksRemote.withLock { $0 = true }
+        loadRememberedState()
+        gate.finish(.success(()))
+        delegate?.documentSyncManagerDidFinishRegistering(self)
+        return true
+    }
+
+    /// Registers with the remote; when `creatingMissingDocument`, a missing remote document is created without asking (re-join).
     func register(creatingMissingDocument: Bool) async throws {
         try gate.begin(what: "document \(documentIdentifier)")
         delegate?.documentSyncManagerDidBeginRegistering(self)
         do {
-            try await applicationSyncManager.waitUntilRegistered()
             try LocalFiles.createPrivateDirectory(localLayout.helperDirectory)   // 0700: registration, downloads, backups
             let remembered = try loadLocalRegistration()
-            let proposed = DocumentInfo(documentIdentifier: documentIdentifier, documentDescription: documentDescription,
-                                        userInfo: userInfo, integrityKey: "", createdByClient: clientIdentifier,
-                                        creationDate: .distantPast)
-            let operation = documentRegistrationOperation(proposedDocumentInfo: proposed, rememberedIntegrityKey: remembered?.integrityKey)
-            let info = try await (creatingMissingDocument ? operation.creatingWithoutAsking() : operation).run()
+            // A client that registered before never creates the application's tree again by itself; a re-join
+            // after a wipe is the app saying the remote was replaced, and registers the application again.
+            try await applicationSyncManager.registerIfNeeded(registeredBefore: remembered != nil, rejoining: creatingMissingDocument)
+            let info = try await registerWithRemote(rememberedIntegrityKey: remembered?.integrityKey, creatingMissingDocument: creatingMissingDocument)
             let local = LocalRegistration(applicationIdentifier: layout.applicationIdentifier,
                                           documentIdentifier: documentIdentifier, clientIdentifier: clientIdentifier,
-                                          integrityKey: info.integrityKey)
+                                          integrityKey: info.integrityKey, encryptionKey: applicationSyncManager.encryptionKeyFile)
             if local != remembered {
                 try LocalFiles.writeDurably(try PropertyListFile.encode(local), to: localLayout.registrationFile)
             }
             registration.withLock { $0 = local }
+            checksRemote.withLock { $0 = false }
+            loadRememberedState()
             gate.finish(.success(()))
             delegate?.documentSyncManagerDidFinishRegistering(self)
         } catch {
             // A reset found at registration (a relaunch after a wipe or a deletion) is recoverable by rejoin() too.
-            let error = stopForReset(FolderSyncError.wrapping(error, "document registration failed"))
+            let error = stopForReset(FolderSyncError.wrapping(error, "document registration failed").unavailableIfUnreachable)
             gate.finish(.failure(error))
             delegate?.documentSyncManager(self, didFailToRegisterWithError: error)
             throw error
+        }
+    }
+
+    /// Runs the document registration operation against the remote.
+    private func registerWithRemote(rememberedIntegrityKey: String?, creatingMissingDocument: Bool) async throws -> DocumentInfo {
+        let proposed = DocumentInfo(documentIdentifier: documentIdentifier, documentDescription: documentDescription,
+                                    userInfo: userInfo, integrityKey: "", createdByClient: clientIdentifier,
+                                    creationDate: .distantPast)
+        let operation = documentRegistrationOperation(proposedDocumentInfo: proposed, rememberedIntegrityKey: rememberedIntegrityKey)
+        return try await (creatingMissingDocument ? operation.creatingWithoutAsking() : operation).run()
+    }
+
+    /// After a launch that came up from the remembered registration: registers with the remote now, once (the
+    /// application, then the document), so that an unreachable folder or a reset is found before anything of the
+    /// remote is read or written. Nothing when this launch registered with the remote already.
+    func checkRemoteIfNeeded() async throws {
+        guard checksRemote.current, let remembered = registration.current else { return }
+        try await applicationSyncManager.registerIfNeeded(registeredBefore: true)
+        _ = try await registerWithRemote(rememberedIntegrityKey: remembered.integrityKey, creatingMissingDocument: false)
+        checksRemote.withLock { $0 = false }
+        // The application's key file may have changed since (a password change): remember the current one.
+        if let key = applicationSyncManager.encryptionKeyFile, key != remembered.encryptionKey {
+            var updated = remembered
+            updated.encryptionKey = key
+            try LocalFiles.writeDurably(try PropertyListFile.encode(updated), to: localLayout.registrationFile)
+            registration.withLock { $0 = updated }
         }
     }
 

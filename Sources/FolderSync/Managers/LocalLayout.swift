@@ -16,8 +16,12 @@ public struct LocalLayout: Hashable, Sendable {
     /// The layout of the helper folder at `helperDirectory`; nothing is created until a sync or registration needs it.
     public init(helperDirectory: URL) { self.helperDirectory = helperDirectory.standardizedFileURL }
 
-    /// The registration this client remembers (integrity key included).
+    /// The registration this client remembers (integrity key included): what a launch without the remote comes up from.
     public var registrationFile: URL { helperDirectory.appendingPathComponent("Registration.plist") }
+    /// The reset the document stopped on, until ``DocumentSyncManager/rejoin()``.
+    public var resetFile: URL { helperDirectory.appendingPathComponent("Reset.plist") }
+    /// How the last syncs went (``DocumentSyncManager/lastSynchronization``).
+    public var statusFile: URL { helperDirectory.appendingPathComponent("Status.plist") }
     /// Change sets staged under their final names, durable before they are published
     /// (TICoreDataSync's "sync changes being synchronized").
     public var stagedSyncChangesDirectory: URL { helperDirectory.appendingPathComponent("StagedSyncChanges", isDirectory: true) }

@@ -58,10 +58,18 @@ final class RegistrationGate: Sendable {
 }
 
 extension FolderSyncError {
-    /// Wraps any error thrown inside a task as a ``FolderSyncError``.
+    /// Wraps any error thrown inside a task as a ``FolderSyncError``: an error that is not one of FolderSync's is
+    /// an internal error naming its cause, never taken for a remote failure.
     static func wrapping(_ error: any Error, _ message: String) -> FolderSyncError {
         if let error = error as? FolderSyncError { return error }
         if error is CancellationError { return FolderSyncError(.cancelled, "\(message): cancelled") }
-        return FolderSyncError(.remoteIOFailed, message, underlying: error)
+        return FolderSyncError(.internalError, message, underlying: error)
+    }
+
+    /// The error as an app sees it from a sync or a registration: a server that cannot be reached (refused, not
+    /// resolved, no answer in time, TLS failing) is ``Code/remoteUnavailable``, like a folder that is not mounted.
+    var unavailableIfUnreachable: FolderSyncError {
+        guard code == .connectionFailed || code == .tlsFailed else { return self }
+        return FolderSyncError(.remoteUnavailable, "the shared folder cannot be reached: \(message)", path: path)
     }
 }

@@ -20,6 +20,9 @@ public struct SyncPolicy: Sendable, Hashable {
     public var wholeStoreCompression = WholeStoreCompression.none
     /// Stop and ask before a sync deletes most of a table's rows (`nil`: never ask).
     public var deletionFailSafe: DeletionFailSafe? = DeletionFailSafe()
+    /// How many backups of the local store a reset keeps in the helper folder's `Backups/` (one per reset, however
+    /// many syncs stop on it); the oldest are removed beyond this. At least one is always kept.
+    public var keptBackups = 3
 
     /// The default policy: automatic whole-store downloads, an upload every 50 change sets or 16 MiB, vacuum after uploads.
     public init() {}

@@ -1,6 +1,12 @@
 public import Foundation
 import Crypto
 
+/// Why registration asks whether the remote was really replaced (``ApplicationSyncManager/remoteReplacementHandler``).
+public struct RemoteReplacementRequest: Sendable, Hashable {
+    /// The application whose folder is gone from a remote this client registered with before.
+    public let applicationIdentifier: String
+}
+
 /// Registers a client with an application on the remote, creating the application's tree the first time.
 ///
 /// The algorithm (``run()``) is fixed; the backend steps it calls are
@@ -47,6 +53,15 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
     /// Whether the app requires the application to be encrypted (``ApplicationSyncManager/requiresEncryption``):
     /// a folder that says it is clear is then refused, and a new application is encrypted or not created.
     public var requiresEncryption = false
+    /// Whether this client registered with the application before: its tree missing then means an unreachable
+    /// folder (an unmounted share is an empty folder), not a new application, unless ``askToReplaceRemote`` says
+    /// the remote was really replaced.
+    public var registeredBefore = false
+    /// Asked, when this client registered before and the application's tree is gone, whether the remote was really
+    /// replaced (``ApplicationSyncManager/remoteReplacementHandler``); `nil` or `false`: it was not.
+    public var askToReplaceRemote: (@Sendable (RemoteReplacementRequest) async -> Bool)?
+    /// `Encryption/EncryptionKey.plist` as read or written by this registration, when the application is encrypted.
+    public private(set) var encryptionKeyFile: Data?
 
     /// Runs the registration algorithm.
     ///
@@ -60,6 +75,17 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
             if info.encrypted != true { try await checkClearFolder() }
             try await unlockIfEncrypted(info)
         } else {
+            if registeredBefore {
+                // Never populate an empty mount point: when the share is mounted again, its tree would be hidden.
+                let request = RemoteReplacementRequest(applicationIdentifier: layout.applicationIdentifier)
+                guard await askToReplaceRemote?(request) == true else {
+                    throw FolderSyncError(.remoteUnavailable,
+                        "the shared folder holds no application \(layout.applicationIdentifier), which this client registered with "
+                        + "before: it is not mounted or not reachable (a client never creates it again by itself)",
+                        path: layout.applicationDirectory.description)
+                }
+                environment.logger.notice("The app says the remote of \(layout.applicationIdentifier) was replaced: creating its tree again")
+            }
             environment.logger.info("Creating the remote tree of \(layout.applicationIdentifier)")
             try await createApplicationDirectories()
             try await chooseEncryption()
@@ -148,6 +174,7 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
                 return try await unlock(existing, trying: password)
             }
             try encryptionKeyStore?.savePasswordKey(passwordKey.bytes, for: layout.applicationIdentifier)
+            encryptionKeyFile = try PropertyListFile.encode(info)
             environment.logger.info("Encrypting the remote tree of \(layout.applicationIdentifier)")
             fileSystem = EncryptedFileSystem(base: fileSystem, layout: layout, dataKey: dataKey)
         }
@@ -157,6 +184,7 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
     private func unlock(_ data: Data, trying firstPassword: String? = nil) async throws {
         let path = layout.encryptionKeyFile
         let info = try PropertyListFile.decode(EncryptionKeyInfo.self, from: data, path: path.description)
+        encryptionKeyFile = data
         let application = layout.applicationIdentifier
         var reason = EncryptionRequest.Reason.passwordNeeded
         if firstPassword == nil, let saved = try encryptionKeyStore?.passwordKey(for: application) {

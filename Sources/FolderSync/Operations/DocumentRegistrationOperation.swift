@@ -86,6 +86,11 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
             info = existing
         } else {
             if let rememberedIntegrityKey {
+                guard try await applicationTreeExists() else {
+                    // Not a wipe: the application's folder is not there at all (an unmounted share is an empty folder).
+                    throw FolderSyncError(.remoteUnavailable, "the shared folder holds no application \(layout.applicationIdentifier): "
+                                          + "it is not mounted or not reachable", path: layout.formatVersionFile.description)
+                }
                 // This client's store belongs to a remote document that is now gone: never recreate silently.
                 if let deletion {
                     throw FolderSyncError(.documentDeleted,
@@ -167,6 +172,11 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
     }
 
     // MARK: Backend steps
+
+    /// Whether the application's tree is there (its `FormatVersion.plist`), asked only when the document looks gone.
+    open func applicationTreeExists() async throws -> Bool {
+        try await fileSystem.exists(layout.formatVersionFile)
+    }
 
     /// Whether `DeletedClients/<client>.plist` exists for this client.
     open func deletedClientMarkerExists() async throws -> Bool {

@@ -103,6 +103,10 @@ open class SynchronizationOperation: @unchecked Sendable {
         }
         let lock = try await FileLock.acquire(localLayout.syncLockFile)
         defer { lock.release() }
+        // What a failed sync downloaded is downloaded again if needed: the helper folder does not grow with failures.
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: localLayout.downloadsDirectory.path)) ?? [] {
+            try? FileManager.default.removeItem(at: localLayout.downloadsDirectory.appendingPathComponent(name))
+        }
         // No prescan outlives the sync (one of a set never applied may still be reading its file).
         defer { for set in downloaded.values { set.prescan.wait() } }
         localLayout.attachmentStore.removeStaleTemporaries(now: Date())   // file dates are the wall clock, not the sync clock
@@ -237,6 +241,11 @@ open class SynchronizationOperation: @unchecked Sendable {
         // declaring the remote replaced, ask for the key file itself (found by the simulator under faults).
         report.remoteRequests += 1
         if try await integrityKeyExists() { return }
+        if keys.isEmpty, try await !applicationTreeExists() {
+            // Not a wipe: the application's folder is not there at all. An unmounted share is an empty folder.
+            throw FolderSyncError(.remoteUnavailable, "the shared folder holds no application \(layout.applicationIdentifier): "
+                                  + "it is not mounted or not reachable", path: layout.formatVersionFile.description)
+        }
         if keys.isEmpty, let marker = try await fetchDeletedDocumentMarker() {
             report.remoteRequests += 1
             let path = layout.deletedDocumentFile(documentIdentifier).description
@@ -836,6 +845,11 @@ open class SynchronizationOperation: @unchecked Sendable {
     open func fetchIntegrityKeys() async throws -> [String] {
         let items = try await fileSystem.contentsOfDirectoryIfPresent(at: layout.integrityKeyDirectory(documentIdentifier))
         return items.filter { $0.kind == .file && !$0.name.hasPrefix(".") }.map(\.name)
+    }
+
+    /// Whether the application's tree is there (its `FormatVersion.plist`), asked only when the document looks gone.
+    open func applicationTreeExists() async throws -> Bool {
+        try await fileSystem.exists(layout.formatVersionFile)
     }
 
     /// Whether `IntegrityKey/<this client's key>` exists, asked directly when a listing did not show it.

@@ -36,7 +36,7 @@ enum LocalFiles {
         case ENOENT, ENOTDIR: return FolderSyncError(.remoteItemNotFound, message, path: path)
         case EEXIST, ENOTEMPTY: return FolderSyncError(.remoteItemExists, message, path: path)
         case EACCES, EPERM, EROFS: return FolderSyncError(.permissionDenied, message, path: path)
-        case ENOSPC, EDQUOT, EFBIG: return FolderSyncError(.remoteFull, message, path: path)
+        case ENOSPC, EDQUOT, EFBIG: return FolderSyncError(remote ? .remoteFull : .localStoreFailed, message, path: path)
         default: return FolderSyncError(remote ? .remoteIOFailed : .localStoreFailed, message, path: path)
         }
     }

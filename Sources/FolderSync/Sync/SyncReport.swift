@@ -76,6 +76,8 @@ public enum SyncEvent: Sendable, Hashable {
         case finished
     }
 
+    /// A sync started (``DocumentSyncManager/isSynchronizing`` is `true` until it ends).
+    case started
     /// The sync entered a new phase.
     case phase(Phase)
     /// Applying change set `index` (from 1) of `count`.
@@ -86,4 +88,18 @@ public enum SyncEvent: Sendable, Hashable {
     case uploadingAttachment(AttachmentReference)
     /// An attachment's download starts (followed by ``transferred(sent:received:)`` when it is done).
     case downloadingAttachment(AttachmentReference)
+    /// A whole store moves: `bytes` of `total` sent (an upload) or received (a download) so far.
+    case wholeStoreTransfer(direction: TransferDirection, bytes: Int64, total: Int64)
+    /// The sync ended and did what `report` says: the last event of a sync that succeeded, sent before
+    /// ``DocumentSyncManager/synchronize()`` returns.
+    case completed(SyncReport)
+    /// The sync failed with `error`: the last event of a sync that failed, sent before ``DocumentSyncManager/synchronize()`` throws.
+    case failed(FolderSyncError)
+}
+
+/// Which way a transfer goes.
+public enum TransferDirection: Sendable, Hashable {
+    /// From this client to the remote.
+    case upload
+    /// From the remote to this client.
 }

@@ -3,12 +3,20 @@ import Foundation
 /// A fresh folder per test, removed when the value is released. Swift Testing runs tests in parallel.
 final class TemporaryDirectory: @unchecked Sendable {
     let url: URL
+    private let removesItself: Bool
+
+    /// An existing folder (a mount point made by the test), used as it is and left in place.
+    init(at url: URL) {
+        self.url = url
+        removesItself = false
+    }
 
     init(_ name: String = #function) {
         let base = URL(fileURLWithPath: NSTemporaryDirectory())
         let safe = name.filter { $0.isLetter || $0.isNumber }
         url = base.appendingPathComponent("FolderSyncTests-\(safe)-\(UUID().uuidString.prefix(8))", isDirectory: true)
         try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        removesItself = true
     }
 
     func subdirectory(_ name: String) -> URL {
@@ -17,7 +25,7 @@ final class TemporaryDirectory: @unchecked Sendable {
         return child
     }
 
-    deinit { try? FileManager.default.removeItem(at: url) }
+    deinit { if removesItself { try? FileManager.default.removeItem(at: url) } }
 }
 
 /// The repository's root, for tests that compare against files in it (`RemoteLayouts/v1/…`).

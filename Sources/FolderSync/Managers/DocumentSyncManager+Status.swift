@@ -1,0 +1,117 @@
+public import Foundation
+
+/// A reset the document stopped on, remembered until ``DocumentSyncManager/rejoin()``: what an app shows in a banner.
+public struct ResetState: Sendable, Hashable {
+    /// ``FolderSyncError/Code/integrityKeyMismatch``, ``FolderSyncError/Code/documentDeleted`` or ``FolderSyncError/Code/clientDeleted``.
+    public var code: FolderSyncError.Code
+    /// What happened, for people.
+    public var message: String
+    /// The copy of the local store (with its unpublished changes) made when the reset was found, once per reset.
+    public var backupPath: String?
+    /// When the reset was found.
+    public var date: Date
+}
+
+/// How a document's last syncs went: for a status line ("synced 2 minutes ago", "the share is not reachable").
+public struct SynchronizationStatus: Sendable, Hashable {
+    /// When a sync last completed, `nil` before the first.
+    public var lastSuccess: Date?
+    /// When a sync last failed, and its error; `nil` once a later one completed.
+    public var lastFailure: Date?
+    /// The error of the last failed sync, with its code; `nil` once a later one completed.
+    public var lastError: FolderSyncError?
+}
+
+/// What an app shows of a document's sync, observable as properties and as ``SyncEvent``s: whether a sync runs,
+/// whether local changes wait to be published, how the last syncs went, and the reset it stopped on. Kept in the
+/// helper folder, so that it survives a relaunch (another process, such as a command-line tool, reads it too).
+extension DocumentSyncManager {
+    /// The reset the document stopped on (remote wiped or replaced, document or this client deleted), until
+    /// ``rejoin()``. The store works meanwhile; every sync stops on it without touching the remote.
+    public var resetState: ResetState? {
+        lastReset.current.map { ResetState(code: $0.code, message: $0.message, backupPath: $0.backupPath, date: resetDate.current ?? .distantPast) }
+    }
+
+    /// Whether a sync is running now.
+    public var isSynchronizing: Bool { status.current.isSynchronizing }
+
+    /// Whether some local change is not published yet (`false` without a store).
+    public var hasUnpublishedChanges: Bool { (try? store?.hasUnpublishedChanges()) ?? false }
+
+    /// How the last syncs went, also across launches.
+    public var lastSynchronization: SynchronizationStatus {
+        let last = status.current.last
+        let error = last?.lastErrorCode.map { FolderSyncError(FolderSyncError.Code(rawValue: $0), last?.lastErrorMessage ?? "") }
+        return SynchronizationStatus(lastSuccess: last?.lastSuccess, lastFailure: last?.lastFailure, lastError: error)
+    }
+
+    /// Reads the remembered reset and sync status from the helper folder (a launch, a registration).
+    func loadRememberedState() {
+        let reset = (try? LocalFiles.read(localLayout.resetFile))
+            .flatMap { try? PropertyListFile.decode(LocalReset.self, from: $0, path: localLayout.resetFile.path) }
+        lastReset.withLock { current in
+            current = reset.map { reset in
+                var error = FolderSyncError(FolderSyncError.Code(rawValue: reset.code), reset.message, path: reset.path)
+                error.backupPath = reset.backupPath
+                return error
+            }
+        }
+        resetDate.withLock { $0 = reset?.date }
+        let last = (try? LocalFiles.read(localLayout.statusFile))
+            .flatMap { try? PropertyListFile.decode(LocalSyncStatus.self, from: $0, path: localLayout.statusFile.path) }
+        status.withLock { $0.last = last }
+    }
+
+    /// Remembers `error`, a reset, until ``rejoin()``.
+    func rememberReset(_ error: FolderSyncError) {
+        let date = applicationSyncManager.environment.now()
+        let reset = LocalReset(code: error.code.rawValue, message: error.message, path: error.path, backupPath: error.backupPath, date: date)
+        // Durable: a reset found once must not be found again by a relaunch, with another backup.
+        if let data = try? PropertyListFile.encode(reset) { try? LocalFiles.writeDurably(data, to: localLayout.resetFile) }
+        lastReset.withLock { $0 = error }
+        resetDate.withLock { $0 = date }
+    }
+
+    /// Forgets the reset, once ``rejoin()`` recovered from it.
+    func forgetReset() {
+        try? FileManager.default.removeItem(at: localLayout.resetFile)
+        lastReset.withLock { $0 = nil }
+        resetDate.withLock { $0 = nil }
+    }
+
+    /// Notes that a sync starts, and tells the event streams.
+    func syncStarted() {
+        status.withLock { $0.isSynchronizing = true }
+        publish(.started)
+    }
+
+    /// Notes how a sync ended, in memory and in the helper folder, and tells the event streams.
+    func syncEnded(_ result: Result<SyncReport, FolderSyncError>) {
+        let now = applicationSyncManager.environment.now()
+        let last = status.withLock { status -> LocalSyncStatus in
+            var last = status.last ?? LocalSyncStatus()
+            switch result {
+            case .success:
+                last.lastSuccess = now
+                last.lastFailure = nil
+                last.lastErrorCode = nil
+                last.lastErrorMessage = nil
+            case .failure(let error):
+                last.lastFailure = now
+                last.lastErrorCode = error.code.rawValue
+                last.lastErrorMessage = error.message
+            }
+            status.isSynchronizing = false
+            status.last = last
+            return last
+        }
+        // For display only: not worth an fsync at every sync.
+        if let data = try? PropertyListFile.encode(last) {
+            try? LocalFiles.writeReplacing(localLayout.statusFile, durably: false) { write in try write(data) }
+        }
+        switch result {
+        case .success(let report): publish(.completed(report))
+        case .failure(let error): publish(.failed(error))
+        }
+    }
+}

@@ -1,0 +1,223 @@
+import Foundation
+import Testing
+@testable import FolderSync
+import FolderSyncTesting
+import FolderSyncWebDAV
+import GRDB
+import TestProcesses
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension TestClient {
+    /// The launch sequence of an offline-first app: configure both managers (no remote), then `registerConfigured()`,
+    /// which needs the shared folder only when this client never registered.
+    static func launch(_ remote: any RemoteFileSystem, name: String, in directory: TemporaryDirectory,
+                       environment: SyncEnvironment = Fixture.quietEnvironment(),
+                       configure: (ApplicationSyncManager) -> Void = { _ in }) async throws -> TestClient {
+        let folder = directory.subdirectory(name)
+        let store = try NotesSchema.open(folder.appendingPathComponent("notes.sqlite"), now: environment.now)
+        let app = ApplicationSyncManager(remote: remote, environment: environment)
+        configure(app)
+        try app.configure(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)", clientDescription: name))
+        let document = try DocumentSyncManager(applicationSyncManager: app, configuration: .init(
+            documentIdentifier: "DOC", documentDescription: "Notes", helperDirectory: folder.appendingPathComponent("helper")), store: store)
+        document.remoteDocumentCreationHandler = { _ in true }
+        try await document.registerConfigured()
+        return TestClient(app: app, document: document, store: store)
+    }
+}
+
+/// Counts every request that reaches the remote, so that a test can show that none did.
+final class CountingFileSystem: ForwardingFileSystem, @unchecked Sendable {
+    let requests = Locked(0)
+    override func willForward(_ request: Request, path: RemotePath) async throws { requests.withLock { $0 += 1 } }
+}
+
+/// Issue 20, offline first: a client that registered once works without the shared folder, never mistakes a missing
+/// mount for a wiped remote, and a reset never locks the user out of the store.
+@Suite("Offline first")
+struct OfflineFirstTests {
+    /// A and B registered on a folder on disk, one note each, converged.
+    private func setUp(_ directory: TemporaryDirectory) async throws -> (URL, TestClient, TestClient) {
+        let root = directory.subdirectory("shared")
+        let remote = FileManagerFileSystem(rootURL: root)
+        let a = try await TestClient.launch(remote, name: "A", in: directory)
+        let b = try await TestClient.launch(remote, name: "B", in: directory)
+        try a.execute("INSERT INTO notes(id, title) VALUES ('a1', 'from A')")
+        try b.execute("INSERT INTO notes(id, title) VALUES ('b1', 'from B')")
+        try await converge(a, b)
+        return (root, a, b)
+    }
+
+    @Test("A client that registered once launches, reads and writes with the folder away (moved, or an empty mount point); sync says remoteUnavailable, writes nothing into the empty folder, and converges when the folder is back",
+          arguments: ["moved away", "empty mount point"])
+    func folderAway(_ outage: String) async throws {
+        let directory = TemporaryDirectory()
+        let (root, _, b) = try await setUp(directory)
+        let away = directory.url.appendingPathComponent("away")
+        try FileManager.default.moveItem(at: root, to: away)
+        if outage == "empty mount point" { try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true) }
+
+        let counting = CountingFileSystem(FileManagerFileSystem(rootURL: root))
+        let a = try await TestClient.launch(counting, name: "A", in: directory)
+        #expect(counting.requests.current == 0, "the launch touched the remote")
+        #expect(a.document.state == .ableToSync && a.app.state == .ableToSync)
+        #expect(try a.value("SELECT title FROM notes WHERE id = 'b1'") == "from B")
+        try a.execute("INSERT INTO notes(id, title) VALUES ('a2', 'written away from the share')")
+        for _ in 0..<3 {
+            await #expect { try await a.sync() } throws: { ($0 as? FolderSyncError)?.code == .remoteUnavailable }
+        }
+        #expect(a.document.resetState == nil)
+        #expect(!FileManager.default.fileExists(atPath: a.document.localLayout.backupsDirectory.path), "an outage made a backup")
+        if outage == "empty mount point" {
+            #expect(try FileManager.default.contentsOfDirectory(atPath: root.path).isEmpty, "something was written into the empty mount point")
+            try FileManager.default.removeItem(at: root)
+        }
+        try FileManager.default.moveItem(at: away, to: root)
+        try await converge(a, b)
+        #expect(try b.value("SELECT title FROM notes WHERE id = 'a2'") == "written away from the share")
+        #expect(try NotesSchema.dump(a.store) == NotesSchema.dump(b.store))
+    }
+
+    @Test("The application's folder gone from a remote this client knew is remoteUnavailable until the app says the remote was replaced; then the reset and the re-join")
+    func applicationFolderGone() async throws {
+        let directory = TemporaryDirectory()
+        let (root, _, _) = try await setUp(directory)
+        try FileManager.default.removeItem(at: root.appendingPathComponent("com.example.notes"))
+        let replaced = Locked(false)
+        let a = try await TestClient.launch(FileManagerFileSystem(rootURL: root), name: "A", in: directory) { app in
+            app.remoteReplacementHandler = { _ in replaced.current }
+        }
+        await #expect { try await a.sync() } throws: { ($0 as? FolderSyncError)?.code == .remoteUnavailable }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root.path).isEmpty)
+        replaced.withLock { $0 = true }
+        await #expect { try await a.sync() } throws: { ($0 as? FolderSyncError)?.code == .integrityKeyMismatch }
+        #expect(a.document.resetState?.code == .integrityKeyMismatch)
+        try await a.document.rejoin()
+        #expect(a.document.resetState == nil)
+        #expect(try a.value("SELECT count(*) FROM notes") == "2")
+    }
+
+    @Test("After a reset the store still works; a hundred syncs make one backup; the reset is remembered across launches until rejoin")
+    func oneBackupPerReset() async throws {
+        let directory = TemporaryDirectory()
+        let (root, a, b) = try await setUp(directory)
+        try await a.document.deleteClient("client-B")
+        for _ in 0..<100 {
+            await #expect { try await b.sync() } throws: { ($0 as? FolderSyncError)?.code == .clientDeleted }
+        }
+        let backups = try FileManager.default.contentsOfDirectory(atPath: b.document.localLayout.backupsDirectory.path)
+        #expect(backups.count == 1, "\(backups)")
+        try b.execute("INSERT INTO notes(id, title) VALUES ('b2', 'written while stopped')")
+        #expect(try b.value("SELECT count(*) FROM notes") == "3")
+
+        let relaunched = try await TestClient.launch(FileManagerFileSystem(rootURL: root), name: "B", in: directory)
+        let reset = try #require(relaunched.document.resetState)
+        #expect(reset.code == .clientDeleted && reset.backupPath.map { backups.contains(URL(fileURLWithPath: $0).lastPathComponent) } == true)
+        await #expect { try await relaunched.sync() } throws: { ($0 as? FolderSyncError)?.code == .clientDeleted }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: b.document.localLayout.backupsDirectory.path).count == 1)
+        try await relaunched.document.rejoin()
+        #expect(relaunched.document.resetState == nil)
+        try await converge(a, relaunched)
+        #expect(try a.value("SELECT title FROM notes WHERE id = 'b2'") == "written while stopped")
+    }
+
+    @Test("Backups are bounded by policy: the oldest go")
+    func backupsPruned() async throws {
+        let directory = TemporaryDirectory()
+        let (root, a, b) = try await setUp(directory)
+        b.document.policy.keptBackups = 2
+        for round in 0..<4 {
+            try await a.document.deleteClient("client-B")
+            await #expect { try await b.sync() } throws: { ($0 as? FolderSyncError)?.code == .clientDeleted }
+            try await b.document.rejoin()
+            _ = round
+        }
+        _ = root
+        #expect(try FileManager.default.contentsOfDirectory(atPath: b.document.localLayout.backupsDirectory.path).count == 2)
+    }
+
+    @Test("Whether a sync runs, whether changes wait, and how the last syncs went are observable, and survive a relaunch")
+    func observableState() async throws {
+        let directory = TemporaryDirectory()
+        let (root, a, _) = try await setUp(directory)
+        #expect(!a.document.hasUnpublishedChanges && !a.document.isSynchronizing)
+        #expect(a.document.lastSynchronization.lastSuccess != nil && a.document.lastSynchronization.lastError == nil)
+        try a.execute("INSERT INTO notes(id, title) VALUES ('a3', 'waiting')")
+        #expect(a.document.hasUnpublishedChanges)
+        let events = a.document.events()
+        let report = try await a.sync()
+        var seen: [String] = []
+        for await event in events {
+            switch event {
+            case .started: seen.append("started")
+            case .completed(let completed): seen.append("completed"); #expect(completed == report)
+            default: continue
+            }
+            if seen.last == "completed" { break }
+        }
+        #expect(seen == ["started", "completed"])
+        #expect(!a.document.hasUnpublishedChanges)
+
+        try FileManager.default.moveItem(at: root, to: directory.url.appendingPathComponent("away"))
+        await #expect { try await a.sync() } throws: { ($0 as? FolderSyncError)?.code == .remoteUnavailable }
+        let relaunched = try await TestClient.launch(FileManagerFileSystem(rootURL: root), name: "A", in: directory)
+        #expect(relaunched.document.lastSynchronization.lastError?.code == .remoteUnavailable)
+        #expect(relaunched.document.lastSynchronization.lastSuccess != nil)
+    }
+
+    @Test("A client that never registered needs the remote, and says so: a server that refuses connections is remoteUnavailable")
+    func firstRegistrationNeedsTheRemote() async throws {
+        let directory = TemporaryDirectory()
+        var configuration = WebDAVFileSystem.Configuration(baseURL: URL(string: "http://127.0.0.1:9/")!)
+        configuration.retryPolicy.maximumAttempts = 1
+        let refusing = try WebDAVFileSystem(configuration: configuration)
+        await #expect { _ = try await TestClient.launch(refusing, name: "N", in: directory) } throws: {
+            ($0 as? FolderSyncError)?.code == .remoteUnavailable
+        }
+    }
+}
+
+/// Issue 20, local faults: the local disk full during a sync's apply, shown on a size-limited tmpfs (mounted by the
+/// test; where mounting is not allowed, a known issue says so).
+@Suite("Local disk full", .serialized)
+struct LocalDiskFullTests {
+    @Test("The local disk full during a sync: a typed error naming the cause, the store unchanged, and the next sync completes once space is back")
+    func diskFull() async throws {
+        let directory = TemporaryDirectory()
+        let small = directory.subdirectory("small")
+        guard try Subprocess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=8m", "tmpfs", small.path]).status == 0 else {
+            withKnownIssue("cannot mount a tmpfs here (not root?): the disk-full test did not run") { Issue.record("mount failed") }
+            return
+        }
+        defer { _ = try? Subprocess.run("/bin/umount", [small.path]) }
+        let remote = FileManagerFileSystem(rootURL: directory.subdirectory("shared"))
+        let a = try await TestClient.launch(remote, name: "A", in: directory)
+        let onSmallDisk = TemporaryDirectory(at: small)
+        let b = try await TestClient.launch(remote, name: "B", in: onSmallDisk)
+        try b.execute("INSERT INTO notes(id, title) VALUES ('b1', 'before the disk filled')")
+        try await converge(a, b)
+        try await a.store.database.write { db in
+            for index in 0..<2_000 {
+                try db.execute(sql: "INSERT INTO notes(id, title, body) VALUES (?, 'big', ?)",
+                               arguments: ["n\(index)", String(repeating: "\(index % 10)", count: 2_000)])
+            }
+        }
+        try await a.sync()
+        // Fill the small disk but for a little room.
+        let filler = small.appendingPathComponent("filler")
+        var info = statvfs()
+        _ = statvfs(small.path, &info)
+        let free = Int(info.f_bavail) * Int(info.f_frsize)
+        try Data(count: max(0, free - 256 * 1024)).write(to: filler)
+        let before = try NotesSchema.dump(b.store)
+        let error = await #expect(throws: FolderSyncError.self) { try await b.sync() }
+        #expect(error?.code == .localStoreFailed, "\(String(describing: error))")
+        #expect(error.map { "\($0)".lowercased().contains("full") || "\($0)".lowercased().contains("space") } == true, "\(String(describing: error))")
+        #expect(try NotesSchema.dump(b.store) == before, "a failed apply changed the store")
+        try FileManager.default.removeItem(at: filler)
+        try await b.sync()
+        #expect(try b.value("SELECT count(*) FROM notes") == "2001")
+    }
+}
