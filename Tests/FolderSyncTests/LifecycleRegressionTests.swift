@@ -9,7 +9,7 @@ private func code(of error: any Error) -> FolderSyncError.Code? { (error as? Fol
 /// Bugs the lifecycle simulator found (issue 4), each reduced to the few steps that showed it.
 @Suite("Lifecycle regressions")
 struct LifecycleRegressionTests {
-    @Test("A reset found at registration (a relaunch after a wipe) has a backup and rejoin() recovers (Simulator)")
+    @Test("A reset found by a relaunch (after a wipe) at its first sync has a backup and rejoin() recovers (Simulator)")
     func resetAtRegistration() async throws {
         let directory = TemporaryDirectory()
         let remote = InMemoryFileSystem()
@@ -17,11 +17,13 @@ struct LifecycleRegressionTests {
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'kept')")
         try await a.sync()
         try await remote.remove(a.document.layout.applicationDirectory)
-        // The relaunched app: same store and helper folder, new managers.
+        // The relaunched app: same store and helper folder, new managers. It comes up from its helper folder.
         let app = ApplicationSyncManager(remote: remote, environment: Fixture.quietEnvironment())
-        try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-A", clientDescription: "A"))
+        try app.configure(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-A", clientDescription: "A"))
         let document = try DocumentSyncManager(applicationSyncManager: app, configuration: a.document.configuration, store: a.store)
-        await #expect { try await document.registerConfigured() } throws: { error in
+        app.remoteReplacementHandler = { _ in true }
+        try await document.registerConfigured()
+        await #expect { try await document.synchronize() } throws: { error in
             guard let error = error as? FolderSyncError, error.code == .integrityKeyMismatch, let backup = error.backupPath else { return false }
             return FileManager.default.fileExists(atPath: backup)
         }

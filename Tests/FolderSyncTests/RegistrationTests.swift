@@ -127,8 +127,8 @@ struct RegistrationTests {
                                            deletionDate: Fixture.date)
         try await remote.write(try PropertyListFile.encode(deletion), to: a.layout.deletedDocumentFile(Fixture.document))
 
-        // A client that knew the document is told it was deleted, and keeps its key.
-        await #expect { try await Fixture.register(remote, client: Fixture.clientA, helper: helpers.subdirectory("A")) } throws: {
+        // A client that knew the document is told it was deleted at its first sync, and keeps its key.
+        await #expect { try await Fixture.relaunchAndSync(remote, client: Fixture.clientA, helper: helpers.subdirectory("A")) } throws: {
             ($0 as? FolderSyncError)?.code == .documentDeleted
         }
         // A new client is asked, and "yes" starts a new epoch.
@@ -172,7 +172,7 @@ struct RegistrationTests {
         try await remote.remove(a.layout.documentDirectory(Fixture.document))
         let b = try await Fixture.register(remote, client: Fixture.clientB, helper: helpers.subdirectory("B"), environment: environment)
         #expect(b.integrityKey != a.integrityKey)
-        await #expect { try await Fixture.register(remote, client: Fixture.clientA, helper: helperA, environment: environment) } throws: {
+        await #expect { try await Fixture.relaunchAndSync(remote, client: Fixture.clientA, helper: helperA, environment: environment) } throws: {
             ($0 as? FolderSyncError)?.code == .integrityKeyMismatch
         }
         #expect(try Data(contentsOf: a.localLayout.registrationFile) == remembered)
@@ -185,7 +185,7 @@ struct RegistrationTests {
         let helperA = helpers.subdirectory("A")
         let a = try await Fixture.register(remote, client: Fixture.clientA, helper: helperA)
         try await remote.remove(a.layout.documentDirectory(Fixture.document))
-        await #expect { try await Fixture.register(remote, client: Fixture.clientA, helper: helperA) } throws: {
+        await #expect { try await Fixture.relaunchAndSync(remote, client: Fixture.clientA, helper: helperA) } throws: {
             ($0 as? FolderSyncError)?.code == .integrityKeyMismatch
         }
         #expect(!(try await remote.exists(a.layout.documentDirectory(Fixture.document))))
@@ -198,7 +198,7 @@ struct RegistrationTests {
         let a = try await Fixture.register(remote, client: Fixture.clientA, helper: helpers.subdirectory("A"))
         let marker = DeletedClientInfo(clientIdentifier: Fixture.clientA, deletedBy: "operator", deletionDate: Fixture.date)
         try await remote.write(try PropertyListFile.encode(marker), to: a.relativePathToThisDocumentDeletedClientsThisClientPlistFile)
-        await #expect { try await Fixture.register(remote, client: Fixture.clientA, helper: helpers.subdirectory("A")) } throws: {
+        await #expect { try await Fixture.relaunchAndSync(remote, client: Fixture.clientA, helper: helpers.subdirectory("A")) } throws: {
             ($0 as? FolderSyncError)?.code == .clientDeleted
         }
     }

@@ -58,7 +58,7 @@ struct SimulatorTests {
 
     static func run(_ seed: UInt64, remote: ConvergenceSimulator.Remote, makeStore: @escaping ConvergenceSimulator.StoreFactory,
                     lifecycle: Bool = false, steps: ClosedRange<Int>? = nil,
-                    clockSkews: [TimeInterval]? = nil, restores: Bool = false) async throws -> ConvergenceSimulator.Summary {
+                    clockSkews: [TimeInterval]? = nil, restores: Bool = false, outages: Bool = false) async throws -> ConvergenceSimulator.Summary {
         let directory = ScratchDirectory(seed: seed)
         var configuration = ConvergenceSimulator.Configuration(seed: seed, directory: directory.url)
         configuration.remote = remote
@@ -67,6 +67,7 @@ struct SimulatorTests {
         if let steps { configuration.steps = steps }
         if let clockSkews { configuration.clockSkews = clockSkews }
         configuration.restores = restores
+        configuration.outages = outages
         return try await ConvergenceSimulator(configuration).run()
     }
 
@@ -75,13 +76,13 @@ struct SimulatorTests {
                          makeStore: @escaping ConvergenceSimulator.StoreFactory, lifecycle: Bool = false,
                          steps: ClosedRange<Int>? = nil, skipping known: Set<UInt64> = [],
                          suite: String = "SimulatorTests", clockSkews: [TimeInterval]? = nil,
-                         restores: Bool = false) async -> ConvergenceSimulator.Summary {
+                         restores: Bool = false, outages: Bool = false) async -> ConvergenceSimulator.Summary {
         var total = ConvergenceSimulator.Summary()
         var failures = 0
         for seed in replaySeed.map({ [$0] }) ?? seeds.map({ $0 + seedOffset }).filter({ seedOffset != 0 || !known.contains($0) }) {
             do {
                 total = total + (try await run(seed, remote: remote, makeStore: makeStore, lifecycle: lifecycle, steps: steps,
-                                               clockSkews: clockSkews, restores: restores))
+                                               clockSkews: clockSkews, restores: restores, outages: outages))
             } catch {
                 failures += 1
                 Issue.record("\(error)\nreplay: FOLDERSYNC_SEED=\(seed) swift test --filter '\(suite)/\(test)'")

@@ -251,7 +251,9 @@ open class ApplicationSyncManager: @unchecked Sendable {
     /// Documents that ask at once share one registration. `registeredBefore`: a document remembers registering, so
     /// the application's tree is never created again by itself (``remoteReplacementHandler``).
     /// `rejoining`: a re-join after a wipe registers again in any case, creating the tree if it is gone.
-    func registerIfNeeded(registeredBefore: Bool, rejoining: Bool = false) async throws {
+    /// - Returns: whether the application registered with the remote now (`false`: earlier in this launch).
+    @discardableResult
+    func registerIfNeeded(registeredBefore: Bool, rejoining: Bool = false) async throws -> Bool {
         if registeredBefore { self.registeredBefore.withLock { $0 = true } }
         let task = pendingRegistration.withLock { pending -> Task<Void, any Error>? in
             if let pending { return pending }
@@ -271,9 +273,13 @@ open class ApplicationSyncManager: @unchecked Sendable {
             pending = task
             return task
         }
-        guard let task else { return try await waitUntilRegistered() }
+        guard let task else {
+            try await waitUntilRegistered()
+            return false
+        }
         defer { pendingRegistration.withLock { $0 = nil } }
         try await task.value
+        return true
     }
 
     /// Builds the registration operation. Override to return a backend subclass.

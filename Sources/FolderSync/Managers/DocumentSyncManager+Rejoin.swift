@@ -17,18 +17,26 @@ extension DocumentSyncManager {
         guard let store = store as? any SnapshottingModelAdapter else {
             throw FolderSyncError(.invalidConfiguration, "the local store of document \(documentIdentifier) cannot re-join")
         }
-        switch lastReset.current?.code {
-        case .clientDeleted?:
-            try await applicationSyncManager.remote.remove(layout.deletedClientFile(documentIdentifier, client: clientIdentifier))
-            try await register(creatingMissingDocument: false)
-            _ = try await wholeStoreDownloadOperation(store: store).run()
-        case .integrityKeyMismatch?, .documentDeleted?:
-            try? FileManager.default.removeItem(at: localLayout.registrationFile)
-            try? FileManager.default.removeItem(at: localLayout.stagedSyncChangesDirectory)
-            try store.resetForRejoin()
-            try await register(creatingMissingDocument: true)
-        default:
+        guard let reset = lastReset.current else {
             throw FolderSyncError(.invalidConfiguration, "document \(documentIdentifier) has no reset to re-join from")
+        }
+        do {
+            switch reset.code {
+            case .clientDeleted:
+                try await applicationSyncManager.remote.remove(layout.deletedClientFile(documentIdentifier, client: clientIdentifier))
+                try await register(creatingMissingDocument: false, rejoining: true)
+                _ = try await wholeStoreDownloadOperation(store: store).run()
+            default:
+                try? FileManager.default.removeItem(at: localLayout.registrationFile)
+                try? FileManager.default.removeItem(at: localLayout.stagedSyncChangesDirectory)
+                try store.resetForRejoin()
+                try await register(creatingMissingDocument: true, rejoining: true)
+            }
+        } catch let error as FolderSyncError where error.isReset {
+            // The remote was reset again meanwhile (the application's folder wiped after this client's deletion):
+            // a new reset, with its own backup, to re-join from next.
+            forgetReset()
+            throw stopForReset(error)
         }
         forgetReset()
         return try await synchronize()

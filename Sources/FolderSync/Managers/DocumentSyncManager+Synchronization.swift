@@ -38,25 +38,51 @@ extension DocumentSyncManager {
         delegate?.documentSyncManagerDidBeginSynchronizing(self)
         syncStarted()
         do {
-            // Stopped on a reset until the app re-joins: nothing of the remote is read, no new backup is made.
-            if let reset = lastReset.current { throw reset }
-            try await checkRemoteIfNeeded()
-            let report = try await synchronizeWithPolicy(integrityKey: integrityKey, store: store)
+            let report = try await withRemote("synchronization failed") {
+                try await synchronizeWithPolicy(integrityKey: integrityKey, store: store)
+            }
             if !report.warnings.isEmpty { delegate?.documentSyncManager(self, didEncounterWarnings: report.warnings) }
             syncEnded(.success(report))
             delegate?.documentSyncManager(self, didFinishSynchronizingWith: report)
             return report
         } catch {
-            let error = stopForReset(FolderSyncError.wrapping(error, "synchronization failed").unavailableIfUnreachable)
-            if error.code == .remoteUnavailable {
-                // The next sync registers again first: the folder may be back, or replaced (the app's handler decides).
-                checksRemote.withLock { $0 = true }
-                applicationSyncManager.checkRemoteAgain()
-            }
+            let error = FolderSyncError.wrapping(error, "synchronization failed")
             syncEnded(.failure(error))
             delegate?.documentSyncManager(self, didFailToSynchronizeWithError: error)
             throw error
         }
+    }
+
+    /// Runs `body` against the remote, as every sync and whole-store transfer does.
+    ///
+    /// A remembered reset stops it before anything of the remote is read (and no new backup is made); a launch that
+    /// came up offline registers with the remote first. An application folder found gone since this client registered
+    /// makes it register again at once, which asks the app whether the remote was replaced (then it is a reset);
+    /// otherwise the folder is ``FolderSyncError/Code/remoteUnavailable`` and the next call registers again first.
+    /// A reset found on the way is backed up and remembered (``stopForReset(_:)``).
+    func withRemote<T>(_ what: String, _ body: () async throws -> T) async throws -> T {
+        do {
+            if let reset = lastReset.current { throw reset }
+            let registeringNow = checksRemote.current
+            try await checkRemoteIfNeeded()
+            do {
+                return try await body()
+            } catch let error as FolderSyncError where error.code == .remoteUnavailable && !registeringNow {
+                checkRemoteAgain()
+                try await checkRemoteIfNeeded()
+                throw error
+            }
+        } catch {
+            let error = stopForReset(FolderSyncError.wrapping(error, what).unavailableIfUnreachable)
+            if error.code == .remoteUnavailable { checkRemoteAgain() }
+            throw error
+        }
+    }
+
+    /// Makes the next ``withRemote(_:_:)`` register with the remote first: the folder may be back, or replaced.
+    private func checkRemoteAgain() {
+        checksRemote.withLock { $0 = true }
+        applicationSyncManager.checkRemoteAgain()
     }
 
     /// One sync, with the policy around it: bootstrap from a whole store, re-bootstrap after a vacuum, upload.
@@ -170,7 +196,7 @@ extension DocumentSyncManager {
     /// remembers the reset for ``rejoin()``, wherever it was found (sync, registration, whole-store transfer). Once
     /// per reset: a reset already remembered is returned as it is, with its backup, and no new one is made.
     func stopForReset(_ error: FolderSyncError) -> FolderSyncError {
-        guard [.integrityKeyMismatch, .clientDeleted, .documentDeleted].contains(error.code) else { return error }
+        guard error.isReset else { return error }
         if let remembered = lastReset.current { return remembered }
         var error = error
         if let store { error.backupPath = try? backUpForReset(store) }
@@ -226,12 +252,8 @@ extension DocumentSyncManager {
         guard state == .ableToSync, let integrityKey else {
             throw FolderSyncError(.notRegistered, "register document \(documentIdentifier) before transferring whole stores")
         }
-        do {
-            if let reset = lastReset.current { throw reset }
-            try await checkRemoteIfNeeded()
+        try await withRemote("checking the remote document failed") {
             try await synchronizationOperation(integrityKey: integrityKey, store: store).checkStillRegistered()
-        } catch {
-            throw stopForReset(FolderSyncError.wrapping(error, "checking the remote document failed").unavailableIfUnreachable)
         }
     }
 

@@ -227,8 +227,9 @@ open class DocumentSyncManager: @unchecked Sendable {
         return true
     }
 
-    /// Registers with the remote; when `creatingMissingDocument`, a missing remote document is created without asking (re-join).
-    func register(creatingMissingDocument: Bool) async throws {
+    /// Registers with the remote; when `creatingMissingDocument`, a missing remote document is created without asking
+    /// (a re-join after a wipe). `rejoining`: a reset found here is left to ``rejoin()``, which remembers it as a new one.
+    func register(creatingMissingDocument: Bool, rejoining: Bool = false) async throws {
         try gate.begin(what: "document \(documentIdentifier)")
         delegate?.documentSyncManagerDidBeginRegistering(self)
         do {
@@ -236,8 +237,7 @@ open class DocumentSyncManager: @unchecked Sendable {
             let remembered = try loadLocalRegistration()
             // A client that registered before never creates the application's tree again by itself; a re-join
             // after a wipe is the app saying the remote was replaced, and registers the application again.
-            try await applicationSyncManager.registerIfNeeded(registeredBefore: remembered != nil, rejoining: creatingMissingDocument)
-            let info = try await registerWithRemote(rememberedIntegrityKey: remembered?.integrityKey, creatingMissingDocument: creatingMissingDocument)
+            let info = try await registerWithRemote(remembered: remembered, creatingMissingDocument: creatingMissingDocument)
             let local = LocalRegistration(applicationIdentifier: layout.applicationIdentifier,
                                           documentIdentifier: documentIdentifier, clientIdentifier: clientIdentifier,
                                           integrityKey: info.integrityKey, encryptionKey: applicationSyncManager.encryptionKeyFile)
@@ -250,16 +250,34 @@ open class DocumentSyncManager: @unchecked Sendable {
             gate.finish(.success(()))
             delegate?.documentSyncManagerDidFinishRegistering(self)
         } catch {
-            // A reset found at registration (a relaunch after a wipe or a deletion) is recoverable by rejoin() too.
-            let error = stopForReset(FolderSyncError.wrapping(error, "document registration failed").unavailableIfUnreachable)
+            // A reset found at a first registration is recoverable by rejoin() too.
+            let wrapped = FolderSyncError.wrapping(error, "document registration failed").unavailableIfUnreachable
+            let error = rejoining ? wrapped : stopForReset(wrapped)
             gate.finish(.failure(error))
             delegate?.documentSyncManager(self, didFailToRegisterWithError: error)
             throw error
         }
     }
 
+    /// Registers the application when this launch has not, then the document.
+    ///
+    /// An application folder found gone although the application registered earlier in this launch (the share
+    /// unmounted, or replaced since) makes the application register again, which asks the app whether the remote was
+    /// replaced: then the document registers with the new tree (and finds its reset), otherwise it is unavailable.
+    private func registerWithRemote(remembered: LocalRegistration?, creatingMissingDocument: Bool) async throws -> DocumentInfo {
+        let registeredNow = try await applicationSyncManager.registerIfNeeded(registeredBefore: remembered != nil,
+                                                                             rejoining: creatingMissingDocument)
+        do {
+            return try await registerDocument(rememberedIntegrityKey: remembered?.integrityKey, creatingMissingDocument: creatingMissingDocument)
+        } catch let error as FolderSyncError where error.code == .remoteUnavailable && !registeredNow {
+            applicationSyncManager.checkRemoteAgain()
+            try await applicationSyncManager.registerIfNeeded(registeredBefore: remembered != nil)
+            return try await registerDocument(rememberedIntegrityKey: remembered?.integrityKey, creatingMissingDocument: creatingMissingDocument)
+        }
+    }
+
     /// Runs the document registration operation against the remote.
-    private func registerWithRemote(rememberedIntegrityKey: String?, creatingMissingDocument: Bool) async throws -> DocumentInfo {
+    private func registerDocument(rememberedIntegrityKey: String?, creatingMissingDocument: Bool) async throws -> DocumentInfo {
         let proposed = DocumentInfo(documentIdentifier: documentIdentifier, documentDescription: documentDescription,
                                     userInfo: userInfo, integrityKey: "", createdByClient: clientIdentifier,
                                     creationDate: .distantPast)
@@ -272,8 +290,7 @@ open class DocumentSyncManager: @unchecked Sendable {
     /// remote is read or written. Nothing when this launch registered with the remote already.
     func checkRemoteIfNeeded() async throws {
         guard checksRemote.current, let remembered = registration.current else { return }
-        try await applicationSyncManager.registerIfNeeded(registeredBefore: true)
-        _ = try await registerWithRemote(rememberedIntegrityKey: remembered.integrityKey, creatingMissingDocument: false)
+        _ = try await registerWithRemote(remembered: remembered, creatingMissingDocument: false)
         checksRemote.withLock { $0 = false }
         // The application's key file may have changed since (a password change): remember the current one.
         if let key = applicationSyncManager.encryptionKeyFile, key != remembered.encryptionKey {

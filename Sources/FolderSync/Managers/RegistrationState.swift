@@ -66,6 +66,10 @@ extension FolderSyncError {
         return FolderSyncError(.internalError, message, underlying: error)
     }
 
+    /// Whether the error stops the document until ``DocumentSyncManager/rejoin()``: the remote wiped or replaced,
+    /// the document or this client deleted.
+    var isReset: Bool { [.integrityKeyMismatch, .clientDeleted, .documentDeleted].contains(code) }
+
     /// The error as an app sees it from a sync or a registration: a server that cannot be reached (refused, not
     /// resolved, no answer in time, TLS failing) is ``Code/remoteUnavailable``, like a folder that is not mounted.
     var unavailableIfUnreachable: FolderSyncError {

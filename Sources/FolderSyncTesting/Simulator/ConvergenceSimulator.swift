@@ -73,6 +73,11 @@ public struct ConvergenceSimulator: Sendable {
         /// folders) and of the shared folder (file-manager remote): each must heal with no write lost. The store
         /// must be a ``SnapshottingSimulatorStore``. Off, a seed plays as before.
         public var restores = false
+        /// Adds outages: the shared folder goes away for a stretch of steps (an empty mount point, the folder moved
+        /// away, a server that does not answer) while clients keep writing, syncing and relaunching. Every sync then
+        /// must say `remoteUnavailable` and change nothing, nothing may be written into the folder, and no outage
+        /// may end in a reset. Off, a seed plays as before.
+        public var outages = false
         /// Faults injected into every client's remote requests during the random steps (their syncs may then fail
         /// with the injected error, and the next one catches up); off for the final rounds.
         public var faults: FaultMix?
@@ -147,6 +152,10 @@ public struct ConvergenceSimulator: Sendable {
         public var restoredStoresNoticed = 0
         /// The shared folder put back to an earlier copy of itself (lifecycle, file-manager remote).
         public var folderRestores = 0
+        /// Outages of the shared folder (zero unless ``Configuration/outages``).
+        public var outages = 0
+        /// Syncs that found the shared folder away and said so (``/FolderSync/FolderSyncError/Code/remoteUnavailable``).
+        public var unavailableSyncs = 0
         /// The faults injected, by kind (zero unless ``Configuration/faults``).
         public var faultsInjected: [String: Int] = [:]
         /// The converged rows (not added up by `+`).
@@ -171,6 +180,7 @@ public struct ConvergenceSimulator: Sendable {
             sum.clockSkewWarnings += rhs.clockSkewWarnings
             sum.storeRestores += rhs.storeRestores; sum.restoredStoresNoticed += rhs.restoredStoresNoticed
             sum.folderRestores += rhs.folderRestores
+            sum.outages += rhs.outages; sum.unavailableSyncs += rhs.unavailableSyncs
             sum.faultsInjected.merge(rhs.faultsInjected, uniquingKeysWith: +)
             return sum
         }

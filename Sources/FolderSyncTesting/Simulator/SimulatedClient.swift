@@ -27,6 +27,8 @@ final class SimulatedClient {
     var reset: FolderSyncError.Code?
     /// The reset codes this client's next sync must stop on (after a wipe, deletion or expiry), or empty.
     var expectedResets: Set<FolderSyncError.Code> = []
+    /// The user's answer when the application's folder is gone: whether the remote was really replaced.
+    var confirmsReplacedRemote: @Sendable () -> Bool = { false }
     private let identifiers: IdentifierSource
     private let makeApplicationSyncManager: ConvergenceSimulator.ApplicationManagerFactory
     private let makeDocumentSyncManager: ConvergenceSimulator.DocumentManagerFactory
@@ -48,7 +50,9 @@ final class SimulatedClient {
         self.store = try configuration.makeStore(folder, now)
     }
 
-    /// Registers the application and the document (creating the remote document if it is missing).
+    /// Launches as an offline-first app does: configures both managers, then registers the document, which needs
+    /// the remote only the first time (creating the remote document if it is missing); later launches come up
+    /// from the helper folder.
     ///
     /// The document manager is kept even when its registration throws, as an app keeps it to call
     /// ``DocumentSyncManager/rejoin()`` after a reset found at launch.
@@ -58,8 +62,10 @@ final class SimulatedClient {
         environment.makeIdentifier = identifiers.next
         environment.logger.logLevel = .critical
         let app = makeApplicationSyncManager(remote, environment)
-        try await app.register(.init(applicationIdentifier: Self.application, clientIdentifier: identifier,
-                                     clientDescription: "Simulated client \(index)"))
+        try app.configure(.init(applicationIdentifier: Self.application, clientIdentifier: identifier,
+                                clientDescription: "Simulated client \(index)"))
+        let confirmsReplacedRemote = self.confirmsReplacedRemote
+        app.remoteReplacementHandler = { _ in confirmsReplacedRemote() }
         let document = try makeDocumentSyncManager(
             app, .init(documentIdentifier: Self.document, documentDescription: "Simulated notes",
                        helperDirectory: helperFolder),

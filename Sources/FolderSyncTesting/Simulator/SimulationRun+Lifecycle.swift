@@ -112,6 +112,7 @@ extension SimulationRun {
             log("the document's folder is wiped")
         case 1:
             try await remote.remove(layout.applicationDirectory)
+            replacedRemote.applicationFolderWiped()
             expected = [.integrityKeyMismatch]
             log("the application's folder is wiped")
         default:

@@ -24,7 +24,13 @@ final class SimulationRun {
     private(set) var faults: FaultyFileSystem.Faults?
     /// Set when the random steps are over: settling and the final rounds run without faults.
     private var faultsOver = false
-    private var step = 0
+    private(set) var step = 0
+    /// The shared folder as the clients reach it, which can go away (``ConvergenceSimulator/Configuration/outages``).
+    private(set) var outages: OutageFileSystem?
+    /// The step at which the current outage ends, while the folder is away.
+    var outageEnd: Int?
+    /// The user's answer to a client that finds the application's folder gone.
+    private(set) var replacedRemote = ReplacedRemoteAnswer(outages: nil)
 
     init(_ configuration: ConvergenceSimulator.Configuration) {
         self.configuration = configuration
@@ -55,12 +61,18 @@ final class SimulationRun {
         case .custom(let remote): remote
         }
         self.remote = remote
-        let clientRemote: any RemoteFileSystem = configuration.faults.map { mix in
+        var clientRemote: any RemoteFileSystem = configuration.faults.map { mix in
             let faults = FaultyFileSystem.Faults(mix: mix, seed: random.next())
             faults.isEnabled = false // registration is not under test here: syncs are
             self.faults = faults
             return FaultyFileSystem(remote, faults: faults)
         } ?? remote
+        if configuration.outages {
+            let outages = OutageFileSystem(clientRemote)
+            self.outages = outages
+            clientRemote = outages
+        }
+        replacedRemote = ReplacedRemoteAnswer(outages: outages)
         let count = random.int(configuration.clients)
         summary.clients = count
         for index in 1...count {
@@ -79,6 +91,8 @@ final class SimulationRun {
                 client.wholeStoreUploadThreshold = random.chance(40) ? random.int(1...4) : nil
             }
             client.usesAttachments = configuration.attachments
+            let replacedRemote = self.replacedRemote
+            client.confirmsReplacedRemote = { replacedRemote.remoteWasReplaced }
             waiting.append(client)
         }
         // Some clients join later and catch up on everything published before them.
@@ -92,6 +106,11 @@ final class SimulationRun {
             time.advance(byMilliseconds: Int64(random.int(0...40)))
             let client = random.pick(clients)!
             let roll = random.int(0...99)
+            try beginOrEndOutage()
+            if outageEnd != nil {
+                try await outageStep(roll, client)
+                continue
+            }
             if configuration.lifecycle {
                 try await lifecycleStep(roll, client)
                 continue
@@ -134,6 +153,7 @@ final class SimulationRun {
     func finish() async throws {
         step += 1
         faultsOver = true
+        try endOutage()
         while !waiting.isEmpty { try await join() }
         if configuration.lifecycle { try await settleResets() }
         summary.faultsInjected = faults?.injected ?? [:]
@@ -283,8 +303,8 @@ final class SimulationRun {
         let before = configuration.lifecycle ? try localState(client) : nil
         do {
             try await client.restart()
-            if let reset = client.reset {
-                throw SimulationFailure.Detail("\(client.identifier) registered again although it was stopped by \(reset) and has not re-joined")
+            if let reset = client.reset, client.document?.resetState?.code != reset {
+                throw SimulationFailure.Detail("\(client.identifier) forgot across a relaunch that it was stopped by \(reset)")
             }
         } catch let error as FolderSyncError where isReset(error) {
             try noteReset(client, error, before: before!)

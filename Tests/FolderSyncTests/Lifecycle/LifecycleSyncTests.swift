@@ -133,17 +133,17 @@ struct LifecycleSyncTests {
         #expect(second.removed.contains { $0.path == bSets && $0.reason == .deletedClientFolder })
         #expect(try await !remote.exists(bSets))
 
-        // The deleted client notices at its next sync and at its next registration, and keeps its data.
+        // The deleted client notices at its next sync and after a relaunch, and keeps its data.
         try b.execute("INSERT INTO notes(id, title) VALUES ('n3', 'Unpushed on B')")
         let before = try NotesSchema.dump(b.store)
         await #expect { try await b.sync() } throws: { code(of: $0) == .clientDeleted }
-        await #expect {
-            _ = try await DocumentSyncManager(
-                applicationSyncManager: b.app,
-                registering: .init(documentIdentifier: "DOC", documentDescription: "Notes",
-                                   helperDirectory: directory.url.appendingPathComponent("B/helper")),
-                store: b.store, remoteDocumentCreationHandler: { _ in true })
-        } throws: { code(of: $0) == .clientDeleted }
+        let relaunched = try await DocumentSyncManager(
+            applicationSyncManager: b.app,
+            registering: .init(documentIdentifier: "DOC", documentDescription: "Notes",
+                               helperDirectory: directory.url.appendingPathComponent("B/helper")),
+            store: b.store, remoteDocumentCreationHandler: { _ in true })
+        #expect(relaunched.resetState != nil)
+        await #expect { try await relaunched.synchronize() } throws: { code(of: $0) == .clientDeleted }
         #expect(try NotesSchema.dump(b.store) == before)
 
         try await converge(a, c)
@@ -238,6 +238,11 @@ struct LifecycleSyncTests {
         try await a.app.removeAllRemoteSyncData()
         #expect(try await !remote.exists(layout.applicationDirectory))
         #expect(try await a.app.previouslySynchronizedDocuments().isEmpty)
+        // To a client that registered before, a missing application tree looks like a folder not mounted…
+        await #expect { try await other.sync() } throws: { code(of: $0) == .remoteUnavailable }
+        #expect(try await !remote.exists(layout.applicationDirectory), "the removed tree was created again")
+        // …until the app says the remote was replaced: then it is a reset.
+        other.app.remoteReplacementHandler = { _ in true }
         await #expect { try await other.sync() } throws: { code(of: $0) == .integrityKeyMismatch }
     }
 }

@@ -48,6 +48,21 @@ enum Fixture {
         return try await DocumentSyncManager(applicationSyncManager: app, registering: documentConfiguration(helper: helper),
                                              remoteDocumentCreationHandler: { _ in true })
     }
+
+    /// A relaunch of `client`, which registered before: it comes up from its helper folder without the remote, and
+    /// its first sync registers with the remote, where a reset, a deletion or a replaced document shows.
+    static func relaunchAndSync(_ remote: any RemoteFileSystem, client: String, helper: URL,
+                                environment: SyncEnvironment = Fixture.environment()) async throws {
+        let (app, configuration) = application(remote, client: client, environment: environment)
+        try app.configure(configuration)
+        let store = InMemoryModelAdapter(tables: [.init("notes", columns: ["title"])])
+        let document = try DocumentSyncManager(applicationSyncManager: app, configuration: documentConfiguration(helper: helper), store: store)
+        guard document.remembersRegistration else {
+            throw FolderSyncError(.notRegistered, "\(client) never registered in \(helper.path)")
+        }
+        try await document.registerConfigured()
+        try await document.synchronize()
+    }
 }
 
 /// Every path under `root` (folders with a trailing `/`), sorted, relative to `root`.

@@ -49,7 +49,7 @@ struct WebDAVWaitCostTests {
         let server = try await MisbehavingServer([["hang": true]])
         let start = ContinuousClock.now
         let result = try await ChildProcess("notes", ["--db", directory.url.appendingPathComponent("n.sqlite").path,
-                                                      "--remote", server.url.absoluteString, "--client-name", "t", "list"],
+                                                      "--remote", server.url.absoluteString, "--client-name", "t", "sync"],
                                             environment: ["FOLDERSYNC_WEBDAV_TIMEOUT": "1"]).finishMeasured()
         let elapsed = ContinuousClock.now - start
         let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
