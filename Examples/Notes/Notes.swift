@@ -75,7 +75,10 @@ struct Notes: AsyncParsableCommand {
     /// This device's notes database: all that reading and writing notes needs (never the shared folder).
     func database() throws -> NotesDatabase {
         guard let db else { throw NotesError("missing --db PATH (see 'notes --help')") }
-        return try NotesDatabase(path: db)
+        let database = try NotesDatabase(path: db)
+        // Remembered now, so that the first sync registers the device under the name given here.
+        if let clientName { _ = try database.clientName(given: clientName, fallback: clientName) }
+        return database
     }
 
     /// This device's sync managers, configured without touching the remote.

@@ -14,7 +14,9 @@ Usage: fault_proxy.py --root DIR [--seed N] [--hold SUBSTRING]
 
 Prints "port N" (the proxy's) once the server answers. Commands on standard input, one per line:
 "kill" (SIGKILL the server; prints "killed"), "restart" (start it again on the same port and folder;
-prints "ready"), "continue", "storm" (faults on, with --seed; prints "storm"), "calm" (faults off; prints "calm"). Logs "KIND METHOD PATH" per request
+prints "ready"), "down" (the proxy stops listening: connections are refused, as by a stopped server; prints
+"down"), "up" (it listens again on the same port; prints "up"), "continue", "storm" (faults on, with --seed;
+prints "storm"), "calm" (faults off; prints "calm"). Logs "KIND METHOD PATH" per request
 on standard error. Stops the server and exits when standard input closes.
 """
 import argparse
@@ -112,8 +114,21 @@ def draw(method):
 HOP_BY_HOP = {"host", "connection", "keep-alive", "transfer-encoding", "content-length", "proxy-connection", "te", "upgrade"}
 
 
+open_connections = set()
+
+
 class Proxy(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+
+    def setup(self):
+        super().setup()
+        with lock:
+            open_connections.add(self.connection)
+
+    def finish(self):
+        with lock:
+            open_connections.discard(self.connection)
+        super().finish()
 
     def handle_any(self):
         length = int(self.headers.get("Content-Length") or 0)
@@ -191,10 +206,16 @@ class QuietServer(ThreadingHTTPServer):
 for method in ["GET", "HEAD", "PUT", "DELETE", "MOVE", "COPY", "MKCOL", "PROPFIND", "PROPPATCH", "OPTIONS", "LOCK", "UNLOCK"]:
     setattr(Proxy, "do_" + method, Proxy.handle_any)
 
+def listen(port):
+    server = QuietServer(("127.0.0.1", port), Proxy)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
 start_server()
-proxy = QuietServer(("127.0.0.1", 0), Proxy)
-threading.Thread(target=proxy.serve_forever, daemon=True).start()
-say("port %d" % proxy.server_address[1])
+proxy = listen(0)
+proxy_port = proxy.server_address[1]
+say("port %d" % proxy_port)
 
 for line in sys.stdin:
     command = line.strip()
@@ -205,6 +226,19 @@ for line in sys.stdin:
     elif command == "restart":
         start_server()
         say("ready")
+    elif command == "down":
+        proxy.shutdown()
+        proxy.server_close()
+        with lock:
+            for connection in list(open_connections):  # a stopped server's kept-alive connections end too
+                try:
+                    connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+        say("down")
+    elif command == "up":
+        proxy = listen(proxy_port)
+        say("up")
     elif command == "continue":
         resume.set()
     elif command == "storm":

@@ -160,18 +160,19 @@ struct CLIErrorMessageTests {
             ("missing argument", ["add"]),
             ("edit a missing note", ["edit", "no-such-note", "text"]),
             ("untag a missing tag", ["untag", id, "no-such-tag"]),
-            ("unreadable password file", ["--password-file", "/nonexistent/password", "list"]),
+            ("unreadable password file", ["--password-file", "/nonexistent/password", "sync"]),
         ]
         for (what, arguments) in cases {
             let result = try await folder.notes(arguments, database: "a")
             #expect(result.status == 1, "\(what): exit \(result.status): \(result.errors)")
             Self.expectOneReadableLine(result.errors, tool: "notes", what)
         }
-        for (what, arguments) in [("missing --db", ["list"]), ("missing --remote", ["--db", "/tmp/x.sqlite", "list"]),
+        // Local commands need only the database; sync needs the shared folder too.
+        for (what, arguments) in [("missing --db", ["list"]), ("missing --remote", ["--db", "/tmp/x.sqlite", "sync"]),
                                   ("missing folder", ["--db", folder.directory.url.appendingPathComponent("c.sqlite").path,
-                                                      "--remote", "/nonexistent/shared", "list"]),
+                                                      "--remote", "/nonexistent/shared", "sync"]),
                                   ("connection refused", ["--db", folder.directory.url.appendingPathComponent("d.sqlite").path,
-                                                          "--remote", "http://127.0.0.1:1/share/", "list"])] {
+                                                          "--remote", "http://127.0.0.1:1/share/", "sync"])] {
             let result = try await ChildProcess("notes", arguments).finishMeasured()
             #expect(result.status == 1, "\(what): exit \(result.status): \(result.errors)")
             Self.expectOneReadableLine(result.errors, tool: "notes", what)
@@ -188,12 +189,12 @@ struct CLIErrorMessageTests {
     @Test("notes on an encrypted folder: no password points to --password-file, a wrong one is wrongPassword; one line each")
     func notesEncrypted() async throws {
         let folder = try await Folder(encryptedWith: "right password")
-        let none = try await folder.notes(["list"])
+        let none = try await folder.notes(["sync"])
         #expect(none.status == 1)
         let line = Self.expectOneReadableLine(none.errors, tool: "notes", "no password")
         #expect(line.contains("encrypted") && line.contains("--password-file"), "\(line)")
         #expect(!line.contains("gave no password"), "\(line)")
-        let wrong = try await folder.notes(["--password-file", try folder.file("wrong", contents: "wrong\n"), "list"])
+        let wrong = try await folder.notes(["--password-file", try folder.file("wrong", contents: "wrong\n"), "sync"])
         #expect(wrong.status == 1)
         #expect(Self.expectOneReadableLine(wrong.errors, tool: "notes", "wrong password").contains("wrongPassword"))
     }

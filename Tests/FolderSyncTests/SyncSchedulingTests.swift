@@ -21,8 +21,13 @@ struct SyncSchedulingTests {
 
         /// The first report that applied something; fails after `limit` (a guard against hanging, not a wait).
         func firstApplying(within limit: Duration = .seconds(20)) async throws -> SyncReport? {
+            try await first(within: limit) { $0.changeSetsApplied > 0 }
+        }
+
+        /// The first report from now that matches; `nil` after `limit` (a guard against hanging, not a wait).
+        func first(within limit: Duration = .seconds(20), where matches: @escaping @Sendable (SyncReport) -> Bool) async throws -> SyncReport? {
             try await withThrowingTaskGroup(of: SyncReport?.self) { group in
-                group.addTask { for await report in self.reports where report.changeSetsApplied > 0 { return report }; return nil }
+                group.addTask { for await report in self.reports where matches(report) { return report }; return nil }
                 group.addTask { try await Task.sleep(for: limit); return nil }
                 defer { group.cancelAll() }
                 return try await group.next() ?? nil
@@ -44,6 +49,63 @@ struct SyncSchedulingTests {
         let report = try #require(try await collector.firstApplying(), "no automatic sync applied B's change")
         #expect(report.changesApplied == 1)
         #expect(try a.value("SELECT title FROM notes") == "pushed by B")
+    }
+
+    /// Records when each listing failed (the folder away), for a test to wait for failures without sleeping.
+    final class FailedListings: ForwardingFileSystem, @unchecked Sendable {
+        let times: AsyncStream<ContinuousClock.Instant>
+        private let continuation: AsyncStream<ContinuousClock.Instant>.Continuation
+
+        override init(_ base: any RemoteFileSystem, transfersThroughReadAndWrite: Bool = false) {
+            (times, continuation) = AsyncStream.makeStream()
+            super.init(base, transfersThroughReadAndWrite: transfersThroughReadAndWrite)
+        }
+
+        override func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
+            do {
+                return try await base.contentsOfDirectory(at: path)
+            } catch {
+                continuation.yield(.now)
+                throw error
+            }
+        }
+    }
+
+    @Test("Watching goes on while the folder is away, looking again after doubling waits, and syncs as soon as it is back")
+    func watchingAcrossAnOutage() async throws {
+        let directory = TemporaryDirectory()
+        let root = directory.subdirectory("remote")
+        let b = try await TestClient.launch(FileManagerFileSystem(rootURL: root), name: "B", in: directory)
+        let listings = FailedListings(FileManagerFileSystem(rootURL: root))   // no inotify through the decorator: polling
+        let a = try await TestClient.launch(listings, name: "A", in: directory)
+        try await converge(a, b)
+        let collector = ReportCollector()
+        a.document.delegate = collector
+        let poll = Duration.milliseconds(20)
+        a.document.startWatchingRemote(debounce: .milliseconds(10), pollInterval: poll)
+        defer { a.document.stopWatchingRemote() }
+
+        let away = directory.url.appendingPathComponent("away")
+        try FileManager.default.moveItem(at: root, to: away)
+        var failures: [ContinuousClock.Instant] = []
+        for await time in listings.times {
+            failures.append(time)
+            if failures.count == 4 { break }
+        }
+        // Each wait doubles: 2, 4, 8 poll intervals (never less; a loaded machine only makes them longer).
+        for (index, pair) in zip(failures, failures.dropFirst()).enumerated() {
+            #expect(pair.1 - pair.0 >= poll * (2 << index), "wait \(index + 1) was \(pair.1 - pair.0)")
+        }
+        try a.execute("INSERT INTO notes(id, title) VALUES ('a1', 'written while the folder was away')")
+        try b.execute("INSERT INTO notes(id, title) VALUES ('b1', 'also written while away')")
+
+        try FileManager.default.moveItem(at: away, to: root)
+        let published = try await collector.first { $0.changeSetsSent > 0 }
+        #expect(published != nil, "no sync published A's note once the folder was back")
+        try await b.sync()
+        #expect(try await collector.firstApplying() != nil, "watching never applied B's note after the outage")
+        #expect(try a.value("SELECT title FROM notes WHERE id = 'b1'") == "also written while away")
+        #expect(try b.value("SELECT title FROM notes WHERE id = 'a1'") == "written while the folder was away")
     }
 
     @Test("Watching a remote without notifications polls")

@@ -161,6 +161,16 @@ struct ResetTests {
                 documentIdentifier: "DOC", documentDescription: "someone else's", helperDirectory: directory.subdirectory("stranger")),
                 remoteDocumentCreationHandler: { _ in true })
         }
+        if replacement == "empty" {
+            // An empty folder is what an unmounted share looks like: unavailable, nothing written, no backup…
+            for client in clients {
+                await #expect { try await client.sync() } throws: { ($0 as? FolderSyncError)?.code == .remoteUnavailable }
+                #expect(!FileManager.default.fileExists(atPath: client.document.localLayout.backupsDirectory.path))
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: root.path).isEmpty)
+            // …until the app says the remote was really replaced.
+            for client in clients { client.app.remoteReplacementHandler = { _ in true } }
+        }
         for (index, client) in clients.enumerated() {
             do {
                 try await client.sync()

@@ -22,7 +22,15 @@ extension SimulationRun {
     }
 
     /// Checks a reset the client reported: an expected code, a backup on disk, local data as it was. Then marks it stopped.
-    func noteReset(_ client: SimulatedClient, _ error: FolderSyncError, before: LocalState) throws {
+    /// `rejoining`: found by a re-join, which is a new reset even when its code is the one the client was stopped on.
+    func noteReset(_ client: SimulatedClient, _ error: FolderSyncError, before: LocalState, rejoining: Bool = false) throws {
+        if !rejoining, let reset = client.reset, error.code == reset {
+            // The reset the client is stopped on, remembered (no new backup): what it is due to find next still stands.
+            guard try localState(client) == before else {
+                throw SimulationFailure.Detail("\(client.identifier) stopped again with \(error.code) but its local data changed")
+            }
+            return log("\(client.identifier) is still stopped by \(reset)")
+        }
         // A client already stopped may find its reset again; once someone re-creates a deleted document, it is a mismatch.
         var allowed = client.expectedResets.union(client.reset.map { [$0] } ?? [])
         if let reset = client.reset, Self.wipeCodes.contains(reset) { allowed.formUnion(Self.wipeCodes) }
@@ -75,7 +83,7 @@ extension SimulationRun {
             try completed(report, client, "re-joins")
         } catch let error as FolderSyncError where isReset(error) {
             try recordRestamped()
-            try noteReset(client, error, before: before)
+            try noteReset(client, error, before: before, rejoining: true)
         } catch let failure as SimulationFailure.Detail {
             throw failure
         } catch {

@@ -203,6 +203,20 @@ enum GoldenCatalog {
     static let deletedClient = DeletedClientInfo(clientIdentifier: Golden.clientB, deletedBy: "operator ann", deletionDate: Golden.date)
     static let localRegistration = LocalRegistration(applicationIdentifier: "com.example.notes", documentIdentifier: Golden.document,
                                                      clientIdentifier: Golden.clientA, integrityKey: "00000000-0000-4000-8000-000000000001")
+    /// Version 2 remembers the application's key file, to unlock an encrypted application at a launch without the remote.
+    static let localRegistrationEncrypted: LocalRegistration = {
+        var registration = localRegistration
+        registration.encryptionKey = try! PropertyListFile.encode(GoldenWriters.encryptionKeyInfo)
+        return registration
+    }()
+    static let localReset = LocalReset(code: FolderSyncError.Code.integrityKeyMismatch.rawValue,
+                                       message: "the remote document was replaced (integrity key changed)",
+                                       path: "com.example.notes/Documents/\(Golden.document)/IntegrityKey",
+                                       backupPath: "/home/ann/.notes/helper/Backups/backup-001767323045-00000000-0000-4000-8000-000000000002.sqlite",
+                                       date: Golden.date)
+    static let localSyncStatus = LocalSyncStatus(lastSuccess: Golden.date, lastFailure: Golden.date.addingTimeInterval(60),
+                                                 lastErrorCode: FolderSyncError.Code.remoteUnavailable.rawValue,
+                                                 lastErrorMessage: "the shared folder holds no application com.example.notes: it is not mounted or not reachable")
     static let recentSyncGeneration1 = RecentSync(clientIdentifier: Golden.clientA, lastSyncDate: Golden.date, publishedSequence: 2,
                                                   acknowledgement: [Golden.clientA: 2, Golden.clientB: 2], schemaVersion: 1)
     static let recentSyncGeneration2 = RecentSync(clientIdentifier: Golden.clientB, lastSyncDate: Golden.date, publishedSequence: 4,
@@ -287,8 +301,16 @@ enum GoldenCatalog {
                        content: .propertyList(deletedDocument)),
             GoldenFile(path: "property-lists/deletedClient.plist", kind: .propertyList, version: 1, writer: .current,
                        content: .propertyList(deletedClient)),
-            GoldenFile(path: "property-lists/Registration.plist", kind: .propertyList, version: 1, writer: .current,
+            GoldenFile(path: "property-lists/Registration.plist", kind: .propertyList, version: 1, writer: .commit("cc4ba60"),
                        content: .propertyList(localRegistration)),
+            GoldenFile(path: "property-lists/Registration-v2.plist", kind: .propertyList, version: 2, writer: .current,
+                       content: .propertyList(localRegistration)),
+            GoldenFile(path: "property-lists/Registration-v2-encrypted.plist", kind: .propertyList, version: 2, writer: .current,
+                       content: .propertyList(localRegistrationEncrypted)),
+            GoldenFile(path: "property-lists/Reset.plist", kind: .propertyList, version: 1, writer: .current,
+                       content: .propertyList(localReset)),
+            GoldenFile(path: "property-lists/Status.plist", kind: .propertyList, version: 1, writer: .current,
+                       content: .propertyList(localSyncStatus)),
             GoldenFile(path: "property-lists/EncryptionKey.plist", kind: .propertyList, version: 1, writer: .current,
                        content: .propertyList(GoldenWriters.encryptionKeyInfo)),
             GoldenFile(path: "attachments/\(storedAttachment.sha256)", kind: .attachment, version: 1, writer: .current,

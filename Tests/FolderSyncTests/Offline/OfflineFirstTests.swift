@@ -126,15 +126,13 @@ struct OfflineFirstTests {
     @Test("Backups are bounded by policy: the oldest go")
     func backupsPruned() async throws {
         let directory = TemporaryDirectory()
-        let (root, a, b) = try await setUp(directory)
+        let (_, a, b) = try await setUp(directory)
         b.document.policy.keptBackups = 2
-        for round in 0..<4 {
+        for _ in 0..<4 {
             try await a.document.deleteClient("client-B")
             await #expect { try await b.sync() } throws: { ($0 as? FolderSyncError)?.code == .clientDeleted }
             try await b.document.rejoin()
-            _ = round
         }
-        _ = root
         #expect(try FileManager.default.contentsOfDirectory(atPath: b.document.localLayout.backupsDirectory.path).count == 2)
     }
 
@@ -179,18 +177,81 @@ struct OfflineFirstTests {
     }
 }
 
-/// Issue 20, local faults: the local disk full during a sync's apply, shown on a size-limited tmpfs (mounted by the
-/// test; where mounting is not allowed, a known issue says so).
-@Suite("Local disk full", .serialized)
-struct LocalDiskFullTests {
+/// Refuses every commit as SQLite does on a read-only file: a store turned read-only under a running app (a file
+/// opened for writing keeps its mount from being remounted read-only, so a test cannot do it for real).
+private final class RefusedCommits: TransactionObserver, @unchecked Sendable {
+    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { true }
+    func databaseDidChange(with event: DatabaseEvent) {}
+    func databaseWillCommit() throws {
+        throw DatabaseError(resultCode: .SQLITE_READONLY, message: "attempt to write a readonly database")
+    }
+    func databaseDidCommit(_ db: Database) {}
+    func databaseDidRollback(_ db: Database) {}
+}
+
+/// Issue 20, local faults: the local disk full during a sync's apply (a size-limited tmpfs mounted by the test;
+/// where mounting is not allowed, a known issue says so), and the helper folder or the store read-only (a
+/// read-only bind mount, since file modes stop nothing as root; commits refused with `SQLITE_READONLY`).
+@Suite("Local disk faults", .serialized)
+struct LocalDiskFaultTests {
+    /// Mounts a tmpfs of `size` on `folder`; `false` (with a known issue recorded) where mounting is not allowed.
+    private static func mountTmpfs(_ folder: URL, size: String) throws -> Bool {
+        guard try Subprocess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", folder.path]).status == 0 else {
+            withKnownIssue("cannot mount a tmpfs here (not root?): the local fault test did not run") { Issue.record("mount failed") }
+            return false
+        }
+        return true
+    }
+
+    @Test("The helper folder read-only (a read-only bind mount), or the store (its commits refused as SQLite refuses them on a read-only file): a typed error naming the cause, the store unchanged; once writable, the sync completes",
+          arguments: ["helper folder", "store"])
+    func readOnly(_ what: String) async throws {
+        let directory = TemporaryDirectory()
+        let remote = FileManagerFileSystem(rootURL: directory.subdirectory("shared"))
+        let a = try await TestClient.launch(remote, name: "A", in: directory)
+        let b = try await TestClient.launch(remote, name: "B", in: directory)
+        try await converge(a, b)
+        try a.execute("INSERT INTO notes(id, title) VALUES ('a1', 'published while B was read-only')")
+        try await a.sync()
+
+        let helper = b.document.localLayout.helperDirectory
+        let refusing = RefusedCommits()
+        func setReadOnly(_ readOnly: Bool) async throws {
+            if what == "store" {
+                try await b.store.database.writeWithoutTransaction { db in
+                    if readOnly { db.add(transactionObserver: refusing) } else { db.remove(transactionObserver: refusing) }
+                }
+            } else if readOnly {
+                guard try Subprocess.run("/bin/mount", ["--bind", helper.path, helper.path]).status == 0,
+                      try Subprocess.run("/bin/mount", ["-o", "remount,bind,ro", helper.path]).status == 0 else {
+                    throw FolderSyncError(.invalidConfiguration, "cannot make \(helper.path) a read-only bind mount (not root?)")
+                }
+            } else {
+                #expect(try Subprocess.run("/bin/umount", [helper.path]).status == 0)
+            }
+        }
+        try await setReadOnly(true)
+        let before = try NotesSchema.dump(b.store)
+        let error = await #expect(throws: FolderSyncError.self) { try await b.sync() }
+        try await setReadOnly(false)
+        if what == "store" {
+            #expect(error?.code == .localStoreFailed && "\(String(describing: error))".contains("readonly"), "\(String(describing: error))")
+        } else {
+            #expect(error?.code == .permissionDenied && error?.path?.hasPrefix(helper.path) == true
+                    && "\(String(describing: error))".contains("Read-only file system"), "\(String(describing: error))")
+        }
+        #expect(try NotesSchema.dump(b.store) == before, "a failed sync changed the store")
+        #expect(b.document.resetState == nil)
+
+        try await converge(a, b)
+        #expect(try b.value("SELECT title FROM notes WHERE id = 'a1'") == "published while B was read-only")
+    }
+
     @Test("The local disk full during a sync: a typed error naming the cause, the store unchanged, and the next sync completes once space is back")
     func diskFull() async throws {
         let directory = TemporaryDirectory()
         let small = directory.subdirectory("small")
-        guard try Subprocess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=8m", "tmpfs", small.path]).status == 0 else {
-            withKnownIssue("cannot mount a tmpfs here (not root?): the disk-full test did not run") { Issue.record("mount failed") }
-            return
-        }
+        guard try Self.mountTmpfs(small, size: "8m") else { return }
         defer { _ = try? Subprocess.run("/bin/umount", [small.path]) }
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("shared"))
         let a = try await TestClient.launch(remote, name: "A", in: directory)
