@@ -8,6 +8,10 @@ import TestProcesses
 /// a seeded random point, while an operator's `foldersync vacuum` runs beside them (vacuums from several processes and
 /// the tool at once), then a settle (every client syncs twice, in turn, unharmed) and the checks.
 ///
+/// Some rounds play during an outage: the folder is moved away, or replaced by an empty folder (an unmounted share's
+/// mount point). Clients keep writing; their syncs, transfers and vacuums must say `remoteUnavailable`, and nothing may
+/// be written where the folder was. The folder comes back for the next round.
+///
 /// Checks: every committed write is present or superseded (own rows hold exactly their last committed value,
 /// shared rows one of their committed values, no row of an aborted transaction appears), every replica holds
 /// the same rows, and `foldersync doctor` finds the folder healthy. Prints the figures; exits 1 on any failure.
@@ -28,11 +32,41 @@ struct Torture {
         var error: String?
     }
 
-    /// Starts one client process, which runs to its end (a kill, or its last step).
-    func start(_ client: String, seed: UInt64, killAfter: Int?, steps: Int, settle: Bool) throws -> Subprocess {
+    /// How the folder is away during an outage round.
+    enum Outage: String, CaseIterable {
+        case movedAway = "moved away"
+        case emptyFolder = "an empty folder"
+    }
+
+    /// Starts one client process, which runs to its end (a kill, or its last step). `outage`: the folder is away.
+    func start(_ client: String, seed: UInt64, killAfter: Int?, steps: Int, settle: Bool, outage: Bool = false) throws -> Subprocess {
         try Subprocess.start(executable.path, ["torture-client", "--root", root.path, "--client", client, "--dir", directory.path,
                                                "--seed", String(seed), "--steps", String(steps),
-                                               "--kill-after", killAfter.map(String.init) ?? "none", "--settle", settle ? "yes" : "no"])
+                                               "--kill-after", killAfter.map(String.init) ?? "none", "--settle", settle ? "yes" : "no",
+                                               "--outage", outage ? "yes" : "no"])
+    }
+
+    var awayFolder: URL { directory.appendingPathComponent("remote-away") }
+
+    /// Takes the folder away for a round.
+    func begin(_ outage: Outage) throws {
+        try FileManager.default.moveItem(at: root, to: awayFolder)
+        if outage == .emptyFolder { try FileManager.default.createDirectory(at: root, withIntermediateDirectories: false) }
+    }
+
+    /// Brings the folder back; says what a client wrote where the folder was, if anything.
+    func end(_ outage: Outage) throws -> String? {
+        var written: String?
+        if outage == .emptyFolder {
+            let contents = try FileManager.default.contentsOfDirectory(atPath: root.path)
+            if !contents.isEmpty { written = "wrote into the empty folder: \(contents.sorted())" }
+            try FileManager.default.removeItem(at: root)
+        } else if FileManager.default.fileExists(atPath: root.path) {
+            written = "created the moved folder again: \(try FileManager.default.contentsOfDirectory(atPath: root.path).sorted())"
+            try FileManager.default.removeItem(at: root)
+        }
+        try FileManager.default.moveItem(at: awayFolder, to: root)
+        return written
     }
 
     /// Reads what a client said and waits for its end. Whether it died at the kill point is read from its last
@@ -55,12 +89,19 @@ struct Torture {
         var byPoint: [String: Int] = [:], byAction: [String: Int] = [:]
         var errors: [String] = []
         var eventsPerRun = 150 // learnt from runs that finish, so kill points spread over whole runs
-        var toolVacuums = 0
+        var toolVacuums = 0, outages = 0
         let started = Date()
         while killed < kills {
             round += 1
+            // After the first round (every client registered), one round in six plays with the folder away.
+            let outage = round > 1 && random.int(0...5) == 0 ? random.pick(Outage.allCases) : nil
+            if let outage {
+                try begin(outage)
+                outages += 1
+            }
             let processes = try names.map { name in
-                try start(name, seed: random.next(), killAfter: random.int(0...eventsPerRun), steps: stepsPerRun, settle: false)
+                try start(name, seed: random.next(), killAfter: random.int(0...eventsPerRun), steps: stepsPerRun, settle: false,
+                          outage: outage != nil)
             }
             // The operator's vacuum, from cron, at the same time as the clients' own.
             let vacuum = try Subprocess.start(foldersync, ["vacuum", "--remote", root.path, "--app", TortureClient.application])
@@ -82,7 +123,11 @@ struct Torture {
             // Exit 2 is a removal that raced another vacuum or a client (the next vacuum tries again); anything else is a failure.
             let vacuumed = vacuum.finish()
             toolVacuums += 1
-            if vacuumed.status != 0 && vacuumed.status != 2 {
+            if let outage {
+                // The tool finds no application there, and says so: a failure, and nothing written.
+                if vacuumed.status == 0 { errors.append("round \(round) foldersync vacuum succeeded with the folder \(outage.rawValue)") }
+                if let written = try end(outage) { errors.append("round \(round), folder \(outage.rawValue): \(written)") }
+            } else if vacuumed.status != 0 && vacuumed.status != 2 {
                 errors.append("round \(round) foldersync vacuum: status \(vacuumed.status): \(vacuumed.errors)")
             }
         }
@@ -97,7 +142,7 @@ struct Torture {
         let doctor = runDoctor()
         let seconds = Int(Date().timeIntervalSince(started).rounded())
         print("""
-            kill torture: seed \(seed), \(clients) clients, \(round) rounds, \(runs) client runs, \(toolVacuums) vacuums by the tool, \(seconds) s
+            kill torture: seed \(seed), \(clients) clients, \(round) rounds (\(outages) with the folder away), \(runs) client runs, \(toolVacuums) vacuums by the tool, \(seconds) s
             kills: \(killed) (runs that finished before their kill point: \(completed))
             kills by action: \(byAction.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
             kills by point: \(byPoint.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))

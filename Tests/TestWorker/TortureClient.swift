@@ -27,8 +27,9 @@ struct TortureClient {
     }
 
     /// Runs `steps` seeded steps (only syncs when `settle`), dying at the `killAfter + 1`-th kill point.
+    /// `outage`: the folder is away, and every step that needs it must say `remoteUnavailable`.
     /// Returns the kill points passed.
-    func run(seed: UInt64, steps: Int, killAfter: Int?, settle: Bool) async throws -> Int {
+    func run(seed: UInt64, steps: Int, killAfter: Int?, settle: Bool, outage: Bool) async throws -> Int {
         let killSwitch = KillSwitch(point: nil, after: killAfter ?? .max)
         let store = try Self.openStore(database)
         var journal = try TortureJournal(client: client, url: journalURL)
@@ -49,23 +50,32 @@ struct TortureClient {
             default: "vacuum"
             }
             try journal.note("# \(killSwitch.action)")
-            switch roll {
-            case 0..<45: try write(&journal, store: store, random: &random, killSwitch: killSwitch)
-            case 45..<80: try await document.synchronize()
-            case 80..<87: try await document.uploadWholeStore()
-            case 87..<92:
-                do {
-                    try await document.downloadWholeStore()
-                } catch let error as FolderSyncError where error.code == .corruptFile && error.path?.hasSuffix(RemoteLayout.wholeStoreFileName) == true {
-                    // Another client's upload was killed between publishing its store and its manifest: asked for a
-                    // store now, the app is told the remote has none it can use (a typed error naming the file), and
-                    // the next sync or upload mends it. Syncs report this as a warning; they never fail on it.
-                    try journal.note("# whole store being replaced: \(error.message)")
-                }
-            default: _ = try await document.vacuum()
+            do {
+                try await step(roll, document: document, journal: &journal, store: store, random: &random, killSwitch: killSwitch)
+            } catch let error as FolderSyncError where outage && error.code == .remoteUnavailable {
+                try journal.note("# the folder is away: \(error.message)")
             }
         }
         return killSwitch.passed
+    }
+
+    private func step(_ roll: Int, document: DocumentSyncManager, journal: inout TortureJournal, store: GRDBStore,
+                      random: inout SeededGenerator, killSwitch: KillSwitch) async throws {
+        switch roll {
+        case 0..<45: try write(&journal, store: store, random: &random, killSwitch: killSwitch)
+        case 45..<80: try await document.synchronize()
+        case 80..<87: try await document.uploadWholeStore()
+        case 87..<92:
+            do {
+                try await document.downloadWholeStore()
+            } catch let error as FolderSyncError where error.code == .corruptFile && error.path?.hasSuffix(RemoteLayout.wholeStoreFileName) == true {
+                // Another client's upload was killed between publishing its store and its manifest: asked for a
+                // store now, the app is told the remote has none it can use (a typed error naming the file), and
+                // the next sync or upload mends it. Syncs report this as a warning; they never fail on it.
+                try journal.note("# whole store being replaced: \(error.message)")
+            }
+        default: _ = try await document.vacuum()
+        }
     }
 
     private static func value(of row: String, in store: GRDBStore) throws -> String? {
@@ -77,7 +87,8 @@ struct TortureClient {
         environment.logger.logLevel = .error
         let remote = KillingFileSystem(FileManagerFileSystem(rootURL: root), killSwitch: killSwitch)
         let app = ApplicationSyncManager(remote: remote, environment: environment)
-        try await app.register(.init(applicationIdentifier: Self.application, clientIdentifier: client, clientDescription: "torture"))
+        // The offline launch: the remote is needed only by a first registration.
+        try app.configure(.init(applicationIdentifier: Self.application, clientIdentifier: client, clientDescription: "torture"))
         let configuration = DocumentSyncManager.Configuration(
             documentIdentifier: Self.document, documentDescription: "torture",
             helperDirectory: directory.appendingPathComponent("\(client).helper"))

@@ -203,7 +203,8 @@ do {
         let client = TortureClient(root: URL(fileURLWithPath: option("root")), client: option("client"),
                                    directory: URL(fileURLWithPath: option("dir")))
         let events = try await client.run(seed: UInt64(option("seed")) ?? 0, steps: Int(option("steps")) ?? 0,
-                                          killAfter: Int(option("kill-after")), settle: option("settle") == "yes")
+                                          killAfter: Int(option("kill-after")), settle: option("settle") == "yes",
+                                          outage: options["outage"] == "yes")
         print("events \(events)")
     default:
         fail("unknown command \(command)")

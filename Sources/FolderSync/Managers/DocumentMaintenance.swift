@@ -45,8 +45,14 @@ open class DocumentMaintenance: @unchecked Sendable {
             let operation = vacuumOperation(dryRun: dryRun, expireClientsAfter: expireClientsAfter, temporaryFileAge: temporaryFileAge)
             operation.verificationCacheFile = verificationCacheFile
             return try await operation.run()
+        } catch let error as FolderSyncError where error.code == .remoteItemNotFound {
+            // A folder that is away (an unmounted share is an empty folder) is not a document without files.
+            if try await !remote.exists(layout.formatVersionFile) {
+                throw FolderSyncError.applicationFolderAway(layout)
+            }
+            throw error
         } catch {
-            throw FolderSyncError.wrapping(error, "vacuuming document \(documentIdentifier) failed")
+            throw FolderSyncError.wrapping(error, "vacuuming document \(documentIdentifier) failed").unavailableIfUnreachable
         }
     }
 

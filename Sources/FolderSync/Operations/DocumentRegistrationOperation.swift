@@ -88,8 +88,7 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
             if let rememberedIntegrityKey {
                 guard try await applicationTreeExists() else {
                     // Not a wipe: the application's folder is not there at all (an unmounted share is an empty folder).
-                    throw FolderSyncError(.remoteUnavailable, "the shared folder holds no application \(layout.applicationIdentifier): "
-                                          + "it is not mounted or not reachable", path: layout.formatVersionFile.description)
+                    throw FolderSyncError.applicationFolderAway(layout)
                 }
                 // This client's store belongs to a remote document that is now gone: never recreate silently.
                 if let deletion {

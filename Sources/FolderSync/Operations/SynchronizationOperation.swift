@@ -243,8 +243,7 @@ open class SynchronizationOperation: @unchecked Sendable {
         if try await integrityKeyExists() { return }
         if keys.isEmpty, try await !applicationTreeExists() {
             // Not a wipe: the application's folder is not there at all. An unmounted share is an empty folder.
-            throw FolderSyncError(.remoteUnavailable, "the shared folder holds no application \(layout.applicationIdentifier): "
-                                  + "it is not mounted or not reachable", path: layout.formatVersionFile.description)
+            throw FolderSyncError.applicationFolderAway(layout)
         }
         if keys.isEmpty, let marker = try await fetchDeletedDocumentMarker() {
             report.remoteRequests += 1

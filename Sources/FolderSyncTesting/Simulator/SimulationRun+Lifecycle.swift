@@ -55,7 +55,7 @@ extension SimulationRun {
         let report: VacuumReport
         do {
             report = try await document.vacuum(expireClientsAfter: expiry)
-        } catch let error as FolderSyncError where error.code == .remoteItemNotFound {
+        } catch let error as FolderSyncError where error.code == .remoteItemNotFound || error.code == .remoteUnavailable {
             guard try await !documentExists() else { throw SimulationFailure.Detail("\(client.identifier) failed to vacuum: \(error)") }
             log("\(client.identifier) finds no document to vacuum (wiped)")
             return
