@@ -12,14 +12,17 @@ let store = try GRDBStore(path: documentURL.path, tables: [SyncedTable("notes")]
     try db.execute(sql: "CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, body TEXT)")
 }
 
-// 2. Register this device with the shared folder, once per launch.
+// 2. Configure, then register: only a device's first launch needs the shared folder; later ones come up
+//    at once from the helper folder, offline too, and the first sync checks the folder.
 let app = ApplicationSyncManager(remote: FileManagerFileSystem(rootURL: sharedFolderURL))
-try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: savedClientID,
-                             clientDescription: "Ann's laptop"))
-let document = try await DocumentSyncManager(
+try app.configure(.init(applicationIdentifier: "com.example.notes", clientIdentifier: savedClientID,
+                        clientDescription: "Ann's laptop"))
+let document = try DocumentSyncManager(
     applicationSyncManager: app,
-    registering: .init(documentIdentifier: "notes", documentDescription: "Notes", helperDirectory: helperURL),
-    store: store, remoteDocumentCreationHandler: { _ in true })   // the first device creates the remote document
+    configuration: .init(documentIdentifier: "notes", documentDescription: "Notes", helperDirectory: helperURL),
+    store: store)
+document.remoteDocumentCreationHandler = { _ in true }   // the first device creates the remote document
+try await document.registerConfigured()
 
 // 3. Write as usual, then sync. Conflicting edits of one column go to your resolver (or the last writer wins).
 try await store.database.write { try $0.execute(sql: "INSERT INTO notes VALUES (?, ?, ?)", arguments: [UUID().uuidString, "Hi", ""]) }

@@ -85,7 +85,7 @@ public struct EncryptedFileSystem: RemoteFileSystem, RemoteChangeNotifying {
     }
 
     /// Seals `url` into a local temporary file, streaming, then uploads that. The temporary is in a folder of this
-    /// user's alone (``LocalFiles/privateScratchDirectory(in:)``), never loose in the shared temporary folder.
+    /// user's alone (`LocalFiles.privateScratchDirectory(in:)`), never loose in the shared temporary folder.
     public func upload(fromLocalFile url: URL, to path: RemotePath) async throws {
         guard let bound = binding(path) else { return try await base.upload(fromLocalFile: url, to: path) }
         let scratch = try LocalFiles.privateScratchDirectory()

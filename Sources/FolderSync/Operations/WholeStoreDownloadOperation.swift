@@ -140,7 +140,8 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
             do {
                 // One pass: the file is checked (its trailer, its manifest's size and checksum) and its snapshot
                 // written while it is read; nothing is installed from a file that fails at the end.
-                let file = try await readWholeStore(client: manifest.clientIdentifier, into: snapshot, path: path)
+                let file = try await readWholeStore(client: manifest.clientIdentifier, into: snapshot, path: path,
+                                                    total: Int64(manifest.wholeStoreByteCount))
                 try manifest.check(file, path: path)
                 try store.checkSnapshotSchemaVersion(file.header.snapshotSchemaVersion, path: path)
                 // Refused here rather than at install, so that the next store is tried: tables, views or columns the
@@ -193,12 +194,19 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
         try await fileSystem.readIfPresent(layout.appliedSyncChangeSetsFile(documentIdentifier, client: client), maximumSize: PropertyListFile.maximumByteCount)
     }
 
-    /// Reads a client's whole store into `snapshot` in pieces (``readWholeStore(client:_:)``), checked as it is read.
-    private func readWholeStore(client: String, into snapshot: URL, path: String) async throws -> WholeStoreReader.Result {
+    /// Reads a client's whole store into `snapshot` in pieces (``readWholeStore(client:_:)``), checked as it is read,
+    /// telling the event streams how many of its `total` bytes arrived after each piece.
+    private func readWholeStore(client: String, into snapshot: URL, path: String, total: Int64) async throws -> WholeStoreReader.Result {
         let reader = try WholeStoreReader(snapshot: snapshot, path: path, startWriteback: snapshotBecomesStore ? { fd, offset, length in
             _ = foldersync_start_writeback(fd, offset, length)   // a hint: the fsync before the rename is what counts
         } : nil)
-        try await readWholeStore(client: client) { piece in try reader.consume(piece) }
+        var received: Int64 = 0
+        emit(.wholeStoreTransfer(direction: .download, bytes: 0, total: total))
+        try await readWholeStore(client: client) { piece in
+            try reader.consume(piece)
+            received += Int64(piece.count)
+            emit(.wholeStoreTransfer(direction: .download, bytes: received, total: max(total, received)))
+        }
         return try reader.finish()
     }
 

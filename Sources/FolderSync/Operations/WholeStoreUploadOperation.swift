@@ -68,7 +68,9 @@ open class WholeStoreUploadOperation: @unchecked Sendable {
         for attempt in 1...2 {
             do {
                 try await prepareStagingDirectory()
+                emit(.wholeStoreTransfer(direction: .upload, bytes: 0, total: Int64(size)))
                 try await uploadStagedFile(from: storeFile, name: RemoteLayout.wholeStoreFileName)
+                emit(.wholeStoreTransfer(direction: .upload, bytes: Int64(size), total: Int64(size)))
                 try await uploadStagedFile(from: manifestFile, name: RemoteLayout.appliedSyncChangeSetsFileName)
                 try await publishStagedFile(name: RemoteLayout.wholeStoreFileName)
                 try await publishStagedFile(name: RemoteLayout.appliedSyncChangeSetsFileName)

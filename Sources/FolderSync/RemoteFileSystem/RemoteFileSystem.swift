@@ -117,7 +117,7 @@ extension RemoteFileSystem {
     /// stream (a local or mounted folder, HTTP) override this to hand over the pieces as they are read.
     ///
     /// The temporary (a decrypted whole store, on an encrypted remote) is `0600` in a `0700` folder of this user's
-    /// alone (``LocalFiles/privateScratchDirectory(in:)``), removed once read.
+    /// alone (`LocalFiles.privateScratchDirectory(in:)`), removed once read.
     public func readPieces(of path: RemotePath, size: Int, _ body: (Data) throws -> Void) async throws {
         let folder = try LocalFiles.privateScratchDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }

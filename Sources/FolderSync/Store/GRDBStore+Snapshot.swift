@@ -9,7 +9,7 @@ extension GRDBStore: SnapshottingModelAdapter {
     static let snapshotMetadataTables = ["foldersync_clocks", "foldersync_tombstones", "foldersync_shadow"]
 
     /// 1: registers one row per column (`foldersync_clocks` with a `col` column); 2: registers packed one row per
-    /// synced row (``RowRegisters``), with tombstones and the shadow table of last-writer-wins deletes.
+    /// synced row (`RowRegisters`), with tombstones and the shadow table of last-writer-wins deletes.
     public var snapshotSchemaVersion: Int { 2 }
 
     public func writeSnapshot(to url: URL, localClient: String) throws -> [String: Int64]? {

@@ -102,4 +102,5 @@ public enum TransferDirection: Sendable, Hashable {
     /// From this client to the remote.
     case upload
     /// From the remote to this client.
+    case download
 }

@@ -15,7 +15,7 @@ public final class OutageFileSystem: ForwardingFileSystem, @unchecked Sendable {
         case emptyMountPoint
         /// The folder itself is gone (moved away, its parent unmounted).
         case folderMissing
-        /// The server does not answer: every request fails with ``FolderSyncError/Code/connectionFailed``.
+        /// The server does not answer: every request fails with `connectionFailed`.
         case serverDown
     }
 

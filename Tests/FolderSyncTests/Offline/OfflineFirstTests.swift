@@ -165,6 +165,38 @@ struct OfflineFirstTests {
         #expect(relaunched.document.lastSynchronization.lastSuccess != nil)
     }
 
+    @Test("Whole-store uploads and downloads tell the event streams how many of how many bytes moved")
+    func wholeStoreProgress() async throws {
+        let directory = TemporaryDirectory()
+        let (_, a, b) = try await setUp(directory)
+        try await a.store.database.write { db in
+            for index in 0..<3_000 {
+                try db.execute(sql: "INSERT INTO notes(id, title, body) VALUES (?, 'big', randomblob(1000))", arguments: ["n\(index)"])
+            }
+        }
+        try await a.sync()
+        func transfers(of document: DocumentSyncManager, _ body: () async throws -> WholeStoreManifest?) async throws
+            -> (manifest: WholeStoreManifest, steps: [(TransferDirection, Int64, Int64)]) {
+            let events = document.events()
+            let manifest = try #require(try await body())
+            var steps: [(TransferDirection, Int64, Int64)] = []
+            for await case .wholeStoreTransfer(let direction, let bytes, let total) in events {
+                steps.append((direction, bytes, total))
+                if bytes == total { break }
+            }
+            return (manifest, steps)
+        }
+        let upload = try await transfers(of: a.document) { try await a.document.uploadWholeStore() }
+        let size = upload.manifest.wholeStoreByteCount
+        #expect(size > 2_000_000)
+        #expect(upload.steps.map(\.1) == [0, size] && upload.steps.allSatisfy { $0.0 == .upload && $0.2 == size })
+        let download = try await transfers(of: b.document) { try await b.document.downloadWholeStore() }
+        let received = download.steps.map(\.1)
+        #expect(download.steps.count >= 3 && received.first == 0 && received.last == size && received == received.sorted(),
+                "\(received)")
+        #expect(download.steps.allSatisfy { $0.0 == .download && $0.2 == size })
+    }
+
     @Test("A client that never registered needs the remote, and says so: a server that refuses connections is remoteUnavailable")
     func firstRegistrationNeedsTheRemote() async throws {
         let directory = TemporaryDirectory()
@@ -203,6 +235,17 @@ struct LocalDiskFaultTests {
         return true
     }
 
+    /// How many files a folder holds and their bytes (but for the status file, whose dates change).
+    private static func footprint(of folder: URL) -> [Int] {
+        var files = 0, bytes = 0
+        for case let url as URL in FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.fileSizeKey])!
+        where url.lastPathComponent != "Status.plist" {
+            files += 1
+            bytes += (try? url.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0
+        }
+        return [files, bytes]
+    }
+
     @Test("The helper folder read-only (a read-only bind mount), or the store (its commits refused as SQLite refuses them on a read-only file): a typed error naming the cause, the store unchanged; once writable, the sync completes",
           arguments: ["helper folder", "store"])
     func readOnly(_ what: String) async throws {
@@ -233,6 +276,12 @@ struct LocalDiskFaultTests {
         try await setReadOnly(true)
         let before = try NotesSchema.dump(b.store)
         let error = await #expect(throws: FolderSyncError.self) { try await b.sync() }
+        if what == "store" {
+            // Each failed sync downloaded the change set again: what it left in the helper folder does not pile up.
+            let footprint = Self.footprint(of: helper)
+            for _ in 0..<5 { await #expect(throws: FolderSyncError.self) { try await b.sync() } }
+            #expect(Self.footprint(of: helper) == footprint)
+        }
         try await setReadOnly(false)
         if what == "store" {
             #expect(error?.code == .localStoreFailed && "\(String(describing: error))".contains("readonly"), "\(String(describing: error))")
