@@ -131,7 +131,7 @@ extension RemoteTreeDoctor {
             examination.add(.warning, .unsupportedVersion, path, error.message + "; a newer client reads it")
         } catch let error as FolderSyncError where error.isDamagedFile {
             examination.add(.error, .corruptWholeStore, path,
-                            error.message + "; it covers nothing, and its uploader replaces it at its next upload", repair: .quarantine)
+                            error.message + "; it covers nothing, and its uploader uploads a new one at its next sync (first of a launch, or within the hour)", repair: .quarantine)
         } catch FolderSyncError.Code.remoteItemNotFound {
             examination.add(.error, .corruptWholeStore, path, "the manifest describes a whole store that is not there; it covers nothing")
         }

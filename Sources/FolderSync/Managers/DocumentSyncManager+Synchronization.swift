@@ -113,6 +113,7 @@ extension DocumentSyncManager {
             try store.saveSyncState(state)
         }
         var report = try await guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy).run()
+        checkedOwnWholeStore.withLock { $0 = true }
         if let bootstrapWarning { report.warnings.insert(bootstrapWarning, at: 0) }
         let download = snapshotting.map { wholeStoreDownloadOperation(store: $0) }
         if report.needsWholeStore, policy.automaticallyDownloadsWholeStore, let download {
@@ -152,6 +153,8 @@ extension DocumentSyncManager {
 
     private func guardedSynchronization(integrityKey: String, store: any ModelAdapter, policy: SyncPolicy) -> SynchronizationOperation {
         let operation = synchronizationOperation(integrityKey: integrityKey, store: store)
+        // The first sync of a launch looks at this client's whole store; later ones with the heartbeat.
+        operation.checksOwnWholeStore = !checkedOwnWholeStore.current
         operation.deletionFailSafe = policy.deletionFailSafe
         operation.confirmMassDeletion = { [weak self] deletion in await self?.confirm(deletion) ?? false }
         return operation

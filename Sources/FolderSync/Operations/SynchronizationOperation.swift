@@ -52,6 +52,9 @@ open class SynchronizationOperation: @unchecked Sendable {
     /// name: publishing them needs no scan for attachments. Sets staged by an earlier sync are scanned.
     var stagedWithoutAttachments = Set<String>()
 
+    /// Whether this sync looks at this client's whole store whatever the heartbeat says (the first of a launch).
+    var checksOwnWholeStore = false
+
     /// Asks ``confirmMassDeletion`` before applying deletions that trip it (`nil`: never asks).
     var deletionFailSafe: DeletionFailSafe?
     /// The app's answer to a mass deletion; without one, a mass deletion is declined.
@@ -173,6 +176,7 @@ open class SynchronizationOperation: @unchecked Sendable {
         let acknowledgement = try acknowledgement()
         // The heartbeat: an idle sync says it is alive once an hour, so that "last sync" means last sync.
         let heartbeatDue = state.announcedAt.map { environment.now().timeIntervalSince($0) >= RecentSync.heartbeatInterval } ?? true
+        if heartbeatDue || checksOwnWholeStore, state.ownWholeStoreTag != nil { try await checkOwnWholeStore(&state) }
         if !ownRecentSyncExists || state.announcedSequence != state.publishedSequence || state.announcedAcknowledgement != acknowledgement
             || heartbeatDue || rewritesOwnRecentSync {
             emit(.phase(.writingRecentSync))
@@ -492,6 +496,26 @@ open class SynchronizationOperation: @unchecked Sendable {
         } else if recent.publishedSequence < state.publishedSequence {
             try await checkOwnChangeSets(after: recent.publishedSequence, &state)
         }
+    }
+
+    /// Looks at this client's whole store, once per launch and with the heartbeat (one request): one changed since
+    /// this client uploaded it (damaged, or put back from an older copy) is not trusted to cover anything, and a new
+    /// one is owed. One that is gone was removed by a vacuum, because another store covers more, and is forgotten;
+    /// unless no store is left at all (an operator quarantined it): then a new one is owed too.
+    private func checkOwnWholeStore(_ state: inout LocalSyncState) async throws {
+        let tag = try await fetchOwnWholeStoreVersionTag()
+        report.remoteRequests += 1
+        guard tag != state.ownWholeStoreTag else { return }
+        state.ownWholeStoreTag = nil
+        if tag == nil {
+            report.remoteRequests += 1
+            guard try await fetchWholeStoreClients().isEmpty else { return }
+        }
+        state.owesWholeStore = true
+        report.warnings.append(SyncWarning(kind: .wholeStoreUnusable,
+            message: "this client's whole store " + (tag == nil ? "is gone and no other is left" : "changed since it uploaded it (damaged, or put back from an older copy)")
+                     + ": a new one is uploaded",
+            path: layout.wholeStoreFile(documentIdentifier, client: clientIdentifier).description))
     }
 
     /// This client's marker on the remote says it published only up to `sequence` (or there is none), less than it
@@ -871,6 +895,11 @@ open class SynchronizationOperation: @unchecked Sendable {
         try await fileSystem.contentsOfDirectoryIfPresent(at: layout.syncChangesDirectory(documentIdentifier))
     }
 
+    /// Lists `WholeStore/`: one folder per client that has a whole store.
+    open func fetchWholeStoreClients() async throws -> [RemoteItem] {
+        try await fileSystem.contentsOfDirectoryIfPresent(at: layout.wholeStoreDirectory(documentIdentifier))
+    }
+
     /// Lists one client's change sets.
     open func fetchChangeSetListing(client: String) async throws -> [RemoteItem] {
         try await fileSystem.contentsOfDirectoryIfPresent(at: layout.syncChangesDirectory(documentIdentifier, client: client))
@@ -891,6 +920,11 @@ open class SynchronizationOperation: @unchecked Sendable {
     /// backend has none (the marker is then read back at every sync).
     open func fetchOwnRecentSyncVersionTag() async throws -> String? {
         try await fileSystem.item(at: layout.recentSyncFile(documentIdentifier, client: clientIdentifier))?.etag
+    }
+
+    /// The version tag of this client's whole store (``LocalSyncState/ownWholeStoreTag``); `nil` when there is none.
+    open func fetchOwnWholeStoreVersionTag() async throws -> String? {
+        try await fileSystem.item(at: layout.wholeStoreFile(documentIdentifier, client: clientIdentifier))?.wholeStoreTag
     }
 
     /// Replaces this client's recent-sync marker.

@@ -81,6 +81,10 @@ open class WholeStoreUploadOperation: @unchecked Sendable {
                 environment.logger.debug("Uploading whole store \(identifier) again: \(error)")
             }
         }
+        // Remembered, so that a sync finds the store changed under it (damaged, or put back from an older copy).
+        var state = try store.loadSyncState()
+        state.ownWholeStoreTag = try await fetchOwnWholeStoreVersionTag()
+        try store.saveSyncState(state)
         environment.logger.info("Uploaded whole store \(identifier) (\(size) bytes) covering \(manifest.coveredCount) change sets")
         return manifest
     }
@@ -114,6 +118,11 @@ open class WholeStoreUploadOperation: @unchecked Sendable {
     open func uploadStagedFile(from url: URL, name: String) async throws {
         try await fileSystem.upload(fromLocalFile: url,
                                     to: layout.temporaryWholeStoreDirectory(documentIdentifier, client: clientIdentifier).appending(name))
+    }
+
+    /// The version tag of this client's published whole store (``LocalSyncState/ownWholeStoreTag``).
+    open func fetchOwnWholeStoreVersionTag() async throws -> String? {
+        try await fileSystem.item(at: layout.wholeStoreFile(documentIdentifier, client: clientIdentifier))?.wholeStoreTag
     }
 
     /// Moves one staged file into `WholeStore/<client>/`, replacing the previous one atomically.

@@ -21,6 +21,9 @@ public struct RemoteItem: Hashable, Sendable {
     /// An opaque version tag (an HTTP ETag, an inode/mtime pair), when the backend has one.
     public var etag: String?
 
+    /// What tells a whole store's versions apart: its ETag, else its size (a backend without version tags).
+    var wholeStoreTag: String? { etag ?? size.map { "size \($0)" } }
+
     /// An item as a backend reports it; leave out what the backend does not know.
     public init(name: String, kind: Kind, size: Int64? = nil, modificationDate: Date? = nil, etag: String? = nil) {
         self.name = name

@@ -146,6 +146,10 @@ public struct LocalSyncState: Codable, Hashable, Sendable {
     /// The file names of this client's newest published change sets, announced in its marker
     /// (``RecentSync/recentChangeSets``).
     public var recentlyPublished: [String] = []
+    /// The version tag of this client's whole store as it uploaded it (its ETag, or its size when the backend has
+    /// none): a store found changed since (damaged, or put back from an older copy) covers nothing, and a new one is
+    /// owed. `nil`: none uploaded, or it was removed since.
+    public var ownWholeStoreTag: String?
 
     /// The state of a client that has never synced: nothing staged, published or read.
     public init() {}
@@ -167,6 +171,7 @@ public struct LocalSyncState: Codable, Hashable, Sendable {
         acknowledgedByOthers = try container.decodeIfPresent([String: Int64].self, forKey: .acknowledgedByOthers) ?? [:]
         hasListedClients = try container.decodeIfPresent(Bool.self, forKey: .hasListedClients) ?? false
         recentlyPublished = try container.decodeIfPresent([String].self, forKey: .recentlyPublished) ?? []
+        ownWholeStoreTag = try container.decodeIfPresent(String.self, forKey: .ownWholeStoreTag)
     }
 
     /// What this client last read of another client's recent-sync marker, so an unchanged marker is not read again.

@@ -32,12 +32,12 @@ struct DamagedWholeStoreTests {
             try laptop.execute("INSERT INTO notes(id, title) VALUES (?, 'note')", [String(format: "n%02d", index)])
             try await laptop.sync()
         }
+        clock.advance(2 * 86_400)
+        try await laptop.sync()
+        // Damaged after the laptop last looked at it (a sync does once per launch and with the heartbeat).
         let storePath = laptop.document.relativePathToThisDocumentWholeStoreThisClientDirectoryWholeStoreFile
         let intact = try await remote.read(storePath)
         try await remote.write(Self.damages[damage]!(intact), to: storePath)
-
-        clock.advance(2 * 86_400)
-        try await laptop.sync()
         let report = try await laptop.document.vacuum(expireClientsAfter: VacuumOperation.minimumClientExpiry)
         #expect(report.expiredClients == ["client-tablet"])
         #expect(report.removedChangeSets.isEmpty, "removed \(report.removedChangeSets.count) change sets covered only by a damaged store")
@@ -60,6 +60,37 @@ struct DamagedWholeStoreTests {
         let late = try await TestClient.make(remote, name: "late", in: directory, environment: clock.environment)
         try await late.sync()
         #expect(try late.value("SELECT count(*) FROM notes") == "55")
+    }
+
+    @Test("A whole store damaged, or removed, after a vacuum left it the only copy of its sets: its uploader's next launch notices and uploads a new one, and a new device gets every note",
+          arguments: ["damaged", "removed (quarantined by an operator)"])
+    func damagedAfterVacuum(_ what: String) async throws {
+        let directory = TemporaryDirectory()
+        let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
+        let laptop = try await TestClient.launch(remote, name: "laptop", in: directory)
+        for index in 1...55 {
+            try laptop.execute("INSERT INTO notes(id, title) VALUES (?, 'note')", [String(format: "n%02d", index)])
+            try await laptop.sync()
+        }
+        // The 50th set brought a whole store, and the vacuum after it removed the sets the store holds.
+        let sets = try await remote.contentsOfDirectory(at: laptop.document.layout.syncChangesDirectory("DOC", client: "client-laptop"))
+        #expect(sets.count == 5)
+        let storePath = laptop.document.relativePathToThisDocumentWholeStoreThisClientDirectoryWholeStoreFile
+        if what == "damaged" {
+            try await remote.write(Self.damages["4 bytes overwritten in the middle"]!(try await remote.read(storePath)), to: storePath)
+        } else {
+            try await remote.remove(storePath.parent)
+        }
+
+        let relaunched = try await TestClient.launch(remote, name: "laptop", in: directory)
+        let report = try await relaunched.sync()
+        #expect(report.warnings.contains { $0.kind == .wholeStoreUnusable && $0.path == storePath.description }, "\(report.warnings)")
+        #expect(report.uploadedWholeStore != nil)
+        let again = try await relaunched.sync()
+        #expect(again.uploadedWholeStore == nil && again.warnings.isEmpty, "the new store was taken for a damaged one")
+        let newDevice = try await TestClient.launch(remote, name: "new", in: directory)
+        try await newDevice.sync()
+        #expect(try newDevice.value("SELECT count(*) FROM notes") == "55")
     }
 
     @Test("A store verified by an earlier vacuum is not read again until it changes; the report says what verifying cost")
