@@ -243,6 +243,16 @@ extension FolderSyncError {
     var isDamagedFile: Bool { code == .corruptFile || code == .tamperedFile }
 }
 
+/// What `read` returns, or `nil` when the file is damaged (an oversized one included): for listings, where one
+/// client's damaged file must not stop the others. Other errors (the remote unreachable) still throw.
+func unlessDamaged(_ read: () async throws -> Data?) async throws -> Data? {
+    do {
+        return try await read()
+    } catch let error as FolderSyncError where error.isDamagedFile {
+        return nil
+    }
+}
+
 extension FolderSyncError: LocalizedError {
     public var errorDescription: String? { description }
 }

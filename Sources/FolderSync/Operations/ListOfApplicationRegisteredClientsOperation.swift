@@ -42,7 +42,7 @@ open class ListOfApplicationRegisteredClientsOperation: @unchecked Sendable {
         for var client in clients.values.sorted(by: { $0.identifier < $1.identifier }) {
             client.documents.sort()
             client.deletedFromDocuments.sort()
-            if let data = try await fetchDeviceInfo(client: client.identifier),
+            if let data = try await unlessDamaged({ try await fetchDeviceInfo(client: client.identifier) }),
                let device = try? PropertyListFile.decode(DeviceInfo.self, from: data, path: layout.deviceInfoFile(client.identifier).description) {
                 client.clientDescription = device.clientDescription
                 client.userInfo = device.userInfo

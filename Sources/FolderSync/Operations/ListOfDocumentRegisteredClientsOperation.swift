@@ -30,7 +30,7 @@ open class ListOfDocumentRegisteredClientsOperation: @unchecked Sendable {
         var result: [RegisteredClient] = []
         for client in clients.sorted() {
             var entry = RegisteredClient(identifier: client, isDeleted: inventory.deletedClients.contains(client))
-            if let data = try await fetchDeviceInfo(client: client),
+            if let data = try await unlessDamaged({ try await fetchDeviceInfo(client: client) }),
                let device = try? PropertyListFile.decode(DeviceInfo.self, from: data, path: layout.deviceInfoFile(client).description) {
                 entry.clientDescription = device.clientDescription
                 entry.userInfo = device.userInfo

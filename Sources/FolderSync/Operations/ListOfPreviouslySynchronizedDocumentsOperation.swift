@@ -45,7 +45,7 @@ open class ListOfPreviouslySynchronizedDocumentsOperation: @unchecked Sendable {
             entry.clients = clients
             for client in clients where inventory.recentSyncMarkers[client] != nil {
                 let path = layout.recentSyncFile(document, client: client)
-                guard let data = try await fetchRecentSync(document: document, client: client),
+                guard let data = try await unlessDamaged({ try await fetchRecentSync(document: document, client: client) }),
                       let recent = try? PropertyListFile.decode(RecentSync.self, from: data, path: path.description) else { continue }
                 entry.lastActivityDate = max(entry.lastActivityDate ?? recent.lastSyncDate, recent.lastSyncDate)
             }

@@ -54,6 +54,26 @@ struct OtherClientsFilesTests {
         #expect(try b.value("SELECT count(*) FROM notes WHERE id = 'a3'") == "1")
     }
 
+    @Test("Listings and vacuum go on past another client's damaged marker and device info: that client is shown without them",
+          arguments: damages.keys.sorted())
+    func damagedFilesInListings(_ damage: String) async throws {
+        let directory = TemporaryDirectory()
+        let (a, b, _, remote) = try await threeClients(directory)
+        let layout = a.document.layout
+        try await remote.write(Self.damages[damage]!, to: a.document.relativePathToThisDocumentRecentSyncsDirectory.appending("client-C.recentsync"))
+        try await remote.write(Self.damages[damage]!, to: layout.deviceInfoFile("client-C"))
+
+        let clients = try await b.document.registeredClients()
+        #expect(clients.map(\.identifier) == ["client-A", "client-B", "client-C"])
+        let c = try #require(clients.last)
+        #expect(c.clientDescription == nil && c.lastSyncDate == nil)
+        #expect(try await b.app.registeredClients().map(\.identifier) == ["client-A", "client-B", "client-C"])
+        let documents = try await b.app.previouslySynchronizedDocuments()
+        #expect(documents.map(\.identifier) == ["DOC"] && documents[0].lastActivityDate != nil)
+        let vacuum = try await b.document.vacuum()
+        #expect(vacuum.skipped.contains { $0.path.name == "client-C.recentsync" }, "\(vacuum.skipped)")
+    }
+
     @Test("A recent sync that names another client, or a link to an unrelated file, is a warning, never a stop")
     func foreignMarker() async throws {
         let directory = TemporaryDirectory()
