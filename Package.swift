@@ -73,7 +73,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "foldersync",
-            dependencies: ["FolderSync", "FolderSyncWebDAV", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["FolderSync", "FolderSyncWebDAV", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/foldersync",
             swiftSettings: strict
         ),

@@ -20,6 +20,12 @@ struct FoldersyncVacuumTests {
             var path: String
             var error: String
         }
+        struct WholeStores: Decodable {
+            var verified: Int
+            var verifiedEarlier: Int
+            var bytesRead: Int64
+            var damaged: [Skipped]
+        }
         struct Document: Decodable {
             var identifier: String
             var removed: [Removal]
@@ -28,6 +34,7 @@ struct FoldersyncVacuumTests {
             var expiredClients: [String]
             var skipped: [Skipped]
             var failures: [Failure]
+            var wholeStores: WholeStores
             var error: String?
         }
         var application: String
@@ -73,6 +80,10 @@ struct FoldersyncVacuumTests {
                                                     exclusiveBytes: try scenario.size(a2))
         #expect(document.heldBack == ["client-C": heldByC])
         #expect(document.expiredClients.isEmpty && document.skipped.isEmpty && document.failures.isEmpty)
+        let wholeStoreBytes = try scenario.wholeStoreBytes()
+        #expect(document.wholeStores.verified == 1 && document.wholeStores.verifiedEarlier == 0
+            && document.wholeStores.bytesRead == wholeStoreBytes && document.wholeStores.damaged.isEmpty,
+                "the one whole store is read once and matches: \(document.wholeStores)")
 
         let text = try await FoldersyncTool.run(["vacuum", "--remote", scenario.root.path, "--dry-run"])
         #expect(text.status == 0 && text.errors.isEmpty)
@@ -83,7 +94,9 @@ struct FoldersyncVacuumTests {
         let folderA = scenario.layout.syncChangesDirectory("DOC", client: "client-A").description
         #expect(lines.contains { $0.hasPrefix("  1 change set  \(Formatting.bytes(expected[0].bytes))")
             && $0.hasSuffix(" \(folderA) (sequence 1)") }, "one line per author's folder: \(text.output)")
-        #expect(lines.count == 6, "\(text.output)")
+        #expect(lines.count == 7, "\(text.output)")
+        #expect(lines.contains("  whole stores verified: 0 (0 B read), 1 unchanged since verified earlier"),
+                "the dry run remembered what it verified: \(text.output)")
         #expect(lines.contains { $0.hasPrefix("  held back") && $0.contains("by client client-C")
             && $0.hasSuffix("1 change set, \(Formatting.bytes(heldByC.bytes))") }, "\(text.output)")
         #expect(lines.last == "Total: would remove 2 items, would free \(freed) in 1 document.")

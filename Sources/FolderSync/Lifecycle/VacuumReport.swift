@@ -112,7 +112,7 @@ public struct VacuumReport: Sendable, Hashable {
         /// Bytes read to verify them.
         public var bytesRead: Int64 = 0
         /// Stores that failed: they count as covering nothing and are left alone (`foldersync doctor` reports them;
-        /// their uploader replaces them at its next upload).
+        /// their uploader replaces them at its next sync that looks, the first of a launch or within the hour).
         public var damaged: [Skipped] = []
 
         /// Nothing verified yet.

@@ -1,3 +1,4 @@
+import Crypto
 import FolderSync
 import Foundation
 
@@ -26,8 +27,23 @@ extension RemoteOptions.Opened {
 
     /// Vacuum, client listing and client deletion of one document, without registering.
     func maintenance(document: String) throws -> DocumentMaintenance {
-        try DocumentMaintenance(remote: fileSystem, layout: try RemoteLayout(applicationIdentifier: applicationIdentifier),
-                                documentIdentifier: document, actorIdentifier: Self.actorIdentifier, environment: Self.environment)
+        let maintenance = try DocumentMaintenance(remote: fileSystem, layout: try RemoteLayout(applicationIdentifier: applicationIdentifier),
+                                                  documentIdentifier: document, actorIdentifier: Self.actorIdentifier,
+                                                  environment: Self.environment)
+        maintenance.verificationCacheFile = verificationCacheFile(document: document)
+        return maintenance
+    }
+
+    /// Where vacuums of this folder's `document` remember the whole stores they read and found sound, so that a cron
+    /// job reads each store once, not at every run: `$XDG_CACHE_HOME/foldersync` (or `~/.cache/foldersync`), one file
+    /// per folder, application and document. Local bookkeeping only; losing it costs one more read.
+    private func verificationCacheFile(document: String) -> URL {
+        let environment = ProcessInfo.processInfo.environment
+        let base = environment["XDG_CACHE_HOME"].map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache")
+        let name = SHA256.hash(data: Data([location, applicationIdentifier, document].joined(separator: "\n").utf8))
+            .map { String(format: "%02x", $0) }.joined()
+        return base.appendingPathComponent("foldersync/verified-whole-stores/\(name).json")
     }
 
     /// The application's documents (deleted ones left out), sorted by identifier.

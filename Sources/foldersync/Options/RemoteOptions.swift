@@ -72,6 +72,8 @@ struct RemoteOptions: ParsableArguments {
     struct Opened {
         let fileSystem: any RemoteFileSystem
         let applicationIdentifier: String
+        /// `--remote` as typed, credentials left out: names the folder's local cache.
+        let location: String
     }
 
     func open() async throws -> Opened {
@@ -96,10 +98,12 @@ struct RemoteOptions: ParsableArguments {
             guard applications.contains(app) else {
                 throw ToolFailure("--app \(app): no such application in \(shown)" + Self.listing(applications))
             }
-            return Opened(fileSystem: try await unlocked(fileSystem, application: app), applicationIdentifier: app)
+            return Opened(fileSystem: try await unlocked(fileSystem, application: app), applicationIdentifier: app, location: shown)
         }
         switch applications.count {
-        case 1: return Opened(fileSystem: try await unlocked(fileSystem, application: applications[0]), applicationIdentifier: applications[0])
+        case 1:
+            return Opened(fileSystem: try await unlocked(fileSystem, application: applications[0]),
+                          applicationIdentifier: applications[0], location: shown)
         case 0: throw ToolFailure("\(shown) holds no FolderSync application")
         default: throw ToolFailure("\(shown) holds several applications; choose one with --app" + Self.listing(applications))
         }

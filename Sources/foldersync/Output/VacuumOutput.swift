@@ -4,7 +4,8 @@ import FolderSync
 ///
 /// JSON: `{"application", "dryRun", "expireClientsAfter"?, "documents": [D], "removedCount", "bytesFreed", "failed"}`,
 /// where D is `{"identifier", "removed": [{"path", "reason", "bytes"}], "bytesFreed", "heldBack": {client: H},
-/// "expiredClients": [ID], "skipped": [{"path", "reason"}], "failures": [{"path", "error"}], "error"?}`; `reason` is
+/// "expiredClients": [ID], "skipped": [{"path", "reason"}], "failures": [{"path", "error"}], "wholeStores": W, "error"?}`;
+/// W is `{"verified", "verifiedEarlier", "bytesRead", "damaged": [{"path", "reason"}]}`; `reason` is
 /// `changeSet`, `dominatedWholeStore`, `staleTemporary`, `deletedClientRecentSync` or `deletedClientFolder`, H as in
 /// ``HeldBackJSON``. `error` is set when the document could not be vacuumed at all; `failed` is true when any
 /// document has an `error` or `failures`.
@@ -25,6 +26,14 @@ struct VacuumOutput: Encodable {
         let error: String
     }
 
+    /// What checking the whole stores cost and found (``VacuumReport/WholeStoreCheck``).
+    struct WholeStores: Encodable {
+        var verified = 0
+        var verifiedEarlier = 0
+        var bytesRead: Int64 = 0
+        var damaged: [Skipped] = []
+    }
+
     struct Document: Encodable {
         let identifier: String
         var removed: [Removal] = []
@@ -33,12 +42,13 @@ struct VacuumOutput: Encodable {
         var expiredClients: [String] = []
         var skipped: [Skipped] = []
         var failures: [Failure] = []
+        var wholeStores = WholeStores()
         var error: String?
         /// Kept for the text, which shows the same numbers in words.
         private var report: VacuumReport?
 
         private enum CodingKeys: String, CodingKey {
-            case identifier, removed, bytesFreed, heldBack, expiredClients, skipped, failures, error
+            case identifier, removed, bytesFreed, heldBack, expiredClients, skipped, failures, wholeStores, error
         }
 
         init(identifier: String, report: VacuumReport) {
@@ -50,6 +60,9 @@ struct VacuumOutput: Encodable {
             expiredClients = report.expiredClients
             skipped = report.skipped.map { .init(path: $0.path.description, reason: $0.reason) }
             failures = report.failures.map { .init(path: $0.path.description, error: $0.error.description) }
+            let check = report.wholeStoreCheck
+            wholeStores = WholeStores(verified: check.verified, verifiedEarlier: check.verifiedEarlier, bytesRead: check.bytesRead,
+                                      damaged: check.damaged.map { .init(path: $0.path.description, reason: $0.reason) })
         }
 
         init(identifier: String, error: String) {
@@ -76,6 +89,11 @@ struct VacuumOutput: Encodable {
             for (client, held) in (report?.heldBack ?? [:]).sorted(by: { $0.key < $1.key }) {
                 text += "  held back by client \(client): \(HeldBackJSON.text(held))\n"
             }
+            if wholeStores.verified + wholeStores.verifiedEarlier > 0 {
+                text += "  whole stores verified: \(wholeStores.verified) (\(Formatting.bytes(wholeStores.bytesRead)) read), "
+                    + "\(wholeStores.verifiedEarlier) unchanged since verified earlier\n"
+            }
+            for item in wholeStores.damaged { text += "  damaged whole store " + TerminalText.escaped("\(item.path): \(item.reason)") + "\n" }
             for item in skipped { text += "  skipped " + TerminalText.escaped("\(item.path): \(item.reason)") + "\n" }
             for failure in failures { text += "  failed " + TerminalText.escaped("\(failure.path): \(failure.error)") + "\n" }
             return text

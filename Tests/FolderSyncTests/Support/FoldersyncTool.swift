@@ -34,6 +34,8 @@ enum FoldersyncTool {
                             environment extra: [String: String] = [:]) async throws -> Result {
         var environment = ProcessInfo.processInfo.environment
         environment["COLUMNS"] = "80"
+        // The vacuum's verification cache goes beside the tests' folders, not into the user's home.
+        environment["XDG_CACHE_HOME"] = FileManager.default.temporaryDirectory.appendingPathComponent("foldersync-tests-cache").path
         environment.merge(extra) { _, new in new }
         let start = ContinuousClock.now
         let process = try Subprocess.start(executable.path, arguments, environment: environment,

@@ -60,6 +60,11 @@ struct MaintenanceScenario {
         return (attributes[.size] as? NSNumber)?.int64Value ?? 0
     }
 
+    /// The size of the one whole store, client-A's.
+    func wholeStoreBytes() throws -> Int64 {
+        try size(layout.wholeStoreFile(Self.document, client: "client-A").description)
+    }
+
     /// Every path of the tree with its size and modification date, to prove a command wrote nothing.
     func fingerprint() throws -> [String] {
         try treeListing(of: root).map { path in
