@@ -59,6 +59,7 @@ extension GRDBStore {
         try wrap("preparing a whole store") {
             try database.writeWithoutTransaction { db in
                 try verifySnapshot(snapshot, db)
+                try Self.convertHeadlessRegisters(inSnapshotAt: snapshot)
                 guard let source = try completedSnapshot(snapshot, covers: covers, localClient: localClient, db) else { return false }
                 try source.close()
                 return true

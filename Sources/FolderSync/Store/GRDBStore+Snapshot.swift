@@ -98,6 +98,25 @@ extension GRDBStore: SnapshottingModelAdapter {
         }
     }
 
+    /// Converts, in the downloaded file, registers written without their head (a whole store whose snapshot is of
+    /// bookkeeping version 2, which records no snapshot schema number) into today's encoding, as opening a local
+    /// store of that version does. A row of either encoding is told by its bytes (``LegacyRegisters/lacksHead(_:)``);
+    /// snapshots of today's encoding are left as they are, at the cost of reading one row.
+    /// - Throws: ``FolderSyncError/Code/corruptFile`` naming the snapshot when a row reads in neither encoding.
+    static func convertHeadlessRegisters(inSnapshotAt url: URL) throws {
+        let snapshot = try DatabaseQueue(path: url.path)
+        defer { try? snapshot.close() }
+        try snapshot.write { db in
+            guard let first = try Data.fetchOne(db, sql: "SELECT stamps FROM foldersync_clocks LIMIT 1"),
+                  LegacyRegisters.lacksHead(first) else { return }
+            do {
+                try StoreSchema.addNewestTimestampHeads(db)
+            } catch let error as FolderSyncError {
+                throw FolderSyncError(.corruptFile, "its snapshot's registers cannot be read: \(error.message)", path: url.path)
+            }
+        }
+    }
+
     /// What a snapshot installed into this store may hold: each synced table with the sync-ID column and no column
     /// the store's table lacks, the merge metadata tables with exactly the store's columns, the store's own views.
     func snapshotSchema(_ db: Database) throws -> SnapshotSchema {
@@ -122,6 +141,7 @@ extension GRDBStore: SnapshottingModelAdapter {
         try wrap("installing a whole store") {
             try database.writeWithoutTransaction { db in
                 try verifySnapshot(url, db)
+                try Self.convertHeadlessRegisters(inSnapshotAt: url)
                 if try installPages(of: url, covers: covers, localClient: localClient, db) { return }
                 try db.execute(sql: "ATTACH DATABASE ? AS snapshot", arguments: [url.path])
                 try db.execute(sql: "PRAGMA foreign_keys = OFF")

@@ -51,11 +51,6 @@ struct GoldenWholeStore: Sendable {
         case installs
         /// Refused with this typed error, the fresh store left as it was.
         case refused(FolderSyncError.Code)
-        /// A DEFECT kept visible, not a behaviour to keep: installed without an error, but its registers do not
-        /// read as today's (registers without their head, bookkeeping version 2, carry the same version byte as
-        /// those with it, and the file no snapshot schema number). It must become `.installs` (converted, as
-        /// `LegacyRegisters` converts a local store of that version) or `.refused(...)` by the snapshot's shape.
-        case installsUnreadableRegisters
     }
 
     var header: WholeStoreFile.Header
@@ -348,7 +343,7 @@ enum GoldenCatalog {
             files += wholeStore("format2-percolumn-zlib\(attachments)", version: 2, compression: .zlib, attachments: !attachments.isEmpty,
                                 writer: .commit("1dca460"), install: historicalInstall)
             files += wholeStore("format1-packed-nohead-zlib\(attachments)", version: 1, compression: .zlib, attachments: !attachments.isEmpty,
-                                writer: .commit("3188797"), install: .installsUnreadableRegisters)
+                                writer: .commit("3188797"), install: .installs)
             files += wholeStore("format1-packed-zlib\(attachments)", version: 1, compression: .zlib, attachments: !attachments.isEmpty,
                                 writer: .commit("281fefb"), install: .installs)
         }
