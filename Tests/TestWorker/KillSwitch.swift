@@ -146,9 +146,7 @@ final class KillingSynchronizationOperation: SynchronizationOperation, @unchecke
 
     init(copying operation: SynchronizationOperation, killSwitch: KillSwitch) {
         self.killSwitch = killSwitch
-        super.init(fileSystem: operation.fileSystem, layout: operation.layout, documentIdentifier: operation.documentIdentifier,
-                   clientIdentifier: operation.clientIdentifier, integrityKey: operation.integrityKey, store: operation.store,
-                   localLayout: operation.localLayout, environment: operation.environment, resolver: nil, emit: { _ in })
+        super.init(copying: operation)
     }
 
     override func publishChangeSet(from url: URL, name: String) async throws {

@@ -13,9 +13,7 @@ public final class S3ApplicationRegistrationOperation: ApplicationRegistrationOp
     /// The standard operation's configuration, with S3 steps.
     public init(s3: S3FileSystem, standard: ApplicationRegistrationOperation) {
         self.s3 = s3
-        super.init(fileSystem: standard.fileSystem, layout: standard.layout, deviceInfo: standard.deviceInfo,
-                   environment: standard.environment, encryptionKeyStore: standard.encryptionKeyStore,
-                   askAboutEncryption: standard.askAboutEncryption)
+        super.init(copying: standard)
     }
 
     /// An encrypted application's files are sealed by the operation's file system: the standard steps then.

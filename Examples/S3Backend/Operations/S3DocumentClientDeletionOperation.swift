@@ -9,9 +9,7 @@ public final class S3DocumentClientDeletionOperation: DocumentClientDeletionOper
     /// The standard operation's configuration, with S3 steps.
     public init(s3: S3FileSystem, standard: DocumentClientDeletionOperation) {
         self.s3 = s3
-        super.init(fileSystem: standard.fileSystem, layout: standard.layout, documentIdentifier: standard.documentIdentifier,
-                   clientIdentifier: standard.clientIdentifier, actorIdentifier: standard.actorIdentifier,
-                   environment: standard.environment)
+        super.init(copying: standard)
     }
 
     public override func clientIsKnown() async throws -> Bool {

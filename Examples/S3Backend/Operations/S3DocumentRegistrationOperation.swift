@@ -9,9 +9,7 @@ public final class S3DocumentRegistrationOperation: DocumentRegistrationOperatio
     /// The standard operation's configuration (and its question to the app), with S3 steps.
     public init(s3: S3FileSystem, standard: DocumentRegistrationOperation) {
         self.s3 = s3
-        super.init(fileSystem: standard.fileSystem, layout: standard.layout, clientIdentifier: standard.clientIdentifier,
-                   proposedDocumentInfo: standard.proposedDocumentInfo, rememberedIntegrityKey: standard.rememberedIntegrityKey,
-                   environment: standard.environment, askToCreateRemoteDocument: standard.askToCreateRemoteDocument)
+        super.init(copying: standard)
     }
 
     public override func deletedClientMarkerExists() async throws -> Bool {

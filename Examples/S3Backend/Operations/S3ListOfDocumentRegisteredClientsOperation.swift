@@ -8,8 +8,7 @@ public final class S3ListOfDocumentRegisteredClientsOperation: ListOfDocumentReg
     /// The standard operation's configuration, with S3 steps.
     public init(s3: S3FileSystem, standard: ListOfDocumentRegisteredClientsOperation) {
         self.s3 = s3
-        super.init(fileSystem: standard.fileSystem, layout: standard.layout, documentIdentifier: standard.documentIdentifier,
-                   environment: standard.environment)
+        super.init(copying: standard)
     }
 
     public override func makeVacuumOperation() -> VacuumOperation {

@@ -14,10 +14,7 @@ public final class S3SynchronizationOperation: SynchronizationOperation, @unchec
     /// The standard operation's configuration (and its conflict resolver and events), with S3 steps.
     public init(s3: S3FileSystem, standard: SynchronizationOperation) {
         self.s3 = s3
-        super.init(fileSystem: standard.fileSystem, layout: standard.layout, documentIdentifier: standard.documentIdentifier,
-                   clientIdentifier: standard.clientIdentifier, integrityKey: standard.integrityKey, store: standard.store,
-                   localLayout: standard.localLayout, environment: standard.environment, resolver: standard.resolver,
-                   emit: standard.emit)
+        super.init(copying: standard)
     }
 
     public override func publishChangeSet(from url: URL, name: String) async throws {

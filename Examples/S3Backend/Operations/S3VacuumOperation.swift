@@ -9,11 +9,7 @@ public final class S3VacuumOperation: VacuumOperation, @unchecked Sendable {
     /// The standard operation's configuration, with S3 steps.
     public init(s3: S3FileSystem, standard: VacuumOperation) {
         self.s3 = s3
-        super.init(fileSystem: standard.fileSystem, layout: standard.layout, documentIdentifier: standard.documentIdentifier,
-                   dryRun: standard.dryRun, expireClientsAfter: standard.expireClientsAfter,
-                   temporaryFileAge: standard.temporaryFileAge, actorIdentifier: standard.actorIdentifier,
-                   environment: standard.environment)
-        maximumConcurrentRemovals = standard.maximumConcurrentRemovals
+        super.init(copying: standard)
     }
 
     public override func fetchDocumentTree() async throws -> [RemotePath: [RemoteItem]] {

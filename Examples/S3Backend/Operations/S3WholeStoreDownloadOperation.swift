@@ -9,9 +9,7 @@ public final class S3WholeStoreDownloadOperation: WholeStoreDownloadOperation, @
     /// The standard operation's configuration (and its delegate callbacks), with S3 steps.
     public init(s3: S3FileSystem, standard: WholeStoreDownloadOperation) {
         self.s3 = s3
-        super.init(fileSystem: standard.fileSystem, layout: standard.layout, documentIdentifier: standard.documentIdentifier,
-                   clientIdentifier: standard.clientIdentifier, store: standard.store, localLayout: standard.localLayout,
-                   environment: standard.environment, willReplace: standard.willReplace, didReplace: standard.didReplace)
+        super.init(copying: standard)
     }
 
     public override func fetchWholeStoreClients() async throws -> [String] {

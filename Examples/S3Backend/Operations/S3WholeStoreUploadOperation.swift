@@ -13,9 +13,7 @@ public final class S3WholeStoreUploadOperation: WholeStoreUploadOperation, @unch
     /// The standard operation's configuration, with S3 steps.
     public init(s3: S3FileSystem, standard: WholeStoreUploadOperation) {
         self.s3 = s3
-        super.init(fileSystem: standard.fileSystem, layout: standard.layout, documentIdentifier: standard.documentIdentifier,
-                   clientIdentifier: standard.clientIdentifier, store: standard.store, localLayout: standard.localLayout,
-                   environment: standard.environment)
+        super.init(copying: standard)
     }
 
     /// Nothing to stage.

@@ -358,39 +358,37 @@ open class DocumentSyncManager: @unchecked Sendable {
         return maintenance
     }
 
-    /// Builds the synchronization operation. Override to return a backend subclass.
+    /// What this manager's document operations receive: its remote, identifiers, helper folder, environment,
+    /// policy and event streams. Every factory passes it, so a backend subclass built from the standard operation
+    /// (`init(copying:)`) has all of it.
+    var operationContext: DocumentOperationContext {
+        DocumentOperationContext(fileSystem: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
+                                 clientIdentifier: clientIdentifier, localLayout: localLayout,
+                                 environment: applicationSyncManager.environment, policy: policy,
+                                 emit: { [weak self] event in self?.publish(event) })
+    }
+
+    /// Builds the synchronization operation. Override to return a backend subclass, built with
+    /// ``SynchronizationOperation/init(copying:)`` from the operation this returns.
     open func synchronizationOperation(integrityKey: String, store: any ModelAdapter) -> SynchronizationOperation {
         var resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?
         if conflictResolver != nil || delegate != nil {
             resolver = { [unowned self] conflict in await self.resolve(conflict) }
         }
-        let operation = SynchronizationOperation(
-            fileSystem: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
-            clientIdentifier: clientIdentifier, integrityKey: integrityKey, store: store, localLayout: localLayout,
-            environment: applicationSyncManager.environment,
-            resolver: resolver,
-            emit: { [weak self] event in self?.publish(event) })
-        operation.attachmentThreshold = policy.attachmentThreshold
-        operation.attachmentDownloads = policy.attachmentDownloads
-        return operation
+        return SynchronizationOperation(context: operationContext, integrityKey: integrityKey, store: store, resolver: resolver)
     }
 
-    /// Builds the whole-store upload operation. Override to return a backend subclass.
+    /// Builds the whole-store upload operation. Override to return a backend subclass, built with
+    /// ``WholeStoreUploadOperation/init(copying:)`` from the operation this returns.
     open func wholeStoreUploadOperation(store: any SnapshottingModelAdapter) -> WholeStoreUploadOperation {
-        let operation = WholeStoreUploadOperation(
-            fileSystem: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
-            clientIdentifier: clientIdentifier, store: store, localLayout: localLayout, environment: applicationSyncManager.environment)
-        operation.attachmentThreshold = policy.attachmentThreshold
-        operation.compression = policy.wholeStoreCompression
-        operation.emit = { [weak self] event in self?.publish(event) }
-        return operation
+        WholeStoreUploadOperation(context: operationContext, store: store)
     }
 
-    /// Builds the whole-store download operation. Override to return a backend subclass.
+    /// Builds the whole-store download operation. Override to return a backend subclass, built with
+    /// ``WholeStoreDownloadOperation/init(copying:)`` from the operation this returns.
     open func wholeStoreDownloadOperation(store: any SnapshottingModelAdapter) -> WholeStoreDownloadOperation {
-        let operation = WholeStoreDownloadOperation(
-            fileSystem: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
-            clientIdentifier: clientIdentifier, store: store, localLayout: localLayout, environment: applicationSyncManager.environment,
+        WholeStoreDownloadOperation(
+            context: operationContext, store: store,
             willReplace: { [weak self] manifest in
                 guard let self else { return }
                 self.delegate?.documentSyncManager(self, willReplaceLocalDataWith: manifest)
@@ -399,8 +397,5 @@ open class DocumentSyncManager: @unchecked Sendable {
                 guard let self else { return }
                 self.delegate?.documentSyncManager(self, didReplaceLocalDataWith: manifest)
             })
-        operation.attachmentDownloads = policy.attachmentDownloads
-        operation.emit = { [weak self] event in self?.publish(event) }
-        return operation
     }
 }

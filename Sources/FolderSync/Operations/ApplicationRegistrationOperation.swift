@@ -48,6 +48,20 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
         self.askAboutEncryption = askAboutEncryption
     }
 
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same configuration,
+    /// callbacks and settings, so that nothing the manager set is lost.
+    public init(copying standard: ApplicationRegistrationOperation) {
+        fileSystem = standard.fileSystem
+        layout = standard.layout
+        deviceInfo = standard.deviceInfo
+        environment = standard.environment
+        encryptionKeyStore = standard.encryptionKeyStore
+        askAboutEncryption = standard.askAboutEncryption
+        requiresEncryption = standard.requiresEncryption
+        registeredBefore = standard.registeredBefore
+        askToReplaceRemote = standard.askToReplaceRemote
+    }
+
     /// Whether the application is encrypted; known once ``run()`` returns.
     public var isEncrypted: Bool { fileSystem is EncryptedFileSystem }
     /// Whether the app requires the application to be encrypted (``ApplicationSyncManager/requiresEncryption``):

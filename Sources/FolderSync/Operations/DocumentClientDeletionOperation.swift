@@ -48,6 +48,16 @@ open class DocumentClientDeletionOperation: @unchecked Sendable {
         self.environment = environment
     }
 
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same configuration.
+    public init(copying standard: DocumentClientDeletionOperation) {
+        fileSystem = standard.fileSystem
+        layout = standard.layout
+        documentIdentifier = standard.documentIdentifier
+        clientIdentifier = standard.clientIdentifier
+        actorIdentifier = standard.actorIdentifier
+        environment = standard.environment
+    }
+
     /// Runs the deletion.
     ///
     /// - Throws: ``FolderSyncError/Code/invalidIdentifier`` for an unsafe identifier,

@@ -30,6 +30,15 @@ open class DocumentDeletionOperation: @unchecked Sendable {
         self.environment = environment
     }
 
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same configuration.
+    public init(copying standard: DocumentDeletionOperation) {
+        fileSystem = standard.fileSystem
+        layout = standard.layout
+        documentIdentifier = standard.documentIdentifier
+        actorIdentifier = standard.actorIdentifier
+        environment = standard.environment
+    }
+
     /// Runs the deletion.
     ///
     /// - Throws: ``FolderSyncError/Code/invalidIdentifier`` for an unsafe identifier,

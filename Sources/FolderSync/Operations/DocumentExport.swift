@@ -57,8 +57,9 @@ public struct DocumentExport: Sendable {
 
         // Tables: from the best whole store's schema, or else from the change sets' names.
         let scratch = try GRDBStore(path: work.appendingPathComponent("scratch.sqlite").path, tables: [], schemaVersion: Int.max) { _ in }
-        let probe = WholeStoreDownloadOperation(fileSystem: remote, layout: layout, documentIdentifier: documentIdentifier,
-                                                clientIdentifier: exporter, store: scratch, localLayout: localLayout, environment: environment)
+        let context = DocumentOperationContext(fileSystem: remote, layout: layout, documentIdentifier: documentIdentifier,
+                                               clientIdentifier: exporter, localLayout: localLayout, environment: environment)
+        let probe = WholeStoreDownloadOperation(context: context, store: scratch)
         probe.checksSchemaOfCandidates = false
         let snapshot = work.appendingPathComponent("snapshot.sqlite")
         let manifest = try await probe.bestWholeStore(into: snapshot)
@@ -67,9 +68,7 @@ public struct DocumentExport: Sendable {
             for statement in schema.creates { try db.execute(sql: statement) }
         }
         if let manifest { try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: exporter) }
-        let sync = SynchronizationOperation(fileSystem: remote, layout: layout, documentIdentifier: documentIdentifier,
-                                            clientIdentifier: exporter, integrityKey: integrityKey, store: store, localLayout: localLayout,
-                                            environment: environment, resolver: nil, emit: { _ in })
+        let sync = SynchronizationOperation(context: context, integrityKey: integrityKey, store: store, resolver: nil)
         sync.isReadOnly = true
         let report = try await sync.run()
         let counts = try await store.database.write { db in

@@ -70,6 +70,19 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
         self.askToCreateRemoteDocument = askToCreateRemoteDocument
     }
 
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same configuration and
+    /// callback, so that nothing the manager set is lost.
+    public init(copying standard: DocumentRegistrationOperation) {
+        fileSystem = standard.fileSystem
+        layout = standard.layout
+        clientIdentifier = standard.clientIdentifier
+        documentIdentifier = standard.documentIdentifier
+        proposedDocumentInfo = standard.proposedDocumentInfo
+        rememberedIntegrityKey = standard.rememberedIntegrityKey
+        environment = standard.environment
+        askToCreateRemoteDocument = standard.askToCreateRemoteDocument
+    }
+
     /// Runs the registration algorithm and returns the remote document's information (with its integrity key).
     public func run() async throws -> DocumentInfo {
         let document = documentIdentifier

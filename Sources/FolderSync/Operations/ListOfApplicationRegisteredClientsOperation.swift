@@ -20,6 +20,13 @@ open class ListOfApplicationRegisteredClientsOperation: @unchecked Sendable {
         self.environment = environment
     }
 
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same configuration.
+    public init(copying standard: ListOfApplicationRegisteredClientsOperation) {
+        fileSystem = standard.fileSystem
+        layout = standard.layout
+        environment = standard.environment
+    }
+
     /// Runs the listing; clients sorted by identifier.
     public func run() async throws -> [ApplicationRegisteredClient] {
         var clients: [String: ApplicationRegisteredClient] = [:]

@@ -23,6 +23,14 @@ open class ListOfDocumentRegisteredClientsOperation: @unchecked Sendable {
         self.environment = environment
     }
 
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same configuration.
+    public init(copying standard: ListOfDocumentRegisteredClientsOperation) {
+        fileSystem = standard.fileSystem
+        layout = standard.layout
+        documentIdentifier = standard.documentIdentifier
+        environment = standard.environment
+    }
+
     /// Runs the listing; clients sorted by identifier.
     public func run() async throws -> [RegisteredClient] {
         let (inventory, plan) = try await makeVacuumOperation().survey()

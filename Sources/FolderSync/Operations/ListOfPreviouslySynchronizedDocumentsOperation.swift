@@ -19,6 +19,13 @@ open class ListOfPreviouslySynchronizedDocumentsOperation: @unchecked Sendable {
         self.environment = environment
     }
 
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same configuration.
+    public init(copying standard: ListOfPreviouslySynchronizedDocumentsOperation) {
+        fileSystem = standard.fileSystem
+        layout = standard.layout
+        environment = standard.environment
+    }
+
     /// Runs the listing; documents sorted by identifier.
     public func run() async throws -> [SynchronizedDocument] {
         let deleted = Set(try await fetchDeletedDocumentsListing().filter { $0.name.hasSuffix(".plist") }.map { String($0.name.dropLast(6)) })

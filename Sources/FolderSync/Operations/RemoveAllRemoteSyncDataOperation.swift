@@ -18,6 +18,13 @@ open class RemoveAllRemoteSyncDataOperation: @unchecked Sendable {
         self.environment = environment
     }
 
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same configuration.
+    public init(copying standard: RemoveAllRemoteSyncDataOperation) {
+        fileSystem = standard.fileSystem
+        layout = standard.layout
+        environment = standard.environment
+    }
+
     /// Runs the removal.
     public func run() async throws {
         try await removeApplicationDirectory()

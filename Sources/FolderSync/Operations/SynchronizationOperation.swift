@@ -18,34 +18,37 @@ public import Foundation
 ///
 /// An idle sync (nothing new anywhere) costs two listings and reads no change set.
 open class SynchronizationOperation: @unchecked Sendable {
-    /// The remote the operation works on; the default backend steps call it.
-    public let fileSystem: any RemoteFileSystem
-    /// Where the application's files are in the remote tree.
-    public let layout: RemoteLayout
-    /// The document concerned: the name of its folder in `Documents/`.
-    public let documentIdentifier: String
-    /// This client's identifier, naming the files only it writes.
-    public let clientIdentifier: String
+    /// Where and as whom the operation works, the manager's policy, and where events go.
+    public let context: DocumentOperationContext
     /// The integrity key this client registered with; a different remote key stops the sync.
     public let integrityKey: String
     /// The local data synced: changes are staged from it and applied to it.
     public let store: any ModelAdapter
-    /// This client's helper folder for the document.
-    public let localLayout: LocalLayout
-    /// The clock, identifier source and logger the operation uses.
-    public let environment: SyncEnvironment
     /// Answers conflicts (the manager's resolver or delegate), or `nil` to let the last writer win.
-    /// Public so that a factory override can build its subclass with the callbacks of the standard operation.
     public let resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?
+
+    /// The remote the operation works on; the default backend steps call it.
+    public var fileSystem: any RemoteFileSystem { context.fileSystem }
+    /// Where the application's files are in the remote tree.
+    public var layout: RemoteLayout { context.layout }
+    /// The document concerned: the name of its folder in `Documents/`.
+    public var documentIdentifier: String { context.documentIdentifier }
+    /// This client's identifier, naming the files only it writes.
+    public var clientIdentifier: String { context.clientIdentifier }
+    /// This client's helper folder for the document.
+    public var localLayout: LocalLayout { context.localLayout }
+    /// The clock, identifier source and logger the operation uses.
+    public var environment: SyncEnvironment { context.environment }
     /// Publishes progress events to the manager's ``DocumentSyncManager/events()`` streams.
-    public let emit: @Sendable (SyncEvent) -> Void
+    public var emit: @Sendable (SyncEvent) -> Void { context.emit }
+    /// `BLOB` values of at least this many bytes travel as attachments (`nil`: never).
+    var attachmentThreshold: Int? { context.policy.attachmentThreshold }
+    var attachmentDownloads: AttachmentDownloadPolicy { context.policy.attachmentDownloads }
+
     /// Largest change set, before compression; larger batches are split into consecutive sets.
     var partByteLimit = ChangeSetSplitter.defaultPartByteLimit
     /// Only fetch and apply: stage, publish and write nothing (an operator's export reads a tree it must not change).
     var isReadOnly = false
-    /// `BLOB` values of at least this many bytes travel as attachments (`nil`: never).
-    var attachmentThreshold: Int? = 64 * 1024
-    var attachmentDownloads = AttachmentDownloadPolicy.eager
     /// Attachments this sync found on the remote or uploaded, so each is checked once.
     var attachmentsOnRemote = Set<String>()
     /// Change sets this sync staged with no attachment reference in them (seen as they were written), by file
@@ -76,20 +79,27 @@ open class SynchronizationOperation: @unchecked Sendable {
 
     /// An operation ready to ``run()``; see the properties for each argument.
     ///
-    /// `resolver` settles conflicts (`nil`, or a `nil` answer, lets the last writer win); `emit` receives progress events.
-    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
-                integrityKey: String, store: any ModelAdapter, localLayout: LocalLayout, environment: SyncEnvironment,
-                resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?, emit: @escaping @Sendable (SyncEvent) -> Void) {
-        self.fileSystem = fileSystem
-        self.layout = layout
-        self.documentIdentifier = documentIdentifier
-        self.clientIdentifier = clientIdentifier
+    /// `resolver` settles conflicts (`nil`, or a `nil` answer, lets the last writer win).
+    public init(context: DocumentOperationContext, integrityKey: String, store: any ModelAdapter,
+                resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?) {
+        self.context = context
         self.integrityKey = integrityKey
         self.store = store
-        self.localLayout = localLayout
-        self.environment = environment
         self.resolver = resolver
-        self.emit = emit
+    }
+
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same context, store,
+    /// resolver and settings, so that nothing the manager set is lost.
+    public init(copying standard: SynchronizationOperation) {
+        context = standard.context
+        integrityKey = standard.integrityKey
+        store = standard.store
+        resolver = standard.resolver
+        partByteLimit = standard.partByteLimit
+        isReadOnly = standard.isReadOnly
+        checksOwnWholeStore = standard.checksOwnWholeStore
+        deletionFailSafe = standard.deletionFailSafe
+        confirmMassDeletion = standard.confirmMassDeletion
     }
 
     /// Runs one synchronization and reports what it did.

@@ -76,6 +76,21 @@ open class VacuumOperation: @unchecked Sendable {
         self.environment = environment
     }
 
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same configuration and
+    /// settings, so that nothing the maintenance object set is lost.
+    public init(copying standard: VacuumOperation) {
+        fileSystem = standard.fileSystem
+        layout = standard.layout
+        documentIdentifier = standard.documentIdentifier
+        dryRun = standard.dryRun
+        expireClientsAfter = standard.expireClientsAfter
+        temporaryFileAge = standard.temporaryFileAge
+        actorIdentifier = standard.actorIdentifier
+        environment = standard.environment
+        maximumConcurrentRemovals = standard.maximumConcurrentRemovals
+        verificationCacheFile = standard.verificationCacheFile
+    }
+
     /// Runs the vacuum and reports what it removed (or, in a dry run, would remove).
     ///
     /// - Throws: ``FolderSyncError/Code/invalidConfiguration`` for an expiry shorter than ``minimumClientExpiry``.

@@ -18,22 +18,24 @@ extension FolderSyncError {
 /// the store re-applies them as new changes. The change sets the store does not contain are applied by the
 /// next sync.
 open class WholeStoreDownloadOperation: @unchecked Sendable {
-    /// The remote the operation works on; the default backend steps call it.
-    public let fileSystem: any RemoteFileSystem
-    /// Where the application's files are in the remote tree.
-    public let layout: RemoteLayout
-    /// The document concerned: the name of its folder in `Documents/`.
-    public let documentIdentifier: String
-    /// This client's identifier, naming the files only it writes.
-    public let clientIdentifier: String
+    /// Where and as whom the operation works, the manager's policy, and where events go.
+    public let context: DocumentOperationContext
     /// The local data a downloaded whole store replaces.
     public let store: any SnapshottingModelAdapter
+
+    /// The remote the operation works on; the default backend steps call it.
+    public var fileSystem: any RemoteFileSystem { context.fileSystem }
+    /// Where the application's files are in the remote tree.
+    public var layout: RemoteLayout { context.layout }
+    /// The document concerned: the name of its folder in `Documents/`.
+    public var documentIdentifier: String { context.documentIdentifier }
+    /// This client's identifier, naming the files only it writes.
+    public var clientIdentifier: String { context.clientIdentifier }
     /// This client's helper folder for the document.
-    public let localLayout: LocalLayout
+    public var localLayout: LocalLayout { context.localLayout }
     /// The clock, identifier source and logger the operation uses.
-    public let environment: SyncEnvironment
+    public var environment: SyncEnvironment { context.environment }
     /// Tells the manager's delegate that the local data is about to be replaced by a whole store.
-    /// Public so that a factory override can build its subclass with the callbacks of the standard operation.
     public let willReplace: @Sendable (WholeStoreManifest) -> Void
     /// Tells the manager's delegate that the whole store replaced the local data.
     public let didReplace: @Sendable (WholeStoreManifest) -> Void
@@ -48,11 +50,11 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     var workDirectory: URL?
     /// Whether the snapshot becomes the store's file, to be fsynced: then the disk writes it while it arrives.
     var snapshotBecomesStore = false
-    var attachmentDownloads = AttachmentDownloadPolicy.eager
+    var attachmentDownloads: AttachmentDownloadPolicy { context.policy.attachmentDownloads }
     /// Whether a candidate is checked against the store's declared schema before it is chosen; an export, whose
     /// store is made from the snapshot's own schema afterwards, checks it at install only.
     var checksSchemaOfCandidates = true
-    var emit: @Sendable (SyncEvent) -> Void = { _ in }
+    var emit: @Sendable (SyncEvent) -> Void { context.emit }
     /// What the last install downloaded of the attachments its store references, and what the remote lacked.
     private(set) var attachmentsFetched = AttachmentsFetched()
 
@@ -71,19 +73,27 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     /// An operation ready to ``run(covering:)``; see the properties for each argument.
     ///
     /// `willReplace` is called with the chosen store's manifest just before it replaces the local data, `didReplace` once it has.
-    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
-                store: any SnapshottingModelAdapter, localLayout: LocalLayout, environment: SyncEnvironment,
+    public init(context: DocumentOperationContext, store: any SnapshottingModelAdapter,
                 willReplace: @escaping @Sendable (WholeStoreManifest) -> Void = { _ in },
                 didReplace: @escaping @Sendable (WholeStoreManifest) -> Void = { _ in }) {
-        self.fileSystem = fileSystem
-        self.layout = layout
-        self.documentIdentifier = documentIdentifier
-        self.clientIdentifier = clientIdentifier
+        self.context = context
         self.store = store
-        self.localLayout = localLayout
-        self.environment = environment
         self.willReplace = willReplace
         self.didReplace = didReplace
+    }
+
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same context, store,
+    /// callbacks and settings, so that nothing the manager set is lost.
+    public init(copying standard: WholeStoreDownloadOperation) {
+        context = standard.context
+        store = standard.store
+        willReplace = standard.willReplace
+        didReplace = standard.didReplace
+        checkBeforeInstalling = standard.checkBeforeInstalling
+        install = standard.install
+        workDirectory = standard.workDirectory
+        snapshotBecomesStore = standard.snapshotBecomesStore
+        checksSchemaOfCandidates = standard.checksSchemaOfCandidates
     }
 
     /// Installs the best whole store; returns its manifest, or `nil` when the remote has no usable one.

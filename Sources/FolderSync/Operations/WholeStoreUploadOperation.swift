@@ -8,36 +8,39 @@ public import Foundation
 /// identifier, size and checksum, so a reader that catches a replacement half done sees the mismatch and
 /// never installs it.
 open class WholeStoreUploadOperation: @unchecked Sendable {
-    /// The remote the operation works on; the default backend steps call it.
-    public let fileSystem: any RemoteFileSystem
-    /// Where the application's files are in the remote tree.
-    public let layout: RemoteLayout
-    /// The document concerned: the name of its folder in `Documents/`.
-    public let documentIdentifier: String
-    /// This client's identifier, naming the files only it writes.
-    public let clientIdentifier: String
+    /// Where and as whom the operation works, the manager's policy, and where events go.
+    public let context: DocumentOperationContext
     /// The local data snapshotted into the whole store.
     public let store: any SnapshottingModelAdapter
+
+    /// The remote the operation works on; the default backend steps call it.
+    public var fileSystem: any RemoteFileSystem { context.fileSystem }
+    /// Where the application's files are in the remote tree.
+    public var layout: RemoteLayout { context.layout }
+    /// The document concerned: the name of its folder in `Documents/`.
+    public var documentIdentifier: String { context.documentIdentifier }
+    /// This client's identifier, naming the files only it writes.
+    public var clientIdentifier: String { context.clientIdentifier }
     /// This client's helper folder for the document.
-    public let localLayout: LocalLayout
+    public var localLayout: LocalLayout { context.localLayout }
     /// The clock, identifier source and logger the operation uses.
-    public let environment: SyncEnvironment
-    /// `BLOB` values of at least this many bytes leave the snapshot as attachments (`nil`: never).
-    var attachmentThreshold: Int? = 64 * 1024
-    var emit: @Sendable (SyncEvent) -> Void = { _ in }
+    public var environment: SyncEnvironment { context.environment }
     /// How the whole-store file holds the snapshot (``SyncPolicy/wholeStoreCompression``).
-    public var compression = WholeStoreCompression.none
+    public var compression: WholeStoreCompression { context.policy.wholeStoreCompression }
+    /// `BLOB` values of at least this many bytes leave the snapshot as attachments (`nil`: never).
+    var attachmentThreshold: Int? { context.policy.attachmentThreshold }
+    var emit: @Sendable (SyncEvent) -> Void { context.emit }
 
     /// An operation ready to ``run()``; see the properties for each argument.
-    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
-                store: any SnapshottingModelAdapter, localLayout: LocalLayout, environment: SyncEnvironment) {
-        self.fileSystem = fileSystem
-        self.layout = layout
-        self.documentIdentifier = documentIdentifier
-        self.clientIdentifier = clientIdentifier
+    public init(context: DocumentOperationContext, store: any SnapshottingModelAdapter) {
+        self.context = context
         self.store = store
-        self.localLayout = localLayout
-        self.environment = environment
+    }
+
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same context and store.
+    public init(copying standard: WholeStoreUploadOperation) {
+        context = standard.context
+        store = standard.store
     }
 
     /// Uploads a whole store; returns its manifest, or `nil` when local changes are not all published yet.

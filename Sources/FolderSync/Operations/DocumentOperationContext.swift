@@ -1,0 +1,40 @@
+public import Foundation
+
+/// Everything a document's operations receive from their manager, in one value: where and as whom they work,
+/// the manager's policy, and where their progress events go.
+///
+/// A backend subclass is built from the standard operation the manager's factory made
+/// (``SynchronizationOperation/init(copying:)`` and the like), so it receives this same context, and with it every
+/// setting, including those a later version adds.
+public struct DocumentOperationContext: Sendable {
+    /// The remote the operations work on: the backend, or the encrypting file system wrapped around it.
+    public var fileSystem: any RemoteFileSystem
+    /// Where the application's files are in the remote tree.
+    public var layout: RemoteLayout
+    /// The document concerned: the name of its folder in `Documents/`.
+    public var documentIdentifier: String
+    /// This client's identifier, naming the files only it writes.
+    public var clientIdentifier: String
+    /// This client's helper folder for the document.
+    public var localLayout: LocalLayout
+    /// The clock, identifier source and logger the operations use.
+    public var environment: SyncEnvironment
+    /// The manager's policy: attachment threshold and downloads, whole-store compression.
+    public var policy: SyncPolicy
+    /// Publishes progress events to the manager's ``DocumentSyncManager/events()`` streams.
+    public var emit: @Sendable (SyncEvent) -> Void
+
+    /// A context; see the properties for each argument.
+    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
+                localLayout: LocalLayout, environment: SyncEnvironment, policy: SyncPolicy = SyncPolicy(),
+                emit: @escaping @Sendable (SyncEvent) -> Void = { _ in }) {
+        self.fileSystem = fileSystem
+        self.layout = layout
+        self.documentIdentifier = documentIdentifier
+        self.clientIdentifier = clientIdentifier
+        self.localLayout = localLayout
+        self.environment = environment
+        self.policy = policy
+        self.emit = emit
+    }
+}
