@@ -14,7 +14,7 @@ import Darwin
 ///
 /// Match on codes the way GRDB matches result codes:
 /// ```swift
-/// do { try await manager.registerDocument() }
+/// do { try await document.synchronize() }
 /// catch FolderSyncError.Code.integrityKeyMismatch { … }
 /// ```
 public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertible {
