@@ -6,14 +6,16 @@ public import Foundation
 /// each with a default on ``RemoteFileSystem``:
 ///
 /// 1. Check that the remote document still has this client's integrity key.
-/// 2. Stage local changes into change sets under their final names in the
-///    helper folder, durable before they are marked staged.
-/// 3. List `RecentSyncs/`; read only the markers whose version tag changed;
+/// 2. List `RecentSyncs/`; read only the markers whose version tag changed;
 ///    list only the change-set folders of clients that published something new.
-/// 4. Download, verify and apply each new change set in one local transaction
+/// 3. Download, verify and apply each new change set in one local transaction
 ///    with its ledger entry, in causal order, asking the conflict resolver first.
+/// 4. Stage local changes, as the resolutions left them, into change sets under
+///    their final names in the helper folder, durable before they are marked staged:
+///    a local value the resolver rejected is no longer a change and never leaves.
 /// 5. Publish staged sets (atomic write under the final name; publishing again
-///    after a crash writes the same bytes under the same name).
+///    after a crash writes the same bytes under the same name; sets an earlier
+///    sync staged go out as they are, since they may be on the remote already).
 /// 6. Write `RecentSyncs/<client>.recentsync` with the acknowledgement.
 ///
 /// An idle sync (nothing new anywhere) costs two listings and reads no change set.
@@ -127,9 +129,9 @@ open class SynchronizationOperation: @unchecked Sendable {
         emit(.phase(.checkingIntegrity))
         try await checkIntegrityKey()
         var state = try store.loadSyncState()
-
-        emit(.phase(.stagingLocalChanges))
-        if !isReadOnly { try stageLocalChanges(&state) }
+        // What the local changes were made after: they are staged once this sync's sets are applied, but they do
+        // not depend on those (a set of a newer format parked here must not hold them back at every reader).
+        let dependencies = try acknowledgement()
         try Task.checkCancellation()
 
         emit(.phase(.findingRemoteChanges))
@@ -171,10 +173,10 @@ open class SynchronizationOperation: @unchecked Sendable {
             if let declined { throw declined }
             return report
         }
+        emit(.phase(.stagingLocalChanges))
         if try store.hasUnpublishedChanges() {
-            // Resolutions that keep a local or merged value are new local changes: publish them in this sync.
             state = try store.loadSyncState().merging(known: state)
-            try stageLocalChanges(&state)
+            try stageLocalChanges(&state, dependencies: dependencies)
         }
 
         emit(.phase(.publishingLocalChanges))
@@ -272,7 +274,7 @@ open class SynchronizationOperation: @unchecked Sendable {
                               path: layout.integrityKeyDirectory(documentIdentifier).description)
     }
 
-    private func stageLocalChanges(_ state: inout LocalSyncState) throws {
+    private func stageLocalChanges(_ state: inout LocalSyncState, dependencies: [String: Int64]) throws {
         let directory = localLayout.stagedSyncChangesDirectory
         // A file numbered at or past the next sequence was written by a staging that never committed.
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
@@ -282,7 +284,6 @@ open class SynchronizationOperation: @unchecked Sendable {
                 try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
             }
         }
-        let dependencies = try acknowledgement()
         let splitter = ChangeSetSplitter(
             clientIdentifier: clientIdentifier, schemaVersion: store.schemaVersion, firstSequence: state.nextSequence,
             createdAt: environment.now(), dependencies: dependencies, partByteLimit: partByteLimit) { sequence in

@@ -357,8 +357,8 @@ extension GRDBStore {
             }
         }
         try db.execute(sql: "DELETE FROM \(quoted) WHERE \(id) = ?", arguments: [change.syncID])
-        try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ? AND staged_in = 0",
-                       arguments: [table.name, change.syncID])
+        // This client's unpublished writes, older than the delete, stay marked: they travel from the shadow table
+        // (staging's `writesToDeletedRow`), so that the row, if a newer write brings it back, has them everywhere.
         outcome.changesApplied += 1
     }
 

@@ -18,13 +18,19 @@ extension GRDBStore {
                         try marks.read(pending, column: 1)
                         let change = marks.deleted
                             ? try deletion(db, table: table, syncID: syncID, marked: marks.marks)
+                            : pending.integer(at: 2) == 0
+                            ? try writesToDeletedRow(db, table: table, syncID: syncID, marked: marks.marks)
                             : try change(of: pending, table: table, syncID: syncID, columns: names, marked: marks)
                         guard let change else { continue }
                         try emit(change)
                         count += 1
                     }
                 }
-                guard count > 0 else { return 0 }
+                guard count > 0 else {
+                    // Marks whose every write another client's newer one superseded carry nothing to publish.
+                    try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable)")
+                    return 0
+                }
                 let last = try seal()
                 // Moved to a table of their own, in key order (appended, when no other set waits to be published), and
                 // the pending table emptied whole: in one table, copying them under the new key cost 2.8× as much
@@ -87,10 +93,9 @@ extension GRDBStore {
     }
 
     /// The change that carries a row's marked columns with their current values and local timestamps, read from
-    /// the current row of `pending`; `nil` when the row is gone or no marked column is this client's write.
+    /// the current row of `pending`; `nil` when no marked column is this client's write.
     private func change(of pending: SQLiteStatement, table: SyncedTable, syncID: String, columns names: [String],
                         marked: ParsedMarks) throws -> SyncChange? {
-        guard pending.integer(at: 2) != 0 else { return nil }
         let registers = try RowRegisters(pending.data(at: 3))
         var changed: [ColumnChange] = []
         changed.reserveCapacity(marked.markedColumns.count)
@@ -107,25 +112,50 @@ extension GRDBStore {
     }
 
     /// The delete of a row, with its tombstone's timestamp and, under last-writer-wins, its unpublished writes.
+    /// A delete another client made later than this one (applied before staging) supersedes it: only the writes go.
     private func deletion(_ db: Database, table synced: SyncedTable, syncID: String, marked: PendingMarks) throws -> SyncChange? {
         let table = synced.name
-        guard let stamp = try Int64.fetchOne(db, sql: "SELECT hlc FROM foldersync_tombstones WHERE tbl = ? AND sync_id = ?",
-                                             arguments: [table, syncID]) else { return nil }
-        var carried: [ColumnChange] = []
-        if synced.deletePolicy == .lastWriterWins {
-            // The row's unpublished writes, kept in the shadow table, travel with the delete.
-            let registers = try RowRegisters(try Data.fetchOne(db, sql: "SELECT stamps FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?",
-                                                                 arguments: [table, syncID]))
-            let rows = try Row.fetchAll(db, sql: "SELECT col, value FROM foldersync_shadow WHERE tbl = ? AND sync_id = ? ORDER BY col",
-                                        arguments: [table, syncID])
-            for row in rows {
-                let column: String = row[0]
-                guard marked.contains(column), let register = registers[column], register.client == nil else { continue }
-                carried.append(ColumnChange(column: column, value: SyncValue(row[1] as DatabaseValue),
-                                            timestamp: HybridTimestamp(rawValue: register.timestamp)))
+        guard let tombstone = try Row.fetchOne(db, sql: "SELECT hlc, client FROM foldersync_tombstones WHERE tbl = ? AND sync_id = ?",
+                                               arguments: [table, syncID]) else { return nil }
+        guard (tombstone[1] as String?) == nil else {
+            return try writesToDeletedRow(db, table: synced, syncID: syncID, marked: marked)
+        }
+        let carried = try shadowWrites(db, table: synced, syncID: syncID, marked: marked)
+        return SyncChange(kind: .delete, table: table, syncID: syncID, columns: carried,
+                          deletionTimestamp: HybridTimestamp(rawValue: UInt64(bitPattern: tombstone[0] as Int64)))
+    }
+
+    /// This client's unpublished writes to a row another client's newer delete removed (applied before staging):
+    /// under last-writer-wins they still travel, as writes to the deleted row, so that every replica keeps them in
+    /// its shadow and a later write that brings the row back shows them. `nil` under delete-wins (they were
+    /// dropped and reported) or when there is none.
+    private func writesToDeletedRow(_ db: Database, table: SyncedTable, syncID: String, marked: PendingMarks) throws -> SyncChange? {
+        let writes = try shadowWrites(db, table: table, syncID: syncID, marked: marked)
+        return writes.isEmpty ? nil : SyncChange(kind: .update, table: table.name, syncID: syncID, columns: writes)
+    }
+
+    /// The marked columns of a deleted row that this client wrote last, with their values (last-writer-wins tables
+    /// only): from the shadow table, or from the row when another client's newer write brought it back.
+    private func shadowWrites(_ db: Database, table: SyncedTable, syncID: String, marked: PendingMarks) throws -> [ColumnChange] {
+        guard table.deletePolicy == .lastWriterWins else { return [] }
+        let registers = try RowRegisters(try Data.fetchOne(db, sql: "SELECT stamps FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?",
+                                                             arguments: [table.name, syncID]))
+        let local = (columns[table.name] ?? []).filter { marked.contains($0) && (registers[$0].map { $0.client == nil } ?? false) }
+            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }   // as SQLite orders names: the bytes of a set stay the same
+        guard !local.isEmpty else { return [] }
+        var values: [String: DatabaseValue] = [:]
+        let id = table.syncIDColumn.quotedDatabaseIdentifier
+        if let row = try Row.fetchOne(db, sql: "SELECT \(local.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM \(table.name.quotedDatabaseIdentifier) WHERE \(id) = ?",
+                                      arguments: [syncID]) {
+            for (index, column) in local.enumerated() { values[column] = row[index] }
+        } else {
+            for row in try Row.fetchAll(db, sql: "SELECT col, value FROM foldersync_shadow WHERE tbl = ? AND sync_id = ?",
+                                        arguments: [table.name, syncID]) {
+                values[row[0]] = row[1] as DatabaseValue
             }
         }
-        return SyncChange(kind: .delete, table: table, syncID: syncID, columns: carried,
-                          deletionTimestamp: HybridTimestamp(rawValue: UInt64(bitPattern: stamp)))
+        return local.compactMap { column in
+            values[column].map { ColumnChange(column: column, value: SyncValue($0), timestamp: HybridTimestamp(rawValue: registers[column]!.timestamp)) }
+        }
     }
 }

@@ -31,13 +31,17 @@ public struct SyncConflict: Sendable, Hashable {
     public var lastWriterWins: ConflictResolution { remoteStamp > localStamp ? .remoteWins : .localWins }
 }
 
-/// The answer to a ``SyncConflict``. Local and merged answers are recorded as new changes, so every replica converges.
+/// The answer to a ``SyncConflict``. Conflicts are resolved before this client's changes are staged, so a sync
+/// publishes only what was decided, once (see <doc:ConflictsAndMergeRules>).
 public enum ConflictResolution: Sendable, Hashable {
-    /// Keep the local value; it is published again as a new change.
+    /// Keep the local value: it is published once, in this sync (as a new change, newer than both, when the other
+    /// client's write was the later one).
     case localWins
-    /// Take the other client's value; the local change is dropped.
+    /// Take the other client's value: the local value never leaves this device. (When the local write was the later
+    /// one, the remote value is published once as a new change, newer than both, so every replica keeps it.)
     case remoteWins
-    /// Store this value instead of both, and publish it as a new change.
+    /// Store this value instead of both: it is published once, as a new change newer than both; neither the local
+    /// value nor a second set goes out.
     case merged(SyncValue)
 }
 

@@ -62,12 +62,12 @@ public enum SyncEvent: Sendable, Hashable {
     public enum Phase: String, Sendable, Hashable {
         /// Checking that the remote document is still the one this client joined (its integrity key).
         case checkingIntegrity
-        /// Turning local changes not yet published into change sets on disk.
-        case stagingLocalChanges
         /// Listing the other clients' recent-sync markers to find change sets not applied yet.
         case findingRemoteChanges
         /// Downloading and applying those change sets, in causal order.
         case applyingRemoteChanges
+        /// Turning local changes not yet published into change sets on disk, as conflict resolutions left them.
+        case stagingLocalChanges
         /// Uploading this client's staged change sets.
         case publishingLocalChanges
         /// Writing this client's recent-sync marker (what it published and has applied).
