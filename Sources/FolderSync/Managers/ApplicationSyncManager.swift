@@ -2,22 +2,25 @@ import Crypto
 import Foundation
 
 /// Callbacks of an ``ApplicationSyncManager``; every method has an empty default.
+///
+/// The manager awaits every callback: a `@MainActor` type adopts the protocol with plain main-actor methods, which
+/// run on the main actor. The delegate is held weakly.
 public protocol ApplicationSyncManagerDelegate: AnyObject, Sendable {
     /// Registration with the application began.
-    func applicationSyncManagerDidBeginRegistering(_ manager: ApplicationSyncManager)
+    func applicationSyncManagerDidBeginRegistering(_ manager: ApplicationSyncManager) async
     /// The client is registered; documents can now register and sync.
-    func applicationSyncManagerDidFinishRegistering(_ manager: ApplicationSyncManager)
+    func applicationSyncManagerDidFinishRegistering(_ manager: ApplicationSyncManager) async
     /// Registration failed with `error`; the manager may register again.
-    func applicationSyncManager(_ manager: ApplicationSyncManager, didFailToRegisterWithError error: FolderSyncError)
+    func applicationSyncManager(_ manager: ApplicationSyncManager, didFailToRegisterWithError error: FolderSyncError) async
     /// Registration paused for encryption: whether to encrypt a new application, or the password of an encrypted one.
     /// The default gives ``EncryptionAnswer/unattended(_:)``. An ``ApplicationSyncManager/encryptionHandler`` takes precedence.
     func applicationSyncManager(_ manager: ApplicationSyncManager, didPauseRegistrationFor request: EncryptionRequest) async -> EncryptionAnswer
 }
 
 extension ApplicationSyncManagerDelegate {
-    public func applicationSyncManagerDidBeginRegistering(_ manager: ApplicationSyncManager) {}
-    public func applicationSyncManagerDidFinishRegistering(_ manager: ApplicationSyncManager) {}
-    public func applicationSyncManager(_ manager: ApplicationSyncManager, didFailToRegisterWithError error: FolderSyncError) {}
+    public func applicationSyncManagerDidBeginRegistering(_ manager: ApplicationSyncManager) async {}
+    public func applicationSyncManagerDidFinishRegistering(_ manager: ApplicationSyncManager) async {}
+    public func applicationSyncManager(_ manager: ApplicationSyncManager, didFailToRegisterWithError error: FolderSyncError) async {}
     public func applicationSyncManager(_ manager: ApplicationSyncManager,
                                        didPauseRegistrationFor request: EncryptionRequest) async -> EncryptionAnswer {
         await EncryptionAnswer.unattended(request)
@@ -180,16 +183,16 @@ open class ApplicationSyncManager: @unchecked Sendable {
             throw FolderSyncError(.invalidConfiguration, "configure the application sync manager before registering it")
         }
         try gate.begin(what: "application \(configuration.applicationIdentifier)")
-        delegate?.applicationSyncManagerDidBeginRegistering(self)
+        await delegate?.applicationSyncManagerDidBeginRegistering(self)
         do {
             try await registerWithRemote(configuration, layout: layout)
             gate.finish(.success(()))
             environment.logger.info("Registered client \(configuration.clientIdentifier) with \(configuration.applicationIdentifier)")
-            delegate?.applicationSyncManagerDidFinishRegistering(self)
+            await delegate?.applicationSyncManagerDidFinishRegistering(self)
         } catch {
             let error = FolderSyncError.wrapping(error, "application registration failed")
             gate.finish(.failure(error))
-            delegate?.applicationSyncManager(self, didFailToRegisterWithError: error)
+            await delegate?.applicationSyncManager(self, didFailToRegisterWithError: error)
             throw error
         }
     }

@@ -35,20 +35,20 @@ extension DocumentSyncManager {
         guard let store else {
             throw FolderSyncError(.invalidConfiguration, "document \(documentIdentifier) has no local store to synchronize")
         }
-        delegate?.documentSyncManagerDidBeginSynchronizing(self)
+        await delegate?.documentSyncManagerDidBeginSynchronizing(self)
         syncStarted()
         do {
             let report = try await withRemote("synchronization failed") {
                 try await synchronizeWithPolicy(integrityKey: integrityKey, store: store)
             }
-            if !report.warnings.isEmpty { delegate?.documentSyncManager(self, didEncounterWarnings: report.warnings) }
+            if !report.warnings.isEmpty { await delegate?.documentSyncManager(self, didEncounterWarnings: report.warnings) }
             syncEnded(.success(report))
-            delegate?.documentSyncManager(self, didFinishSynchronizingWith: report)
+            await delegate?.documentSyncManager(self, didFinishSynchronizingWith: report)
             return report
         } catch {
             let error = FolderSyncError.wrapping(error, "synchronization failed")
             syncEnded(.failure(error))
-            delegate?.documentSyncManager(self, didFailToSynchronizeWithError: error)
+            await delegate?.documentSyncManager(self, didFailToSynchronizeWithError: error)
             throw error
         }
     }

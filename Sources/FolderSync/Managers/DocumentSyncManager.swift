@@ -1,19 +1,23 @@
 public import Foundation
 
 /// Callbacks of a ``DocumentSyncManager``; every method has a default.
+///
+/// The manager awaits every callback, so a `@MainActor` type (a SwiftUI or AppKit view model) adopts the protocol
+/// as it is, with plain main-actor methods, and they run on the main actor; a nonisolated delegate's methods run on
+/// the concurrency pool. The delegate is held weakly: keep it alive yourself (one made inline is gone at once).
 public protocol DocumentSyncManagerDelegate: AnyObject, Sendable {
     /// Registration of the document began.
-    func documentSyncManagerDidBeginRegistering(_ manager: DocumentSyncManager)
+    func documentSyncManagerDidBeginRegistering(_ manager: DocumentSyncManager) async
     /// Registration paused: the remote document does not exist (or was deleted). Return `true` to create it.
     /// The default answers `false`. A ``DocumentSyncManager/remoteDocumentCreationHandler`` takes precedence.
     func documentSyncManager(_ manager: DocumentSyncManager,
                              shouldCreateRemoteDocumentFor request: RemoteDocumentCreationRequest) async -> Bool
     /// The document is registered; it can now sync.
-    func documentSyncManagerDidFinishRegistering(_ manager: DocumentSyncManager)
+    func documentSyncManagerDidFinishRegistering(_ manager: DocumentSyncManager) async
     /// Registration failed with `error`; the manager may register again.
-    func documentSyncManager(_ manager: DocumentSyncManager, didFailToRegisterWithError error: FolderSyncError)
+    func documentSyncManager(_ manager: DocumentSyncManager, didFailToRegisterWithError error: FolderSyncError) async
     /// A synchronization began.
-    func documentSyncManagerDidBeginSynchronizing(_ manager: DocumentSyncManager)
+    func documentSyncManagerDidBeginSynchronizing(_ manager: DocumentSyncManager) async
     /// A remote change meets a local change not yet published. Return `nil` to let the last writer win.
     /// A ``DocumentSyncManager/conflictResolver`` takes precedence.
     func documentSyncManager(_ manager: DocumentSyncManager, resolve conflict: SyncConflict) async -> ConflictResolution?
@@ -22,31 +26,31 @@ public protocol DocumentSyncManagerDelegate: AnyObject, Sendable {
     /// A ``DocumentSyncManager/massDeletionHandler`` takes precedence.
     func documentSyncManager(_ manager: DocumentSyncManager, shouldApply deletion: MassDeletion) async -> Bool
     /// A successful sync noticed things that did not stop it; called just before the finish callback, only when there are some.
-    func documentSyncManager(_ manager: DocumentSyncManager, didEncounterWarnings warnings: [SyncWarning])
+    func documentSyncManager(_ manager: DocumentSyncManager, didEncounterWarnings warnings: [SyncWarning]) async
     /// A synchronization succeeded; `report` says what it did.
-    func documentSyncManager(_ manager: DocumentSyncManager, didFinishSynchronizingWith report: SyncReport)
+    func documentSyncManager(_ manager: DocumentSyncManager, didFinishSynchronizingWith report: SyncReport) async
     /// A synchronization failed with `error`, whose code says why.
-    func documentSyncManager(_ manager: DocumentSyncManager, didFailToSynchronizeWithError error: FolderSyncError)
+    func documentSyncManager(_ manager: DocumentSyncManager, didFailToSynchronizeWithError error: FolderSyncError) async
     /// A whole store is about to replace the local synced data (TICoreDataSync's will-replace).
-    func documentSyncManager(_ manager: DocumentSyncManager, willReplaceLocalDataWith wholeStore: WholeStoreManifest)
+    func documentSyncManager(_ manager: DocumentSyncManager, willReplaceLocalDataWith wholeStore: WholeStoreManifest) async
     /// A whole store replaced the local synced data; local unpublished changes were re-applied on top.
-    func documentSyncManager(_ manager: DocumentSyncManager, didReplaceLocalDataWith wholeStore: WholeStoreManifest)
+    func documentSyncManager(_ manager: DocumentSyncManager, didReplaceLocalDataWith wholeStore: WholeStoreManifest) async
 }
 
 extension DocumentSyncManagerDelegate {
-    public func documentSyncManagerDidBeginRegistering(_ manager: DocumentSyncManager) {}
+    public func documentSyncManagerDidBeginRegistering(_ manager: DocumentSyncManager) async {}
     public func documentSyncManager(_ manager: DocumentSyncManager,
                                     shouldCreateRemoteDocumentFor request: RemoteDocumentCreationRequest) async -> Bool { false }
-    public func documentSyncManagerDidFinishRegistering(_ manager: DocumentSyncManager) {}
-    public func documentSyncManager(_ manager: DocumentSyncManager, didFailToRegisterWithError error: FolderSyncError) {}
-    public func documentSyncManagerDidBeginSynchronizing(_ manager: DocumentSyncManager) {}
+    public func documentSyncManagerDidFinishRegistering(_ manager: DocumentSyncManager) async {}
+    public func documentSyncManager(_ manager: DocumentSyncManager, didFailToRegisterWithError error: FolderSyncError) async {}
+    public func documentSyncManagerDidBeginSynchronizing(_ manager: DocumentSyncManager) async {}
     public func documentSyncManager(_ manager: DocumentSyncManager, resolve conflict: SyncConflict) async -> ConflictResolution? { nil }
     public func documentSyncManager(_ manager: DocumentSyncManager, shouldApply deletion: MassDeletion) async -> Bool { false }
-    public func documentSyncManager(_ manager: DocumentSyncManager, didEncounterWarnings warnings: [SyncWarning]) {}
-    public func documentSyncManager(_ manager: DocumentSyncManager, didFinishSynchronizingWith report: SyncReport) {}
-    public func documentSyncManager(_ manager: DocumentSyncManager, didFailToSynchronizeWithError error: FolderSyncError) {}
-    public func documentSyncManager(_ manager: DocumentSyncManager, willReplaceLocalDataWith wholeStore: WholeStoreManifest) {}
-    public func documentSyncManager(_ manager: DocumentSyncManager, didReplaceLocalDataWith wholeStore: WholeStoreManifest) {}
+    public func documentSyncManager(_ manager: DocumentSyncManager, didEncounterWarnings warnings: [SyncWarning]) async {}
+    public func documentSyncManager(_ manager: DocumentSyncManager, didFinishSynchronizingWith report: SyncReport) async {}
+    public func documentSyncManager(_ manager: DocumentSyncManager, didFailToSynchronizeWithError error: FolderSyncError) async {}
+    public func documentSyncManager(_ manager: DocumentSyncManager, willReplaceLocalDataWith wholeStore: WholeStoreManifest) async {}
+    public func documentSyncManager(_ manager: DocumentSyncManager, didReplaceLocalDataWith wholeStore: WholeStoreManifest) async {}
 }
 
 /// Registers one document of this client with the remote, and runs its sync tasks.
@@ -220,12 +224,12 @@ open class DocumentSyncManager: @unchecked Sendable {
         guard let remembered = try loadLocalRegistration(),
               try applicationSyncManager.resume(encryptionKey: remembered.encryptionKey) else { return false }
         try gate.begin(what: "document \(documentIdentifier)")
-        delegate?.documentSyncManagerDidBeginRegistering(self)
+        await delegate?.documentSyncManagerDidBeginRegistering(self)
         registration.withLock { $0 = remembered }
         checksRemote.withLock { $0 = true }
         loadRememberedState()
         gate.finish(.success(()))
-        delegate?.documentSyncManagerDidFinishRegistering(self)
+        await delegate?.documentSyncManagerDidFinishRegistering(self)
         return true
     }
 
@@ -233,7 +237,7 @@ open class DocumentSyncManager: @unchecked Sendable {
     /// (a re-join after a wipe). `rejoining`: a reset found here is left to ``rejoin()``, which remembers it as a new one.
     func register(creatingMissingDocument: Bool, rejoining: Bool = false) async throws {
         try gate.begin(what: "document \(documentIdentifier)")
-        delegate?.documentSyncManagerDidBeginRegistering(self)
+        await delegate?.documentSyncManagerDidBeginRegistering(self)
         do {
             try LocalFiles.createPrivateDirectory(localLayout.helperDirectory)   // 0700: registration, downloads, backups
             let remembered = try loadLocalRegistration()
@@ -250,13 +254,13 @@ open class DocumentSyncManager: @unchecked Sendable {
             checksRemote.withLock { $0 = false }
             loadRememberedState()
             gate.finish(.success(()))
-            delegate?.documentSyncManagerDidFinishRegistering(self)
+            await delegate?.documentSyncManagerDidFinishRegistering(self)
         } catch {
             // A reset found at a first registration is recoverable by rejoin() too.
             let wrapped = FolderSyncError.wrapping(error, "document registration failed").unavailableIfUnreachable
             let error = rejoining ? wrapped : stopForReset(wrapped)
             gate.finish(.failure(error))
-            delegate?.documentSyncManager(self, didFailToRegisterWithError: error)
+            await delegate?.documentSyncManager(self, didFailToRegisterWithError: error)
             throw error
         }
     }
@@ -391,11 +395,11 @@ open class DocumentSyncManager: @unchecked Sendable {
             context: operationContext, store: store,
             willReplace: { [weak self] manifest in
                 guard let self else { return }
-                self.delegate?.documentSyncManager(self, willReplaceLocalDataWith: manifest)
+                await self.delegate?.documentSyncManager(self, willReplaceLocalDataWith: manifest)
             },
             didReplace: { [weak self] manifest in
                 guard let self else { return }
-                self.delegate?.documentSyncManager(self, didReplaceLocalDataWith: manifest)
+                await self.delegate?.documentSyncManager(self, didReplaceLocalDataWith: manifest)
             })
     }
 }

@@ -36,9 +36,9 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     /// The clock, identifier source and logger the operation uses.
     public var environment: SyncEnvironment { context.environment }
     /// Tells the manager's delegate that the local data is about to be replaced by a whole store.
-    public let willReplace: @Sendable (WholeStoreManifest) -> Void
+    public let willReplace: @Sendable (WholeStoreManifest) async -> Void
     /// Tells the manager's delegate that the whole store replaced the local data.
-    public let didReplace: @Sendable (WholeStoreManifest) -> Void
+    public let didReplace: @Sendable (WholeStoreManifest) async -> Void
     /// Runs once a store was found, before it replaces anything: a bootstrap checks there that the remote is
     /// still this client's epoch and the client is not deleted (only when there is a store, so it costs nothing otherwise).
     var checkBeforeInstalling: (@Sendable () async throws -> Void)?
@@ -74,8 +74,8 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     ///
     /// `willReplace` is called with the chosen store's manifest just before it replaces the local data, `didReplace` once it has.
     public init(context: DocumentOperationContext, store: any SnapshottingModelAdapter,
-                willReplace: @escaping @Sendable (WholeStoreManifest) -> Void = { _ in },
-                didReplace: @escaping @Sendable (WholeStoreManifest) -> Void = { _ in }) {
+                willReplace: @escaping @Sendable (WholeStoreManifest) async -> Void = { _ in },
+                didReplace: @escaping @Sendable (WholeStoreManifest) async -> Void = { _ in }) {
         self.context = context
         self.store = store
         self.willReplace = willReplace
@@ -113,7 +113,7 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
         try await checkBeforeInstalling?()
         // A store whose uploader counted no reference is not searched for them.
         let holdsLargeValues = manifest.attachmentReferenceCount == 0 ? false : try await fetchAttachments(of: snapshot)
-        willReplace(manifest)
+        await willReplace(manifest)
         let installed: any SnapshottingModelAdapter
         if let install {
             installed = try install(snapshot, manifest)
@@ -125,7 +125,7 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
         if holdsLargeValues, let store = installed as? any LargeValueRestoring {
             try store.restoreLargeValues(from: localLayout.attachmentStore)
         }
-        didReplace(manifest)
+        await didReplace(manifest)
         environment.logger.info("Installed whole store \(manifest.wholeStoreIdentifier) of client \(manifest.clientIdentifier)")
         return manifest
     }
