@@ -95,3 +95,34 @@ struct ReadmeSnippetTests {
         #expect(try await unlocked.read(try #require(app.layout).deviceInfoFile(try #require(app.clientIdentifier))).count > 0)
     }
 }
+
+/// Every Swift code block of the DocC articles is compiled (DocCSnippets.swift) and is what that file compiles.
+@Suite("DocC articles")
+struct DocCSnippetTests {
+    @Test("Each Swift block of each DocC article is, apart from its imports, the code compiled in DocCSnippets.swift")
+    func snippetsCompile() throws {
+        let catalog = repositoryRoot.appendingPathComponent("Sources/FolderSync/FolderSync.docc")
+        var blocks: [String] = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: catalog.path).filter({ $0.hasSuffix(".md") }).sorted() {
+            let article = try String(contentsOf: catalog.appendingPathComponent(name), encoding: .utf8)
+            let articleName = String(name.dropLast(3))
+            blocks += article.components(separatedBy: "```swift\n").dropFirst().map { block in
+                let code = block.components(separatedBy: "```")[0].split(separator: "\n", omittingEmptySubsequences: false)
+                    .filter { !$0.hasPrefix("import ") }.joined(separator: "\n").trimmingCharacters(in: .newlines)
+                return articleName + "\n" + code
+            }
+        }
+        let source = try String(contentsOf: repositoryRoot.appendingPathComponent("Tests/FolderSyncTests/Docs/DocCSnippets.swift"), encoding: .utf8)
+        let (begin, end) = ("// DOCC-SNIPPET-" + "BEGIN ", "// DOCC-SNIPPET-" + "END")
+        let compiled = source.components(separatedBy: begin).dropFirst().map { part in
+            // The article's name on the marker line; then drop the comment line and the header line.
+            let lines = part.components(separatedBy: end)[0].split(separator: "\n", omittingEmptySubsequences: false)
+            return String(lines[0]) + "\n" + lines.dropFirst(3).joined(separator: "\n").trimmingCharacters(in: .newlines)
+        }
+        #expect(blocks.count >= 9, "the articles hold Swift blocks")
+        #expect(blocks.count == compiled.count, "the articles have \(blocks.count) Swift blocks, DocCSnippets.swift compiles \(compiled.count)")
+        for (block, body) in zip(blocks, compiled) {
+            #expect(block == body)
+        }
+    }
+}
