@@ -29,7 +29,7 @@ struct SimulatorFaultTests {
     static func simulate(_ mix: FaultMix, seeds: Range<UInt64>, makeStore: @escaping ConvergenceSimulator.StoreFactory,
                          lifecycle: Bool = false) async -> ConvergenceSimulator.Summary {
         var total = ConvergenceSimulator.Summary()
-        for seed in SimulatorTests.replaySeed.map({ [$0] }) ?? Array(seeds) {
+        for seed in SimulatorTests.seeds(seeds) {
             let directory = ScratchDirectory(seed: seed)
             var configuration = ConvergenceSimulator.Configuration(seed: seed, directory: directory.url)
             configuration.makeStore = makeStore
@@ -41,6 +41,7 @@ struct SimulatorFaultTests {
                 Issue.record("\(mix): \(error)\nreplay: FOLDERSYNC_SEED=\(seed) swift test --filter SimulatorFaultTests")
             }
         }
+        #expect(total.steps > 0 && total.syncs > 0, "the seeds of \(mix) did nothing")
         return total
     }
 }

@@ -26,7 +26,7 @@ struct SimulatorLifecycleTests {
                                                     makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: Self.steps,
                                                     skipping: Self.failingSeeds, suite: "SimulatorLifecycleTests")
         print(Self.describe(summary, "lifecycle seeds \(first + SimulatorTests.seedOffset)..<\(first + SimulatorTests.seedOffset + Self.seedsPerChunk)"))
-        if SimulatorTests.replaySeed == nil {
+        if SimulatorTests.checksCoverage {
             // The schedule must really exercise the lifecycle, not only allow it.
             #expect(summary.wholeStoreUploads > 0 && summary.automaticWholeStoreUploads > 0 && summary.wholeStoreInstalls > 0)
             #expect(summary.vacuums > 0 && summary.changeSetsVacuumed > 0 && summary.expiredClients > 0)
@@ -62,7 +62,7 @@ struct SimulatorRestoreTests {
                                                     suite: "SimulatorRestoreTests", restores: true)
         print(SimulatorLifecycleTests.describe(summary, "restore seeds")
               + "; \(summary.storeRestores) store restores (\(summary.restoredStoresNoticed) noticed), \(summary.folderRestores) folder restores")
-        if SimulatorTests.replaySeed == nil {
+        if SimulatorTests.checksCoverage {
             #expect(summary.storeRestores > 0 && summary.restoredStoresNoticed > 0 && summary.folderRestores > 0)
             #expect(summary.rejoins > 0 && summary.vacuums > 0 && summary.wholeStoreUploads > 0)
         }

@@ -15,7 +15,7 @@ struct SimulatorOutageTests {
                                                     makeStore: ConvergenceSimulator.inMemoryStore, steps: 60...120,
                                                     suite: "SimulatorOutageTests", outages: true)
         print(Self.describe(summary, "outage seeds"))
-        if SimulatorTests.replaySeed == nil {
+        if SimulatorTests.checksCoverage {
             #expect(summary.steps > 10_000 && summary.outages > 100 && summary.unavailableSyncs > 500 && summary.restarts > 0)
         }
     }
@@ -27,7 +27,7 @@ struct SimulatorOutageTests {
                                                     makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: 40...80,
                                                     suite: "SimulatorOutageTests", outages: true)
         print(SimulatorLifecycleTests.describe(summary, "lifecycle outage seeds") + "; \(summary.outages) outages, \(summary.unavailableSyncs) unavailable syncs")
-        if SimulatorTests.replaySeed == nil {
+        if SimulatorTests.checksCoverage {
             #expect(summary.outages > 0 && summary.unavailableSyncs > 0 && summary.wipes > 0 && summary.rejoins > 0)
         }
     }

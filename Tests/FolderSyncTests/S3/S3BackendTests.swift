@@ -75,7 +75,7 @@ struct S3BackendTests {
     func simulatedClientsConverge(lifecycle: Bool) async throws {
         let seeds: ClosedRange<UInt64> = lifecycle ? 300_001...300_008 : 100_001...100_016
         var summary = ConvergenceSimulator.Summary()
-        for seed in SimulatorTests.replaySeed.map({ $0...$0 }) ?? seeds {
+        for seed in SimulatorTests.seeds(seeds) {
             let scratch = ScratchDirectory(seed: seed)
             let remote = try S3TestServers.fileSystem(test: "seed\(seed)")
             var configuration = ConvergenceSimulator.Configuration(seed: seed, directory: scratch.url)

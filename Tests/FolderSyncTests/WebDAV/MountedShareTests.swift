@@ -22,7 +22,7 @@ struct MountedShareTests {
         }
         var summary = ConvergenceSimulator.Summary()
         let seeds: ClosedRange<UInt64> = 100_001...100_016
-        for seed in SimulatorTests.replaySeed.map({ $0...$0 }) ?? seeds {
+        for seed in SimulatorTests.seeds(seeds) {
             let scratch = ScratchDirectory(seed: seed)
             let root = mount.mountPoint.appendingPathComponent("seed-\(seed)-\(UUID().uuidString.prefix(8))", isDirectory: true)
             try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)

@@ -11,7 +11,7 @@ struct WebDAVSimulatorTests {
     func simulatedClientsConverge(_ server: String) async throws {
         let seeds: ClosedRange<UInt64> = 100_001...100_016
         var summary = ConvergenceSimulator.Summary()
-        for seed in SimulatorTests.replaySeed.map({ $0...$0 }) ?? seeds {
+        for seed in SimulatorTests.seeds(seeds) {
             let scratch = ScratchDirectory(seed: seed)
             let remote = try await WebDAVTestServers.fileSystem(server, test: "seed\(seed)")
             var configuration = ConvergenceSimulator.Configuration(seed: seed, directory: scratch.url)
