@@ -38,3 +38,30 @@ public struct DocumentOperationContext: Sendable {
         self.emit = emit
     }
 }
+
+/// An operation on one document, set up by a ``DocumentOperationContext``: what its steps read of the context.
+public protocol DocumentOperation: AnyObject {
+    /// Where and as whom the operation works, the manager's policy, and where events go.
+    var context: DocumentOperationContext { get }
+}
+
+extension DocumentOperation {
+    /// The remote the operation works on; the default backend steps call it.
+    public var fileSystem: any RemoteFileSystem { context.fileSystem }
+    /// Where the application's files are in the remote tree.
+    public var layout: RemoteLayout { context.layout }
+    /// The document concerned: the name of its folder in `Documents/`.
+    public var documentIdentifier: String { context.documentIdentifier }
+    /// This client's identifier, naming the files only it writes.
+    public var clientIdentifier: String { context.clientIdentifier }
+    /// This client's helper folder for the document.
+    public var localLayout: LocalLayout { context.localLayout }
+    /// The clock, identifier source and logger the operation uses.
+    public var environment: SyncEnvironment { context.environment }
+    /// Publishes progress events to the manager's ``DocumentSyncManager/events()`` streams.
+    public var emit: @Sendable (SyncEvent) -> Void { context.emit }
+    /// `BLOB` values of at least this many bytes travel as attachments, in change sets and whole stores (`nil`: never).
+    var attachmentThreshold: Int? { context.policy.attachmentThreshold }
+    /// When attached files are fetched (``SyncPolicy/attachmentDownloads``).
+    var attachmentDownloads: AttachmentDownloadPolicy { context.policy.attachmentDownloads }
+}

@@ -19,7 +19,7 @@ public import Foundation
 /// 6. Write `RecentSyncs/<client>.recentsync` with the acknowledgement.
 ///
 /// An idle sync (nothing new anywhere) costs two listings and reads no change set.
-open class SynchronizationOperation: @unchecked Sendable {
+open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     /// Where and as whom the operation works, the manager's policy, and where events go.
     public let context: DocumentOperationContext
     /// The integrity key this client registered with; a different remote key stops the sync.
@@ -29,23 +29,6 @@ open class SynchronizationOperation: @unchecked Sendable {
     /// Answers conflicts (the manager's resolver or delegate), or `nil` to let the last writer win.
     public let resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?
 
-    /// The remote the operation works on; the default backend steps call it.
-    public var fileSystem: any RemoteFileSystem { context.fileSystem }
-    /// Where the application's files are in the remote tree.
-    public var layout: RemoteLayout { context.layout }
-    /// The document concerned: the name of its folder in `Documents/`.
-    public var documentIdentifier: String { context.documentIdentifier }
-    /// This client's identifier, naming the files only it writes.
-    public var clientIdentifier: String { context.clientIdentifier }
-    /// This client's helper folder for the document.
-    public var localLayout: LocalLayout { context.localLayout }
-    /// The clock, identifier source and logger the operation uses.
-    public var environment: SyncEnvironment { context.environment }
-    /// Publishes progress events to the manager's ``DocumentSyncManager/events()`` streams.
-    public var emit: @Sendable (SyncEvent) -> Void { context.emit }
-    /// `BLOB` values of at least this many bytes travel as attachments (`nil`: never).
-    var attachmentThreshold: Int? { context.policy.attachmentThreshold }
-    var attachmentDownloads: AttachmentDownloadPolicy { context.policy.attachmentDownloads }
 
     /// Largest change set, before compression; larger batches are split into consecutive sets.
     var partByteLimit = ChangeSetSplitter.defaultPartByteLimit

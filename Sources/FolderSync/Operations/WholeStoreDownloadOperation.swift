@@ -17,24 +17,12 @@ extension FolderSyncError {
 /// fails (being replaced, or damaged) is skipped for the next best. Local changes not yet published survive:
 /// the store re-applies them as new changes. The change sets the store does not contain are applied by the
 /// next sync.
-open class WholeStoreDownloadOperation: @unchecked Sendable {
+open class WholeStoreDownloadOperation: DocumentOperation, @unchecked Sendable {
     /// Where and as whom the operation works, the manager's policy, and where events go.
     public let context: DocumentOperationContext
     /// The local data a downloaded whole store replaces.
     public let store: any SnapshottingModelAdapter
 
-    /// The remote the operation works on; the default backend steps call it.
-    public var fileSystem: any RemoteFileSystem { context.fileSystem }
-    /// Where the application's files are in the remote tree.
-    public var layout: RemoteLayout { context.layout }
-    /// The document concerned: the name of its folder in `Documents/`.
-    public var documentIdentifier: String { context.documentIdentifier }
-    /// This client's identifier, naming the files only it writes.
-    public var clientIdentifier: String { context.clientIdentifier }
-    /// This client's helper folder for the document.
-    public var localLayout: LocalLayout { context.localLayout }
-    /// The clock, identifier source and logger the operation uses.
-    public var environment: SyncEnvironment { context.environment }
     /// Tells the manager's delegate that the local data is about to be replaced by a whole store.
     public let willReplace: @Sendable (WholeStoreManifest) async -> Void
     /// Tells the manager's delegate that the whole store replaced the local data.
@@ -50,11 +38,9 @@ open class WholeStoreDownloadOperation: @unchecked Sendable {
     var workDirectory: URL?
     /// Whether the snapshot becomes the store's file, to be fsynced: then the disk writes it while it arrives.
     var snapshotBecomesStore = false
-    var attachmentDownloads: AttachmentDownloadPolicy { context.policy.attachmentDownloads }
     /// Whether a candidate is checked against the store's declared schema before it is chosen; an export, whose
     /// store is made from the snapshot's own schema afterwards, checks it at install only.
     var checksSchemaOfCandidates = true
-    var emit: @Sendable (SyncEvent) -> Void { context.emit }
     /// What the last install downloaded of the attachments its store references, and what the remote lacked.
     private(set) var attachmentsFetched = AttachmentsFetched()
 

@@ -7,29 +7,14 @@ public import Foundation
 /// `WholeStore/<client>/`: the store file first, the manifest last. The manifest names the store file's
 /// identifier, size and checksum, so a reader that catches a replacement half done sees the mismatch and
 /// never installs it.
-open class WholeStoreUploadOperation: @unchecked Sendable {
+open class WholeStoreUploadOperation: DocumentOperation, @unchecked Sendable {
     /// Where and as whom the operation works, the manager's policy, and where events go.
     public let context: DocumentOperationContext
     /// The local data snapshotted into the whole store.
     public let store: any SnapshottingModelAdapter
 
-    /// The remote the operation works on; the default backend steps call it.
-    public var fileSystem: any RemoteFileSystem { context.fileSystem }
-    /// Where the application's files are in the remote tree.
-    public var layout: RemoteLayout { context.layout }
-    /// The document concerned: the name of its folder in `Documents/`.
-    public var documentIdentifier: String { context.documentIdentifier }
-    /// This client's identifier, naming the files only it writes.
-    public var clientIdentifier: String { context.clientIdentifier }
-    /// This client's helper folder for the document.
-    public var localLayout: LocalLayout { context.localLayout }
-    /// The clock, identifier source and logger the operation uses.
-    public var environment: SyncEnvironment { context.environment }
     /// How the whole-store file holds the snapshot (``SyncPolicy/wholeStoreCompression``).
     public var compression: WholeStoreCompression { context.policy.wholeStoreCompression }
-    /// `BLOB` values of at least this many bytes leave the snapshot as attachments (`nil`: never).
-    var attachmentThreshold: Int? { context.policy.attachmentThreshold }
-    var emit: @Sendable (SyncEvent) -> Void { context.emit }
 
     /// An operation ready to ``run()``; see the properties for each argument.
     public init(context: DocumentOperationContext, store: any SnapshottingModelAdapter) {
