@@ -119,7 +119,7 @@ extension ChangeSetFileTests {
         #expect(HybridTimestamp.zero.rawValue == 0)
         #expect(timestamp(5, 65535) < timestamp(6, 0))
         #expect(timestamp(5, 1) < timestamp(5, 2))
-        #expect(stamp.description == "1717000000123.42")
+        #expect(stamp.description == "2024-05-29T16:26:40.123Z#42", "a time people read, and the counter")
     }
 
     @Test func codesAsASingleInteger() throws {

@@ -47,8 +47,12 @@ public struct HybridTimestamp: Comparable, Hashable, Sendable, Codable, CustomSt
         try container.encode(rawValue)
     }
 
-    /// `milliseconds.counter`, e.g. `1717000000000.3`.
-    public var description: String { "\(milliseconds).\(counter)" }
+    /// The wall-clock time in UTC and the counter, e.g. `2024-05-29T16:26:40.000Z#3` (as `foldersync inspect` shows it).
+    public var description: String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000)) + "#\(counter)"
+    }
 }
 
 /// A hybrid logical clock (Kulkarni et al., 2014) issuing this client's timestamps.

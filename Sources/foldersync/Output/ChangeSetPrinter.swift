@@ -150,5 +150,5 @@ struct TimestampJSON: Encodable {
         counter = timestamp.counter
     }
 
-    var text: String { "\(time)#\(counter)" }
+    var text: String { HybridTimestamp(rawValue: hlc).description }
 }
