@@ -120,7 +120,7 @@ extension GRDBStore {
         guard (tombstone[1] as String?) == nil else {
             return try writesToDeletedRow(db, table: synced, syncID: syncID, marked: marked)
         }
-        let carried = try shadowWrites(db, table: synced, syncID: syncID, marked: marked)
+        let carried = try localWritesOfDeletedRow(db, table: synced, syncID: syncID, marked: marked)
         return SyncChange(kind: .delete, table: table, syncID: syncID, columns: carried,
                           deletionTimestamp: HybridTimestamp(rawValue: UInt64(bitPattern: tombstone[0] as Int64)))
     }
@@ -130,13 +130,13 @@ extension GRDBStore {
     /// its shadow and a later write that brings the row back shows them. `nil` under delete-wins (they were
     /// dropped and reported) or when there is none.
     private func writesToDeletedRow(_ db: Database, table: SyncedTable, syncID: String, marked: PendingMarks) throws -> SyncChange? {
-        let writes = try shadowWrites(db, table: table, syncID: syncID, marked: marked)
+        let writes = try localWritesOfDeletedRow(db, table: table, syncID: syncID, marked: marked)
         return writes.isEmpty ? nil : SyncChange(kind: .update, table: table.name, syncID: syncID, columns: writes)
     }
 
     /// The marked columns of a deleted row that this client wrote last, with their values (last-writer-wins tables
     /// only): from the shadow table, or from the row when another client's newer write brought it back.
-    private func shadowWrites(_ db: Database, table: SyncedTable, syncID: String, marked: PendingMarks) throws -> [ColumnChange] {
+    private func localWritesOfDeletedRow(_ db: Database, table: SyncedTable, syncID: String, marked: PendingMarks) throws -> [ColumnChange] {
         guard table.deletePolicy == .lastWriterWins else { return [] }
         let registers = try RowRegisters(try Data.fetchOne(db, sql: "SELECT stamps FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?",
                                                              arguments: [table.name, syncID]))
