@@ -85,6 +85,11 @@ public final class FaultyFileSystem: ForwardingFileSystem, @unchecked Sendable {
         try await super.download(path, toLocalFile: url)
     }
 
+    public override func readPieces(of path: RemotePath, size: Int, _ body: (Data) throws -> Void) async throws {
+        try vanish(path)
+        try await super.readPieces(of: path, size: size, body)
+    }
+
     public override func write(_ data: Data, to path: RemotePath) async throws {
         try await halfWrite(data, to: path)
         try await super.write(data, to: path)

@@ -83,6 +83,12 @@ public final class OutageFileSystem: ForwardingFileSystem, @unchecked Sendable {
         try await base.download(path, toLocalFile: url)
     }
 
+    public override func readPieces(of path: RemotePath, size: Int, _ body: (Data) throws -> Void) async throws {
+        try await willForward(.download, path: path)
+        guard outage == nil else { throw Self.notFound(path) }
+        try await base.readPieces(of: path, size: size, body)
+    }
+
     private static func notFound(_ path: RemotePath) -> FolderSyncError {
         FolderSyncError(.remoteItemNotFound, "no such file or folder", path: path.description)
     }

@@ -1,12 +1,16 @@
 public import Foundation
-public import FolderSync
 
-/// A remote that passes every request to another one: the base of test decorators over any backend.
+/// A remote that passes every request to another one: the base of a wrapper around any backend (counting,
+/// caching, throttling, logging) and of the test decorators in `FolderSyncTesting`.
 ///
-/// Subclass it and override only the requests to change (fail, delay, damage, count); the rest reach `base`
-/// unchanged. ``willForward(_:path:)`` runs before every request, for decorators that act on all of them alike.
-/// Downloads and uploads use `base`'s streaming transfers, unless `transfersThroughReadAndWrite` makes them go
-/// through this decorator's own ``read(_:)`` and ``write(_:to:)`` (for a decorator that changes what those do).
+/// Subclass it and override only the requests to change; the rest reach `base` unchanged, the streaming ones
+/// (``download(_:toLocalFile:)``, ``upload(fromLocalFile:to:)``, ``readPieces(of:size:_:)``) included, which a
+/// wrapper written from scratch easily leaves to the protocol's defaults and so loses streaming.
+/// ``willForward(_:path:)`` runs before every request, for wrappers that act on all of them alike. A subclass that
+/// changes what ``download(_:toLocalFile:)`` does overrides ``readPieces(of:size:_:)`` the same way (whole
+/// stores are read through it), or sets `transfersThroughReadAndWrite` so that all of them go through its own
+/// ``read(_:)`` and ``write(_:to:)``. Change notifications are not forwarded: a wrapper that should pass them
+/// on adopts ``RemoteChangeNotifying`` and forwards `base`'s (or watching falls back to polling).
 open class ForwardingFileSystem: RemoteFileSystem, @unchecked Sendable {
     /// The kind of a request, for ``willForward(_:path:)``.
     public enum Request: String, Sendable, Hashable, CaseIterable {
@@ -24,7 +28,7 @@ open class ForwardingFileSystem: RemoteFileSystem, @unchecked Sendable {
         case remove
         /// ``createDirectory(at:)``.
         case createDirectory
-        /// ``download(_:toLocalFile:)``.
+        /// ``download(_:toLocalFile:)`` and ``readPieces(of:size:_:)``.
         case download
         /// ``upload(fromLocalFile:to:)``.
         case upload
@@ -92,6 +96,22 @@ open class ForwardingFileSystem: RemoteFileSystem, @unchecked Sendable {
         guard !transfersThroughReadAndWrite else { return try await read(path).write(to: url, options: .atomic) }
         try await willForward(.download, path: path)
         try await base.download(path, toLocalFile: url)
+    }
+
+    /// `base`'s streaming read, announced to ``willForward(_:path:)`` as a download (what the protocol's default does).
+    open func readPieces(of path: RemotePath, size: Int, _ body: (Data) throws -> Void) async throws {
+        guard !transfersThroughReadAndWrite else {
+            let data = try await read(path)
+            var offset = data.startIndex
+            while offset < data.endIndex {
+                let end = data.index(offset, offsetBy: size, limitedBy: data.endIndex) ?? data.endIndex
+                try body(data[offset..<end])
+                offset = end
+            }
+            return
+        }
+        try await willForward(.download, path: path)
+        try await base.readPieces(of: path, size: size, body)
     }
 
     open func upload(fromLocalFile url: URL, to path: RemotePath) async throws {
