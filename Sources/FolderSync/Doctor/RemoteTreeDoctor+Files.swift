@@ -16,7 +16,7 @@ extension RemoteTreeDoctor {
                 if let document { try await checkChangeSet(walked, document: document, &examination) }
             case "recent-sync":
                 guard let document, let recent = try await decode(RecentSync.self, walked, repair: .quarantine, &examination) else { continue }
-                expectIdentity(recent.clientIdentifier, String(path.name.dropLast(".recentsync".count)), "client", path, &examination)
+                expectIdentity(recent.clientIdentifier, RemoteLayout.parseRecentSyncFileName(path.name) ?? path.name, "client", path, &examination)
                 examination.documentFacts[document]?.recentSyncs[recent.clientIdentifier] = recent
             case "applied-change-sets":
                 guard let document, let manifest = try await decode(WholeStoreManifest.self, walked, repair: .quarantine, &examination)
@@ -180,8 +180,8 @@ extension DocumentFacts {
         let name = walked.path.name
         if pattern.hasSuffix("/<clientID>/") {
             clients.insert(name)
-        } else if pattern.hasSuffix("<clientID>.recentsync") {
-            clients.insert(String(name.dropLast(".recentsync".count)))
+        } else if pattern.hasSuffix("<clientID>.recentsync"), let client = RemoteLayout.parseRecentSyncFileName(name) {
+            clients.insert(client)
         } else if pattern.hasSuffix("DeletedClients/<clientID>.plist") {
             deletedClients.insert(String(name.dropLast(".plist".count)))
         } else if pattern.hasSuffix("/documentInfo.plist") {

@@ -132,7 +132,7 @@ public struct RemoteTreeDoctor: Sendable {
     /// What a misplaced file seems to be, judged by its name.
     private static func lookalike(_ name: String) -> String? {
         if RemoteLayout.parseChangeSetFileName(name) != nil { return "a change set" }
-        if name.hasSuffix(".recentsync") { return "a recent-sync marker" }
+        if RemoteLayout.parseRecentSyncFileName(name) != nil { return "a recent-sync marker" }
         if name.hasSuffix(".ticdsync") { return "a whole-store file" }
         if ["deviceInfo.plist", "documentInfo.plist", "FormatVersion.plist"].contains(name) { return "a \(name)" }
         return nil

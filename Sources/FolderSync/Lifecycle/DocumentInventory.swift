@@ -89,8 +89,7 @@ struct DocumentInventory: Sendable {
 
         let recentDirectory = layout.recentSyncsDirectory(document)
         for item in tree[recentDirectory] ?? [] where !TemporaryName.isTemporary(item.name) {
-            let client = String(item.name.dropLast(".recentsync".count))
-            guard item.kind == .file, item.name.hasSuffix(".recentsync"), isIdentifierName(client) else {
+            guard item.kind == .file, let client = RemoteLayout.parseRecentSyncFileName(item.name) else {
                 unknown(recentDirectory.appending(item.name)); continue
             }
             inventory.recentSyncMarkers[client] = item.size ?? 0
