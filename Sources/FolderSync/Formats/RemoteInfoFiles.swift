@@ -128,6 +128,13 @@ struct LocalReset: PropertyListPayload {
     var path: String?
     var backupPath: String?
     var date: Date
+
+    /// The error a sync stops on while the reset is remembered: the one found, with its backup.
+    var error: FolderSyncError {
+        var error = FolderSyncError(FolderSyncError.Code(rawValue: code), message, path: path)
+        error.backupPath = backupPath
+        return error
+    }
 }
 
 /// How the last syncs of a document went, for an app's status display (``DocumentSyncManager/lastSynchronization``).

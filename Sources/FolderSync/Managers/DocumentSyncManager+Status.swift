@@ -29,7 +29,7 @@ extension DocumentSyncManager {
     /// The reset the document stopped on (remote wiped or replaced, document or this client deleted), until
     /// ``rejoin()``. The store works meanwhile; every sync stops on it without touching the remote.
     public var resetState: ResetState? {
-        lastReset.current.map { ResetState(code: $0.code, message: $0.message, backupPath: $0.backupPath, date: resetDate.current ?? .distantPast) }
+        lastReset.current.map { ResetState(code: .init(rawValue: $0.code), message: $0.message, backupPath: $0.backupPath, date: $0.date) }
     }
 
     /// Whether a sync is running now.
@@ -45,18 +45,11 @@ extension DocumentSyncManager {
         return SynchronizationStatus(lastSuccess: last?.lastSuccess, lastFailure: last?.lastFailure, lastError: error)
     }
 
-    /// Reads the remembered reset and sync status from the helper folder (a launch, a registration).
+    /// Reads the remembered reset and sync status from the helper folder, at launch; afterwards the manager keeps both.
     func loadRememberedState() {
         let reset = (try? LocalFiles.read(localLayout.resetFile))
             .flatMap { try? PropertyListFile.decode(LocalReset.self, from: $0, path: localLayout.resetFile.path) }
-        lastReset.withLock { current in
-            current = reset.map { reset in
-                var error = FolderSyncError(FolderSyncError.Code(rawValue: reset.code), reset.message, path: reset.path)
-                error.backupPath = reset.backupPath
-                return error
-            }
-        }
-        resetDate.withLock { $0 = reset?.date }
+        lastReset.withLock { $0 = reset }
         let last = (try? LocalFiles.read(localLayout.statusFile))
             .flatMap { try? PropertyListFile.decode(LocalSyncStatus.self, from: $0, path: localLayout.statusFile.path) }
         status.withLock { $0.last = last }
@@ -64,19 +57,17 @@ extension DocumentSyncManager {
 
     /// Remembers `error`, a reset, until ``rejoin()``.
     func rememberReset(_ error: FolderSyncError) {
-        let date = applicationSyncManager.environment.now()
-        let reset = LocalReset(code: error.code.rawValue, message: error.message, path: error.path, backupPath: error.backupPath, date: date)
+        let reset = LocalReset(code: error.code.rawValue, message: error.message, path: error.path, backupPath: error.backupPath,
+                               date: applicationSyncManager.environment.now())
         // Durable: a reset found once must not be found again by a relaunch, with another backup.
         if let data = try? PropertyListFile.encode(reset) { try? LocalFiles.writeDurably(data, to: localLayout.resetFile) }
-        lastReset.withLock { $0 = error }
-        resetDate.withLock { $0 = date }
+        lastReset.withLock { $0 = reset }
     }
 
     /// Forgets the reset, once ``rejoin()`` recovered from it.
     func forgetReset() {
         try? FileManager.default.removeItem(at: localLayout.resetFile)
         lastReset.withLock { $0 = nil }
-        resetDate.withLock { $0 = nil }
     }
 
     /// Notes that a sync starts, and tells the event streams.

@@ -62,7 +62,7 @@ extension DocumentSyncManager {
     /// A reset found on the way is backed up and remembered (``stopForReset(_:)``).
     func withRemote<T>(_ what: String, _ body: () async throws -> T) async throws -> T {
         do {
-            if let reset = lastReset.current { throw reset }
+            if let reset = lastReset.current { throw reset.error }
             let registeringNow = checksRemote.current
             try await checkRemoteIfNeeded()
             do {
@@ -200,7 +200,7 @@ extension DocumentSyncManager {
     /// per reset: a reset already remembered is returned as it is, with its backup, and no new one is made.
     func stopForReset(_ error: FolderSyncError) -> FolderSyncError {
         guard error.isReset else { return error }
-        if let remembered = lastReset.current { return remembered }
+        if let remembered = lastReset.current { return remembered.error }
         var error = error
         if let store { error.backupPath = try? backUpForReset(store) }
         rememberReset(error)

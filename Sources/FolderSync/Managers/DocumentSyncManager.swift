@@ -103,11 +103,9 @@ open class DocumentSyncManager: @unchecked Sendable {
     let coalescer = SyncCoalescer()
     let watchers = Locked<[Task<Void, Never>]>([])
     let policyBox = Locked(SyncPolicy())
-    /// The reset the document stopped on and has not re-joined from (remembered in the helper folder), which
-    /// ``rejoin()`` recovers from.
-    let lastReset = Locked<FolderSyncError?>(nil)
-    /// When ``lastReset`` was found.
-    let resetDate = Locked<Date?>(nil)
+    /// The reset the document stopped on and has not re-joined from, as the helper folder remembers it; ``rejoin()``
+    /// recovers from it.
+    let lastReset = Locked<LocalReset?>(nil)
     /// Whether this launch came up from the remembered registration and has not checked the remote yet: the first
     /// sync (or whole-store transfer) registers with it, once.
     let checksRemote = Locked(false)
@@ -227,7 +225,6 @@ open class DocumentSyncManager: @unchecked Sendable {
         await delegate?.documentSyncManagerDidBeginRegistering(self)
         registration.withLock { $0 = remembered }
         checksRemote.withLock { $0 = true }
-        loadRememberedState()
         gate.finish(.success(()))
         await delegate?.documentSyncManagerDidFinishRegistering(self)
         return true
@@ -252,7 +249,6 @@ open class DocumentSyncManager: @unchecked Sendable {
             }
             registration.withLock { $0 = local }
             checksRemote.withLock { $0 = false }
-            loadRememberedState()
             gate.finish(.success(()))
             await delegate?.documentSyncManagerDidFinishRegistering(self)
         } catch {
