@@ -54,7 +54,7 @@ extension SimulationRun {
             _ = try await client.synchronize()
             throw SimulationFailure.Detail("\(client.identifier) synced while the shared folder was away")
         } catch let error as FolderSyncError where error.code == .remoteUnavailable
-                    || (client.reset != nil && Self.resetCodes.contains(error.code)) {
+                    || (client.reset != nil && error.isReset) {
             guard try localState(client) == before else {
                 throw SimulationFailure.Detail("\(client.identifier)'s sync while the folder was away changed its store")
             }

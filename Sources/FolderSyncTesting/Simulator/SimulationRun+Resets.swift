@@ -3,7 +3,6 @@ import FolderSync
 
 /// Resets and re-joins (invariant 5): a stopped client keeps its data and a backup, then re-joins without losing writes.
 extension SimulationRun {
-    static let resetCodes: Set<FolderSyncError.Code> = [.integrityKeyMismatch, .clientDeleted, .documentDeleted]
     /// The codes of a remote wiped, replaced or deleted (as opposed to this client alone being deleted).
     static let wipeCodes: Set<FolderSyncError.Code> = [.integrityKeyMismatch, .documentDeleted]
 
@@ -14,7 +13,7 @@ extension SimulationRun {
     }
 
     func isReset(_ error: FolderSyncError) -> Bool {
-        configuration.lifecycle && Self.resetCodes.contains(error.code)
+        configuration.lifecycle && error.isReset
     }
 
     func localState(_ client: SimulatedClient) throws -> LocalState {

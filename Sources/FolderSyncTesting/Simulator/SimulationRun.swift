@@ -179,7 +179,7 @@ final class SimulationRun {
         clients.append(client)
         do {
             try await client.start()
-        } catch let error as FolderSyncError where configuration.lifecycle && Self.resetCodes.contains(error.code) {
+        } catch let error as FolderSyncError where isReset(error) {
             throw SimulationFailure.Detail("\(client.identifier) was reset while joining for the first time: \(error)")
         } catch {
             throw SimulationFailure.Detail("\(client.identifier) failed to register: \(error)")
