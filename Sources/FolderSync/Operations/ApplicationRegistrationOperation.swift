@@ -92,12 +92,7 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
             if registeredBefore {
                 // Never populate an empty mount point: when the share is mounted again, its tree would be hidden.
                 let request = RemoteReplacementRequest(applicationIdentifier: layout.applicationIdentifier)
-                guard await askToReplaceRemote?(request) == true else {
-                    throw FolderSyncError(.remoteUnavailable,
-                        "the shared folder holds no application \(layout.applicationIdentifier), which this client registered with "
-                        + "before: it is not mounted or not reachable (a client never creates it again by itself)",
-                        path: layout.applicationDirectory.description)
-                }
+                guard await askToReplaceRemote?(request) == true else { throw FolderSyncError.applicationFolderAway(layout) }
                 environment.logger.notice("The app says the remote of \(layout.applicationIdentifier) was replaced: creating its tree again")
             }
             environment.logger.info("Creating the remote tree of \(layout.applicationIdentifier)")
