@@ -23,8 +23,9 @@ struct NotesShellTests {
         #expect(notesSection.contains("<!-- The block below is run by NotesShellTests"))
         return blocks.joined()
             .split(separator: "\n").filter { !$0.hasPrefix("swift build") }.joined(separator: "\n")
-            .replacingOccurrences(of: ".build/debug/notes", with: buildProductsDirectory.appendingPathComponent("notes").path)
+            // The scratch folder first: the built tool's path may itself lie below /tmp (a clone there, as CI makes).
             .replacingOccurrences(of: "/tmp/", with: scratch.path + "/")
+            .replacingOccurrences(of: ".build/debug/notes", with: buildProductsDirectory.appendingPathComponent("notes").path)
     }
 
     @Test("The README's notes session, the share unmounted and back: local commands work, sync says unavailable, then converges")
