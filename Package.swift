@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "FolderSyncTesting", targets: ["FolderSyncTesting"]),
         .library(name: "FolderSyncWebDAV", targets: ["FolderSyncWebDAV"]),
         .executable(name: "notes", targets: ["Notes"]),
+        .executable(name: "todo", targets: ["Todo"]),
         .executable(name: "foldersync", targets: ["foldersync"]),
     ],
     dependencies: [
@@ -69,6 +70,16 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/Notes",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "Todo",
+            dependencies: [
+                "FolderSync", "FolderSyncWebDAV",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/Todo",
             swiftSettings: strict
         ),
         .executableTarget(
