@@ -1,5 +1,5 @@
 public import Foundation
-public import FolderSync
+@_spi(ModelAdapter) public import FolderSync
 
 /// A ``/FolderSync/RemoteFileSystem`` held in memory, for tests of apps and backends.
 ///

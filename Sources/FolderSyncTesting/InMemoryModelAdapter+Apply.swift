@@ -1,8 +1,8 @@
-public import FolderSync
+@_spi(ModelAdapter) public import FolderSync
 
 /// Merging remote change sets, mirroring `GRDBStore+Apply.swift`: per-column last writer wins, delete wins, no echo.
 extension InMemoryModelAdapter {
-    public func conflicts(author: String, localClient: String, changes: ChangeStream) throws -> [SyncConflict] {
+    @_spi(ModelAdapter) public func conflicts(author: String, localClient: String, changes: ChangeStream) throws -> [SyncConflict] {
         let state = withState { $0 }
         var found: [SyncConflict] = []
         try changes { change in
@@ -23,7 +23,7 @@ extension InMemoryModelAdapter {
         return found
     }
 
-    public func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
+    @_spi(ModelAdapter) public func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
                       resolutions: [ColumnKey: ConflictResolution]) throws -> ApplyOutcome {
         try transaction { state, clock in
             var outcome = ApplyOutcome()
@@ -147,7 +147,7 @@ extension InMemoryModelAdapter {
 
 /// Counting what pending change sets would delete, mirroring `GRDBStore+DeletionFailSafe.swift`.
 extension InMemoryModelAdapter {
-    public func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table] {
+    @_spi(ModelAdapter) public func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table] {
         let rows = withState { $0.rows }
         var deleted: [String: Set<String>] = [:]
         for changes in changeSets {

@@ -1,22 +1,22 @@
-public import FolderSync
+@_spi(ModelAdapter) public import FolderSync
 
 /// Sync bookkeeping and staging, mirroring `GRDBStore.swift` and `GRDBStore+Staging.swift` step for step.
 extension InMemoryModelAdapter {
-    public func loadSyncState() -> LocalSyncState { withState(\.syncState) }
+    @_spi(ModelAdapter) public func loadSyncState() -> LocalSyncState { withState(\.syncState) }
 
-    public func saveSyncState(_ state: LocalSyncState) {
+    @_spi(ModelAdapter) public func saveSyncState(_ state: LocalSyncState) {
         transaction { stored, _ in stored.syncState = state }
     }
 
-    public func appliedChangeSets() -> AppliedChangeSets {
+    @_spi(ModelAdapter) public func appliedChangeSets() -> AppliedChangeSets {
         withState { state in AppliedChangeSets(state.ledger.flatMap { client, sets in sets.keys.map { (client, $0) } }) }
     }
 
-    public func hasUnpublishedChanges() -> Bool {
+    @_spi(ModelAdapter) public func hasUnpublishedChanges() -> Bool {
         withState { !$0.pending.isEmpty }
     }
 
-    public func markPublished(throughSequence sequence: Int64) {
+    @_spi(ModelAdapter) public func markPublished(throughSequence sequence: Int64) {
         transaction { state, _ in
             for (row, entries) in state.pending {
                 let kept = entries.filter { if case .staged(let set) = $0.value { set > sequence } else { true } }
@@ -26,7 +26,7 @@ extension InMemoryModelAdapter {
         }
     }
 
-    public func stageChanges(sequence: Int64, emit: (SyncChange) throws -> Void, seal: () throws -> Int64) throws -> Int {
+    @_spi(ModelAdapter) public func stageChanges(sequence: Int64, emit: (SyncChange) throws -> Void, seal: () throws -> Int64) throws -> Int {
         try transaction { state, _ in
             let rows = state.pending.filter { $0.value.values.contains(.unstaged) }.keys.sorted(by: RowKey.sqlOrder)
             var count = 0
@@ -69,7 +69,7 @@ extension InMemoryModelAdapter {
 
 extension InMemoryModelAdapter {
     /// Mirrors `GRDBStore+Restore.swift`.
-    public func continueAfterRestore(remotePublishedSequence remote: Int64, localClient: String) {
+    @_spi(ModelAdapter) public func continueAfterRestore(remotePublishedSequence remote: Int64, localClient: String) {
         transaction { state, _ in
             let local = state.syncState.publishedSequence
             guard remote > local else { return }

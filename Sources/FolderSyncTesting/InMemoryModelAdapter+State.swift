@@ -1,4 +1,4 @@
-import FolderSync
+@_spi(ModelAdapter) import FolderSync
 
 /// The tables of an ``InMemoryModelAdapter``: GRDBStore's app tables and `foldersync_…` bookkeeping, as values.
 extension InMemoryModelAdapter {

@@ -1,5 +1,5 @@
 public import Foundation
-public import FolderSync
+@_spi(ModelAdapter) public import FolderSync
 
 /// A ``/FolderSync/ModelAdapter`` that keeps its tables in memory, with exactly ``/FolderSync/GRDBStore``'s merge semantics.
 ///

@@ -1,5 +1,5 @@
 public import Foundation
-public import FolderSync
+@_spi(ModelAdapter) public import FolderSync
 
 /// A local store the simulator can write to like an app and inspect like a test: a ``/FolderSync/ModelAdapter`` plus app-side writes.
 ///

@@ -916,7 +916,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         try await fileSystem.item(at: layout.recentSyncFile(documentIdentifier, client: clientIdentifier))?.etag
     }
 
-    /// The version tag of this client's whole store (``LocalSyncState/ownWholeStoreTag``); `nil` when there is none.
+    /// The version tag of this client's whole store (`LocalSyncState.ownWholeStoreTag`); `nil` when there is none.
     open func fetchOwnWholeStoreVersionTag() async throws -> String? {
         try await fileSystem.item(at: layout.wholeStoreFile(documentIdentifier, client: clientIdentifier))?.wholeStoreTag
     }

@@ -108,7 +108,7 @@ open class WholeStoreUploadOperation: DocumentOperation, @unchecked Sendable {
                                     to: layout.temporaryWholeStoreDirectory(documentIdentifier, client: clientIdentifier).appending(name))
     }
 
-    /// The version tag of this client's published whole store (``LocalSyncState/ownWholeStoreTag``).
+    /// The version tag of this client's published whole store (`LocalSyncState.ownWholeStoreTag`).
     open func fetchOwnWholeStoreVersionTag() async throws -> String? {
         try await fileSystem.item(at: layout.wholeStoreFile(documentIdentifier, client: clientIdentifier))?.wholeStoreTag
     }

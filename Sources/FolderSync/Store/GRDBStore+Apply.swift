@@ -84,7 +84,7 @@ extension GRDBStore {
                         hadRegisters: stored != nil, unpublished: unpublished)
     }
 
-    public func conflicts(author: String, localClient: String, changes: ChangeStream) throws -> [SyncConflict] {
+    @_spi(ModelAdapter) public func conflicts(author: String, localClient: String, changes: ChangeStream) throws -> [SyncConflict] {
         try wrap("looking for conflicts") {
             try database.read { db in
                 var found: [SyncConflict] = []
@@ -107,7 +107,7 @@ extension GRDBStore {
         }
     }
 
-    public func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
+    @_spi(ModelAdapter) public func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
                       resolutions: [ColumnKey: ConflictResolution]) throws -> ApplyOutcome {
         try wrap("applying change set \(header.sequence) of client \(header.clientIdentifier)") {
             try writeWithoutCapture { db in

@@ -2,7 +2,7 @@ import GRDB
 
 /// Counting what pending change sets would delete, for the deletion fail-safe.
 extension GRDBStore {
-    public func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table] {
+    @_spi(ModelAdapter) public func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table] {
         try wrap("counting the rows a sync would delete") {
             try database.read { db in
                 var deleted: [String: Set<String>] = [:]

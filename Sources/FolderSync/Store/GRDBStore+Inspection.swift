@@ -6,7 +6,7 @@ extension GRDBStore {
     /// The last-writer-wins stamp of one column, or `nil` when the column has none (row absent or deleted).
     ///
     /// Local writes are stored without a client; they are reported as `localClient`'s.
-    public func stamp(of key: ColumnKey, localClient: String) throws -> ChangeStamp? {
+    @_spi(Testing) public func stamp(of key: ColumnKey, localClient: String) throws -> ChangeStamp? {
         try wrap("reading a column stamp") {
             try database.read { db in
                 try registers(db, table: key.table, syncID: key.syncID)?.stamp(of: key.column, localClient: localClient)
@@ -15,7 +15,7 @@ extension GRDBStore {
     }
 
     /// The stamp of the delete that removed a row for good, or `nil` when the row was never deleted.
-    public func deletionStamp(table: String, syncID: String, localClient: String) throws -> ChangeStamp? {
+    @_spi(Testing) public func deletionStamp(table: String, syncID: String, localClient: String) throws -> ChangeStamp? {
         try wrap("reading a tombstone") {
             try database.read { db in
                 try Row.fetchOne(db, sql: "SELECT hlc, client FROM foldersync_tombstones WHERE tbl = ? AND sync_id = ?",

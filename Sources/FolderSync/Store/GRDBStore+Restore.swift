@@ -4,7 +4,7 @@ import GRDB
 /// A store restored from an earlier copy of itself continues after what its client already published (see
 /// ``ModelAdapter/continueAfterRestore(remotePublishedSequence:localClient:)``).
 extension GRDBStore {
-    public func continueAfterRestore(remotePublishedSequence remote: Int64, localClient: String) throws {
+    @_spi(ModelAdapter) public func continueAfterRestore(remotePublishedSequence remote: Int64, localClient: String) throws {
         try wrap("continuing after a restored copy") {
             try database.write { db in
                 var state = try loadState(db)

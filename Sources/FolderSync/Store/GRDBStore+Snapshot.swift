@@ -10,9 +10,9 @@ extension GRDBStore: SnapshottingModelAdapter {
 
     /// 1: registers one row per column (`foldersync_clocks` with a `col` column); 2: registers packed one row per
     /// synced row (`RowRegisters`), with tombstones and the shadow table of last-writer-wins deletes.
-    public var snapshotSchemaVersion: Int { 2 }
+    @_spi(ModelAdapter) public var snapshotSchemaVersion: Int { 2 }
 
-    public func writeSnapshot(to url: URL, localClient: String) throws -> [String: Int64]? {
+    @_spi(ModelAdapter) public func writeSnapshot(to url: URL, localClient: String) throws -> [String: Int64]? {
         try wrap("writing a snapshot") {
             // A scratch copy is trimmed, then `VACUUM INTO` writes the snapshot: one rewrite of the document where
             // an in-place VACUUM wrote it twice (through a temporary database), and no journal for the scratch copy.
@@ -137,7 +137,7 @@ extension GRDBStore: SnapshottingModelAdapter {
         return schema
     }
 
-    public func restoreSnapshot(from url: URL, covers: [String: Int64], localClient: String) throws {
+    @_spi(ModelAdapter) public func restoreSnapshot(from url: URL, covers: [String: Int64], localClient: String) throws {
         try wrap("installing a whole store") {
             try database.writeWithoutTransaction { db in
                 try verifySnapshot(url, db)
@@ -314,7 +314,7 @@ extension GRDBStore: SnapshottingModelAdapter {
         try saveRegisters(db, registers, table: row.table.name, syncID: row.syncID)
     }
 
-    public func backup(to url: URL) throws {
+    @_spi(ModelAdapter) public func backup(to url: URL) throws {
         try wrap("backing up the store") {
             try? FileManager.default.removeItem(at: url)
             // The user's data: a file of this user's alone (SQLite keeps an existing file's mode, journals take it too).
@@ -327,7 +327,7 @@ extension GRDBStore: SnapshottingModelAdapter {
         }
     }
 
-    public func resetForRejoin() throws {
+    @_spi(ModelAdapter) public func resetForRejoin() throws {
         try wrap("preparing to re-join") {
             try database.write { db in
                 // Deletes not yet published are unpushed local changes: they travel again, like the rows (invariant 5),

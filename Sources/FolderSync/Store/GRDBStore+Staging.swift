@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 extension GRDBStore {
-    public func stageChanges(sequence: Int64, emit: (SyncChange) throws -> Void, seal: () throws -> Int64) throws -> Int {
+    @_spi(ModelAdapter) public func stageChanges(sequence: Int64, emit: (SyncChange) throws -> Void, seal: () throws -> Int64) throws -> Int {
         try wrap("staging local changes") {
             try database.write { db in
                 var count = 0

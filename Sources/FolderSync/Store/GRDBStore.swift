@@ -153,7 +153,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
 
     private static let stateKey = "state"
 
-    public func loadSyncState() throws -> LocalSyncState {
+    @_spi(ModelAdapter) public func loadSyncState() throws -> LocalSyncState {
         try wrap("reading the sync state") {
             try database.read { db in
                 guard let data = try Data.fetchOne(db, sql: "SELECT value FROM foldersync_meta WHERE key = ?", arguments: [Self.stateKey])
@@ -163,7 +163,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
         }
     }
 
-    public func saveSyncState(_ state: LocalSyncState) throws {
+    @_spi(ModelAdapter) public func saveSyncState(_ state: LocalSyncState) throws {
         try wrap("saving the sync state") {
             let data = try JSONEncoder().encode(state)
             try database.write { db in try Self.save(state: data, db) }
@@ -174,13 +174,13 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
         try db.execute(sql: "INSERT OR REPLACE INTO foldersync_meta(key, value) VALUES (?, ?)", arguments: [stateKey, data])
     }
 
-    public func appliedChangeSets() throws -> AppliedChangeSets {
+    @_spi(ModelAdapter) public func appliedChangeSets() throws -> AppliedChangeSets {
         try wrap("reading the ledger") {
             try database.read(Self.appliedChangeSets)
         }
     }
 
-    public func hasUnpublishedChanges() throws -> Bool {
+    @_spi(ModelAdapter) public func hasUnpublishedChanges() throws -> Bool {
         try wrap("reading pending changes") {
             try database.read { db in
                 try StoreSchema.holdsUnpublishedChanges(db)
@@ -188,7 +188,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
         }
     }
 
-    public func markPublished(throughSequence sequence: Int64) throws {
+    @_spi(ModelAdapter) public func markPublished(throughSequence sequence: Int64) throws {
         try wrap("marking changes published") {
             try database.write { db in
                 try db.execute(sql: "DELETE FROM \(LocalLayout.stagedChangesTable) WHERE staged_in <= ?", arguments: [sequence])

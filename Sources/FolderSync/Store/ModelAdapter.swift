@@ -1,7 +1,7 @@
 public import Foundation
 
 /// Streams the changes of one change set into `body`, one at a time, without holding them all.
-public typealias ChangeStream = ((SyncChange) throws -> Void) throws -> Void
+@_spi(ModelAdapter) public typealias ChangeStream = ((SyncChange) throws -> Void) throws -> Void
 
 /// One column of one row: the unit of last-writer-wins merging.
 public struct ColumnKey: Hashable, Sendable, CustomStringConvertible {
@@ -36,15 +36,19 @@ public struct ColumnKey: Hashable, Sendable, CustomStringConvertible {
 /// - a deleted row stays deleted (delete wins over concurrent updates), and
 ///   changes to it are ignored;
 /// - applying the same change twice, or in any order, gives the same state.
+///
+/// The requirements (all but ``schemaVersion``) are the engine's plumbing, in the SPI group `ModelAdapter`, so
+/// that an app holding a ``GRDBStore`` does not see them: an adapter author writes
+/// `@_spi(ModelAdapter) import FolderSync` to implement them.
 public protocol ModelAdapter: AnyObject, Sendable {
     /// The schema version of the app's data; change sets with a newer one are parked, not applied.
     var schemaVersion: Int { get }
 
     /// The sync bookkeeping kept with the data (sequence numbers, the ledger, cached remote state).
-    func loadSyncState() throws -> LocalSyncState
+    @_spi(ModelAdapter) func loadSyncState() throws -> LocalSyncState
 
     /// Saves the part of the sync state that is not the ledger.
-    func saveSyncState(_ state: LocalSyncState) throws
+    @_spi(ModelAdapter) func saveSyncState(_ state: LocalSyncState) throws
 
     /// Moves local changes that are not staged yet into change sets numbered from `sequence`.
     ///
@@ -53,34 +57,34 @@ public protocol ModelAdapter: AnyObject, Sendable {
     /// in one transaction, that those changes are staged and that the next sequence follows the last one. If
     /// `seal` throws, nothing is marked. Returns how many changes were emitted; zero means nothing was staged
     /// and `seal` was not called.
-    func stageChanges(sequence: Int64, emit: (SyncChange) throws -> Void, seal: () throws -> Int64) throws -> Int
+    @_spi(ModelAdapter) func stageChanges(sequence: Int64, emit: (SyncChange) throws -> Void, seal: () throws -> Int64) throws -> Int
 
     /// Forgets staged changes up to `sequence`, now that their change sets are published.
-    func markPublished(throughSequence sequence: Int64) throws
+    @_spi(ModelAdapter) func markPublished(throughSequence sequence: Int64) throws
 
     /// Whether some local change is not published yet (the only case where conflicts can arise).
-    func hasUnpublishedChanges() throws -> Bool
+    @_spi(ModelAdapter) func hasUnpublishedChanges() throws -> Bool
 
     /// The conflicts a change set by `author` would raise against local changes not yet published.
-    func conflicts(author: String, localClient: String, changes: ChangeStream) throws -> [SyncConflict]
+    @_spi(ModelAdapter) func conflicts(author: String, localClient: String, changes: ChangeStream) throws -> [SyncConflict]
 
     /// Applies a change set and records it in the ledger, in one transaction; skips it if already recorded.
     ///
     /// `resolutions` answers the conflicts found by ``conflicts(author:localClient:changes:)``; a conflict without an answer
     /// is settled by last writer wins. Changes made by the app are not recorded as local changes (no echo),
     /// except resolutions that keep a local or merged value, which become new local changes.
-    func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
+    @_spi(ModelAdapter) func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
                resolutions: [ColumnKey: ConflictResolution]) throws -> ApplyOutcome
 
     /// Per client, the change sets recorded in the ledger. Read at every sync: its cost should not grow with the
     /// number of sets applied so far.
-    func appliedChangeSets() throws -> AppliedChangeSets
+    @_spi(ModelAdapter) func appliedChangeSets() throws -> AppliedChangeSets
 
     /// Per table, how many existing rows applying all of `changeSets` would delete (each row counted once), and
     /// how many rows the table has; tables losing no row are left out. Reads only: the ``DeletionFailSafe`` asks
     /// before anything is applied. The default reports nothing, so an adapter without it has no fail-safe.
     /// The streams deliver only the sets' deletes: the other records are skipped unread.
-    func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table]
+    @_spi(ModelAdapter) func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table]
 
     /// Recovers a store restored from an earlier copy of itself (a backup, a phone restore, a VM snapshot): the
     /// remote holds this client's change sets up to `remotePublishedSequence`, past the store's own published
@@ -92,20 +96,20 @@ public protocol ModelAdapter: AnyObject, Sendable {
     ///
     /// The default refuses with ``FolderSyncError/Code/invalidConfiguration``: an adapter that cannot recover
     /// must not publish under numbers already taken.
-    func continueAfterRestore(remotePublishedSequence: Int64, localClient: String) throws
+    @_spi(ModelAdapter) func continueAfterRestore(remotePublishedSequence: Int64, localClient: String) throws
 }
 
 extension ModelAdapter {
-    public func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table] { [] }
+    @_spi(ModelAdapter) public func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table] { [] }
 
-    public func continueAfterRestore(remotePublishedSequence: Int64, localClient: String) throws {
+    @_spi(ModelAdapter) public func continueAfterRestore(remotePublishedSequence: Int64, localClient: String) throws {
         throw FolderSyncError(.invalidConfiguration, "the remote holds change sets of this client up to \(remotePublishedSequence) that "
                               + "its store does not know (restored from an earlier copy?), and the store cannot recover from it")
     }
 }
 
 /// The sync bookkeeping an adapter keeps with the data, so that it commits with it.
-public struct LocalSyncState: Codable, Hashable, Sendable {
+@_spi(ModelAdapter) public struct LocalSyncState: Codable, Hashable, Sendable {
     /// The sequence number the next staged change set gets.
     public var nextSequence: Int64 = 1
     /// The highest sequence of this client's change sets known to be published.
@@ -192,7 +196,7 @@ public struct LocalSyncState: Codable, Hashable, Sendable {
 }
 
 /// What applying one change set did.
-public struct ApplyOutcome: Sendable, Hashable {
+@_spi(ModelAdapter) public struct ApplyOutcome: Sendable, Hashable {
     /// Whether the set was applied now (false when the ledger already had it).
     public var applied: Bool = false
     /// Changes that altered the local data.
@@ -216,27 +220,27 @@ public protocol SnapshottingModelAdapter: ModelAdapter {
     /// file at `url`, and returns per client the highest sequence it contains (this client's published sets
     /// included). Returns `nil`, writing nothing useful, when some local change is not published yet: a whole
     /// store never carries a client's unpublished changes.
-    func writeSnapshot(to url: URL, localClient: String) throws -> [String: Int64]?
+    @_spi(ModelAdapter) func writeSnapshot(to url: URL, localClient: String) throws -> [String: Int64]?
 
     /// Replaces the synced data, merge metadata and ledger with a snapshot that contains exactly `covers`, in one
     /// transaction. Local changes not yet published are re-applied on top as new local changes.
-    func restoreSnapshot(from url: URL, covers: [String: Int64], localClient: String) throws
+    @_spi(ModelAdapter) func restoreSnapshot(from url: URL, covers: [String: Int64], localClient: String) throws
 
     /// Copies the whole store (data and unpublished changes) to `url`, for a reset's backup.
-    func backup(to url: URL) throws
+    @_spi(ModelAdapter) func backup(to url: URL) throws
 
     /// Forgets the merge history and records every row as a new local change, to re-join a remote that was
     /// replaced: this client's data then travels again, and merges with what others push.
-    func resetForRejoin() throws
+    @_spi(ModelAdapter) func resetForRejoin() throws
 
     /// The shape of the bookkeeping tables in the snapshots this adapter writes, recorded in every whole store
     /// (format 3 on) so that a reader decides by number how to read them: a newer one is refused with
     /// ``FolderSyncError/Code/unsupportedFormatVersion``, never guessed at. The default is 1.
-    var snapshotSchemaVersion: Int { get }
+    @_spi(ModelAdapter) var snapshotSchemaVersion: Int { get }
 }
 
 extension SnapshottingModelAdapter {
-    public var snapshotSchemaVersion: Int { 1 }
+    @_spi(ModelAdapter) public var snapshotSchemaVersion: Int { 1 }
 
     /// Refuses a snapshot whose bookkeeping is newer than this adapter's (`nil`: a file from before whole-store
     /// format 3, read by the shape of its tables).

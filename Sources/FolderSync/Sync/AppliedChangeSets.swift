@@ -3,7 +3,7 @@
 /// Sets are applied in sequence, so a client's ledger is almost always the run 1…n: it is kept as that one
 /// number, and only the few sets recorded above a gap are kept one by one. A sync reads the ledger at every
 /// step; holding 10,000 applied sets as 10,000 entries made a sync cost what exists rather than what is new.
-public struct AppliedChangeSets: Hashable, Sendable {
+@_spi(ModelAdapter) public struct AppliedChangeSets: Hashable, Sendable {
     /// Per client, the highest `n` such that sets 1…n are all recorded (clients with no such run are absent).
     public private(set) var contiguous: [String: Int64] = [:]
     /// Per client, the sets recorded above a gap after its contiguous run (clients with none are absent).

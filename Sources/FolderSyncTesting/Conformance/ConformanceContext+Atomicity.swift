@@ -1,4 +1,4 @@
-import FolderSync
+@_spi(ModelAdapter) import FolderSync
 import Foundation
 
 /// Atomic replacement, publish-if-absent and moves: the coordination FolderSync relies on.

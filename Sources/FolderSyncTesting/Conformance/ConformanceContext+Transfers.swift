@@ -1,4 +1,4 @@
-import FolderSync
+@_spi(ModelAdapter) import FolderSync
 import Foundation
 
 /// Large files through the streaming calls, and names that need escaping.

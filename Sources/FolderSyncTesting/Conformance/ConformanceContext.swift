@@ -1,4 +1,4 @@
-import FolderSync
+@_spi(ModelAdapter) import FolderSync
 import Foundation
 
 /// What one check works with: the file system, its own folder, and assertions that throw ``ConformanceFailure``.

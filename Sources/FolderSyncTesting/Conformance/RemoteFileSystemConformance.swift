@@ -1,4 +1,4 @@
-public import FolderSync
+@_spi(ModelAdapter) public import FolderSync
 import Foundation
 
 /// The checks every ``/FolderSync/RemoteFileSystem`` must pass, for backend authors to run against their own backend.

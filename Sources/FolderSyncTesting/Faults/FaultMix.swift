@@ -1,4 +1,4 @@
-public import FolderSync
+@_spi(ModelAdapter) public import FolderSync
 
 /// Which faults a ``FaultyFileSystem`` injects, and how often (percent of the requests they can hit).
 ///

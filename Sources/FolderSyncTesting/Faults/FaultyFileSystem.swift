@@ -1,5 +1,5 @@
 public import Foundation
-public import FolderSync
+@_spi(ModelAdapter) public import FolderSync
 
 /// A remote that injects the faults of a ``FaultMix`` into the requests of one client, over any backend.
 ///

@@ -1,5 +1,5 @@
 public import Foundation
-public import FolderSync
+@_spi(ModelAdapter) public import FolderSync
 
 /// A shared folder that goes away and comes back: a share unmounted (its mount point an empty folder), the folder
 /// moved away, or a server that does not answer.

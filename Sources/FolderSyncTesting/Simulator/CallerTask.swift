@@ -1,5 +1,5 @@
 import Foundation
-import FolderSync
+@_spi(ModelAdapter) import FolderSync
 
 /// The app's task awaiting a sync, started only once it can be cancelled, so that "cancel the caller at request k" replays exactly.
 final class CallerTask: @unchecked Sendable {

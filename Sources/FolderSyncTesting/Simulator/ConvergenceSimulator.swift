@@ -1,5 +1,5 @@
 public import Foundation
-public import FolderSync
+@_spi(ModelAdapter) public import FolderSync
 
 /// A seeded, deterministic multi-client simulation of FolderSync that checks invariants 1 and 2.
 ///

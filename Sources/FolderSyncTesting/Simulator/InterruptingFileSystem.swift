@@ -1,5 +1,5 @@
 import Foundation
-public import FolderSync
+@_spi(ModelAdapter) public import FolderSync
 
 /// A remote that cancels the running task at a chosen request, to interrupt a sync at a deterministic point.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import FolderSync
+@_spi(ModelAdapter) import FolderSync
 
 /// One simulated installation: its store, its helper folder, its clock, and the managers a process would hold.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import FolderSync
+@_spi(ModelAdapter) import FolderSync
 
 /// The document lifecycle steps of a schedule: whole-store uploads, vacuums, client deletions and remote wipes.
 ///

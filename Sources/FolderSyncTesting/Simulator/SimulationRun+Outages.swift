@@ -1,5 +1,5 @@
 import Foundation
-import FolderSync
+@_spi(ModelAdapter) import FolderSync
 
 /// The outage steps (``ConvergenceSimulator/Configuration/outages``): the shared folder goes away for a stretch of
 /// steps (an empty mount point, the folder moved away, a server that does not answer) while clients keep writing,

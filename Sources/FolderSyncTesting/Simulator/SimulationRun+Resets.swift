@@ -1,5 +1,5 @@
 import Foundation
-import FolderSync
+@_spi(ModelAdapter) import FolderSync
 
 /// Resets and re-joins (invariant 5): a stopped client keeps its data and a backup, then re-joins without losing writes.
 extension SimulationRun {

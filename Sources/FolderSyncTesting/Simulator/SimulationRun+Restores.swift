@@ -1,5 +1,5 @@
 import Foundation
-import FolderSync
+@_spi(ModelAdapter) import FolderSync
 
 /// The restore steps of a lifecycle schedule (``ConvergenceSimulator/Configuration/restores``): a client's store put
 /// back to an earlier copy of itself, as a restore from Time Machine, a phone backup or a VM snapshot does, with or

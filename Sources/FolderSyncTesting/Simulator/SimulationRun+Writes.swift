@@ -1,4 +1,4 @@
-import FolderSync
+@_spi(ModelAdapter) import FolderSync
 import Foundation
 
 /// The app side of the simulation: random writes to the notes schema, each recorded in the journal once committed.

@@ -1,5 +1,5 @@
 import Foundation
-import FolderSync
+@_spi(ModelAdapter) import FolderSync
 
 /// The mutable state of one ``ConvergenceSimulator`` run: generator, clients, journal, trace.
 ///

@@ -1,4 +1,4 @@
-import FolderSync
+@_spi(ModelAdapter) import FolderSync
 
 /// Every write the simulated apps committed, with the stamp it got, to prove afterwards that none was lost.
 ///

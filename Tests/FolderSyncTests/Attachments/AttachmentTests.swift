@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Testing
-@testable import FolderSync
+@_spi(ModelAdapter) @testable import FolderSync
 import FolderSyncTesting
 
 /// Deterministic bytes (splitmix64): incompressible, reproducible.

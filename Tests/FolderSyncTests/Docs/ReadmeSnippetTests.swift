@@ -106,10 +106,13 @@ struct DocCSnippetTests {
         for name in try FileManager.default.contentsOfDirectory(atPath: catalog.path).filter({ $0.hasSuffix(".md") }).sorted() {
             let article = try String(contentsOf: catalog.appendingPathComponent(name), encoding: .utf8)
             let articleName = String(name.dropLast(3))
-            blocks += article.components(separatedBy: "```swift\n").dropFirst().map { block in
+            // Imports (`@_spi(ModelAdapter) import FolderSync` too) are left out; a block that is only imports shows
+            // how to import, and the test target's own imports compile it.
+            blocks += article.components(separatedBy: "```swift\n").dropFirst().compactMap { block in
                 let code = block.components(separatedBy: "```")[0].split(separator: "\n", omittingEmptySubsequences: false)
-                    .filter { !$0.hasPrefix("import ") }.joined(separator: "\n").trimmingCharacters(in: .newlines)
-                return articleName + "\n" + code
+                    .filter { $0.wholeMatch(of: /(@_spi\(\w+\) )*import \w+/) == nil }.joined(separator: "\n")
+                    .trimmingCharacters(in: .newlines)
+                return code.isEmpty ? nil : articleName + "\n" + code
             }
         }
         let source = try String(contentsOf: repositoryRoot.appendingPathComponent("Tests/FolderSyncTests/Docs/DocCSnippets.swift"), encoding: .utf8)

@@ -1,5 +1,5 @@
 import Foundation
-@testable import FolderSync
+@_spi(ModelAdapter) @_spi(Testing) @testable import FolderSync
 import FolderSyncTesting
 import GRDB
 
