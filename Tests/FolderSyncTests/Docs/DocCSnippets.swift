@@ -1,6 +1,7 @@
 import Foundation
 import FolderSync
 import GRDB
+import S3Backend
 
 // Every Swift block of the DocC articles, compiled with the tests (DocCSnippetTests checks the articles say exactly
 // this). Each block sits between a BEGIN line naming its article and an END line, after one comment line and one
@@ -158,4 +159,20 @@ final class MyDocumentSyncManager: DocumentSyncManager, @unchecked Sendable {
     }
 }
 // DOCC-SNIPPET-END
+}
+
+// S3-TUTORIAL-BEGIN
+// (The S3 example's README, the backend tutorial: its first block, compiled; S3TutorialSnippetTests checks it.)
+func s3TutorialUsage(id: String, store: GRDBStore, helperURL: URL) async throws {
+let s3 = try S3FileSystem(configuration: S3Configuration(
+    endpoint: URL(string: "https://s3.eu-west-1.amazonaws.com")!, bucket: "my-app-sync", region: "eu-west-1",
+    credentials: S3Credentials.fromEnvironment()!, usesPathStyle: false))   // AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
+let app = S3ApplicationSyncManager(s3: s3)
+try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: id, clientDescription: "laptop"))
+let document = try S3DocumentSyncManager(applicationSyncManager: app,
+    configuration: .init(documentIdentifier: "notes", documentDescription: "Notes", helperDirectory: helperURL), store: store)
+document.remoteDocumentCreationHandler = { _ in true }
+try await document.registerConfigured()
+try await document.synchronize()
+// S3-TUTORIAL-END
 }

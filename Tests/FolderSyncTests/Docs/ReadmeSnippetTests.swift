@@ -129,3 +129,33 @@ struct DocCSnippetTests {
         }
     }
 }
+
+/// The backend tutorial (Examples/S3Backend/README.md): its first block is compiled in DocCSnippets.swift, and every
+/// line of its other blocks is a line of the example's sources, so the tutorial shows code that builds.
+@Suite("S3 backend tutorial")
+struct S3TutorialSnippetTests {
+    @Test("The tutorial's usage block is the code compiled in DocCSnippets.swift; its excerpts are the example's lines")
+    func tutorialCompiles() throws {
+        let tutorial = try String(contentsOf: repositoryRoot.appendingPathComponent("Examples/S3Backend/README.md"), encoding: .utf8)
+        let blocks = tutorial.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+        try #require(blocks.count >= 2)
+        let usage = blocks[0].split(separator: "\n").filter { !$0.hasPrefix("import ") }.joined(separator: "\n")
+        let snippets = try String(contentsOf: repositoryRoot.appendingPathComponent("Tests/FolderSyncTests/Docs/DocCSnippets.swift"),
+                                  encoding: .utf8)
+        let compiled = try #require(snippets.components(separatedBy: "// S3-TUTORIAL-" + "BEGIN\n").dropFirst().first)
+            .components(separatedBy: "// S3-TUTORIAL-" + "END")[0].split(separator: "\n").dropFirst(2).joined(separator: "\n")
+        #expect(usage == compiled)
+
+        let sources = try FileManager.default.subpathsOfDirectory(atPath: repositoryRoot.appendingPathComponent("Examples/S3Backend").path)
+            .filter { $0.hasSuffix(".swift") }
+            .map { try String(contentsOf: repositoryRoot.appendingPathComponent("Examples/S3Backend/" + $0), encoding: .utf8) }
+        let sourceLines = Set(sources.flatMap { $0.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } })
+        let excerpts = blocks.dropFirst().flatMap { $0.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } }
+        try #require(excerpts.count >= 5)
+        for line in excerpts {
+            // `open override` in the tutorial may be `public override` in a final class of the example.
+            let alternatives = [line, line.replacingOccurrences(of: "open override", with: "public override")]
+            #expect(alternatives.contains(where: sourceLines.contains), "not in Examples/S3Backend: \(line)")
+        }
+    }
+}
