@@ -1,0 +1,137 @@
+import Foundation
+
+/// Applying downloaded change sets in causal order, each in one local transaction with its ledger entry, after the
+/// deletion fail-safe and the conflict resolver had their say.
+extension SynchronizationOperation {
+    /// Applies `available` unless a mass deletion among them is declined (``checkMassDeletion(_:)``), which is
+    /// kept in `declined` and leaves every set unapplied. Returns the sets left waiting.
+    func applyUnlessDeclined(_ available: [Available], declined: inout FolderSyncError?) async throws -> [Available] {
+        do {
+            if !isReadOnly { try await checkMassDeletion(available) }
+        } catch let error as FolderSyncError where error.code == .massDeletionDeclined {
+            declined = error
+            return []
+        }
+        return try await applyInCausalOrder(available)
+    }
+
+    /// Downloads and applies change sets so that each set comes after the sets its author had applied when writing it.
+    /// Returns the sets left waiting for others (parked ones aside).
+    func applyInCausalOrder(_ available: [Available]) async throws -> [Available] {
+        var pending = available
+        var ledger = try acknowledgement()
+        var parkedClients = Set<String>()
+        var index = 0
+        var progress = true
+        while progress && !pending.isEmpty {
+            progress = false
+            var applied = Set<Int>()
+            for (position, candidate) in pending.enumerated() {
+                try Task.checkCancellation()
+                guard !parkedClients.contains(candidate.client), !unreadable.contains(candidate.client),
+                      (ledger[candidate.client] ?? 0) == candidate.sequence - 1 else { continue }
+                guard let set = try await downloadOnce(candidate) else { continue }
+                let header = set.header
+                if header.schemaVersion > store.schemaVersion {
+                    parkedClients.insert(candidate.client)
+                    report.parkedChangeSets.append(candidate.path.description)
+                    report.warnings.append(SyncWarning(kind: .changeSetParked,
+                        message: "change set uses schema version \(header.schemaVersion); this app has \(store.schemaVersion)",
+                        path: candidate.path.description))
+                    continue
+                }
+                let missing = header.dependencies.filter { client, sequence in
+                    client != clientIdentifier && client != candidate.client && (ledger[client] ?? 0) < sequence
+                }
+                guard missing.isEmpty else { continue }
+                index += 1
+                emit(.applyingChangeSet(index: index, count: available.count, changes: header.changeCount))
+                guard let found = try await prescan(candidate) else { continue }
+                try await apply(downloaded[candidate.path.description] ?? set, prescan: found, path: candidate.path)
+                try? FileManager.default.removeItem(at: set.url)
+                ledger[candidate.client] = candidate.sequence
+                applied.insert(position)
+                progress = true
+            }
+            // Removed after the pass: removing each set as it was applied made a catch-up quadratic.
+            pending = pending.enumerated().filter { !applied.contains($0.offset) }.map(\.element)
+        }
+        return pending.filter { !parkedClients.contains($0.client) }
+    }
+
+    /// Before applying anything: when the change sets about to be applied would delete more rows than the
+    /// fail-safe allows, asks the app, and stops the sync with the local store untouched unless it agrees.
+    func checkMassDeletion(_ available: [Available]) async throws {
+        guard let failSafe = deletionFailSafe, !available.isEmpty else { return }
+        var streams: [ChangeStream] = [], paths: [String] = [], changes = 0
+        // Every set downloaded first, so that their prescans run while the next ones download.
+        var sets: [(Available, Downloaded)] = []
+        for candidate in available {
+            if let set = try await downloadOnce(candidate) { sets.append((candidate, set)) }
+        }
+        for (candidate, set) in sets {
+            // Only deletes can trip it: a set without one is not read again, and in one with, the other records
+            // are skipped, not decoded.
+            // Parked, damaged, or without a delete.
+            guard set.header.schemaVersion <= store.schemaVersion, try await prescan(candidate)?.deletes == true else { continue }
+            changes += set.header.changeCount
+            paths.append(candidate.path.description)
+            let url = set.url
+            streams.append { body in try ChangeSetReader.forEachChange(at: url, path: candidate.path.description, selecting: .deletes, body) }
+        }
+        guard failSafe.couldTrip(changes: changes) else { return }
+        let deletion = MassDeletion(tables: try store.rowsDeleted(by: streams).filter(failSafe.trips), changeSets: paths)
+        guard !deletion.tables.isEmpty else { return }
+        if let confirm = confirmMassDeletion, await confirm(deletion) {
+            environment.logger.notice("Applying a mass deletion the app confirmed: \(deletion)")
+            report.confirmedMassDeletion = deletion
+            return
+        }
+        throw FolderSyncError(.massDeletionDeclined,
+                              "the sync would delete \(deletion) and the deletion was declined; nothing was applied",
+                              path: layout.syncChangesDirectory(documentIdentifier).description)
+    }
+
+    func apply(_ set: Downloaded, prescan: ChangeSetPrescan, path: RemotePath) async throws {
+        let header = set.header, url = set.url
+        try await fetchAttachments(prescan.references)
+        let newest = NewestTimestamp()
+        let stream: ChangeStream = { body in
+            try Self.forEachChangeReadingAhead(at: url, path: path.description) { change in
+                newest.take(change)
+                try body(try self.restoringLargeValues(of: change))
+            }
+        }
+        var resolutions: [ColumnKey: ConflictResolution] = [:]
+        if let resolver, try store.hasUnpublishedChanges() {
+            for conflict in try store.conflicts(author: header.clientIdentifier, localClient: clientIdentifier, changes: stream) {
+                if let answer = await resolver(conflict) { resolutions[conflict.key] = answer }
+            }
+        }
+        let outcome = try store.apply(header, localClient: clientIdentifier, changes: stream, resolutions: resolutions)
+        guard outcome.applied else { return }
+        let now = environment.now()
+        if newest.value > HybridLogicalClock.driftLimit(now: now) {
+            let hours = Int((Double(newest.value.milliseconds) / 1000 - now.timeIntervalSince1970) / 3600)
+            report.warnings.append(SyncWarning(kind: .clockSkew,
+                message: "client \(header.clientIdentifier) stamped changes \(hours) hours ahead of this device's clock: the clock of one of "
+                         + "the two is wrong, and its changes win or lose by the wrong time until it is fixed (they apply as stamped on every device)",
+                path: path.description))
+        }
+        ledger?.insert(header.sequence, of: header.clientIdentifier)
+        report.changeSetsApplied += 1
+        report.changesApplied += outcome.changesApplied
+        report.changesIgnored += outcome.changesIgnored
+        report.conflicts += outcome.conflicts
+        report.warnings += outcome.warnings
+    }
+
+    /// The newest timestamp of the changes a stream delivered (read on the stream's thread, then after it).
+    final class NewestTimestamp: @unchecked Sendable {
+        private(set) var value = HybridTimestamp.zero
+        func take(_ change: SyncChange) {
+            for column in change.columns where column.timestamp > value { value = column.timestamp }
+            if let deleted = change.deletionTimestamp, deleted > value { value = deleted }
+        }
+    }
+}

@@ -1,0 +1,289 @@
+import Foundation
+
+/// Finding what is new: the recent-sync markers whose version tag changed, the change-set folders of clients
+/// with news their marker does not name, and this client's own history on the remote (a restored folder, a
+/// whole store changed or gone since upload). Costs two requests when nothing is new.
+extension SynchronizationOperation {
+    func appliedChangeSets() throws -> AppliedChangeSets {
+        if let ledger { return ledger }
+        let read = try store.appliedChangeSets()
+        ledger = read
+        return read
+    }
+
+    /// Per client, the highest sequence up to which every change set is in the ledger.
+    func acknowledgement() throws -> [String: Int64] {
+        try appliedChangeSets().contiguous
+    }
+
+    struct Available {
+        var client: String
+        var sequence: Int64
+        var name: String
+        var path: RemotePath
+        /// Named by its client's marker rather than seen in a listing: the remote may not show it yet.
+        var announced = false
+    }
+
+    /// Finds the change sets this client has not applied: from the markers in `RecentSyncs/`, reading only those
+    /// whose version tag changed, and listing only the folders of clients with news their marker does not name.
+    ///
+    /// Clients without a marker (deleted, expired) are found too, from what this client knew of them, from the
+    /// acknowledgements in other markers, and once after each fresh start from a listing of `SyncChanges/`:
+    /// their folders are listed until everything they published is applied.
+    /// - Parameter listing: clients whose folder is listed even when their marker names every set they have new.
+    func findNewChangeSets(_ state: inout LocalSyncState, listing: Set<String> = []) async throws -> ([Available], ownRecentSyncExists: Bool) {
+        let markers = try await fetchRecentSyncListing()
+        report.remoteRequests += 1
+        let ownMarker = markers.first { $0.kind == .file && $0.name == RemoteLayout.recentSyncFileName(client: clientIdentifier) }
+        if let ownMarker {
+            try await checkOwnHistory(ownMarker, &state)
+        } else if !isReadOnly, state.publishedSequence > 0 {
+            // Gone although this client published: deleted (checked next), or a folder restored to before its first marker.
+            try await checkOwnChangeSets(after: 0, &state)
+        }
+        let applied = try appliedChangeSets()
+        let acknowledged = try acknowledgement()
+        var clientsWithNews: [String] = []
+        var listedInstead = Set<String>()
+        var withMarkers = Set<String>()
+        for item in markers where item.kind == .file && !TemporaryName.isTemporary(item.name) {
+            guard let client = RemoteLayout.parseRecentSyncFileName(item.name) else {
+                warnUnknown(layout.recentSyncsDirectory(documentIdentifier).appending(item.name))
+                continue
+            }
+            withMarkers.insert(client)
+            if client == clientIdentifier { continue }
+            var known = state.knownRecentSyncs[client]
+            if known == nil || item.etag == nil || known?.etag != item.etag {
+                let recent: RecentSync?
+                do {
+                    recent = try await readRecentSync(client: client)
+                } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
+                    // Its folder is listed instead: what the marker would have said is what the folder holds.
+                    warnUnreadable(error, "the recent sync of client \(client)")
+                    clientsWithNews.append(client)
+                    listedInstead.insert(client)
+                    continue
+                }
+                guard let recent else { continue }
+                for (other, sequence) in recent.acknowledgement where other != client && other != clientIdentifier {
+                    state.acknowledgedByOthers[other] = max(state.acknowledgedByOthers[other] ?? 0, sequence)
+                }
+                if let previous = known, recent.publishedSequence < previous.publishedSequence {
+                    // A marker never goes back: this one is an older copy (a restored folder, a provider rolling it
+                    // back). What was seen stays known, and the folder is listed for what the marker no longer says.
+                    report.warnings.append(SyncWarning(kind: .staleRecentSync,
+                        message: "client \(client)'s recent sync says it published up to \(recent.publishedSequence), "
+                                 + "where it said \(previous.publishedSequence) before; the older copy is ignored",
+                        path: layout.recentSyncFile(documentIdentifier, client: client).description))
+                    known?.etag = item.etag
+                    clientsWithNews.append(client)
+                    listedInstead.insert(client)
+                } else {
+                    known = .init(etag: item.etag, publishedSequence: recent.publishedSequence, recentChangeSets: recent.recentChangeSets)
+                }
+                state.knownRecentSyncs[client] = known
+            }
+            if let known, known.publishedSequence > (acknowledged[client] ?? 0) { clientsWithNews.append(client) }
+        }
+        if let after = state.ownChangeSetsToReapplyAfter, state.publishedSequence > after {
+            clientsWithNews.append(clientIdentifier)
+        }
+        // Clients without a marker: those that others applied sets of, and, once after a fresh start, every
+        // client with a folder in SyncChanges/.
+        for (client, sequence) in state.acknowledgedByOthers where !withMarkers.contains(client) && sequence > (acknowledged[client] ?? 0) {
+            let known = state.knownRecentSyncs[client]
+            state.knownRecentSyncs[client] = .init(etag: nil, publishedSequence: max(known?.publishedSequence ?? 0, sequence))
+        }
+        if !state.hasListedClients && !isReadOnly {
+            report.remoteRequests += 1
+            for item in try await fetchClientsWithChangeSets() where item.kind == .directory && !withMarkers.contains(item.name)
+                && state.knownRecentSyncs[item.name] == nil && DocumentInventory.isIdentifierName(item.name) {
+                state.knownRecentSyncs[item.name] = .init(etag: nil, publishedSequence: 0)
+            }
+            state.hasListedClients = true
+        }
+        // A client whose marker vanished leaves its change sets until everyone applied them: its folder is listed
+        // until everything it published (as far as anyone knows) is applied, then it is forgotten.
+        let vanished = Set(state.knownRecentSyncs.keys.filter { $0 != clientIdentifier && !withMarkers.contains($0) })
+        clientsWithNews += vanished
+        var available: [Available] = []
+        for client in Set(clientsWithNews).sorted() {
+            let directory = layout.syncChangesDirectory(documentIdentifier, client: client)
+            if client != clientIdentifier, !vanished.contains(client), !listing.contains(client), !listedInstead.contains(client),
+               let announced = state.knownRecentSyncs[client]?.announcedChangeSets(after: acknowledged[client] ?? 0) {
+                // Its marker names every set this client lacks: no listing of a folder of any size.
+                for (sequence, name) in announced where !applied.contains(sequence, of: client) {
+                    available.append(Available(client: client, sequence: sequence, name: name, path: directory.appending(name), announced: true))
+                }
+                continue
+            }
+            let listing = try await fetchChangeSetListing(client: client)
+            report.remoteRequests += 1
+            var names: [Int64: String] = [:]
+            for item in listing where item.kind == .file {
+                guard let parsed = RemoteLayout.parseChangeSetFileName(item.name) else {
+                    if !TemporaryName.isTemporary(item.name) { warnUnknown(directory.appending(item.name)) }
+                    continue
+                }
+                if let other = names.updateValue(item.name, forKey: parsed.sequence) {
+                    report.warnings.append(SyncWarning(kind: .duplicateSequence,
+                        message: "client \(client) published two change sets numbered \(parsed.sequence) (\(other) and \(item.name)); "
+                                 + "only one can be applied", path: directory.appending(item.name).description))
+                    continue
+                }
+                guard !applied.contains(parsed.sequence, of: client) else { continue }
+                if client == clientIdentifier && parsed.sequence > state.publishedSequence { continue }
+                available.append(Available(client: client, sequence: parsed.sequence, name: item.name, path: directory.appending(item.name)))
+            }
+            let next = (acknowledged[client] ?? 0) + 1
+            let present = Set(available.filter { $0.client == client }.map(\.sequence))
+            let published = client == clientIdentifier ? state.publishedSequence : state.knownRecentSyncs[client]?.publishedSequence ?? 0
+            if vanished.contains(client) && present.isEmpty && published < next {
+                // Everything it published, as far as anyone knows, is applied: forget it. A listing that lags
+                // behind cannot make it forgotten early: its published sequence says what must be applied first.
+                state.knownRecentSyncs[client] = nil
+            } else if published >= next, !present.contains(next), present.min().map({ $0 > next }) ?? true {
+                // The next set this client needs is gone: vacuum removed it, so only a whole store has its changes.
+                report.missingChangeSets[client] = next
+            }
+        }
+        return (available.sorted { ($0.client, $0.sequence) < ($1.client, $1.sequence) }, ownMarker != nil)
+    }
+
+    /// Reads this client's own recent sync back when its version tag changed since it was last read (after each of
+    /// this client's writes, once), to find a store or a folder that went back in time:
+    /// - the marker says more was published than the store knows: the store was restored from an earlier copy. It
+    ///   continues after the published sequence (``ModelAdapter/continueAfterRestore(remotePublishedSequence:localClient:)``),
+    ///   its own sets in between come back from the remote, and nothing is ever numbered twice;
+    /// - the marker says less: the folder was restored from an older copy, or the marker rolled back. The marker is
+    ///   written again, and when this client's own sets are gone from the folder, it owes a whole store that
+    ///   covers them (uploaded by the manager after this sync), so that the folder heals.
+    func checkOwnHistory(_ item: RemoteItem, _ state: inout LocalSyncState) async throws {
+        guard !isReadOnly, item.etag == nil || item.etag != state.ownRecentSyncEtag else { return }
+        let path = layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description
+        let recent: RecentSync
+        do {
+            guard let read = try await readRecentSync(client: clientIdentifier) else { return }
+            recent = read
+        } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
+            warnUnreadable(error, "this client's own recent sync")
+            rewritesOwnRecentSync = true
+            return
+        }
+        state.ownRecentSyncEtag = item.etag
+        if recent.publishedSequence > state.publishedSequence {
+            let restoredAt = state.publishedSequence
+            try store.continueAfterRestore(remotePublishedSequence: recent.publishedSequence, localClient: clientIdentifier)
+            ledger = nil
+            let continued = try store.loadSyncState()
+            state.nextSequence = continued.nextSequence
+            state.publishedSequence = continued.publishedSequence
+            state.ownChangeSetsToReapplyAfter = continued.ownChangeSetsToReapplyAfter
+            state.recentlyPublished = continued.recentlyPublished
+            state.announcedSequence = continued.announcedSequence
+            // Sets staged under numbers the remote already gave to other changes: their changes are pending again.
+            let staged = localLayout.stagedSyncChangesDirectory
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: staged.path)) ?? []
+            where (RemoteLayout.parseChangeSetFileName(name)?.sequence ?? 0) > restoredAt {
+                try? FileManager.default.removeItem(at: staged.appendingPathComponent(name))
+            }
+            report.warnings.append(SyncWarning(kind: .restoredStore,
+                message: "this store was restored from an earlier copy: the remote holds this client's change sets up to "
+                         + "\(recent.publishedSequence), the store knew only up to \(restoredAt); it continues after "
+                         + "\(recent.publishedSequence) and applies its own sets in between from the remote", path: path))
+        } else if recent.publishedSequence < state.publishedSequence {
+            try await checkOwnChangeSets(after: recent.publishedSequence, &state)
+        }
+    }
+
+    /// Looks at this client's whole store, once per launch and with the heartbeat (one request): one changed since
+    /// this client uploaded it (damaged, or put back from an older copy) is not trusted to cover anything, and a new
+    /// one is owed. One that is gone was removed by a vacuum, because another store covers more, and is forgotten;
+    /// unless no store is left at all (an operator quarantined it): then a new one is owed too.
+    func checkOwnWholeStore(_ state: inout LocalSyncState) async throws {
+        let tag = try await fetchOwnWholeStoreVersionTag()
+        report.remoteRequests += 1
+        guard tag != state.ownWholeStoreTag else { return }
+        state.ownWholeStoreTag = nil
+        if tag == nil {
+            report.remoteRequests += 1
+            guard try await fetchWholeStoreClients().isEmpty else { return }
+        }
+        state.owesWholeStore = true
+        report.warnings.append(SyncWarning(kind: .wholeStoreUnusable,
+            message: "this client's whole store " + (tag == nil ? "is gone and no other is left" : "changed since it uploaded it (damaged, or put back from an older copy)")
+                     + ": a new one is uploaded",
+            path: layout.wholeStoreFile(documentIdentifier, client: clientIdentifier).description))
+    }
+
+    /// This client's marker on the remote says it published only up to `sequence` (or there is none), less than it
+    /// did: the folder or the file was restored from an older copy. The marker is written again; when some of its
+    /// change sets after `sequence` are gone from the folder, this client owes a whole store that covers them.
+    func checkOwnChangeSets(after sequence: Int64, _ state: inout LocalSyncState) async throws {
+        rewritesOwnRecentSync = true
+        let listing = try await fetchChangeSetListing(client: clientIdentifier)
+        report.remoteRequests += 1
+        let present = Set(listing.compactMap { RemoteLayout.parseChangeSetFileName($0.name)?.sequence })
+        let lost = (sequence + 1...state.publishedSequence).filter { !present.contains($0) }
+        if !lost.isEmpty { state.owesWholeStore = true }
+        report.warnings.append(SyncWarning(kind: .staleRecentSync,
+            message: "this client's recent sync on the remote says it published up to \(sequence), where it published up to "
+                     + "\(state.publishedSequence) (the folder or the file was restored from an older copy); it is written again"
+                     + (lost.isEmpty ? "" : ", and \(lost.count) of its change sets are gone from the folder: a whole store that covers them is uploaded"),
+            path: layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description))
+    }
+
+    /// Reads another client's recent-sync marker, or `nil` if it vanished.
+    ///
+    /// Markers are replaced at every sync; on servers whose replace is not atomic (WebDAV MOVE done as delete
+    /// then rename) a read can catch one half written, so a damaged marker is read once more before it counts.
+    func readRecentSync(client: String) async throws -> RecentSync? {
+        let path = layout.recentSyncFile(documentIdentifier, client: client).description
+        for attempt in 1...2 {
+            do {
+                // Inside the retry: on an encrypted remote, a half-written file fails authentication as it is read.
+                guard let data = try await fetchRecentSync(client: client) else { return nil }
+                report.remoteRequests += 1
+                report.bytesReceived += Int64(data.count)
+                let recent = try PropertyListFile.decode(RecentSync.self, from: data, path: path)
+                guard recent.clientIdentifier == client else {
+                    throw FolderSyncError(.corruptFile, "the recent sync names client \(recent.clientIdentifier)", path: path)
+                }
+                return recent
+            } catch let error as FolderSyncError where error.isDamagedFile && attempt == 1 {
+                environment.logger.debug("Reading \(path) again: \(error)")
+            }
+        }
+        return nil
+    }
+
+    /// Reports a file another client wrote that this sync cannot use.
+    func warnUnreadable(_ error: FolderSyncError, _ what: String) {
+        report.warnings.append(SyncWarning(kind: .unreadableFile,
+            message: "\(what) cannot be used (\(error.message)); the sync went on without it", path: error.path))
+    }
+
+    func warnUnknown(_ path: RemotePath) {
+        report.warnings.append(SyncWarning(kind: .unknownFile, message: "ignored a file the layout does not know", path: path.description))
+    }
+}
+
+extension LocalSyncState.KnownRecentSync {
+    /// `(sequence, name)` of every set after `acknowledged` through the published sequence, when the marker named them
+    /// all; `nil` otherwise (a marker from before announcements, or more new sets than it names): the folder is listed.
+    func announcedChangeSets(after acknowledged: Int64) -> [(sequence: Int64, name: String)]? {
+        guard let names = recentChangeSets, publishedSequence > acknowledged else { return nil }
+        var bySequence: [Int64: String] = [:]
+        for name in names {
+            if let sequence = RemoteLayout.parseChangeSetFileName(name)?.sequence { bySequence[sequence] = name }
+        }
+        var announced: [(sequence: Int64, name: String)] = []
+        for sequence in (acknowledged + 1)...publishedSequence {
+            guard let name = bySequence[sequence] else { return nil }
+            announced.append((sequence, name))
+        }
+        return announced
+    }
+}
