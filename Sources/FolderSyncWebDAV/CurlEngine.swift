@@ -1,5 +1,6 @@
 #if canImport(CCurl)
 import CCurl
+import FolderSync
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -30,7 +31,7 @@ final class CurlEngine: HTTPEngine {
 
     private let timeouts: HTTPTimeouts
     private let slots = RequestSlots(CurlEngine.maximumConcurrentRequests)
-    private let idleHandles = Protected<[CurlHandle]>([])
+    private let idleHandles = Locked<[CurlHandle]>([])
 
     private static let globalInitialization: Bool = curl_global_init(3 /* CURL_GLOBAL_ALL */) == CURLE_OK
 
@@ -194,7 +195,7 @@ private final class CurlTransfer: @unchecked Sendable {
     private var received: Int64 = 0
     private var tooLarge: Int64?
     private var localFailure: String?
-    private let cancelled = Protected(false)
+    private let cancelled = Locked(false)
 
     // Idleness: the last time bytes moved, in either direction.
     private let idleTimeout: Duration
@@ -404,9 +405,9 @@ private func curlProgress(_ context: UnsafeMutableRawPointer?, _ downloadTotal: 
 
 /// At most `count` requests at a time; the others wait in order, without holding a thread.
 private final class RequestSlots: Sendable {
-    private let state: Protected<(free: Int, waiting: [CheckedContinuation<Void, Never>])>
+    private let state: Locked<(free: Int, waiting: [CheckedContinuation<Void, Never>])>
 
-    init(_ count: Int) { state = Protected((count, [])) }
+    init(_ count: Int) { state = Locked((count, [])) }
 
     func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -24,7 +24,7 @@ package final class HTTPTransport: Sendable {
     /// `host:port`, for messages about the connection.
     private let server: String
     /// Requests sent (every attempt counts) and retries, for ``WebDAVFileSystem/statistics``.
-    package let counters = Protected(WebDAVStatistics())
+    package let counters = Locked(WebDAVStatistics())
 
     package init(baseURL: URL, credentials: WebDAVCredentials?, retry: WebDAVRetryPolicy,
                  requestTimeout: TimeInterval, resourceTimeout: TimeInterval, authorize: Authorizer? = nil) {

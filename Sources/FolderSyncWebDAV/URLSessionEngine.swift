@@ -1,3 +1,4 @@
+import FolderSync
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -53,7 +54,7 @@ final class URLSessionEngine: HTTPEngine {
     private func send(_ request: HTTPRequest, downloadingTo download: URL?) async throws -> HTTPResponse {
         var urlRequest = urlRequest(for: request)
         let delegate = self.delegate
-        let taskBox = Protected<URLSessionTask?>(nil)
+        let taskBox = Locked<URLSessionTask?>(nil)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
                 let finish: @Sendable (URLSessionTask?, Data?, URL?, URLResponse?, (any Error)?) -> Void = { task, data, file, response, error in
@@ -76,7 +77,7 @@ final class URLSessionEngine: HTTPEngine {
                     }
                 }
                 let task: URLSessionTask
-                let box = Protected<URLSessionTask?>(nil)
+                let box = Locked<URLSessionTask?>(nil)
                 if let download {
                     task = session.downloadTask(with: urlRequest) { location, response, error in
                         // The temporary file is deleted when this handler returns: move it next to its destination now.
@@ -162,7 +163,7 @@ final class URLSessionEngine: HTTPEngine {
 final class SessionDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
     private let credentials: WebDAVCredentials?
     /// Tasks that were challenged already, and tasks whose credentials were refused.
-    private let state = Protected((answered: Set<Int>(), refused: Set<Int>()))
+    private let state = Locked((answered: Set<Int>(), refused: Set<Int>()))
 
     init(credentials: WebDAVCredentials?) {
         self.credentials = credentials

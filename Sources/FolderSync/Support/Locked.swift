@@ -1,17 +1,18 @@
 import Foundation
 
-/// A value guarded by a lock, for the few places that share mutable state across tasks.
-final class Locked<Value>: @unchecked Sendable {
+/// A value guarded by a lock, for the few places that share mutable state across threads and tasks: the one lock
+/// type of the package's modules (the WebDAV transport and the testing module use it too).
+package final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value
 
-    init(_ value: Value) { self.value = value }
+    package init(_ value: Value) { self.value = value }
 
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)
     }
 
-    var current: Value { withLock { $0 } }
+    package var current: Value { withLock { $0 } }
 }

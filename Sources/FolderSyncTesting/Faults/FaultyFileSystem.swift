@@ -8,41 +8,45 @@ public import Foundation
 /// only while ``Faults/isEnabled``; a simulation turns them off for its final rounds, where every client must converge.
 public final class FaultyFileSystem: ForwardingFileSystem, @unchecked Sendable {
     /// What the clients of one simulation share: the request clock and when each path was last written.
-    public final class Faults: @unchecked Sendable {
+    public final class Faults: Sendable {
         let mix: FaultMix
-        private let lock = NSLock()
-        private var random: SeededGenerator
-        private var requests = 0
-        private var written: [RemotePath: Int] = [:]
-        private var enabled = true
+        private struct State {
+            var random: SeededGenerator
+            var requests = 0
+            var written: [RemotePath: Int] = [:]
+            var enabled = true
+            var injected: [String: Int] = [:]
+        }
+        private let state: Locked<State>
+
         /// Faults injected so far, by kind.
-        public private(set) var injected: [String: Int] = [:]
+        public var injected: [String: Int] { state.current.injected }
 
         /// Faults of `mix`, drawn from a generator seeded with `seed` so that a run replays.
         public init(mix: FaultMix, seed: UInt64) {
             self.mix = mix
-            self.random = SeededGenerator(seed: seed)
+            state = Locked(State(random: SeededGenerator(seed: seed)))
         }
 
         /// Whether faults strike now; turned off for the final rounds, where every client must converge.
         public var isEnabled: Bool {
-            get { lock.withLock { enabled } }
-            set { lock.withLock { enabled = newValue } }
+            get { state.current.enabled }
+            set { state.withLock { $0.enabled = newValue } }
         }
 
         /// Counts a request; `true` with probability `percent` when enabled (and records the fault as `kind`).
         func strikes(_ percent: Int, _ kind: String) -> Bool {
-            lock.withLock {
-                guard enabled, percent > 0, random.chance(percent) else { return false }
-                injected[kind, default: 0] += 1
+            state.withLock { state in
+                guard state.enabled, percent > 0, state.random.chance(percent) else { return false }
+                state.injected[kind, default: 0] += 1
                 return true
             }
         }
 
-        func tick() { lock.withLock { requests += 1 } }
-        func noteWritten(_ path: RemotePath) { lock.withLock { written[path] = requests } }
+        func tick() { state.withLock { $0.requests += 1 } }
+        func noteWritten(_ path: RemotePath) { state.withLock { $0.written[path] = $0.requests } }
         func isRecent(_ path: RemotePath) -> Bool {
-            lock.withLock { written[path].map { requests - $0 < mix.lagRequests } ?? false }
+            state.withLock { state in state.written[path].map { state.requests - $0 < mix.lagRequests } ?? false }
         }
         func pickError() -> FolderSyncError.Code? {
             for (code, percent) in mix.errors.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where strikes(percent, "\(code)") {

@@ -19,18 +19,17 @@ public final class OutageFileSystem: ForwardingFileSystem, @unchecked Sendable {
         case serverDown
     }
 
-    private let lock = NSLock()
-    private var current: Outage?
-    private var writes: [String] = []
+    private let current = Locked<Outage?>(nil)
+    private let writes = Locked<[String]>([])
 
     /// The outage now, or `nil` when the folder is there.
     public var outage: Outage? {
-        get { lock.withLock { current } }
-        set { lock.withLock { current = newValue } }
+        get { current.current }
+        set { current.withLock { $0 = newValue } }
     }
 
     /// The writes that reached an empty mount point or a missing folder (`"createDirectory a/b"`), oldest first.
-    public var writesWhileAway: [String] { lock.withLock { writes } }
+    public var writesWhileAway: [String] { writes.current }
 
     public override func willForward(_ request: Request, path: RemotePath) async throws {
         guard let outage else { return }
@@ -41,7 +40,7 @@ public final class OutageFileSystem: ForwardingFileSystem, @unchecked Sendable {
             // Answered below, without reaching `base`.
             return
         default:
-            lock.withLock { writes.append("\(request.rawValue) \(path)") }
+            writes.withLock { $0.append("\(request.rawValue) \(path)") }
             throw FolderSyncError(.remoteIOFailed, "the shared folder is away: \(request.rawValue) refused (simulated outage)",
                                   path: path.description)
         }

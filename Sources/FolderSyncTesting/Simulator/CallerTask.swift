@@ -2,9 +2,8 @@ import Foundation
 @_spi(ModelAdapter) import FolderSync
 
 /// The app's task awaiting a sync, started only once it can be cancelled, so that "cancel the caller at request k" replays exactly.
-final class CallerTask: @unchecked Sendable {
-    private let lock = NSLock()
-    private var task: Task<SyncReport, any Error>?
+final class CallerTask: Sendable {
+    private let task = Locked<Task<SyncReport, any Error>?>(nil)
 
     /// Runs `document.synchronize()` in a new task; ``cancel()`` may be called from the sync's remote requests.
     func run(_ document: DocumentSyncManager) async -> Result<SyncReport, any Error> {
@@ -13,13 +12,13 @@ final class CallerTask: @unchecked Sendable {
             for await _ in gate { break }
             return try await document.synchronize()
         }
-        lock.withLock { self.task = task }
+        self.task.withLock { $0 = task }
         open.yield()
         open.finish()
         return await task.result
     }
 
     func cancel() {
-        lock.withLock { task }?.cancel()
+        task.current?.cancel()
     }
 }

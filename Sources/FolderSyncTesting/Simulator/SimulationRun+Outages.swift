@@ -79,16 +79,15 @@ extension SimulationRun {
 
 /// What the simulated user knows of the shared folder, for the clients' ``ApplicationSyncManager/remoteReplacementHandler``:
 /// the application's folder was wiped (the user replaced the share), and the share is there now.
-final class ReplacedRemoteAnswer: @unchecked Sendable {
-    private let lock = NSLock()
-    private var wiped = false
+final class ReplacedRemoteAnswer: Sendable {
+    private let wiped = Locked(false)
     private let outages: OutageFileSystem?
 
     init(outages: OutageFileSystem?) { self.outages = outages }
 
     /// Called when the application's whole folder is wiped.
-    func applicationFolderWiped() { lock.withLock { wiped = true } }
+    func applicationFolderWiped() { wiped.withLock { $0 = true } }
 
     /// Whether a client that finds the application's folder gone is told the remote was replaced.
-    var remoteWasReplaced: Bool { lock.withLock { wiped } && outages?.outage == nil }
+    var remoteWasReplaced: Bool { wiped.current && outages?.outage == nil }
 }
