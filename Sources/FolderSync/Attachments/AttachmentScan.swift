@@ -96,31 +96,46 @@ final class BackgroundPrescan: Sendable {
     private static let queues = [DispatchQueue(label: "FolderSync.prescan.1"), DispatchQueue(label: "FolderSync.prescan.2")]
     private static let turn = Locked(0)
 
-    private let outcome = Locked<Result<ChangeSetPrescan, any Error>?>(nil)
-    private let done = DispatchSemaphore(value: 0)
+    /// Running, with the tasks waiting for it; or ended, with what it found.
+    private enum State {
+        case running(waiting: [CheckedContinuation<Void, Never>])
+        case ended(Result<ChangeSetPrescan, any Error>)
+    }
+    private let state = Locked(State.running(waiting: []))
 
     init(changeSet url: URL, path: String) {
-        let outcome = outcome, done = done
+        let state = state
         let queue = Self.turn.withLock { turn -> DispatchQueue in
             turn += 1
             return Self.queues[turn % Self.queues.count]
         }
         queue.async {
             let result = Result { try AttachmentScan.prescan(changeSet: url, path: path) }
-            outcome.withLock { $0 = result }
-            done.signal()
+            let waiting = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                guard case .running(let waiting) = state else { return [] }
+                state = .ended(result)
+                return waiting
+            }
+            for task in waiting { task.resume() }
         }
     }
 
-    /// Waits for the prescan; returns what it found or throws what it threw.
-    func result() throws -> ChangeSetPrescan {
-        wait()
-        return try outcome.current!.get()
+    /// Waits for the prescan, without holding a thread; returns what it found or throws what it threw.
+    func result() async throws -> ChangeSetPrescan {
+        await ended()
+        guard case .ended(let result) = state.current else { preconditionFailure("a prescan ended without a result") }
+        return try result.get()
     }
 
-    /// Waits for the prescan to end (at once when it did).
-    func wait() {
-        done.wait()
-        done.signal()
+    /// Suspends until the prescan ended (returns at once when it did).
+    func ended() async {
+        await withCheckedContinuation { task in
+            let hasEnded = state.withLock { state -> Bool in
+                guard case .running(let waiting) = state else { return true }
+                state = .running(waiting: waiting + [task])
+                return false
+            }
+            if hasEnded { task.resume() }
+        }
     }
 }

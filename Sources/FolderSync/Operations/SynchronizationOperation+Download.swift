@@ -56,12 +56,12 @@ extension SynchronizationOperation {
         guard let set = downloaded[path] else { throw FolderSyncError(.corruptFile, "the change set was not downloaded", path: path) }
         do {
             do {
-                return try set.prescan.result()
+                return try await set.prescan.result()
             } catch let error as FolderSyncError where error.isDamagedFile {
                 environment.logger.debug("Downloading \(candidate.path) again: \(error)")
                 let again = try await download(candidate)
                 downloaded[path] = again
-                return try again.prescan.result()
+                return try await again.prescan.result()
             }
         } catch let error as FolderSyncError where error.isDamagedFile {
             unreadable.insert(candidate.client)

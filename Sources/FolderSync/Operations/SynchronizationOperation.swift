@@ -110,10 +110,20 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: localLayout.downloadsDirectory.path)) ?? [] {
             try? FileManager.default.removeItem(at: localLayout.downloadsDirectory.appendingPathComponent(name))
         }
-        // No prescan outlives the sync (one of a set never applied may still be reading its file).
-        defer { for set in downloaded.values { set.prescan.wait() } }
         localLayout.attachmentStore.removeStaleTemporaries(now: Date())   // file dates are the wall clock, not the sync clock
+        // No prescan outlives the sync (one of a set never applied may still be reading its file).
+        do {
+            let report = try await runPhases(started: started)
+            for set in downloaded.values { await set.prescan.ended() }
+            return report
+        } catch {
+            for set in downloaded.values { await set.prescan.ended() }
+            throw error
+        }
+    }
 
+    /// The phases of ``run()``, under the sync lock.
+    private func runPhases(started: Date) async throws -> SyncReport {
         emit(.phase(.checkingIntegrity))
         try await checkIntegrityKey()
         var state = try store.loadSyncState()
