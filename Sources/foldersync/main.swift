@@ -1,5 +1,5 @@
 import ArgumentParser
-import FolderSync
+@_spi(Tooling) import FolderSync
 import Foundation
 
 /// Runs the command and maps every outcome to the documented exit codes

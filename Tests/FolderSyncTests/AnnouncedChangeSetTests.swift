@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
 
 /// A recent-sync marker names its client's newest change sets, so that a reader that lacks only those fetches them

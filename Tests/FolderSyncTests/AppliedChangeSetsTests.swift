@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Testing
-@_spi(ModelAdapter) @testable import FolderSync
+@_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 import FolderSyncTesting
 
 /// The ledger a sync reads at every step is held as one run per client plus the sets above a gap.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 
 /// The two-thread handoffs of a bulk sync: what one side produces reaches the other whole and in order, and a
 /// failure on either side ends both, with its own error, and leaves no thread behind.

@@ -1,7 +1,7 @@
 import CZlib
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 
 /// The folded CRC-32 must give exactly zlib's values: files written by either are checked by the other.
 @Suite("CRC-32")

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 
 @Suite("Concurrent registration")
 struct ConcurrentRegistrationTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
 
 /// App writes with their own conflict clause (UPSERT, `UPDATE OR IGNORE`, `INSERT OR REPLACE`) are captured like

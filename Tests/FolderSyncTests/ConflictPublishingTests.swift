@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
 
 /// What each conflict resolution publishes, read from the change sets on the remote: a local value the resolver

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 
 /// Real client processes killed with SIGKILL while staging, applying and publishing lose nothing and converge.
 @Suite("Crashes", .serialized)

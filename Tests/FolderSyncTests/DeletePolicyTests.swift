@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
 
 /// The last-writer-wins delete policy: the newer of a delete and an update wins, in every order.

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Testing
-@_spi(ModelAdapter) @testable import FolderSync
+@_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 
 /// A sync that would delete most of a table's rows stops and asks first; declining leaves the local store untouched.
 @Suite("Deletion fail-safe")

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@_spi(ModelAdapter) @testable import FolderSync
+@_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 import GRDB
 import Crypto
 import Logging

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 
 /// `foldersync clients delete`, run as a binary: confirmation rules, what it removes and keeps, and the client's reset.
 @Suite("foldersync clients delete")

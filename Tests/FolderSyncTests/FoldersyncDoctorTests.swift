@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 
 /// `foldersync doctor`, run as a binary against trees the library wrote, then damaged on purpose.
 @Suite("foldersync doctor")

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
 
 /// `foldersync export` driven as an operator would, on a folder made by the library.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 
 /// `foldersync layout` and `foldersync inspect`, run as a binary against files the library wrote.
 @Suite("foldersync layout and inspect")

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 @testable import foldersync
 
 /// `foldersync documents list` and `clients list`, run as a binary against a folder written by real syncs.

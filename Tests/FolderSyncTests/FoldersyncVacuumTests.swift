@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 @testable import foldersync
 
 /// `foldersync vacuum`, run as a binary: the dry run's plan is what the real run does, expiry, every document, doctor after.

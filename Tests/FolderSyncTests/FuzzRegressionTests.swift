@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 @testable import FolderSyncWebDAV
 
 /// Inputs that crashed a parser under libFuzzer (scripts/fuzz), kept in Fuzz/regressions/: each now gets a typed

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Testing
-@_spi(ModelAdapter) @_spi(Testing) @testable import FolderSync
+@_spi(Tooling) @_spi(ModelAdapter) @_spi(Testing) @testable import FolderSync
 import FolderSyncTesting
 
 /// A new device's first open (`DocumentSyncManager.openStore(at:_:)`): the store's file is made from the remote's

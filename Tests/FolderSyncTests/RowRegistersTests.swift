@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Testing
-@_spi(ModelAdapter) @_spi(Testing) @testable import FolderSync
+@_spi(Tooling) @_spi(ModelAdapter) @_spi(Testing) @testable import FolderSync
 
 /// Registers packed one `foldersync_clocks` row per synced row, and pending marks one row per synced row.
 @Suite("Row registers")

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 @testable import FolderSyncTesting
 
 /// Each lifecycle step of the simulator does what it claims, on a small fixed run (3 clients, SQLite, file-manager remote).

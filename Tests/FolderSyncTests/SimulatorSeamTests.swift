@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@_spi(ModelAdapter) @testable import FolderSync
+@_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 import FolderSyncTesting
 
 /// The in-memory adapter and GRDBStore, fed the same app writes and the same change sets, end in the same state.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
 
 /// Seeded multi-client simulations (invariants 1 and 2): 1,000 seeds on the in-memory adapter and remote,

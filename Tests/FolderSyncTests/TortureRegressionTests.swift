@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
 
 /// Defects the kill torture found (Tests/TestWorker/Torture.swift), each reproduced in one process.

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Testing
-@_spi(ModelAdapter) @_spi(Testing) @testable import FolderSync
+@_spi(Tooling) @_spi(ModelAdapter) @_spi(Testing) @testable import FolderSync
 import FolderSyncTesting
 
 /// How a whole store reaches a new device: read once (checked while it is read), then installed page by page

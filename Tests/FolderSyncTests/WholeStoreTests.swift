@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
 
 @Suite("Whole stores and bootstrap")

@@ -7,7 +7,7 @@
 // torture (Torture.swift): client processes of this executable
 // (`torture-client`) killed at seeded random points. Results are reported
 // through exit codes and standard output.
-@_spi(Testing) import FolderSync
+@_spi(Testing) @_spi(Tooling) import FolderSync
 import Foundation
 import GRDB
 #if canImport(Glibc)

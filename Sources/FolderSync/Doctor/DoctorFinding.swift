@@ -2,7 +2,7 @@
 ///
 /// Findings are plain data so that an app can show them and `foldersync doctor --json`
 /// can print them; ``check`` is stable across versions, ``message`` is for people.
-public struct DoctorFinding: Hashable, Sendable, Codable {
+@_spi(Tooling) public struct DoctorFinding: Hashable, Sendable, Codable {
     /// How bad it is. `info` is not a problem (a file being written right now, quarantined files).
     public enum Severity: String, Hashable, Sendable, Codable, CaseIterable {
         /// Not a problem: worth knowing only (a file being written, quarantined files).
@@ -101,7 +101,7 @@ public struct DoctorFinding: Hashable, Sendable, Codable {
 }
 
 /// What `RemoteTreeDoctor.examine` found.
-public struct DoctorReport: Hashable, Sendable, Codable {
+@_spi(Tooling) public struct DoctorReport: Hashable, Sendable, Codable {
     /// The application whose tree was examined.
     public var applicationIdentifier: String
     /// The documents whose folders were checked.
@@ -124,7 +124,7 @@ public struct DoctorReport: Hashable, Sendable, Codable {
 }
 
 /// One thing `RemoteTreeDoctor.repair` did.
-public struct DoctorRepairAction: Hashable, Sendable, Codable {
+@_spi(Tooling) public struct DoctorRepairAction: Hashable, Sendable, Codable {
     /// Whether the path was removed or quarantined.
     public var action: DoctorFinding.Repair
     /// The path acted on.

@@ -7,7 +7,7 @@ public import Foundation
 /// `foldersync doctor` is a thin shell around it; an app can run it too.
 /// ``examine(document:)`` never writes; ``repair(_:)`` only removes abandoned
 /// temporaries and moves corrupt files aside, and says what it did.
-public struct RemoteTreeDoctor: Sendable {
+@_spi(Tooling) public struct RemoteTreeDoctor: Sendable {
     /// The remote whose tree is examined.
     public let fileSystem: any RemoteFileSystem
     /// The layout of the application examined.

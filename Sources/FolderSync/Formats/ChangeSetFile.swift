@@ -35,7 +35,7 @@ enum ChangeSetFile {
 }
 
 /// What a change set's header says, readable without decompressing the body.
-public struct ChangeSetHeader: Hashable, Sendable {
+@_spi(ModelAdapter) @_spi(Tooling) public struct ChangeSetHeader: Hashable, Sendable {
     /// The unique identifier of this change set (a UUID by default); also part of its file name.
     public var changeSetIdentifier: String
     /// The identifier of the client that wrote it: the name of the folder it is published in.

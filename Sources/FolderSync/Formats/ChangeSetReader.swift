@@ -19,7 +19,7 @@ import Darwin
 /// `path` is the (remote) path every error names.
 ///
 /// Public so that tools (`foldersync inspect`, ``RemoteTreeDoctor``) read files with exactly the code sync uses.
-public enum ChangeSetReader {
+@_spi(Tooling) public enum ChangeSetReader {
     /// The header, checked against its own CRC-32; the body is not read.
     public static func readHeader(at url: URL, path: String) throws -> ChangeSetHeader {
         let file = try ChangeSetInputFile(url: url, path: path)

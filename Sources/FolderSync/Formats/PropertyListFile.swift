@@ -19,7 +19,7 @@ public protocol PropertyListPayload: Codable, Sendable, Equatable {
 }
 
 /// Writes and reads the versioned, checksummed property-list envelope of every FolderSync property-list file.
-public enum PropertyListFile {
+@_spi(Tooling) public enum PropertyListFile {
     /// The largest property list FolderSync reads (1 MiB): a larger file is refused by its size before it is
     /// read (``RemoteFileSystem/read(_:maximumSize:)``). Real ones are a few KiB; a recent sync naming the
     /// acknowledgements of a thousand clients stays under 100 KiB.

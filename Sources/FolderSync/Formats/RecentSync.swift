@@ -5,7 +5,7 @@ public import Foundation
 /// Other clients read it to learn, without listing change-set folders, which
 /// change sets are new; vacuum reads the acknowledgements to know what every
 /// client still needs. It is a versioned, checksummed property list.
-public struct RecentSync: PropertyListPayload, Hashable {
+@_spi(Tooling) public struct RecentSync: PropertyListPayload, Hashable {
     public static let kind = "recentSync"
     public static let formatVersion = 1
 

@@ -3,7 +3,7 @@ public import Foundation
 /// `FormatVersion.plist`: the layout version of the whole tree.
 ///
 /// A client refuses a tree whose version is newer than ``RemoteLayout/formatVersion``.
-public struct FormatVersionInfo: PropertyListPayload {
+@_spi(Tooling) public struct FormatVersionInfo: PropertyListPayload {
     public static let kind = "formatVersion"
     public static let formatVersion = RemoteLayout.formatVersion
     /// The layout version of the tree.
@@ -76,7 +76,7 @@ public struct DeletedDocumentInfo: PropertyListPayload, Hashable {
 }
 
 /// `Documents/<document>/DeletedClients/<client>.plist`.
-public struct DeletedClientInfo: PropertyListPayload {
+@_spi(Tooling) public struct DeletedClientInfo: PropertyListPayload {
     public static let kind = "deletedClient"
     public static let formatVersion = 1
     /// The identifier of the deleted client; also the marker's file name.

@@ -4,7 +4,7 @@ public import Foundation
 ///
 /// Timestamps order sync changes without trusting wall clocks to agree: a
 /// client whose clock runs behind still produces timestamps greater than
-/// everything it has seen (see ``HybridLogicalClock``). The packing
+/// everything it has seen (see `HybridLogicalClock`). The packing
 /// (`milliseconds << 16 | counter`) makes the order a plain integer comparison
 /// and the stored form a single `UInt64`.
 public struct HybridTimestamp: Comparable, Hashable, Sendable, Codable, CustomStringConvertible {
@@ -61,7 +61,7 @@ public struct HybridTimestamp: Comparable, Hashable, Sendable, Codable, CustomSt
 /// remote timestamp observed, whatever the wall clock says: a clock set back by
 /// days only stops physical time from advancing the timestamps until it catches up.
 /// Public so that other ``ModelAdapter`` implementations stamp writes exactly like ``GRDBStore``.
-public struct HybridLogicalClock: Sendable {
+@_spi(ModelAdapter) @_spi(Tooling) public struct HybridLogicalClock: Sendable {
     /// The greatest timestamp issued or observed.
     public var last: HybridTimestamp
 

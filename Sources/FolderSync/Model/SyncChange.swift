@@ -28,7 +28,7 @@ extension SyncValue: CustomStringConvertible {
 }
 
 /// One column's new value and the hybrid timestamp of the write, its last-writer-wins register.
-public struct ColumnChange: Hashable, Sendable {
+@_spi(ModelAdapter) @_spi(Tooling) public struct ColumnChange: Hashable, Sendable {
     /// The column's name in the synced table.
     public var column: String
     /// The value written.
@@ -49,7 +49,7 @@ public struct ColumnChange: Hashable, Sendable {
 /// An insert carries every column, an update only the changed ones, a delete
 /// none but its ``deletionTimestamp``. A change set never carries the same
 /// (table, sync ID) twice: changes to one row are coalesced before they are written.
-public struct SyncChange: Hashable, Sendable {
+@_spi(ModelAdapter) @_spi(Tooling) public struct SyncChange: Hashable, Sendable {
     /// What happened to the row; the raw value is its code in change-set files.
     public enum Kind: UInt8, Sendable {
         /// The row was created.

@@ -57,7 +57,7 @@ open class VacuumOperation: @unchecked Sendable {
     public static let defaultTemporaryFileAge: TimeInterval = 3600
 
     /// The shortest silence after which a client may be expired: one day, 24 heartbeats
-    /// (``RecentSync/heartbeatInterval``). A client that syncs at all rewrites its marker at least once an
+    /// (`RecentSync/heartbeatInterval`). A client that syncs at all rewrites its marker at least once an
     /// hour, so only a client that really stopped syncing is older than this; a shorter expiry could delete
     /// clients that sync every minute.
     public static let minimumClientExpiry: TimeInterval = 24 * RecentSync.heartbeatInterval

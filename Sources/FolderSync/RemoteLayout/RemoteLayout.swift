@@ -80,13 +80,13 @@ public struct RemoteLayout: Hashable, Sendable {
     public func attachmentFile(_ document: String, sha256: String) -> RemotePath { attachmentsDirectory(document).appending(sha256) }
     /// `<document>/RecentSyncs/`: one recent-sync marker per client.
     public func recentSyncsDirectory(_ document: String) -> RemotePath { documentDirectory(document).appending("RecentSyncs") }
-    /// `<document>/RecentSyncs/<client>.recentsync`: `client`'s recent-sync marker (``RecentSync``).
+    /// `<document>/RecentSyncs/<client>.recentsync`: `client`'s recent-sync marker (`RecentSync`).
     public func recentSyncFile(_ document: String, client: String) -> RemotePath {
         recentSyncsDirectory(document).appending(Self.recentSyncFileName(client: client))
     }
     /// `<document>/DeletedClients/`: markers of clients deleted from the document.
     public func deletedClientsDirectory(_ document: String) -> RemotePath { documentDirectory(document).appending("DeletedClients") }
-    /// `<document>/DeletedClients/<client>.plist`: says `client` was deleted (``DeletedClientInfo``).
+    /// `<document>/DeletedClients/<client>.plist`: says `client` was deleted (`DeletedClientInfo`).
     public func deletedClientFile(_ document: String, client: String) -> RemotePath {
         deletedClientsDirectory(document).appending(client + ".plist")
     }

@@ -101,7 +101,7 @@ public struct SyncWarning: Sendable, Hashable, CustomStringConvertible {
         /// This client's store was restored from an earlier copy of itself: it continued after what it had published,
         /// and applies its own change sets in between from the remote.
         case restoredStore
-        /// A change set carries timestamps more than ``HybridLogicalClock/maximumDrift`` ahead of this device's clock:
+        /// A change set carries timestamps more than `HybridLogicalClock/maximumDrift` ahead of this device's clock:
         /// one of the two clocks is wrong. It applies as stamped on every device, so replicas converge.
         case clockSkew
     }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import FolderSync
+@_spi(Tooling) import FolderSync
 
 extension ClientsCommand {
     /// `foldersync clients delete`: the library's client deletion, after a confirmation that cron must give as `--yes`.

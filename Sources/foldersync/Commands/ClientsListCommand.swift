@@ -1,5 +1,5 @@
 import ArgumentParser
-import FolderSync
+@_spi(Tooling) import FolderSync
 
 extension ClientsCommand {
     /// `foldersync clients list`: per document, because what a client holds back, its last sync and its

@@ -1,5 +1,5 @@
 import ArgumentParser
-import FolderSync
+@_spi(Tooling) import FolderSync
 
 /// `foldersync doctor`: the library's `RemoteTreeDoctor`, printed.
 struct DoctorCommand: AsyncParsableCommand {

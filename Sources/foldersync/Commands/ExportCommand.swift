@@ -1,5 +1,5 @@
 import ArgumentParser
-import FolderSync
+@_spi(Tooling) import FolderSync
 import Foundation
 
 /// `foldersync export`: the merged document as a new SQLite file, from the shared folder alone.

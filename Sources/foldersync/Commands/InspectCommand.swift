@@ -1,5 +1,5 @@
 import ArgumentParser
-import FolderSync
+@_spi(Tooling) import FolderSync
 import Foundation
 
 /// `foldersync inspect FILE`: one remote file decoded by the library's own readers.

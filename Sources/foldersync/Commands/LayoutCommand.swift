@@ -1,5 +1,5 @@
 import ArgumentParser
-import FolderSync
+@_spi(Tooling) import FolderSync
 
 /// `foldersync layout`: the remote tree as the library's catalog describes it; needs no remote.
 struct LayoutCommand: ParsableCommand {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import FolderSync
+@_spi(Tooling) import FolderSync
 
 /// `foldersync vacuum`: the library's vacuum of each document, reported together.
 struct VacuumCommand: AsyncParsableCommand {

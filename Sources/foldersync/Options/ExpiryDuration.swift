@@ -1,5 +1,5 @@
 import ArgumentParser
-import FolderSync
+@_spi(Tooling) import FolderSync
 import Foundation
 
 /// A duration written as a positive whole number and a unit: `90d`, `12h`, `30m`, `45s`, `2w`.

@@ -1,5 +1,5 @@
 import Crypto
-import FolderSync
+@_spi(Tooling) import FolderSync
 import Foundation
 
 /// The library's managers for the commands that list, delete and vacuum: the tool runs their operations, never its own.

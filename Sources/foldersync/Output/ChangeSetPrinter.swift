@@ -1,4 +1,4 @@
-import FolderSync
+@_spi(Tooling) import FolderSync
 import Foundation
 
 /// Prints a change set as it streams out of `ChangeSetReader`: header first, then one change per line.

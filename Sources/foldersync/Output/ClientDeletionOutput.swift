@@ -1,4 +1,4 @@
-import FolderSync
+@_spi(Tooling) import FolderSync
 
 /// What `clients delete` prints. JSON: `{"application", "document", "client", "alreadyDeleted", "removed": [path],
 /// "kept": [{"path", "reason"}]}`; paths are relative to `--remote`.

@@ -1,4 +1,4 @@
-import FolderSync
+@_spi(Tooling) import FolderSync
 import Foundation
 
 /// What `clients list` prints: the clients of each document, then the clients registered with no document.

@@ -1,4 +1,4 @@
-import FolderSync
+@_spi(Tooling) import FolderSync
 
 /// What `doctor` prints. JSON: `{"application", "documents", "healthy", "findings", "repairs"?, "remaining"?}`;
 /// `repairs` and `remaining` (the findings after repair) appear only with `--repair`.

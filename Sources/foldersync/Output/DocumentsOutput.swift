@@ -1,4 +1,4 @@
-import FolderSync
+@_spi(Tooling) import FolderSync
 import Foundation
 
 /// What `documents list` prints. JSON: `{"application", "documents": [D]}`, where D is

@@ -1,4 +1,4 @@
-import FolderSync
+@_spi(Tooling) import FolderSync
 
 /// `{"changeSets", "bytes", "exclusiveChangeSets", "exclusiveBytes"}`: what one client's acknowledgement keeps from
 /// vacuum; the exclusive counts are what deleting or expiring that client alone would free.

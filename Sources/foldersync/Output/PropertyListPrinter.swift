@@ -1,4 +1,4 @@
-import FolderSync
+@_spi(Tooling) import FolderSync
 import Foundation
 
 /// Prints any FolderSync property list, decoded and verified by `PropertyListFile.decode`.

@@ -1,4 +1,4 @@
-import FolderSync
+@_spi(Tooling) import FolderSync
 
 /// What `vacuum` prints: per document, what it removed (or would), who holds what back, who expired, what it skipped.
 ///

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Testing
-@_spi(ModelAdapter) @testable import FolderSync
+@_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 import FolderSyncTesting
 
 /// Deterministic bytes (splitmix64): incompressible, reproducible.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
 
 /// What the library gives a backend author: errors mapped to the codes sync acts on, and a forwarding base that

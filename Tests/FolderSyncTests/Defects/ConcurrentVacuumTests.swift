@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
 
 /// Safety defect found by reading the code (issue 24, item 3): a vacuum planned from one snapshot of the manifests

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
 
 /// Defect found from outside (issue 19, item 1): vacuum removed change sets covered only by a damaged whole

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
 
 /// Safety defects found by reading the code (issue 24, items 2 and 5): a deleted or expired client's last change

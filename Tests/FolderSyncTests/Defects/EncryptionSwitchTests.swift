@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
 
 /// Security review (issue 25, item 1) and a defect found from outside (issue 19, item 8): whether an application

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
 
 /// Defect found from outside (issue 19, item 2): an idle sync never rewrote its recent sync, so "last sync" froze at

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
 
 /// Defects found from outside (issue 19, items 3 and 4; issue 25, item 7): a file one client writes and the

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Testing
-@_spi(ModelAdapter) @testable import FolderSync
+@_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 
 /// `fixtures/encrypted-tree/`: a whole encrypted shared folder, as two clients left it, kept to be read forever.
 /// Its salts and keys are random (as every encrypted folder's are): it is pinned by opening it, not by its bytes.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 
 /// Every byte of every golden file, flipped: the reader answers with the documented typed error, or (where the
 /// format allows bytes that carry nothing, such as a property list's layout) with exactly the same content.

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 
 /// One golden file: what it is, which version of its format, who wrote it, and what it holds.
 struct GoldenFile: Sendable, CustomStringConvertible {

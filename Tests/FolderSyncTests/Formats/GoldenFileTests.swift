@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import GRDB
 import Testing
-@_spi(ModelAdapter) @testable import FolderSync
+@_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 
 /// Decodes `data` as a property list of `expected`'s type and tells whether it holds `expected`.
 func decodedPayload<P: PropertyListPayload>(like expected: P, from data: Data, path: String) throws -> any PropertyListPayload {

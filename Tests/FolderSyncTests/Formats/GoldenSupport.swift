@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import GRDB
 import Testing
-@_spi(ModelAdapter) @testable import FolderSync
+@_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 
 /// Where the golden files live, and the fixed inputs they were written with.
 enum Golden {

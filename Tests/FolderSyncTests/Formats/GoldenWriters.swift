@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 
 /// Today's writers, fed the fixed inputs of the catalog: what pins each current format's bytes, and what
 /// records a new golden file.

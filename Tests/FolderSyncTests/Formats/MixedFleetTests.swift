@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Testing
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 
 /// A recent-sync marker as the readers before `ff738ad` declared it (no `recentChangeSets`): the reader of a
 /// client of that generation, kept to show what it does with today's markers.

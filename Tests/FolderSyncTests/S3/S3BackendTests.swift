@@ -1,5 +1,5 @@
 import Foundation
-import FolderSync
+@_spi(Tooling) import FolderSync
 import FolderSyncTesting
 @testable import S3Backend
 import Testing

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Testing
-@_spi(ModelAdapter) @testable import FolderSync
+@_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 import FolderSyncTesting
 
 /// Issue 25, items 2 and 3: a whole store is another device's SQLite file, passed through a folder someone else

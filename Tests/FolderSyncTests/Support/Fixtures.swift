@@ -1,5 +1,5 @@
 import Foundation
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
 import Logging
 

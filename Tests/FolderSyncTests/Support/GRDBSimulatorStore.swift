@@ -1,5 +1,5 @@
 import Foundation
-@_spi(ModelAdapter) @_spi(Testing) @testable import FolderSync
+@_spi(Tooling) @_spi(ModelAdapter) @_spi(Testing) @testable import FolderSync
 import FolderSyncTesting
 import GRDB
 

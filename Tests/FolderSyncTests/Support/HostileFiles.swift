@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 
 /// Writes the files a hostile storage provider or a compromised device could put in a shared folder: valid in
 /// every checksum and manifest, hostile in content. Tests make them from honest files, so that nothing but the

@@ -1,5 +1,5 @@
 import Foundation
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 
 /// Fabricates the remote files of one document directly, for vacuum and listing tests.
 struct DocumentFabricator {

@@ -1,5 +1,5 @@
 import Foundation
-@testable import FolderSync
+@_spi(Tooling) @testable import FolderSync
 import Testing
 
 /// A shared folder written by real syncs, for the maintenance commands: something to vacuum, and a silent client.

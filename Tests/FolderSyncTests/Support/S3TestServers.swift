@@ -1,5 +1,5 @@
 import Foundation
-import FolderSync
+@_spi(Tooling) import FolderSync
 import S3Backend
 
 /// The moto servers `scripts/test` starts on 127.0.0.1 (scripts/s3-server), read from `FOLDERSYNC_S3_TEST_SERVER`

@@ -1,5 +1,5 @@
 import Foundation
-import FolderSync
+@_spi(Tooling) import FolderSync
 import FolderSyncWebDAV
 
 /// The WebDAV servers `scripts/test` starts on 127.0.0.1 (wsgidav, rclone, Apache mod_dav, nginx dav), read from

@@ -1,5 +1,5 @@
 import Foundation
-import FolderSync
+@_spi(Tooling) import FolderSync
 import FolderSyncTesting
 import FolderSyncWebDAV
 import Testing

@@ -1,4 +1,4 @@
-import FolderSync
+@_spi(Tooling) import FolderSync
 import FolderSyncTesting
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-import FolderSync
+@_spi(Tooling) import FolderSync
 import FolderSyncWebDAV
 import Testing
 
