@@ -1,9 +1,13 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The upcoming features swift-log builds with, but NonisolatedNonsendingByDefault: under it a nonisolated async
+// function runs on its caller's actor, so `synchronize()` awaited by a @MainActor view model would run its
+// SQLite work on the main thread; the library's entry points keep running on the concurrency pool.
 let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
 let package = Package(

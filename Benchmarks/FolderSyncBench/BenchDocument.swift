@@ -2,6 +2,7 @@ import FolderSync
 import FolderSyncWebDAV
 import Foundation
 import GRDB
+import Logging
 
 /// The benchmark's data, opened and registered through the public API as an app does.
 enum BenchSchema: String, Sendable {

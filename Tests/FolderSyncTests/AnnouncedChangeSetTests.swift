@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
+import GRDB
 
 /// A recent-sync marker names its client's newest change sets, so that a reader that lacks only those fetches them
 /// without listing a folder that may hold thousands (benchmark scenario 2); anything else falls back to the listing.

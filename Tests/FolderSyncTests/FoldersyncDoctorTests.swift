@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Tooling) @testable import FolderSync
+import GRDB
 
 /// `foldersync doctor`, run as a binary against trees the library wrote, then damaged on purpose.
 @Suite("foldersync doctor")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 import FolderSyncTesting
+import GRDB
 
 /// Watching, coalescing and cancellation of syncs.
 @Suite("Sync scheduling")

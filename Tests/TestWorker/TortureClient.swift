@@ -2,6 +2,7 @@ import FolderSync
 import FolderSyncTesting
 import Foundation
 import GRDB
+import Logging
 
 /// One run of one torture client: resolve the journal, then seeded steps (write, sync, whole-store upload and
 /// download, vacuum) until the kill switch fires or the steps run out.

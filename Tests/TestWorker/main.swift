@@ -12,6 +12,7 @@ import Foundation
 import GRDB
 #if canImport(Glibc)
 import Glibc
+import Logging
 #endif
 
 func fail(_ message: String) -> Never {

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Logging
 
 extension ApplicationSyncManager {
     /// Changes the password of an encrypted application.

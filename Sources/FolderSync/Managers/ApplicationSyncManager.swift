@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Logging
 
 /// Callbacks of an ``ApplicationSyncManager``; every method has an empty default.
 ///

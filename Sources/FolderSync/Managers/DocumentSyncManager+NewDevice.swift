@@ -1,4 +1,5 @@
 public import Foundation
+import Logging
 
 /// A new device's first start: its store is made from the remote's best whole store before the app opens it,
 /// so that the downloaded file is put in place by a rename, instead of copied page by page into a store the app

@@ -1,4 +1,5 @@
 public import Foundation
+import Logging
 
 /// Callbacks of a ``DocumentSyncManager``; every method has a default.
 ///

@@ -1,5 +1,6 @@
 public import Foundation
 import Crypto
+import Logging
 
 /// Why registration asks whether the remote was really replaced (``ApplicationSyncManager/remoteReplacementHandler``).
 public struct RemoteReplacementRequest: Sendable, Hashable {

@@ -1,4 +1,5 @@
 public import Foundation
+import Logging
 
 /// What deleting a client from a document did.
 public struct ClientDeletionReport: Sendable, Hashable {

@@ -1,4 +1,5 @@
 public import Foundation
+import Logging
 
 /// Deletes a document from the remote for every client.
 ///

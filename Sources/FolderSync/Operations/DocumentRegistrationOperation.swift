@@ -1,4 +1,5 @@
 public import Foundation
+import Logging
 
 /// Why document registration paused to ask whether to create the remote document.
 public struct RemoteDocumentCreationRequest: Sendable, Hashable {

@@ -1,3 +1,5 @@
+import Logging
+
 /// Removes the application's whole folder from the remote: every document, client and marker.
 ///
 /// Other clients then find their documents gone (an integrity-key mismatch

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Applying downloaded change sets in causal order, each in one local transaction with its ledger entry, after the
 /// deletion fail-safe and the conflict resolver had their say.

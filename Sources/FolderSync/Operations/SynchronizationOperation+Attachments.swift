@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Attachments in a sync: large values leave change sets at staging, attachments are published before the
 /// change set that references them, and fetched before the change set that references them is applied.

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Finding what is new: the recent-sync markers whose version tag changed, the change-set folders of clients
 /// with news their marker does not name, and this client's own history on the remote (a restored folder, a

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Downloading change sets, each at most once per sync, into the helper folder.
 ///

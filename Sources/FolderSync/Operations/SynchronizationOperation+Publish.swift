@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Staging local changes into change sets, publishing them, and writing this client's recent-sync marker.
 extension SynchronizationOperation {

@@ -1,4 +1,5 @@
 public import Foundation
+import Logging
 
 /// Deletes the remote files of one document that nobody needs any more (invariant 4).
 ///

@@ -1,5 +1,6 @@
 public import Foundation
 import CFileSystem
+import Logging
 
 extension FolderSyncError {
     /// Whether the error says a whole store cannot be used, so that another one (or the change sets) is used instead:

@@ -1,4 +1,5 @@
 public import Foundation
+import Logging
 
 /// Uploads a whole store: a consistent snapshot of the document plus the manifest of the change sets it contains.
 ///

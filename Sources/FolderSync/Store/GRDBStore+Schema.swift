@@ -1,4 +1,5 @@
 import GRDB
+import Foundation
 
 /// The bookkeeping tables and change-capture triggers a ``GRDBStore`` keeps in the app's database.
 ///

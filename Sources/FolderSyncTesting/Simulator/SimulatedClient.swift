@@ -1,5 +1,6 @@
 import Foundation
 @_spi(ModelAdapter) import FolderSync
+import Logging
 
 /// One simulated installation: its store, its helper folder, its clock, and the managers a process would hold.
 ///

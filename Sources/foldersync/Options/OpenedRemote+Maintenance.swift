@@ -1,6 +1,7 @@
 import Crypto
 @_spi(Tooling) import FolderSync
 import Foundation
+import Logging
 
 /// The library's managers for the commands that list, delete and vacuum: the tool runs their operations, never its own.
 extension RemoteOptions.Opened {

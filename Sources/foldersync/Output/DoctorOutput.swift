@@ -1,4 +1,5 @@
 @_spi(Tooling) import FolderSync
+import Foundation
 
 /// What `doctor` prints. JSON: `{"application", "documents", "healthy", "findings", "repairs"?, "remaining"?}`;
 /// `repairs` and `remaining` (the findings after repair) appear only with `--repair`.

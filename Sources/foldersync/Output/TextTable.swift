@@ -1,3 +1,5 @@
+import Foundation
+
 /// Left-aligned columns for people; the last column is not padded.
 struct TextTable {
     var rows: [[String]] = []

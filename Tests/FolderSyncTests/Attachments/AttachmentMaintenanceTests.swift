@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
+import GRDB
 
 @Suite("Attachment vacuum and doctor")
 struct AttachmentMaintenanceTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
+import GRDB
 
 /// Safety defect found by reading the code (issue 24, item 3): a vacuum planned from one snapshot of the manifests
 /// and removed a dominated store by its folder name, so two vacuums at once could delete every whole store with

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
+import GRDB
 
 /// Defect found from outside (issue 19, item 1): vacuum removed change sets covered only by a damaged whole
 /// store, so a new device got nothing; `doctor` said healthy. A store now counts as covering only once read whole

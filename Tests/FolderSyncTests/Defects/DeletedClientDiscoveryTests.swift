@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
+import GRDB
 
 /// Safety defects found by reading the code (issue 24, items 2 and 5): a deleted or expired client's last change
 /// sets never reached a device that did not know it, and a lagging listing could make a reader forget a client.

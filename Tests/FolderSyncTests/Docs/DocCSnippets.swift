@@ -2,6 +2,7 @@ import Foundation
 import FolderSync
 import GRDB
 import S3Backend
+import Logging
 
 // Every Swift block of the DocC articles, compiled with the tests (DocCSnippetTests checks the articles say exactly
 // this). Each block sits between a BEGIN line naming its article and an END line, after one comment line and one

@@ -3,6 +3,7 @@ import Foundation
 import FolderSyncTesting
 @testable import S3Backend
 import Testing
+import FolderSyncWebDAV
 
 /// The S3 example backend against moto on 127.0.0.1: the conformance suite, signatures checked by a real
 /// verifier, and real clients converging through the operation subclasses.

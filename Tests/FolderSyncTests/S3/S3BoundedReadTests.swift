@@ -2,6 +2,7 @@ import Foundation
 @_spi(Tooling) import FolderSync
 @testable import S3Backend
 import Testing
+import FolderSyncWebDAV
 
 /// Bounded reads on the S3 example: one GET refused by its `Content-Length`, no HEAD first.
 @Suite("S3 bounded reads")

@@ -2,6 +2,7 @@ import Foundation
 @_spi(Tooling) import FolderSync
 import FolderSyncWebDAV
 import Testing
+import GRDB
 
 /// Faults against a real WebDAV server (wsgidav, started by the test behind `FaultProxy`): the server killed
 /// in the middle of an upload and restarted; a proxy answering 503 with Retry-After, dropping connections,

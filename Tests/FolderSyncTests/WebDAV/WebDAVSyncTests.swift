@@ -2,6 +2,7 @@ import Foundation
 @_spi(Tooling) import FolderSync
 import FolderSyncWebDAV
 import Testing
+import GRDB
 
 /// Real FolderSync clients (GRDB stores, real managers) synchronizing through each WebDAV server.
 @Suite("WebDAV synchronization")

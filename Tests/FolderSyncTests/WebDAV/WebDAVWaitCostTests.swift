@@ -2,6 +2,7 @@ import Foundation
 @_spi(Tooling) import FolderSync
 import FolderSyncWebDAV
 import Testing
+import TestProcesses
 
 /// What waiting for a WebDAV server costs: the tools run as processes against a server that hangs or answers late,
 /// and their CPU time (user and system, every thread, from `wait4`) is compared with how long they waited.
