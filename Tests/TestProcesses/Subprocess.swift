@@ -9,6 +9,13 @@ import Glibc
 /// it looks for the highest open descriptor (`findMaximumOpenFromProcSelfFD()`, swift-corelibs-foundation PR 5472,
 /// fixed only after 6.3.1), which crashed the launching test process with SIGSEGV about one CI run in five.
 ///
+/// Not `swiftlang/swift-subprocess` either, tried at 1.0.2 on this toolchain (2026-11-25): it builds (about 30 s with
+/// swift-system), runs 200 children at once in 0.2 s, streams standard input and delivers SIGKILL; but the tests need
+/// what it does not offer: a child's own resource usage from `wait4` (the WebDAV CPU-cost test reads a child's CPU
+/// time, and `getrusage(RUSAGE_CHILDREN)` would mix in every other test's children), and a handle to signal a child
+/// from outside the closure it runs in (the kill torture kills workers from another task at a random moment).
+/// Moving only the plain runs would leave two launchers.
+///
 /// Every pipe end made here is close-on-exec and, where glibc offers it, the child closes every descriptor above 2,
 /// so no child holds a pipe of another: a reader waiting for the end of that pipe would wait for that other child.
 /// Reads and waits block: async code calls ``finished()``, or its own blocking calls on a Dispatch thread.
