@@ -36,7 +36,11 @@ extension InMemoryModelAdapter {
                 try emit(change)
                 count += 1
             }
-            guard count > 0 else { return 0 }
+            guard count > 0 else {
+                // Marks whose every write another client's newer one superseded carry nothing to publish.
+                for row in rows { state.dropUnstaged(row) }
+                return 0
+            }
             let last = try seal()
             for (row, entries) in state.pending {
                 state.pending[row] = entries.mapValues { $0 == .unstaged ? .staged(last) : $0 }

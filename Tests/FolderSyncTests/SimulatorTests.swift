@@ -99,7 +99,7 @@ struct SimulatorTests {
 
     /// Runs `seeds` (or only the replay seed), recording one issue per failing seed with a replay line.
     static func simulate(_ seeds: some Sequence<UInt64>, test: String, remote: ConvergenceSimulator.Remote,
-                         makeStore: @escaping ConvergenceSimulator.StoreFactory, lifecycle: Bool = false,
+                         makeStore: @escaping ConvergenceSimulator.StoreFactory, deletePolicy: DeletePolicy = .deleteWins, lifecycle: Bool = false,
                          steps: ClosedRange<Int>? = nil, skipping known: Set<UInt64> = [],
                          suite: String = "SimulatorTests", clockSkews: [TimeInterval]? = nil,
                          restores: Bool = false, outages: Bool = false) async -> ConvergenceSimulator.Summary {
@@ -107,7 +107,7 @@ struct SimulatorTests {
         var failures = 0
         for seed in Self.seeds(seeds.filter { !known.contains($0) }) {
             do {
-                total = total + (try await run(seed, remote: remote, makeStore: makeStore, lifecycle: lifecycle, steps: steps,
+                total = total + (try await run(seed, remote: remote, makeStore: makeStore, deletePolicy: deletePolicy, lifecycle: lifecycle, steps: steps,
                                                clockSkews: clockSkews, restores: restores, outages: outages))
             } catch {
                 failures += 1
