@@ -80,13 +80,14 @@ struct SimulatorSeamTests {
         try apply(sets + [sets[0]]) // the last one again: applying twice changes nothing
 
         // Deletes against writes each way: a local delete that a newer remote write meets (it brings the row back
-        // under last writer wins), and a remote delete older than local writes not yet published.
+        // under last writer wins), a remote delete older than local writes not yet published, and a newer one.
         for store in stores {
             try store.delete(table: "note_tags", syncID: "nt1") // the app's foreign keys hold
             try store.delete(table: "notes", syncID: "n3")
         }
         time.advance(byMilliseconds: 5) // past what the local clocks saw of A's (a day ahead)
         try remoteA.update(table: "notes", syncID: "n3", values: ["body": .text("A, after the delete")])
+        try remoteA.delete(table: "notes", syncID: "n1")
         try remoteB.delete(table: "notes", syncID: "n1")
         try apply([try changeSet(from: remoteA, client: "A", sequence: 3), try changeSet(from: remoteB, client: "B", sequence: 2)])
 
@@ -117,6 +118,8 @@ struct SimulatorSeamTests {
             _ = try store.adapter.stageChanges(sequence: 1, emit: { staged[index].append($0) }, seal: { 1 })
         }
         #expect(staged[0] == staged[1] && !staged[0].isEmpty)
+        // Last writer wins: the local writes to n1, which A's newer delete removed, still travel (kept for a later write).
+        #expect(staged[0].contains { $0.syncID == "n1" && $0.kind == .update && !$0.columns.isEmpty } == (deletePolicy == .lastWriterWins))
 
         // A restart keeps exactly what was committed.
         let restarted = memory.restarted()
