@@ -1,7 +1,7 @@
 public import FolderSync
 
-/// Merging remote change sets, mirroring `GRDBStore+Apply.swift` step for step: both ask ``/FolderSync/MergeRule``
-/// what counts as a conflict and who wins, and differ only in where they keep rows, registers and marks.
+/// Merging remote change sets, mirroring `GRDBStore+Apply.swift` step for step: both ask `MergeRule` what counts
+/// as a conflict and who wins, and differ only in where they keep rows, registers and marks.
 extension InMemoryModelAdapter {
     public func conflicts(author: String, localClient: String, changes: ChangeStream) throws -> [SyncConflict] {
         let state = withState { $0 }
