@@ -75,29 +75,23 @@ extension InMemoryModelAdapter {
         for column in change.columns where table.columns.contains(column.column) {
             clock.observe(column.timestamp)
             let name = column.column
-            let remote = ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)
-            let local = stamps[name]?.stamp(localClient: localClient)
-            let localValue = current.map { $0[name] ?? .null }
-            let decision = MergeRule.write(remote, value: column.value, over: local, unpublished: unpublished.contains(name),
-                                           localValue: localValue, localClient: localClient)
-            if decision == .conflict, let local, let localValue {
-                let key = ColumnKey(table: table.name, syncID: syncID, column: name)
-                let conflict = SyncConflict(key: key, localValue: localValue, remoteValue: column.value, localStamp: local, remoteStamp: remote)
-                let resolution = resolutions[key] ?? conflict.lastWriterWins
-                outcome.conflicts.append(ResolvedConflict(conflict: conflict, resolution: resolution, decidedByResolver: resolutions[key] != nil))
-                if let decided = MergeRule.recordedValue(settling: conflict, by: resolution) {
-                    // Record the decision as a new local change, newer than both, so every replica converges on it.
-                    assignments.append((name, decided))
-                    state.clocks[row, default: [:]][name] = Register(timestamp: clock.tick(now: now()), client: nil)
-                    state.pending[row, default: [:]][name] = .unstaged
-                    continue
-                }
+            switch MergeRule.merge(ColumnKey(table: table.name, syncID: syncID, column: name),
+                                   remote: ChangeStamp(timestamp: column.timestamp, clientIdentifier: author), value: column.value,
+                                   over: stamps[name]?.stamp(localClient: localClient), unpublished: unpublished.contains(name),
+                                   localValue: current.map { $0[name] ?? .null },
+                                   localClient: localClient, resolutions: resolutions, conflicts: &outcome.conflicts) {
+            case .ignore:
+                continue
+            case .record(let decided):
+                // A new local change, newer than both, so that every replica converges on the decision.
+                state.clocks[row, default: [:]][name] = Register(timestamp: clock.tick(now: now()), client: nil)
+                state.pending[row, default: [:]][name] = .unstaged
+                assignments.append((name, decided))
+            case .apply:
+                assignments.append((name, column.value))
+                state.clocks[row, default: [:]][name] = Register(timestamp: column.timestamp, client: author)
+                if unpublished.contains(name) { state.dropUnstaged(row, column: name) }
             }
-            // Past a conflict settled as last writer wins would, the newer write wins as for any other.
-            guard MergeRule.isNewer(remote, than: local) else { continue }
-            assignments.append((name, column.value))
-            state.clocks[row, default: [:]][name] = Register(timestamp: column.timestamp, client: author)
-            if unpublished.contains(name) { state.dropUnstaged(row, column: name) }
         }
         if assignments.isEmpty && (current != nil || change.kind != .insert) {
             outcome.changesIgnored += 1

@@ -237,31 +237,24 @@ extension GRDBStore {
         for column in change.columns where known.contains(column.column) {
             clock.observe(column.timestamp)
             let name = column.column
-            let remote = ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)
-            let local = state.registers.stamp(of: name, localClient: localClient)
             let unpublished = state.unpublished.contains(name)
-            let localValue = unpublished ? state.values.map { SyncValue($0[name] as DatabaseValue) } : nil
-            let decision = MergeRule.write(remote, value: column.value, over: local, unpublished: unpublished,
-                                           localValue: localValue, localClient: localClient)
-            if decision == .conflict, let local, let localValue {
-                let key = ColumnKey(table: table.name, syncID: syncID, column: name)
-                let conflict = SyncConflict(key: key, localValue: localValue, remoteValue: column.value, localStamp: local, remoteStamp: remote)
-                let resolution = resolutions[key] ?? conflict.lastWriterWins
-                outcome.conflicts.append(ResolvedConflict(conflict: conflict, resolution: resolution, decidedByResolver: resolutions[key] != nil))
-                if let decided = MergeRule.recordedValue(settling: conflict, by: resolution) {
-                    // Record the decision as a new local change, newer than both, so every replica converges on it.
-                    let stamp = try clock.tick(now: now())
-                    assignments.append((name, decided.databaseValue))
-                    state.registers.set(name, timestamp: stamp.rawValue, client: nil)
-                    markPending.append(name)
-                    continue
-                }
+            switch MergeRule.merge(ColumnKey(table: table.name, syncID: syncID, column: name),
+                                   remote: ChangeStamp(timestamp: column.timestamp, clientIdentifier: author), value: column.value,
+                                   over: state.registers.stamp(of: name, localClient: localClient), unpublished: unpublished,
+                                   localValue: unpublished ? state.values.map { SyncValue($0[name] as DatabaseValue) } : nil,
+                                   localClient: localClient, resolutions: resolutions, conflicts: &outcome.conflicts) {
+            case .ignore:
+                continue
+            case .record(let decided):
+                // A new local change, newer than both, so that every replica converges on the decision.
+                state.registers.set(name, timestamp: try clock.tick(now: now()).rawValue, client: nil)
+                assignments.append((name, decided.databaseValue))
+                markPending.append(name)
+            case .apply:
+                assignments.append((name, column.value.databaseValue))
+                state.registers.set(name, timestamp: column.timestamp.rawValue, client: author)
+                if unpublished { dropPending.append(name) }
             }
-            // Past a conflict settled as last writer wins would, the newer write wins as for any other.
-            guard MergeRule.isNewer(remote, than: local) else { continue }
-            assignments.append((name, column.value.databaseValue))
-            state.registers.set(name, timestamp: column.timestamp.rawValue, client: author)
-            if unpublished { dropPending.append(name) }
         }
         if assignments.isEmpty && (state.exists || change.kind != .insert) {
             outcome.changesIgnored += 1

@@ -8,6 +8,17 @@ package enum MergeDecision: Sendable, Hashable {
     case conflict
 }
 
+/// What a remote column write does to a replica once its conflict, if it is one, is settled.
+package enum ColumnMerge: Sendable, Hashable {
+    /// Store the remote value and its register.
+    case apply
+    /// Keep the local value.
+    case ignore
+    /// Store this value as a new local write, newer than both, to be published: the answer to a conflict that last
+    /// writer wins would not give.
+    case record(SyncValue)
+}
+
 /// The merge rule, written once: what counts as a conflict and who wins (see <doc:ConflictsAndMergeRules>).
 ///
 /// Every ``ModelAdapter`` asks it and keeps only the storage to itself, so that `GRDBStore` and the in-memory
@@ -42,6 +53,23 @@ package enum MergeRule {
         if unpublished, let local, local.clientIdentifier == localClient, let localValue, localValue != remoteValue {
             return .conflict
         }
+        return isNewer(remote, than: local) ? .apply : .ignore
+    }
+
+    /// A remote write of one column as an adapter applies it: ``write(_:value:over:unpublished:localValue:localClient:)``,
+    /// a conflict settled by the resolver's answer for `key` in `resolutions`, or else by last writer wins, and
+    /// reported in `conflicts`.
+    /// - Returns: ``ColumnMerge/record(_:)`` when the answer differs from what last writer wins gives
+    ///   (``recordedValue(settling:by:)``); else whether the remote write wins.
+    package static func merge(_ key: ColumnKey, remote: ChangeStamp, value remoteValue: SyncValue, over local: ChangeStamp?,
+                              unpublished: Bool, localValue: SyncValue?, localClient: String,
+                              resolutions: [ColumnKey: ConflictResolution], conflicts: inout [ResolvedConflict]) -> ColumnMerge {
+        let decision = write(remote, value: remoteValue, over: local, unpublished: unpublished, localValue: localValue, localClient: localClient)
+        guard decision == .conflict, let local, let localValue else { return decision == .apply ? .apply : .ignore }
+        let conflict = SyncConflict(key: key, localValue: localValue, remoteValue: remoteValue, localStamp: local, remoteStamp: remote)
+        let resolution = resolutions[key] ?? conflict.lastWriterWins
+        conflicts.append(ResolvedConflict(conflict: conflict, resolution: resolution, decidedByResolver: resolutions[key] != nil))
+        if let recorded = recordedValue(settling: conflict, by: resolution) { return .record(recorded) }
         return isNewer(remote, than: local) ? .apply : .ignore
     }
 

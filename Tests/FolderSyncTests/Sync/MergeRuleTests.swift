@@ -75,12 +75,17 @@ struct MergeRuleTests {
 
     static let policies: [DeletePolicy] = [.deleteWins, .lastWriterWins]
 
+    /// A stamp of `client` at a timestamp in `1...latest`.
+    static func stamp(_ random: inout FolderSyncTesting.SeededGenerator, by client: String, latest: Int = 4) -> ChangeStamp {
+        ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(random.int(1...latest))), clientIdentifier: client)
+    }
+
     /// 1–10 changes to columns a, b, c by clients A, B, C at timestamps 1–12, none sharing a stamp with `taken`.
     static func changes(_ random: inout FolderSyncTesting.SeededGenerator, taken: inout Set<ChangeStamp>) -> [Change] {
         var changes: [Change] = []
         let count = random.int(1...10)
         while changes.count < count {
-            let stamp = ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(random.int(1...12))), clientIdentifier: random.pick(["A", "B", "C"])!)
+            let stamp = Self.stamp(&random, by: random.pick(["A", "B", "C"])!, latest: 12)
             guard taken.insert(stamp).inserted else { continue }
             changes.append(random.chance(25) ? .delete(stamp) : .write(random.pick(["a", "b", "c"])!, stamp, .text("v\(random.int(0...3))")))
         }
@@ -95,70 +100,28 @@ struct MergeRuleTests {
 
     static let seeds: ClosedRange<UInt64> = 1...500
 
-    @Test("Changes applied in any order give the newest write of each column and the newest delete (commutative)")
-    func commutative() {
-        var checked = 0
-        for seed in Self.seeds {
+    /// Calls `body` for each seed and delete policy, with `count` random histories (no two changes share a stamp)
+    /// and the seed's generator; returns how many cases ran.
+    static func cases(histories count: Int,
+                      _ body: (_ seed: UInt64, _ policy: DeletePolicy, _ histories: [[Change]], _ random: inout FolderSyncTesting.SeededGenerator) -> Void) -> Int {
+        var ran = 0
+        for seed in seeds {
             var random = FolderSyncTesting.SeededGenerator(seed: seed)
             var taken = Set<ChangeStamp>()
-            let changes = Self.changes(&random, taken: &taken)
-            let reordered = Self.shuffled(changes, &random)
-            for policy in Self.policies {
-                var inOrder = Row(), otherOrder = Row()
-                inOrder.apply(changes, policy: policy)
-                otherOrder.apply(reordered, policy: policy)
-                #expect(inOrder == otherOrder, "seed \(seed), \(policy): \(changes) and \(reordered) merge differently")
-                #expect(inOrder == Row.expected(changes, policy: policy), "seed \(seed), \(policy): \(changes)")
-                checked += 1
+            let histories = (0..<count).map { _ in changes(&random, taken: &taken) }
+            for policy in policies {
+                body(seed, policy, histories, &random)
+                ran += 1
             }
         }
-        #expect(checked == 2 * Self.seeds.count)
+        return ran
     }
 
-    @Test("A change applied again changes nothing (idempotent)")
-    func idempotent() {
-        var repeated = 0
-        for seed in Self.seeds {
-            var random = FolderSyncTesting.SeededGenerator(seed: seed)
-            var taken = Set<ChangeStamp>()
-            let changes = Self.changes(&random, taken: &taken)
-            // Each change also once more, at a random later place: a change set applied twice, or seen again.
-            var withRepeats = changes
-            for change in changes { withRepeats.insert(change, at: random.int(withRepeats.firstIndex(of: change)! + 1...withRepeats.count)) }
-            for policy in Self.policies {
-                var once = Row(), twice = Row()
-                once.apply(changes, policy: policy)
-                twice.apply(withRepeats, policy: policy)
-                #expect(once == twice, "seed \(seed), \(policy): \(withRepeats) differs from \(changes)")
-                #expect(once == Row.expected(changes, policy: policy), "seed \(seed), \(policy): \(changes)")
-                for change in changes {
-                    var again = once
-                    again.apply(change, policy: policy)
-                    #expect(again == once, "seed \(seed), \(policy): \(change) applied again changed the row")
-                    repeated += 1
-                }
-            }
-        }
-        #expect(repeated >= 2 * Self.seeds.count)
-    }
-
-    @Test("Replicas merged in any grouping hold the same (associative)")
-    func associative() {
-        var checked = 0
-        for seed in Self.seeds {
-            var random = FolderSyncTesting.SeededGenerator(seed: seed)
-            var taken = Set<ChangeStamp>()
-            let histories = (0..<3).map { _ in Self.changes(&random, taken: &taken) }
-            for policy in Self.policies {
-                let (a, b, c) = (Self.replica(histories[0], policy), Self.replica(histories[1], policy), Self.replica(histories[2], policy))
-                let left = Self.merge(Self.merge(a, b, policy), c, policy)
-                let right = Self.merge(a, Self.merge(b, c, policy), policy)
-                #expect(left == right, "seed \(seed), \(policy): (a ∪ b) ∪ c differs from a ∪ (b ∪ c) for \(histories)")
-                #expect(left == Row.expected(histories.flatMap { $0 }, policy: policy), "seed \(seed), \(policy): \(histories)")
-                checked += 1
-            }
-        }
-        #expect(checked == 2 * Self.seeds.count)
+    /// Expects `row`, merged from `changes`, to equal `other` (the same changes merged another way) and what the
+    /// specification says `changes` give.
+    static func expectSame(_ row: Row, _ other: Row, from changes: [Change], _ policy: DeletePolicy, seed: UInt64, _ how: @autoclosure () -> String) {
+        #expect(row == other, "seed \(seed), \(policy): \(changes) merged \(how()) gives \(other), not \(row)")
+        #expect(row == Row.expected(changes, policy: policy), "seed \(seed), \(policy): \(changes) merge to \(row)")
     }
 
     static func replica(_ changes: [Change], _ policy: DeletePolicy) -> Row {
@@ -174,14 +137,51 @@ struct MergeRuleTests {
         return row
     }
 
+    @Test("Changes applied in any order give the newest write of each column and the newest delete (commutative)")
+    func commutative() {
+        let ran = Self.cases(histories: 1) { seed, policy, histories, random in
+            let reordered = Self.shuffled(histories[0], &random)
+            Self.expectSame(Self.replica(histories[0], policy), Self.replica(reordered, policy), from: histories[0], policy, seed: seed,
+                            "in the order \(reordered)")
+        }
+        #expect(ran == 2 * Self.seeds.count)
+    }
+
+    @Test("A change applied again changes nothing (idempotent)")
+    func idempotent() {
+        var repeated = 0
+        let ran = Self.cases(histories: 1) { seed, policy, histories, random in
+            let changes = histories[0], once = Self.replica(changes, policy)
+            // Each change also once more, at a random later place: a change set applied twice, or seen again.
+            var withRepeats = changes
+            for change in changes { withRepeats.insert(change, at: random.int(withRepeats.firstIndex(of: change)! + 1...withRepeats.count)) }
+            Self.expectSame(once, Self.replica(withRepeats, policy), from: changes, policy, seed: seed, "as \(withRepeats)")
+            for change in changes {
+                var again = once
+                again.apply(change, policy: policy)
+                #expect(again == once, "seed \(seed), \(policy): \(change) applied again changed the row")
+                repeated += 1
+            }
+        }
+        #expect(ran == 2 * Self.seeds.count && repeated >= ran)
+    }
+
+    @Test("Replicas merged in any grouping hold the same (associative)")
+    func associative() {
+        let ran = Self.cases(histories: 3) { seed, policy, histories, _ in
+            let (a, b, c) = (Self.replica(histories[0], policy), Self.replica(histories[1], policy), Self.replica(histories[2], policy))
+            Self.expectSame(Self.merge(Self.merge(a, b, policy), c, policy), Self.merge(a, Self.merge(b, c, policy), policy),
+                            from: histories.flatMap { $0 }, policy, seed: seed, "as a ∪ (b ∪ c) of \(histories)")
+        }
+        #expect(ran == 2 * Self.seeds.count)
+    }
+
     @Test("A conflict is a column changed here, not published, to another value; otherwise the newer write wins")
     func conflicts() {
         var found = 0
         for seed in Self.seeds {
             var random = FolderSyncTesting.SeededGenerator(seed: seed)
-            let remote = ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(random.int(1...4))), clientIdentifier: "R")
-            let local = random.chance(80) ? ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(random.int(1...4))),
-                                                        clientIdentifier: random.pick(["L", "Q"])!) : nil
+            let remote = Self.stamp(&random, by: "R"), local = random.chance(80) ? Self.stamp(&random, by: random.pick(["L", "Q"])!) : nil
             let unpublished = random.chance(70), localValue: SyncValue? = random.chance(80) ? .text("v\(random.int(0...1))") : nil
             let remoteValue = SyncValue.text("v\(random.int(0...1))")
             let decision = MergeRule.write(remote, value: remoteValue, over: local, unpublished: unpublished, localValue: localValue, localClient: "L")
@@ -199,25 +199,34 @@ struct MergeRuleTests {
         var recorded = 0
         for seed in Self.seeds {
             var random = FolderSyncTesting.SeededGenerator(seed: seed)
-            // This client wrote x at `mine`, not published; R wrote y at `theirs`.
-            let mine = ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(random.int(1...4))), clientIdentifier: "L")
-            let theirs = ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(random.int(1...4))), clientIdentifier: "R")
-            let x = SyncValue.text("x"), y = SyncValue.text("y")
-            let conflict = SyncConflict(key: ColumnKey(table: "t", syncID: "r", column: "c"), localValue: x, remoteValue: y,
-                                        localStamp: mine, remoteStamp: theirs)
-            #expect(MergeRule.write(theirs, value: y, over: mine, unpublished: true, localValue: x, localClient: "L") == .conflict)
-            let resolution = random.pick([ConflictResolution.localWins, .remoteWins, .merged(.text("m"))])!
-            // Here: the recorded answer is a new write newer than both; else last writer wins.
+            // This client wrote x at `mine`, not published; R wrote y at `theirs`. No answer: last writer wins.
+            let mine = Self.stamp(&random, by: "L"), theirs = Self.stamp(&random, by: "R")
+            let x = SyncValue.text("x"), y = SyncValue.text("y"), key = ColumnKey(table: "t", syncID: "r", column: "c")
+            let answer = random.pick([ConflictResolution?.none, .localWins, .remoteWins, .merged(.text("m"))])!
+            var reported: [ResolvedConflict] = []
+            let merged = MergeRule.merge(key, remote: theirs, value: y, over: mine, unpublished: true, localValue: x, localClient: "L",
+                                         resolutions: answer.map { [key: $0] } ?? [:], conflicts: &reported)
+            guard let report = reported.first, reported.count == 1 else {
+                Issue.record("seed \(seed): \(reported.count) conflicts reported, not 1")
+                continue
+            }
+            #expect(report.conflict == SyncConflict(key: key, localValue: x, remoteValue: y, localStamp: mine, remoteStamp: theirs))
+            #expect(report.decidedByResolver == (answer != nil) && report.resolution == answer ?? report.conflict.lastWriterWins)
+            // Here: a recorded answer is a new write, newer than both, and published; else the local write stays
+            // published, or loses and is not.
             var here = Register(stamp: mine, value: x), published: Register? = here
-            if let value = MergeRule.recordedValue(settling: conflict, by: resolution) {
+            switch merged {
+            case .record(let value):
                 here = Register(stamp: ChangeStamp(timestamp: HybridTimestamp(rawValue: max(mine.timestamp, theirs.timestamp).rawValue + 1),
                                                    clientIdentifier: "L"), value: value)
                 published = here
                 recorded += 1
-                #expect(resolution != conflict.lastWriterWins, "seed \(seed): \(resolution) recorded although last writer wins gives it")
-            } else if MergeRule.isNewer(theirs, than: mine) {
+                #expect(report.resolution != report.conflict.lastWriterWins, "seed \(seed): \(report.resolution) recorded although last writer wins gives it")
+            case .apply:
                 here = Register(stamp: theirs, value: y)
-                published = nil // the local write lost: its mark is dropped
+                published = nil
+            case .ignore:
+                break
             }
             // There: what this client publishes merges like any remote write.
             var there = Register(stamp: theirs, value: y)
@@ -225,12 +234,12 @@ struct MergeRuleTests {
                                               localValue: there.value, localClient: "R") == .apply {
                 there = published
             }
-            let answer: SyncValue = switch resolution {
+            let value: SyncValue = switch report.resolution {
             case .localWins: x
             case .remoteWins: y
             case .merged(let value): value
             }
-            #expect(here.value == answer && there.value == answer, "seed \(seed): \(resolution) left \(here.value) here and \(there.value) there")
+            #expect(here.value == value && there.value == value, "seed \(seed): \(report.resolution) left \(here.value) here and \(there.value) there")
         }
         #expect(recorded > 0)
     }
