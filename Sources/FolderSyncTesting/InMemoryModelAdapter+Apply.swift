@@ -1,23 +1,23 @@
 @_spi(ModelAdapter) public import FolderSync
 
-/// Merging remote change sets, mirroring `GRDBStore+Apply.swift`: per-column last writer wins, delete wins, no echo.
+/// Merging remote change sets, mirroring `GRDBStore+Apply.swift` step for step: both ask `MergeRule` what counts
+/// as a conflict and who wins, and differ only in where they keep rows, registers and marks.
 extension InMemoryModelAdapter {
     @_spi(ModelAdapter) public func conflicts(author: String, localClient: String, changes: ChangeStream) throws -> [SyncConflict] {
         let state = withState { $0 }
         var found: [SyncConflict] = []
         try changes { change in
             let row = RowKey(table: change.table, syncID: change.syncID)
-            guard change.kind != .delete, tablesByName[change.table] != nil, state.tombstones[row] == nil,
-                  let values = state.rows[change.table]?[change.syncID] else { return }
+            guard change.kind != .delete, tablesByName[change.table] != nil, let values = state.rows[change.table]?[change.syncID] else { return }
             let unpublished = state.pending[row] ?? [:]
             for column in change.columns where unpublished[column.column] != nil {
-                guard let local = state.clocks[row]?[column.column]?.stamp(localClient: localClient),
-                      local.clientIdentifier == localClient else { continue }
+                let local = state.clocks[row]?[column.column]?.stamp(localClient: localClient)
+                let remote = ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)
                 let localValue = values[column.column] ?? .null
-                guard localValue != column.value else { continue }
+                guard MergeRule.write(remote, value: column.value, over: local, unpublished: true, localValue: localValue,
+                                      localClient: localClient) == .conflict, let local else { continue }
                 found.append(SyncConflict(key: ColumnKey(table: change.table, syncID: change.syncID, column: column.column),
-                                          localValue: localValue, remoteValue: column.value, localStamp: local,
-                                          remoteStamp: ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)))
+                                          localValue: localValue, remoteValue: column.value, localStamp: local, remoteStamp: remote))
             }
         }
         return found
@@ -53,31 +53,19 @@ extension InMemoryModelAdapter {
         }
         let syncID = change.syncID
         let row = RowKey(table: table.name, syncID: syncID)
-        if let existing = state.tombstones[row] {
-            // Delete wins: the row stays deleted. Keep the newest tombstone so every replica stores the same one.
-            if change.kind == .delete, let timestamp = change.deletionTimestamp {
-                clock.observe(timestamp)
-                if ChangeStamp(timestamp: timestamp, clientIdentifier: author) > existing.stamp(localClient: localClient) {
-                    state.tombstones[row] = Register(timestamp: timestamp, client: author)
-                }
-            }
-            outcome.changesIgnored += 1
-            return
-        }
         if change.kind == .delete {
-            let timestamp = change.deletionTimestamp ?? .zero
-            clock.observe(timestamp)
-            if checkUnpublished, state.pending[row]?.isEmpty == false {
-                outcome.warnings.append(SyncWarning(kind: .changeToDeletedRow,
-                                                    message: "local changes to \(table.name) \(syncID) were dropped: client \(author) deleted the row",
-                                                    table: table.name, syncID: syncID))
+            return applyDelete(&state, &clock, change, table: table, author: author, localClient: localClient,
+                               checkUnpublished: checkUnpublished, resolutions: resolutions, outcome: &outcome)
+        }
+        if let tombstone = state.tombstones[row]?.stamp(localClient: localClient) {
+            guard MergeRule.writeAfterDelete(policy: table.deletePolicy) == .apply else {
+                outcome.changesIgnored += 1
+                return
             }
-            state.rows[table.name]?[syncID] = nil
-            state.clocks[row] = nil
-            state.dropUnstaged(row)
-            state.tombstones[row] = Register(timestamp: timestamp, client: author)
-            outcome.changesApplied += 1
-            return
+            if state.rows[table.name]?[syncID] == nil {
+                return applyToDeletedRow(&state, &clock, change, table: table, author: author, localClient: localClient,
+                                         tombstone: tombstone, outcome: &outcome)
+            }
         }
 
         let current = state.rows[table.name]?[syncID]
@@ -87,36 +75,23 @@ extension InMemoryModelAdapter {
         for column in change.columns where table.columns.contains(column.column) {
             clock.observe(column.timestamp)
             let name = column.column
-            let remote = ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)
-            let local = stamps[name]?.stamp(localClient: localClient)
-            let remoteWins = local.map { remote > $0 } ?? true
-            // A conflict: this client changed the column and has not published it.
-            if let current, unpublished.contains(name), let local, local.clientIdentifier == localClient {
-                let localValue = current[name] ?? .null
-                if localValue != column.value {
-                    let key = ColumnKey(table: table.name, syncID: syncID, column: name)
-                    let conflict = SyncConflict(key: key, localValue: localValue, remoteValue: column.value, localStamp: local, remoteStamp: remote)
-                    let resolution = resolutions[key] ?? conflict.lastWriterWins
-                    outcome.conflicts.append(ResolvedConflict(conflict: conflict, resolution: resolution, decidedByResolver: resolutions[key] != nil))
-                    let decided: SyncValue = switch resolution {
-                    case .localWins: localValue
-                    case .remoteWins: column.value
-                    case .merged(let value): value
-                    }
-                    let naturalValue = remoteWins ? column.value : localValue
-                    if decided != naturalValue {
-                        // Record the decision as a new local change, newer than both, so every replica converges on it.
-                        assignments.append((name, decided))
-                        state.clocks[row, default: [:]][name] = Register(timestamp: clock.tick(now: now()), client: nil)
-                        state.pending[row, default: [:]][name] = .unstaged
-                        continue
-                    }
-                }
+            switch MergeRule.merge(ColumnKey(table: table.name, syncID: syncID, column: name),
+                                   remote: ChangeStamp(timestamp: column.timestamp, clientIdentifier: author), value: column.value,
+                                   over: stamps[name]?.stamp(localClient: localClient), unpublished: unpublished.contains(name),
+                                   localValue: current.map { $0[name] ?? .null },
+                                   localClient: localClient, resolutions: resolutions, conflicts: &outcome.conflicts) {
+            case .ignore:
+                continue
+            case .record(let decided):
+                // A new local change, newer than both, so that every replica converges on the decision.
+                state.clocks[row, default: [:]][name] = Register(timestamp: clock.tick(now: now()), client: nil)
+                state.pending[row, default: [:]][name] = .unstaged
+                assignments.append((name, decided))
+            case .apply:
+                assignments.append((name, column.value))
+                state.clocks[row, default: [:]][name] = Register(timestamp: column.timestamp, client: author)
+                if unpublished.contains(name) { state.dropUnstaged(row, column: name) }
             }
-            guard remoteWins else { continue }
-            assignments.append((name, column.value))
-            state.clocks[row, default: [:]][name] = Register(timestamp: column.timestamp, client: author)
-            if unpublished.contains(name) { state.dropUnstaged(row, column: name) }
         }
         if assignments.isEmpty && (current != nil || change.kind != .insert) {
             outcome.changesIgnored += 1
@@ -125,6 +100,75 @@ extension InMemoryModelAdapter {
         var values = current ?? Dictionary(uniqueKeysWithValues: table.columns.map { ($0, SyncValue.null) })
         for (name, value) in assignments { values[name] = value }
         state.rows[table.name, default: [:]][syncID] = values
+        outcome.changesApplied += 1
+    }
+
+    /// A remote delete, by the table's policy, as `GRDBStore.applyDelete`: the newest delete is kept either way;
+    /// delete wins drops the row's registers and its local changes not yet staged (and says so), last writer wins
+    /// keeps both, and the row's values in the shadow.
+    private func applyDelete(_ state: inout State, _ clock: inout HybridLogicalClock, _ change: SyncChange, table: Table, author: String,
+                             localClient: String, checkUnpublished: Bool, resolutions: [ColumnKey: ConflictResolution],
+                             outcome: inout ApplyOutcome) {
+        let syncID = change.syncID
+        let row = RowKey(table: table.name, syncID: syncID)
+        if table.deletePolicy == .lastWriterWins, !change.columns.isEmpty {
+            // First the writes the author made before deleting, like any update.
+            let writes = SyncChange(kind: .update, table: change.table, syncID: syncID, columns: change.columns)
+            applyChange(&state, &clock, writes, author: author, localClient: localClient, checkUnpublished: checkUnpublished,
+                        resolutions: resolutions, outcome: &outcome)
+        }
+        let timestamp = change.deletionTimestamp ?? .zero
+        clock.observe(timestamp)
+        let delete = ChangeStamp(timestamp: timestamp, clientIdentifier: author)
+        let tombstone = state.tombstones[row]?.stamp(localClient: localClient)
+        if MergeRule.isNewer(delete, than: tombstone) { state.tombstones[row] = Register(timestamp: timestamp, client: author) }
+        let current = state.rows[table.name]?[syncID]
+        let newest = state.clocks[row]?.values.map { $0.stamp(localClient: localClient) }.max()
+        guard MergeRule.delete(delete, policy: table.deletePolicy, tombstone: tombstone, rowExists: current != nil, newestWrite: newest) == .apply else {
+            outcome.changesIgnored += 1
+            return
+        }
+        switch table.deletePolicy {
+        case .deleteWins:
+            if checkUnpublished, state.pending[row]?.isEmpty == false {
+                outcome.warnings.append(SyncWarning(kind: .changeToDeletedRow,
+                                                    message: "local changes to \(table.name) \(syncID) were dropped: client \(author) deleted the row",
+                                                    table: table.name, syncID: syncID))
+            }
+            state.clocks[row] = nil
+            state.dropUnstaged(row)
+        case .lastWriterWins:
+            // This client's unpublished writes, older than the delete, stay marked: they travel from the shadow.
+            if let current { state.shadow[row, default: [:]].merge(current) { $1 } }
+        }
+        state.rows[table.name]?[syncID] = nil
+        outcome.changesApplied += 1
+    }
+
+    /// Last writer wins: column writes to a deleted row update its kept registers, and bring the row back when
+    /// the newest of them is newer than the delete.
+    private func applyToDeletedRow(_ state: inout State, _ clock: inout HybridLogicalClock, _ change: SyncChange, table: Table,
+                                   author: String, localClient: String, tombstone: ChangeStamp, outcome: inout ApplyOutcome) {
+        let row = RowKey(table: table.name, syncID: change.syncID)
+        var stamps = state.clocks[row] ?? [:]
+        for column in change.columns where table.columns.contains(column.column) {
+            clock.observe(column.timestamp)
+            let remote = ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)
+            // The row is not here: no local value, so no conflict.
+            guard MergeRule.write(remote, value: column.value, over: stamps[column.column]?.stamp(localClient: localClient),
+                                  unpublished: false, localValue: nil, localClient: localClient) == .apply else { continue }
+            stamps[column.column] = Register(timestamp: column.timestamp, client: author)
+            state.shadow[row, default: [:]][column.column] = column.value
+        }
+        if !stamps.isEmpty { state.clocks[row] = stamps }
+        guard MergeRule.isAlive(newestWrite: stamps.values.map { $0.stamp(localClient: localClient) }.max(), deletedAt: tombstone) else {
+            outcome.changesIgnored += 1
+            return
+        }
+        var values = Dictionary(uniqueKeysWithValues: table.columns.map { ($0, SyncValue.null) })
+        values.merge(state.shadow[row] ?? [:]) { $1 }
+        state.rows[table.name, default: [:]][change.syncID] = values
+        state.shadow[row] = nil
         outcome.changesApplied += 1
     }
 

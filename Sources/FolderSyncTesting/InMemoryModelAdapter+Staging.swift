@@ -36,7 +36,11 @@ extension InMemoryModelAdapter {
                 try emit(change)
                 count += 1
             }
-            guard count > 0 else { return 0 }
+            guard count > 0 else {
+                // Marks whose every write another client's newer one superseded carry nothing to publish.
+                for row in rows { state.dropUnstaged(row) }
+                return 0
+            }
             let last = try seal()
             for (row, entries) in state.pending {
                 state.pending[row] = entries.mapValues { $0 == .unstaged ? .staged(last) : $0 }
@@ -46,14 +50,21 @@ extension InMemoryModelAdapter {
         }
     }
 
-    /// The change that carries a row's marked columns with their current values and local timestamps.
+    /// The change that carries a row's marked columns with their current values and local timestamps; a delete
+    /// and, under last writer wins, the writes to a deleted row, as `GRDBStore+Staging.swift` stages them.
     private func change(_ state: State, row: RowKey, marked: Set<String>) -> SyncChange? {
         guard let table = tablesByName[row.table] else { return nil }
         if marked.contains(State.deletedMarker) {
             guard let tombstone = state.tombstones[row] else { return nil }
-            return SyncChange(kind: .delete, table: row.table, syncID: row.syncID, deletionTimestamp: tombstone.timestamp)
+            // A delete another client made later than this one (applied before staging) supersedes it: only the writes go.
+            guard tombstone.client == nil else { return writesToDeletedRow(state, table: table, row: row, marked: marked) }
+            return SyncChange(kind: .delete, table: row.table, syncID: row.syncID,
+                              columns: localWritesOfDeletedRow(state, table: table, row: row, marked: marked),
+                              deletionTimestamp: tombstone.timestamp)
         }
-        guard let values = state.rows[row.table]?[row.syncID] else { return nil }
+        guard let values = state.rows[row.table]?[row.syncID] else {
+            return writesToDeletedRow(state, table: table, row: row, marked: marked)
+        }
         let registers = state.clocks[row] ?? [:]
         var changed: [ColumnChange] = []
         for name in table.columns where marked.contains(name) {
@@ -64,6 +75,25 @@ extension InMemoryModelAdapter {
         let created = marked.contains(State.createdMarker)
         if changed.isEmpty && !created { return nil }
         return SyncChange(kind: created ? .insert : .update, table: row.table, syncID: row.syncID, columns: changed)
+    }
+
+    /// This client's unpublished writes to a row another client's newer delete removed, as an update (last writer
+    /// wins), so that every replica keeps them for a later write that brings the row back; `nil` when there is none.
+    private func writesToDeletedRow(_ state: State, table: Table, row: RowKey, marked: Set<String>) -> SyncChange? {
+        let writes = localWritesOfDeletedRow(state, table: table, row: row, marked: marked)
+        return writes.isEmpty ? nil : SyncChange(kind: .update, table: row.table, syncID: row.syncID, columns: writes)
+    }
+
+    /// The marked columns of a deleted row that this client wrote last, with their values, in name order (last
+    /// writer wins only): from the shadow, or from the row when another client's newer write brought it back.
+    private func localWritesOfDeletedRow(_ state: State, table: Table, row: RowKey, marked: Set<String>) -> [ColumnChange] {
+        guard table.deletePolicy == .lastWriterWins else { return [] }
+        let registers = state.clocks[row] ?? [:]
+        let values = state.rows[row.table]?[row.syncID] ?? state.shadow[row] ?? [:]
+        return table.columns.sorted(by: utf8Less).compactMap { name in
+            guard marked.contains(name), let register = registers[name], register.client == nil, let value = values[name] else { return nil }
+            return ColumnChange(column: name, value: value, timestamp: register.timestamp)
+        }
     }
 }
 

@@ -37,6 +37,8 @@ extension InMemoryModelAdapter {
         var rows: [String: [String: [String: SyncValue]]] = [:]
         var clocks: [RowKey: [String: Register]] = [:]
         var tombstones: [RowKey: Register] = [:]
+        /// Last writer wins: the values a deleted row keeps (`foldersync_shadow`), for a newer write to bring it back.
+        var shadow: [RowKey: [String: SyncValue]] = [:]
         var pending: [RowKey: [String: Pending]] = [:]
         /// Applied change sets: client → sequence → change-set identifier.
         var ledger: [String: [Int64: String]] = [:]

@@ -7,14 +7,15 @@ public import Foundation
 /// run thousands of schedules quickly. App writes (``insert(table:syncID:values:)``,
 /// ``update(table:syncID:values:)``, ``delete(table:syncID:)``) record pending
 /// changes stamped by a hybrid logical clock the way GRDBStore's triggers do;
-/// remote changes merge per column by last writer wins, delete wins, and a
-/// deleted sync ID is never reused. Nothing is persisted: ``snapshotForRestart()``
+/// remote changes merge by the rule GRDBStore uses: per column by last writer
+/// wins, and deletes by each table's ``/FolderSync/DeletePolicy`` (under delete wins,
+/// a deleted sync ID is never reused). Nothing is persisted: ``snapshotForRestart()``
 /// and ``init(restoring:now:)`` stand for closing and reopening the store.
 ///
 /// Values compare as ``/FolderSync/SyncValue``s, without SQLite's type affinity: use one
 /// storage class per column (the simulator uses text) when comparing with GRDBStore.
 public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, @unchecked Sendable {
-    /// A synced table: its columns (sync ID excluded) and its foreign keys (column → referenced table).
+    /// A synced table: its columns (sync ID excluded), its foreign keys (column → referenced table) and its delete policy.
     public struct Table: Sendable, Hashable {
         /// The table's SQL name, as change sets name it.
         public var name: String
@@ -22,16 +23,20 @@ public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, @unchecke
         public var columns: [String]
         /// Foreign keys, column name → referenced table: applying remote changes reports rows left pointing at a deleted or missing row.
         public var references: [String: String]
+        /// How a delete settles against a concurrent update, as ``/FolderSync/SyncedTable/deletePolicy`` says for GRDBStore.
+        public var deletePolicy: DeletePolicy
 
         /// Describes a synced table.
         /// - Parameters:
         ///   - name: The table's name.
         ///   - columns: Its synced columns, the sync ID excluded.
         ///   - references: Its foreign keys, column name → referenced table; none by default.
-        public init(_ name: String, columns: [String], references: [String: String] = [:]) {
+        ///   - deletePolicy: How a delete settles against a concurrent update; delete wins by default.
+        public init(_ name: String, columns: [String], references: [String: String] = [:], deletePolicy: DeletePolicy = .deleteWins) {
             self.name = name
             self.columns = columns
             self.references = references
+            self.deletePolicy = deletePolicy
         }
     }
 
@@ -112,11 +117,17 @@ public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, @unchecke
         try checkColumns(values, of: table)
         let row = RowKey(table: name, syncID: syncID)
         try transaction { state, clock in
-            if state.tombstones[row] != nil {
-                throw FolderSyncError(.invalidConfiguration, "this sync ID belongs to a deleted row and cannot be reused: \(name) \(syncID)")
-            }
             if state.rows[name]?[syncID] != nil {
                 throw FolderSyncError(.invalidConfiguration, "\(name) already has a row \(syncID)")
+            }
+            if state.tombstones[row] != nil {
+                // Delete wins: a deleted sync ID is refused. Last writer wins: it comes back, newer than its delete,
+                // and the delete not yet staged is forgotten.
+                guard table.deletePolicy == .lastWriterWins else {
+                    throw FolderSyncError(.invalidConfiguration, "this sync ID belongs to a deleted row and cannot be reused: \(name) \(syncID)")
+                }
+                state.shadow[row] = nil
+                state.dropUnstaged(row, column: State.deletedMarker)
             }
             state.rows[name, default: [:]][syncID] = Dictionary(uniqueKeysWithValues: table.columns.map { ($0, values[$0] ?? .null) })
             state.pending[row, default: [:]][State.createdMarker] = .unstaged
@@ -147,13 +158,22 @@ public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, @unchecke
 
     @discardableResult
     public func delete(table name: String, syncID: String) throws -> Bool {
-        _ = try table(name)
+        let table = try table(name)
         let row = RowKey(table: name, syncID: syncID)
         return transaction { state, clock in
-            guard state.rows[name]?[syncID] != nil else { return false }
+            guard let values = state.rows[name]?[syncID] else { return false }
             state.rows[name]?[syncID] = nil
-            state.dropUnstaged(row)
-            state.clocks[row] = nil
+            switch table.deletePolicy {
+            case .deleteWins:
+                // Writes to the row not yet staged die with it.
+                state.dropUnstaged(row)
+                state.clocks[row] = nil
+            case .lastWriterWins:
+                // The registers and values stay, so that a newer write brings the row back whole; the writes not
+                // yet staged travel with the delete.
+                state.shadow[row] = values
+                state.dropUnstaged(row, column: State.createdMarker)
+            }
             state.pending[row, default: [:]][State.deletedMarker] = .unstaged
             state.tombstones[row] = Register(timestamp: clock.tick(now: now()), client: nil)
             return true

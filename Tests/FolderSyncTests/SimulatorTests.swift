@@ -29,14 +29,27 @@ struct SimulatorTests {
         print(Self.describe(summary, "SQLite seeds \(first + Self.seedOffset)..<\(first + Self.seedOffset + Self.grdbSeedsPerChunk)"))
     }
 
-    @Test("The same schedule gives the same result on the in-memory adapter and on GRDBStore")
-    func sameScheduleSameResultOnBothAdapters() async throws {
+    @Test("The same schedule gives the same result on the in-memory adapter and on GRDBStore, under either delete policy",
+          arguments: [DeletePolicy.deleteWins, .lastWriterWins])
+    func sameScheduleSameResultOnBothAdapters(deletePolicy: DeletePolicy) async throws {
+        var total = ConvergenceSimulator.Summary()
         for seed in Self.seeds(200_001...200_030) {
-            let memory = try await Self.run(seed, remote: .inMemory, makeStore: ConvergenceSimulator.inMemoryStore)
-            let sqlite = try await Self.run(seed, remote: .inMemory, makeStore: GRDBSimulatorStore.factory)
+            let memory = try await Self.run(seed, remote: .inMemory, makeStore: ConvergenceSimulator.inMemoryStore(deletePolicy: deletePolicy),
+                                            deletePolicy: deletePolicy)
+            let sqlite = try await Self.run(seed, remote: .inMemory, makeStore: GRDBSimulatorStore.factory(deletePolicy: deletePolicy),
+                                            deletePolicy: deletePolicy)
             // The schedule reads the stores to choose its next step, so any difference in merging shows up here.
             #expect(memory.rows == sqlite.rows, "seed \(seed): final rows differ between the adapters (replay: FOLDERSYNC_SEED=\(seed))")
             #expect(memory == sqlite, "seed \(seed): runs differ between the adapters (replay: FOLDERSYNC_SEED=\(seed))")
+            total = total + memory
+        }
+        print(Self.describe(total, "\(deletePolicy) on both adapters") + ", \(total.deletes) deletes, \(total.reinserts) re-inserts")
+        // The schedules went where the policies differ: deletes, and deleted sync IDs inserted again (refused or brought back).
+        #expect(total.steps > 0 && total.syncs > 0)
+        #expect(deletePolicy == .deleteWins ? total.reinserts == 0 : total.refusedReinserts == 0)
+        if Self.checksCoverage {
+            #expect(total.deletes > 0)
+            #expect((deletePolicy == .deleteWins ? total.refusedReinserts : total.reinserts) > 0)
         }
     }
 
@@ -69,12 +82,13 @@ struct SimulatorTests {
     }
 
     static func run(_ seed: UInt64, remote: ConvergenceSimulator.Remote, makeStore: @escaping ConvergenceSimulator.StoreFactory,
-                    lifecycle: Bool = false, steps: ClosedRange<Int>? = nil,
+                    deletePolicy: DeletePolicy = .deleteWins, lifecycle: Bool = false, steps: ClosedRange<Int>? = nil,
                     clockSkews: [TimeInterval]? = nil, restores: Bool = false, outages: Bool = false) async throws -> ConvergenceSimulator.Summary {
         let directory = ScratchDirectory(seed: seed)
         var configuration = ConvergenceSimulator.Configuration(seed: seed, directory: directory.url)
         configuration.remote = remote
         configuration.makeStore = makeStore
+        configuration.deletePolicy = deletePolicy
         configuration.lifecycle = lifecycle
         if let steps { configuration.steps = steps }
         if let clockSkews { configuration.clockSkews = clockSkews }
@@ -85,7 +99,7 @@ struct SimulatorTests {
 
     /// Runs `seeds` (or only the replay seed), recording one issue per failing seed with a replay line.
     static func simulate(_ seeds: some Sequence<UInt64>, test: String, remote: ConvergenceSimulator.Remote,
-                         makeStore: @escaping ConvergenceSimulator.StoreFactory, lifecycle: Bool = false,
+                         makeStore: @escaping ConvergenceSimulator.StoreFactory, deletePolicy: DeletePolicy = .deleteWins, lifecycle: Bool = false,
                          steps: ClosedRange<Int>? = nil, skipping known: Set<UInt64> = [],
                          suite: String = "SimulatorTests", clockSkews: [TimeInterval]? = nil,
                          restores: Bool = false, outages: Bool = false) async -> ConvergenceSimulator.Summary {
@@ -93,7 +107,7 @@ struct SimulatorTests {
         var failures = 0
         for seed in Self.seeds(seeds.filter { !known.contains($0) }) {
             do {
-                total = total + (try await run(seed, remote: remote, makeStore: makeStore, lifecycle: lifecycle, steps: steps,
+                total = total + (try await run(seed, remote: remote, makeStore: makeStore, deletePolicy: deletePolicy, lifecycle: lifecycle, steps: steps,
                                                clockSkews: clockSkews, restores: restores, outages: outages))
             } catch {
                 failures += 1

@@ -91,15 +91,15 @@ extension GRDBStore {
                 try changes { change in
                     guard change.kind != .delete, let table = tablesByName[change.table] else { return }
                     let state = try rowState(db, table: table, syncID: change.syncID, checkUnpublished: true)
-                    guard state.exists, let values = state.values else { return }
+                    guard let values = state.values else { return }
                     for column in change.columns where state.unpublished.contains(column.column) {
-                        guard let local = state.registers.stamp(of: column.column, localClient: localClient),
-                              local.clientIdentifier == localClient else { continue }
+                        let local = state.registers.stamp(of: column.column, localClient: localClient)
+                        let remote = ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)
                         let localValue = SyncValue(values[column.column] as DatabaseValue)
-                        guard localValue != column.value else { continue }
+                        guard MergeRule.write(remote, value: column.value, over: local, unpublished: true, localValue: localValue,
+                                              localClient: localClient) == .conflict, let local else { continue }
                         found.append(SyncConflict(key: ColumnKey(table: change.table, syncID: change.syncID, column: column.column),
-                                                  localValue: localValue, remoteValue: column.value, localStamp: local,
-                                                  remoteStamp: ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)))
+                                                  localValue: localValue, remoteValue: column.value, localStamp: local, remoteStamp: remote))
                     }
                 }
                 return found
@@ -216,54 +216,19 @@ extension GRDBStore {
             outcome.changesApplied += 1
             return
         }
-        let tombstone = try tombstone(db, table.name, syncID, localClient: localClient)
-        if table.deletePolicy == .lastWriterWins {
-            if change.kind == .delete {
-                if !change.columns.isEmpty {
-                    // First the writes the author made before deleting, like any update.
-                    let writes = SyncChange(kind: .update, table: change.table, syncID: syncID, columns: change.columns)
-                    try applyChange(db, writes, author: author, localClient: localClient, checkUnpublished: checkUnpublished,
-                                    resolutions: resolutions, inserts: inserts, outcome: &outcome)
-                }
-                return try applyNewerDelete(db, change, table: table, author: author, localClient: localClient,
-                                            tombstone: try self.tombstone(db, table.name, syncID, localClient: localClient),
-                                            outcome: &outcome)
+        if change.kind == .delete {
+            return try applyDelete(db, change, table: table, author: author, localClient: localClient, checkUnpublished: checkUnpublished,
+                                   resolutions: resolutions, inserts: inserts, outcome: &outcome)
+        }
+        if let tombstone = try tombstone(db, table.name, syncID, localClient: localClient) {
+            guard MergeRule.writeAfterDelete(policy: table.deletePolicy) == .apply else {
+                outcome.changesIgnored += 1
+                return
             }
-            if let tombstone, try !rowExists(db, table: table, syncID: syncID) {
+            if try !rowExists(db, table: table, syncID: syncID) {
                 return try applyToDeletedRow(db, change, table: table, author: author, localClient: localClient,
                                              tombstone: tombstone, outcome: &outcome)
             }
-        } else if let existing = tombstone {
-            // Delete wins: the row stays deleted. Keep the newest tombstone so every replica stores the same one.
-            if change.kind == .delete, let timestamp = change.deletionTimestamp {
-                clock.observe(timestamp)
-                let remote = ChangeStamp(timestamp: timestamp, clientIdentifier: author)
-                if remote > existing {
-                    try db.execute(sql: "UPDATE foldersync_tombstones SET hlc = ?, client = ? WHERE tbl = ? AND sync_id = ?",
-                                   arguments: [Int64(bitPattern: timestamp.rawValue), author, table.name, syncID])
-                }
-            }
-            outcome.changesIgnored += 1
-            return
-        }
-        let id = table.syncIDColumn.quotedDatabaseIdentifier
-        let quotedTable = table.name.quotedDatabaseIdentifier
-        if change.kind == .delete {
-            let timestamp = change.deletionTimestamp ?? .zero
-            clock.observe(timestamp)
-            if checkUnpublished, try !unpublishedMarks(db, table: table.name, syncID: syncID).isEmpty {
-                outcome.warnings.append(SyncWarning(kind: .changeToDeletedRow,
-                                                    message: "local changes to \(table.name) \(syncID) were dropped: client \(author) deleted the row",
-                                                    table: table.name, syncID: syncID))
-            }
-            try db.execute(sql: "DELETE FROM \(quotedTable) WHERE \(id) = ?", arguments: [syncID])
-            try db.execute(sql: "DELETE FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?", arguments: [table.name, syncID])
-            try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ? AND staged_in = 0",
-                           arguments: [table.name, syncID])
-            try db.execute(sql: "INSERT INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, ?)",
-                           arguments: [table.name, syncID, Int64(bitPattern: timestamp.rawValue), author])
-            outcome.changesApplied += 1
-            return
         }
 
         var state = try rowState(db, table: table, syncID: syncID, checkUnpublished: checkUnpublished)
@@ -272,38 +237,24 @@ extension GRDBStore {
         for column in change.columns where known.contains(column.column) {
             clock.observe(column.timestamp)
             let name = column.column
-            let remote = ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)
-            let local = state.registers.stamp(of: name, localClient: localClient)
-            let remoteWins = local.map { remote > $0 } ?? true
-            // A conflict: this client changed the column and has not published it.
-            if state.exists, state.unpublished.contains(name), let local, local.clientIdentifier == localClient,
-               let values = state.values {
-                let localValue = SyncValue(values[name] as DatabaseValue)
-                if localValue != column.value {
-                    let key = ColumnKey(table: table.name, syncID: syncID, column: name)
-                    let conflict = SyncConflict(key: key, localValue: localValue, remoteValue: column.value, localStamp: local, remoteStamp: remote)
-                    let resolution = resolutions[key] ?? conflict.lastWriterWins
-                    outcome.conflicts.append(ResolvedConflict(conflict: conflict, resolution: resolution, decidedByResolver: resolutions[key] != nil))
-                    let decided: SyncValue = switch resolution {
-                    case .localWins: localValue
-                    case .remoteWins: column.value
-                    case .merged(let value): value
-                    }
-                    let naturalValue = remoteWins ? column.value : localValue
-                    if decided != naturalValue {
-                        // Record the decision as a new local change, newer than both, so every replica converges on it.
-                        let stamp = try clock.tick(now: now())
-                        assignments.append((name, decided.databaseValue))
-                        state.registers.set(name, timestamp: stamp.rawValue, client: nil)
-                        markPending.append(name)
-                        continue
-                    }
-                }
+            let unpublished = state.unpublished.contains(name)
+            switch MergeRule.merge(ColumnKey(table: table.name, syncID: syncID, column: name),
+                                   remote: ChangeStamp(timestamp: column.timestamp, clientIdentifier: author), value: column.value,
+                                   over: state.registers.stamp(of: name, localClient: localClient), unpublished: unpublished,
+                                   localValue: unpublished ? state.values.map { SyncValue($0[name] as DatabaseValue) } : nil,
+                                   localClient: localClient, resolutions: resolutions, conflicts: &outcome.conflicts) {
+            case .ignore:
+                continue
+            case .record(let decided):
+                // A new local change, newer than both, so that every replica converges on the decision.
+                state.registers.set(name, timestamp: try clock.tick(now: now()).rawValue, client: nil)
+                assignments.append((name, decided.databaseValue))
+                markPending.append(name)
+            case .apply:
+                assignments.append((name, column.value.databaseValue))
+                state.registers.set(name, timestamp: column.timestamp.rawValue, client: author)
+                if unpublished { dropPending.append(name) }
             }
-            guard remoteWins else { continue }
-            assignments.append((name, column.value.databaseValue))
-            state.registers.set(name, timestamp: column.timestamp.rawValue, client: author)
-            if state.unpublished.contains(name) { dropPending.append(name) }
         }
         if assignments.isEmpty && (state.exists || change.kind != .insert) {
             outcome.changesIgnored += 1
@@ -311,6 +262,8 @@ extension GRDBStore {
         }
         if !assignments.isEmpty { try saveRegisters(db, state.registers, table: table.name, syncID: syncID) }
         try updatePendingMarks(db, table: table.name, syncID: syncID, add: markPending, remove: dropPending)
+        let id = table.syncIDColumn.quotedDatabaseIdentifier
+        let quotedTable = table.name.quotedDatabaseIdentifier
         let names = assignments.map(\.0.quotedDatabaseIdentifier)
         var arguments = StatementArguments(assignments.map(\.1))
         if state.exists {
@@ -332,33 +285,55 @@ extension GRDBStore {
             """), arguments: [syncID]) ?? false
     }
 
-
-    /// Last writer wins: a delete takes effect only if it is newer than every column write of the row.
-    /// The newest delete is kept either way, and a deleted row's registers move to the shadow table.
-    private func applyNewerDelete(_ db: Database, _ change: SyncChange, table: SyncedTable, author: String, localClient: String,
-                                  tombstone: ChangeStamp?, outcome: inout ApplyOutcome) throws {
+    /// A remote delete, by the table's policy (``MergeRule/delete(_:policy:tombstone:rowExists:newestWrite:)``). The newest
+    /// delete is kept either way. Delete wins drops the row's registers and its local changes not yet staged (and
+    /// says so); last writer wins keeps both, and the row's values in the shadow table, for a newer write to bring back.
+    private func applyDelete(_ db: Database, _ change: SyncChange, table: SyncedTable, author: String, localClient: String,
+                             checkUnpublished: Bool, resolutions: [ColumnKey: ConflictResolution], inserts: NewRowInserts,
+                             outcome: inout ApplyOutcome) throws {
+        let syncID = change.syncID
+        if table.deletePolicy == .lastWriterWins, !change.columns.isEmpty {
+            // First the writes the author made before deleting, like any update.
+            let writes = SyncChange(kind: .update, table: change.table, syncID: syncID, columns: change.columns)
+            try applyChange(db, writes, author: author, localClient: localClient, checkUnpublished: checkUnpublished,
+                            resolutions: resolutions, inserts: inserts, outcome: &outcome)
+        }
         let timestamp = change.deletionTimestamp ?? .zero
         clock.observe(timestamp)
         let delete = ChangeStamp(timestamp: timestamp, clientIdentifier: author)
-        if tombstone.map({ delete > $0 }) ?? true {
-            try db.execute(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, ?)",
-                           arguments: [table.name, change.syncID, Int64(bitPattern: timestamp.rawValue), author])
+        let tombstone = try tombstone(db, table.name, syncID, localClient: localClient)
+        if MergeRule.isNewer(delete, than: tombstone) {
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [table.name, syncID, Int64(bitPattern: timestamp.rawValue), author])
         }
-        let newest = try registers(db, table: table.name, syncID: change.syncID)?.newest(localClient: localClient)
-        guard try rowExists(db, table: table, syncID: change.syncID), newest.map({ delete > $0 }) ?? true else {
+        let exists = try rowExists(db, table: table, syncID: syncID)
+        let newest = try registers(db, table: table.name, syncID: syncID)?.newest(localClient: localClient)
+        guard MergeRule.delete(delete, policy: table.deletePolicy, tombstone: tombstone, rowExists: exists, newestWrite: newest) == .apply else {
             outcome.changesIgnored += 1
             return
         }
         let id = table.syncIDColumn.quotedDatabaseIdentifier, quoted = table.name.quotedDatabaseIdentifier
-        if let row = try Row.fetchOne(db, sql: "SELECT * FROM \(quoted) WHERE \(id) = ?", arguments: [change.syncID]) {
-            for column in columns[table.name] ?? [] {
-                try db.execute(sql: "INSERT OR REPLACE INTO foldersync_shadow(tbl, sync_id, col, value) VALUES (?, ?, ?, ?)",
-                               arguments: [table.name, change.syncID, column, row[column] as DatabaseValue])
+        switch table.deletePolicy {
+        case .deleteWins:
+            if checkUnpublished, try !unpublishedMarks(db, table: table.name, syncID: syncID).isEmpty {
+                outcome.warnings.append(SyncWarning(kind: .changeToDeletedRow,
+                                                    message: "local changes to \(table.name) \(syncID) were dropped: client \(author) deleted the row",
+                                                    table: table.name, syncID: syncID))
             }
+            try db.cachedStatement(sql: "DELETE FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?").execute(arguments: [table.name, syncID])
+            try db.cachedStatement(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ? AND staged_in = 0")
+                .execute(arguments: [table.name, syncID])
+        case .lastWriterWins:
+            if let row = try Row.fetchOne(db, sql: "SELECT * FROM \(quoted) WHERE \(id) = ?", arguments: [syncID]) {
+                for column in columns[table.name] ?? [] {
+                    try db.execute(sql: "INSERT OR REPLACE INTO foldersync_shadow(tbl, sync_id, col, value) VALUES (?, ?, ?, ?)",
+                                   arguments: [table.name, syncID, column, row[column] as DatabaseValue])
+                }
+            }
+            // This client's unpublished writes, older than the delete, stay marked: they travel from the shadow table
+            // (staging's `writesToDeletedRow`), so that the row, if a newer write brings it back, has them everywhere.
         }
-        try db.execute(sql: "DELETE FROM \(quoted) WHERE \(id) = ?", arguments: [change.syncID])
-        // This client's unpublished writes, older than the delete, stay marked: they travel from the shadow table
-        // (staging's `writesToDeletedRow`), so that the row, if a newer write brings it back, has them everywhere.
+        try db.cachedStatement(sql: "DELETE FROM \(quoted) WHERE \(id) = ?").execute(arguments: [syncID])
         outcome.changesApplied += 1
     }
 
@@ -372,14 +347,16 @@ extension GRDBStore {
         for column in change.columns where known.contains(column.column) {
             clock.observe(column.timestamp)
             let remote = ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)
-            guard stamps.stamp(of: column.column, localClient: localClient).map({ remote > $0 }) ?? true else { continue }
+            // The row is not here: no local value, so no conflict.
+            guard MergeRule.write(remote, value: column.value, over: stamps.stamp(of: column.column, localClient: localClient),
+                                  unpublished: false, localValue: nil, localClient: localClient) == .apply else { continue }
             stamps.set(column.column, timestamp: column.timestamp.rawValue, client: author)
             changed = true
             try db.execute(sql: "INSERT OR REPLACE INTO foldersync_shadow(tbl, sync_id, col, value) VALUES (?, ?, ?, ?)",
                            arguments: [table.name, change.syncID, column.column, column.value.databaseValue])
         }
         if changed { try saveRegisters(db, stamps, table: table.name, syncID: change.syncID) }
-        guard let newest = stamps.newest(localClient: localClient), newest > tombstone else {
+        guard MergeRule.isAlive(newestWrite: stamps.newest(localClient: localClient), deletedAt: tombstone) else {
             outcome.changesIgnored += 1
             return
         }

@@ -33,9 +33,14 @@ public struct ColumnKey: Hashable, Sendable, CustomStringConvertible {
 /// document's sync lock). The merge rules every adapter implements:
 /// - each column of each row is a last-writer-wins register ordered by
 ///   ``ChangeStamp`` (hybrid logical clock, then client identifier);
-/// - a deleted row stays deleted (delete wins over concurrent updates), and
-///   changes to it are ignored;
+/// - a delete settles against concurrent updates by its table's ``DeletePolicy``:
+///   by default a deleted row stays deleted and changes to it are ignored;
+/// - a remote change to a column this client changed and has not published is
+///   a conflict (<doc:ConflictsAndMergeRules>);
 /// - applying the same change twice, or in any order, gives the same state.
+///
+/// ``GRDBStore`` and the in-memory adapter take each of these decisions from one
+/// internal rule, so that what the simulator proves on one holds for the other.
 ///
 /// The requirements (all but ``schemaVersion``) are the engine's plumbing, in the SPI group `ModelAdapter`, so
 /// that an app holding a ``GRDBStore`` does not see them: an adapter author writes

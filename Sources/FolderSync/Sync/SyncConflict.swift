@@ -28,7 +28,7 @@ public struct SyncConflict: Sendable, Hashable {
     }
 
     /// What last writer wins would decide.
-    public var lastWriterWins: ConflictResolution { remoteStamp > localStamp ? .remoteWins : .localWins }
+    public var lastWriterWins: ConflictResolution { MergeRule.isNewer(remoteStamp, than: localStamp) ? .remoteWins : .localWins }
 }
 
 /// The answer to a ``SyncConflict``. Conflicts are resolved before this client's changes are staged, so a sync

@@ -14,7 +14,9 @@ public import Foundation
 /// - every replica holds the same rows (convergence), and
 /// - every committed write still holds its value, or a value with a newer
 ///   stamp, or its row was deleted (no committed write lost); every committed
-///   delete is a tombstone everywhere; nothing is left unpublished.
+///   delete is a tombstone everywhere; nothing is left unpublished. Under
+///   ``Configuration/deletePolicy`` `lastWriterWins`, a row holds its writes or
+///   was deleted later than them, and a deleted row is gone or written later.
 ///
 /// With ``Configuration/lifecycle`` (stores that take whole stores, such as
 /// `GRDBStore`), the schedule also has the document lifecycle: explicit and
@@ -58,8 +60,13 @@ public struct ConvergenceSimulator: Sendable {
         public var steps: ClosedRange<Int> = 30...70
         /// Where the clients' shared remote lives; in memory by default.
         public var remote: Remote = .inMemory
-        /// Opens each client's store; ``ConvergenceSimulator/inMemoryStore`` by default.
+        /// Opens each client's store; ``ConvergenceSimulator/inMemoryStore`` by default. Its tables must have
+        /// ``deletePolicy``.
         public var makeStore: StoreFactory = ConvergenceSimulator.inMemoryStore
+        /// The delete policy of every table of the stores ``makeStore`` opens (delete wins by default). Under last
+        /// writer wins the schedule inserts deleted sync IDs again instead of expecting a refusal, and the final check
+        /// takes the newer of a delete and a write as the one that must hold.
+        public var deletePolicy: DeletePolicy = .deleteWins
         /// Adds the lifecycle steps; the store must be a ``SnapshottingSimulatorStore``. Off, a seed plays as before.
         public var lifecycle = false
         /// Adds writes that carry attachments: note bodies that are large values (above a 256-byte threshold) and
@@ -106,6 +113,8 @@ public struct ConvergenceSimulator: Sendable {
         public var steps = 0
         /// App writes: inserts, updates and deletes, refused re-inserts excluded.
         public var writes = 0
+        /// App deletes (counted in ``writes`` too).
+        public var deletes = 0
         /// Syncs that completed, the final ones included.
         public var syncs = 0
         /// Steps that asked for two syncs, at once or one after the other.
@@ -116,8 +125,10 @@ public struct ConvergenceSimulator: Sendable {
         public var restarts = 0
         /// Conflicts reported by completed syncs.
         public var conflicts = 0
-        /// Inserts of a deleted sync ID that the store refused, as it must.
+        /// Inserts of a deleted sync ID that the store refused, as it must under delete wins.
         public var refusedReinserts = 0
+        /// Inserts of a deleted sync ID under last writer wins, which bring the row back.
+        public var reinserts = 0
         /// Rows every replica holds at the end.
         public var finalRows = 0
         /// Lifecycle steps (zero unless ``Configuration/lifecycle``).
@@ -167,9 +178,10 @@ public struct ConvergenceSimulator: Sendable {
         /// Adds up the counts of two runs; keeps the left side's ``rows``.
         public static func + (lhs: Summary, rhs: Summary) -> Summary {
             var sum = lhs
-            sum.clients += rhs.clients; sum.steps += rhs.steps; sum.writes += rhs.writes; sum.syncs += rhs.syncs
+            sum.clients += rhs.clients; sum.steps += rhs.steps; sum.writes += rhs.writes; sum.deletes += rhs.deletes; sum.syncs += rhs.syncs
             sum.duplicatedSyncs += rhs.duplicatedSyncs; sum.interruptedSyncs += rhs.interruptedSyncs
             sum.restarts += rhs.restarts; sum.conflicts += rhs.conflicts; sum.refusedReinserts += rhs.refusedReinserts
+            sum.reinserts += rhs.reinserts
             sum.finalRows += rhs.finalRows
             sum.wholeStoreUploads += rhs.wholeStoreUploads; sum.automaticWholeStoreUploads += rhs.automaticWholeStoreUploads
             sum.wholeStoreInstalls += rhs.wholeStoreInstalls; sum.vacuums += rhs.vacuums
@@ -187,8 +199,11 @@ public struct ConvergenceSimulator: Sendable {
     }
 
     /// The built-in store: an ``InMemoryModelAdapter`` with the ``SimulatedNotes`` tables.
-    public static let inMemoryStore: StoreFactory = { _, now in
-        InMemoryModelAdapter(tables: SimulatedNotes.tables, now: now)
+    public static let inMemoryStore: StoreFactory = inMemoryStore(deletePolicy: .deleteWins)
+
+    /// The built-in store with every ``SimulatedNotes`` table under `deletePolicy`.
+    public static func inMemoryStore(deletePolicy: DeletePolicy) -> StoreFactory {
+        { _, now in InMemoryModelAdapter(tables: SimulatedNotes.tables(deletePolicy: deletePolicy), now: now) }
     }
 
     /// What this simulator plays.

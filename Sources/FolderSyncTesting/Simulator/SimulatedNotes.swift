@@ -1,3 +1,5 @@
+public import FolderSync
+
 /// The notes schema the simulator writes: folders, notes (to-one folder), tags, note_tags (to-many join rows).
 ///
 /// A store factory for another adapter must create these tables with these
@@ -5,13 +7,18 @@
 /// `folders(id, name)`, `notes(id, title, body, folder_id → folders)`,
 /// `tags(id, name)`, `note_tags(id, note_id → notes, tag_id → tags)`.
 public enum SimulatedNotes {
-    /// The four tables, parents before children.
-    public static let tables: [InMemoryModelAdapter.Table] = [
-        .init("folders", columns: ["name"]),
-        .init("notes", columns: ["title", "body", "folder_id"], references: ["folder_id": "folders"]),
-        .init("tags", columns: ["name"]),
-        .init("note_tags", columns: ["note_id", "tag_id"], references: ["note_id": "notes", "tag_id": "tags"]),
-    ]
+    /// The four tables, parents before children, each with the default delete policy (delete wins).
+    public static let tables = tables(deletePolicy: .deleteWins)
+
+    /// The four tables, parents before children, each with `deletePolicy`.
+    public static func tables(deletePolicy: DeletePolicy) -> [InMemoryModelAdapter.Table] {
+        [
+            .init("folders", columns: ["name"], deletePolicy: deletePolicy),
+            .init("notes", columns: ["title", "body", "folder_id"], references: ["folder_id": "folders"], deletePolicy: deletePolicy),
+            .init("tags", columns: ["name"], deletePolicy: deletePolicy),
+            .init("note_tags", columns: ["note_id", "tag_id"], references: ["note_id": "notes", "tag_id": "tags"], deletePolicy: deletePolicy),
+        ]
+    }
 
     /// Sync IDs every client may create on its own (a default folder, common tags): concurrent inserts of one row.
     static let sharedIDs: [(table: String, syncID: String)] = [

@@ -79,17 +79,30 @@ extension SimulationRun {
             let (table, syncID) = random.pick(SimulatedNotes.sharedIDs)!
             guard !rows.contains(where: { $0.table == table && $0.syncID == syncID }) else { return }
             if try store.deletionStamp(table: table, syncID: syncID, localClient: client.identifier) != nil {
-                try refusedReinsert(client, table, syncID)
+                try reinsert(client, table, syncID)
             } else {
                 try insert(client, table, syncID, ["name": word()])
             }
         default:
-            let deleted = journal.deletes.filter {
-                (try? store.deletionStamp(table: $0.table, syncID: $0.syncID, localClient: client.identifier)) != nil
+            // Rows deleted here and not brought back since (under last writer wins, a newer write may have).
+            let deleted = journal.deletes.filter { delete in
+                (try? store.deletionStamp(table: delete.table, syncID: delete.syncID, localClient: client.identifier)) != nil
+                    && !rows.contains { $0.table == delete.table && $0.syncID == delete.syncID }
             }
             guard let target = random.pick(deleted) else { return }
-            try refusedReinsert(client, target.table, target.syncID)
+            try reinsert(client, target.table, target.syncID)
         }
+    }
+
+    /// Inserts a deleted sync ID again: refused under delete wins; under last writer wins the row comes back.
+    private func reinsert(_ client: SimulatedClient, _ table: String, _ syncID: String) throws {
+        guard configuration.deletePolicy == .lastWriterWins else { return try refusedReinsert(client, table, syncID) }
+        let definition = SimulatedNotes.tables.first { $0.name == table }!
+        // References left empty: the rows they named may be gone (foreign keys hold for the app's writes).
+        try insert(client, table, syncID, Dictionary(uniqueKeysWithValues: definition.columns.map {
+            ($0, definition.references[$0] == nil ? word() : SyncValue.null)
+        }))
+        summary.reinserts += 1
     }
 
     /// A large value, or the reference of an attached file; one of four contents each, so rows share them.
@@ -139,8 +152,9 @@ extension SimulationRun {
         guard try client.store.delete(table: table, syncID: syncID) else {
             throw SimulationFailure.Detail("\(client.identifier) could not delete \(table)[\(syncID)], a row it has")
         }
-        journal.recordDelete(client: client.identifier, table: table, syncID: syncID)
+        try journal.recordDelete(client: client.identifier, store: client.store, table: table, syncID: syncID)
         summary.writes += 1
+        summary.deletes += 1
         log("\(client.identifier) deletes \(table)[\(syncID)]")
     }
 

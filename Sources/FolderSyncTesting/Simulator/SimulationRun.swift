@@ -13,7 +13,7 @@ final class SimulationRun {
     var clients: [SimulatedClient] = []
     /// Clients that have not joined yet.
     var waiting: [SimulatedClient] = []
-    var journal = WriteJournal()
+    var journal: WriteJournal
     var summary = ConvergenceSimulator.Summary()
     private(set) var trace: [String] = []
     var nextRowNumber: [Int: Int] = [:]
@@ -35,6 +35,7 @@ final class SimulationRun {
     init(_ configuration: ConvergenceSimulator.Configuration) {
         self.configuration = configuration
         self.random = SeededGenerator(seed: configuration.seed)
+        self.journal = WriteJournal(deletePolicy: configuration.deletePolicy)
     }
 
     func log(_ line: String) {

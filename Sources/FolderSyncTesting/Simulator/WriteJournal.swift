@@ -19,6 +19,10 @@
 ///   before the wipe are dropped too (a row one client deleted and published may come back from a client
 ///   that still had it), except deletes still unpublished at the client's re-join: those are unpushed local
 ///   changes, which a re-join keeps (invariant 5). Deletes made after the wipe are checked as usual.
+///
+/// Under delete wins a deleted row covers every write to it. Under last writer wins the newer of a write and a
+/// delete is the one that must hold: a write is covered by a delete newer than it, and a deleted row may be there
+/// only with a write newer than the delete.
 struct WriteJournal {
     struct ColumnWrite: Sendable {
         var client: String
@@ -31,7 +35,12 @@ struct WriteJournal {
         var client: String
         var table: String
         var syncID: String
+        /// The delete's stamp as the store recorded it.
+        var stamp: ChangeStamp?
     }
+
+    /// The delete policy of every table.
+    let deletePolicy: DeletePolicy
 
     private(set) var writes: [ColumnWrite] = []
     private(set) var deletes: [RowDelete] = []
@@ -82,17 +91,22 @@ struct WriteJournal {
         }
     }
 
-    mutating func recordDelete(client: String, table: String, syncID: String) {
-        deletes.append(RowDelete(client: client, table: table, syncID: syncID))
+    /// Records a committed delete, reading back the stamp the store gave it.
+    mutating func recordDelete(client: String, store: any SimulatorStore, table: String, syncID: String) throws {
+        let stamp = try store.deletionStamp(table: table, syncID: syncID, localClient: client)
+        deletes.append(RowDelete(client: client, table: table, syncID: syncID, stamp: stamp))
     }
 
-    /// Checks one final replica: each written column holds its value, or a value at least as new, or its row was deleted.
+    /// Checks one final replica: each written column holds its value, or a value at least as new, or its row was
+    /// deleted (later than the write, under last writer wins); each delete holds.
     func check(replica: any SimulatorStore, replicaClient: String, rows: [CanonicalRow]) throws {
         var byKey: [String: [String: SyncValue]] = [:]
         for row in rows { byKey[row.table + "\u{0}" + row.syncID] = row.values }
         for write in writes {
-            if try replica.deletionStamp(table: write.key.table, syncID: write.key.syncID, localClient: replicaClient) != nil { continue }
-            let current = byKey[write.key.table + "\u{0}" + write.key.syncID]?[write.key.column]
+            let row = byKey[write.key.table + "\u{0}" + write.key.syncID]
+            if let deleted = try replica.deletionStamp(table: write.key.table, syncID: write.key.syncID, localClient: replicaClient),
+               deletePolicy == .deleteWins || (row == nil && deleted > write.stamp) { continue }
+            let current = row?[write.key.column]
             if current == write.value { continue }
             let stamp = try replica.stamp(of: write.key, localClient: replicaClient)
             if let stamp, stamp >= write.stamp { continue }
@@ -104,9 +118,24 @@ struct WriteJournal {
         }
         for delete in deletes {
             let tombstone = try replica.deletionStamp(table: delete.table, syncID: delete.syncID, localClient: replicaClient)
-            if byKey[delete.table + "\u{0}" + delete.syncID] != nil || tombstone == nil {
-                throw SimulationFailure.Detail("delete lost: client \(delete.client) deleted \(delete.table)[\(delete.syncID)]; replica \(replicaClient) still has it or has no tombstone")
+            let row = byKey[delete.table + "\u{0}" + delete.syncID]
+            guard try holds(delete, tombstone: tombstone, row: row, replica: replica, replicaClient: replicaClient) else {
+                throw SimulationFailure.Detail("delete lost: client \(delete.client) deleted \(delete.table)[\(delete.syncID)]; replica \(replicaClient) "
+                                               + "still has it\(deletePolicy == .lastWriterWins ? " with no newer write" : "") or has no tombstone as new")
             }
         }
+    }
+
+    /// Whether a committed delete holds on a replica. Delete wins: no row, and a tombstone. Last writer wins: no row
+    /// and a tombstone at least as new, or a row a newer write brought back (a delete superseded before it was
+    /// published may never travel).
+    private func holds(_ delete: RowDelete, tombstone: ChangeStamp?, row: [String: SyncValue]?, replica: any SimulatorStore,
+                       replicaClient: String) throws -> Bool {
+        guard deletePolicy == .lastWriterWins, let stamp = delete.stamp else { return row == nil && tombstone != nil }
+        guard let row else { return tombstone.map { $0 >= stamp } ?? false }
+        let newest = try row.keys.compactMap {
+            try replica.stamp(of: ColumnKey(table: delete.table, syncID: delete.syncID, column: $0), localClient: replicaClient)
+        }.max()
+        return newest.map { $0 > stamp } ?? false
     }
 }

@@ -7,17 +7,22 @@ import GRDB
 final class GRDBSimulatorStore: SnapshottingSimulatorStore, @unchecked Sendable {
     let store: GRDBStore
     let url: URL
+    let deletePolicy: DeletePolicy
     let now: @Sendable () -> Date
 
-    init(url: URL, now: @escaping @Sendable () -> Date) throws {
+    init(url: URL, deletePolicy: DeletePolicy = .deleteWins, now: @escaping @Sendable () -> Date) throws {
         self.url = url
+        self.deletePolicy = deletePolicy
         self.now = now
-        self.store = try NotesSchema.open(url, now: now)
+        self.store = try NotesSchema.open(url, deletePolicy: deletePolicy, now: now)
     }
 
     /// Opens `notes.sqlite` in the client's folder.
-    static let factory: ConvergenceSimulator.StoreFactory = { folder, now in
-        try GRDBSimulatorStore(url: folder.appendingPathComponent("notes.sqlite"), now: now)
+    static let factory = factory(deletePolicy: .deleteWins)
+
+    /// Opens `notes.sqlite` in the client's folder, every table under `deletePolicy`.
+    static func factory(deletePolicy: DeletePolicy) -> ConvergenceSimulator.StoreFactory {
+        { folder, now in try GRDBSimulatorStore(url: folder.appendingPathComponent("notes.sqlite"), deletePolicy: deletePolicy, now: now) }
     }
 
     var adapter: any ModelAdapter { store }
@@ -92,11 +97,11 @@ final class GRDBSimulatorStore: SnapshottingSimulatorStore, @unchecked Sendable 
         try store.close()
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: self.url.path + suffix) }
         try FileManager.default.copyItem(at: url, to: self.url)
-        return try GRDBSimulatorStore(url: self.url, now: now)
+        return try GRDBSimulatorStore(url: self.url, deletePolicy: deletePolicy, now: now)
     }
 
     /// Reopens the same SQLite file with a new connection, as a relaunched process would.
     func restarted() throws -> any SimulatorStore {
-        try GRDBSimulatorStore(url: url, now: now)
+        try GRDBSimulatorStore(url: url, deletePolicy: deletePolicy, now: now)
     }
 }

@@ -6,10 +6,17 @@ import S3Backend
 
 /// A small notes schema on a real SQLite file: folders, notes (to-one folder), tags, note_tags (to-many).
 enum NotesSchema {
-    static let tables = [SyncedTable("folders"), SyncedTable("notes"), SyncedTable("tags"), SyncedTable("note_tags")]
+    static let tables = tables(deletePolicy: .deleteWins)
 
-    static func open(_ url: URL, schemaVersion: Int = 1, now: @escaping @Sendable () -> Date = { Date() }) throws -> GRDBStore {
-        try GRDBStore(path: url.path, tables: tables, schemaVersion: schemaVersion, now: now) { db in try db.execute(sql: createTables) }
+    static func tables(deletePolicy: DeletePolicy) -> [SyncedTable] {
+        ["folders", "notes", "tags", "note_tags"].map { SyncedTable($0, deletePolicy: deletePolicy) }
+    }
+
+    static func open(_ url: URL, schemaVersion: Int = 1, deletePolicy: DeletePolicy = .deleteWins,
+                     now: @escaping @Sendable () -> Date = { Date() }) throws -> GRDBStore {
+        try GRDBStore(path: url.path, tables: tables(deletePolicy: deletePolicy), schemaVersion: schemaVersion, now: now) { db in
+            try db.execute(sql: createTables)
+        }
     }
 
     static let createTables = """
