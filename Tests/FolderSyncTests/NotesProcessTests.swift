@@ -1,3 +1,4 @@
+import FolderSyncTesting
 import Foundation
 import Testing
 
@@ -113,19 +114,6 @@ struct NotesProcessTests {
         #expect(Set(lists).count == 1, "replicas differ")
         for id in added { #expect(lists[0].contains(id), "note \(id) was lost") }
         print("4 processes: \(added.count) notes added, all present on every device")
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so a failing schedule can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E3779B97F4A7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
-        z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -7,8 +7,6 @@ extension GRDBStore {
         var exists: Bool
         var values: Row?
         var registers: RowRegisters
-        /// Whether the row had a `foldersync_clocks` row.
-        var hadRegisters: Bool
         /// Columns with local changes not yet published (pending or staged).
         var unpublished: PendingMarks
     }
@@ -75,13 +73,13 @@ extension GRDBStore {
         // The values are needed only to tell a conflict: a column changed here and not yet published.
         if unpublished.isEmpty {
             return RowState(exists: try rowExists(db, table: table, syncID: syncID), values: nil,
-                            registers: stored ?? RowRegisters(), hadRegisters: stored != nil, unpublished: unpublished)
+                            registers: stored ?? RowRegisters(), unpublished: unpublished)
         }
         let values = try Row.fetchOne(db.cachedStatement(sql: """
             SELECT * FROM \(table.name.quotedDatabaseIdentifier) WHERE \(table.syncIDColumn.quotedDatabaseIdentifier) = ?
             """), arguments: [syncID])
         return RowState(exists: values != nil, values: values?.copy(), registers: stored ?? RowRegisters(),
-                        hadRegisters: stored != nil, unpublished: unpublished)
+                        unpublished: unpublished)
     }
 
     @_spi(ModelAdapter) public func conflicts(author: String, localClient: String, changes: ChangeStream) throws -> [SyncConflict] {
