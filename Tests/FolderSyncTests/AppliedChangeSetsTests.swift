@@ -57,13 +57,13 @@ struct AppliedChangeSetsTests {
         #expect(expected.beyond == ["client-B": [9], "client-C": [2, 3]])
         #expect(try store!.appliedChangeSets() == expected)
         // Each client's run is one row: reading the ledger does not read the sets inside the runs.
-        #expect(try store!.database.read { try Row.fetchAll($0, sql: "SELECT client, through FROM \(GRDBStore.appliedRunsTable) ORDER BY client") }
+        #expect(try store!.database.read { try Row.fetchAll($0, sql: "SELECT client, through FROM \(StoreSchema.appliedRunsTable) ORDER BY client") }
                 == [["client": "client-A", "through": 300], ["client": "client-B", "through": 5], ["client": "client-C", "through": 0]])
 
         // The layout before the runs (bookkeeping version 4, which recorded no version): only the ledger. Opening
         // the store gives it its runs.
         try store!.database.write { db in
-            try db.execute(sql: "DROP TABLE \(GRDBStore.appliedRunsTable)")
+            try db.execute(sql: "DROP TABLE \(StoreSchema.appliedRunsTable)")
             try db.execute(sql: "DELETE FROM foldersync_meta WHERE key = ?", arguments: [StoreSchema.bookkeepingVersionKey])
         }
         try store!.close()

@@ -121,7 +121,7 @@ struct EncryptionTests {
         let local = try NotesSchema.open(storeURL)
         try await local.database.write { try $0.execute(sql: "INSERT INTO notes(id, title) VALUES ('b0', 'B offline')") }
         let localBefore = try NotesSchema.dump(local)
-        let pendingBefore = try await local.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(LocalLayout.unsynchronizedChangesTable)") }
+        let pendingBefore = try await local.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(StoreSchema.pendingChangesTable)") }
 
         let wrong = EncryptionAnswers(.password("wrong"), .password("Right"), .cancel)
         await #expect {
@@ -135,7 +135,7 @@ struct EncryptionTests {
             _ = try await TestClient.encrypted(remote, name: "B", in: directory, answers: cancelled)
         } throws: { ($0 as? FolderSyncError)?.code == .registrationCancelled }
         #expect(try NotesSchema.dump(local) == localBefore, "the local store changed")
-        #expect(try await local.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(LocalLayout.unsynchronizedChangesTable)") }
+        #expect(try await local.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(StoreSchema.pendingChangesTable)") }
                 == pendingBefore)
         #expect(try await remote.contentsOfDirectory(at: try RemoteLayout(applicationIdentifier: "com.example.notes").clientDevicesDirectory)
                     .map(\.name) == ["client-A"], "B registered although its password was wrong")

@@ -74,12 +74,12 @@ struct RowRegistersTests {
             try db.execute(sql: "UPDATE items SET b = 'b2' WHERE id = 'r1'")
         }
         #expect(try Self.count(store, "foldersync_clocks") == 3)
-        #expect(try Self.count(store, LocalLayout.unsynchronizedChangesTable) == 3)
+        #expect(try Self.count(store, StoreSchema.pendingChangesTable) == 3)
         let set = try Self.changeSet(from: store, client: "A", sequence: 1)
         #expect(set.1.map(\.syncID) == ["r1", "r2", "r3"])
         #expect(set.1.allSatisfy { $0.kind == .insert && $0.columns.map(\.column) == ["a", "b"] })
         #expect(set.1[0].columns.map(\.value) == [.text("a2"), .text("b2")])
-        #expect(try Self.count(store, LocalLayout.unsynchronizedChangesTable) == 0)
+        #expect(try Self.count(store, StoreSchema.pendingChangesTable) == 0)
         // A write that changes nothing records nothing.
         try store.database.write { try $0.execute(sql: "UPDATE items SET a = a") }
         #expect(try !store.hasUnpublishedChanges())
@@ -102,22 +102,22 @@ struct RowRegistersTests {
         // table): staged rows in the pending table, under their sequence.
         let old = try DatabaseQueue(path: url.path)
         try old.write { db in
-            try db.execute(sql: "INSERT INTO \(LocalLayout.unsynchronizedChangesTable) SELECT * FROM \(LocalLayout.stagedChangesTable)")
-            try db.execute(sql: "DROP TABLE \(LocalLayout.stagedChangesTable)")
-            try db.execute(sql: "DROP TABLE \(GRDBStore.appliedRunsTable)")
+            try db.execute(sql: "INSERT INTO \(StoreSchema.pendingChangesTable) SELECT * FROM \(StoreSchema.stagedChangesTable)")
+            try db.execute(sql: "DROP TABLE \(StoreSchema.stagedChangesTable)")
+            try db.execute(sql: "DROP TABLE \(StoreSchema.appliedRunsTable)")
             try db.execute(sql: "DELETE FROM foldersync_meta WHERE key = ?", arguments: [StoreSchema.bookkeepingVersionKey])
         }
         try old.close()
 
         let reopened = try Self.open(url, ticks: ticks)
-        #expect(try reopened.database.read { try String.fetchAll($0, sql: "SELECT sync_id || ':' || staged_in FROM \(LocalLayout.stagedChangesTable) ORDER BY sync_id") }
+        #expect(try reopened.database.read { try String.fetchAll($0, sql: "SELECT sync_id || ':' || staged_in FROM \(StoreSchema.stagedChangesTable) ORDER BY sync_id") }
                 == ["r1:1", "r2:1"])
-        #expect(try reopened.database.read { try String.fetchAll($0, sql: "SELECT sync_id || ':' || staged_in FROM \(LocalLayout.unsynchronizedChangesTable)") }
+        #expect(try reopened.database.read { try String.fetchAll($0, sql: "SELECT sync_id || ':' || staged_in FROM \(StoreSchema.pendingChangesTable)") }
                 == ["r1:0"])
         #expect(try reopened.database.read { try reopened.unpublishedMarks($0, table: "items", syncID: "r1") }.names.sorted()
                 == ["#created", "a", "b"])
         try reopened.markPublished(throughSequence: 1)
-        #expect(try Self.count(reopened, LocalLayout.stagedChangesTable) == 0)
+        #expect(try Self.count(reopened, StoreSchema.stagedChangesTable) == 0)
         let next = try Self.changeSet(from: reopened, client: "L", sequence: 2)
         #expect(next.1.map(\.syncID) == ["r1"] && next.1.first?.columns.map(\.column) == ["b"])
         #expect(try !reopened.hasUnpublishedChanges())
@@ -236,8 +236,8 @@ struct RowRegistersTests {
                 == ChangeStamp(timestamp: HybridTimestamp(rawValue: 70), clientIdentifier: "B"))
         #expect(try Self.count(store, "foldersync_clocks") == 2)
         // r1's write not yet staged stays pending; the one staged in set 3 moved to the staged table.
-        #expect(try Self.count(store, LocalLayout.unsynchronizedChangesTable) == 1)
-        #expect(try Self.count(store, LocalLayout.stagedChangesTable) == 1)
+        #expect(try Self.count(store, StoreSchema.pendingChangesTable) == 1)
+        #expect(try Self.count(store, StoreSchema.stagedChangesTable) == 1)
         #expect(try store.database.read { try store.unpublishedMarks($0, table: "items", syncID: "r1") }.names.sorted() == ["a", "b"])
         let set = try Self.changeSet(from: store, client: "L", sequence: 4)
         #expect(set.1.map(\.syncID) == ["r1"])

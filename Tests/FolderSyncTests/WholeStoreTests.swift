@@ -74,7 +74,7 @@ struct WholeStoreTests {
         _ = try WholeStoreFile.read(file, to: snapshot, path: "test")
         let tables = try await DatabaseQueue(path: snapshot.path).read { try String.fetchAll($0, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") }
         #expect(!tables.contains("local_settings"))
-        #expect(!tables.contains(LocalLayout.unsynchronizedChangesTable) && !tables.contains(LocalLayout.stagedChangesTable))
+        #expect(!tables.contains(StoreSchema.pendingChangesTable) && !tables.contains(StoreSchema.stagedChangesTable))
         #expect(manifest.wholeStoreByteCount == Int64(try Data(contentsOf: file).count))
         #expect(treeListing(of: directory.url.appendingPathComponent("remote")).filter { $0.contains(TemporaryName.prefix) }.isEmpty)
     }

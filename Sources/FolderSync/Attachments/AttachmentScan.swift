@@ -33,7 +33,7 @@ enum AttachmentScan {
 
     /// The merge metadata tables that hold stamps and names, never column values: a reference cannot be there,
     /// and they are as large as the data (a register per row or column), so they are not read.
-    static let registerTables: Set<String> = ["foldersync_clocks", "foldersync_tombstones"]
+    static let registerTables: Set<String> = [StoreSchema.clocksTable, StoreSchema.tombstonesTable]
 
     /// Every attachment reference in a whole store's snapshot, in any column of any table (the shadow values of
     /// the merge metadata included, its registers not), with its table's primary key as the row; found by the

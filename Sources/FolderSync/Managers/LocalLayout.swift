@@ -35,13 +35,4 @@ public struct LocalLayout: Hashable, Sendable {
     public var verifiedWholeStoresFile: URL { helperDirectory.appendingPathComponent("VerifiedWholeStores.json") }
     /// Locked while a sync runs, so two processes never sync one document at once.
     public var syncLockFile: URL { helperDirectory.appendingPathComponent("sync.lock") }
-
-    /// The table of local changes not yet pushed (TICoreDataSync's "unsynchronized sync changes") nor staged
-    /// into a change set: one row per changed synced row, with the columns changed.
-    public static let unsynchronizedChangesTable = "foldersync_pending_changes"
-    /// The local changes staged into a change set that is not published yet: the same rows, moved here with the
-    /// set's sequence, and removed once the set is published.
-    public static let stagedChangesTable = "foldersync_staged_changes"
-    /// The ledger of change sets applied to the local store (TICoreDataSync's "applied sync changes").
-    public static let appliedChangeSetsTable = "foldersync_applied_change_sets"
 }

@@ -12,24 +12,24 @@ extension GRDBStore {
     }
 
     func tombstone(_ db: Database, _ table: String, _ syncID: String, localClient: String) throws -> ChangeStamp? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT hlc, client FROM foldersync_tombstones WHERE tbl = ? AND sync_id = ?"),
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT hlc, client FROM \(StoreSchema.tombstonesTable) WHERE tbl = ? AND sync_id = ?"),
                          arguments: [table, syncID])
             .map { ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: $0[0])), clientIdentifier: $0[1] ?? localClient) }
     }
 
     /// The row's registers as stored, or `nil` when it has no `foldersync_clocks` row.
     func registers(_ db: Database, table: String, syncID: String) throws -> RowRegisters? {
-        try Data.fetchOne(db.cachedStatement(sql: "SELECT stamps FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?"),
+        try Data.fetchOne(db.cachedStatement(sql: "SELECT stamps FROM \(StoreSchema.clocksTable) WHERE tbl = ? AND sync_id = ?"),
                           arguments: [table, syncID]).map { try RowRegisters($0) }
     }
 
     /// Stores the row's registers (an empty set removes its `foldersync_clocks` row).
     func saveRegisters(_ db: Database, _ registers: RowRegisters, table: String, syncID: String) throws {
         if registers.isEmpty {
-            try db.cachedStatement(sql: "DELETE FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?").execute(arguments: [table, syncID])
+            try db.cachedStatement(sql: "DELETE FROM \(StoreSchema.clocksTable) WHERE tbl = ? AND sync_id = ?").execute(arguments: [table, syncID])
         } else {
             try db.cachedStatement(sql: """
-                INSERT INTO foldersync_clocks(tbl, sync_id, stamps) VALUES (?, ?, ?)
+                INSERT INTO \(StoreSchema.clocksTable)(tbl, sync_id, stamps) VALUES (?, ?, ?)
                 ON CONFLICT(tbl, sync_id) DO UPDATE SET stamps = excluded.stamps
                 """).execute(arguments: [table, syncID, registers.encoded])
         }
@@ -39,8 +39,8 @@ extension GRDBStore {
     func unpublishedMarks(_ db: Database, table: String, syncID: String) throws -> PendingMarks {
         var marks = PendingMarks()
         let rows = try Data.fetchCursor(db.cachedStatement(sql: """
-            SELECT marks FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ?1 AND sync_id = ?2
-            UNION ALL SELECT marks FROM \(LocalLayout.stagedChangesTable) WHERE tbl = ?1 AND sync_id = ?2
+            SELECT marks FROM \(StoreSchema.pendingChangesTable) WHERE tbl = ?1 AND sync_id = ?2
+            UNION ALL SELECT marks FROM \(StoreSchema.stagedChangesTable) WHERE tbl = ?1 AND sync_id = ?2
             """), arguments: [table, syncID])
         while let blob = try rows.next() { marks.formUnion(try PendingMarks(blob)) }
         return marks
@@ -50,7 +50,7 @@ extension GRDBStore {
     /// no mark is deleted.
     func updatePendingMarks(_ db: Database, table: String, syncID: String, add: [String], remove: [String]) throws {
         guard !add.isEmpty || !remove.isEmpty else { return }
-        let pending = LocalLayout.unsynchronizedChangesTable
+        let pending = StoreSchema.pendingChangesTable
         var marks = try PendingMarks(try Data.fetchOne(db.cachedStatement(sql: """
             SELECT marks FROM \(pending) WHERE tbl = ? AND sync_id = ? AND staged_in = 0
             """), arguments: [table, syncID]))
@@ -154,10 +154,10 @@ extension GRDBStore {
         func claim(_ db: Database) throws -> SQLiteStatement {
             if let claim { return claim }
             let statement = try SQLiteStatement(db, sql: """
-                INSERT INTO foldersync_clocks(tbl, sync_id, stamps) SELECT ?1, ?2, ?3
-                WHERE NOT EXISTS (SELECT 1 FROM foldersync_tombstones WHERE tbl = ?1 AND sync_id = ?2)
-                  AND NOT EXISTS (SELECT 1 FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ?1 AND sync_id = ?2)
-                  AND NOT EXISTS (SELECT 1 FROM \(LocalLayout.stagedChangesTable) WHERE tbl = ?1 AND sync_id = ?2)
+                INSERT INTO \(StoreSchema.clocksTable)(tbl, sync_id, stamps) SELECT ?1, ?2, ?3
+                WHERE NOT EXISTS (SELECT 1 FROM \(StoreSchema.tombstonesTable) WHERE tbl = ?1 AND sync_id = ?2)
+                  AND NOT EXISTS (SELECT 1 FROM \(StoreSchema.pendingChangesTable) WHERE tbl = ?1 AND sync_id = ?2)
+                  AND NOT EXISTS (SELECT 1 FROM \(StoreSchema.stagedChangesTable) WHERE tbl = ?1 AND sync_id = ?2)
                 ON CONFLICT(tbl, sync_id) DO NOTHING
                 """)
             claim = statement
@@ -167,7 +167,7 @@ extension GRDBStore {
         /// Removes registers a claim inserted (`tbl`, `sync_id`).
         func release(_ db: Database) throws -> SQLiteStatement {
             if let release { return release }
-            let statement = try SQLiteStatement(db, sql: "DELETE FROM foldersync_clocks WHERE tbl = ?1 AND sync_id = ?2")
+            let statement = try SQLiteStatement(db, sql: "DELETE FROM \(StoreSchema.clocksTable) WHERE tbl = ?1 AND sync_id = ?2")
             self.release = statement
             return statement
         }
@@ -301,7 +301,7 @@ extension GRDBStore {
         let delete = ChangeStamp(timestamp: timestamp, clientIdentifier: author)
         let tombstone = try tombstone(db, table.name, syncID, localClient: localClient)
         if MergeRule.isNewer(delete, than: tombstone) {
-            try db.cachedStatement(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, ?)")
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(StoreSchema.tombstonesTable)(tbl, sync_id, hlc, client) VALUES (?, ?, ?, ?)")
                 .execute(arguments: [table.name, syncID, Int64(bitPattern: timestamp.rawValue), author])
         }
         let exists = try rowExists(db, table: table, syncID: syncID)
@@ -318,13 +318,13 @@ extension GRDBStore {
                                                     message: "local changes to \(table.name) \(syncID) were dropped: client \(author) deleted the row",
                                                     table: table.name, syncID: syncID))
             }
-            try db.cachedStatement(sql: "DELETE FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?").execute(arguments: [table.name, syncID])
-            try db.cachedStatement(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ? AND staged_in = 0")
+            try db.cachedStatement(sql: "DELETE FROM \(StoreSchema.clocksTable) WHERE tbl = ? AND sync_id = ?").execute(arguments: [table.name, syncID])
+            try db.cachedStatement(sql: "DELETE FROM \(StoreSchema.pendingChangesTable) WHERE tbl = ? AND sync_id = ? AND staged_in = 0")
                 .execute(arguments: [table.name, syncID])
         case .lastWriterWins:
             if let row = try Row.fetchOne(db, sql: "SELECT * FROM \(quoted) WHERE \(id) = ?", arguments: [syncID]) {
                 for column in columns[table.name] ?? [] {
-                    try db.execute(sql: "INSERT OR REPLACE INTO foldersync_shadow(tbl, sync_id, col, value) VALUES (?, ?, ?, ?)",
+                    try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.shadowTable)(tbl, sync_id, col, value) VALUES (?, ?, ?, ?)",
                                    arguments: [table.name, syncID, column, row[column] as DatabaseValue])
                 }
             }
@@ -350,7 +350,7 @@ extension GRDBStore {
                                   unpublished: false, localValue: nil, localClient: localClient) == .apply else { continue }
             stamps.set(column.column, timestamp: column.timestamp.rawValue, client: author)
             changed = true
-            try db.execute(sql: "INSERT OR REPLACE INTO foldersync_shadow(tbl, sync_id, col, value) VALUES (?, ?, ?, ?)",
+            try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.shadowTable)(tbl, sync_id, col, value) VALUES (?, ?, ?, ?)",
                            arguments: [table.name, change.syncID, column.column, column.value.databaseValue])
         }
         if changed { try saveRegisters(db, stamps, table: table.name, syncID: change.syncID) }
@@ -358,7 +358,7 @@ extension GRDBStore {
             outcome.changesIgnored += 1
             return
         }
-        let kept = try Row.fetchAll(db, sql: "SELECT col, value FROM foldersync_shadow WHERE tbl = ? AND sync_id = ?",
+        let kept = try Row.fetchAll(db, sql: "SELECT col, value FROM \(StoreSchema.shadowTable) WHERE tbl = ? AND sync_id = ?",
                                     arguments: [table.name, change.syncID])
         let names = [table.syncIDColumn] + kept.map { $0[0] as String }
         var arguments: StatementArguments = [change.syncID]
@@ -367,7 +367,7 @@ extension GRDBStore {
             INSERT INTO \(table.name.quotedDatabaseIdentifier)(\(names.map(\.quotedDatabaseIdentifier).joined(separator: ", ")))
             VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))
             """, arguments: arguments)
-        try db.execute(sql: "DELETE FROM foldersync_shadow WHERE tbl = ? AND sync_id = ?", arguments: [table.name, change.syncID])
+        try db.execute(sql: "DELETE FROM \(StoreSchema.shadowTable) WHERE tbl = ? AND sync_id = ?", arguments: [table.name, change.syncID])
         outcome.changesApplied += 1
     }
 

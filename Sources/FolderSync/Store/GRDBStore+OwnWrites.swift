@@ -20,14 +20,14 @@ extension GRDBStore {
     /// Reads this client's published registers and deletes, before a whole store replaces them.
     func ownPublishedWrites(_ db: Database) throws -> OwnWrites {
         var writes = OwnWrites()
-        let pending = LocalLayout.unsynchronizedChangesTable, staged = LocalLayout.stagedChangesTable
+        let pending = StoreSchema.pendingChangesTable, staged = StoreSchema.stagedChangesTable
         for table in tables {
             let quoted = table.name.quotedDatabaseIdentifier, id = table.syncIDColumn.quotedDatabaseIdentifier
             let names = columns[table.name] ?? []
             if !names.isEmpty {
                 let rows = try Row.fetchCursor(db, sql: """
                     SELECT c.sync_id, c.stamps, \(names.map { "t." + $0.quotedDatabaseIdentifier }.joined(separator: ", "))
-                    FROM foldersync_clocks c JOIN \(quoted) t ON t.\(id) = c.sync_id
+                    FROM \(StoreSchema.clocksTable) c JOIN \(quoted) t ON t.\(id) = c.sync_id
                     WHERE c.tbl = ? AND NOT EXISTS (SELECT 1 FROM \(pending) p WHERE p.tbl = c.tbl AND p.sync_id = c.sync_id)
                       AND NOT EXISTS (SELECT 1 FROM \(staged) s WHERE s.tbl = c.tbl AND s.sync_id = c.sync_id)
                     """, arguments: [table.name])
@@ -43,7 +43,7 @@ extension GRDBStore {
             }
             guard table.deletePolicy == .deleteWins else { continue } // last writer wins keeps deleted rows' registers
             writes.deletes[table.name] = try Row.fetchAll(db, sql: """
-                SELECT d.sync_id, d.hlc FROM foldersync_tombstones d WHERE d.tbl = ? AND d.client IS NULL
+                SELECT d.sync_id, d.hlc FROM \(StoreSchema.tombstonesTable) d WHERE d.tbl = ? AND d.client IS NULL
                   AND NOT EXISTS (SELECT 1 FROM \(pending) p WHERE p.tbl = d.tbl AND p.sync_id = d.sync_id)
                   AND NOT EXISTS (SELECT 1 FROM \(staged) s WHERE s.tbl = d.tbl AND s.sync_id = d.sync_id)
                 """, arguments: [table.name]).map { ($0[0], $0[1]) }
@@ -60,13 +60,13 @@ extension GRDBStore {
         for table in tables {
             let quoted = table.name.quotedDatabaseIdentifier, id = table.syncIDColumn.quotedDatabaseIdentifier
             for (syncID, raw) in writes.deletes[table.name] ?? [] {
-                let existing = try Row.fetchOne(db, sql: "SELECT hlc, client FROM foldersync_tombstones WHERE tbl = ? AND sync_id = ?",
+                let existing = try Row.fetchOne(db, sql: "SELECT hlc, client FROM \(StoreSchema.tombstonesTable) WHERE tbl = ? AND sync_id = ?",
                                                 arguments: [table.name, syncID])
                 guard existing.map({ stamp(raw, nil) > stamp($0[0], $0[1]) }) ?? true else { continue }
                 try db.execute(sql: "DELETE FROM \(quoted) WHERE \(id) = ?", arguments: [syncID])
-                try db.execute(sql: "DELETE FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?", arguments: [table.name, syncID])
+                try db.execute(sql: "DELETE FROM \(StoreSchema.clocksTable) WHERE tbl = ? AND sync_id = ?", arguments: [table.name, syncID])
                 try db.execute(sql: """
-                    INSERT INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, NULL)
+                    INSERT INTO \(StoreSchema.tombstonesTable)(tbl, sync_id, hlc, client) VALUES (?, ?, ?, NULL)
                     ON CONFLICT(tbl, sync_id) DO UPDATE SET hlc = excluded.hlc, client = NULL
                     """, arguments: [table.name, syncID, raw])
             }

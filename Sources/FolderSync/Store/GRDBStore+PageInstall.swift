@@ -115,7 +115,7 @@ extension GRDBStore {
     private var syncedTableNames: Set<String> { Set(tables.map(\.name) + Self.snapshotMetadataTables) }
 
     private func holdsNoSyncedData(_ db: Database) throws -> Bool {
-        for name in tables.map(\.name) + Self.snapshotMetadataTables + [LocalLayout.unsynchronizedChangesTable, LocalLayout.stagedChangesTable] {
+        for name in tables.map(\.name) + Self.snapshotMetadataTables + [StoreSchema.pendingChangesTable, StoreSchema.stagedChangesTable] {
             if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(name.quotedDatabaseIdentifier))") == true { return false }
         }
         return true

@@ -11,13 +11,13 @@ extension GRDBStore {
                 let local = state.publishedSequence
                 guard remote > local else { return }
                 // Staged in sets whose numbers the remote gave to other changes: back to pending, marks merged.
-                let staged = try Row.fetchAll(db, sql: "SELECT tbl, sync_id, marks FROM \(LocalLayout.stagedChangesTable) WHERE staged_in > ?",
+                let staged = try Row.fetchAll(db, sql: "SELECT tbl, sync_id, marks FROM \(StoreSchema.stagedChangesTable) WHERE staged_in > ?",
                                               arguments: [local])
                 for row in staged {
                     let table: String = row[0], syncID: String = row[1]
                     try updatePendingMarks(db, table: table, syncID: syncID, add: try PendingMarks(row[2] as Data?).names, remove: [])
                 }
-                try db.execute(sql: "DELETE FROM \(LocalLayout.stagedChangesTable) WHERE staged_in > ?", arguments: [local])
+                try db.execute(sql: "DELETE FROM \(StoreSchema.stagedChangesTable) WHERE staged_in > ?", arguments: [local])
                 try Self.recordAppliedRun(db, client: localClient, through: local)
                 state.ownChangeSetsToReapplyAfter = local
                 state.publishedSequence = remote

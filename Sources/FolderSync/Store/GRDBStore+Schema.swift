@@ -16,46 +16,66 @@ import Foundation
 /// from the layout before the staged table. The bookkeeping is versioned: see `StoreSchema+Versions.swift`
 /// for its history and the migrations that bring older stores up to date.
 enum StoreSchema {
+    // The bookkeeping tables' names, each written once: SQL elsewhere interpolates them.
+    /// Store-wide values: the sync state, the bookkeeping version.
+    static let metaTable = "foldersync_meta"
+    /// One row per synced row: its columns' last-writer-wins registers, packed (``RowRegisters``).
+    static let clocksTable = "foldersync_clocks"
+    /// One row per deleted synced row: when and by whom it was deleted.
+    static let tombstonesTable = "foldersync_tombstones"
+    /// Under last writer wins, the values of a deleted row's columns, kept until a newer write revives it.
+    static let shadowTable = "foldersync_shadow"
+    /// Local changes neither published nor staged (TICoreDataSync's "unsynchronized sync changes"): one row per
+    /// changed synced row, its marked columns packed (``PendingMarks``).
+    static let pendingChangesTable = "foldersync_pending_changes"
+    /// Local changes staged into a change set not published yet: the same rows, with the set's sequence, removed
+    /// once the set is published.
+    static let stagedChangesTable = "foldersync_staged_changes"
+    /// The ledger of change sets applied (TICoreDataSync's "applied sync changes").
+    static let appliedChangeSetsTable = "foldersync_applied_change_sets"
+    /// The ledger's runs: per client, the sequence up to which every set is applied.
+    static let appliedRunsTable = "foldersync_applied_runs"
+
     /// The declaration of each bookkeeping table, as a new store creates it and every migration that creates
     /// the table creates it: the same text, so that a migrated store declares its tables exactly as a new one
     /// (a snapshot's tables are compared by their declarations before a page install).
     static let bookkeepingTables: [(name: String, sql: String)] = [
-        ("foldersync_meta", """
-            CREATE TABLE IF NOT EXISTS foldersync_meta(
+        (StoreSchema.metaTable, """
+            CREATE TABLE IF NOT EXISTS \(StoreSchema.metaTable)(
                 key TEXT PRIMARY KEY NOT NULL, value BLOB) WITHOUT ROWID
             """),
-        ("foldersync_clocks", """
-            CREATE TABLE IF NOT EXISTS foldersync_clocks(
+        (StoreSchema.clocksTable, """
+            CREATE TABLE IF NOT EXISTS \(StoreSchema.clocksTable)(
                 tbl TEXT NOT NULL, sync_id TEXT NOT NULL, stamps BLOB NOT NULL,
                 PRIMARY KEY(tbl, sync_id)) WITHOUT ROWID
             """),
-        ("foldersync_tombstones", """
-            CREATE TABLE IF NOT EXISTS foldersync_tombstones(
+        (StoreSchema.tombstonesTable, """
+            CREATE TABLE IF NOT EXISTS \(StoreSchema.tombstonesTable)(
                 tbl TEXT NOT NULL, sync_id TEXT NOT NULL, hlc INTEGER NOT NULL, client TEXT,
                 PRIMARY KEY(tbl, sync_id)) WITHOUT ROWID
             """),
-        (LocalLayout.unsynchronizedChangesTable, """
-            CREATE TABLE IF NOT EXISTS \(LocalLayout.unsynchronizedChangesTable)(
+        (StoreSchema.pendingChangesTable, """
+            CREATE TABLE IF NOT EXISTS \(StoreSchema.pendingChangesTable)(
                 tbl TEXT NOT NULL, sync_id TEXT NOT NULL, staged_in INTEGER NOT NULL, marks BLOB NOT NULL,
                 PRIMARY KEY(tbl, sync_id, staged_in)) WITHOUT ROWID
             """),
-        (LocalLayout.stagedChangesTable, """
-            CREATE TABLE IF NOT EXISTS \(LocalLayout.stagedChangesTable)(
+        (StoreSchema.stagedChangesTable, """
+            CREATE TABLE IF NOT EXISTS \(StoreSchema.stagedChangesTable)(
                 tbl TEXT NOT NULL, sync_id TEXT NOT NULL, staged_in INTEGER NOT NULL, marks BLOB NOT NULL,
                 PRIMARY KEY(tbl, sync_id, staged_in)) WITHOUT ROWID
             """),
-        ("foldersync_shadow", """
-            CREATE TABLE IF NOT EXISTS foldersync_shadow(
+        (StoreSchema.shadowTable, """
+            CREATE TABLE IF NOT EXISTS \(StoreSchema.shadowTable)(
                 tbl TEXT NOT NULL, sync_id TEXT NOT NULL, col TEXT NOT NULL, value,
                 PRIMARY KEY(tbl, sync_id, col)) WITHOUT ROWID
             """),
-        (LocalLayout.appliedChangeSetsTable, """
-            CREATE TABLE IF NOT EXISTS \(LocalLayout.appliedChangeSetsTable)(
+        (StoreSchema.appliedChangeSetsTable, """
+            CREATE TABLE IF NOT EXISTS \(StoreSchema.appliedChangeSetsTable)(
                 client TEXT NOT NULL, sequence INTEGER NOT NULL, change_set_id TEXT NOT NULL,
                 PRIMARY KEY(client, sequence)) WITHOUT ROWID
             """),
-        (GRDBStore.appliedRunsTable, """
-            CREATE TABLE IF NOT EXISTS \(GRDBStore.appliedRunsTable)(
+        (StoreSchema.appliedRunsTable, """
+            CREATE TABLE IF NOT EXISTS \(StoreSchema.appliedRunsTable)(
                 client TEXT PRIMARY KEY NOT NULL, through INTEGER NOT NULL) WITHOUT ROWID
             """),
     ]
@@ -78,14 +98,14 @@ enum StoreSchema {
     /// Whether any local change is unpublished: pending, or staged in a change set not published yet.
     static func holdsUnpublishedChanges(_ db: Database) throws -> Bool {
         try Bool.fetchOne(db, sql: """
-            SELECT EXISTS (SELECT 1 FROM \(LocalLayout.unsynchronizedChangesTable)) OR EXISTS (SELECT 1 FROM \(LocalLayout.stagedChangesTable))
+            SELECT EXISTS (SELECT 1 FROM \(StoreSchema.pendingChangesTable)) OR EXISTS (SELECT 1 FROM \(StoreSchema.stagedChangesTable))
             """) ?? false
     }
 
     /// Every unpublished change's `tbl, sync_id, marks`: pending ones, then staged ones (a row can have both).
     static let unpublishedChanges = """
-        SELECT tbl, sync_id, marks FROM \(LocalLayout.unsynchronizedChangesTable)
-        UNION ALL SELECT tbl, sync_id, marks FROM \(LocalLayout.stagedChangesTable)
+        SELECT tbl, sync_id, marks FROM \(StoreSchema.pendingChangesTable)
+        UNION ALL SELECT tbl, sync_id, marks FROM \(StoreSchema.stagedChangesTable)
         """
 
     /// Drops and recreates the three triggers of `table`, so that they follow schema migrations.
@@ -95,7 +115,7 @@ enum StoreSchema {
         let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + "'"
         let id = table.syncIDColumn.quotedDatabaseIdentifier
         func lit(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "''") + "'" }
-        let pending = LocalLayout.unsynchronizedChangesTable
+        let pending = StoreSchema.pendingChangesTable
         for kind in ["insert", "update", "delete"] {
             try db.execute(sql: "DROP TRIGGER IF EXISTS \"foldersync_\(name)_\(kind)\"")
         }
@@ -117,29 +137,29 @@ enum StoreSchema {
         // Delete wins: a deleted sync ID is refused. Last writer wins: it may come back, newer than its delete
         // (and the delete not yet staged is forgotten, below).
         let reuseCheck = lastWriterWins
-            ? "DELETE FROM foldersync_shadow WHERE tbl = \(literal) AND sync_id = NEW.\(id);"
+            ? "DELETE FROM \(StoreSchema.shadowTable) WHERE tbl = \(literal) AND sync_id = NEW.\(id);"
             : """
                 SELECT RAISE(ABORT, 'FolderSync: this sync ID belongs to a deleted row and cannot be reused')
-                    WHERE EXISTS (SELECT 1 FROM foldersync_tombstones WHERE tbl = \(literal) AND sync_id = NEW.\(id));
+                    WHERE EXISTS (SELECT 1 FROM \(StoreSchema.tombstonesTable) WHERE tbl = \(literal) AND sync_id = NEW.\(id));
             """
         let createdMarks = lastWriterWins ? "foldersync_unmark(marks, '\(deletedMarker)')" : "marks"
         // Last writer wins keeps a deleted row's registers, so that a newer update can bring the row back whole.
         let forgetRegisters = lastWriterWins
             ? (columns.isEmpty ? "" : """
-                INSERT INTO foldersync_shadow(tbl, sync_id, col, value)
+                INSERT INTO \(StoreSchema.shadowTable)(tbl, sync_id, col, value)
                     SELECT \(literal), OLD.\(id), v.col, v.value FROM (\(oldValues)) AS v WHERE true
                     ON CONFLICT(tbl, sync_id, col) DO UPDATE SET value = excluded.value;
             """)
-            : "DELETE FROM foldersync_clocks WHERE tbl = \(literal) AND sync_id = OLD.\(id);"
+            : "DELETE FROM \(StoreSchema.clocksTable) WHERE tbl = \(literal) AND sync_id = OLD.\(id);"
         // Delete wins: writes to the row not yet staged die with it. Last writer wins: they travel with the delete.
         let deletedMarks = lastWriterWins ? "foldersync_mark(foldersync_unmark(marks, '\(createdMarker)'), '\(deletedMarker)')" : "excluded.marks"
         let columnArguments = columns.isEmpty ? "" : ", " + allColumns
         // The registers are computed once, from the stored ones (an upsert would evaluate both its VALUES and its
         // DO UPDATE, ticking the clock twice), then stored whether the row had registers or not.
-        let storedStamps = "(SELECT stamps FROM foldersync_clocks WHERE tbl = \(literal) AND sync_id = NEW.\(id))"
+        let storedStamps = "(SELECT stamps FROM \(StoreSchema.clocksTable) WHERE tbl = \(literal) AND sync_id = NEW.\(id))"
         let stampUpsert = "ON CONFLICT(tbl, sync_id) DO UPDATE SET stamps = excluded.stamps"
         let stampColumns = columns.isEmpty ? "" : """
-                INSERT INTO foldersync_clocks(tbl, sync_id, stamps) VALUES (\(literal), NEW.\(id), foldersync_stamp(\(storedStamps), \(allColumns)))
+                INSERT INTO \(StoreSchema.clocksTable)(tbl, sync_id, stamps) VALUES (\(literal), NEW.\(id), foldersync_stamp(\(storedStamps), \(allColumns)))
                     \(stampUpsert);
             """
         try db.execute(sql: """
@@ -158,7 +178,7 @@ enum StoreSchema {
                     INSERT INTO \(pending)(tbl, sync_id, staged_in, marks)
                         SELECT \(literal), NEW.\(id), 0, foldersync_mark(NULL, \(changedColumns)) WHERE \(anyChanged)
                         \(pendingConflict) foldersync_mark(marks, \(changedColumns));
-                    INSERT INTO foldersync_clocks(tbl, sync_id, stamps)
+                    INSERT INTO \(StoreSchema.clocksTable)(tbl, sync_id, stamps)
                         SELECT \(literal), NEW.\(id), foldersync_stamp(\(storedStamps), \(changedColumns)) WHERE \(anyChanged)
                         \(stampUpsert);
                 END;
@@ -169,7 +189,7 @@ enum StoreSchema {
             \(forgetRegisters)
                 INSERT INTO \(pending)(tbl, sync_id, staged_in, marks) VALUES (\(literal), OLD.\(id), 0, foldersync_mark(NULL, '\(deletedMarker)'))
                     \(pendingConflict) \(deletedMarks);
-                INSERT INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (\(literal), OLD.\(id), foldersync_tick(), NULL)
+                INSERT INTO \(StoreSchema.tombstonesTable)(tbl, sync_id, hlc, client) VALUES (\(literal), OLD.\(id), foldersync_tick(), NULL)
                     ON CONFLICT(tbl, sync_id) DO UPDATE SET hlc = excluded.hlc, client = excluded.client;
             END;
             """)

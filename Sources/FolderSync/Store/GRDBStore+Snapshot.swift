@@ -6,7 +6,7 @@ import Glibc
 
 extension GRDBStore: SnapshottingModelAdapter {
     /// The tables a snapshot carries besides the synced ones: merge metadata.
-    static let snapshotMetadataTables = ["foldersync_clocks", "foldersync_tombstones", "foldersync_shadow"]
+    static let snapshotMetadataTables = [StoreSchema.clocksTable, StoreSchema.tombstonesTable, StoreSchema.shadowTable]
 
     /// 1: registers one row per column (`foldersync_clocks` with a `col` column); 2: registers packed one row per
     /// synced row (`RowRegisters`), with tombstones and the shadow table of last-writer-wins deletes.
@@ -47,8 +47,8 @@ extension GRDBStore: SnapshottingModelAdapter {
                 }
                 // "No client" means "this client" locally; in a snapshot every stamp names its client.
                 try StoreFunctions.addPure(db)
-                try db.execute(sql: "UPDATE foldersync_clocks SET stamps = foldersync_owned(stamps, ?)", arguments: [localClient])
-                try db.execute(sql: "UPDATE foldersync_tombstones SET client = ? WHERE client IS NULL", arguments: [localClient])
+                try db.execute(sql: "UPDATE \(StoreSchema.clocksTable) SET stamps = foldersync_owned(stamps, ?)", arguments: [localClient])
+                try db.execute(sql: "UPDATE \(StoreSchema.tombstonesTable) SET client = ? WHERE client IS NULL", arguments: [localClient])
                 try db.execute(sql: "VACUUM INTO ?", arguments: [url.path])
                 return covers
             }
@@ -60,7 +60,7 @@ extension GRDBStore: SnapshottingModelAdapter {
     /// The bookkeeping of an installed store: no pending change, the ledger of what it covers, the sync state
     /// (what this client published, what it must apply again). The same for both ways of installing.
     func recordInstalledStore(covers: [String: Int64], localClient: String, _ db: Database) throws {
-        for name in [LocalLayout.unsynchronizedChangesTable, LocalLayout.stagedChangesTable] {
+        for name in [StoreSchema.pendingChangesTable, StoreSchema.stagedChangesTable] {
             try db.execute(sql: "DELETE FROM \(name)")
         }
         try Self.replaceLedger(db, covers: covers)
@@ -107,7 +107,7 @@ extension GRDBStore: SnapshottingModelAdapter {
         let snapshot = try DatabaseQueue(path: url.path)
         defer { try? snapshot.close() }
         try snapshot.write { db in
-            guard let first = try Data.fetchOne(db, sql: "SELECT stamps FROM foldersync_clocks LIMIT 1"),
+            guard let first = try Data.fetchOne(db, sql: "SELECT stamps FROM \(StoreSchema.clocksTable) LIMIT 1"),
                   LegacyRegisters.lacksHead(first) else { return }
             do {
                 try StoreSchema.addNewestTimestampHeads(db)
@@ -195,7 +195,7 @@ extension GRDBStore: SnapshottingModelAdapter {
                 switch column {
                 case StoreSchema.deletedMarker:
                     entry.deleted = true
-                    entry.deletionStamp = try Int64.fetchOne(db, sql: "SELECT hlc FROM foldersync_tombstones WHERE tbl = ? AND sync_id = ?",
+                    entry.deletionStamp = try Int64.fetchOne(db, sql: "SELECT hlc FROM \(StoreSchema.tombstonesTable) WHERE tbl = ? AND sync_id = ?",
                                                              arguments: [name, syncID]).map { UInt64(bitPattern: $0) }
                 case StoreSchema.createdMarker: entry.created = true
                 default:
@@ -249,7 +249,7 @@ extension GRDBStore: SnapshottingModelAdapter {
             }
             let table = row.table.name.quotedDatabaseIdentifier, id = row.table.syncIDColumn.quotedDatabaseIdentifier
             let exists = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(table) WHERE \(id) = ?)", arguments: [row.syncID]) ?? false
-            let tombstoned = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM foldersync_tombstones WHERE tbl = ? AND sync_id = ?)",
+            let tombstoned = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(StoreSchema.tombstonesTable) WHERE tbl = ? AND sync_id = ?)",
                                                arguments: [row.table.name, row.syncID]) ?? false
             if row.deleted {
                 let deletion = row.deletionStamp.map { ChangeStamp(timestamp: HybridTimestamp(rawValue: $0), clientIdentifier: localClient) }
@@ -260,13 +260,13 @@ extension GRDBStore: SnapshottingModelAdapter {
                 if exists {
                     try db.execute(sql: "DELETE FROM \(table) WHERE \(id) = ?", arguments: [row.syncID])
                     if let stamp = row.deletionStamp {
-                        try db.execute(sql: "UPDATE foldersync_tombstones SET hlc = ? WHERE tbl = ? AND sync_id = ?",
+                        try db.execute(sql: "UPDATE \(StoreSchema.tombstonesTable) SET hlc = ? WHERE tbl = ? AND sync_id = ?",
                                        arguments: [Int64(bitPattern: stamp), row.table.name, row.syncID])
                     }
                 } else if !tombstoned {
                     // A row the store does not have (created here, or by a change set the store does not cover):
                     // the delete must still stand and travel, or that change set would bring the row back.
-                    try db.execute(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, NULL)",
+                    try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.tombstonesTable)(tbl, sync_id, hlc, client) VALUES (?, ?, ?, NULL)",
                                    arguments: [row.table.name, row.syncID, try Int64(bitPattern: row.deletionStamp ?? clock.tick(now: now()).rawValue)])
                     try updatePendingMarks(db, table: row.table.name, syncID: row.syncID, add: [StoreSchema.deletedMarker], remove: [])
                 }
@@ -295,7 +295,7 @@ extension GRDBStore: SnapshottingModelAdapter {
                 try db.execute(sql: "INSERT INTO \(table)(\(([id] + all.map(\.quotedDatabaseIdentifier)).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: all.count + 1).joined(separator: ", ")))",
                                arguments: [row.syncID] + StatementArguments(all.map { local[$0]! }))
                 let marks = try PendingMarks(try Data.fetchOne(db, sql: """
-                    SELECT marks FROM \(LocalLayout.unsynchronizedChangesTable) WHERE tbl = ? AND sync_id = ? AND staged_in = 0
+                    SELECT marks FROM \(StoreSchema.pendingChangesTable) WHERE tbl = ? AND sync_id = ? AND staged_in = 0
                     """, arguments: [row.table.name, row.syncID]))
                 try updatePendingMarks(db, table: row.table.name, syncID: row.syncID, add: [],
                                        remove: marks.names.filter { !names.contains($0) })
@@ -334,41 +334,41 @@ extension GRDBStore: SnapshottingModelAdapter {
                 // each with the time it was made.
                 let pendingDeletes = try Row.fetchAll(db, sql: """
                     SELECT DISTINCT u.tbl, u.sync_id, d.hlc FROM (\(StoreSchema.unpublishedChanges)) u
-                    LEFT JOIN foldersync_tombstones d ON d.tbl = u.tbl AND d.sync_id = u.sync_id
+                    LEFT JOIN \(StoreSchema.tombstonesTable) d ON d.tbl = u.tbl AND d.sync_id = u.sync_id
                     WHERE foldersync_marked(u.marks, ?)
                     """, arguments: [StoreSchema.deletedMarker]).map { ($0[0] as String, $0[1] as String, $0[2] as Int64?) }
                 // The old epoch's merge history goes, but for the time each value was written (its register).
-                for name in ["foldersync_tombstones", "foldersync_shadow", LocalLayout.unsynchronizedChangesTable, LocalLayout.stagedChangesTable] {
+                for name in [StoreSchema.tombstonesTable, StoreSchema.shadowTable, StoreSchema.pendingChangesTable, StoreSchema.stagedChangesTable] {
                     try db.execute(sql: "DELETE FROM \(name)")
                 }
                 try Self.replaceLedger(db)
                 let synced = tables.map(\.name)
-                try db.execute(sql: "DELETE FROM foldersync_clocks WHERE tbl NOT IN (\(synced.map { _ in "?" }.joined(separator: ", ")))",
+                try db.execute(sql: "DELETE FROM \(StoreSchema.clocksTable) WHERE tbl NOT IN (\(synced.map { _ in "?" }.joined(separator: ", ")))",
                                arguments: StatementArguments(synced))
                 for table in tables {
                     let names = columns[table.name] ?? []
                     let quoted = table.name.quotedDatabaseIdentifier, id = table.syncIDColumn.quotedDatabaseIdentifier
-                    try db.execute(sql: "DELETE FROM foldersync_clocks WHERE tbl = ? AND sync_id NOT IN (SELECT \(id) FROM \(quoted))",
+                    try db.execute(sql: "DELETE FROM \(StoreSchema.clocksTable) WHERE tbl = ? AND sync_id NOT IN (SELECT \(id) FROM \(quoted))",
                                    arguments: [table.name])
                     if !names.isEmpty {
                         let arguments = StatementArguments([table.name]) + StatementArguments(names)
                         let columnsList = names.map { _ in "?" }.joined(separator: ", ")
-                        try db.execute(sql: "UPDATE foldersync_clocks SET stamps = foldersync_rejoined(stamps, \(columnsList)) WHERE tbl = ?",
+                        try db.execute(sql: "UPDATE \(StoreSchema.clocksTable) SET stamps = foldersync_rejoined(stamps, \(columnsList)) WHERE tbl = ?",
                                        arguments: StatementArguments(names) + [table.name])
                         try db.execute(sql: """
-                            INSERT INTO foldersync_clocks(tbl, sync_id, stamps)
+                            INSERT INTO \(StoreSchema.clocksTable)(tbl, sync_id, stamps)
                             SELECT ?1, t.\(id), foldersync_rejoined(NULL, \(names.indices.map { "?\($0 + 2)" }.joined(separator: ", "))) FROM \(quoted) t
-                            WHERE NOT EXISTS (SELECT 1 FROM foldersync_clocks c WHERE c.tbl = ?1 AND c.sync_id = t.\(id))
+                            WHERE NOT EXISTS (SELECT 1 FROM \(StoreSchema.clocksTable) c WHERE c.tbl = ?1 AND c.sync_id = t.\(id))
                             """, arguments: arguments)
                     }
                     try db.execute(sql: """
-                        INSERT OR REPLACE INTO \(LocalLayout.unsynchronizedChangesTable)(tbl, sync_id, staged_in, marks)
+                        INSERT OR REPLACE INTO \(StoreSchema.pendingChangesTable)(tbl, sync_id, staged_in, marks)
                         SELECT ?, \(id), 0, ? FROM \(quoted)
                         """, arguments: [table.name, PendingMarks([StoreSchema.createdMarker] + names).encoded])
                 }
-                let tombstones = try db.makeStatement(sql: "INSERT OR REPLACE INTO foldersync_tombstones(tbl, sync_id, hlc, client) VALUES (?, ?, ?, NULL)")
+                let tombstones = try db.makeStatement(sql: "INSERT OR REPLACE INTO \(StoreSchema.tombstonesTable)(tbl, sync_id, hlc, client) VALUES (?, ?, ?, NULL)")
                 let pending = try db.makeStatement(sql: """
-                    INSERT OR REPLACE INTO \(LocalLayout.unsynchronizedChangesTable)(tbl, sync_id, staged_in, marks) VALUES (?, ?, 0, ?)
+                    INSERT OR REPLACE INTO \(StoreSchema.pendingChangesTable)(tbl, sync_id, staged_in, marks) VALUES (?, ?, 0, ?)
                     """)
                 let deleted = PendingMarks([StoreSchema.deletedMarker]).encoded
                 for (table, syncID, stamp) in pendingDeletes {

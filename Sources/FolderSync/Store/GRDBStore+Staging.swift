@@ -28,16 +28,16 @@ extension GRDBStore {
                 }
                 guard count > 0 else {
                     // Marks whose every write another client's newer one superseded carry nothing to publish.
-                    try db.execute(sql: "DELETE FROM \(LocalLayout.unsynchronizedChangesTable)")
+                    try db.execute(sql: "DELETE FROM \(StoreSchema.pendingChangesTable)")
                     return 0
                 }
                 let last = try seal()
                 // Moved to a table of their own, in key order (appended, when no other set waits to be published), and
                 // the pending table emptied whole: in one table, copying them under the new key cost 2.8× as much
                 // (sqlite3 .timer, scenario 1's 100,000 rows). The sequence is new, so no staged row has its key yet.
-                let pendingTable = LocalLayout.unsynchronizedChangesTable
+                let pendingTable = StoreSchema.pendingChangesTable
                 try db.execute(sql: """
-                    INSERT INTO \(LocalLayout.stagedChangesTable)(tbl, sync_id, staged_in, marks)
+                    INSERT INTO \(StoreSchema.stagedChangesTable)(tbl, sync_id, staged_in, marks)
                     SELECT tbl, sync_id, ?, marks FROM \(pendingTable)
                     """, arguments: [last])
                 try db.execute(sql: "DELETE FROM \(pendingTable)")
@@ -57,9 +57,9 @@ extension GRDBStore {
         let values = names.map { ", t." + $0.quotedDatabaseIdentifier }.joined()
         return try SQLiteStatement(db, sql: """
             SELECT p.sync_id, p.marks, t.\(id) IS NOT NULL, c.stamps\(values)
-            FROM \(LocalLayout.unsynchronizedChangesTable) p
+            FROM \(StoreSchema.pendingChangesTable) p
             LEFT JOIN \(table.name.quotedDatabaseIdentifier) t ON t.\(id) = p.sync_id
-            LEFT JOIN foldersync_clocks c ON c.tbl = p.tbl AND c.sync_id = p.sync_id
+            LEFT JOIN \(StoreSchema.clocksTable) c ON c.tbl = p.tbl AND c.sync_id = p.sync_id
             WHERE p.tbl = ?1
             ORDER BY p.sync_id
             """)
@@ -115,7 +115,7 @@ extension GRDBStore {
     /// A delete another client made later than this one (applied before staging) supersedes it: only the writes go.
     private func deletion(_ db: Database, table synced: SyncedTable, syncID: String, marked: PendingMarks) throws -> SyncChange? {
         let table = synced.name
-        guard let tombstone = try Row.fetchOne(db, sql: "SELECT hlc, client FROM foldersync_tombstones WHERE tbl = ? AND sync_id = ?",
+        guard let tombstone = try Row.fetchOne(db, sql: "SELECT hlc, client FROM \(StoreSchema.tombstonesTable) WHERE tbl = ? AND sync_id = ?",
                                                arguments: [table, syncID]) else { return nil }
         guard (tombstone[1] as String?) == nil else {
             return try writesToDeletedRow(db, table: synced, syncID: syncID, marked: marked)
@@ -138,7 +138,7 @@ extension GRDBStore {
     /// only): from the shadow table, or from the row when another client's newer write brought it back.
     private func localWritesOfDeletedRow(_ db: Database, table: SyncedTable, syncID: String, marked: PendingMarks) throws -> [ColumnChange] {
         guard table.deletePolicy == .lastWriterWins else { return [] }
-        let registers = try RowRegisters(try Data.fetchOne(db, sql: "SELECT stamps FROM foldersync_clocks WHERE tbl = ? AND sync_id = ?",
+        let registers = try RowRegisters(try Data.fetchOne(db, sql: "SELECT stamps FROM \(StoreSchema.clocksTable) WHERE tbl = ? AND sync_id = ?",
                                                              arguments: [table.name, syncID]))
         let local = (columns[table.name] ?? []).filter { marked.contains($0) && (registers[$0].map { $0.client == nil } ?? false) }
             .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }   // as SQLite orders names: the bytes of a set stay the same
@@ -149,7 +149,7 @@ extension GRDBStore {
                                       arguments: [syncID]) {
             for (index, column) in local.enumerated() { values[column] = row[index] }
         } else {
-            for row in try Row.fetchAll(db, sql: "SELECT col, value FROM foldersync_shadow WHERE tbl = ? AND sync_id = ?",
+            for row in try Row.fetchAll(db, sql: "SELECT col, value FROM \(StoreSchema.shadowTable) WHERE tbl = ? AND sync_id = ?",
                                         arguments: [table.name, syncID]) {
                 values[row[0]] = row[1] as DatabaseValue
             }

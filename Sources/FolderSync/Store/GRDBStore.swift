@@ -156,7 +156,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     @_spi(ModelAdapter) public func loadSyncState() throws -> LocalSyncState {
         try wrap("reading the sync state") {
             try database.read { db in
-                guard let data = try Data.fetchOne(db, sql: "SELECT value FROM foldersync_meta WHERE key = ?", arguments: [Self.stateKey])
+                guard let data = try Data.fetchOne(db, sql: "SELECT value FROM \(StoreSchema.metaTable) WHERE key = ?", arguments: [Self.stateKey])
                 else { return LocalSyncState() }
                 return try JSONDecoder().decode(LocalSyncState.self, from: data)
             }
@@ -171,7 +171,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     }
 
     static func save(state data: Data, _ db: Database) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO foldersync_meta(key, value) VALUES (?, ?)", arguments: [stateKey, data])
+        try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.metaTable)(key, value) VALUES (?, ?)", arguments: [stateKey, data])
     }
 
     @_spi(ModelAdapter) public func appliedChangeSets() throws -> AppliedChangeSets {
@@ -191,7 +191,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     @_spi(ModelAdapter) public func markPublished(throughSequence sequence: Int64) throws {
         try wrap("marking changes published") {
             try database.write { db in
-                try db.execute(sql: "DELETE FROM \(LocalLayout.stagedChangesTable) WHERE staged_in <= ?", arguments: [sequence])
+                try db.execute(sql: "DELETE FROM \(StoreSchema.stagedChangesTable) WHERE staged_in <= ?", arguments: [sequence])
                 var state = try loadState(db)
                 state.publishedSequence = max(state.publishedSequence, sequence)
                 try Self.save(state: try JSONEncoder().encode(state), db)
@@ -200,7 +200,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     }
 
     func loadState(_ db: Database) throws -> LocalSyncState {
-        guard let data = try Data.fetchOne(db, sql: "SELECT value FROM foldersync_meta WHERE key = ?", arguments: [Self.stateKey])
+        guard let data = try Data.fetchOne(db, sql: "SELECT value FROM \(StoreSchema.metaTable) WHERE key = ?", arguments: [Self.stateKey])
         else { return LocalSyncState() }
         return try JSONDecoder().decode(LocalSyncState.self, from: data)
     }

@@ -7,7 +7,7 @@ import GRDB
 extension StoreSchema {
     /// Version 3 → 4: staged changes move from the pending table to `foldersync_staged_changes`.
     static func splitStagedChanges(_ db: Database) throws {
-        let pending = LocalLayout.unsynchronizedChangesTable, staged = LocalLayout.stagedChangesTable
+        let pending = StoreSchema.pendingChangesTable, staged = StoreSchema.stagedChangesTable
         try createBookkeepingTable(staged, db)
         try db.execute(sql: "INSERT INTO \(staged)(tbl, sync_id, staged_in, marks) SELECT tbl, sync_id, staged_in, marks FROM \(pending) WHERE staged_in > 0")
         try db.execute(sql: "DELETE FROM \(pending) WHERE staged_in > 0")
@@ -15,7 +15,7 @@ extension StoreSchema {
 
     /// Version 4 → 5: each client's run of applied change sets, read from the ledger once.
     static func addAppliedRuns(_ db: Database) throws {
-        try createBookkeepingTable(GRDBStore.appliedRunsTable, db)
+        try createBookkeepingTable(StoreSchema.appliedRunsTable, db)
         try GRDBStore.addRuns(db)
     }
 }

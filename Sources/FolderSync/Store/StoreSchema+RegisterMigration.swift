@@ -9,7 +9,7 @@ extension StoreSchema {
     /// Stores from before the shadow table (version 1 from its first commits) get it, and every other table of
     /// version 1 a store lacks.
     static func packRegisterRows(_ db: Database) throws {
-        let pending = LocalLayout.unsynchronizedChangesTable
+        let pending = StoreSchema.pendingChangesTable
         // Version 1's capture triggers refer to its tables by their columns: renaming a table rewrites them to
         // follow it, and once it is dropped SQLite refuses every later change of the schema ("error in trigger").
         // They go first; the store makes its triggers again once its bookkeeping is current.
@@ -17,12 +17,12 @@ extension StoreSchema {
             try db.execute(sql: "DROP TRIGGER \(name.quotedDatabaseIdentifier)")
         }
         // Tables version 1 had from its first commits but the shadow table, declared then as now: made if missing.
-        for name in ["foldersync_meta", "foldersync_tombstones", "foldersync_shadow", LocalLayout.appliedChangeSetsTable] {
+        for name in [StoreSchema.metaTable, StoreSchema.tombstonesTable, StoreSchema.shadowTable, StoreSchema.appliedChangeSetsTable] {
             try createBookkeepingTable(name, db)
         }
-        try db.execute(sql: "ALTER TABLE foldersync_clocks RENAME TO foldersync_clocks_columns")
-        try createBookkeepingTable("foldersync_clocks", db)
-        let insert = try db.makeStatement(sql: "INSERT INTO foldersync_clocks(tbl, sync_id, stamps) VALUES (?, ?, ?)")
+        try db.execute(sql: "ALTER TABLE \(StoreSchema.clocksTable) RENAME TO foldersync_clocks_columns")
+        try createBookkeepingTable(StoreSchema.clocksTable, db)
+        let insert = try db.makeStatement(sql: "INSERT INTO \(StoreSchema.clocksTable)(tbl, sync_id, stamps) VALUES (?, ?, ?)")
         var current: (table: String, syncID: String, registers: RowRegisters)?
         func flush() throws {
             guard let row = current else { return }
@@ -65,11 +65,11 @@ extension StoreSchema {
 
     /// Version 2 → 3: every `stamps` value is written again with the newest register's timestamp at its head.
     static func addNewestTimestampHeads(_ db: Database) throws {
-        let update = try db.makeStatement(sql: "UPDATE foldersync_clocks SET stamps = ? WHERE tbl = ? AND sync_id = ?")
+        let update = try db.makeStatement(sql: "UPDATE \(StoreSchema.clocksTable) SET stamps = ? WHERE tbl = ? AND sync_id = ?")
         // In batches by key, each read whole before it is written: a row is never read again once converted
         // (a table changed under an open cursor may deliver a row twice), and memory does not grow with the store.
         let batch = try db.makeStatement(sql: """
-            SELECT tbl, sync_id, stamps FROM foldersync_clocks WHERE (tbl, sync_id) > (?, ?) ORDER BY tbl, sync_id LIMIT 10000
+            SELECT tbl, sync_id, stamps FROM \(StoreSchema.clocksTable) WHERE (tbl, sync_id) > (?, ?) ORDER BY tbl, sync_id LIMIT 10000
             """)
         var after = ("", "")
         while true {

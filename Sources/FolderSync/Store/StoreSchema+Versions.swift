@@ -55,8 +55,8 @@ extension StoreSchema {
 
     /// The recorded version, or `nil` when none is recorded.
     static func recordedBookkeepingVersion(_ db: Database, path: String? = nil) throws -> Int? {
-        guard try db.tableExists("foldersync_meta") else { return nil }
-        guard let value = try DatabaseValue.fetchOne(db, sql: "SELECT value FROM foldersync_meta WHERE key = ?",
+        guard try db.tableExists(StoreSchema.metaTable) else { return nil }
+        guard let value = try DatabaseValue.fetchOne(db, sql: "SELECT value FROM \(StoreSchema.metaTable) WHERE key = ?",
                                                      arguments: [bookkeepingVersionKey]) else { return nil }
         guard case .int64(let version) = value.storage, version >= 1, version <= Int64(Int32.max) else {
             throw FolderSyncError(.localStoreFailed, "the store's bookkeeping version \(value) is not a version number", path: path)
@@ -95,7 +95,7 @@ extension StoreSchema {
         var statement: OpaquePointer?
         defer { sqlite3_finalize(statement) }
         // No foldersync_meta (a new or foreign file), or not a database: nothing recorded.
-        guard sqlite3_prepare_v2(connection, "SELECT value FROM foldersync_meta WHERE key = ?", -1, &statement, nil) == SQLITE_OK else { return }
+        guard sqlite3_prepare_v2(connection, "SELECT value FROM \(StoreSchema.metaTable) WHERE key = ?", -1, &statement, nil) == SQLITE_OK else { return }
         let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
         sqlite3_bind_text(statement, 1, bookkeepingVersionKey, -1, transient)
         guard sqlite3_step(statement) == SQLITE_ROW else { return }
@@ -125,7 +125,7 @@ extension StoreSchema {
             try db.execute(sql: bookkeeping)
         }
         if recorded != currentBookkeepingVersion {
-            try db.execute(sql: "INSERT OR REPLACE INTO foldersync_meta(key, value) VALUES (?, ?)",
+            try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.metaTable)(key, value) VALUES (?, ?)",
                            arguments: [bookkeepingVersionKey, currentBookkeepingVersion])
         }
     }
@@ -133,13 +133,13 @@ extension StoreSchema {
     /// The version of a store that records none, told by the shape of its tables (once: it is recorded after);
     /// `nil` for a store with no bookkeeping yet.
     static func identifyUnversionedBookkeeping(_ db: Database) throws -> Int? {
-        guard try db.tableExists("foldersync_clocks") else { return nil }
-        if try db.columns(in: "foldersync_clocks").contains(where: { $0.name == "col" }) { return 1 }
-        if let stamps = try Data.fetchOne(db, sql: "SELECT stamps FROM foldersync_clocks LIMIT 1"), LegacyRegisters.lacksHead(stamps) {
+        guard try db.tableExists(StoreSchema.clocksTable) else { return nil }
+        if try db.columns(in: StoreSchema.clocksTable).contains(where: { $0.name == "col" }) { return 1 }
+        if let stamps = try Data.fetchOne(db, sql: "SELECT stamps FROM \(StoreSchema.clocksTable) LIMIT 1"), LegacyRegisters.lacksHead(stamps) {
             return 2
         }
-        if try !db.tableExists(LocalLayout.stagedChangesTable) { return 3 }
-        if try !db.tableExists(GRDBStore.appliedRunsTable) { return 4 }
+        if try !db.tableExists(StoreSchema.stagedChangesTable) { return 3 }
+        if try !db.tableExists(StoreSchema.appliedRunsTable) { return 4 }
         return 5
     }
 }

@@ -153,7 +153,7 @@ struct BookkeepingVersionTests {
         let url = try Golden.copy("local-stores/bookkeeping-v3.sqlite", into: directory.url)
         // A version-3 store holding a runs table of another shape: migration 4 runs, then migration 5 fails.
         let queue = try DatabaseQueue(path: url.path)
-        try queue.write { db in try db.execute(sql: "CREATE TABLE \(GRDBStore.appliedRunsTable)(unrelated TEXT)") }
+        try queue.write { db in try db.execute(sql: "CREATE TABLE \(StoreSchema.appliedRunsTable)(unrelated TEXT)") }
         try queue.close()
         func contents() throws -> [String] {
             let queue = try DatabaseQueue(path: url.path)
@@ -161,7 +161,7 @@ struct BookkeepingVersionTests {
             return try queue.read { db in
                 try String.fetchAll(db, sql: "SELECT type || ' ' || name || ': ' || ifnull(sql, '') FROM sqlite_master ORDER BY name")
                     + [try String.fetchOne(db, sql: "SELECT hex(stamps) FROM foldersync_clocks ORDER BY tbl, sync_id LIMIT 1") ?? "",
-                       try String.fetchOne(db, sql: "SELECT group_concat(tbl || sync_id || staged_in) FROM \(LocalLayout.unsynchronizedChangesTable)") ?? ""]
+                       try String.fetchOne(db, sql: "SELECT group_concat(tbl || sync_id || staged_in) FROM \(StoreSchema.pendingChangesTable)") ?? ""]
             }
         }
         #expect(try DatabaseQueue(path: url.path).read { try StoreSchema.identifyUnversionedBookkeeping($0) } == 3)

@@ -105,14 +105,14 @@ enum NeutralDump {
             lines.append("shadow|\(row[0] as String)|\(row[1] as String)|\(row[2] as String)|" + value(row[3] as DatabaseValue))
         }
         guard full else { return lines.sorted().joined(separator: "\n") + "\n" }
-        for source in [LocalLayout.unsynchronizedChangesTable, LocalLayout.stagedChangesTable] {
+        for source in [StoreSchema.pendingChangesTable, StoreSchema.stagedChangesTable] {
             for row in try Row.fetchAll(db, sql: "SELECT tbl, sync_id, staged_in, marks FROM \(source)") {
                 for name in try PendingMarks(row[3] as Data?).names {
                     lines.append("mark|\(row[0] as String)|\(row[1] as String)|\(row[2] as Int64)|\(name)")
                 }
             }
         }
-        for row in try Row.fetchAll(db, sql: "SELECT client, sequence, change_set_id FROM \(LocalLayout.appliedChangeSetsTable)") {
+        for row in try Row.fetchAll(db, sql: "SELECT client, sequence, change_set_id FROM \(StoreSchema.appliedChangeSetsTable)") {
             lines.append("ledger|\(row[0] as String)|\(row[1] as Int64)|\(row[2] as String)")
         }
         for row in try Row.fetchAll(db, sql: "SELECT key, value FROM app_settings") {
