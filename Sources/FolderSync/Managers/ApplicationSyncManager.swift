@@ -62,26 +62,31 @@ open class ApplicationSyncManager: @unchecked Sendable {
 
     /// The remote this manager's documents read and write: the one given at creation, or, once registered with an
     /// encrypted application, the ``EncryptedFileSystem`` in front of it.
-    public var remote: any RemoteFileSystem { remoteBox.current }
+    public var remote: any RemoteFileSystem { mutable.current.remote }
     /// The remote given at creation, which holds the sealed files of an encrypted application.
     public let underlyingRemote: any RemoteFileSystem
     /// The clock, identifier source and logger every operation of this manager and its documents uses.
     public let environment: SyncEnvironment
-    private let remoteBox: Locked<any RemoteFileSystem>
-    private let encryptionHandlerBox = Locked<(@Sendable (EncryptionRequest) async -> EncryptionAnswer)?>(nil)
-    private let keyStoreBox = Locked<(any EncryptionKeyStore)?>(nil)
-    private let requiresEncryptionBox = Locked(false)
-    private let replacementHandlerBox = Locked<(@Sendable (RemoteReplacementRequest) async -> Bool)?>(nil)
-    /// Whether this launch came up from a remembered registration and has not registered with the remote yet.
-    private let checksRemote = Locked(false)
-    /// Whether a document of this client remembers registering: the application's tree is then never created again.
-    private let registeredBefore = Locked(false)
-    /// The registration with the remote a document asked for, shared by the documents that ask at once.
-    private let pendingRegistration = Locked<Task<Void, any Error>?>(nil)
-    private let encryptionKeyFileBox = Locked<Data?>(nil)
-    private let configuration = Locked<(Configuration, RemoteLayout)?>(nil)
+    /// Everything of this manager that changes after creation, behind one lock: the remote and what registration
+    /// found move together.
+    private struct MutableState {
+        var remote: any RemoteFileSystem
+        var encryptionHandler: (@Sendable (EncryptionRequest) async -> EncryptionAnswer)?
+        var encryptionKeyStore: (any EncryptionKeyStore)?
+        var requiresEncryption = false
+        var remoteReplacementHandler: (@Sendable (RemoteReplacementRequest) async -> Bool)?
+        /// Whether this launch came up from a remembered registration and has not registered with the remote yet.
+        var checksRemote = false
+        /// Whether a document of this client remembers registering: the application's tree is then never created again.
+        var registeredBefore = false
+        /// The registration with the remote a document asked for, shared by the documents that ask at once.
+        var pendingRegistration: Task<Void, any Error>?
+        var encryptionKeyFile: Data?
+        var configuration: (Configuration, RemoteLayout)?
+        var delegate = WeakDelegate()
+    }
+    private let mutable: Locked<MutableState>
     private let gate = RegistrationGate()
-    private let delegateBox = Locked<WeakDelegate>(WeakDelegate())
 
     private struct WeakDelegate { weak var value: (any ApplicationSyncManagerDelegate)? }
 
@@ -90,22 +95,22 @@ open class ApplicationSyncManager: @unchecked Sendable {
     ///   - remote: The shared folder.
     ///   - environment: Time, identifiers and logging; ``SyncEnvironment/live`` by default.
     public init(remote: any RemoteFileSystem, environment: SyncEnvironment = .live) {
-        self.remoteBox = Locked(remote)
+        self.mutable = Locked(MutableState(remote: remote))
         self.underlyingRemote = remote
         self.environment = environment
     }
 
     /// Told when registration begins, ends or fails. Held weakly.
     public var delegate: (any ApplicationSyncManagerDelegate)? {
-        get { delegateBox.current.value }
-        set { delegateBox.withLock { $0.value = newValue } }
+        get { mutable.current.delegate.value }
+        set { mutable.withLock { $0.delegate.value = newValue } }
     }
 
     /// Where the manager is in its registration.
     public var state: RegistrationState { gate.state }
 
     /// The configuration, once ``configure(_:)`` was called.
-    public var currentConfiguration: Configuration? { configuration.current?.0 }
+    public var currentConfiguration: Configuration? { mutable.current.configuration?.0 }
     /// The application's identifier, once configured.
     public var applicationIdentifier: String? { currentConfiguration?.applicationIdentifier }
     /// This installation's identifier, once configured.
@@ -121,16 +126,16 @@ open class ApplicationSyncManager: @unchecked Sendable {
     /// Answers registration's encryption questions (see ``EncryptionRequest``); takes precedence over the delegate.
     /// Without either, a new application is not encrypted and an encrypted one cannot be joined.
     public var encryptionHandler: (@Sendable (EncryptionRequest) async -> EncryptionAnswer)? {
-        get { encryptionHandlerBox.current }
-        set { encryptionHandlerBox.withLock { $0 = newValue } }
+        get { mutable.current.encryptionHandler }
+        set { mutable.withLock { $0.encryptionHandler = newValue } }
     }
 
     /// Where the key derived from the encryption password is kept between launches (never the password), for
     /// example `FileEncryptionKeyStore(directory: helperDirectory)`. Without one the password is asked at every
     /// registration.
     public var encryptionKeyStore: (any EncryptionKeyStore)? {
-        get { keyStoreBox.current }
-        set { keyStoreBox.withLock { $0 = newValue } }
+        get { mutable.current.encryptionKeyStore }
+        set { mutable.withLock { $0.encryptionKeyStore = newValue } }
     }
 
     /// Whether the app requires the application's files to be encrypted (for example because the user gave a
@@ -138,8 +143,8 @@ open class ApplicationSyncManager: @unchecked Sendable {
     /// ``FolderSyncError/Code/encryptionMismatch`` instead of being joined in clear, and a new application is
     /// created encrypted or not at all. A client that holds an application's key refuses such a folder anyway.
     public var requiresEncryption: Bool {
-        get { requiresEncryptionBox.current }
-        set { requiresEncryptionBox.withLock { $0 = newValue } }
+        get { mutable.current.requiresEncryption }
+        set { mutable.withLock { $0.requiresEncryption = newValue } }
     }
 
     /// Asked when the application's folder is gone from a remote this client registered with before: `true` means
@@ -148,16 +153,16 @@ open class ApplicationSyncManager: @unchecked Sendable {
     /// when it answers `false`, the folder is taken for unreachable (an unmounted share looks empty):
     /// ``FolderSyncError/Code/remoteUnavailable``, nothing written, and the next sync looks again.
     public var remoteReplacementHandler: (@Sendable (RemoteReplacementRequest) async -> Bool)? {
-        get { replacementHandlerBox.current }
-        set { replacementHandlerBox.withLock { $0 = newValue } }
+        get { mutable.current.remoteReplacementHandler }
+        set { mutable.withLock { $0.remoteReplacementHandler = newValue } }
     }
 
     /// `Encryption/EncryptionKey.plist` of the application this manager registered with, when it is encrypted: what a
     /// document remembers to unlock it at a later launch without the remote.
-    var encryptionKeyFile: Data? { encryptionKeyFileBox.current }
+    var encryptionKeyFile: Data? { mutable.current.encryptionKeyFile }
 
     /// The layout of this application's tree, once configured.
-    public var layout: RemoteLayout? { configuration.current?.1 }
+    public var layout: RemoteLayout? { mutable.current.configuration?.1 }
 
     /// Validates and stores the configuration without touching the remote.
     ///
@@ -165,7 +170,7 @@ open class ApplicationSyncManager: @unchecked Sendable {
     public func configure(_ configuration: Configuration) throws {
         let layout = try RemoteLayout(applicationIdentifier: configuration.applicationIdentifier)
         try Identifier.validate(configuration.clientIdentifier, role: "client identifier")
-        self.configuration.withLock { $0 = (configuration, layout) }
+        mutable.withLock { $0.configuration = (configuration, layout) }
     }
 
     /// Configures, then registers.
@@ -180,7 +185,7 @@ open class ApplicationSyncManager: @unchecked Sendable {
     /// - Throws: ``FolderSyncError/Code/unsupportedFormatVersion`` for a tree newer than this build,
     ///   ``FolderSyncError/Code/permissionDenied`` for a read-only remote, and other typed errors.
     public func registerConfigured() async throws {
-        guard let (configuration, layout) = self.configuration.current else {
+        guard let (configuration, layout) = mutable.current.configuration else {
             throw FolderSyncError(.invalidConfiguration, "configure the application sync manager before registering it")
         }
         try gate.begin(what: "application \(configuration.applicationIdentifier)")
@@ -212,27 +217,29 @@ open class ApplicationSyncManager: @unchecked Sendable {
         let operation = applicationRegistrationOperation(layout: layout, deviceInfo: device)
         // Set here, not in the factory, so that a backend's subclass gets them too.
         operation.requiresEncryption = requiresEncryption
-        operation.registeredBefore = registeredBefore.current && !rejoining
+        operation.registeredBefore = mutable.current.registeredBefore && !rejoining
         operation.askToReplaceRemote = { [unowned self] request in await self.remoteReplacementHandler?(request) ?? false }
         try await operation.run()
-        remoteBox.withLock { $0 = operation.fileSystem }
-        encryptionKeyFileBox.withLock { $0 = operation.encryptionKeyFile }
-        checksRemote.withLock { $0 = false }
+        mutable.withLock { state in
+            state.remote = operation.fileSystem
+            state.encryptionKeyFile = operation.encryptionKeyFile
+            state.checksRemote = false
+        }
     }
 
     /// Asks for a registration with the remote at the next ``registerIfNeeded(registeredBefore:rejoining:)``: the
     /// application's folder was found gone (an unreachable share, or a replaced remote the app may confirm).
-    func checkRemoteAgain() { checksRemote.withLock { $0 = true } }
+    func checkRemoteAgain() { mutable.withLock { $0.checksRemote = true } }
 
     /// Comes up from what a document of this client remembers, without touching the remote: configured, able to sync,
     /// and with an encrypted application unlocked by the saved password key. The remote is checked by the first
     /// ``registerIfNeeded(registeredBefore:)``. `false` when it cannot (an encrypted application whose password key is
     /// not saved, or no longer opens the remembered key file): the launch then registers with the remote.
     func resume(encryptionKey: Data?) throws -> Bool {
-        guard let (configuration, layout) = self.configuration.current else {
+        guard let (configuration, layout) = mutable.current.configuration else {
             throw FolderSyncError(.invalidConfiguration, "configure the application sync manager before its documents")
         }
-        registeredBefore.withLock { $0 = true }
+        mutable.withLock { $0.registeredBefore = true }
         if state == .ableToSync || state == .registering { return true }   // this launch registered, or is registering
         var remote = underlyingRemote
         if let encryptionKey {
@@ -243,9 +250,11 @@ open class ApplicationSyncManager: @unchecked Sendable {
             remote = EncryptedFileSystem(base: underlyingRemote, layout: layout, dataKey: try info.dataKey(with: passwordKey, path: layout.encryptionKeyFile))
         }
         try gate.begin(what: "application \(configuration.applicationIdentifier)")
-        remoteBox.withLock { $0 = remote }
-        encryptionKeyFileBox.withLock { $0 = encryptionKey }
-        checksRemote.withLock { $0 = true }
+        mutable.withLock { state in
+            state.remote = remote
+            state.encryptionKeyFile = encryptionKey
+            state.checksRemote = true
+        }
         gate.finish(.success(()))
         return true
     }
@@ -258,30 +267,30 @@ open class ApplicationSyncManager: @unchecked Sendable {
     /// - Returns: whether the application registered with the remote now (`false`: earlier in this launch).
     @discardableResult
     func registerIfNeeded(registeredBefore: Bool, rejoining: Bool = false) async throws -> Bool {
-        if registeredBefore { self.registeredBefore.withLock { $0 = true } }
-        let task = pendingRegistration.withLock { pending -> Task<Void, any Error>? in
-            if let pending { return pending }
-            switch state {
-            case .ableToSync where !checksRemote.current && !rejoining: return nil
+        let task = mutable.withLock { mutable -> Task<Void, any Error>? in
+            if registeredBefore { mutable.registeredBefore = true }
+            if let pending = mutable.pendingRegistration { return pending }
+            switch self.state {
+            case .ableToSync where !mutable.checksRemote && !rejoining: return nil
             case .registering: return nil
             default: break
             }
             let task = Task { [self] in
-                if state == .ableToSync {
-                    guard let (configuration, layout) = self.configuration.current else { return }
+                if self.state == .ableToSync {
+                    guard let (configuration, layout) = self.mutable.current.configuration else { return }
                     try await registerWithRemote(configuration, layout: layout, rejoining: rejoining)
                 } else {
                     try await registerConfigured()
                 }
             }
-            pending = task
+            mutable.pendingRegistration = task
             return task
         }
         guard let task else {
             try await waitUntilRegistered()
             return false
         }
-        defer { pendingRegistration.withLock { $0 = nil } }
+        defer { mutable.withLock { $0.pendingRegistration = nil } }
         try await task.value
         return true
     }
