@@ -56,9 +56,9 @@ enum Worker {
             let started = ContinuousClock.now
             switch name {
             case "write":
-                try write(try store(), schema: schema, rows: options.int("rows"))
+                try write(try store().database, schema: schema, rows: options.int("rows"))
             case "update":
-                try update(try store(), rows: options.int("rows"), values: options.int("updated-values"))
+                try update(try store().database, rows: options.int("rows"), values: options.int("updated-values"))
             case "change-one":
                 try await store().database.write { db in
                     switch schema {
@@ -123,9 +123,10 @@ enum Worker {
     }
 
     /// Inserts `rows` rows, as an app importing data does: prepared statements, transactions of 100,000 rows.
-    static func write(_ store: GRDBStore, schema: BenchSchema, rows: Int) throws {
+    /// `database` is a store's (``GRDBStore/database``) or, for scenario 7's floor, a plain one.
+    static func write(_ database: DatabaseQueue, schema: BenchSchema, rows: Int) throws {
         for start in stride(from: 0, to: rows, by: 100_000) {
-            try store.database.write { db in
+            try database.write { db in
                 switch schema {
                 case .items:
                     let columns = BenchSchema.itemColumns
@@ -145,11 +146,11 @@ enum Worker {
 
     /// Updates `values` column values of `items`: every column of the first rows, again from the start
     /// when there are more values than cells, in transactions of 10,000 rows.
-    static func update(_ store: GRDBStore, rows: Int, values: Int) throws {
+    static func update(_ database: DatabaseQueue, rows: Int, values: Int) throws {
         let columns = BenchSchema.itemColumns
         let rowUpdates = values / columns.count
         for start in stride(from: 0, to: rowUpdates, by: 10_000) {
-            try store.database.write { db in
+            try database.write { db in
                 let statement = try db.makeStatement(sql: "UPDATE items SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?")
                 for update in start..<min(rowUpdates, start + 10_000) {
                     let index = update % rows, version = 1 + update / rows

@@ -16,6 +16,7 @@ let scenarios: [any Scenario] = [
     BulkSyncScenario(transport: .webDAV),
     WholeFilePeerScenario(),
     EncryptionOverheadScenario(),
+    CaptureOverheadScenario(),
 ]
 
 func option(_ name: String, in arguments: [String]) -> String? {
