@@ -74,12 +74,12 @@ struct CaptureOverheadScenario: Scenario {
     }
 
     /// A plain GRDB database set up as ``GRDBStore`` sets up its file: WAL, one fsync per commit.
-    static func openPlain(_ path: String) throws -> DatabaseQueue {
+    static func openPlain(_ path: String, schema: BenchSchema = .items) throws -> DatabaseQueue {
         var configuration = Configuration()
         configuration.journalMode = .wal
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         let database = try DatabaseQueue(path: path, configuration: configuration)
-        try database.write { try BenchSchema.items.createPlain($0) }
+        try database.write { try schema.createPlain($0) }
         return database
     }
 
