@@ -17,6 +17,7 @@ let scenarios: [any Scenario] = [
     WholeFilePeerScenario(),
     EncryptionOverheadScenario(),
     CaptureOverheadScenario(),
+    VacuumScenario(),
 ]
 
 func option(_ name: String, in arguments: [String]) -> String? {
