@@ -14,11 +14,20 @@ struct Sizes: Sendable {
     var incrementalRounds: Int
     /// Scenarios 3 and 5: rows of the big document (about 200 bytes each).
     var bigDocumentRows: Int
+    /// Scenario 7 (besides `bulkRows` inserted, `bulkUpdatedValues` updated, `bulkRuns` runs): rows deleted,
+    /// single-row transactions.
+    var captureDeletes: Int
+    var captureTransactions: Int
+    /// Scenario 8: removable change sets of the vacuumed document, in a local folder and over WebDAV.
+    var vacuumLocal: Int
+    var vacuumWebDAV: Int
 
     static let full = Sizes(bulkRows: 100_000, bulkUpdatedValues: 1_000_000, bulkRuns: 3, incrementalSmall: 100, incrementalLarge: 10_000,
-                            incrementalClients: 20, incrementalRounds: 40, bigDocumentRows: 5_000_000)
+                            incrementalClients: 20, incrementalRounds: 40, bigDocumentRows: 5_000_000,
+                            captureDeletes: 50_000, captureTransactions: 1_000, vacuumLocal: 100_000, vacuumWebDAV: 10_000)
     static let quick = Sizes(bulkRows: 10_000, bulkUpdatedValues: 100_000, bulkRuns: 1, incrementalSmall: 100, incrementalLarge: 1_000,
-                             incrementalClients: 20, incrementalRounds: 8, bigDocumentRows: 100_000)
+                             incrementalClients: 20, incrementalRounds: 8, bigDocumentRows: 100_000,
+                             captureDeletes: 5_000, captureTransactions: 200, vacuumLocal: 10_000, vacuumWebDAV: 1_000)
 }
 
 /// What every scenario shares: sizes, a work folder, the way to start workers, the WebDAV server.

@@ -61,16 +61,34 @@ enum Floors {
 
     /// One `curl` that PUTs every file to `baseURL` (a WebDAV folder URL ending in `/`), on one connection.
     static func curlPutSeconds(_ files: [URL], to baseURL: String) throws -> Double {
+        let (arguments, base) = try curl(baseURL)
+        return try ChildProcess.mustRun(arguments + files.flatMap { ["-T", $0.path, base + $0.lastPathComponent] }).seconds
+    }
+
+    /// One `curl` that runs `requests` (each a file to PUT, or `nil` to DELETE, and the URL relative to `baseURL`),
+    /// `parallel` at a time, the list in a config file so that its length is not bounded by the command line.
+    static func curlParallelSeconds(_ requests: [(upload: URL?, path: String)], baseURL: String, parallel: Int, scratch: URL) throws -> Double {
+        let (arguments, base) = try curl(baseURL)
+        func quoted(_ text: String) -> String { "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        var config = ""
+        for request in requests {
+            config += "url = \(quoted(base + request.path))\n"
+            config += request.upload.map { "upload-file = \(quoted($0.path))\n" } ?? "request = \"DELETE\"\noutput = \"/dev/null\"\n"
+        }
+        try Data(config.utf8).write(to: scratch)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        return try ChildProcess.mustRun(arguments + ["--parallel", "--parallel-max", "\(parallel)", "--config", scratch.path]).seconds
+    }
+
+    /// The arguments of a `curl` for a WebDAV URL with `user:password` in it, and the URL without them.
+    private static func curl(_ baseURL: String) throws -> (arguments: [String], base: String) {
         guard let components = URLComponents(string: baseURL), let user = components.user, let password = components.password else {
             throw BenchError("the WebDAV URL needs user:password")
         }
         var plain = components
         plain.user = nil
         plain.password = nil
-        let base = plain.string ?? baseURL
-        var arguments = ["curl", "--silent", "--show-error", "--fail", "--user", "\(user):\(password)"]
-        for file in files { arguments += ["-T", file.path, base + file.lastPathComponent] }
-        return try ChildProcess.mustRun(arguments).seconds
+        return (["curl", "--silent", "--no-progress-meter", "--show-error", "--fail", "--user", "\(user):\(password)"], plain.string ?? baseURL)
     }
 
     static func fileSize(_ url: URL) -> Int64 {

@@ -13,7 +13,7 @@ struct WorkerOutput: Codable, Sendable {
 /// One client as a process of its own, so that its peak memory is its own.
 ///
 /// `worker client --db PATH --remote LOCATION --client ID --document ID --schema items|docs
-///  [--rows N] [--updated-values N] [--manual-policy] [--password PASSWORD] --steps STEP[:LABEL],…`
+///  [--rows N] [--updated-values N] [--manual-policy] [--password PASSWORD] [--plain] --steps STEP[:LABEL],…`
 ///
 /// Steps run in order: `write` (insert `--rows` rows), `update` (update `--updated-values` column values),
 /// `change-one` (one column of one row), `sync`, `upload` (a whole store), `vacuum` (of the SQLite file), and, first or not at all,
@@ -24,8 +24,10 @@ enum Worker {
         let options = try WorkerOptions(arguments)
         let schema = try options.schema()
         let path = try options.require("db")
-        // Opened at once, unless the first step is a join, which opens it through its manager.
-        var opened = try options.require("steps").hasPrefix("join") ? nil : try schema.openStore(path)
+        // Opened at once, unless the first step is a join, which opens it through its manager; with --plain (to profile
+        // scenario 7's floor) no store is opened, and `write` and `update` go to a plain database at the same path.
+        let plain = options.flags.contains("plain") ? try CaptureOverheadScenario.openPlain(path, schema: schema) : nil
+        var opened = try options.require("steps").hasPrefix("join") || plain != nil ? nil : try schema.openStore(path)
         var output = WorkerOutput()
         var remote: CountingFileSystem?
         var manager: DocumentSyncManager?
@@ -34,6 +36,8 @@ enum Worker {
             guard let opened else { throw BenchError("the store is not open: a join must come first") }
             return opened
         }
+
+        func database() throws -> DatabaseQueue { try plain ?? store().database }
 
         func registered() async throws -> (DocumentSyncManager, CountingFileSystem) {
             if let manager, let remote { return (manager, remote) }
@@ -56,9 +60,9 @@ enum Worker {
             let started = ContinuousClock.now
             switch name {
             case "write":
-                try write(try store(), schema: schema, rows: options.int("rows"))
+                try write(try database(), schema: schema, rows: options.int("rows"))
             case "update":
-                try update(try store(), rows: options.int("rows"), values: options.int("updated-values"))
+                try update(try database(), rows: options.int("rows"), values: options.int("updated-values"))
             case "change-one":
                 try await store().database.write { db in
                     switch schema {
@@ -123,9 +127,10 @@ enum Worker {
     }
 
     /// Inserts `rows` rows, as an app importing data does: prepared statements, transactions of 100,000 rows.
-    static func write(_ store: GRDBStore, schema: BenchSchema, rows: Int) throws {
+    /// `database` is a store's (``GRDBStore/database``) or, for scenario 7's floor, a plain one.
+    static func write(_ database: DatabaseQueue, schema: BenchSchema, rows: Int) throws {
         for start in stride(from: 0, to: rows, by: 100_000) {
-            try store.database.write { db in
+            try database.write { db in
                 switch schema {
                 case .items:
                     let columns = BenchSchema.itemColumns
@@ -145,11 +150,11 @@ enum Worker {
 
     /// Updates `values` column values of `items`: every column of the first rows, again from the start
     /// when there are more values than cells, in transactions of 10,000 rows.
-    static func update(_ store: GRDBStore, rows: Int, values: Int) throws {
+    static func update(_ database: DatabaseQueue, rows: Int, values: Int) throws {
         let columns = BenchSchema.itemColumns
         let rowUpdates = values / columns.count
         for start in stride(from: 0, to: rowUpdates, by: 10_000) {
-            try store.database.write { db in
+            try database.write { db in
                 let statement = try db.makeStatement(sql: "UPDATE items SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?")
                 for update in start..<min(rowUpdates, start + 10_000) {
                     let index = update % rows, version = 1 + update / rows

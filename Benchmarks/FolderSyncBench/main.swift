@@ -16,6 +16,8 @@ let scenarios: [any Scenario] = [
     BulkSyncScenario(transport: .webDAV),
     WholeFilePeerScenario(),
     EncryptionOverheadScenario(),
+    CaptureOverheadScenario(),
+    VacuumScenario(),
 ]
 
 func option(_ name: String, in arguments: [String]) -> String? {

@@ -25,7 +25,7 @@ import Glibc
 /// Cancellation is seen by the progress callback too.
 final class CurlEngine: HTTPEngine {
     /// Like URLSession's `httpMaximumConnectionsPerHost`, which this engine replaces.
-    static let maximumConcurrentRequests = 4
+    static let maximumConcurrentRequests = 8
     /// Bodies of unsuccessful answers are kept up to this size (they are error documents), the rest is read and dropped.
     static let maximumErrorBodySize = 1 << 20
 

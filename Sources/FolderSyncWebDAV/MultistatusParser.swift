@@ -86,7 +86,8 @@ enum MultistatusParser {
         func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
             depth -= 1
             let name = stack.popLast() ?? ""
-            let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            // Trimmed only for the elements read below, not for every container.
+            var value: String { text.trimmingCharacters(in: .whitespacesAndNewlines) }
             let parent = stack.last
             switch name {
             case "href" where parent == "response": response?.href = value

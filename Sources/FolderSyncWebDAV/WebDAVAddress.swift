@@ -57,7 +57,7 @@ struct WebDAVAddress: Sendable {
 
     private static func decodedComponents(_ percentEncodedPath: String) -> [String] {
         percentEncodedPath.split(separator: "/", omittingEmptySubsequences: true).map {
-            String($0).removingPercentEncoding ?? String($0)
+            $0.contains("%") ? String($0).removingPercentEncoding ?? String($0) : String($0)
         }
     }
 

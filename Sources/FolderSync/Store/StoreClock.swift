@@ -29,6 +29,15 @@ final class StoreClock: @unchecked Sendable {
         return clock.withLock { $0.tick(now: now) }
     }
 
+    /// `count` timestamps in turn, each as ``tick(now:)`` gives it (with its own `now()`), handed to `body`: one
+    /// check of the seed and one lock for all of a row's columns.
+    func ticks(_ count: Int, now: () -> Date, _ body: (HybridTimestamp) throws -> Void) throws {
+        try waitUntilSeeded()
+        try clock.withLock { clock in
+            for _ in 0..<count { try body(clock.tick(now: now())) }
+        }
+    }
+
     /// Moves the clock past `stamp` (a remote change's); needs no seed, since it only ever moves the clock forward.
     func observe(_ stamp: HybridTimestamp) {
         clock.withLock { $0.observe(stamp) }

@@ -16,23 +16,21 @@ import GRDBSQLite
 enum StoreFunctions {
     static func install(_ db: Database, capturing: Locked<Bool>, clock: StoreClock,
                         now: @escaping @Sendable () -> Date) throws {
+        // The three functions every captured write calls (once per row) read their arguments in place and build
+        // their result in a buffer kept between calls (``CaptureBuffers``): no value is boxed, no array allocated.
+        let buffers = CaptureBuffers()
         // False while remote changes are applied, so that they are not echoed back.
-        try add(db, "foldersync_capturing", argumentCount: 0, pure: false) { _ in
-            capturing.current
+        try addInPlace(db, "foldersync_capturing", argumentCount: 0, pure: false) { context, _ in
+            sqlite3_result_int(context, capturing.current ? 1 : 0)
         }
         // The next hybrid-logical-clock timestamp.
-        try add(db, "foldersync_tick", argumentCount: 0, pure: false) { _ in
-            Int64(bitPattern: try clock.tick(now: now()).rawValue)
+        try addInPlace(db, "foldersync_tick", argumentCount: 0, pure: false) { context, _ in
+            sqlite3_result_int64(context, Int64(bitPattern: try clock.tick(now: now()).rawValue))
         }
         // foldersync_stamp(stamps, column…): the registers with each named column (NULLs skipped) written now by
         // this client, each with the next timestamp in turn, as a write's columns always were.
-        try add(db, "foldersync_stamp", argumentCount: nil, pure: false) { values in
-            var registers = try RowRegisters(blob(values.first))
-            for value in values.dropFirst() {
-                guard let name = String.fromDatabaseValue(value) else { continue }
-                registers.set(name, timestamp: try clock.tick(now: now()).rawValue, client: nil)
-            }
-            return registers.encoded
+        try addInPlace(db, "foldersync_stamp", argumentCount: nil, pure: false) { context, arguments in
+            try buffers.stamp(arguments, clock: clock, now: now) { setBlob(context, $0) }
         }
         // foldersync_rejoined(stamps, column…): the registers with each named column made this client's write,
         // keeping the time it was written (a column without one is written now). A re-join publishes every value
@@ -45,16 +43,14 @@ enum StoreFunctions {
             }
             return registers.encoded
         }
-        try addPure(db)
+        try addPure(db, buffers: buffers)
     }
 
     /// The functions that depend on nothing but their arguments; a snapshot's connection needs them too.
-    static func addPure(_ db: Database) throws {
+    static func addPure(_ db: Database, buffers: CaptureBuffers = CaptureBuffers()) throws {
         // foldersync_mark(marks, name…): the marks with each named mark (NULLs skipped) added.
-        try add(db, "foldersync_mark", argumentCount: nil, pure: true) { values in
-            var marks = try PendingMarks(blob(values.first))
-            for value in values.dropFirst() { if let name = String.fromDatabaseValue(value) { marks.insert(name) } }
-            return marks.encoded
+        try addInPlace(db, "foldersync_mark", argumentCount: nil, pure: true) { context, arguments in
+            try buffers.mark(arguments) { setBlob(context, $0) }
         }
         // foldersync_unmark(marks, name): the marks without `name`.
         try add(db, "foldersync_unmark", argumentCount: 2, pure: true) { values in
@@ -76,6 +72,28 @@ enum StoreFunctions {
 
     // MARK: Registration through the C API
 
+    private final class InPlaceBody: @unchecked Sendable {
+        let run: (OpaquePointer?, FunctionArguments) throws -> Void
+        init(_ run: @escaping (OpaquePointer?, FunctionArguments) throws -> Void) { self.run = run }
+    }
+
+    /// Registers `body` as the SQL function `name`, tagged innocuous (and deterministic when `pure`); `body` reads
+    /// its arguments where SQLite keeps them and sets the result on the context itself.
+    private static func addInPlace(_ db: Database, _ name: String, argumentCount: Int?, pure: Bool,
+                                   _ body: @escaping (OpaquePointer?, FunctionArguments) throws -> Void) throws {
+        try register(db, name, argumentCount: argumentCount, pure: pure, box: Unmanaged.passRetained(InPlaceBody(body)).toOpaque(),
+                     call: { context, count, arguments in
+            let body = Unmanaged<InPlaceBody>.fromOpaque(sqlite3_user_data(context)!).takeUnretainedValue()
+            do {
+                try body.run(context, FunctionArguments(count: Int(count), values: arguments))
+            } catch {
+                sqlite3_result_error(context, "\(error)", -1)
+            }
+        }, release: { pointer in
+            if let pointer { Unmanaged<InPlaceBody>.fromOpaque(pointer).release() }
+        })
+    }
+
     private final class Body: @unchecked Sendable {
         let run: ([DatabaseValue]) throws -> (any DatabaseValueConvertible)?
         init(_ run: @escaping ([DatabaseValue]) throws -> (any DatabaseValueConvertible)?) { self.run = run }
@@ -84,9 +102,8 @@ enum StoreFunctions {
     /// Registers `body` as the SQL function `name`, tagged innocuous (and deterministic when `pure`).
     private static func add(_ db: Database, _ name: String, argumentCount: Int?, pure: Bool,
                             _ body: @escaping ([DatabaseValue]) throws -> (any DatabaseValueConvertible)?) throws {
-        let box = Unmanaged.passRetained(Body(body)).toOpaque()
-        let flags = SQLITE_UTF8 | SQLITE_INNOCUOUS | (pure ? SQLITE_DETERMINISTIC : 0)
-        let code = sqlite3_create_function_v2(db.sqliteConnection, name, CInt(argumentCount ?? -1), flags, box, { context, count, arguments in
+        try register(db, name, argumentCount: argumentCount, pure: pure, box: Unmanaged.passRetained(Body(body)).toOpaque(),
+                     call: { context, count, arguments in
             let body = Unmanaged<Body>.fromOpaque(sqlite3_user_data(context)!).takeUnretainedValue()
             let values = (0..<Int(count)).map { StoreFunctions.value(arguments![$0]) }
             do {
@@ -94,9 +111,16 @@ enum StoreFunctions {
             } catch {
                 sqlite3_result_error(context, "\(error)", -1)
             }
-        }, nil, nil, { pointer in
+        }, release: { pointer in
             if let pointer { Unmanaged<Body>.fromOpaque(pointer).release() }
         })
+    }
+
+    private static func register(_ db: Database, _ name: String, argumentCount: Int?, pure: Bool, box: UnsafeMutableRawPointer,
+                                 call: @escaping @convention(c) (OpaquePointer?, CInt, UnsafeMutablePointer<OpaquePointer?>?) -> Void,
+                                 release: @escaping @convention(c) (UnsafeMutableRawPointer?) -> Void) throws {
+        let flags = SQLITE_UTF8 | SQLITE_INNOCUOUS | (pure ? SQLITE_DETERMINISTIC : 0)
+        let code = sqlite3_create_function_v2(db.sqliteConnection, name, CInt(argumentCount ?? -1), flags, box, call, nil, nil, release)
         guard code == SQLITE_OK else {
             throw FolderSyncError(.localStoreFailed, "cannot define SQL function \(name): \(String(cString: sqlite3_errstr(code)))")
         }
@@ -122,11 +146,15 @@ enum StoreFunctions {
         case .int64(let integer): sqlite3_result_int64(context, integer)
         case .double(let double): sqlite3_result_double(context, double)
         case .string(let string): sqlite3_result_text(context, string, -1, transient)
-        case .blob(let data):
-            // An empty buffer may have no address, which SQLite would take for NULL.
-            guard !data.isEmpty else { return sqlite3_result_zeroblob(context, 0) }
-            data.withUnsafeBytes { sqlite3_result_blob(context, $0.baseAddress, CInt($0.count), transient) }
+        case .blob(let data): data.withUnsafeBytes { setBlob(context, $0) }
         }
+    }
+
+    /// Sets a BLOB result (SQLite copies it).
+    static func setBlob(_ context: OpaquePointer?, _ bytes: UnsafeRawBufferPointer) {
+        // An empty buffer may have no address, which SQLite would take for NULL.
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_result_zeroblob(context, 0) }
+        sqlite3_result_blob(context, base, CInt(bytes.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
     }
 
     private static func blob(_ value: DatabaseValue?) -> Data? {

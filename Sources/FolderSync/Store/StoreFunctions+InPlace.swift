@@ -1,0 +1,150 @@
+import Foundation
+import GRDBSQLite
+
+/// The arguments of one call of an SQL function, read where SQLite keeps them (valid during the call only).
+struct FunctionArguments {
+    let count: Int
+    let values: UnsafeMutablePointer<OpaquePointer?>?
+
+    /// The bytes of a BLOB or TEXT argument; empty for NULL, a number or an empty value.
+    func bytes(_ index: Int) -> UnsafeRawBufferPointer {
+        guard index < count, let value = values?[index] else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        // The pointer first, then the size: asking for the bytes may convert the value.
+        switch sqlite3_value_type(value) {
+        case SQLITE_BLOB:
+            return UnsafeRawBufferPointer(start: sqlite3_value_blob(value), count: Int(sqlite3_value_bytes(value)))
+        case SQLITE_TEXT:
+            return UnsafeRawBufferPointer(start: sqlite3_value_text(value), count: Int(sqlite3_value_bytes(value)))
+        default:
+            return UnsafeRawBufferPointer(start: nil, count: 0)
+        }
+    }
+
+    /// The UTF-8 bytes of a TEXT argument, or `nil` when it is not text (a NULL name is skipped).
+    func text(_ index: Int) -> UnsafeRawBufferPointer? {
+        guard index < count, let value = values?[index], sqlite3_value_type(value) == SQLITE_TEXT else { return nil }
+        return UnsafeRawBufferPointer(start: sqlite3_value_text(value), count: Int(sqlite3_value_bytes(value)))
+    }
+}
+
+/// `foldersync_mark` and `foldersync_stamp` as every captured write calls them, once per row: they read their
+/// arguments in place and write their result into buffers kept from call to call, so a captured row costs no
+/// boxed value, string or array (scenario 7 of the benchmarks). They give the same bytes as ``PendingMarks`` and
+/// ``RowRegisters``, which stay the one description of both formats; registers naming other clients (installed
+/// from a snapshot, or merged from remote changes) go through ``RowRegisters`` itself. Names are compared byte
+/// for byte, as SQLite compares column names.
+///
+/// One instance per connection: SQLite calls a connection's functions one at a time.
+final class CaptureBuffers: @unchecked Sendable {
+    private var output: [UInt8] = []
+    private var registers: [(column: UnsafeRawBufferPointer, timestamp: UInt64)] = []
+    private var names: [UnsafeRawBufferPointer] = []
+
+    /// foldersync_mark(marks, name…): `marks` with each named mark not in it yet appended, handed to `result`.
+    func mark(_ arguments: FunctionArguments, _ result: (UnsafeRawBufferPointer) -> Void) throws {
+        // Worked on as a local (and put back), so that its accesses need no exclusivity check each.
+        var output = take(&self.output)
+        defer { self.output = output }
+        let marks = arguments.bytes(0)
+        var copied = false
+        for index in 1..<max(1, arguments.count) {
+            guard let name = arguments.text(index) else { continue }
+            let present = copied ? try output.withUnsafeBytes { try Self.marks($0, contain: name) } : try Self.marks(marks, contain: name)
+            if present { continue }
+            if !copied {
+                output.append(contentsOf: marks)
+                copied = true
+            }
+            Self.append(name, to: &output)
+        }
+        if copied { return output.withUnsafeBytes(result) }
+        _ = try Self.marks(marks, contain: nil)   // checks its shape, as decoding it would
+        result(marks)
+    }
+
+    /// Whether the encoded marks hold `name` (`nil`: none; the whole value is then read, and its shape checked).
+    private static func marks(_ marks: UnsafeRawBufferPointer, contain name: UnsafeRawBufferPointer?) throws -> Bool {
+        var reader = BlobReader(bytes: marks)
+        while reader.remaining > 0 {
+            if let name, try reader.lengthPrefixed(what: "pending mark").elementsEqual(name) { return true }
+            if name == nil { _ = try reader.lengthPrefixed(what: "pending mark") }
+        }
+        return false
+    }
+
+    /// foldersync_stamp(stamps, column…): the registers with each named column written now by this client, each
+    /// with the next timestamp in turn, handed to `result`.
+    func stamp(_ arguments: FunctionArguments, clock: StoreClock, now: () -> Date,
+               _ result: (UnsafeRawBufferPointer) -> Void) throws {
+        var (output, registers, names) = (take(&self.output), take(&self.registers), take(&self.names))
+        defer { (self.output, self.registers, self.names) = (output, registers, names) }
+        let stamps = arguments.bytes(0)
+        for index in 1..<max(1, arguments.count) { if let name = arguments.text(index) { names.append(name) } }
+        // Version 1, the newest timestamp, no client identifier: only this client's registers (or none).
+        guard stamps.isEmpty || (stamps.count >= 10 && stamps[0] == 1 && stamps[9] == 0) else {
+            var decoded = try RowRegisters(Data(stamps))
+            var next = 0
+            try clock.ticks(names.count, now: now) { timestamp in
+                decoded.set(String(decoding: names[next], as: UTF8.self), timestamp: timestamp.rawValue, client: nil)
+                next += 1
+            }
+            return decoded.encoded.withUnsafeBytes(result)
+        }
+        if !stamps.isEmpty {
+            var reader = BlobReader(bytes: UnsafeRawBufferPointer(rebasing: stamps[10...]))
+            while reader.remaining > 0 {
+                let column = try reader.lengthPrefixed(what: "register column")
+                let timestamp = try reader.bytes(8).loadUnaligned(as: UInt64.self).littleEndian
+                guard try reader.varint() == 0 else { throw FormatViolation("register client is out of range") }
+                registers.append((column, timestamp))
+            }
+        }
+        var next = 0
+        try clock.ticks(names.count, now: now) { timestamp in
+            let name = names[next]
+            next += 1
+            if let existing = registers.firstIndex(where: { $0.column.elementsEqual(name) }) {
+                registers[existing].timestamp = timestamp.rawValue
+            } else {
+                registers.append((name, timestamp.rawValue))
+            }
+        }
+        output.append(1)
+        withUnsafeBytes(of: registers.reduce(0) { max($0, $1.timestamp) }.bigEndian) { output.append(contentsOf: $0) }
+        output.append(0)   // no client identifier
+        for register in registers {
+            Self.append(register.column, to: &output)
+            withUnsafeBytes(of: register.timestamp.littleEndian) { output.append(contentsOf: $0) }
+            output.append(0)   // this client
+        }
+        output.withUnsafeBytes(result)
+    }
+
+    /// The buffer, emptied (its storage kept), leaving an empty one in its place.
+    private func take<Element>(_ buffer: inout [Element]) -> [Element] {
+        var taken: [Element] = []
+        swap(&taken, &buffer)
+        taken.removeAll(keepingCapacity: true)
+        return taken
+    }
+
+    /// Appends a varint length and the bytes, as ``ByteSink/appendBytes(_:)`` does.
+    private static func append(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        var length = UInt64(bytes.count)
+        while length >= 0x80 {
+            output.append(UInt8(truncatingIfNeeded: length) | 0x80)
+            length >>= 7
+        }
+        output.append(UInt8(length))
+        output.append(contentsOf: bytes)
+    }
+}
+
+extension BlobReader {
+    /// A varint length and that many bytes, in place (not checked as UTF-8).
+    mutating func lengthPrefixed(what: String) throws -> UnsafeRawBufferPointer {
+        let length = try varint()
+        guard length <= UInt64(remaining) else { throw FormatViolation("\(what) runs past the end of its value") }
+        return try bytes(Int(length))
+    }
+}
