@@ -1,6 +1,7 @@
 import FolderSync
 import FolderSyncWebDAV
 import Foundation
+import Logging
 
 /// Scenario 8: a vacuum that removes many change sets, against deleting the same files without FolderSync.
 ///
