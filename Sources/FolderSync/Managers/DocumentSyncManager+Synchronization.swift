@@ -229,8 +229,8 @@ extension DocumentSyncManager {
 
     /// The policy for automatic whole-store downloads and uploads and vacuum.
     public var policy: SyncPolicy {
-        get { policyBox.current }
-        set { policyBox.withLock { $0 = newValue } }
+        get { settings.current.policy }
+        set { settings.withLock { $0.policy = newValue } }
     }
 
     /// Uploads a whole store now; returns `nil` when local changes are not all published (sync first).

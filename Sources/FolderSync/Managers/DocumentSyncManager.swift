@@ -103,7 +103,6 @@ open class DocumentSyncManager: @unchecked Sendable {
 
     let coalescer = SyncCoalescer()
     let watchers = Locked<[Task<Void, Never>]>([])
-    let policyBox = Locked(SyncPolicy())
     /// The reset the document stopped on and has not re-joined from, as the helper folder remembers it; ``rejoin()``
     /// recovers from it.
     let lastReset = Locked<LocalReset?>(nil)
@@ -115,14 +114,18 @@ open class DocumentSyncManager: @unchecked Sendable {
     /// Whether a sync is running, and how the last ones went (also kept in the helper folder).
     let status = Locked<(isSynchronizing: Bool, last: LocalSyncStatus?)>((false, nil))
     let eventContinuations = Locked<[UUID: AsyncStream<SyncEvent>.Continuation]>([:])
-    private let resolverBox = Locked<(@Sendable (SyncConflict) async -> ConflictResolution?)?>(nil)
     private let gate = RegistrationGate()
     private let registration = Locked<LocalRegistration?>(nil)
-    private let delegateBox = Locked<WeakDelegate>(WeakDelegate())
-    private let creationHandler = Locked<(@Sendable (RemoteDocumentCreationRequest) async -> Bool)?>(nil)
-    private let massDeletionBox = Locked<(@Sendable (MassDeletion) async -> Bool)?>(nil)
+    /// What the app sets on the manager, behind one lock.
+    let settings = Locked(Settings())
 
-    private struct WeakDelegate { weak var value: (any DocumentSyncManagerDelegate)? }
+    struct Settings {
+        var policy = SyncPolicy()
+        weak var delegate: (any DocumentSyncManagerDelegate)?
+        var remoteDocumentCreationHandler: (@Sendable (RemoteDocumentCreationRequest) async -> Bool)?
+        var conflictResolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?
+        var massDeletionHandler: (@Sendable (MassDeletion) async -> Bool)?
+    }
 
     /// Configures a document sync manager (delayed registration: call ``registerConfigured()`` later).
     ///
@@ -157,29 +160,29 @@ open class DocumentSyncManager: @unchecked Sendable {
 
     /// Told about registration, syncs, conflicts and whole-store replacements. Held weakly.
     public var delegate: (any DocumentSyncManagerDelegate)? {
-        get { delegateBox.current.value }
-        set { delegateBox.withLock { $0.value = newValue } }
+        get { settings.current.delegate }
+        set { settings.withLock { $0.delegate = newValue } }
     }
 
     /// Answers whether to create a missing remote document; takes precedence over the delegate.
     public var remoteDocumentCreationHandler: (@Sendable (RemoteDocumentCreationRequest) async -> Bool)? {
-        get { creationHandler.current }
-        set { creationHandler.withLock { $0 = newValue } }
+        get { settings.current.remoteDocumentCreationHandler }
+        set { settings.withLock { $0.remoteDocumentCreationHandler = newValue } }
     }
 
     /// Settles conflicts between remote changes and local changes not yet published; takes precedence over the
     /// delegate. Return `nil` to let the last writer win. Runs without blocking a thread.
     public var conflictResolver: (@Sendable (SyncConflict) async -> ConflictResolution?)? {
-        get { resolverBox.current }
-        set { resolverBox.withLock { $0 = newValue } }
+        get { settings.current.conflictResolver }
+        set { settings.withLock { $0.conflictResolver = newValue } }
     }
 
     /// Answers whether to apply deletions that trip ``SyncPolicy/deletionFailSafe``; takes precedence over the
     /// delegate. Without either, such a sync stops with ``FolderSyncError/Code/massDeletionDeclined`` and the
     /// local store untouched.
     public var massDeletionHandler: (@Sendable (MassDeletion) async -> Bool)? {
-        get { massDeletionBox.current }
-        set { massDeletionBox.withLock { $0 = newValue } }
+        get { settings.current.massDeletionHandler }
+        set { settings.withLock { $0.massDeletionHandler = newValue } }
     }
 
     /// Where the manager is in its registration.
