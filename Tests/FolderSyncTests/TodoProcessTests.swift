@@ -122,12 +122,7 @@ struct TodoProcessTests {
     @Test("The README's todo block runs as written; a second device then sees the item done and assigned")
     func readmeBlock() async throws {
         let directory = TemporaryDirectory()
-        let readme = try String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
-        let section = try #require(readme.components(separatedBy: "## The todo example").dropFirst().first)
-        let block = try #require(section.components(separatedBy: "```sh\n").dropFirst().first?.components(separatedBy: "```").first)
-        let script = block.split(separator: "\n").filter { !$0.hasPrefix("swift build") }.joined(separator: "\n")
-            .replacingOccurrences(of: "/tmp/", with: directory.url.path + "/")
-            .replacingOccurrences(of: ".build/debug/todo", with: buildProductsDirectory.appendingPathComponent("todo").path)
+        let (_, script) = try readmeShellScript(section: "## The todo example", blocks: 1, tool: "todo", scratch: directory.url)
         let result = try Subprocess.run("/bin/bash", ["-e", "-c", script])
         #expect(result.status == 0, "\(result.output)\n\(result.errors)")
         #expect(result.output.contains("[x]") && result.output.contains("Buy milk  p1  @Ann"), "\(result.output)")

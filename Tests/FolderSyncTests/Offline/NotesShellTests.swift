@@ -16,16 +16,9 @@ struct NotesShellTests {
 
     /// The README's first notes block and the offline one after it, made to run here.
     static func readmeScript(scratch: URL) throws -> String {
-        let readme = try String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
-        let notesSection = try #require(readme.components(separatedBy: "## The notes example").dropFirst().first)
-        let blocks = notesSection.components(separatedBy: "```sh\n").dropFirst().prefix(2).map { $0.components(separatedBy: "```")[0] }
-        #expect(blocks.count == 2)
-        #expect(notesSection.contains("<!-- The block below is run by NotesShellTests"))
-        return blocks.joined()
-            .split(separator: "\n").filter { !$0.hasPrefix("swift build") }.joined(separator: "\n")
-            // The scratch folder first: the built tool's path may itself lie below /tmp (a clone there, as CI makes).
-            .replacingOccurrences(of: "/tmp/", with: scratch.path + "/")
-            .replacingOccurrences(of: ".build/debug/notes", with: buildProductsDirectory.appendingPathComponent("notes").path)
+        let (section, script) = try readmeShellScript(section: "## The notes example", blocks: 2, tool: "notes", scratch: scratch)
+        #expect(section.contains("<!-- The block below is run by NotesShellTests"))
+        return script
     }
 
     @Test("The README's notes session, the share unmounted and back: local commands work, sync says unavailable, then converges")
