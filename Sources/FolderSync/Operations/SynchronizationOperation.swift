@@ -111,15 +111,11 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
             try? FileManager.default.removeItem(at: localLayout.downloadsDirectory.appendingPathComponent(name))
         }
         localLayout.attachmentStore.removeStaleTemporaries(now: Date())   // file dates are the wall clock, not the sync clock
+        let outcome: Result<SyncReport, any Error>
+        do { outcome = .success(try await runPhases(started: started)) } catch { outcome = .failure(error) }
         // No prescan outlives the sync (one of a set never applied may still be reading its file).
-        do {
-            let report = try await runPhases(started: started)
-            for set in downloaded.values { await set.prescan.ended() }
-            return report
-        } catch {
-            for set in downloaded.values { await set.prescan.ended() }
-            throw error
-        }
+        for set in downloaded.values { await set.prescan.ended() }
+        return try outcome.get()
     }
 
     /// The phases of ``run()``, under the sync lock.
