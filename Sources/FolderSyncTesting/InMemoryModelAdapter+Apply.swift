@@ -36,6 +36,12 @@ extension InMemoryModelAdapter {
                 if change.kind == .delete { touched.formUnion(tablesByName.keys) } else { touched.insert(change.table) }
             }
             state.ledger[header.clientIdentifier, default: [:]][header.sequence] = header.changeSetIdentifier
+            if header.clientIdentifier == localClient, state.syncState.progress.ownChangeSetsToReapplyAfter != nil {
+                // Mirrors GRDBStore.finishReapplyingOwnChangeSets.
+                var through: Int64 = 0
+                while state.ledger[localClient]?[through + 1] != nil { through += 1 }
+                if through >= state.syncState.progress.publishedSequence { state.syncState.progress.ownChangeSetsToReapplyAfter = nil }
+            }
             outcome.warnings += danglingReferences(state, tables: touched)
             outcome.applied = true
             return outcome

@@ -4,8 +4,8 @@
 extension InMemoryModelAdapter {
     @_spi(ModelAdapter) public func loadSyncState() -> LocalSyncState { withState(\.syncState) }
 
-    @_spi(ModelAdapter) public func saveSyncState(_ state: LocalSyncState) {
-        transaction { stored, _ in stored.syncState = state }
+    @_spi(ModelAdapter) public func saveRemoteKnowledge(_ remote: LocalSyncState.RemoteKnowledge) {
+        transaction { stored, _ in stored.syncState.remote = remote }
     }
 
     @_spi(ModelAdapter) public func appliedChangeSets() -> AppliedChangeSets {
@@ -22,7 +22,7 @@ extension InMemoryModelAdapter {
                 let kept = entries.filter { if case .staged(let set) = $0.value { set > sequence } else { true } }
                 state.pending[row] = kept.isEmpty ? nil : kept
             }
-            state.syncState.publishedSequence = max(state.syncState.publishedSequence, sequence)
+            state.syncState.progress.publishedSequence = max(state.syncState.progress.publishedSequence, sequence)
         }
     }
 
@@ -45,7 +45,7 @@ extension InMemoryModelAdapter {
             for (row, entries) in state.pending {
                 state.pending[row] = entries.mapValues { $0 == .unstaged ? .staged(last) : $0 }
             }
-            state.syncState.nextSequence = last + 1
+            state.syncState.progress.nextSequence = last + 1
             return count
         }
     }
@@ -101,7 +101,7 @@ extension InMemoryModelAdapter {
     /// Mirrors `GRDBStore+Restore.swift`.
     @_spi(ModelAdapter) public func continueAfterRestore(remotePublishedSequence remote: Int64, localClient: String) {
         transaction { state, _ in
-            let local = state.syncState.publishedSequence
+            let local = state.syncState.progress.publishedSequence
             guard remote > local else { return }
             for (row, entries) in state.pending {
                 state.pending[row] = entries.mapValues { if case .staged(let set) = $0, set > local { .unstaged } else { $0 } }
@@ -109,11 +109,9 @@ extension InMemoryModelAdapter {
             for sequence in Swift.stride(from: 1, through: local, by: 1) where state.ledger[localClient]?[sequence] == nil {
                 state.ledger[localClient, default: [:]][sequence] = ""
             }
-            state.syncState.ownChangeSetsToReapplyAfter = local
-            state.syncState.publishedSequence = remote
-            state.syncState.nextSequence = max(state.syncState.nextSequence, remote + 1)
-            state.syncState.recentlyPublished = []
-            state.syncState.announcedSequence = 0
+            state.syncState.progress.ownChangeSetsToReapplyAfter = local
+            state.syncState.progress.publishedSequence = remote
+            state.syncState.progress.nextSequence = max(state.syncState.progress.nextSequence, remote + 1)
         }
     }
 }

@@ -30,7 +30,7 @@ struct SyncBadInputTests {
         #expect(report.changeSetsApplied == 0)
         #expect(try NotesSchema.dump(b.store) == before, "the local store changed")
         #expect(try b.store.appliedChangeSets() == ledgerBefore, "the ledger changed")
-        #expect(try b.store.loadSyncState().publishedSequence >= 1, "B's own change was not published")
+        #expect(try b.store.loadSyncState().progress.publishedSequence >= 1, "B's own change was not published")
     }
 
     @Test("A truncated change set of another client is skipped with a warning naming it; the local store is unchanged, the sync goes on", arguments: [0.0, 0.1, 0.5, 0.9, 0.99])

@@ -79,10 +79,12 @@ final class KillingStore: SnapshottingModelAdapter, @unchecked Sendable {
     func backup(to url: URL) throws { try base.backup(to: url) }
     func resetForRejoin() throws { try base.resetForRejoin() }
 
-    func saveSyncState(_ state: LocalSyncState) throws {
+    func saveRemoteKnowledge(_ remote: LocalSyncState.RemoteKnowledge) throws {
         killSwitch.reach("save-state")
-        try base.saveSyncState(state)
+        try base.saveRemoteKnowledge(remote)
     }
+
+    func markBootstrapped() throws { try base.markBootstrapped() }
 
     func markPublished(throughSequence sequence: Int64) throws {
         killSwitch.reach("mark-published")

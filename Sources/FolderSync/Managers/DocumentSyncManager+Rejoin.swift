@@ -29,6 +29,9 @@ extension DocumentSyncManager {
             default:
                 try? FileManager.default.removeItem(at: localLayout.registrationFile)
                 try? FileManager.default.removeItem(at: localLayout.stagedSyncChangesDirectory)
+                // What this client knew of the replaced remote goes first (the state's rule: a cache is forgotten
+                // early, never late), then the store starts over.
+                try store.saveRemoteKnowledge(LocalSyncState.RemoteKnowledge())
                 try store.resetForRejoin()
                 try await register(creatingMissingDocument: true, rejoining: true)
             }

@@ -92,7 +92,7 @@ extension DocumentSyncManager {
         var installed: WholeStoreManifest?
         var bootstrapWarning: SyncWarning?
         var attachmentsFetched = WholeStoreDownloadOperation.AttachmentsFetched()
-        if policy.automaticallyDownloadsWholeStore, let snapshotting, try !store.loadSyncState().hasBootstrapped {
+        if policy.automaticallyDownloadsWholeStore, let snapshotting, try !store.loadSyncState().progress.hasBootstrapped {
             do {
                 let download = bootstrapDownloadOperation(integrityKey: integrityKey, store: snapshotting)
                 installed = try await download.run()
@@ -107,10 +107,12 @@ extension DocumentSyncManager {
             // rare failure of "two processes take turns" under load).
             let lock = try await FileLock.acquire(localLayout.syncLockFile)
             defer { lock.release() }
-            var state = try store.loadSyncState()
-            state.hasBootstrapped = true
-            if bootstrapWarning != nil { state.owesWholeStore = true }
-            try store.saveSyncState(state)
+            try snapshotting.markBootstrapped()
+            if bootstrapWarning != nil {
+                var remote = try store.loadSyncState().remote
+                remote.owesWholeStore = true
+                try store.saveRemoteKnowledge(remote)
+            }
         }
         var report = try await guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy).run()
         checkedOwnWholeStore.withLock { $0 = true }
@@ -161,38 +163,38 @@ extension DocumentSyncManager {
     }
 
     private func uploadWholeStoreIfDue(_ report: SyncReport, store: any SnapshottingModelAdapter, policy: SyncPolicy) async throws -> WholeStoreManifest? {
-        var state = try store.loadSyncState()
+        var remote = try store.loadSyncState().remote
         // Only change sets count: attachments never enter whole stores, and a recent-sync marker is no data. A sync
         // that published no change set leaves the counters as they are, without a write transaction (an fsync).
         if report.changeSetsSent > 0 {
-            state.changeSetsSinceWholeStore += report.changeSetsSent
-            state.bytesSinceWholeStore += report.bytesSent - report.attachmentBytesSent
-            try store.saveSyncState(state)
+            remote.changeSetsSinceWholeStore += report.changeSetsSent
+            remote.bytesSinceWholeStore += report.bytesSent - report.attachmentBytesSent
+            try store.saveRemoteKnowledge(remote)
         }
         // Owed whatever the policy: this client's published sets are gone from the folder, or no usable store covers them.
-        let due = state.owesWholeStore
-            || (policy.wholeStoreUploadAfterChangeSets.map { state.changeSetsSinceWholeStore >= $0 } ?? false)
-            || (policy.wholeStoreUploadAfterBytes.map { state.bytesSinceWholeStore >= $0 } ?? false)
+        let due = remote.owesWholeStore
+            || (policy.wholeStoreUploadAfterChangeSets.map { remote.changeSetsSinceWholeStore >= $0 } ?? false)
+            || (policy.wholeStoreUploadAfterBytes.map { remote.bytesSinceWholeStore >= $0 } ?? false)
         guard due, let manifest = try await wholeStoreUploadOperation(store: store).run() else { return nil }
-        state = try store.loadSyncState()
-        state.changeSetsSinceWholeStore = 0
-        state.bytesSinceWholeStore = 0
-        state.owesWholeStore = false
-        try store.saveSyncState(state)
+        remote = try store.loadSyncState().remote
+        remote.changeSetsSinceWholeStore = 0
+        remote.bytesSinceWholeStore = 0
+        remote.owesWholeStore = false
+        try store.saveRemoteKnowledge(remote)
         if policy.vacuumsAfterWholeStoreUpload { _ = try await vacuum() }
         return manifest
     }
 
-    /// Remembers that this client owes the remote a whole store (``LocalSyncState/owesWholeStore``): one it found
+    /// Remembers that this client owes the remote a whole store (``LocalSyncState/RemoteKnowledge/owesWholeStore``): one it found
     /// is damaged. Under the sync lock, like every writer of the state.
     func oweWholeStore() async throws {
         guard let store = store as? any SnapshottingModelAdapter else { return }
         let lock = try await FileLock.acquire(localLayout.syncLockFile)
         defer { lock.release() }
-        var state = try store.loadSyncState()
-        guard !state.owesWholeStore else { return }
-        state.owesWholeStore = true
-        try store.saveSyncState(state)
+        var remote = try store.loadSyncState().remote
+        guard !remote.owesWholeStore else { return }
+        remote.owesWholeStore = true
+        try store.saveRemoteKnowledge(remote)
     }
 
     /// For a reset (remote replaced or deleted, client deleted): backs up the local store into the error and

@@ -109,7 +109,7 @@ open class DocumentSyncManager: @unchecked Sendable {
     /// Whether this launch came up from the remembered registration and has not checked the remote yet: the first
     /// sync (or whole-store transfer) registers with it, once.
     let checksRemote = Locked(false)
-    /// Whether a sync of this launch looked at this client's whole store (``LocalSyncState/ownWholeStoreTag``).
+    /// Whether a sync of this launch looked at this client's whole store (``LocalSyncState/RemoteKnowledge/ownWholeStoreTag``).
     let checkedOwnWholeStore = Locked(false)
     /// Whether a sync is running, and how the last ones went (also kept in the helper folder).
     let status = Locked<(isSynchronizing: Bool, last: LocalSyncStatus?)>((false, nil))

@@ -39,7 +39,7 @@ extension SynchronizationOperation {
         let ownMarker = markers.first { $0.kind == .file && $0.name == RemoteLayout.recentSyncFileName(client: clientIdentifier) }
         if let ownMarker {
             try await checkOwnHistory(ownMarker, &state)
-        } else if !isReadOnly, state.publishedSequence > 0 {
+        } else if !isReadOnly, state.progress.publishedSequence > 0 {
             // Gone although this client published: deleted (checked next), or a folder restored to before its first marker.
             try await checkOwnChangeSets(after: 0, &state)
         }
@@ -55,7 +55,7 @@ extension SynchronizationOperation {
             }
             withMarkers.insert(client)
             if client == clientIdentifier { continue }
-            var known = state.knownRecentSyncs[client]
+            var known = state.remote.knownRecentSyncs[client]
             if known == nil || item.etag == nil || known?.etag != item.etag {
                 let recent: RecentSync?
                 do {
@@ -69,7 +69,7 @@ extension SynchronizationOperation {
                 }
                 guard let recent else { continue }
                 for (other, sequence) in recent.acknowledgement where other != client && other != clientIdentifier {
-                    state.acknowledgedByOthers[other] = max(state.acknowledgedByOthers[other] ?? 0, sequence)
+                    state.remote.acknowledgedByOthers[other] = max(state.remote.acknowledgedByOthers[other] ?? 0, sequence)
                 }
                 if let previous = known, recent.publishedSequence < previous.publishedSequence {
                     // A marker never goes back: this one is an older copy (a restored folder, a provider rolling it
@@ -84,36 +84,36 @@ extension SynchronizationOperation {
                 } else {
                     known = .init(etag: item.etag, publishedSequence: recent.publishedSequence, recentChangeSets: recent.recentChangeSets)
                 }
-                state.knownRecentSyncs[client] = known
+                state.remote.knownRecentSyncs[client] = known
             }
             if let known, known.publishedSequence > (acknowledged[client] ?? 0) { clientsWithNews.append(client) }
         }
-        if let after = state.ownChangeSetsToReapplyAfter, state.publishedSequence > after {
+        if let after = state.progress.ownChangeSetsToReapplyAfter, state.progress.publishedSequence > after {
             clientsWithNews.append(clientIdentifier)
         }
         // Clients without a marker: those that others applied sets of, and, once after a fresh start, every
         // client with a folder in SyncChanges/.
-        for (client, sequence) in state.acknowledgedByOthers where !withMarkers.contains(client) && sequence > (acknowledged[client] ?? 0) {
-            let known = state.knownRecentSyncs[client]
-            state.knownRecentSyncs[client] = .init(etag: nil, publishedSequence: max(known?.publishedSequence ?? 0, sequence))
+        for (client, sequence) in state.remote.acknowledgedByOthers where !withMarkers.contains(client) && sequence > (acknowledged[client] ?? 0) {
+            let known = state.remote.knownRecentSyncs[client]
+            state.remote.knownRecentSyncs[client] = .init(etag: nil, publishedSequence: max(known?.publishedSequence ?? 0, sequence))
         }
-        if !state.hasListedClients && !isReadOnly {
+        if !state.remote.hasListedClients && !isReadOnly {
             report.remoteRequests += 1
             for item in try await fetchClientsWithChangeSets() where item.kind == .directory && !withMarkers.contains(item.name)
-                && state.knownRecentSyncs[item.name] == nil && DocumentInventory.isIdentifierName(item.name) {
-                state.knownRecentSyncs[item.name] = .init(etag: nil, publishedSequence: 0)
+                && state.remote.knownRecentSyncs[item.name] == nil && DocumentInventory.isIdentifierName(item.name) {
+                state.remote.knownRecentSyncs[item.name] = .init(etag: nil, publishedSequence: 0)
             }
-            state.hasListedClients = true
+            state.remote.hasListedClients = true
         }
         // A client whose marker vanished leaves its change sets until everyone applied them: its folder is listed
         // until everything it published (as far as anyone knows) is applied, then it is forgotten.
-        let vanished = Set(state.knownRecentSyncs.keys.filter { $0 != clientIdentifier && !withMarkers.contains($0) })
+        let vanished = Set(state.remote.knownRecentSyncs.keys.filter { $0 != clientIdentifier && !withMarkers.contains($0) })
         clientsWithNews += vanished
         var available: [Available] = []
         for client in Set(clientsWithNews).sorted() {
             let directory = layout.syncChangesDirectory(documentIdentifier, client: client)
             if client != clientIdentifier, !vanished.contains(client), !listing.contains(client), !listedInstead.contains(client),
-               let announced = state.knownRecentSyncs[client]?.announcedChangeSets(after: acknowledged[client] ?? 0) {
+               let announced = state.remote.knownRecentSyncs[client]?.announcedChangeSets(after: acknowledged[client] ?? 0) {
                 // Its marker names every set this client lacks: no listing of a folder of any size.
                 for (sequence, name) in announced where !applied.contains(sequence, of: client) {
                     available.append(Available(client: client, sequence: sequence, name: name, path: directory.appending(name), announced: true))
@@ -135,16 +135,16 @@ extension SynchronizationOperation {
                     continue
                 }
                 guard !applied.contains(parsed.sequence, of: client) else { continue }
-                if client == clientIdentifier && parsed.sequence > state.publishedSequence { continue }
+                if client == clientIdentifier && parsed.sequence > state.progress.publishedSequence { continue }
                 available.append(Available(client: client, sequence: parsed.sequence, name: item.name, path: directory.appending(item.name)))
             }
             let next = (acknowledged[client] ?? 0) + 1
             let present = Set(available.filter { $0.client == client }.map(\.sequence))
-            let published = client == clientIdentifier ? state.publishedSequence : state.knownRecentSyncs[client]?.publishedSequence ?? 0
+            let published = client == clientIdentifier ? state.progress.publishedSequence : state.remote.knownRecentSyncs[client]?.publishedSequence ?? 0
             if vanished.contains(client) && present.isEmpty && published < next {
                 // Everything it published, as far as anyone knows, is applied: forget it. A listing that lags
                 // behind cannot make it forgotten early: its published sequence says what must be applied first.
-                state.knownRecentSyncs[client] = nil
+                state.remote.knownRecentSyncs[client] = nil
             } else if published >= next, !present.contains(next), present.min().map({ $0 > next }) ?? true {
                 // The next set this client needs is gone: vacuum removed it, so only a whole store has its changes.
                 report.missingChangeSets[client] = next
@@ -162,7 +162,7 @@ extension SynchronizationOperation {
     ///   written again, and when this client's own sets are gone from the folder, it owes a whole store that
     ///   covers them (uploaded by the manager after this sync), so that the folder heals.
     func checkOwnHistory(_ item: RemoteItem, _ state: inout LocalSyncState) async throws {
-        guard !isReadOnly, item.etag == nil || item.etag != state.ownRecentSyncEtag else { return }
+        guard !isReadOnly, item.etag == nil || item.etag != state.remote.ownRecentSyncEtag else { return }
         let path = layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description
         let recent: RecentSync
         do {
@@ -173,17 +173,15 @@ extension SynchronizationOperation {
             rewritesOwnRecentSync = true
             return
         }
-        state.ownRecentSyncEtag = item.etag
-        if recent.publishedSequence > state.publishedSequence {
-            let restoredAt = state.publishedSequence
+        state.remote.ownRecentSyncEtag = item.etag
+        if recent.publishedSequence > state.progress.publishedSequence {
+            let restoredAt = state.progress.publishedSequence
             try store.continueAfterRestore(remotePublishedSequence: recent.publishedSequence, localClient: clientIdentifier)
             ledger = nil
-            let continued = try store.loadSyncState()
-            state.nextSequence = continued.nextSequence
-            state.publishedSequence = continued.publishedSequence
-            state.ownChangeSetsToReapplyAfter = continued.ownChangeSetsToReapplyAfter
-            state.recentlyPublished = continued.recentlyPublished
-            state.announcedSequence = continued.announcedSequence
+            state.progress = try store.loadSyncState().progress
+            // Saved with the rest at the end of the sync: until then the old announcement is only stale, never wrong
+            // (its marker is written again, since it no longer says the published sequence).
+            state.remote.forgetAnnouncement()
             // Sets staged under numbers the remote already gave to other changes: their changes are pending again.
             let staged = localLayout.stagedSyncChangesDirectory
             for name in (try? FileManager.default.contentsOfDirectory(atPath: staged.path)) ?? []
@@ -194,7 +192,7 @@ extension SynchronizationOperation {
                 message: "this store was restored from an earlier copy: the remote holds this client's change sets up to "
                          + "\(recent.publishedSequence), the store knew only up to \(restoredAt); it continues after "
                          + "\(recent.publishedSequence) and applies its own sets in between from the remote", path: path))
-        } else if recent.publishedSequence < state.publishedSequence {
+        } else if recent.publishedSequence < state.progress.publishedSequence {
             try await checkOwnChangeSets(after: recent.publishedSequence, &state)
         }
     }
@@ -206,13 +204,13 @@ extension SynchronizationOperation {
     func checkOwnWholeStore(_ state: inout LocalSyncState) async throws {
         let tag = try await fetchOwnWholeStoreVersionTag()
         report.remoteRequests += 1
-        guard tag != state.ownWholeStoreTag else { return }
-        state.ownWholeStoreTag = nil
+        guard tag != state.remote.ownWholeStoreTag else { return }
+        state.remote.ownWholeStoreTag = nil
         if tag == nil {
             report.remoteRequests += 1
             guard try await fetchWholeStoreClients().isEmpty else { return }
         }
-        state.owesWholeStore = true
+        state.remote.owesWholeStore = true
         report.warnings.append(SyncWarning(kind: .wholeStoreUnusable,
             message: "this client's whole store " + (tag == nil ? "is gone and no other is left" : "changed since it uploaded it (damaged, or put back from an older copy)")
                      + ": a new one is uploaded",
@@ -227,11 +225,11 @@ extension SynchronizationOperation {
         let listing = try await fetchChangeSetListing(client: clientIdentifier)
         report.remoteRequests += 1
         let present = Set(listing.compactMap { RemoteLayout.parseChangeSetFileName($0.name)?.sequence })
-        let lost = (sequence + 1...state.publishedSequence).filter { !present.contains($0) }
-        if !lost.isEmpty { state.owesWholeStore = true }
+        let lost = (sequence + 1...state.progress.publishedSequence).filter { !present.contains($0) }
+        if !lost.isEmpty { state.remote.owesWholeStore = true }
         report.warnings.append(SyncWarning(kind: .staleRecentSync,
             message: "this client's recent sync on the remote says it published up to \(sequence), where it published up to "
-                     + "\(state.publishedSequence) (the folder or the file was restored from an older copy); it is written again"
+                     + "\(state.progress.publishedSequence) (the folder or the file was restored from an older copy); it is written again"
                      + (lost.isEmpty ? "" : ", and \(lost.count) of its change sets are gone from the folder: a whole store that covers them is uploaded"),
             path: layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description))
     }

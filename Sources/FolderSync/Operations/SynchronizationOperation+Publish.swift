@@ -7,14 +7,14 @@ extension SynchronizationOperation {
         let directory = localLayout.stagedSyncChangesDirectory
         // A file numbered at or past the next sequence was written by a staging that never committed.
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
-            if let parsed = RemoteLayout.parseChangeSetFileName(name), parsed.sequence >= state.nextSequence {
+            if let parsed = RemoteLayout.parseChangeSetFileName(name), parsed.sequence >= state.progress.nextSequence {
                 try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
             } else if TemporaryName.isTemporary(name) {
                 try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
             }
         }
         let splitter = ChangeSetSplitter(
-            clientIdentifier: clientIdentifier, schemaVersion: store.schemaVersion, firstSequence: state.nextSequence,
+            clientIdentifier: clientIdentifier, schemaVersion: store.schemaVersion, firstSequence: state.progress.nextSequence,
             createdAt: environment.now(), dependencies: dependencies, partByteLimit: partByteLimit) { sequence in
                 let identifier = self.environment.makeIdentifier()
                 let name = RemoteLayout.changeSetFileName(sequence: sequence, changeSetIdentifier: identifier)
@@ -31,15 +31,15 @@ extension SynchronizationOperation {
             }
         }
         defer { writer.abandon() }   // after a failure, or when there was nothing to stage
-        let count = try store.stageChanges(sequence: state.nextSequence, emit: writer.add, seal: {
+        let count = try store.stageChanges(sequence: state.progress.nextSequence, emit: writer.add, seal: {
             try writer.finish()
             parts = try splitter.finish()
             LocalFiles.syncDirectory(directory.path)
-            return parts.last?.header.sequence ?? state.nextSequence
+            return parts.last?.header.sequence ?? state.progress.nextSequence
         })
         if count > 0, let last = parts.last {
             if !referencesAttachments { stagedWithoutAttachments.formUnion(parts.map(\.url.lastPathComponent)) }
-            state.nextSequence = last.header.sequence + 1
+            state.progress = try store.loadSyncState().progress
             environment.logger.debug("Staged \(count) changes in \(parts.count) change set(s) up to \(last.header.sequence)")
         }
     }
@@ -51,8 +51,8 @@ extension SynchronizationOperation {
         let directory = localLayout.stagedSyncChangesDirectory
         var staged: [(String, Int64)] = []
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
-            guard let sequence = RemoteLayout.parseChangeSetFileName(name)?.sequence, sequence < state.nextSequence else { continue }
-            if sequence <= state.publishedSequence {
+            guard let sequence = RemoteLayout.parseChangeSetFileName(name)?.sequence, sequence < state.progress.nextSequence else { continue }
+            if sequence <= state.progress.publishedSequence {
                 // Published before a crash that came before this file's removal.
                 try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
             } else {
@@ -93,16 +93,16 @@ extension SynchronizationOperation {
             }
         }
         try store.markPublished(throughSequence: last.1)
-        state.publishedSequence = max(state.publishedSequence, last.1)
-        state.recentlyPublished = Array((state.recentlyPublished + staged.map(\.0)).suffix(RecentSync.announcedChangeSetLimit))
+        state.progress = try store.loadSyncState().progress
+        state.remote.recentlyPublished = Array((state.remote.recentlyPublished + staged.map(\.0)).suffix(RecentSync.announcedChangeSetLimit))
         for (name, _) in staged { try? FileManager.default.removeItem(at: directory.appendingPathComponent(name)) }
     }
 
     /// Writes this client's marker; returns the date it holds.
     func writeOwnRecentSync(_ state: LocalSyncState, acknowledgement: [String: Int64]) async throws -> Date {
         let recent = RecentSync(clientIdentifier: clientIdentifier, lastSyncDate: environment.now().wholeSeconds,
-                                publishedSequence: state.publishedSequence, acknowledgement: acknowledgement,
-                                schemaVersion: store.schemaVersion, recentChangeSets: state.recentlyPublished)
+                                publishedSequence: state.progress.publishedSequence, acknowledgement: acknowledgement,
+                                schemaVersion: store.schemaVersion, recentChangeSets: state.remote.recentlyPublished)
         let data = try PropertyListFile.encode(recent)
         try await writeRecentSync(data)
         report.remoteRequests += 1

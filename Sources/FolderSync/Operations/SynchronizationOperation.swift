@@ -122,6 +122,8 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     private func runPhases(started: Date) async throws -> SyncReport {
         emit(.phase(.checkingIntegrity))
         try await checkIntegrityKey()
+        // Its progress is the store's, read again after each store call that changes it; what it knows of the remote
+        // is this sync's, saved once at the end.
         var state = try store.loadSyncState()
         // What the local changes were made after: they are staged once this sync's sets are applied, but they do
         // not depend on those (a set of a newer format parked here must not hold them back at every reader).
@@ -158,43 +160,35 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
             report.warnings.append(SyncWarning(kind: .changeSetWaiting,
                 message: "waiting for change sets it depends on to become visible", path: left.path.description))
         }
-        if let after = state.ownChangeSetsToReapplyAfter,
-           (try acknowledgement()[clientIdentifier] ?? after) >= state.publishedSequence {
-            state.ownChangeSetsToReapplyAfter = nil
-        }
         if isReadOnly {
             report.duration = Date().timeIntervalSince(started)
             if let declined { throw declined }
             return report
         }
         emit(.phase(.stagingLocalChanges))
-        if try store.hasUnpublishedChanges() {
-            state = try store.loadSyncState().merging(known: state)
-            try stageLocalChanges(&state, dependencies: dependencies)
-        }
+        if try store.hasUnpublishedChanges() { try stageLocalChanges(&state, dependencies: dependencies) }
 
         emit(.phase(.publishingLocalChanges))
-        state = try store.loadSyncState().merging(known: state)
         try await publishStagedChangeSets(&state)
 
         // Also when an earlier sync published or applied but failed to write the marker (found by the simulator
         // under faults: a set published then never announced stayed invisible to every other client).
         let acknowledgement = try acknowledgement()
         // The heartbeat: an idle sync says it is alive once an hour, so that "last sync" means last sync.
-        let heartbeatDue = state.announcedAt.map { environment.now().timeIntervalSince($0) >= RecentSync.heartbeatInterval } ?? true
-        if heartbeatDue || checksOwnWholeStore, state.ownWholeStoreTag != nil { try await checkOwnWholeStore(&state) }
-        if !ownRecentSyncExists || state.announcedSequence != state.publishedSequence || state.announcedAcknowledgement != acknowledgement
+        let heartbeatDue = state.remote.announcedAt.map { environment.now().timeIntervalSince($0) >= RecentSync.heartbeatInterval } ?? true
+        if heartbeatDue || checksOwnWholeStore, state.remote.ownWholeStoreTag != nil { try await checkOwnWholeStore(&state) }
+        if !ownRecentSyncExists || state.remote.announcedSequence != state.progress.publishedSequence || state.remote.announcedAcknowledgement != acknowledgement
             || heartbeatDue || rewritesOwnRecentSync {
             emit(.phase(.writingRecentSync))
-            state.announcedAt = try await writeOwnRecentSync(state, acknowledgement: acknowledgement)
+            state.remote.announcedAt = try await writeOwnRecentSync(state, acknowledgement: acknowledgement)
             // The tag of what was just written: the marker is read back only once someone else changed it.
-            state.ownRecentSyncEtag = try await fetchOwnRecentSyncVersionTag()
+            state.remote.ownRecentSyncEtag = try await fetchOwnRecentSyncVersionTag()
             report.remoteRequests += 1
-            state.announcedSequence = state.publishedSequence
-            state.announcedAcknowledgement = acknowledgement
+            state.remote.announcedSequence = state.progress.publishedSequence
+            state.remote.announcedAcknowledgement = acknowledgement
         }
         // Saving is a write transaction (fsyncs): an idle sync that learned nothing skips it.
-        if try state != store.loadSyncState() { try store.saveSyncState(state) }
+        if try state.remote != store.loadSyncState().remote { try store.saveRemoteKnowledge(state.remote) }
         report.duration = Date().timeIntervalSince(started)
         if let declined { throw declined }
         emit(.phase(.finished))
@@ -339,19 +333,5 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     open func fetchDeletedClientMarker() async throws -> Data? {
         try await fileSystem.readIfPresent(layout.deletedClientFile(documentIdentifier, client: clientIdentifier),
                                            maximumSize: PropertyListFile.maximumByteCount)
-    }
-}
-
-extension LocalSyncState {
-    /// The store's state (sequences, which the store commits) with what this sync learned and decided.
-    func merging(known other: LocalSyncState) -> LocalSyncState {
-        var merged = self
-        merged.knownRecentSyncs = other.knownRecentSyncs
-        merged.ownChangeSetsToReapplyAfter = other.ownChangeSetsToReapplyAfter
-        merged.ownRecentSyncEtag = other.ownRecentSyncEtag
-        merged.owesWholeStore = other.owesWholeStore
-        merged.acknowledgedByOthers = other.acknowledgedByOthers
-        merged.hasListedClients = other.hasListedClients
-        return merged
     }
 }

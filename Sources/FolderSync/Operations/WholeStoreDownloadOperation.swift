@@ -105,6 +105,13 @@ open class WholeStoreDownloadOperation: DocumentOperation, @unchecked Sendable {
         if let install {
             installed = try install(snapshot, manifest)
         } else {
+            // Forgotten before the install, as the state's rule asks: a crash after it must not leave the listing
+            // of clients that left no marker counted as done for a store that may cover less of them.
+            var remote = try store.loadSyncState().remote
+            if remote.hasListedClients {
+                remote.forgetClientListing()
+                try store.saveRemoteKnowledge(remote)
+            }
             try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: clientIdentifier)
             installed = store
         }

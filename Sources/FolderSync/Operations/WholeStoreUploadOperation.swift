@@ -71,9 +71,9 @@ open class WholeStoreUploadOperation: DocumentOperation, @unchecked Sendable {
             }
         }
         // Remembered, so that a sync finds the store changed under it (damaged, or put back from an older copy).
-        var state = try store.loadSyncState()
-        state.ownWholeStoreTag = try await fetchOwnWholeStoreVersionTag()
-        try store.saveSyncState(state)
+        var remote = try store.loadSyncState().remote
+        remote.ownWholeStoreTag = try await fetchOwnWholeStoreVersionTag()
+        try store.saveRemoteKnowledge(remote)
         environment.logger.info("Uploaded whole store \(identifier) (\(size) bytes) covering \(manifest.coveredCount) change sets")
         return manifest
     }

@@ -122,6 +122,7 @@ extension GRDBStore {
                 }
                 try Self.recordApplied(db, client: header.clientIdentifier, sequence: header.sequence,
                                        changeSetIdentifier: header.changeSetIdentifier)
+                if header.clientIdentifier == localClient { try finishReapplyingOwnChangeSets(db, localClient: localClient) }
                 outcome.warnings += try danglingReferences(db, tables: touched)
                 outcome.applied = true
                 return outcome

@@ -7,8 +7,7 @@ extension GRDBStore {
     @_spi(ModelAdapter) public func continueAfterRestore(remotePublishedSequence remote: Int64, localClient: String) throws {
         try wrap("continuing after a restored copy") {
             try database.write { db in
-                var state = try loadState(db)
-                let local = state.publishedSequence
+                let local = try loadState(db).progress.publishedSequence
                 guard remote > local else { return }
                 // Staged in sets whose numbers the remote gave to other changes: back to pending, marks merged.
                 let staged = try Row.fetchAll(db, sql: "SELECT tbl, sync_id, marks FROM \(StoreSchema.stagedChangesTable) WHERE staged_in > ?",
@@ -19,13 +18,23 @@ extension GRDBStore {
                 }
                 try db.execute(sql: "DELETE FROM \(StoreSchema.stagedChangesTable) WHERE staged_in > ?", arguments: [local])
                 try Self.recordAppliedRun(db, client: localClient, through: local)
-                state.ownChangeSetsToReapplyAfter = local
-                state.publishedSequence = remote
-                state.nextSequence = max(state.nextSequence, remote + 1)
-                state.recentlyPublished = []
-                state.announcedSequence = 0
-                try Self.save(state: try JSONEncoder().encode(state), db)
+                try updateProgress(db) { progress in
+                    progress.ownChangeSetsToReapplyAfter = local
+                    progress.publishedSequence = remote
+                    progress.nextSequence = max(progress.nextSequence, remote + 1)
+                }
             }
         }
+    }
+
+    /// Once this client's own sets applied again reach its published sequence, nothing of its own is missing any
+    /// more: ``LocalSyncState/Progress/ownChangeSetsToReapplyAfter`` is cleared, in the apply's transaction.
+    func finishReapplyingOwnChangeSets(_ db: Database, localClient: String) throws {
+        let progress = try loadState(db).progress
+        guard progress.ownChangeSetsToReapplyAfter != nil else { return }
+        let through = try Int64.fetchOne(db, sql: "SELECT through FROM \(StoreSchema.appliedRunsTable) WHERE client = ?",
+                                         arguments: [localClient]) ?? 0
+        guard through >= progress.publishedSequence else { return }
+        try updateProgress(db) { $0.ownChangeSetsToReapplyAfter = nil }
     }
 }

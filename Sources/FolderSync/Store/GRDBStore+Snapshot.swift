@@ -30,8 +30,8 @@ extension GRDBStore: SnapshottingModelAdapter {
                 try db.execute(sql: "PRAGMA journal_mode = OFF")
                 try db.execute(sql: "PRAGMA synchronous = OFF")
                 var covers = try Self.appliedChangeSets(db).contiguous
-                let state = try loadState(db)
-                if state.publishedSequence > 0 { covers[localClient] = state.publishedSequence }
+                let published = try loadState(db).progress.publishedSequence
+                if published > 0 { covers[localClient] = published }
                 // Only synced data and merge metadata travel: app-local tables and triggers stay home.
                 let keep = Set(tables.map(\.name) + Self.snapshotMetadataTables)
                 for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger'") {
@@ -64,20 +64,17 @@ extension GRDBStore: SnapshottingModelAdapter {
             try db.execute(sql: "DELETE FROM \(name)")
         }
         try Self.replaceLedger(db, covers: covers)
-        var state = try loadState(db)
         let ownCovered = covers[localClient] ?? 0
-        // This client's own sets the store lacks come back from the remote at the next sync.
-        state.ownChangeSetsToReapplyAfter = ownCovered < state.publishedSequence ? ownCovered : nil
-        state.publishedSequence = max(state.publishedSequence, ownCovered)
-        // Never number a set again: one staged before may already be on the remote (a sync stopped between
-        // its upload and its bookkeeping), and is published again as it is (found by the kill torture).
-        state.nextSequence = max(state.nextSequence, state.publishedSequence + 1)
-        // What this client knows of the markers stays true; clients that left none are looked for again, since
-        // the store may cover less of them than this client had applied.
-        state.hasListedClients = false
-        // In the install's own transaction (or file): an installed store is never looked for again by a first sync.
-        state.hasBootstrapped = true
-        try Self.save(state: try JSONEncoder().encode(state), db)
+        try updateProgress(db) { progress in
+            // This client's own sets the store lacks come back from the remote at the next sync.
+            progress.ownChangeSetsToReapplyAfter = ownCovered < progress.publishedSequence ? ownCovered : nil
+            progress.publishedSequence = max(progress.publishedSequence, ownCovered)
+            // Never number a set again: one staged before may already be on the remote (a sync stopped between
+            // its upload and its bookkeeping), and is published again as it is (found by the kill torture).
+            progress.nextSequence = max(progress.nextSequence, progress.publishedSequence + 1)
+            // In the install's own transaction (or file): an installed store is never looked for again by a first sync.
+            progress.hasBootstrapped = true
+        }
     }
 
     /// Refuses, before anything of it is read into this store, a snapshot that holds anything but this store's
@@ -327,6 +324,12 @@ extension GRDBStore: SnapshottingModelAdapter {
         }
     }
 
+    @_spi(ModelAdapter) public func markBootstrapped() throws {
+        try wrap("saving the sync state") {
+            try database.write { db in try updateProgress(db) { $0.hasBootstrapped = true } }
+        }
+    }
+
     @_spi(ModelAdapter) public func resetForRejoin() throws {
         try wrap("preparing to re-join") {
             try database.write { db in
@@ -375,9 +378,7 @@ extension GRDBStore: SnapshottingModelAdapter {
                     try pending.execute(arguments: [table, syncID, deleted])
                     try tombstones.execute(arguments: [table, syncID, try stamp ?? Int64(bitPattern: clock.tick(now: now()).rawValue)])
                 }
-                var state = LocalSyncState()
-                state.nextSequence = 1
-                try Self.save(state: try JSONEncoder().encode(state), db)
+                try updateProgress(db) { $0 = LocalSyncState.Progress() }
             }
         }
     }

@@ -41,9 +41,7 @@ extension GRDBStore {
                     SELECT tbl, sync_id, ?, marks FROM \(pendingTable)
                     """, arguments: [last])
                 try db.execute(sql: "DELETE FROM \(pendingTable)")
-                var state = try loadState(db)
-                state.nextSequence = last + 1
-                try Self.save(state: try JSONEncoder().encode(state), db)
+                try updateProgress(db) { $0.nextSequence = last + 1 }
                 return count
             }
         }

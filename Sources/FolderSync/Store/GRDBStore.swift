@@ -172,15 +172,27 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
         }
     }
 
-    @_spi(ModelAdapter) public func saveSyncState(_ state: LocalSyncState) throws {
+    @_spi(ModelAdapter) public func saveRemoteKnowledge(_ remote: LocalSyncState.RemoteKnowledge) throws {
         try wrap("saving the sync state") {
-            let data = try JSONEncoder().encode(state)
-            try database.write { db in try Self.save(state: data, db) }
+            try database.write { db in
+                var state = try loadState(db)
+                state.remote = remote
+                try Self.save(state, db)
+            }
         }
     }
 
-    static func save(state data: Data, _ db: Database) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.metaTable)(key, value) VALUES (?, ?)", arguments: [stateKey, data])
+    /// Changes what the store commits (``LocalSyncState/progress``) in the caller's transaction: the one way the
+    /// store writes its state, so that it never writes what syncs know of the remote.
+    func updateProgress(_ db: Database, _ change: (inout LocalSyncState.Progress) throws -> Void) throws {
+        var state = try loadState(db)
+        try change(&state.progress)
+        try Self.save(state, db)
+    }
+
+    static func save(_ state: LocalSyncState, _ db: Database) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.metaTable)(key, value) VALUES (?, ?)",
+                       arguments: [stateKey, try JSONEncoder().encode(state)])
     }
 
     @_spi(ModelAdapter) public func appliedChangeSets() throws -> AppliedChangeSets {
@@ -201,9 +213,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
         try wrap("marking changes published") {
             try database.write { db in
                 try db.execute(sql: "DELETE FROM \(StoreSchema.stagedChangesTable) WHERE staged_in <= ?", arguments: [sequence])
-                var state = try loadState(db)
-                state.publishedSequence = max(state.publishedSequence, sequence)
-                try Self.save(state: try JSONEncoder().encode(state), db)
+                try updateProgress(db) { $0.publishedSequence = max($0.publishedSequence, sequence) }
             }
         }
     }

@@ -49,11 +49,11 @@ public protocol ModelAdapter: AnyObject, Sendable {
     /// The schema version of the app's data; change sets with a newer one are parked, not applied.
     var schemaVersion: Int { get }
 
-    /// The sync bookkeeping kept with the data (sequence numbers, the ledger, cached remote state).
+    /// The sync bookkeeping kept with the data: what the store committed, and what syncs know of the remote.
     @_spi(ModelAdapter) func loadSyncState() throws -> LocalSyncState
 
-    /// Saves the part of the sync state that is not the ledger.
-    @_spi(ModelAdapter) func saveSyncState(_ state: LocalSyncState) throws
+    /// Saves what syncs know of the remote, keeping ``LocalSyncState/progress`` as the store committed it.
+    @_spi(ModelAdapter) func saveRemoteKnowledge(_ remote: LocalSyncState.RemoteKnowledge) throws
 
     /// Moves local changes that are not staged yet into change sets numbered from `sequence`.
     ///
@@ -73,7 +73,9 @@ public protocol ModelAdapter: AnyObject, Sendable {
     /// The conflicts a change set by `author` would raise against local changes not yet published.
     @_spi(ModelAdapter) func conflicts(author: String, localClient: String, changes: ChangeStream) throws -> [SyncConflict]
 
-    /// Applies a change set and records it in the ledger, in one transaction; skips it if already recorded.
+    /// Applies a change set and records it in the ledger, in one transaction; skips it if already recorded. When
+    /// it is one of this client's own sets applied again and the ledger now reaches the published sequence, the
+    /// same transaction clears ``LocalSyncState/Progress/ownChangeSetsToReapplyAfter``.
     ///
     /// `resolutions` answers the conflicts found by ``conflicts(author:localClient:changes:)``; a conflict without an answer
     /// is settled by last writer wins. Changes made by the app are not recorded as local changes (no echo),
@@ -96,7 +98,7 @@ public protocol ModelAdapter: AnyObject, Sendable {
     /// sequence. In one transaction: the changes staged in sets numbered after the store's published sequence go
     /// back to the pending changes (those numbers are taken on the remote, by other changes), this client's sets up
     /// to the store's published sequence are recorded as applied, and the state continues after
-    /// `remotePublishedSequence`, with ``LocalSyncState/ownChangeSetsToReapplyAfter`` set so that the sets in
+    /// `remotePublishedSequence`, with ``LocalSyncState/Progress/ownChangeSetsToReapplyAfter`` set so that the sets in
     /// between come back from the remote. Does nothing when the store is not behind.
     ///
     /// The default refuses with ``FolderSyncError/Code/invalidConfiguration``: an adapter that cannot recover
@@ -110,93 +112,6 @@ extension ModelAdapter {
     @_spi(ModelAdapter) public func continueAfterRestore(remotePublishedSequence: Int64, localClient: String) throws {
         throw FolderSyncError(.invalidConfiguration, "the remote holds change sets of this client up to \(remotePublishedSequence) that "
                               + "its store does not know (restored from an earlier copy?), and the store cannot recover from it")
-    }
-}
-
-/// The sync bookkeeping an adapter keeps with the data, so that it commits with it.
-@_spi(ModelAdapter) public struct LocalSyncState: Codable, Hashable, Sendable {
-    /// The sequence number the next staged change set gets.
-    public var nextSequence: Int64 = 1
-    /// The highest sequence of this client's change sets known to be published.
-    public var publishedSequence: Int64 = 0
-    /// Per other client: the version tag of its recent-sync file when last read, and the sequence it reported.
-    public var knownRecentSyncs: [String: KnownRecentSync] = [:]
-    /// After installing a whole store older than this client's own publications: the sequence after which this
-    /// client's own change sets must be applied again from the remote.
-    public var ownChangeSetsToReapplyAfter: Int64?
-    /// Whether the first sync looked for a whole store to start from.
-    public var hasBootstrapped = false
-    /// Change sets and bytes published since this client last uploaded a whole store (for the upload policy).
-    public var changeSetsSinceWholeStore = 0
-    /// Bytes sent by syncs since this client last uploaded a whole store, compared with ``SyncPolicy/wholeStoreUploadAfterBytes``.
-    public var bytesSinceWholeStore: Int64 = 0
-    /// What this client's recent-sync marker said when last written: it is written again until it says the
-    /// published sequence and acknowledgement of now, even when the sync that changed them failed to write it.
-    public var announcedSequence: Int64 = 0
-    /// The acknowledgement (highest applied sequence per client) the marker said when last written.
-    public var announcedAcknowledgement: [String: Int64] = [:]
-    /// The version tag of this client's own recent sync when it was last read back: read again when it changes, to
-    /// find that the store was restored from an earlier copy, or the folder from an older one. `nil`: unknown (it
-    /// was written since), so the next sync reads it.
-    public var ownRecentSyncEtag: String?
-    /// Whether this client owes the remote a whole store: its own published change sets are gone from the folder
-    /// (restored from an older copy), or the only whole store that covers them is unusable. The next sync that can
-    /// upload one does.
-    public var owesWholeStore = false
-    /// Per client, the highest sequence any other client's recent sync acknowledged applying: how a client whose
-    /// marker is gone (deleted, expired) is still found, so that its last change sets reach every device.
-    public var acknowledgedByOthers: [String: Int64] = [:]
-    /// Whether this client has listed `SyncChanges/` since it last started from scratch (a first sync, a whole
-    /// store installed): once, to find clients that left no marker.
-    public var hasListedClients = false
-    /// When the marker was last written (the ``RecentSync/lastSyncDate`` it holds); an idle sync writes it again
-    /// once it is ``RecentSync/heartbeatInterval`` old. `nil` for state saved before the heartbeat existed.
-    public var announcedAt: Date?
-    /// The file names of this client's newest published change sets, announced in its marker
-    /// (``RecentSync/recentChangeSets``).
-    public var recentlyPublished: [String] = []
-    /// The version tag of this client's whole store as it uploaded it (its ETag, or its size when the backend has
-    /// none): a store found changed since (damaged, or put back from an older copy) covers nothing, and a new one is
-    /// owed. `nil`: none uploaded, or it was removed since.
-    public var ownWholeStoreTag: String?
-
-    /// The state of a client that has never synced: nothing staged, published or read.
-    public init() {}
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        nextSequence = try container.decode(Int64.self, forKey: .nextSequence)
-        publishedSequence = try container.decode(Int64.self, forKey: .publishedSequence)
-        knownRecentSyncs = try container.decodeIfPresent([String: KnownRecentSync].self, forKey: .knownRecentSyncs) ?? [:]
-        ownChangeSetsToReapplyAfter = try container.decodeIfPresent(Int64.self, forKey: .ownChangeSetsToReapplyAfter)
-        hasBootstrapped = try container.decodeIfPresent(Bool.self, forKey: .hasBootstrapped) ?? false
-        changeSetsSinceWholeStore = try container.decodeIfPresent(Int.self, forKey: .changeSetsSinceWholeStore) ?? 0
-        bytesSinceWholeStore = try container.decodeIfPresent(Int64.self, forKey: .bytesSinceWholeStore) ?? 0
-        announcedSequence = try container.decodeIfPresent(Int64.self, forKey: .announcedSequence) ?? 0
-        announcedAcknowledgement = try container.decodeIfPresent([String: Int64].self, forKey: .announcedAcknowledgement) ?? [:]
-        announcedAt = try container.decodeIfPresent(Date.self, forKey: .announcedAt)
-        ownRecentSyncEtag = try container.decodeIfPresent(String.self, forKey: .ownRecentSyncEtag)
-        owesWholeStore = try container.decodeIfPresent(Bool.self, forKey: .owesWholeStore) ?? false
-        acknowledgedByOthers = try container.decodeIfPresent([String: Int64].self, forKey: .acknowledgedByOthers) ?? [:]
-        hasListedClients = try container.decodeIfPresent(Bool.self, forKey: .hasListedClients) ?? false
-        recentlyPublished = try container.decodeIfPresent([String].self, forKey: .recentlyPublished) ?? []
-        ownWholeStoreTag = try container.decodeIfPresent(String.self, forKey: .ownWholeStoreTag)
-    }
-
-    /// What this client last read of another client's recent-sync marker, so an unchanged marker is not read again.
-    public struct KnownRecentSync: Codable, Hashable, Sendable {
-        /// The marker file's version tag when it was read; `nil` when the remote gives none (the marker is then read at every sync).
-        public var etag: String?
-        /// The highest sequence the marker said its client had published.
-        public var publishedSequence: Int64
-        /// The names of the newest change sets the marker announced (``RecentSync/recentChangeSets``).
-        public var recentChangeSets: [String]?
-        /// What was read of a marker: its version tag, its published sequence and the change sets it announced.
-        public init(etag: String?, publishedSequence: Int64, recentChangeSets: [String]? = nil) {
-            self.etag = etag
-            self.publishedSequence = publishedSequence
-            self.recentChangeSets = recentChangeSets
-        }
     }
 }
 
@@ -235,8 +150,13 @@ public protocol SnapshottingModelAdapter: ModelAdapter {
     @_spi(ModelAdapter) func backup(to url: URL) throws
 
     /// Forgets the merge history and records every row as a new local change, to re-join a remote that was
-    /// replaced: this client's data then travels again, and merges with what others push.
+    /// replaced: this client's data then travels again, and merges with what others push. The progress starts
+    /// over; the caller forgets its remote knowledge first.
     @_spi(ModelAdapter) func resetForRejoin() throws
+
+    /// Records that the first sync looked for a whole store and goes on without one
+    /// (``LocalSyncState/Progress/hasBootstrapped``; an install records it itself).
+    @_spi(ModelAdapter) func markBootstrapped() throws
 
     /// The shape of the bookkeeping tables in the snapshots this adapter writes, recorded in every whole store
     /// (format 3 on) so that a reader decides by number how to read them: a newer one is refused with

@@ -21,7 +21,7 @@ extension SimulationRun {
     func backUpOrRestore(_ client: SimulatedClient) async throws {
         guard let store = client.store as? any SnapshottingSimulatorStore, client.reset == nil, client.expectedResets.isEmpty else { return }
         let copy = configuration.directory.appendingPathComponent("backup-\(client.index)", isDirectory: true)
-        let published = try client.store.adapter.loadSyncState().publishedSequence
+        let published = try client.store.adapter.loadSyncState().progress.publishedSequence
         if let backup = storeBackups[client.index], backup.wipes == summary.wipes, backup.published < published,
            try !client.store.adapter.hasUnpublishedChanges() {
             try await client.restore(from: copy, helperFolder: backup.withHelperFolder)

@@ -87,7 +87,7 @@ struct EncryptedTreeTests {
         _ = try await document.synchronize()
         let dump = try await store.database.read { try NeutralDump.dump($0, full: false) }
         #expect(NeutralDump.rows(dump) == EncryptedTree.rows)
-        #expect(try store.loadSyncState().hasBootstrapped)
+        #expect(try store.loadSyncState().progress.hasBootstrapped)
         let url = try await document.requestDownload(for: EncryptedTree.attachment)
         #expect(try Data(contentsOf: url) == EncryptedTree.attachmentContents)
     }

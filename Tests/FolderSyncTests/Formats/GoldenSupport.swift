@@ -120,7 +120,7 @@ enum NeutralDump {
         }
         if let data = try Data.fetchOne(db, sql: "SELECT value FROM foldersync_meta WHERE key = 'state'") {
             let state = try JSONDecoder().decode(LocalSyncState.self, from: data)
-            lines.append("state|nextSequence=\(state.nextSequence)|publishedSequence=\(state.publishedSequence)|hasBootstrapped=\(state.hasBootstrapped)")
+            lines.append("state|nextSequence=\(state.progress.nextSequence)|publishedSequence=\(state.progress.publishedSequence)|hasBootstrapped=\(state.progress.hasBootstrapped)")
         }
         return lines.sorted().joined(separator: "\n") + "\n"
     }
