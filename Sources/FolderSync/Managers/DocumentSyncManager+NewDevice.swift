@@ -72,7 +72,7 @@ extension DocumentSyncManager {
     }
 
     private func adopt(_ store: GRDBStore) -> GRDBStore {
-        storeBox.withLock { $0 = store }
+        mutable.withLock { $0.store = store }
         return store
     }
 }

@@ -17,7 +17,7 @@ extension DocumentSyncManager {
         guard let store = store as? any SnapshottingModelAdapter else {
             throw FolderSyncError(.invalidConfiguration, "the local store of document \(documentIdentifier) cannot re-join")
         }
-        guard let reset = lastReset.current?.error else {
+        guard let reset = mutable.current.lastReset?.error else {
             throw FolderSyncError(.invalidConfiguration, "document \(documentIdentifier) has no reset to re-join from")
         }
         do {

@@ -29,18 +29,18 @@ extension DocumentSyncManager {
     /// The reset the document stopped on (remote wiped or replaced, document or this client deleted), until
     /// ``rejoin()``. The store works meanwhile; every sync stops on it without touching the remote.
     public var resetState: ResetState? {
-        lastReset.current.map { ResetState(code: .init(rawValue: $0.code), message: $0.message, backupPath: $0.backupPath, date: $0.date) }
+        mutable.current.lastReset.map { ResetState(code: .init(rawValue: $0.code), message: $0.message, backupPath: $0.backupPath, date: $0.date) }
     }
 
     /// Whether a sync is running now.
-    public var isSynchronizing: Bool { status.current.isSynchronizing }
+    public var isSynchronizing: Bool { mutable.current.isSynchronizing }
 
     /// Whether some local change is not published yet (`false` without a store).
     public var hasUnpublishedChanges: Bool { (try? store?.hasUnpublishedChanges()) ?? false }
 
     /// How the last syncs went, also across launches.
     public var lastSynchronization: SynchronizationStatus {
-        let last = status.current.last
+        let last = mutable.current.lastStatus
         let error = last?.lastErrorCode.map { FolderSyncError(FolderSyncError.Code(rawValue: $0), last?.lastErrorMessage ?? "") }
         return SynchronizationStatus(lastSuccess: last?.lastSuccess, lastFailure: last?.lastFailure, lastError: error)
     }
@@ -49,10 +49,10 @@ extension DocumentSyncManager {
     func loadRememberedState() {
         let reset = (try? LocalFiles.read(localLayout.resetFile))
             .flatMap { try? PropertyListFile.decode(LocalReset.self, from: $0, path: localLayout.resetFile.path) }
-        lastReset.withLock { $0 = reset }
+        mutable.withLock { $0.lastReset = reset }
         let last = (try? LocalFiles.read(localLayout.statusFile))
             .flatMap { try? PropertyListFile.decode(LocalSyncStatus.self, from: $0, path: localLayout.statusFile.path) }
-        status.withLock { $0.last = last }
+        mutable.withLock { $0.lastStatus = last }
     }
 
     /// Remembers `error`, a reset, until ``rejoin()``.
@@ -61,26 +61,26 @@ extension DocumentSyncManager {
                                date: applicationSyncManager.environment.now())
         // Durable: a reset found once must not be found again by a relaunch, with another backup.
         if let data = try? PropertyListFile.encode(reset) { try? LocalFiles.writeDurably(data, to: localLayout.resetFile) }
-        lastReset.withLock { $0 = reset }
+        mutable.withLock { $0.lastReset = reset }
     }
 
     /// Forgets the reset, once ``rejoin()`` recovered from it.
     func forgetReset() {
         try? FileManager.default.removeItem(at: localLayout.resetFile)
-        lastReset.withLock { $0 = nil }
+        mutable.withLock { $0.lastReset = nil }
     }
 
     /// Notes that a sync starts, and tells the event streams.
     func syncStarted() {
-        status.withLock { $0.isSynchronizing = true }
+        mutable.withLock { $0.isSynchronizing = true }
         publish(.started)
     }
 
     /// Notes how a sync ended, in memory and in the helper folder, and tells the event streams.
     func syncEnded(_ result: Result<SyncReport, FolderSyncError>) {
         let now = applicationSyncManager.environment.now()
-        let last = status.withLock { status -> LocalSyncStatus in
-            var last = status.last ?? LocalSyncStatus()
+        let last = mutable.withLock { state -> LocalSyncStatus in
+            var last = state.lastStatus ?? LocalSyncStatus()
             switch result {
             case .success:
                 last.lastSuccess = now
@@ -92,8 +92,8 @@ extension DocumentSyncManager {
                 last.lastErrorCode = error.code.rawValue
                 last.lastErrorMessage = error.message
             }
-            status.isSynchronizing = false
-            status.last = last
+            state.isSynchronizing = false
+            state.lastStatus = last
             return last
         }
         // For display only: not worth an fsync at every sync.

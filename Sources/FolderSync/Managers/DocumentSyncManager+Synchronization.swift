@@ -19,13 +19,13 @@ extension DocumentSyncManager {
     public func events() -> AsyncStream<SyncEvent> {
         let (stream, continuation) = AsyncStream<SyncEvent>.makeStream(bufferingPolicy: .bufferingNewest(256))
         let id = UUID()
-        eventContinuations.withLock { $0[id] = continuation }
-        continuation.onTermination = { [weak self] _ in self?.eventContinuations.withLock { $0[id] = nil } }
+        mutable.withLock { $0.eventContinuations[id] = continuation }
+        continuation.onTermination = { [weak self] _ in self?.mutable.withLock { $0.eventContinuations[id] = nil } }
         return stream
     }
 
     func publish(_ event: SyncEvent) {
-        for continuation in eventContinuations.current.values { continuation.yield(event) }
+        for continuation in mutable.current.eventContinuations.values { continuation.yield(event) }
     }
 
     private func runSynchronization() async throws -> SyncReport {
@@ -62,8 +62,8 @@ extension DocumentSyncManager {
     /// A reset found on the way is backed up and remembered (``stopForReset(_:)``).
     func withRemote<T>(_ what: String, _ body: () async throws -> T) async throws -> T {
         do {
-            if let reset = lastReset.current { throw reset.error }
-            let registeringNow = checksRemote.current
+            if let reset = mutable.current.lastReset { throw reset.error }
+            let registeringNow = mutable.current.checksRemote
             try await checkRemoteIfNeeded()
             do {
                 return try await body()
@@ -81,7 +81,7 @@ extension DocumentSyncManager {
 
     /// Makes the next ``withRemote(_:_:)`` register with the remote first: the folder may be back, or replaced.
     private func checkRemoteAgain() {
-        checksRemote.withLock { $0 = true }
+        mutable.withLock { $0.checksRemote = true }
         applicationSyncManager.checkRemoteAgain()
     }
 
@@ -115,7 +115,7 @@ extension DocumentSyncManager {
             }
         }
         var report = try await guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy).run()
-        checkedOwnWholeStore.withLock { $0 = true }
+        mutable.withLock { $0.checkedOwnWholeStore = true }
         if let bootstrapWarning { report.warnings.insert(bootstrapWarning, at: 0) }
         let download = snapshotting.map { wholeStoreDownloadOperation(store: $0) }
         if report.needsWholeStore, policy.automaticallyDownloadsWholeStore, let download {
@@ -156,7 +156,7 @@ extension DocumentSyncManager {
     private func guardedSynchronization(integrityKey: String, store: any ModelAdapter, policy: SyncPolicy) -> SynchronizationOperation {
         let operation = synchronizationOperation(integrityKey: integrityKey, store: store)
         // The first sync of a launch looks at this client's whole store; later ones with the heartbeat.
-        operation.checksOwnWholeStore = !checkedOwnWholeStore.current
+        operation.checksOwnWholeStore = !mutable.current.checkedOwnWholeStore
         operation.deletionFailSafe = policy.deletionFailSafe
         operation.confirmMassDeletion = { [weak self] deletion in await self?.confirm(deletion) ?? false }
         return operation
@@ -202,7 +202,7 @@ extension DocumentSyncManager {
     /// per reset: a reset already remembered is returned as it is, with its backup, and no new one is made.
     func stopForReset(_ error: FolderSyncError) -> FolderSyncError {
         guard error.isReset else { return error }
-        if let remembered = lastReset.current { return remembered.error }
+        if let remembered = mutable.current.lastReset { return remembered.error }
         var error = error
         if let store { error.backupPath = try? backUpForReset(store) }
         rememberReset(error)
@@ -231,8 +231,8 @@ extension DocumentSyncManager {
 
     /// The policy for automatic whole-store downloads and uploads and vacuum.
     public var policy: SyncPolicy {
-        get { settings.current.policy }
-        set { settings.withLock { $0.policy = newValue } }
+        get { mutable.current.settings.policy }
+        set { mutable.withLock { $0.settings.policy = newValue } }
     }
 
     /// Uploads a whole store now; returns `nil` when local changes are not all published (sync first).

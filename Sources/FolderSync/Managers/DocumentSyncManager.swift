@@ -98,26 +98,36 @@ open class DocumentSyncManager: @unchecked Sendable {
     /// This installation's identifier, from the application sync manager's configuration.
     public let clientIdentifier: String
     /// The local data this manager synchronizes: given at creation, or opened by ``openStore(at:_:)``.
-    public var store: (any ModelAdapter)? { storeBox.current }
-    let storeBox: Locked<(any ModelAdapter)?>
+    public var store: (any ModelAdapter)? { mutable.current.store }
 
     let coalescer = SyncCoalescer()
-    let watchers = Locked<[Task<Void, Never>]>([])
-    /// The reset the document stopped on and has not re-joined from, as the helper folder remembers it; ``rejoin()``
-    /// recovers from it.
-    let lastReset = Locked<LocalReset?>(nil)
-    /// Whether this launch came up from the remembered registration and has not checked the remote yet: the first
-    /// sync (or whole-store transfer) registers with it, once.
-    let checksRemote = Locked(false)
-    /// Whether a sync of this launch looked at this client's whole store (``LocalSyncState/RemoteKnowledge/ownWholeStoreTag``).
-    let checkedOwnWholeStore = Locked(false)
-    /// Whether a sync is running, and how the last ones went (also kept in the helper folder).
-    let status = Locked<(isSynchronizing: Bool, last: LocalSyncStatus?)>((false, nil))
-    let eventContinuations = Locked<[UUID: AsyncStream<SyncEvent>.Continuation]>([:])
     private let gate = RegistrationGate()
-    private let registration = Locked<LocalRegistration?>(nil)
-    /// What the app sets on the manager, behind one lock.
-    let settings = Locked(Settings())
+    /// Everything of this manager that changes after creation, behind one lock.
+    let mutable: Locked<MutableState>
+
+    struct MutableState {
+        var store: (any ModelAdapter)?
+        /// What the app sets on the manager.
+        var settings = Settings()
+        /// The reset the document stopped on and has not re-joined from, as the helper folder remembers it;
+        /// ``rejoin()`` recovers from it.
+        var lastReset: LocalReset?
+        /// The registration this launch came up from or made.
+        var registration: LocalRegistration?
+        /// Whether this launch came up from the remembered registration and has not checked the remote yet: the
+        /// first sync (or whole-store transfer) registers with it, once.
+        var checksRemote = false
+        /// Whether a sync of this launch looked at this client's whole store (``LocalSyncState/RemoteKnowledge/ownWholeStoreTag``).
+        var checkedOwnWholeStore = false
+        /// Whether a sync is running.
+        var isSynchronizing = false
+        /// How the last syncs went (also kept in the helper folder).
+        var lastStatus: LocalSyncStatus?
+        /// The streams ``events()`` handed out, told every event.
+        var eventContinuations: [UUID: AsyncStream<SyncEvent>.Continuation] = [:]
+        /// The tasks of ``startWatchingRemote(debounce:pollInterval:)``.
+        var watchers: [Task<Void, Never>] = []
+    }
 
     struct Settings {
         var policy = SyncPolicy()
@@ -142,7 +152,7 @@ open class DocumentSyncManager: @unchecked Sendable {
         self.layout = layout
         self.localLayout = LocalLayout(helperDirectory: configuration.helperDirectory)
         self.clientIdentifier = app.clientIdentifier
-        self.storeBox = Locked(store)
+        self.mutable = Locked(MutableState(store: store))
         loadRememberedState()   // the reset and sync status a launch shows before it registers: helper files only
     }
 
@@ -160,29 +170,29 @@ open class DocumentSyncManager: @unchecked Sendable {
 
     /// Told about registration, syncs, conflicts and whole-store replacements. Held weakly.
     public var delegate: (any DocumentSyncManagerDelegate)? {
-        get { settings.current.delegate }
-        set { settings.withLock { $0.delegate = newValue } }
+        get { mutable.current.settings.delegate }
+        set { mutable.withLock { $0.settings.delegate = newValue } }
     }
 
     /// Answers whether to create a missing remote document; takes precedence over the delegate.
     public var remoteDocumentCreationHandler: (@Sendable (RemoteDocumentCreationRequest) async -> Bool)? {
-        get { settings.current.remoteDocumentCreationHandler }
-        set { settings.withLock { $0.remoteDocumentCreationHandler = newValue } }
+        get { mutable.current.settings.remoteDocumentCreationHandler }
+        set { mutable.withLock { $0.settings.remoteDocumentCreationHandler = newValue } }
     }
 
     /// Settles conflicts between remote changes and local changes not yet published; takes precedence over the
     /// delegate. Return `nil` to let the last writer win. Runs without blocking a thread.
     public var conflictResolver: (@Sendable (SyncConflict) async -> ConflictResolution?)? {
-        get { settings.current.conflictResolver }
-        set { settings.withLock { $0.conflictResolver = newValue } }
+        get { mutable.current.settings.conflictResolver }
+        set { mutable.withLock { $0.settings.conflictResolver = newValue } }
     }
 
     /// Answers whether to apply deletions that trip ``SyncPolicy/deletionFailSafe``; takes precedence over the
     /// delegate. Without either, such a sync stops with ``FolderSyncError/Code/massDeletionDeclined`` and the
     /// local store untouched.
     public var massDeletionHandler: (@Sendable (MassDeletion) async -> Bool)? {
-        get { settings.current.massDeletionHandler }
-        set { settings.withLock { $0.massDeletionHandler = newValue } }
+        get { mutable.current.settings.massDeletionHandler }
+        set { mutable.withLock { $0.settings.massDeletionHandler = newValue } }
     }
 
     /// Where the manager is in its registration.
@@ -196,7 +206,7 @@ open class DocumentSyncManager: @unchecked Sendable {
     /// This client's helper folder for the document (standardized).
     public var helperFileDirectory: URL { localLayout.helperDirectory }
     /// The integrity key of the remote document this client is registered with, once known.
-    public var integrityKey: String? { registration.current?.integrityKey }
+    public var integrityKey: String? { mutable.current.registration?.integrityKey }
     /// Whether the document's remote data is encrypted: the application sync manager's setting.
     public var shouldUseEncryption: Bool { applicationSyncManager.shouldUseEncryption }
     /// Whether this client remembers registering the document (in its helper folder): then
@@ -227,8 +237,8 @@ open class DocumentSyncManager: @unchecked Sendable {
               try applicationSyncManager.resume(encryptionKey: remembered.encryptionKey) else { return false }
         try gate.begin(what: "document \(documentIdentifier)")
         await delegate?.documentSyncManagerDidBeginRegistering(self)
-        registration.withLock { $0 = remembered }
-        checksRemote.withLock { $0 = true }
+        mutable.withLock { $0.registration = remembered }
+        mutable.withLock { $0.checksRemote = true }
         gate.finish(.success(()))
         await delegate?.documentSyncManagerDidFinishRegistering(self)
         return true
@@ -251,8 +261,8 @@ open class DocumentSyncManager: @unchecked Sendable {
             if local != remembered {
                 try LocalFiles.writeDurably(try PropertyListFile.encode(local), to: localLayout.registrationFile)
             }
-            registration.withLock { $0 = local }
-            checksRemote.withLock { $0 = false }
+            mutable.withLock { $0.registration = local }
+            mutable.withLock { $0.checksRemote = false }
             gate.finish(.success(()))
             await delegate?.documentSyncManagerDidFinishRegistering(self)
         } catch {
@@ -295,15 +305,15 @@ open class DocumentSyncManager: @unchecked Sendable {
     /// application, then the document), so that an unreachable folder or a reset is found before anything of the
     /// remote is read or written. Nothing when this launch registered with the remote already.
     func checkRemoteIfNeeded() async throws {
-        guard checksRemote.current, let remembered = registration.current else { return }
+        guard mutable.current.checksRemote, let remembered = mutable.current.registration else { return }
         _ = try await registerWithRemote(remembered: remembered, creatingMissingDocument: false)
-        checksRemote.withLock { $0 = false }
+        mutable.withLock { $0.checksRemote = false }
         // The application's key file may have changed since (a password change): remember the current one.
         if let key = applicationSyncManager.encryptionKeyFile, key != remembered.encryptionKey {
             var updated = remembered
             updated.encryptionKey = key
             try LocalFiles.writeDurably(try PropertyListFile.encode(updated), to: localLayout.registrationFile)
-            registration.withLock { $0 = updated }
+            mutable.withLock { $0.registration = updated }
         }
     }
 

@@ -40,6 +40,12 @@ public struct DocumentOperationContext: Sendable {
 }
 
 /// An operation on one document, set up by a ``DocumentOperationContext``: what its steps read of the context.
+///
+/// The operation classes are `@unchecked Sendable`, and need to be: a run calls its steps from several tasks or
+/// threads at once (a sync uploads four change sets at a time and encodes staged changes on a thread of its own,
+/// a vacuum deletes eight files at a time), so the operation is shared between them, and an `open` class cannot
+/// be checked `Sendable`. What they share is immutable (the context and the
+/// store); what a run changes (its report, what it downloaded) is changed only by the task that runs `run()`.
 public protocol DocumentOperation: AnyObject {
     /// Where and as whom the operation works, the manager's policy, and where events go.
     var context: DocumentOperationContext { get }

@@ -52,7 +52,7 @@ extension DocumentSyncManager {
                 _ = try? await self.synchronize()
             }
         })
-        watchers.withLock { $0 = tasks }
+        mutable.withLock { $0.watchers = tasks }
     }
 
     /// The longest wait between two looks at a shared folder that is away (watching, ``startWatchingRemote(debounce:pollInterval:)``).
@@ -60,6 +60,6 @@ extension DocumentSyncManager {
 
     /// Stops the watching started by ``startWatchingRemote(debounce:pollInterval:)``.
     public func stopWatchingRemote() {
-        for task in watchers.withLock({ tasks in defer { tasks = [] }; return tasks }) { task.cancel() }
+        for task in mutable.withLock({ state in defer { state.watchers = [] }; return state.watchers }) { task.cancel() }
     }
 }
