@@ -77,8 +77,9 @@ struct CaptureOverheadScenario: Scenario {
     static func openPlain(_ path: String, schema: BenchSchema = .items) throws -> DatabaseQueue {
         var configuration = Configuration()
         configuration.journalMode = .wal
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         let database = try DatabaseQueue(path: path, configuration: configuration)
+        // After opening, as the store does: GRDB's WAL set-up sets `synchronous = NORMAL` after `prepareDatabase`.
+        try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
         try database.write { try schema.createPlain($0) }
         return database
     }
