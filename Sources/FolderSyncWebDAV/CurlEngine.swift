@@ -6,7 +6,7 @@ import Foundation
 import Glibc
 #endif
 
-/// One attempt of a request through libcurl, called directly, on a thread of its own that sleeps while it waits.
+/// One attempt of a request through libcurl, called directly, on a thread that sleeps while it waits.
 ///
 /// Why not URLSession, which also runs on libcurl on Linux: its socket bookkeeping
 /// (swift-corelibs-foundation's `_MultiHandle`) creates a write-readiness source when libcurl asks for one
@@ -17,8 +17,8 @@ import Glibc
 /// as it takes. `curl_easy_perform` instead sleeps in poll(2) until a byte, its one-second speed check, or
 /// the timeout.
 ///
-/// Each attempt blocks one thread made for it (never one of Swift's cooperative pool); at most
-/// ``maximumConcurrentRequests`` run at once, the others wait their turn without a thread. Easy handles are
+/// Each attempt blocks one thread of the engine's own (``BlockingThreadPool``, never one of Swift's cooperative
+/// pool); at most ``maximumConcurrentRequests`` run at once, the others wait their turn without a thread. Easy handles are
 /// kept between requests, so their connections are reused. Timeouts: connecting, and going without any byte
 /// in either direction, are bounded by the request timeout (`CURLOPT_CONNECTTIMEOUT`, and the progress
 /// callback, which libcurl calls at least once a second); the whole transfer by the resource timeout.
@@ -32,6 +32,7 @@ final class CurlEngine: HTTPEngine {
     private let timeouts: HTTPTimeouts
     private let slots = RequestSlots(CurlEngine.maximumConcurrentRequests)
     private let idleHandles = Locked<[CurlHandle]>([])
+    private let threads = BlockingThreadPool(maximumThreads: CurlEngine.maximumConcurrentRequests, name: "FolderSync HTTP")
 
     private static let globalInitialization: Bool = curl_global_init(3 /* CURL_GLOBAL_ALL */) == CURLE_OK
 
@@ -51,11 +52,7 @@ final class CurlEngine: HTTPEngine {
                                         idleTimeout: timeouts.request)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
-                let thread = Thread { [self] in
-                    continuation.resume(with: Result { try self.performBlocking(transfer) })
-                }
-                thread.name = "FolderSync HTTP"
-                thread.start()
+                threads.run { [self] in continuation.resume(with: Result { try self.performBlocking(transfer) }) }
             }
         } onCancel: {
             transfer.cancel()
