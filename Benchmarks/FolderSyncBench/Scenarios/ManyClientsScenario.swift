@@ -1,0 +1,132 @@
+import FolderSync
+import Foundation
+import GRDB
+
+/// Scenario 10: a hundred devices. A reader's sync costs what the active clients published, not how many clients
+/// are registered.
+///
+/// In one document 100 clients are registered (each with its device plist, a recent-sync marker and a published
+/// change set that the reader R applied); each round 10 of them, a different 10 each round, change one row and
+/// sync, then R syncs and applies their 10 change sets. The floor is the same round in a document of 2 clients
+/// (one writer and R), R applying one set: R's time per change set applied is compared, and R's requests counted.
+/// The two documents take turns round by round, as in scenario 2. Every client is real (registered and synced
+/// through the public API, in this process): fabricated clients would skip exactly what is measured, markers
+/// that name sets and acknowledge others'.
+struct ManyClientsScenario: Scenario {
+    let number = "10"
+    let title = "A hundred devices"
+
+    func run(_ context: BenchContext) async throws -> ScenarioResult {
+        var result = ScenarioResult()
+        let sizes = context.sizes
+        let active = sizes.manyClientsActive
+        result.note = "\(sizes.manyClients) registered clients, \(active) active per round, against 2; "
+            + "median of \(sizes.manyClientsRounds) rounds, alternating documents"
+        let root = try context.folder("many-clients")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let remoteURL = root.appendingPathComponent("remote")
+        try FileManager.default.createDirectory(at: remoteURL, withIntermediateDirectories: true)
+        let base = FileManagerFileSystem(rootURL: remoteURL)
+        let many = try await Document(context, root: root, remote: base, name: "many", clients: sizes.manyClients, active: active)
+        let pair = try await Document(context, root: root, remote: base, name: "pair", clients: 2, active: 1)
+        // Round 0 warms up and is not counted. Which document goes first alternates, so neither always follows
+        // the other's writes to the disk.
+        for round in 0...sizes.manyClientsRounds {
+            for document in round % 2 == 0 ? [many, pair] : [pair, many] {
+                try await document.round(round, counted: round > 0)
+            }
+        }
+        for document in [many, pair] {
+            let label = "\(document.clients) clients, \(document.active) active"
+            result.figure("writers: change one row and sync (median), \(label)", median(document.writerTimes) * 1000, "ms")
+            result.figure("R: sync applying \(document.active) change sets, \(label)", median(document.readerTimes) * 1000, "ms")
+            result.figure("R: per change set applied, \(label)", document.perChangeSet * 1000, "ms")
+            result.figure("R: requests of a sync (median), \(label)", median(document.readerRequests.map(Double.init)), "")
+        }
+        result.check("R per change set: \(many.clients) clients / 2 clients", many.perChangeSet / pair.perChangeSet, atMost: 2)
+        result.check("R's requests with \(active) active clients (2 + \(active))", Double(many.readerRequests.max() ?? 0),
+                     atMost: Double(2 + active), unit: "")
+        return result
+    }
+
+    /// One document: its registered clients (R is the last), the rotation of writers, and what R's syncs cost.
+    final class Document {
+        let clients: Int
+        let active: Int
+        let reader: DocumentSyncManager
+        /// R's own view of the remote, so that only its requests are counted.
+        let readerRemote: CountingFileSystem
+        let writers: [(store: GRDBStore, manager: DocumentSyncManager)]
+        private(set) var writerTimes: [Double] = []
+        private(set) var readerTimes: [Double] = []
+        private(set) var readerRequests: [Int] = []
+        /// R's median sync time divided by the change sets it applied.
+        var perChangeSet: Double { median(readerTimes) / Double(active) }
+
+        init(_ context: BenchContext, root: URL, remote: any RemoteFileSystem, name: String, clients: Int, active: Int) async throws {
+            self.clients = clients
+            self.active = active
+            let folder = root.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let document = "\(name)-\(UUID().uuidString.prefix(8))"
+            context.log("\(name): \(clients) clients register")
+            var writers: [(store: GRDBStore, manager: DocumentSyncManager)] = []
+            for index in 0..<clients - 1 {
+                let client = "\(name)-\(index)"
+                let store = try BenchSchema.items.openStore(folder.appendingPathComponent("\(client).sqlite").path)
+                let manager = try await registerClient(store: store, remote: remote, client: client, document: document,
+                                                       helper: folder.appendingPathComponent("\(client).helper"), manualPolicy: true)
+                try await manager.synchronize()
+                writers.append((store, manager))
+            }
+            readerRemote = CountingFileSystem(remote)
+            let readerStore = try BenchSchema.items.openStore(folder.appendingPathComponent("\(name)-R.sqlite").path)
+            reader = try await registerClient(store: readerStore, remote: readerRemote, client: "\(name)-R", document: document,
+                                              helper: folder.appendingPathComponent("\(name)-R.helper"), manualPolicy: true)
+            try await reader.synchronize()
+            // Each writer publishes its row (a change set R applies): every marker then names a set and acknowledges
+            // the sets of the writers before it.
+            context.log("\(name): each writer publishes a row, R applies them")
+            for (index, writer) in writers.enumerated() {
+                try await writer.store.database.write { db in
+                    try db.execute(sql: "INSERT INTO items(id, c0) VALUES (?, ?)", arguments: [BenchSchema.rowID(index), "seed"])
+                }
+                try await writer.manager.synchronize()
+            }
+            let catchUp = try await reader.synchronize()
+            guard catchUp.changeSetsApplied == writers.count else {
+                throw BenchError("\(name): R applied \(catchUp.changeSetsApplied) of \(writers.count) change sets")
+            }
+            self.writers = writers
+        }
+
+        /// `active` writers (the next ones in turn) each change their row and sync; then R syncs and must apply
+        /// exactly their sets.
+        func round(_ round: Int, counted: Bool) async throws {
+            var times: [Double] = []
+            for turn in 0..<active {
+                let index = (round * active + turn) % writers.count
+                let writer = writers[index]
+                try await writer.store.database.write { db in
+                    try db.execute(sql: "UPDATE items SET c1 = ? WHERE id = ?", arguments: ["round \(round)", BenchSchema.rowID(index)])
+                }
+                let started = ContinuousClock.now
+                try await writer.manager.synchronize()
+                times.append((ContinuousClock.now - started).seconds)
+            }
+            _ = readerRemote.take()
+            let started = ContinuousClock.now
+            let report = try await reader.synchronize()
+            let seconds = (ContinuousClock.now - started).seconds
+            let requests = readerRemote.take().requests
+            guard report.changeSetsApplied == active else {
+                throw BenchError("R applied \(report.changeSetsApplied) change sets, expected \(active)")
+            }
+            if counted {
+                writerTimes += times
+                readerTimes.append(seconds)
+                readerRequests.append(requests)
+            }
+        }
+    }
+}
