@@ -118,14 +118,17 @@ struct ManyClientsScenario: Scenario {
             let started = ContinuousClock.now
             let report = try await reader.synchronize()
             let seconds = (ContinuousClock.now - started).seconds
-            let requests = readerRemote.take().requests
+            let counts = readerRemote.take()
+            if counted && readerRequests.isEmpty && ProcessInfo.processInfo.environment["FOLDERSYNC_BENCH_REQUESTS"] != nil {
+                FileHandle.standardError.write(Data(counts.log.map { "    R (\(clients) clients): \($0)\n" }.joined().utf8))
+            }
             guard report.changeSetsApplied == active else {
                 throw BenchError("R applied \(report.changeSetsApplied) change sets, expected \(active)")
             }
             if counted {
                 writerTimes += times
                 readerTimes.append(seconds)
-                readerRequests.append(requests)
+                readerRequests.append(counts.requests)
             }
         }
     }
