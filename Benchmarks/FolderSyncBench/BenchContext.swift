@@ -33,7 +33,7 @@ struct Sizes: Sendable {
     static let quick = Sizes(bulkRows: 10_000, bulkUpdatedValues: 100_000, bulkRuns: 1, incrementalSmall: 100, incrementalLarge: 1_000,
                              incrementalClients: 20, incrementalRounds: 8, bigDocumentRows: 100_000,
                              captureDeletes: 5_000, captureTransactions: 200, vacuumLocal: 10_000, vacuumWebDAV: 1_000,
-                             manyClients: 100, manyClientsActive: 10, manyClientsRounds: 4)
+                             manyClients: 100, manyClientsActive: 10, manyClientsRounds: 3)
 }
 
 /// What every scenario shares: sizes, a work folder, the way to start workers, the WebDAV server.
