@@ -6,8 +6,6 @@ final class CountingFileSystem: RemoteFileSystem, @unchecked Sendable {
     struct Counts: Sendable {
         var requests = 0
         var changeSetReads = 0
-        /// Each request as `operation path`, in order: what a count is made of.
-        var log: [String] = []
     }
 
     let base: any RemoteFileSystem
@@ -25,21 +23,20 @@ final class CountingFileSystem: RemoteFileSystem, @unchecked Sendable {
         return taken
     }
 
-    private func count(_ operation: String = #function, reading path: RemotePath? = nil, at other: RemotePath? = nil) {
+    private func count(reading path: RemotePath? = nil) {
         lock.lock()
         counts.requests += 1
         if path?.name.hasSuffix(".syncchg") == true { counts.changeSetReads += 1 }
-        counts.log.append("\(operation.prefix { $0 != "(" }) \((path ?? other)?.description ?? "")")
         lock.unlock()
     }
 
     func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
-        count(at: path)
+        count()
         return try await base.contentsOfDirectory(at: path)
     }
 
     func item(at path: RemotePath) async throws -> RemoteItem? {
-        count(at: path)
+        count()
         return try await base.item(at: path)
     }
 
@@ -48,30 +45,30 @@ final class CountingFileSystem: RemoteFileSystem, @unchecked Sendable {
         return try await base.read(path)
     }
 
-    /// Forwarded, not left to the protocol's default (a stat, then a read): backends read with a size limit in
-    /// one request, and counting two would charge FolderSync for the decorator.
+    /// Forwarded, not left to the protocol's default, which asks for the size first: one request more than the
+    /// backends make (a marker is read in one request).
     func read(_ path: RemotePath, maximumSize: Int) async throws -> Data {
         count(reading: path)
         return try await base.read(path, maximumSize: maximumSize)
     }
 
     func write(_ data: Data, to path: RemotePath) async throws {
-        count(at: path)
+        count()
         try await base.write(data, to: path)
     }
 
     func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws {
-        count(at: destination)
+        count()
         try await base.move(from: source, to: destination, replacing: replacing)
     }
 
     func remove(_ path: RemotePath) async throws {
-        count(at: path)
+        count()
         try await base.remove(path)
     }
 
     func createDirectory(at path: RemotePath) async throws {
-        count(at: path)
+        count()
         try await base.createDirectory(at: path)
     }
 
@@ -86,7 +83,7 @@ final class CountingFileSystem: RemoteFileSystem, @unchecked Sendable {
     }
 
     func upload(fromLocalFile url: URL, to path: RemotePath) async throws {
-        count(at: path)
+        count()
         try await base.upload(fromLocalFile: url, to: path)
     }
 }

@@ -1,4 +1,5 @@
 import FolderSync
+import FolderSyncWebDAV
 import Foundation
 import GRDB
 
@@ -19,16 +20,37 @@ struct ManyClientsScenario: Scenario {
     func run(_ context: BenchContext) async throws -> ScenarioResult {
         var result = ScenarioResult()
         let sizes = context.sizes
-        let active = sizes.manyClientsActive
-        result.note = "\(sizes.manyClients) registered clients, \(active) active per round, against 2; "
+        result.note = "\(sizes.manyClients) registered clients, \(sizes.manyClientsActive) active per round, against 2; "
             + "median of \(sizes.manyClientsRounds) rounds, alternating documents"
         let root = try context.folder("many-clients")
         defer { try? FileManager.default.removeItem(at: root) }
         let remoteURL = root.appendingPathComponent("remote")
         try FileManager.default.createDirectory(at: remoteURL, withIntermediateDirectories: true)
-        let base = FileManagerFileSystem(rootURL: remoteURL)
-        let many = try await Document(context, root: root, remote: base, name: "many", clients: sizes.manyClients, active: active)
-        let pair = try await Document(context, root: root, remote: base, name: "pair", clients: 2, active: 1)
+        let folder = FileManagerFileSystem(rootURL: remoteURL)
+        try await measure(context, root: root.appendingPathComponent("local"), label: "local", into: &result) { folder }
+        guard sizes.manyClientsOverWebDAV else {
+            result.note! += "; local folder only (WebDAV in the full run)"
+            return result
+        }
+        guard let url = context.webDAVURL else {
+            result.note! += "; no WebDAV server: run scripts/bench, which starts one (or set FOLDERSYNC_BENCH_WEBDAV)"
+            return result
+        }
+        // Each client has a WebDAV connection of its own, as each device has.
+        try await measure(context, root: root.appendingPathComponent("webdav"), label: "WebDAV", into: &result) {
+            try RemoteLocation.fileSystem(for: url)
+        }
+        return result
+    }
+
+    /// The rounds of both documents on one remote (`makeRemote` gives each client its own connection to it), their
+    /// figures and checks labelled with `label`. The documents are removed from the remote afterwards.
+    private func measure(_ context: BenchContext, root: URL, label: String, into result: inout ScenarioResult,
+                         makeRemote: @escaping @Sendable () throws -> any RemoteFileSystem) async throws {
+        let sizes = context.sizes, active = sizes.manyClientsActive
+        let many = try await Document(context, root: root, makeRemote: makeRemote, name: "many", clients: sizes.manyClients, active: active)
+        let pair = try await Document(context, root: root, makeRemote: makeRemote, name: "pair", clients: 2, active: 1)
+        context.log("\(label): \(sizes.manyClientsRounds) rounds and a warm-up")
         // Round 0 warms up and is not counted. Which document goes first alternates, so neither always follows
         // the other's writes to the disk.
         for round in 0...sizes.manyClientsRounds {
@@ -37,22 +59,23 @@ struct ManyClientsScenario: Scenario {
             }
         }
         for document in [many, pair] {
-            let label = "\(document.clients) clients, \(document.active) active"
-            result.figure("writers: change one row and sync, at once (median), \(label)", median(document.writerTimes) * 1000, "ms")
-            result.figure("R: sync applying \(document.active) change sets, \(label)", median(document.readerTimes) * 1000, "ms")
-            result.figure("R: per change set applied, \(label)", document.perChangeSet * 1000, "ms")
-            result.figure("R: requests of a sync (median), \(label)", median(document.readerRequests.map(Double.init)), "")
+            let clients = "\(label), \(document.clients) clients, \(document.active) active"
+            result.figure("\(clients): writers change one row and sync, at once (median)", median(document.writerTimes) * 1000, "ms")
+            result.figure("\(clients): R's sync applying \(document.active) change sets", median(document.readerTimes) * 1000, "ms")
+            result.figure("\(clients): R's sync per change set applied", document.perChangeSet * 1000, "ms")
+            result.figure("\(clients): R's requests (median)", median(document.readerRequests.map(Double.init)), "")
         }
-        result.check("R per change set: \(many.clients) clients / 2 clients", many.perChangeSet / pair.perChangeSet, atMost: 2)
-        result.check("R's requests with \(active) active clients (2 + \(active))", Double(many.readerRequests.max() ?? 0),
+        result.check("\(label): R per change set, \(many.clients) clients / 2 clients", many.perChangeSet / pair.perChangeSet, atMost: 2)
+        result.check("\(label): R's requests, \(active) active clients (2 + \(active))", Double(many.readerRequests.max() ?? 0),
                      atMost: Double(2 + active), unit: "")
-        return result
+        for document in [many, pair] { try await document.remove() }
     }
 
     /// One document: its registered clients (R is the last), the rotation of writers, and what R's syncs cost.
     final class Document {
         let clients: Int
         let active: Int
+        let document: String
         let reader: DocumentSyncManager
         /// R's own view of the remote, so that only its requests are counted.
         let readerRemote: CountingFileSystem
@@ -91,12 +114,14 @@ struct ManyClientsScenario: Scenario {
         /// R's median sync time divided by the change sets it applied.
         var perChangeSet: Double { median(readerTimes) / Double(active) }
 
-        init(_ context: BenchContext, root: URL, remote: any RemoteFileSystem, name: String, clients: Int, active: Int) async throws {
+        init(_ context: BenchContext, root: URL, makeRemote: @escaping @Sendable () throws -> any RemoteFileSystem,
+             name: String, clients: Int, active: Int) async throws {
             self.clients = clients
             self.active = active
             let folder = root.appendingPathComponent(name)
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let document = "\(name)-\(UUID().uuidString.prefix(8))"
+            self.document = document
             // Each writer writes its row before its first sync, which registers it and publishes the row (a change
             // set R applies): every marker then names a set and acknowledges the sets published before it. Eight at a
             // time, as devices do: each sync waits on fsyncs far more than on the cores, and a writer registering
@@ -105,7 +130,7 @@ struct ManyClientsScenario: Scenario {
             let writers = try await Self.concurrently(Array(0..<clients - 1)) { index in
                 let client = "\(name)-\(index)"
                 let store = try BenchSchema.items.openStore(folder.appendingPathComponent("\(client).sqlite").path)
-                let manager = try await registerClient(store: store, remote: remote, client: client, document: document,
+                let manager = try await registerClient(store: store, remote: try makeRemote(), client: client, document: document,
                                                        helper: folder.appendingPathComponent("\(client).helper"), manualPolicy: true)
                 try await store.database.write { db in
                     try db.execute(sql: "INSERT INTO items(id, c0) VALUES (?, ?)", arguments: [BenchSchema.rowID(index), "seed"])
@@ -114,7 +139,7 @@ struct ManyClientsScenario: Scenario {
                 return Writer(store: store, manager: manager)
             }
             context.log("\(name): R registers and applies them")
-            readerRemote = CountingFileSystem(remote)
+            readerRemote = CountingFileSystem(try makeRemote())
             let readerStore = try BenchSchema.items.openStore(folder.appendingPathComponent("\(name)-R.sqlite").path)
             reader = try await registerClient(store: readerStore, remote: readerRemote, client: "\(name)-R", document: document,
                                               helper: folder.appendingPathComponent("\(name)-R.helper"), manualPolicy: true)
@@ -123,6 +148,12 @@ struct ManyClientsScenario: Scenario {
                 throw BenchError("\(name): R applied \(catchUp.changeSetsApplied) of \(writers.count) change sets")
             }
             self.writers = writers
+        }
+
+        /// Removes the document from the remote (a WebDAV server's folder outlives the run's work folder).
+        func remove() async throws {
+            let layout = try RemoteLayout(applicationIdentifier: BenchSchema.applicationIdentifier)
+            try await readerRemote.base.remove(layout.documentDirectory(document))
         }
 
         /// `active` writers (the next ones in turn) each change their row and sync; then R syncs and must apply
@@ -143,17 +174,14 @@ struct ManyClientsScenario: Scenario {
             let started = ContinuousClock.now
             let report = try await reader.synchronize()
             let seconds = (ContinuousClock.now - started).seconds
-            let counts = readerRemote.take()
-            if counted && readerRequests.isEmpty && ProcessInfo.processInfo.environment["FOLDERSYNC_BENCH_REQUESTS"] != nil {
-                FileHandle.standardError.write(Data(counts.log.map { "    R (\(clients) clients): \($0)\n" }.joined().utf8))
-            }
+            let requests = readerRemote.take().requests
             guard report.changeSetsApplied == active else {
                 throw BenchError("R applied \(report.changeSetsApplied) change sets, expected \(active)")
             }
             if counted {
                 writerTimes += times
                 readerTimes.append(seconds)
-                readerRequests.append(counts.requests)
+                readerRequests.append(requests)
             }
         }
     }
