@@ -127,8 +127,9 @@ struct ManyClientsScenario: Scenario {
             // time, as devices do: each sync waits on fsyncs far more than on the cores, and a writer registering
             // applies every set already published, so one at a time the set-up grew with the square of the clients.
             context.log("\(name): \(clients - 1) writers register and publish a row each, \(Self.concurrentSyncs) at a time")
-            // The first one alone: it creates the application's tree and the document, as the first device does (on
-            // Apache, whose MOVE without overwrite is a check then a rename, two creators could both win).
+            // The first one alone: it creates the application's tree and the document, as the first device does. On
+            // Apache, whose MOVE without overwrite is a check then a rename, two devices creating the document at the
+            // same moment can both win (README, "WebDAV servers"): that race is not what this scenario measures.
             let register: @Sendable (Int) async throws -> Writer = { index in
                 let client = "\(name)-\(index)"
                 let store = try BenchSchema.items.openStore(folder.appendingPathComponent("\(client).sqlite").path)
