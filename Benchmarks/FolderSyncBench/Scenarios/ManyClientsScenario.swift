@@ -64,6 +64,7 @@ struct ManyClientsScenario: Scenario {
             result.figure("\(clients): R's sync applying \(document.active) change sets", median(document.readerTimes) * 1000, "ms")
             result.figure("\(clients): R's sync per change set applied", document.perChangeSet * 1000, "ms")
             result.figure("\(clients): R's requests (median)", median(document.readerRequests.map(Double.init)), "")
+            result.figure("\(clients): R's bytes received (median: markers and change sets)", median(document.readerBytes), "B")
         }
         result.check("\(label): R per change set, \(many.clients) clients / 2 clients", many.perChangeSet / pair.perChangeSet, atMost: 2)
         result.check("\(label): R's requests, \(active) active clients (2 + \(active))", Double(many.readerRequests.max() ?? 0),
@@ -83,6 +84,16 @@ struct ManyClientsScenario: Scenario {
         private(set) var writerTimes: [Double] = []
         private(set) var readerTimes: [Double] = []
         private(set) var readerRequests: [Int] = []
+        private(set) var readerBytes: [Double] = []
+        /// R's number in ``clientIdentifier(_:)``.
+        static let readerIndex = 999_999
+
+        /// Client `index`'s identifier, shaped as apps make them (a UUID): markers list every client they acknowledge,
+        /// so the length of identifiers is part of what a reader downloads.
+        static func clientIdentifier(_ index: Int) -> String {
+            String(format: "0000BE9C-0000-4000-8000-%012d", index)
+        }
+
         /// Syncs run at once by the set-up.
         static let concurrentSyncs = 8
 
@@ -131,7 +142,7 @@ struct ManyClientsScenario: Scenario {
             // Apache, whose MOVE without overwrite is a check then a rename, two devices creating the document at the
             // same moment can both win (README, "WebDAV servers"): that race is not what this scenario measures.
             let register: @Sendable (Int) async throws -> Writer = { index in
-                let client = "\(name)-\(index)"
+                let client = Self.clientIdentifier(index)
                 let store = try BenchSchema.items.openStore(folder.appendingPathComponent("\(client).sqlite").path)
                 let manager = try await registerClient(store: store, remote: try makeRemote(), client: client, document: document,
                                                        helper: folder.appendingPathComponent("\(client).helper"), manualPolicy: true)
@@ -144,9 +155,10 @@ struct ManyClientsScenario: Scenario {
             let writers = try await [register(0)] + Self.concurrently(Array(1..<clients - 1), register)
             context.log("\(name): R registers and applies them")
             readerRemote = CountingFileSystem(try makeRemote())
-            let readerStore = try BenchSchema.items.openStore(folder.appendingPathComponent("\(name)-R.sqlite").path)
-            reader = try await registerClient(store: readerStore, remote: readerRemote, client: "\(name)-R", document: document,
-                                              helper: folder.appendingPathComponent("\(name)-R.helper"), manualPolicy: true)
+            let readerClient = Self.clientIdentifier(Self.readerIndex)
+            let readerStore = try BenchSchema.items.openStore(folder.appendingPathComponent("\(readerClient).sqlite").path)
+            reader = try await registerClient(store: readerStore, remote: readerRemote, client: readerClient, document: document,
+                                              helper: folder.appendingPathComponent("\(readerClient).helper"), manualPolicy: true)
             let catchUp = try await reader.synchronize()
             guard catchUp.changeSetsApplied == writers.count else {
                 throw BenchError("\(name): R applied \(catchUp.changeSetsApplied) of \(writers.count) change sets")
@@ -186,6 +198,7 @@ struct ManyClientsScenario: Scenario {
                 writerTimes += times
                 readerTimes.append(seconds)
                 readerRequests.append(requests)
+                readerBytes.append(Double(report.bytesReceived))
             }
         }
     }
