@@ -72,7 +72,7 @@ struct ManyClientsScenario: Scenario {
         for document in [many, pair] { try await document.remove() }
     }
 
-    /// One document: its registered clients (R is the last), the rotation of writers, and what R's syncs cost.
+    /// One document: its writers and the reader R, the rotation of writers, and what R's syncs cost.
     final class Document {
         let clients: Int
         let active: Int
@@ -102,8 +102,9 @@ struct ManyClientsScenario: Scenario {
             let manager: DocumentSyncManager
         }
 
-        /// `body` for each of `items`, `concurrentSyncs` at a time; the results in the order of `items`.
-        static func concurrently<T: Sendable, R: Sendable>(_ items: [T], _ body: @escaping @Sendable (T) async throws -> R) async throws -> [R] {
+        /// `body` for each of `items`, `width` at a time; the results in the order of `items`.
+        static func concurrently<T: Sendable, R: Sendable>(_ items: [T], width: Int = concurrentSyncs,
+                                                           _ body: @escaping @Sendable (T) async throws -> R) async throws -> [R] {
             try await withThrowingTaskGroup(of: (Int, R).self) { group in
                 var results = [R?](repeating: nil, count: items.count)
                 var next = 0
@@ -113,7 +114,7 @@ struct ManyClientsScenario: Scenario {
                     next += 1
                     group.addTask { (position, try await body(item)) }
                 }
-                for _ in 0..<concurrentSyncs { startNext() }
+                for _ in 0..<width { startNext() }
                 while let (position, result) = try await group.next() {
                     results[position] = result
                     startNext()
@@ -177,7 +178,7 @@ struct ManyClientsScenario: Scenario {
         func round(_ round: Int, counted: Bool) async throws {
             // The round's writers sync at once, as devices do; each one's time is its own sync's, slowed by the others.
             let turns = (0..<active).map { (round * active + $0) % writers.count }
-            let times = try await Self.concurrently(turns) { [writers] index in
+            let times = try await Self.concurrently(turns, width: turns.count) { [writers] index in
                 let writer = writers[index]
                 try await writer.store.database.write { db in
                     try db.execute(sql: "UPDATE items SET c1 = ? WHERE id = ?", arguments: ["round \(round)", BenchSchema.rowID(index)])
