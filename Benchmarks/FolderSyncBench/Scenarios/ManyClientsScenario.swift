@@ -188,8 +188,12 @@ struct ManyClientsScenario: Scenario {
                 return (ContinuousClock.now - started).seconds
             }
             _ = readerRemote.take()
+            // FOLDERSYNC_BENCH_PHASES=1 prints when R's sync enters each phase, as in scenario 2.
+            let phases = ProcessInfo.processInfo.environment["FOLDERSYNC_BENCH_PHASES"] != nil
+                ? Worker.tracePhases(reader, "R \(clients) clients") : nil
             let started = ContinuousClock.now
             let report = try await reader.synchronize()
+            phases?.cancel()
             let seconds = (ContinuousClock.now - started).seconds
             let requests = readerRemote.take().requests
             guard report.changeSetsApplied == active else {
