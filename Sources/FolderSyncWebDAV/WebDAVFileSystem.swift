@@ -346,20 +346,25 @@ public final class WebDAVFileSystem: RemoteFileSystem {
         let response = try await transport.send(HTTPRequest(method: "MKCOL", url: address.url(for: path, directory: true)), path: path)
         switch response.status {
         case 200..<300: return
-        case 405:
-            // Something exists there: fine if it is a folder.
-            if let existing = try await item(at: path), existing.kind == .file {
-                throw FolderSyncError(.remoteItemExists, "a file is in the way", path: path.description)
-            }
+        case 403, 405: try await requireFolder(at: path, afterMKCOL: response.status)
         case 409:
             // A parent is missing: create the parents first, then this folder.
             try await createDirectory(at: path.parent)
             let again = try await transport.send(HTTPRequest(method: "MKCOL", url: address.url(for: path, directory: true)), path: path)
-            guard WebDAVStatus.isSuccess(again.status) || again.status == 405 else {
-                throw WebDAVStatus.error(again.status, "MKCOL", path: path)
-            }
+            if WebDAVStatus.isSuccess(again.status) { return }
+            guard [403, 405].contains(again.status) else { throw WebDAVStatus.error(again.status, "MKCOL", path: path) }
+            try await requireFolder(at: path, afterMKCOL: again.status)
         default:
             throw WebDAVStatus.error(response.status, "MKCOL", path: path)
         }
+    }
+
+    /// After a MKCOL refused with `status`: fine if a folder is there. 405 says something exists (a file is in the
+    /// way). Apache answers 403, not 405, when another client made the folder between its check and its `mkdir`
+    /// (`EEXIST`: devices registering at the same moment); a 403 with no folder there is a refusal.
+    private func requireFolder(at path: RemotePath, afterMKCOL status: Int) async throws {
+        let existing = try await item(at: path)
+        if existing?.kind == .file { throw FolderSyncError(.remoteItemExists, "a file is in the way", path: path.description) }
+        if status == 403 && existing == nil { throw WebDAVStatus.error(status, "MKCOL", path: path) }
     }
 }

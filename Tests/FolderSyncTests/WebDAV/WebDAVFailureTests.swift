@@ -82,6 +82,24 @@ struct WebDAVFailureTests {
         #expect(sleeps.current.isEmpty)
     }
 
+    @Test("MKCOL refused with 403 for a folder that is there (Apache's answer when another client made it first) succeeds; with none there it is permissionDenied")
+    func mkcolRaceLost() async throws {
+        let folder = """
+            <?xml version="1.0" encoding="utf-8"?>
+            <D:multistatus xmlns:D="DAV:"><D:response><D:href>/share/folder/</D:href><D:propstat><D:prop><D:resourcetype><D:collection/>\
+            </D:resourcetype></D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response></D:multistatus>
+            """
+        let sleeps = Locked<[Duration]>([])
+        let lost = try await MisbehavingServer([["status": 403], ["status": 207, "body": folder]])
+        try await Self.fileSystem(lost.url, sleeps: sleeps).createDirectory(at: RemotePath("folder"))
+        #expect(await lost.stop().map { $0.prefix { $0 != " " } } == ["MKCOL", "PROPFIND"])
+
+        let refused = try await MisbehavingServer([["status": 403], ["status": 404]])
+        await expectCode(.permissionDenied) { try await Self.fileSystem(refused.url, sleeps: sleeps).createDirectory(at: RemotePath("folder")) }
+        #expect(await refused.stop().map { $0.prefix { $0 != " " } } == ["MKCOL", "PROPFIND"])
+        #expect(sleeps.current.isEmpty)
+    }
+
     @Test("A redirected PUT is not followed, so no empty file is uploaded")
     func redirectedPut() async throws {
         let server = try await MisbehavingServer([["status": 307, "headers": ["Location": "/elsewhere/file"]]])
