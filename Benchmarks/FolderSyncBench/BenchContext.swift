@@ -23,13 +23,15 @@ struct Sizes: Sendable {
     var vacuumWebDAV: Int
     /// Scenario 9: notes of the document a new device syncs first through the WAN link.
     var wanNotes: Int
+    /// Scenario 9: rounds of one-change syncs (the median is judged).
+    var wanRounds: Int
 
     static let full = Sizes(bulkRows: 100_000, bulkUpdatedValues: 1_000_000, bulkRuns: 3, incrementalSmall: 100, incrementalLarge: 10_000,
                             incrementalClients: 20, incrementalRounds: 40, bigDocumentRows: 5_000_000,
-                            captureDeletes: 50_000, captureTransactions: 1_000, vacuumLocal: 100_000, vacuumWebDAV: 10_000, wanNotes: 26_591)
+                            captureDeletes: 50_000, captureTransactions: 1_000, vacuumLocal: 100_000, vacuumWebDAV: 10_000, wanNotes: 26_591, wanRounds: 7)
     static let quick = Sizes(bulkRows: 10_000, bulkUpdatedValues: 100_000, bulkRuns: 1, incrementalSmall: 100, incrementalLarge: 1_000,
                              incrementalClients: 20, incrementalRounds: 8, bigDocumentRows: 100_000,
-                             captureDeletes: 5_000, captureTransactions: 200, vacuumLocal: 10_000, vacuumWebDAV: 1_000, wanNotes: 2_000)
+                             captureDeletes: 5_000, captureTransactions: 200, vacuumLocal: 10_000, vacuumWebDAV: 1_000, wanNotes: 2_000, wanRounds: 3)
 }
 
 /// What every scenario shares: sizes, a work folder, the way to start workers, the WebDAV server.

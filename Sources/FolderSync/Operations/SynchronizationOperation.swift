@@ -121,6 +121,9 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     /// The phases of ``run()``, under the sync lock.
     private func runPhases(started: Date) async throws -> SyncReport {
         emit(.phase(.checkingIntegrity))
+        // The markers' listing goes out with the integrity key's (over a wide-area link each request is a round
+        // trip); what it shows is used only once the key is found.
+        async let markerListing = fetchRecentSyncListing()
         try await checkIntegrityKey()
         var state = try store.loadSyncState()
         // What the local changes were made after: they are staged once this sync's sets are applied, but they do
@@ -129,7 +132,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         try Task.checkCancellation()
 
         emit(.phase(.findingRemoteChanges))
-        let (available, ownRecentSyncExists) = try await findNewChangeSets(&state)
+        let (available, ownRecentSyncExists) = try await findNewChangeSets(&state, markers: try await markerListing)
         if !isReadOnly && !ownRecentSyncExists {
             // Our marker is gone (or this is our first sync): an operator or an expiry may have deleted this client.
             // Checked even when this client never published: a client that only reads must notice too.
