@@ -43,6 +43,29 @@ class Link:
         return self.free_at + options.delay
 
 
+class Waker:
+    """Sleeps until a time, early by how late this process's timers have been waking up.
+
+    Measured here, a timer of this proxy, started by a benchmark, fired about 2 ms late on a loaded machine (0.3 ms
+    run from a shell), which added 4 ms to every round trip; the lateness is learnt as it goes (a running average).
+    """
+
+    def __init__(self):
+        self.lateness = 0.0
+
+    async def sleep_until(self, when):
+        loop = asyncio.get_running_loop()
+        wait = when - self.lateness - loop.time()
+        if wait <= 0:
+            return
+        await asyncio.sleep(wait)
+        late = loop.time() - (when - self.lateness)
+        self.lateness = min(0.005, max(0.0, 0.9 * self.lateness + 0.1 * late))
+
+
+waker = Waker()
+
+
 upstream_link, downstream_link = Link(), Link()
 
 
@@ -58,9 +81,7 @@ async def pump(reader, writer, link, opened_at):
         nonlocal queued
         while True:
             arrival, data = await line.get()
-            wait = arrival - loop.time()
-            if wait > 0:
-                await asyncio.sleep(wait)
+            await waker.sleep_until(arrival)
             if data is None:
                 if writer.can_write_eof():
                     writer.write_eof()
@@ -116,7 +137,10 @@ async def main():
     server = await asyncio.start_server(connection, "127.0.0.1", 0)
     stop = asyncio.Event()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
-    loop.add_reader(sys.stdin.fileno(), lambda: stop.set() if not sys.stdin.buffer.read1(4096) else None)
+    try:
+        loop.add_reader(sys.stdin.fileno(), lambda: stop.set() if not sys.stdin.buffer.read1(4096) else None)
+    except OSError:
+        pass   # standard input is not a pipe (a file, /dev/null): SIGTERM only
     print(f"port {server.sockets[0].getsockname()[1]}", flush=True)
     async with server:
         await stop.wait()
