@@ -40,6 +40,9 @@ extension SynchronizationOperation {
         let markers: [RemoteItem]
         if let listed { markers = listed } else { markers = try await fetchRecentSyncListing() }
         report.remoteRequests += 1
+        // Once after a fresh start, SyncChanges/ is listed too (below): asked now, with the markers' reads.
+        let listsClients = !state.hasListedClients && !isReadOnly
+        async let clientFolders = listClientsWithChangeSets(asking: listsClients)
         let ownMarker = markers.first { $0.kind == .file && $0.name == RemoteLayout.recentSyncFileName(client: clientIdentifier) }
         if let ownMarker {
             try await checkOwnHistory(ownMarker, &state)
@@ -102,9 +105,9 @@ extension SynchronizationOperation {
             let known = state.knownRecentSyncs[client]
             state.knownRecentSyncs[client] = .init(etag: nil, publishedSequence: max(known?.publishedSequence ?? 0, sequence))
         }
-        if !state.hasListedClients && !isReadOnly {
+        if let folders = try await clientFolders {
             report.remoteRequests += 1
-            for item in try await fetchClientsWithChangeSets() where item.kind == .directory && !withMarkers.contains(item.name)
+            for item in folders where item.kind == .directory && !withMarkers.contains(item.name)
                 && state.knownRecentSyncs[item.name] == nil && DocumentInventory.isIdentifierName(item.name) {
                 state.knownRecentSyncs[item.name] = .init(etag: nil, publishedSequence: 0)
             }
@@ -156,6 +159,12 @@ extension SynchronizationOperation {
             }
         }
         return (available.sorted { ($0.client, $0.sequence) < ($1.client, $1.sequence) }, ownMarker != nil)
+    }
+
+    /// ``fetchClientsWithChangeSets()`` when `asking`, otherwise `nil` without a request.
+    func listClientsWithChangeSets(asking: Bool) async throws -> [RemoteItem]? {
+        guard asking else { return nil }
+        return try await fetchClientsWithChangeSets()
     }
 
     /// Reads this client's own recent sync back when its version tag changed since it was last read (after each of

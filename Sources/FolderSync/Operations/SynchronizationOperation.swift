@@ -132,12 +132,17 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         try Task.checkCancellation()
 
         emit(.phase(.findingRemoteChanges))
-        let (available, ownRecentSyncExists) = try await findNewChangeSets(&state, markers: try await markerListing)
-        if !isReadOnly && !ownRecentSyncExists {
-            // Our marker is gone (or this is our first sync): an operator or an expiry may have deleted this client.
-            // Checked even when this client never published: a client that only reads must notice too.
+        let markers = try await markerListing
+        // Our marker is gone (or this is our first sync): an operator or an expiry may have deleted this client.
+        // Checked even when this client never published: a client that only reads must notice too. Asked while the
+        // changes are found, and answered before any is applied.
+        let checksDeletion = !isReadOnly && !markers.contains { $0.kind == .file && $0.name == RemoteLayout.recentSyncFileName(client: clientIdentifier) }
+        async let deleted = isDeleted(asking: checksDeletion)
+        let (available, ownRecentSyncExists) = try await findNewChangeSets(&state, markers: markers)
+        if checksDeletion {
+            assert(!ownRecentSyncExists)
             report.remoteRequests += 1
-            if try await isDeleted() {
+            if try await deleted {
                 throw FolderSyncError(.clientDeleted, "this client was deleted from document \(documentIdentifier)",
                                       path: layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description)
             }
@@ -217,6 +222,12 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     }
 
     // MARK: Registration checks (the phases are in SynchronizationOperation+Discovery, +Download, +Apply, +Publish)
+    /// ``isDeleted()`` when `asking`, otherwise `false` without a request.
+    private func isDeleted(asking: Bool) async throws -> Bool {
+        guard asking else { return false }
+        return try await isDeleted()
+    }
+
     /// Whether this client was deleted from the document: a deletion marker exists, opens, and names this client
     /// (``DeletedClientInfo/verify(_:deleted:path:)``). One that does not open is ignored with a warning.
     private func isDeleted() async throws -> Bool {
