@@ -80,6 +80,7 @@ struct WANScenario: Scenario {
         let running = try await RunningPair(a: client("A", through: link.url), b: client("B", through: link.url))
         var rounds: [RunningPair.Round] = []
         for round in 1...context.sizes.wanRounds { rounds.append(try await running.round(round)) }
+        withExtendedLifetime(link) {}   // the proxy stops when the link is released: not before the last round
         try? await remote.remove(layout.documentDirectory(document))
 
         let joplin = Self.joplinSeconds * Double(notes) / Double(Self.joplinItems)
