@@ -21,6 +21,10 @@ struct Sizes: Sendable {
     /// Scenario 8: removable change sets of the vacuumed document, in a local folder and over WebDAV.
     var vacuumLocal: Int
     var vacuumWebDAV: Int
+    /// Scenario 9: notes of the document a new device syncs first through the WAN link.
+    var wanNotes: Int
+    /// Scenario 9: rounds of one-change syncs (the median is judged).
+    var wanRounds: Int
     /// Scenario 10: registered clients (the reader included), clients active per round, measured rounds, and whether
     /// the rounds run over WebDAV too.
     var manyClients: Int
@@ -31,10 +35,12 @@ struct Sizes: Sendable {
     static let full = Sizes(bulkRows: 100_000, bulkUpdatedValues: 1_000_000, bulkRuns: 3, incrementalSmall: 100, incrementalLarge: 10_000,
                             incrementalClients: 20, incrementalRounds: 40, bigDocumentRows: 5_000_000,
                             captureDeletes: 50_000, captureTransactions: 1_000, vacuumLocal: 100_000, vacuumWebDAV: 10_000,
+                            wanNotes: 26_591, wanRounds: 7,
                             manyClients: 100, manyClientsActive: 10, manyClientsRounds: 20, manyClientsOverWebDAV: true)
     static let quick = Sizes(bulkRows: 10_000, bulkUpdatedValues: 100_000, bulkRuns: 1, incrementalSmall: 100, incrementalLarge: 1_000,
                              incrementalClients: 20, incrementalRounds: 8, bigDocumentRows: 100_000,
                              captureDeletes: 5_000, captureTransactions: 200, vacuumLocal: 10_000, vacuumWebDAV: 1_000,
+                             wanNotes: 2_000, wanRounds: 3,
                              manyClients: 100, manyClientsActive: 10, manyClientsRounds: 3, manyClientsOverWebDAV: false)
 }
 

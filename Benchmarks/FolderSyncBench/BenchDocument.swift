@@ -10,6 +10,8 @@ enum BenchSchema: String, Sendable {
     case items
     /// `docs`: a text ID and one ~190-byte body, about 1 GB for 5,000,000 rows (scenarios 3, 5).
     case docs
+    /// `notes`: a text ID, a title and a body of about 380 bytes, a notes app's table (scenario 9).
+    case notes
 
     static let itemColumns = (0..<10).map { "c\($0)" }
     static let applicationIdentifier = "com.example.bench"
@@ -20,6 +22,8 @@ enum BenchSchema: String, Sendable {
             "CREATE TABLE IF NOT EXISTS items(id TEXT PRIMARY KEY NOT NULL, \(Self.itemColumns.map { "\($0) TEXT" }.joined(separator: ", ")))"
         case .docs:
             "CREATE TABLE IF NOT EXISTS docs(id TEXT PRIMARY KEY NOT NULL, body TEXT)"
+        case .notes:
+            "CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, body TEXT)"
         }
     }
 
@@ -52,6 +56,13 @@ enum BenchSchema: String, Sendable {
             length += word.count + 1
         }
         return "\(index) " + words.joined(separator: " ")
+    }
+
+    static func noteTitle(_ index: Int) -> String { "Note \(index)" }
+
+    /// A note's body: two paragraphs of ``docBody(_:version:)``, about 380 bytes.
+    static func noteBody(_ index: Int, version: Int = 0) -> String {
+        docBody(index, version: version) + "\n" + docBody(index, version: version &+ 1_000_003)
     }
 }
 

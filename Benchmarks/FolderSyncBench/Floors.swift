@@ -21,6 +21,11 @@ enum Floors {
             case .docs:
                 let insert = try db.makeStatement(sql: "INSERT INTO docs(id, body) VALUES (?, ?)")
                 for index in 0..<rows { try insert.execute(arguments: [BenchSchema.rowID(index), BenchSchema.docBody(index)]) }
+            case .notes:
+                let insert = try db.makeStatement(sql: "INSERT INTO notes(id, title, body) VALUES (?, ?, ?)")
+                for index in 0..<rows {
+                    try insert.execute(arguments: [BenchSchema.rowID(index), BenchSchema.noteTitle(index), BenchSchema.noteBody(index)])
+                }
             }
         }
         try queue.close()
@@ -78,6 +83,25 @@ enum Floors {
         try Data(config.utf8).write(to: scratch)
         defer { try? FileManager.default.removeItem(at: scratch) }
         return try ChildProcess.mustRun(arguments + ["--parallel", "--parallel-max", "\(parallel)", "--config", scratch.path]).seconds
+    }
+
+    /// One `curl` that GETs `paths` (relative to `baseURL`) one after another on one connection, keeping no byte:
+    /// one `curl` per file without a process and a connection each. The list is in a config file (`scratch`).
+    static func curlGetSeconds(_ paths: [String], baseURL: String, scratch: URL) throws -> Double {
+        let (arguments, base) = try curl(baseURL)
+        let config = paths.map { "url = \"\(base + $0)\"\noutput = \"/dev/null\"\n" }.joined()
+        try Data(config.utf8).write(to: scratch)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        return try ChildProcess.mustRun(arguments + ["--config", scratch.path]).seconds
+    }
+
+    /// One `curl` that sends `count` requests with `method` to `url` one after another on one connection: the time of
+    /// each, as curl measured it (the first one's includes connecting).
+    static func curlRequestTimes(_ count: Int, method: String, url: String) throws -> [Double] {
+        let (arguments, base) = try curl(url)
+        let requests = (0..<count).flatMap { _ in ["--request", method, "--output", "/dev/null", base] }
+        let output = try ChildProcess.mustRun(arguments + ["--write-out", "%{time_total}\\n"] + requests).output
+        return output.split(separator: "\n").compactMap { Double($0) }
     }
 
     /// The arguments of a `curl` for a WebDAV URL with `user:password` in it, and the URL without them.

@@ -12,7 +12,7 @@ struct WorkerOutput: Codable, Sendable {
 
 /// One client as a process of its own, so that its peak memory is its own.
 ///
-/// `worker client --db PATH --remote LOCATION --client ID --document ID --schema items|docs
+/// `worker client --db PATH --remote LOCATION --client ID --document ID --schema items|docs|notes
 ///  [--rows N] [--updated-values N] [--manual-policy] [--password PASSWORD] [--plain] --steps STEP[:LABEL],…`
 ///
 /// Steps run in order: `write` (insert `--rows` rows), `update` (update `--updated-values` column values),
@@ -69,6 +69,8 @@ enum Worker {
                     case .items: try db.execute(sql: "UPDATE items SET c3 = ? WHERE id = ?", arguments: [UUID().uuidString, BenchSchema.rowID(1)])
                     case .docs: try db.execute(sql: "UPDATE docs SET body = ? WHERE id = ?",
                                                arguments: [BenchSchema.docBody(1, version: Int.random(in: 1...1_000_000)), BenchSchema.rowID(1)])
+                    case .notes: try db.execute(sql: "UPDATE notes SET body = ? WHERE id = ?",
+                                                arguments: [BenchSchema.noteBody(1, version: Int.random(in: 1...1_000_000)), BenchSchema.rowID(1)])
                     }
                 }
             case "sync":
@@ -143,6 +145,11 @@ enum Worker {
                     for index in start..<min(rows, start + 100_000) {
                         try insert.execute(arguments: [BenchSchema.rowID(index), BenchSchema.docBody(index)])
                     }
+                case .notes:
+                    let insert = try db.makeStatement(sql: "INSERT INTO notes(id, title, body) VALUES (?, ?, ?)")
+                    for index in start..<min(rows, start + 100_000) {
+                        try insert.execute(arguments: [BenchSchema.rowID(index), BenchSchema.noteTitle(index), BenchSchema.noteBody(index)])
+                    }
                 }
             }
         }
@@ -197,7 +204,7 @@ struct WorkerOptions {
     }
 
     func schema() throws -> BenchSchema {
-        guard let schema = BenchSchema(rawValue: try require("schema")) else { throw BenchError("--schema is items or docs") }
+        guard let schema = BenchSchema(rawValue: try require("schema")) else { throw BenchError("--schema is items, docs or notes") }
         return schema
     }
 }

@@ -18,6 +18,7 @@ let scenarios: [any Scenario] = [
     EncryptionOverheadScenario(),
     CaptureOverheadScenario(),
     VacuumScenario(),
+    WANScenario(),
     ManyClientsScenario(),
 ]
 

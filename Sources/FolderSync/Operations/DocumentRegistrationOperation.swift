@@ -87,14 +87,19 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
     /// Runs the registration algorithm and returns the remote document's information (with its integrity key).
     public func run() async throws -> DocumentInfo {
         let document = documentIdentifier
-        if try await isDeleted() {
+        // The three reads go out together (this runs at every launch, and over a wide-area link each is a round trip);
+        // they are looked at in this order, and the document's info only when it was not deleted.
+        async let deletedClient = isDeleted()
+        async let deletionMarker = fetchDeletedDocumentMarker()
+        async let infoFile = fetchDocumentInfoFile()
+        if try await deletedClient {
             throw FolderSyncError(.clientDeleted, "this client was deleted from document \(document)",
                                   path: layout.deletedClientFile(document, client: clientIdentifier).description)
         }
-        let deletion = try await fetchDeletedDocumentMarker().map {
+        let deletion = try await deletionMarker.map {
             try PropertyListFile.decode(DeletedDocumentInfo.self, from: $0, path: layout.deletedDocumentFile(document).description)
         }
-        let existing = deletion == nil ? try await fetchDocumentInfo() : nil
+        let existing = deletion == nil ? try decodeDocumentInfo(try await infoFile) : nil
         let info: DocumentInfo
         if let existing {
             info = existing
@@ -133,8 +138,12 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
     }
 
     private func fetchDocumentInfo() async throws -> DocumentInfo? {
+        try decodeDocumentInfo(try await fetchDocumentInfoFile())
+    }
+
+    private func decodeDocumentInfo(_ data: Data?) throws -> DocumentInfo? {
         let path = layout.documentInfoFile(documentIdentifier)
-        guard let data = try await fetchDocumentInfoFile() else { return nil }
+        guard let data else { return nil }
         let info = try PropertyListFile.decode(DocumentInfo.self, from: data, path: path.description)
         guard info.documentIdentifier == documentIdentifier else {
             throw FolderSyncError(.corruptFile, "documentInfo.plist names document \(info.documentIdentifier)", path: path.description)
@@ -246,10 +255,14 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
     /// Creates this client's folders in the document.
     open func createClientDirectories() async throws {
         let document = documentIdentifier
-        for directory in [layout.syncChangesDirectory(document, client: clientIdentifier),
-                          layout.syncCommandsDirectory(document, client: clientIdentifier),
-                          layout.temporaryWholeStoreDirectory(document, client: clientIdentifier)] {
-            try await fileSystem.createDirectory(at: directory)
+        // All at once: a folder that exists already costs two requests on WebDAV (MKCOL refused, then a PROPFIND).
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for directory in [layout.syncChangesDirectory(document, client: clientIdentifier),
+                              layout.syncCommandsDirectory(document, client: clientIdentifier),
+                              layout.temporaryWholeStoreDirectory(document, client: clientIdentifier)] {
+                group.addTask { try await self.fileSystem.createDirectory(at: directory) }
+            }
+            try await group.waitForAll()
         }
     }
 }

@@ -32,10 +32,17 @@ extension SynchronizationOperation {
     /// Clients without a marker (deleted, expired) are found too, from what this client knew of them, from the
     /// acknowledgements in other markers, and once after each fresh start from a listing of `SyncChanges/`:
     /// their folders are listed until everything they published is applied.
-    /// - Parameter listing: clients whose folder is listed even when their marker names every set they have new.
-    func findNewChangeSets(_ state: inout LocalSyncState, listing: Set<String> = []) async throws -> ([Available], ownRecentSyncExists: Bool) {
-        let markers = try await fetchRecentSyncListing()
+    /// - Parameters:
+    ///   - listing: clients whose folder is listed even when their marker names every set they have new.
+    ///   - markers: the listing of `RecentSyncs/` when the caller already asked for it, `nil` to ask for it here.
+    func findNewChangeSets(_ state: inout LocalSyncState, listing: Set<String> = [],
+                           markers listed: [RemoteItem]? = nil) async throws -> ([Available], ownRecentSyncExists: Bool) {
+        let markers: [RemoteItem]
+        if let listed { markers = listed } else { markers = try await fetchRecentSyncListing() }
         report.remoteRequests += 1
+        // Once after a fresh start, SyncChanges/ is listed too (below): asked now, with the markers' reads.
+        let listsClients = !state.remote.hasListedClients && !isReadOnly
+        async let clientFolders = listClientsWithChangeSets(asking: listsClients)
         let ownMarker = markers.first { $0.kind == .file && $0.name == RemoteLayout.recentSyncFileName(client: clientIdentifier) }
         if let ownMarker {
             try await checkOwnHistory(ownMarker, &state)
@@ -48,6 +55,7 @@ extension SynchronizationOperation {
         var clientsWithNews: [String] = []
         var listedInstead = Set<String>()
         var withMarkers = Set<String>()
+        let fetched = await readRecentSyncs(changedIn: markers, state: state)
         for item in markers where item.kind == .file && !TemporaryName.isTemporary(item.name) {
             guard let client = RemoteLayout.parseRecentSyncFileName(item.name) else {
                 warnUnknown(layout.recentSyncsDirectory(documentIdentifier).appending(item.name))
@@ -59,7 +67,7 @@ extension SynchronizationOperation {
             if known == nil || item.etag == nil || known?.etag != item.etag {
                 let recent: RecentSync?
                 do {
-                    recent = try await readRecentSync(client: client)
+                    if let prefetched = fetched[client] { recent = try prefetched.get() } else { recent = try await readRecentSync(client: client) }
                 } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
                     // Its folder is listed instead: what the marker would have said is what the folder holds.
                     warnUnreadable(error, "the recent sync of client \(client)")
@@ -97,9 +105,9 @@ extension SynchronizationOperation {
             let known = state.remote.knownRecentSyncs[client]
             state.remote.knownRecentSyncs[client] = .init(etag: nil, publishedSequence: max(known?.publishedSequence ?? 0, sequence))
         }
-        if !state.remote.hasListedClients && !isReadOnly {
+        if let folders = try await clientFolders {
             report.remoteRequests += 1
-            for item in try await fetchClientsWithChangeSets() where item.kind == .directory && !withMarkers.contains(item.name)
+            for item in folders where item.kind == .directory && !withMarkers.contains(item.name)
                 && state.remote.knownRecentSyncs[item.name] == nil && DocumentInventory.isIdentifierName(item.name) {
                 state.remote.knownRecentSyncs[item.name] = .init(etag: nil, publishedSequence: 0)
             }
@@ -151,6 +159,12 @@ extension SynchronizationOperation {
             }
         }
         return (available.sorted { ($0.client, $0.sequence) < ($1.client, $1.sequence) }, ownMarker != nil)
+    }
+
+    /// ``fetchClientsWithChangeSets()`` when `asking`, otherwise `nil` without a request.
+    func listClientsWithChangeSets(asking: Bool) async throws -> [RemoteItem]? {
+        guard asking else { return nil }
+        return try await fetchClientsWithChangeSets()
     }
 
     /// Reads this client's own recent sync back when its version tag changed since it was last read (after each of
@@ -235,27 +249,73 @@ extension SynchronizationOperation {
     }
 
     /// Reads another client's recent-sync marker, or `nil` if it vanished.
+    func readRecentSync(client: String) async throws -> RecentSync? {
+        let read = await loadRecentSync(client: client)
+        report.remoteRequests += read.requests
+        report.bytesReceived += read.bytes
+        return try read.recent.get()
+    }
+
+    /// Reads the markers of other clients whose version tag changed since this client last read them, all at once:
+    /// over a wide-area link one after another would cost a round trip each. What each read gave (or threw), by client;
+    /// the caller takes them in listing order, as it would have read them.
+    func readRecentSyncs(changedIn markers: [RemoteItem], state: LocalSyncState) async -> [String: Result<RecentSync?, any Error>] {
+        var changed: [String] = []
+        for item in markers where item.kind == .file && !TemporaryName.isTemporary(item.name) {
+            guard let client = RemoteLayout.parseRecentSyncFileName(item.name), client != clientIdentifier else { continue }
+            let known = state.remote.knownRecentSyncs[client]
+            if known == nil || item.etag == nil || known?.etag != item.etag { changed.append(client) }
+        }
+        guard changed.count > 1 else { return [:] }   // one is read where it is needed
+        let reads = await withTaskGroup(of: (String, RecentSyncRead).self) { group in
+            for client in changed { group.addTask { (client, await self.loadRecentSync(client: client)) } }
+            var reads: [String: RecentSyncRead] = [:]
+            for await (client, read) in group { reads[client] = read }
+            return reads
+        }
+        var results: [String: Result<RecentSync?, any Error>] = [:]
+        for (client, read) in reads {
+            report.remoteRequests += read.requests
+            report.bytesReceived += read.bytes
+            results[client] = read.recent
+        }
+        return results
+    }
+
+    /// One marker read: the marker (or `nil`, or the error), and the requests and bytes it took.
+    struct RecentSyncRead: Sendable {
+        var recent: Result<RecentSync?, any Error>
+        var requests = 0
+        var bytes: Int64 = 0
+    }
+
+    /// Reads a marker without touching the report (reads run concurrently).
     ///
     /// Markers are replaced at every sync; on servers whose replace is not atomic (WebDAV MOVE done as delete
     /// then rename) a read can catch one half written, so a damaged marker is read once more before it counts.
-    func readRecentSync(client: String) async throws -> RecentSync? {
+    func loadRecentSync(client: String) async -> RecentSyncRead {
         let path = layout.recentSyncFile(documentIdentifier, client: client).description
+        var read = RecentSyncRead(recent: .success(nil))
         for attempt in 1...2 {
             do {
                 // Inside the retry: on an encrypted remote, a half-written file fails authentication as it is read.
-                guard let data = try await fetchRecentSync(client: client) else { return nil }
-                report.remoteRequests += 1
-                report.bytesReceived += Int64(data.count)
+                guard let data = try await fetchRecentSync(client: client) else { return read }
+                read.requests += 1
+                read.bytes += Int64(data.count)
                 let recent = try PropertyListFile.decode(RecentSync.self, from: data, path: path)
                 guard recent.clientIdentifier == client else {
                     throw FolderSyncError(.corruptFile, "the recent sync names client \(recent.clientIdentifier)", path: path)
                 }
-                return recent
+                read.recent = .success(recent)
+                return read
             } catch let error as FolderSyncError where error.isDamagedFile && attempt == 1 {
                 environment.logger.debug("Reading \(path) again: \(error)")
+            } catch {
+                read.recent = .failure(error)
+                return read
             }
         }
-        return nil
+        return read
     }
 
     /// Reports a file another client wrote that this sync cannot use.

@@ -121,6 +121,9 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     /// The phases of ``run()``, under the sync lock.
     private func runPhases(started: Date) async throws -> SyncReport {
         emit(.phase(.checkingIntegrity))
+        // The markers' listing goes out with the integrity key's (over a wide-area link each request is a round
+        // trip); what it shows is used only once the key is found.
+        async let markerListing = fetchRecentSyncListing()
         try await checkIntegrityKey()
         // Its progress is the store's, read again after each store call that changes it; what it knows of the remote
         // is this sync's, saved once at the end.
@@ -131,12 +134,17 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         try Task.checkCancellation()
 
         emit(.phase(.findingRemoteChanges))
-        let (available, ownRecentSyncExists) = try await findNewChangeSets(&state)
-        if !isReadOnly && !ownRecentSyncExists {
-            // Our marker is gone (or this is our first sync): an operator or an expiry may have deleted this client.
-            // Checked even when this client never published: a client that only reads must notice too.
+        let markers = try await markerListing
+        // Our marker is gone (or this is our first sync): an operator or an expiry may have deleted this client.
+        // Checked even when this client never published: a client that only reads must notice too. Asked while the
+        // changes are found, and answered before any is applied.
+        let checksDeletion = !isReadOnly && !markers.contains { $0.kind == .file && $0.name == RemoteLayout.recentSyncFileName(client: clientIdentifier) }
+        async let deleted = isDeleted(asking: checksDeletion)
+        let (available, ownRecentSyncExists) = try await findNewChangeSets(&state, markers: markers)
+        if checksDeletion {
+            assert(!ownRecentSyncExists)
             report.remoteRequests += 1
-            if try await isDeleted() {
+            if try await deleted {
                 throw FolderSyncError(.clientDeleted, "this client was deleted from document \(documentIdentifier)",
                                       path: layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description)
             }
@@ -208,6 +216,12 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     }
 
     // MARK: Registration checks (the phases are in SynchronizationOperation+Discovery, +Download, +Apply, +Publish)
+    /// ``isDeleted()`` when `asking`, otherwise `false` without a request.
+    private func isDeleted(asking: Bool) async throws -> Bool {
+        guard asking else { return false }
+        return try await isDeleted()
+    }
+
     /// Whether this client was deleted from the document: a deletion marker exists, opens, and names this client
     /// (``DeletedClientInfo/verify(_:deleted:path:)``). One that does not open is ignored with a warning.
     private func isDeleted() async throws -> Bool {
