@@ -215,8 +215,8 @@ extension SynchronizationOperation {
     /// this client uploaded it (damaged, or put back from an older copy) is not trusted to cover anything, and a new
     /// one is owed. One that is gone was removed by a vacuum, because another store covers more, and is forgotten;
     /// unless no store is left at all (an operator quarantined it): then a new one is owed too.
-    func checkOwnWholeStore(_ state: inout LocalSyncState) async throws {
-        let tag = try await fetchOwnWholeStoreVersionTag()
+    /// - Parameter tag: what ``fetchOwnWholeStoreVersionTag()`` answered (asked when the sync began).
+    func checkOwnWholeStore(_ state: inout LocalSyncState, tag: String?) async throws {
         report.remoteRequests += 1
         guard tag != state.remote.ownWholeStoreTag else { return }
         state.remote.ownWholeStoreTag = nil

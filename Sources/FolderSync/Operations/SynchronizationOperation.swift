@@ -122,8 +122,11 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     private func runPhases(started: Date) async throws -> SyncReport {
         emit(.phase(.checkingIntegrity))
         // The markers' listing goes out with the integrity key's (over a wide-area link each request is a round
-        // trip); what it shows is used only once the key is found.
+        // trip); what it shows is used only once the key is found. So does the look at this client's whole store, when
+        // this sync makes it, though its answer is used at the end.
         async let markerListing = fetchRecentSyncListing()
+        let looksAtWholeStore = looksAtOwnWholeStore(try store.loadSyncState())
+        async let wholeStoreTag = ownWholeStoreVersionTag(asking: looksAtWholeStore)
         try await checkIntegrityKey()
         // Its progress is the store's, read again after each store call that changes it; what it knows of the remote
         // is this sync's, saved once at the end.
@@ -182,9 +185,12 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         // Also when an earlier sync published or applied but failed to write the marker (found by the simulator
         // under faults: a set published then never announced stayed invisible to every other client).
         let acknowledgement = try acknowledgement()
-        // The heartbeat: an idle sync says it is alive once an hour, so that "last sync" means last sync.
-        let heartbeatDue = state.remote.announcedAt.map { environment.now().timeIntervalSince($0) >= RecentSync.heartbeatInterval } ?? true
-        if heartbeatDue || checksOwnWholeStore, state.remote.ownWholeStoreTag != nil { try await checkOwnWholeStore(&state) }
+        let heartbeatDue = isHeartbeatDue(state)
+        if heartbeatDue || checksOwnWholeStore, state.remote.ownWholeStoreTag != nil {
+            let tag: String?
+            if looksAtWholeStore, let asked = try await wholeStoreTag { tag = asked } else { tag = try await fetchOwnWholeStoreVersionTag() }
+            try await checkOwnWholeStore(&state, tag: tag)
+        }
         if !ownRecentSyncExists || state.remote.announcedSequence != state.progress.publishedSequence || state.remote.announcedAcknowledgement != acknowledgement
             || heartbeatDue || rewritesOwnRecentSync {
             emit(.phase(.writingRecentSync))
@@ -213,6 +219,22 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
             throw FolderSyncError(.clientDeleted, "this client was deleted from document \(documentIdentifier)",
                                   path: layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description)
         }
+    }
+
+    /// The heartbeat: an idle sync says it is alive once an hour, so that "last sync" means last sync.
+    private func isHeartbeatDue(_ state: LocalSyncState) -> Bool {
+        state.remote.announcedAt.map { environment.now().timeIntervalSince($0) >= RecentSync.heartbeatInterval } ?? true
+    }
+
+    /// Whether this sync looks at this client's whole store (``checkOwnWholeStore(_:tag:)``), as known when it starts.
+    private func looksAtOwnWholeStore(_ state: LocalSyncState) -> Bool {
+        !isReadOnly && (isHeartbeatDue(state) || checksOwnWholeStore) && state.remote.ownWholeStoreTag != nil
+    }
+
+    /// ``fetchOwnWholeStoreVersionTag()`` when `asking`, otherwise `nil` (no answer) without a request.
+    private func ownWholeStoreVersionTag(asking: Bool) async throws -> String?? {
+        guard asking else { return nil }
+        return .some(try await fetchOwnWholeStoreVersionTag())
     }
 
     // MARK: Registration checks (the phases are in SynchronizationOperation+Discovery, +Download, +Apply, +Publish)
