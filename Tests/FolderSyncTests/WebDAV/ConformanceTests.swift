@@ -63,7 +63,7 @@ struct ConformanceTests {
 private struct ForgetfulFileSystem: RemoteFileSystem {
     let base = InMemoryFileSystem()
     func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] { [] }
-    func item(at path: RemotePath) async throws -> RemoteItem? { try await base.item(at: path) }
+    func item(at path: RemotePath) async throws -> RemoteItem? { await base.item(at: path) }
     func read(_ path: RemotePath) async throws -> Data { (try? await base.read(path)) ?? Data() }
     func write(_ data: Data, to path: RemotePath) async throws { try await base.write(data, to: path) }
     func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws {
