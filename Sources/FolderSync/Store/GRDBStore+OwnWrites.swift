@@ -54,15 +54,14 @@ extension GRDBStore {
     /// After the store's data replaced the local data (change capture off): puts back each of `writes` that is
     /// newer than what the store has, by the merge rules (a deleted row stays deleted).
     func keepNewer(_ writes: OwnWrites, localClient: String, _ db: Database) throws {
-        func stamp(_ raw: Int64, _ client: String?) -> ChangeStamp {
-            ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: raw)), clientIdentifier: client ?? localClient)
+        /// One of this client's own stamps, as the store keeps them (no client named).
+        func own(_ raw: Int64) -> ChangeStamp {
+            ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: raw)), clientIdentifier: localClient)
         }
         for table in tables {
             let quoted = table.name.quotedDatabaseIdentifier, id = table.syncIDColumn.quotedDatabaseIdentifier
             for (syncID, raw) in writes.deletes[table.name] ?? [] {
-                let existing = try Row.fetchOne(db, sql: "SELECT hlc, client FROM \(StoreSchema.tombstonesTable) WHERE tbl = ? AND sync_id = ?",
-                                                arguments: [table.name, syncID])
-                guard existing.map({ stamp(raw, nil) > stamp($0[0], $0[1]) }) ?? true else { continue }
+                guard MergeRule.isNewer(own(raw), than: try tombstone(db, table.name, syncID, localClient: localClient)) else { continue }
                 try db.execute(sql: "DELETE FROM \(quoted) WHERE \(id) = ?", arguments: [syncID])
                 try db.execute(sql: "DELETE FROM \(StoreSchema.clocksTable) WHERE tbl = ? AND sync_id = ?", arguments: [table.name, syncID])
                 try db.execute(sql: """
@@ -72,8 +71,7 @@ extension GRDBStore {
             }
             for write in writes.columns[table.name] ?? [] {
                 var registers = try self.registers(db, table: table.name, syncID: write.syncID) ?? RowRegisters()
-                guard registers[write.column].map({ stamp(write.stamp, nil) > stamp(Int64(bitPattern: $0.timestamp), $0.client) }) ?? true
-                else { continue }
+                guard MergeRule.isNewer(own(write.stamp), than: registers.stamp(of: write.column, localClient: localClient)) else { continue }
                 if try rowExists(db, table: table, syncID: write.syncID) {
                     try db.execute(sql: "UPDATE \(quoted) SET \(write.column.quotedDatabaseIdentifier) = ? WHERE \(id) = ?",
                                    arguments: [write.value, write.syncID])
