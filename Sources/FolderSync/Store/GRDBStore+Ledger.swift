@@ -14,13 +14,18 @@ extension GRDBStore {
         try db.execute(sql: "INSERT OR IGNORE INTO \(ledger)(client, sequence, change_set_id) VALUES (?, ?, ?)",
                        arguments: [client, sequence, changeSetIdentifier])
         guard db.changesCount > 0 else { return }
-        let run = try Int64.fetchOne(db, sql: "SELECT through FROM \(StoreSchema.appliedRunsTable) WHERE client = ?", arguments: [client])
+        let run = try appliedRun(db, client: client)
         var through = run ?? 0
         // Sets recorded above a gap join the run once the gap is filled.
         while try through + 1 == sequence || isApplied(db, client: client, sequence: through + 1) { through += 1 }
         if through != run {
             try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.appliedRunsTable)(client, through) VALUES (?, ?)", arguments: [client, through])
         }
+    }
+
+    /// The highest sequence of `client` up to which every set is in the ledger (its run); `nil` when it has none.
+    static func appliedRun(_ db: Database, client: String) throws -> Int64? {
+        try Int64.fetchOne(db, sql: "SELECT through FROM \(StoreSchema.appliedRunsTable) WHERE client = ?", arguments: [client])
     }
 
     /// Whether set `sequence` of `client` is in the ledger.
@@ -60,7 +65,7 @@ extension GRDBStore {
         guard through > 0 else { return }
         let ledger = try db.makeStatement(sql: "INSERT OR IGNORE INTO \(StoreSchema.appliedChangeSetsTable)(client, sequence, change_set_id) VALUES (?, ?, '')")
         for sequence in 1...through { try ledger.execute(arguments: [client, sequence]) }
-        var run = max(through, try Int64.fetchOne(db, sql: "SELECT through FROM \(StoreSchema.appliedRunsTable) WHERE client = ?", arguments: [client]) ?? 0)
+        var run = max(through, try appliedRun(db, client: client) ?? 0)
         while try isApplied(db, client: client, sequence: run + 1) { run += 1 }
         try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.appliedRunsTable)(client, through) VALUES (?, ?)", arguments: [client, run])
     }

@@ -32,9 +32,7 @@ extension GRDBStore {
     func finishReapplyingOwnChangeSets(_ db: Database, localClient: String) throws {
         let progress = try loadState(db).progress
         guard progress.ownChangeSetsToReapplyAfter != nil else { return }
-        let through = try Int64.fetchOne(db, sql: "SELECT through FROM \(StoreSchema.appliedRunsTable) WHERE client = ?",
-                                         arguments: [localClient]) ?? 0
-        guard through >= progress.publishedSequence else { return }
+        guard try Self.appliedRun(db, client: localClient) ?? 0 >= progress.publishedSequence else { return }
         try updateProgress(db) { $0.ownChangeSetsToReapplyAfter = nil }
     }
 }
