@@ -36,15 +36,14 @@ extension SynchronizationOperation {
     ///   - listing: clients whose folder is listed even when their marker names every set they have new.
     ///   - markers: the listing of `RecentSyncs/` when the caller already asked for it, `nil` to ask for it here.
     func findNewChangeSets(_ state: inout LocalSyncState, listing: Set<String> = [],
-                           markers listed: [RemoteItem]? = nil) async throws -> ([Available], ownRecentSyncExists: Bool) {
+                           markers listed: [RemoteItem]? = nil) async throws -> [Available] {
         let markers: [RemoteItem]
         if let listed { markers = listed } else { markers = try await fetchRecentSyncListing() }
         report.remoteRequests += 1
         // Once after a fresh start, SyncChanges/ is listed too (below): asked now, with the markers' reads.
         let listsClients = !state.remote.hasListedClients && !isReadOnly
-        async let clientFolders = listClientsWithChangeSets(asking: listsClients)
-        let ownMarker = markers.first { $0.kind == .file && $0.name == RemoteLayout.recentSyncFileName(client: clientIdentifier) }
-        if let ownMarker {
+        async let clientFolders = listsClients ? fetchClientsWithChangeSets() : nil
+        if let ownMarker = ownRecentSync(in: markers) {
             try await checkOwnHistory(ownMarker, &state)
         } else if !isReadOnly, state.progress.publishedSequence > 0 {
             // Gone although this client published: deleted (checked next), or a folder restored to before its first marker.
@@ -64,7 +63,7 @@ extension SynchronizationOperation {
             withMarkers.insert(client)
             if client == clientIdentifier { continue }
             var known = state.remote.knownRecentSyncs[client]
-            if known == nil || item.etag == nil || known?.etag != item.etag {
+            if Self.hasChanged(item, since: known) {
                 let recent: RecentSync?
                 do {
                     if let prefetched = fetched[client] { recent = try prefetched.get() } else { recent = try await readRecentSync(client: client) }
@@ -158,13 +157,17 @@ extension SynchronizationOperation {
                 report.missingChangeSets[client] = next
             }
         }
-        return (available.sorted { ($0.client, $0.sequence) < ($1.client, $1.sequence) }, ownMarker != nil)
+        return available.sorted { ($0.client, $0.sequence) < ($1.client, $1.sequence) }
     }
 
-    /// ``fetchClientsWithChangeSets()`` when `asking`, otherwise `nil` without a request.
-    func listClientsWithChangeSets(asking: Bool) async throws -> [RemoteItem]? {
-        guard asking else { return nil }
-        return try await fetchClientsWithChangeSets()
+    /// This client's own marker in a listing of `RecentSyncs/`, if it is there.
+    func ownRecentSync(in markers: [RemoteItem]) -> RemoteItem? {
+        markers.first { $0.kind == .file && $0.name == RemoteLayout.recentSyncFileName(client: clientIdentifier) }
+    }
+
+    /// Whether a listed marker must be read: never read, or its version tag changed since (or the remote gives none).
+    static func hasChanged(_ marker: RemoteItem, since known: LocalSyncState.KnownRecentSync?) -> Bool {
+        known == nil || marker.etag == nil || known?.etag != marker.etag
     }
 
     /// Reads this client's own recent sync back when its version tag changed since it was last read (after each of
@@ -263,8 +266,7 @@ extension SynchronizationOperation {
         var changed: [String] = []
         for item in markers where item.kind == .file && !TemporaryName.isTemporary(item.name) {
             guard let client = RemoteLayout.parseRecentSyncFileName(item.name), client != clientIdentifier else { continue }
-            let known = state.remote.knownRecentSyncs[client]
-            if known == nil || item.etag == nil || known?.etag != item.etag { changed.append(client) }
+            if Self.hasChanged(item, since: state.remote.knownRecentSyncs[client]) { changed.append(client) }
         }
         guard changed.count > 1 else { return [:] }   // one is read where it is needed
         let reads = await withTaskGroup(of: (String, RecentSyncRead).self) { group in

@@ -124,13 +124,13 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         // The markers' listing goes out with the integrity key's (over a wide-area link each request is a round
         // trip); what it shows is used only once the key is found. So does the look at this client's whole store, when
         // this sync makes it, though its answer is used at the end.
-        async let markerListing = fetchRecentSyncListing()
-        let looksAtWholeStore = looksAtOwnWholeStore(try store.loadSyncState())
-        async let wholeStoreTag = ownWholeStoreVersionTag(asking: looksAtWholeStore)
-        try await checkIntegrityKey()
-        // Its progress is the store's, read again after each store call that changes it; what it knows of the remote
-        // is this sync's, saved once at the end.
+        // The state's progress is the store's, read again after each store call that changes it; what it knows of
+        // the remote is this sync's, saved once at the end.
         var state = try store.loadSyncState()
+        async let markerListing = fetchRecentSyncListing()
+        let looksAtWholeStore = looksAtOwnWholeStore(state)
+        async let wholeStoreTag: String?? = looksAtWholeStore ? fetchOwnWholeStoreVersionTag() : nil
+        try await checkIntegrityKey()
         // What the local changes were made after: they are staged once this sync's sets are applied, but they do
         // not depend on those (a set of a newer format parked here must not hold them back at every reader).
         let dependencies = try acknowledgement()
@@ -141,13 +141,13 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         // Our marker is gone (or this is our first sync): an operator or an expiry may have deleted this client.
         // Checked even when this client never published: a client that only reads must notice too. Asked while the
         // changes are found, and answered before any is applied.
-        let checksDeletion = !isReadOnly && !markers.contains { $0.kind == .file && $0.name == RemoteLayout.recentSyncFileName(client: clientIdentifier) }
-        async let deleted = isDeleted(asking: checksDeletion)
-        let (available, ownRecentSyncExists) = try await findNewChangeSets(&state, markers: markers)
+        let ownRecentSyncExists = ownRecentSync(in: markers) != nil
+        let checksDeletion = !isReadOnly && !ownRecentSyncExists
+        async let deletionMarker = checksDeletion ? readOwnDeletionMarker() : .success(nil)
+        let available = try await findNewChangeSets(&state, markers: markers)
         if checksDeletion {
-            assert(!ownRecentSyncExists)
             report.remoteRequests += 1
-            if try await deleted {
+            if try isDeleted(by: await deletionMarker) {
                 throw FolderSyncError(.clientDeleted, "this client was deleted from document \(documentIdentifier)",
                                       path: layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description)
             }
@@ -163,7 +163,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
             // client's folder is listed again, so that a gap is seen and a whole store fetched if need be.
             let listing = notYetVisible
             notYetVisible = []
-            let (listed, _) = try await findNewChangeSets(&state, listing: listing)
+            let listed = try await findNewChangeSets(&state, listing: listing)
             // The new listing holds every set still unapplied, so only this pass's leftovers are waiting.
             waiting = try await applyUnlessDeclined(listed, declined: &declined)
         }
@@ -215,7 +215,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     /// change local data before the reset is noticed.
     func checkStillRegistered() async throws {
         try await checkIntegrityKey()
-        if try await isDeleted() {
+        if try isDeleted(by: await readOwnDeletionMarker()) {
             throw FolderSyncError(.clientDeleted, "this client was deleted from document \(documentIdentifier)",
                                   path: layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description)
         }
@@ -231,26 +231,24 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         !isReadOnly && (isHeartbeatDue(state) || checksOwnWholeStore) && state.remote.ownWholeStoreTag != nil
     }
 
-    /// ``fetchOwnWholeStoreVersionTag()`` when `asking`, otherwise `nil` (no answer) without a request.
-    private func ownWholeStoreVersionTag(asking: Bool) async throws -> String?? {
-        guard asking else { return nil }
-        return .some(try await fetchOwnWholeStoreVersionTag())
-    }
-
     // MARK: Registration checks (the phases are in SynchronizationOperation+Discovery, +Download, +Apply, +Publish)
-    /// ``isDeleted()`` when `asking`, otherwise `false` without a request.
-    private func isDeleted(asking: Bool) async throws -> Bool {
-        guard asking else { return false }
-        return try await isDeleted()
+    /// This client's deletion marker when one exists (`nil` when none), or the damage that kept it from being read.
+    /// Only requests, touching nothing of the sync's, so that it can run beside the finding of changes.
+    private func readOwnDeletionMarker() async throws -> Result<Data?, FolderSyncError> {
+        do {
+            guard try await deletedClientMarkerExists() else { return .success(nil) }
+            return .success(try await fetchDeletedClientMarker())
+        } catch let error as FolderSyncError where error.isDamagedFile {
+            return .failure(error)
+        }
     }
 
-    /// Whether this client was deleted from the document: a deletion marker exists, opens, and names this client
-    /// (``DeletedClientInfo/verify(_:deleted:path:)``). One that does not open is ignored with a warning.
-    private func isDeleted() async throws -> Bool {
-        guard try await deletedClientMarkerExists() else { return false }
+    /// Whether the marker ``readOwnDeletionMarker()`` read deletes this client: it exists, opens, and names this
+    /// client (``DeletedClientInfo/verify(_:deleted:path:)``). One that does not open is ignored with a warning.
+    private func isDeleted(by marker: Result<Data?, FolderSyncError>) throws -> Bool {
         let path = layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description
         do {
-            guard let data = try await fetchDeletedClientMarker() else { return false }
+            guard let data = try marker.get() else { return false }
             try DeletedClientInfo.verify(data, deleted: clientIdentifier, path: path)
             return true
         } catch let error as FolderSyncError where error.isDamagedFile {
