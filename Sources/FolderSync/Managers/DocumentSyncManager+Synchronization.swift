@@ -108,11 +108,7 @@ extension DocumentSyncManager {
             let lock = try await FileLock.acquire(localLayout.syncLockFile)
             defer { lock.release() }
             try snapshotting.markBootstrapped()
-            if bootstrapWarning != nil {
-                var remote = try store.loadSyncState().remote
-                remote.owesWholeStore = true
-                try store.saveRemoteKnowledge(remote)
-            }
+            if bootstrapWarning != nil { try store.updateRemoteKnowledge { $0.owesWholeStore = true } }
         }
         var report = try await guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy).run()
         mutable.withLock { $0.checkedOwnWholeStore = true }
@@ -163,24 +159,23 @@ extension DocumentSyncManager {
     }
 
     private func uploadWholeStoreIfDue(_ report: SyncReport, store: any SnapshottingModelAdapter, policy: SyncPolicy) async throws -> WholeStoreManifest? {
-        var remote = try store.loadSyncState().remote
         // Only change sets count: attachments never enter whole stores, and a recent-sync marker is no data. A sync
         // that published no change set leaves the counters as they are, without a write transaction (an fsync).
-        if report.changeSetsSent > 0 {
+        let remote = try store.updateRemoteKnowledge { remote in
+            guard report.changeSetsSent > 0 else { return }
             remote.changeSetsSinceWholeStore += report.changeSetsSent
             remote.bytesSinceWholeStore += report.bytesSent - report.attachmentBytesSent
-            try store.saveRemoteKnowledge(remote)
         }
         // Owed whatever the policy: this client's published sets are gone from the folder, or no usable store covers them.
         let due = remote.owesWholeStore
             || (policy.wholeStoreUploadAfterChangeSets.map { remote.changeSetsSinceWholeStore >= $0 } ?? false)
             || (policy.wholeStoreUploadAfterBytes.map { remote.bytesSinceWholeStore >= $0 } ?? false)
         guard due, let manifest = try await wholeStoreUploadOperation(store: store).run() else { return nil }
-        remote = try store.loadSyncState().remote
-        remote.changeSetsSinceWholeStore = 0
-        remote.bytesSinceWholeStore = 0
-        remote.owesWholeStore = false
-        try store.saveRemoteKnowledge(remote)
+        try store.updateRemoteKnowledge { remote in
+            remote.changeSetsSinceWholeStore = 0
+            remote.bytesSinceWholeStore = 0
+            remote.owesWholeStore = false
+        }
         if policy.vacuumsAfterWholeStoreUpload { _ = try await vacuum() }
         return manifest
     }
@@ -191,10 +186,7 @@ extension DocumentSyncManager {
         guard let store = store as? any SnapshottingModelAdapter else { return }
         let lock = try await FileLock.acquire(localLayout.syncLockFile)
         defer { lock.release() }
-        var remote = try store.loadSyncState().remote
-        guard !remote.owesWholeStore else { return }
-        remote.owesWholeStore = true
-        try store.saveRemoteKnowledge(remote)
+        try store.updateRemoteKnowledge { $0.owesWholeStore = true }
     }
 
     /// For a reset (remote replaced or deleted, client deleted): backs up the local store into the error and

@@ -202,7 +202,8 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
             state.remote.announcedAcknowledgement = acknowledgement
         }
         // Saving is a write transaction (fsyncs): an idle sync that learned nothing skips it.
-        if try state.remote != store.loadSyncState().remote { try store.saveRemoteKnowledge(state.remote) }
+        let learned = state.remote
+        try store.updateRemoteKnowledge { $0 = learned }
         report.duration = Date().timeIntervalSince(started)
         if let declined { throw declined }
         emit(.phase(.finished))

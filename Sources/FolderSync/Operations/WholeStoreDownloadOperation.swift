@@ -107,11 +107,7 @@ open class WholeStoreDownloadOperation: DocumentOperation, @unchecked Sendable {
         } else {
             // Forgotten before the install, as the state's rule asks: a crash after it must not leave the listing
             // of clients that left no marker counted as done for a store that may cover less of them.
-            var remote = try store.loadSyncState().remote
-            if remote.hasListedClients {
-                remote.forgetClientListing()
-                try store.saveRemoteKnowledge(remote)
-            }
+            try store.updateRemoteKnowledge { $0.forgetClientListing() }
             try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: clientIdentifier)
             installed = store
         }

@@ -71,9 +71,8 @@ open class WholeStoreUploadOperation: DocumentOperation, @unchecked Sendable {
             }
         }
         // Remembered, so that a sync finds the store changed under it (damaged, or put back from an older copy).
-        var remote = try store.loadSyncState().remote
-        remote.ownWholeStoreTag = try await fetchOwnWholeStoreVersionTag()
-        try store.saveRemoteKnowledge(remote)
+        let tag = try await fetchOwnWholeStoreVersionTag()
+        try store.updateRemoteKnowledge { $0.ownWholeStoreTag = tag }
         environment.logger.info("Uploaded whole store \(identifier) (\(size) bytes) covering \(manifest.coveredCount) change sets")
         return manifest
     }

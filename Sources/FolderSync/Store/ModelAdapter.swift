@@ -113,6 +113,17 @@ extension ModelAdapter {
         throw FolderSyncError(.invalidConfiguration, "the remote holds change sets of this client up to \(remotePublishedSequence) that "
                               + "its store does not know (restored from an earlier copy?), and the store cannot recover from it")
     }
+
+    /// What syncs know of the remote, changed by `change` and saved when that changed anything (a save is a write
+    /// transaction, an fsync); returns it as it now stands. Callers hold the sync lock, like every writer of the state.
+    @discardableResult
+    func updateRemoteKnowledge(_ change: (inout LocalSyncState.RemoteKnowledge) -> Void) throws -> LocalSyncState.RemoteKnowledge {
+        let stored = try loadSyncState().remote
+        var remote = stored
+        change(&remote)
+        if remote != stored { try saveRemoteKnowledge(remote) }
+        return remote
+    }
 }
 
 /// What applying one change set did.
