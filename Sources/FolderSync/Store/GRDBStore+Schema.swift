@@ -5,9 +5,9 @@ import Foundation
 ///
 /// Everything is named `foldersync_…`. Triggers call SQL functions that only the store's own connection
 /// defines (``StoreFunctions``): `foldersync_capturing()` (false while remote changes are applied, so they
-/// are not echoed back), `foldersync_stamp(…)` (the row's registers with some columns written now) and
-/// `foldersync_mark(…)`. A write through another connection fails with "no such function" rather than going
-/// unrecorded.
+/// are not echoed back) and `foldersync_captured_insert(…)`, `…_update(…)`, `…_delete(…)`, which write the row's
+/// registers, pending marks and tombstone (``CaptureWriter``). A write through another connection fails with
+/// "no such function" rather than going unrecorded.
 ///
 /// One bookkeeping row per synced row, not per column: `foldersync_clocks` holds a row's last-writer-wins
 /// registers packed in one BLOB (``RowRegisters``), and the pending table one row per changed synced row with
@@ -109,88 +109,53 @@ enum StoreSchema {
         """
 
     /// Drops and recreates the three triggers of `table`, so that they follow schema migrations.
+    ///
+    /// Each trigger makes one call, to the function that writes the row's bookkeeping (``CaptureWriter``), and keeps
+    /// only the checks that refuse the app's write in SQL: SQLite compiles a table's triggers into every statement
+    /// prepared on it, and small triggers compile fast. When the function fails, SQLite takes back the app's whole
+    /// statement (`CaptureWriterTests`).
     static func installTriggers(_ db: Database, table: SyncedTable, columns: [String]) throws {
         let t = table.name.quotedDatabaseIdentifier
         let name = table.name.replacingOccurrences(of: "\"", with: "")
-        let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + "'"
-        let id = table.syncIDColumn.quotedDatabaseIdentifier
         func lit(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "''") + "'" }
-        let pending = StoreSchema.pendingChangesTable
+        let literal = lit(table.name)
+        let id = table.syncIDColumn.quotedDatabaseIdentifier
         for kind in ["insert", "update", "delete"] {
             try db.execute(sql: "DROP TRIGGER IF EXISTS \"foldersync_\(name)_\(kind)\"")
         }
-        let allColumns = columns.map(lit).joined(separator: ", ")
-        // Each changed column's name, NULL for the others (the functions skip NULLs).
-        let changedColumns = columns.map {
-            "CASE WHEN NEW.\($0.quotedDatabaseIdentifier) IS NOT OLD.\($0.quotedDatabaseIdentifier) THEN \(lit($0)) END"
-        }.joined(separator: ", ")
-        let anyChanged = columns.map { "NEW.\($0.quotedDatabaseIdentifier) IS NOT OLD.\($0.quotedDatabaseIdentifier)" }
-            .joined(separator: " OR ")
-        // (A VALUES list referring to OLD does not expose its second column inside a trigger: use SELECTs.)
-        let oldValues = columns.map { "SELECT \(lit($0)) AS col, OLD.\($0.quotedDatabaseIdentifier) AS value" }
-            .joined(separator: " UNION ALL ")
-        // Upserts, not INSERT OR REPLACE: an app's statement with its own conflict clause (an UPSERT, UPDATE OR
-        // IGNORE…) overrides the conflict policy of the statements of the triggers it fires, not their upserts.
-        // The row not yet staged is the one with staged_in 0.
-        let pendingConflict = "ON CONFLICT(tbl, sync_id, staged_in) DO UPDATE SET marks ="
-        let lastWriterWins = table.deletePolicy == .lastWriterWins
-        // Delete wins: a deleted sync ID is refused. Last writer wins: it may come back, newer than its delete
-        // (and the delete not yet staged is forgotten, below).
-        let reuseCheck = lastWriterWins
-            ? "DELETE FROM \(StoreSchema.shadowTable) WHERE tbl = \(literal) AND sync_id = NEW.\(id);"
-            : """
-                SELECT RAISE(ABORT, 'FolderSync: this sync ID belongs to a deleted row and cannot be reused')
-                    WHERE EXISTS (SELECT 1 FROM \(StoreSchema.tombstonesTable) WHERE tbl = \(literal) AND sync_id = NEW.\(id));
-            """
-        let createdMarks = lastWriterWins ? "foldersync_unmark(marks, '\(deletedMarker)')" : "marks"
-        // Last writer wins keeps a deleted row's registers, so that a newer update can bring the row back whole.
-        let forgetRegisters = lastWriterWins
-            ? (columns.isEmpty ? "" : """
-                INSERT INTO \(StoreSchema.shadowTable)(tbl, sync_id, col, value)
-                    SELECT \(literal), OLD.\(id), v.col, v.value FROM (\(oldValues)) AS v WHERE true
-                    ON CONFLICT(tbl, sync_id, col) DO UPDATE SET value = excluded.value;
-            """)
-            : "DELETE FROM \(StoreSchema.clocksTable) WHERE tbl = \(literal) AND sync_id = OLD.\(id);"
-        // Delete wins: writes to the row not yet staged die with it. Last writer wins: they travel with the delete.
-        let deletedMarks = lastWriterWins ? "foldersync_mark(foldersync_unmark(marks, '\(createdMarker)'), '\(deletedMarker)')" : "excluded.marks"
-        let columnArguments = columns.isEmpty ? "" : ", " + allColumns
-        // The registers are computed once, from the stored ones (an upsert would evaluate both its VALUES and its
-        // DO UPDATE, ticking the clock twice), then stored whether the row had registers or not.
-        let storedStamps = "(SELECT stamps FROM \(StoreSchema.clocksTable) WHERE tbl = \(literal) AND sync_id = NEW.\(id))"
-        let stampUpsert = "ON CONFLICT(tbl, sync_id) DO UPDATE SET stamps = excluded.stamps"
-        let stampColumns = columns.isEmpty ? "" : """
-                INSERT INTO \(StoreSchema.clocksTable)(tbl, sync_id, stamps) VALUES (\(literal), NEW.\(id), foldersync_stamp(\(storedStamps), \(allColumns)))
-                    \(stampUpsert);
+        let lastWriterWins = table.deletePolicy == .lastWriterWins ? 1 : 0
+        // The call that records the change.
+        func capture(_ kind: String, _ arguments: [String]) -> String {
+            "SELECT foldersync_captured_\(kind)(" + ([literal] + arguments).joined(separator: ", ") + ");"
+        }
+        // Delete wins: a deleted sync ID is refused. Last writer wins: it may come back, newer than its delete.
+        let reuseCheck = lastWriterWins == 1 ? "" : """
+            SELECT RAISE(ABORT, 'FolderSync: this sync ID belongs to a deleted row and cannot be reused')
+                WHERE EXISTS (SELECT 1 FROM \(StoreSchema.tombstonesTable) WHERE tbl = \(literal) AND sync_id = NEW.\(id));
             """
         try db.execute(sql: """
             CREATE TRIGGER "foldersync_\(name)_insert" AFTER INSERT ON \(t) WHEN foldersync_capturing() BEGIN
             \(reuseCheck)
-                INSERT INTO \(pending)(tbl, sync_id, staged_in, marks)
-                    VALUES (\(literal), NEW.\(id), 0, foldersync_mark(NULL, '\(createdMarker)'\(columnArguments)))
-                    \(pendingConflict) foldersync_mark(\(createdMarks), '\(createdMarker)'\(columnArguments));
-            \(stampColumns)
+            \(capture("insert", ["NEW.\(id)", "\(lastWriterWins)"] + columns.map(lit)))
             END;
             """)
         if !columns.isEmpty {
+            // Each column's name, and whether its value changed (as SQL compares them, with the column's collation).
+            let changed = columns.map {
+                "\(lit($0)), NEW.\($0.quotedDatabaseIdentifier) IS NOT OLD.\($0.quotedDatabaseIdentifier)"
+            }
             try db.execute(sql: """
                 CREATE TRIGGER "foldersync_\(name)_update" AFTER UPDATE ON \(t) WHEN foldersync_capturing() BEGIN
                     SELECT RAISE(ABORT, 'FolderSync: the sync ID of a synced row cannot change') WHERE NEW.\(id) IS NOT OLD.\(id);
-                    INSERT INTO \(pending)(tbl, sync_id, staged_in, marks)
-                        SELECT \(literal), NEW.\(id), 0, foldersync_mark(NULL, \(changedColumns)) WHERE \(anyChanged)
-                        \(pendingConflict) foldersync_mark(marks, \(changedColumns));
-                    INSERT INTO \(StoreSchema.clocksTable)(tbl, sync_id, stamps)
-                        SELECT \(literal), NEW.\(id), foldersync_stamp(\(storedStamps), \(changedColumns)) WHERE \(anyChanged)
-                        \(stampUpsert);
+                    \(capture("update", ["NEW.\(id)"] + changed))
                 END;
                 """)
         }
+        // Last writer wins keeps a deleted row's values, so that a newer update can bring the row back whole.
+        let oldValues = lastWriterWins == 1 ? columns.map { "\(lit($0)), OLD.\($0.quotedDatabaseIdentifier)" } : []
         try db.execute(sql: """
             CREATE TRIGGER "foldersync_\(name)_delete" AFTER DELETE ON \(t) WHEN foldersync_capturing() BEGIN
-            \(forgetRegisters)
-                INSERT INTO \(pending)(tbl, sync_id, staged_in, marks) VALUES (\(literal), OLD.\(id), 0, foldersync_mark(NULL, '\(deletedMarker)'))
-                    \(pendingConflict) \(deletedMarks);
-                INSERT INTO \(StoreSchema.tombstonesTable)(tbl, sync_id, hlc, client) VALUES (\(literal), OLD.\(id), foldersync_tick(), NULL)
-                    ON CONFLICT(tbl, sync_id) DO UPDATE SET hlc = excluded.hlc, client = excluded.client;
+                \(capture("delete", ["OLD.\(id)", "\(lastWriterWins)"] + oldValues))
             END;
             """)
     }

@@ -27,9 +27,9 @@ struct FunctionArguments {
     }
 }
 
-/// `foldersync_mark` and `foldersync_stamp` as every captured write calls them, once per row: they read their
-/// arguments in place and write their result into buffers kept from call to call, so a captured row costs no
-/// boxed value, string or array (scenario 7 of the benchmarks). They give the same bytes as ``PendingMarks`` and
+/// A captured row's new pending marks and registers, as ``CaptureWriter`` makes them once per row: read in place
+/// and written into buffers kept from call to call, so a captured row costs no boxed value, string or array
+/// (scenario 7 of the benchmarks). They give the same bytes as ``PendingMarks`` and
 /// ``RowRegisters``, which stay the one description of both formats; registers naming other clients (installed
 /// from a snapshot, or merged from remote changes) go through ``RowRegisters`` itself. Names are compared byte
 /// for byte, as SQLite compares column names.
@@ -38,17 +38,14 @@ struct FunctionArguments {
 final class CaptureBuffers: @unchecked Sendable {
     private var output: [UInt8] = []
     private var registers: [(column: UnsafeRawBufferPointer, timestamp: UInt64)] = []
-    private var names: [UnsafeRawBufferPointer] = []
 
-    /// foldersync_mark(marks, name…): `marks` with each named mark not in it yet appended, handed to `result`.
-    func mark(_ arguments: FunctionArguments, _ result: (UnsafeRawBufferPointer) -> Void) throws {
+    /// `marks` with each of `names` not in it yet appended, handed to `result`.
+    func mark(_ marks: UnsafeRawBufferPointer, names: ArraySlice<UnsafeRawBufferPointer>, _ result: (UnsafeRawBufferPointer) -> Void) throws {
         // Worked on as a local (and put back), so that its accesses need no exclusivity check each.
         var output = take(&self.output)
         defer { self.output = output }
-        let marks = arguments.bytes(0)
         var copied = false
-        for index in 1..<max(1, arguments.count) {
-            guard let name = arguments.text(index) else { continue }
+        for name in names {
             let present = copied ? try output.withUnsafeBytes { try Self.marks($0, contain: name) } : try Self.marks(marks, contain: name)
             if present { continue }
             if !copied {
@@ -72,18 +69,16 @@ final class CaptureBuffers: @unchecked Sendable {
         return false
     }
 
-    /// foldersync_stamp(stamps, column…): the registers with each named column written now by this client, each
-    /// with the next timestamp in turn, handed to `result`.
-    func stamp(_ arguments: FunctionArguments, clock: StoreClock, now: () -> Date,
+    /// The registers `stamps` with each of `names` written now by this client, each with the next timestamp in
+    /// turn, handed to `result`.
+    func stamp(_ stamps: UnsafeRawBufferPointer, names: ArraySlice<UnsafeRawBufferPointer>, clock: StoreClock, now: () -> Date,
                _ result: (UnsafeRawBufferPointer) -> Void) throws {
-        var (output, registers, names) = (take(&self.output), take(&self.registers), take(&self.names))
-        defer { (self.output, self.registers, self.names) = (output, registers, names) }
-        let stamps = arguments.bytes(0)
-        for index in 1..<max(1, arguments.count) { if let name = arguments.text(index) { names.append(name) } }
+        var (output, registers) = (take(&self.output), take(&self.registers))
+        defer { (self.output, self.registers) = (output, registers) }
         // Version 1, the newest timestamp, no client identifier: only this client's registers (or none).
         guard stamps.isEmpty || (stamps.count >= 10 && stamps[0] == 1 && stamps[9] == 0) else {
             var decoded = try RowRegisters(Data(stamps))
-            var next = 0
+            var next = names.startIndex
             try clock.ticks(names.count, now: now) { timestamp in
                 decoded.set(String(decoding: names[next], as: UTF8.self), timestamp: timestamp.rawValue, client: nil)
                 next += 1
@@ -99,7 +94,7 @@ final class CaptureBuffers: @unchecked Sendable {
                 registers.append((column, timestamp))
             }
         }
-        var next = 0
+        var next = names.startIndex
         try clock.ticks(names.count, now: now) { timestamp in
             let name = names[next]
             next += 1

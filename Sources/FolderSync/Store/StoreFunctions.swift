@@ -10,27 +10,17 @@ import GRDBSQLite
 ///
 /// The connection does not trust its schema (`trusted_schema = OFF`, ``SQLiteHardening``): a trigger or view may
 /// call only functions tagged innocuous. These are registered through SQLite's C API with `SQLITE_INNOCUOUS`
-/// (GRDB's `DatabaseFunction` cannot tag them), since FolderSync's own triggers call them. They touch nothing but
-/// the store's clock and their arguments; a snapshot that would call them from a trigger of its own is refused
-/// before it is installed (``SnapshotCheck``).
+/// (GRDB's `DatabaseFunction` cannot tag them), since FolderSync's own triggers call them. The capture functions
+/// write the bookkeeping of the row they are given; nothing but a trigger or a view can call them from the schema
+/// (SQLite refuses a function that is not deterministic in an index, a CHECK constraint or a generated column), and
+/// a snapshot holding a trigger, or a view the app does not declare, is refused before it is installed
+/// (``SnapshotCheck``).
 enum StoreFunctions {
     static func install(_ db: Database, capturing: Locked<Bool>, clock: StoreClock,
                         now: @escaping @Sendable () -> Date) throws {
-        // The three functions every captured write calls (once per row) read their arguments in place and build
-        // their result in a buffer kept between calls (``CaptureBuffers``): no value is boxed, no array allocated.
-        let buffers = CaptureBuffers()
         // False while remote changes are applied, so that they are not echoed back.
         try addInPlace(db, "foldersync_capturing", argumentCount: 0, pure: false) { context, _ in
             sqlite3_result_int(context, capturing.current ? 1 : 0)
-        }
-        // The next hybrid-logical-clock timestamp.
-        try addInPlace(db, "foldersync_tick", argumentCount: 0, pure: false) { context, _ in
-            sqlite3_result_int64(context, Int64(bitPattern: try clock.tick(now: now()).rawValue))
-        }
-        // foldersync_stamp(stamps, column…): the registers with each named column (NULLs skipped) written now by
-        // this client, each with the next timestamp in turn, as a write's columns always were.
-        try addInPlace(db, "foldersync_stamp", argumentCount: nil, pure: false) { context, arguments in
-            try buffers.stamp(arguments, clock: clock, now: now) { setBlob(context, $0) }
         }
         // foldersync_rejoined(stamps, column…): the registers with each named column made this client's write,
         // keeping the time it was written (a column without one is written now). A re-join publishes every value
@@ -43,21 +33,20 @@ enum StoreFunctions {
             }
             return registers.encoded
         }
-        try addPure(db, buffers: buffers)
+        // foldersync_captured_insert / _update / _delete: the bookkeeping of one captured row (``CaptureWriter``),
+        // the one call each change-capture trigger makes.
+        let writer = CaptureWriter(db, buffers: CaptureBuffers(), clock: clock, now: now)
+        for (name, capture) in [("insert", writer.insert), ("update", writer.update), ("delete", writer.delete)] as
+            [(String, (FunctionArguments) throws -> Void)] {
+            try addInPlace(db, "foldersync_captured_\(name)", argumentCount: nil, pure: false) { context, arguments in
+                try capture(arguments)
+            }
+        }
+        try addPure(db)
     }
 
     /// The functions that depend on nothing but their arguments; a snapshot's connection needs them too.
-    static func addPure(_ db: Database, buffers: CaptureBuffers = CaptureBuffers()) throws {
-        // foldersync_mark(marks, name…): the marks with each named mark (NULLs skipped) added.
-        try addInPlace(db, "foldersync_mark", argumentCount: nil, pure: true) { context, arguments in
-            try buffers.mark(arguments) { setBlob(context, $0) }
-        }
-        // foldersync_unmark(marks, name): the marks without `name`.
-        try add(db, "foldersync_unmark", argumentCount: 2, pure: true) { values in
-            var marks = try PendingMarks(blob(values[0]))
-            if let name = String.fromDatabaseValue(values[1]) { marks.remove(name) }
-            return marks.encoded
-        }
+    static func addPure(_ db: Database) throws {
         // foldersync_marked(marks, name): whether `name` is marked.
         try add(db, "foldersync_marked", argumentCount: 2, pure: true) { values in
             guard let name = String.fromDatabaseValue(values[1]) else { return false }
@@ -88,6 +77,7 @@ enum StoreFunctions {
                 try body.run(context, FunctionArguments(count: Int(count), values: arguments))
             } catch {
                 sqlite3_result_error(context, "\(error)", -1)
+                if let nested = error as? NestedStatementError { sqlite3_result_error_code(context, nested.code) }
             }
         }, release: { pointer in
             if let pointer { Unmanaged<InPlaceBody>.fromOpaque(pointer).release() }
