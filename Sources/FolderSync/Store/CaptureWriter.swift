@@ -24,7 +24,7 @@ final class CaptureWriter: @unchecked Sendable {
     private let clock: StoreClock
     private let now: @Sendable () -> Date
     private var names: [UnsafeRawBufferPointer] = []
-    private var statements = [WeakStatement](repeating: WeakStatement(), count: Query.allCases.count)
+    private let statements = Query.allCases.map { _ in WeakStatement() }
 
     init(_ db: Database, buffers: CaptureBuffers, clock: StoreClock, now: @escaping @Sendable () -> Date) {
         self.db = db
@@ -117,7 +117,7 @@ final class CaptureWriter: @unchecked Sendable {
 
     /// Every statement a capture runs: a row's table name and sync ID are `?1` and `?2`.
     private enum Query: Int, CaseIterable {
-        case readMarks, insertMarks, writeMarks, readStamps, insertStamps, writeStamps, deleteStamps
+        case insertMarks, rewriteMarks, writeMarks, insertStamps, rewriteStamps, deleteStamps
         case writeTombstone, deleteShadow, writeShadow
 
         var sql: String {
@@ -125,12 +125,11 @@ final class CaptureWriter: @unchecked Sendable {
             let clocks = (table: StoreSchema.clocksTable, key: "tbl, sync_id", values: "?1, ?2", column: "stamps")
             switch self {
             // The row not yet staged is the one with staged_in 0.
-            case .readMarks: return "SELECT marks FROM \(pending.table) WHERE tbl = ?1 AND sync_id = ?2 AND staged_in = 0"
             case .insertMarks: return Self.insertIfAbsent(pending)
+            case .rewriteMarks: return "UPDATE \(pending.table) SET marks = foldersync_rewritten(marks) WHERE tbl = ?1 AND sync_id = ?2 AND staged_in = 0"
             case .writeMarks: return Self.upsert(pending)
-            case .readStamps: return "SELECT stamps FROM \(clocks.table) WHERE tbl = ?1 AND sync_id = ?2"
             case .insertStamps: return Self.insertIfAbsent(clocks)
-            case .writeStamps: return Self.upsert(clocks)
+            case .rewriteStamps: return "UPDATE \(clocks.table) SET stamps = foldersync_rewritten(stamps) WHERE tbl = ?1 AND sync_id = ?2"
             case .deleteStamps: return "DELETE FROM \(clocks.table) WHERE tbl = ?1 AND sync_id = ?2"
             case .writeTombstone:
                 return """
@@ -158,13 +157,13 @@ final class CaptureWriter: @unchecked Sendable {
         }
     }
 
-    /// One BLOB of a synced row's bookkeeping: how it is read, written when absent, and written.
+    /// One BLOB of a synced row's bookkeeping: how it is written when the row has none, and rewritten in place.
     private struct Blob {
-        let read: Query, insertIfAbsent: Query, write: Query
+        let insertIfAbsent: Query, rewrite: Query
     }
 
-    private static let pending = Blob(read: .readMarks, insertIfAbsent: .insertMarks, write: .writeMarks)
-    private static let registers = Blob(read: .readStamps, insertIfAbsent: .insertStamps, write: .writeStamps)
+    private static let pending = Blob(insertIfAbsent: .insertMarks, rewrite: .rewriteMarks)
+    private static let registers = Blob(insertIfAbsent: .insertStamps, rewrite: .rewriteStamps)
 
     /// Writes the row's registers with `columns` written now (none: the registers are left alone).
     private func stamp(_ table: OpaquePointer?, _ syncID: OpaquePointer?, _ columns: ArraySlice<UnsafeRawBufferPointer>,
@@ -175,32 +174,44 @@ final class CaptureWriter: @unchecked Sendable {
         }
     }
 
-    /// Writes what `change` makes of the row's `blob` (it gets the stored value, `nil` for none, and hands the new one
-    /// on). `expectingNone`: a new row's, written without reading first; if one is there after all, `change` runs
-    /// again with it (a stamp made for nothing only skips timestamps).
+    /// What a BLOB of the row becomes: gets the stored value (`nil`: none) and hands the new one on.
+    typealias Change = (UnsafeRawBufferPointer?, (UnsafeRawBufferPointer) -> Void) throws -> Void
+
+    /// The change the running rewrite statement applies, through `foldersync_rewritten` (``rewritten(_:_:)``).
+    private var change: Change?
+
+    /// Writes what `change` makes of the row's `blob`, in one statement when the guess is right: `expectingNone`,
+    /// a new row's, inserted when the row has none; otherwise rewritten in place, where it is (the stored value
+    /// read and replaced by one B-tree search), and inserted only when the row had none. A stamp made for nothing
+    /// only skips timestamps.
     private func rewrite(_ blob: Blob, _ table: OpaquePointer?, _ syncID: OpaquePointer?, expectingNone: Bool,
-                         _ change: (UnsafeRawBufferPointer?, (UnsafeRawBufferPointer) -> Void) throws -> Void) throws {
-        if expectingNone {
-            let inserter = try prepared(blob.insertIfAbsent)
-            bind(inserter, table, syncID)
-            try change(nil) { bind(inserter, blob: $0) }
-            try execute(inserter)
-            if sqlite3_changes(sqlite3_db_handle(inserter)) > 0 { return }
+                         _ change: Change) throws {
+        if expectingNone, try insert(blob, table, syncID, change) { return }
+        let rewriter = try prepared(blob.rewrite)
+        bind(rewriter, table, syncID)
+        try withoutActuallyEscaping(change) { change in
+            self.change = change
+            defer { self.change = nil }
+            try execute(rewriter)
         }
-        let reader = try prepared(blob.read), writer = try prepared(blob.write)
-        bind(reader, table, syncID)
-        defer { sqlite3_reset(reader) }
-        var existing: UnsafeRawBufferPointer?
-        switch sqlite3_step(reader) {
-        case SQLITE_ROW:
-            let bytes = sqlite3_column_blob(reader, 0)
-            existing = UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : Int(sqlite3_column_bytes(reader, 0)))
-        case SQLITE_DONE: existing = nil
-        case let code: throw NestedStatementError(db, code)
-        }
-        bind(writer, table, syncID)
-        try change(existing) { bind(writer, blob: $0) }
-        try execute(writer)
+        if sqlite3_changes(sqlite3_db_handle(rewriter)) > 0 || expectingNone { return }
+        _ = try insert(blob, table, syncID, change)
+    }
+
+    /// Inserts what `change` makes of no value, unless the row has one: whether it did.
+    private func insert(_ blob: Blob, _ table: OpaquePointer?, _ syncID: OpaquePointer?, _ change: Change) throws -> Bool {
+        let inserter = try prepared(blob.insertIfAbsent)
+        bind(inserter, table, syncID)
+        try change(nil) { bind(inserter, blob: $0) }
+        try execute(inserter)
+        return sqlite3_changes(sqlite3_db_handle(inserter)) > 0
+    }
+
+    /// foldersync_rewritten(value): what the running rewrite makes of the stored value; called only by the rewrite
+    /// statements, from inside ``rewrite(_:_:_:expectingNone:_:)``.
+    func rewritten(_ arguments: FunctionArguments, _ result: (UnsafeRawBufferPointer) -> Void) throws {
+        guard let change else { throw FolderSyncError(.localStoreFailed, "foldersync_rewritten runs only inside a captured write") }
+        try change(arguments.bytes(0), result)
     }
 
     private func bind(_ statement: OpaquePointer?, _ table: OpaquePointer?, _ syncID: OpaquePointer?) {
@@ -235,7 +246,7 @@ final class CaptureWriter: @unchecked Sendable {
         return statement.sqliteStatement
     }
 
-    private struct WeakStatement {
+    private final class WeakStatement {
         weak var statement: Statement?
     }
 

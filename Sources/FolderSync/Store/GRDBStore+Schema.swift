@@ -113,7 +113,8 @@ enum StoreSchema {
     /// Each trigger makes one call, to the function that writes the row's bookkeeping (``CaptureWriter``), and keeps
     /// only the checks that refuse the app's write in SQL: SQLite compiles a table's triggers into every statement
     /// prepared on it, and small triggers compile fast. When the function fails, SQLite takes back the app's whole
-    /// statement (`CaptureWriterTests`).
+    /// statement (`CaptureWriterTests`). The function does nothing while remote changes are applied; the insert
+    /// trigger also asks first (`WHEN foldersync_capturing()`), since its check of a reused sync ID is not for them.
     static func installTriggers(_ db: Database, table: SyncedTable, columns: [String]) throws {
         let t = table.name.quotedDatabaseIdentifier
         let name = table.name.replacingOccurrences(of: "\"", with: "")
@@ -145,7 +146,7 @@ enum StoreSchema {
                 "\(lit($0)), NEW.\($0.quotedDatabaseIdentifier) IS NOT OLD.\($0.quotedDatabaseIdentifier)"
             }
             try db.execute(sql: """
-                CREATE TRIGGER "foldersync_\(name)_update" AFTER UPDATE ON \(t) WHEN foldersync_capturing() BEGIN
+                CREATE TRIGGER "foldersync_\(name)_update" AFTER UPDATE ON \(t) BEGIN
                     SELECT RAISE(ABORT, 'FolderSync: the sync ID of a synced row cannot change') WHERE NEW.\(id) IS NOT OLD.\(id);
                     \(capture("update", ["NEW.\(id)"] + changed))
                 END;
@@ -154,7 +155,7 @@ enum StoreSchema {
         // Last writer wins keeps a deleted row's values, so that a newer update can bring the row back whole.
         let oldValues = lastWriterWins == 1 ? columns.map { "\(lit($0)), OLD.\($0.quotedDatabaseIdentifier)" } : []
         try db.execute(sql: """
-            CREATE TRIGGER "foldersync_\(name)_delete" AFTER DELETE ON \(t) WHEN foldersync_capturing() BEGIN
+            CREATE TRIGGER "foldersync_\(name)_delete" AFTER DELETE ON \(t) BEGIN
                 \(capture("delete", ["OLD.\(id)", "\(lastWriterWins)"] + oldValues))
             END;
             """)

@@ -29,12 +29,14 @@ final class StoreClock: @unchecked Sendable {
         return clock.withLock { $0.tick(now: now) }
     }
 
-    /// `count` timestamps in turn, each as ``tick(now:)`` gives it (with its own `now()`), handed to `body`: one
-    /// check of the seed and one lock for all of a row's columns.
+    /// `count` timestamps in turn, each as ``tick(now:)`` gives it, handed to `body`: one check of the seed, one
+    /// lock and one reading of the wall clock for all of a row's columns (the clock's counter orders them; a reading
+    /// per column was a tenth of a captured write's own work).
     func ticks(_ count: Int, now: () -> Date, _ body: (HybridTimestamp) throws -> Void) throws {
         try waitUntilSeeded()
+        let wall = now()
         try clock.withLock { clock in
-            for _ in 0..<count { try body(clock.tick(now: now())) }
+            for _ in 0..<count { try body(clock.tick(now: wall)) }
         }
     }
 

@@ -39,8 +39,13 @@ enum StoreFunctions {
         for (name, capture) in [("insert", writer.insert), ("update", writer.update), ("delete", writer.delete)] as
             [(String, (FunctionArguments) throws -> Void)] {
             try addInPlace(db, "foldersync_captured_\(name)", argumentCount: nil, pure: false) { context, arguments in
+                // Checked here too, so that a trigger with nothing else to do needs no WHEN clause: one call per row.
+                guard capturing.current else { return }
                 try capture(arguments)
             }
+        }
+        try addInPlace(db, "foldersync_rewritten", argumentCount: 1, pure: false) { context, arguments in
+            try writer.rewritten(arguments) { setBlob(context, $0) }
         }
         try addPure(db)
     }
