@@ -38,6 +38,20 @@ do {
         try await Worker.run(Array(arguments.dropFirst(2)))
         exit(0)
     }
+    // Anything else (a typo, --help) stops here, before a run of several minutes starts.
+    let usage = "usage: foldersync-bench [--quick] [--only 1,3] [--big-rows N] [--json PATH] [--work DIR]"
+    var rest = arguments[...]
+    while let argument = rest.popFirst() {
+        switch argument {
+        case "--quick": continue
+        case "--only", "--big-rows", "--json", "--work":
+            guard rest.popFirst() != nil else { throw BenchError("\(argument) needs a value\n\(usage)") }
+        case "--help", "-h":
+            print(usage)
+            exit(0)
+        default: throw BenchError("unknown argument \(argument)\n\(usage)")
+        }
+    }
     let quick = arguments.contains("--quick")
     let executableFolder = URL(fileURLWithPath: ChildProcess.ownExecutable).deletingLastPathComponent()
     // A folder of this run's own inside --work, so that removing it never touches anything else.

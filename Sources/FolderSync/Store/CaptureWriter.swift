@@ -56,7 +56,8 @@ final class CaptureWriter: @unchecked Sendable {
             for name in columns { marks.insert(String(decoding: name, as: UTF8.self)) }
             marks.encoded.withUnsafeBytes(result)
         }
-        try stamp(table, syncID, columns, expectingNone: true)
+        // Last writer wins keeps a deleted row's registers: a row inserted again has them.
+        try stamp(table, syncID, columns, expectingNone: !lastWriterWins)
     }
 
     /// foldersync_captured_update(table, sync ID, column, changed, …): the columns whose value changed written now.
@@ -182,8 +183,9 @@ final class CaptureWriter: @unchecked Sendable {
 
     /// Writes what `change` makes of the row's `blob`, in one statement when the guess is right: `expectingNone`,
     /// a new row's, inserted when the row has none; otherwise rewritten in place, where it is (the stored value
-    /// read and replaced by one B-tree search), and inserted only when the row had none. A stamp made for nothing
-    /// only skips timestamps.
+    /// read and replaced by one B-tree search), and inserted only when the row had none. A guess that is wrong costs
+    /// a statement; for registers it also skips the timestamps of the stamp made for nothing (an `INSERT OR REPLACE`
+    /// of a row under delete wins: still newer than everything before, as stamps must be).
     private func rewrite(_ blob: Blob, _ table: OpaquePointer?, _ syncID: OpaquePointer?, expectingNone: Bool,
                          _ change: Change) throws {
         if expectingNone, try insert(blob, table, syncID, change) { return }
