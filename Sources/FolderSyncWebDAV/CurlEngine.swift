@@ -292,7 +292,7 @@ private final class CurlTransfer: @unchecked Sendable {
     /// One header line of the answer; `false` stops the transfer.
     func header(_ line: String) -> Bool {
         lastActivity = ContinuousClock.now
-        let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = line.trimming(.whitespacesAndNewlines)
         if text.hasPrefix("HTTP/") {
             // A new status line (after a 100 Continue): start over.
             status = text.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
@@ -308,8 +308,8 @@ private final class CurlTransfer: @unchecked Sendable {
             return true
         }
         guard let colon = text.firstIndex(of: ":") else { return true }
-        let name = text[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-        let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        let name = text[..<colon].trimming(.whitespaces).lowercased()
+        let value = text[text.index(after: colon)...].trimming(.whitespaces)
         headers[name] = headers[name].map { $0 + ", " + value } ?? value
         return true
     }

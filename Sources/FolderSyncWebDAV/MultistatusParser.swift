@@ -87,7 +87,7 @@ enum MultistatusParser {
             depth -= 1
             let name = stack.popLast() ?? ""
             // Trimmed only for the elements read below, not for every container.
-            var value: String { text.trimmingCharacters(in: .whitespacesAndNewlines) }
+            var value: String { text.trimming(.whitespacesAndNewlines) }
             let parent = stack.last
             switch name {
             case "href" where parent == "response": response?.href = value

@@ -44,8 +44,8 @@ struct WebDAVAddress: Sendable {
 
     /// The remote path an `href` of a multistatus answer names, or `nil` when it lies outside the share.
     func path(forHref href: String) -> [String]? {
-        var text = href.trimmingCharacters(in: .whitespacesAndNewlines)
-        if let schemeEnd = text.range(of: "://") {
+        var text = href.trimming(.whitespacesAndNewlines)
+        if let schemeEnd = text.firstRange(of: "://") {
             guard let pathStart = text[schemeEnd.upperBound...].firstIndex(of: "/") else { return [] }
             text = String(text[pathStart...])
         }
