@@ -45,14 +45,27 @@ struct WebDAVAddress: Sendable {
     /// The remote path an `href` of a multistatus answer names, or `nil` when it lies outside the share.
     func path(forHref href: String) -> [String]? {
         var text = href.trimming(.whitespacesAndNewlines)
-        if let schemeEnd = text.firstRange(of: "://") {
-            guard let pathStart = text[schemeEnd.upperBound...].firstIndex(of: "/") else { return [] }
+        // A full URL; an absolute path (most servers' hrefs) is read as it is, even with `://` inside a name.
+        if !text.hasPrefix("/"), let authority = Self.authorityStart(text) {
+            guard let pathStart = text[authority...].firstIndex(of: "/") else { return [] }
             text = String(text[pathStart...])
         }
         if let query = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = String(text[..<query]) }
         let components = Self.decodedComponents(text)
         guard components.starts(with: baseComponents) else { return nil }
         return Array(components.dropFirst(baseComponents.count))
+    }
+
+    /// Where what follows `scheme://` starts, if the text has one; searched byte by byte (Foundation's
+    /// `range(of:)` goes through `NSString` on Linux, 0.6 µs per listed item).
+    private static func authorityStart(_ text: String) -> String.Index? {
+        let utf8 = text.utf8
+        var from = utf8.startIndex
+        while let colon = utf8[from...].firstIndex(of: UInt8(ascii: ":")) {
+            if utf8[colon...].starts(with: "://".utf8) { return utf8.index(colon, offsetBy: 3) }
+            from = utf8.index(after: colon)
+        }
+        return nil
     }
 
     private static func decodedComponents(_ percentEncodedPath: String) -> [String] {
@@ -67,8 +80,19 @@ struct WebDAVAddress: Sendable {
         return set
     }()
 
-    /// Percent-encodes one path component, UTF-8 byte by byte.
+    /// Percent-encodes one path component, UTF-8 byte by byte. A component of unreserved characters only (every
+    /// name FolderSync makes) is its own encoding, and is not handed to Foundation, which goes through `NSString`
+    /// on Linux (a tenth of the CPU of a WebDAV vacuum's 10,000 DELETEs).
     static func encode(_ component: String) -> String {
-        component.addingPercentEncoding(withAllowedCharacters: unreserved) ?? component
+        if component.utf8.allSatisfy(isUnreserved) { return component }
+        return component.addingPercentEncoding(withAllowedCharacters: unreserved) ?? component
+    }
+
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): true
+        default: false
+        }
     }
 }

@@ -69,4 +69,78 @@ struct CaptureWriterTests {
         // The statements capture prepared are finalized with the connection, which closes.
         try store.close()
     }
+
+    @Test("A captured insert, update and delete leave the rows and bytes the trigger SQL wrote, under either delete policy",
+          arguments: [DeletePolicy.deleteWins, .lastWriterWins])
+    func bookkeepingBytes(policy: DeletePolicy) throws {
+        let folder = TemporaryDirectory()
+        let ticks = Locked(1_767_323_045.0)
+        let now: @Sendable () -> Date = { Date(timeIntervalSince1970: ticks.withLock { $0 += 0.001; return $0 }) }
+        let store = try GRDBStore(path: folder.url.appendingPathComponent("db.sqlite").path,
+                                  tables: [SyncedTable("items", deletePolicy: policy)], now: now) { db in
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS items(id TEXT PRIMARY KEY NOT NULL, a TEXT, b TEXT)")
+        }
+        func marks() throws -> [String]? {
+            try store.database.read { db in
+                try Data.fetchOne(db, sql: "SELECT marks FROM \(StoreSchema.pendingChangesTable) WHERE sync_id = 'r1'")
+            }.map { try PendingMarks($0).names }
+        }
+        func registers() throws -> [RowRegisters.Register]? {
+            try store.database.read { db in
+                try Data.fetchOne(db, sql: "SELECT stamps FROM \(StoreSchema.clocksTable) WHERE sync_id = 'r1'")
+            }.map { data in
+                let registers = try RowRegisters(data)
+                #expect(registers.encoded == data)   // the canonical encoding, as RowRegisters writes it
+                return registers.registers
+            }
+        }
+        func write(_ sql: String) throws { try store.database.write { try $0.execute(sql: sql) } }
+
+        try write("INSERT INTO items(id, a, b) VALUES ('r1', 'a', 'b')")
+        #expect(try marks() == ["#created", "a", "b"])
+        let inserted = try #require(try registers())
+        #expect(inserted.map(\.column) == ["a", "b"] && inserted.allSatisfy { $0.client == nil })
+        #expect(inserted[0].timestamp < inserted[1].timestamp)
+
+        try write("UPDATE items SET b = 'b2', a = a WHERE id = 'r1'")   // a is written but unchanged: not marked again
+        #expect(try marks() == ["#created", "a", "b"])
+        let updated = try #require(try registers())
+        #expect(updated[0] == inserted[0] && updated[1].timestamp > inserted[1].timestamp)
+
+        _ = try RowRegistersTests.changeSet(from: store, client: "A", sequence: 1)
+        #expect(try marks() == nil)
+        try write("UPDATE items SET a = 'a2' WHERE id = 'r1'")
+        #expect(try marks() == ["a"])
+
+        try write("DELETE FROM items WHERE id = 'r1'")
+        let tombstone = try #require(try store.database.read { db in
+            try Row.fetchOne(db, sql: "SELECT hlc, client FROM \(StoreSchema.tombstonesTable) WHERE sync_id = 'r1'")
+        })
+        #expect(UInt64(bitPattern: tombstone["hlc"] as Int64) > (try registers() ?? updated).map(\.timestamp).max()!)
+        #expect((tombstone["client"] as String?) == nil)
+        let shadow = try store.database.read { db in
+            try Row.fetchAll(db, sql: "SELECT col, value FROM \(StoreSchema.shadowTable) WHERE sync_id = 'r1' ORDER BY col")
+                .map { "\($0["col"] as String)=\($0["value"] as String)" }
+        }
+        switch policy {
+        case .deleteWins:
+            // The registers go, and the write not yet staged dies with the row.
+            #expect(try registers() == nil)
+            #expect(try marks() == ["#deleted"])
+            #expect(shadow.isEmpty)
+        case .lastWriterWins:
+            // The values and registers stay for a newer write, and the write not yet staged travels with the delete.
+            #expect(try registers()?.map(\.column) == ["a", "b"])
+            #expect(try marks() == ["a", "#deleted"])
+            #expect(shadow == ["a=a2", "b=b2"])
+            // Inserted again: the kept values are forgotten, the delete not yet staged too, the registers rewritten.
+            let before = try #require(try registers())
+            try write("INSERT INTO items(id, a, b) VALUES ('r1', 'a3', 'b3')")
+            #expect(try marks() == ["a", "#created", "b"])
+            let after = try #require(try registers())
+            #expect(after.map(\.column) == ["a", "b"] && zip(before, after).allSatisfy { $0.timestamp < $1.timestamp })
+            #expect(try store.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(StoreSchema.shadowTable)") } == 0)
+        }
+        try store.close()
+    }
 }

@@ -2,8 +2,9 @@ import Foundation
 @testable import FolderSyncWebDAV
 import Testing
 
-/// PROPFIND values and header lines are trimmed without `NSString` (``Swift/StringProtocol/trimming(_:)``).
-@Suite("WebDAV text trimmed")
+/// PROPFIND values, header lines, `href`s and request paths are read and made without `NSString` (Foundation's
+/// string methods bridge through it on Linux): the same results as Foundation's, faster.
+@Suite("WebDAV text without NSString")
 struct TrimmingTests {
     @Test("Text is trimmed of exactly what trimmingCharacters(in:) trims, for every Unicode scalar and both sets used",
           arguments: [CharacterSet.whitespacesAndNewlines, .whitespaces])
@@ -20,5 +21,27 @@ struct TrimmingTests {
         for text in ["", " ", "\r\n\t ", "  /dav/a b/ \n", "\u{3000}\"etag\"\u{2028}", "é", " \u{0085}x\u{00A0}"] {
             #expect(text.trimming(set) == text.trimmingCharacters(in: set))
         }
+    }
+
+    @Test("A path component is encoded as addingPercentEncoding encodes it, for every ASCII character and some others")
+    func encodingMatchesFoundation() {
+        var allowed = CharacterSet()
+        allowed.insert(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+        let components = (0..<128).map { String(UnicodeScalar(UInt8($0))) }
+            + ["0000000000000001-ABCDEF01-2345-6789-ABCD-EF0123456789.syncchg", "a b", "é", "semi;colon=equals", "%41", "日本"]
+        for component in components {
+            #expect(WebDAVAddress.encode(component) == component.addingPercentEncoding(withAllowedCharacters: allowed), "\(component)")
+        }
+    }
+
+    @Test("An href is read the same given as a path, as a full URL (with a port), or with a colon in a name")
+    func hrefs() throws {
+        let address = try WebDAVAddress(baseURL: URL(string: "http://127.0.0.1:8080/dav/")!)
+        #expect(address.path(forHref: " /dav/a/b%20c \n") == ["a", "b c"])
+        #expect(address.path(forHref: "http://127.0.0.1:8080/dav/a/b") == ["a", "b"])
+        #expect(address.path(forHref: "https://other/dav/a:b/c") == ["a:b", "c"])
+        #expect(address.path(forHref: "/dav/a:b/c://d") == ["a:b", "c:", "d"])
+        #expect(address.path(forHref: "http://host") == [])
+        #expect(address.path(forHref: "/elsewhere/a") == nil)
     }
 }
