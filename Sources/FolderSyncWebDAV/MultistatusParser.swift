@@ -26,15 +26,16 @@ enum MultistatusParser {
         // processing instruction without data, such as a bare `<?xml?>` (both found by fuzzing): such answers are
         // refused before they reach it. A multistatus answer has no processing instruction but the XML declaration,
         // which is dropped here (the text is UTF-8, checked, which is also XMLParser's default).
-        guard let text = String(validating: data, as: UTF8.self), !text.contains("\0") else {
+        // Checked byte by byte: Foundation's String search would copy the whole answer to UTF-16 first (on Linux).
+        guard String(validating: data, as: UTF8.self) != nil, Self.find([0], in: data) == nil else {
             throw FolderSyncError(.remoteIOFailed, "the server's PROPFIND answer cannot be read: it is not UTF-8 text", path: path.description)
         }
-        var body = Substring(text)
-        if body.hasPrefix("<?xml"), let end = body.range(of: "?>") { body = body[end.upperBound...] }
-        guard !body.contains("<?") else {
+        var body = data[...]
+        if body.starts(with: "<?xml".utf8), let end = Self.find(Array("?>".utf8), in: body) { body = body[(end + 2)...] }
+        guard Self.find(Array("<?".utf8), in: body) == nil else {
             throw FolderSyncError(.remoteIOFailed, "the server's PROPFIND answer cannot be read: it has a processing instruction", path: path.description)
         }
-        let parser = XMLParser(data: Data(body.utf8))
+        let parser = XMLParser(data: Data(body))
         parser.shouldProcessNamespaces = true
         parser.shouldResolveExternalEntities = false
         let delegate = Delegate()
@@ -47,6 +48,21 @@ enum MultistatusParser {
             throw FolderSyncError(.remoteIOFailed, "the server's PROPFIND answer cannot be read: \(reason)", path: path.description)
         }
         return delegate.entries
+    }
+
+    /// Where `pattern` first occurs in `data` (which may be a slice), as an index of `data`.
+    static func find(_ pattern: [UInt8], in data: Data) -> Data.Index? {
+        data.withUnsafeBytes { bytes -> Int? in
+            guard let first = pattern.first, bytes.count >= pattern.count else { return nil }
+            var offset = 0
+            while offset + pattern.count <= bytes.count {
+                guard let found = memchr(bytes.baseAddress! + offset, Int32(first), bytes.count - pattern.count + 1 - offset) else { return nil }
+                let at = bytes.baseAddress!.distance(to: UnsafeRawPointer(found))
+                if pattern.indices.allSatisfy({ bytes[at + $0] == pattern[$0] }) { return at }
+                offset = at + 1
+            }
+            return nil
+        }.map { data.startIndex + $0 }
     }
 
     private final class Delegate: NSObject, XMLParserDelegate {

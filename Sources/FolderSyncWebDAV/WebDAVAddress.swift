@@ -70,7 +70,7 @@ struct WebDAVAddress: Sendable {
 
     private static func decodedComponents(_ percentEncodedPath: String) -> [String] {
         percentEncodedPath.split(separator: "/", omittingEmptySubsequences: true).map {
-            $0.contains("%") ? String($0).removingPercentEncoding ?? String($0) : String($0)
+            $0.utf8.contains(UInt8(ascii: "%")) ? String($0).removingPercentEncoding ?? String($0) : String($0)
         }
     }
 

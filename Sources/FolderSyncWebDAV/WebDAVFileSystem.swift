@@ -200,7 +200,8 @@ public final class WebDAVFileSystem: RemoteFileSystem {
 
     /// Names a ``RemotePath`` can hold; anything else a server lists is ignored rather than trusted.
     private static func isUsableName(_ name: String) -> Bool {
-        !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.contains("\0")
+        // Byte by byte: a String's contains(_:) of Foundation goes through NSString on Linux.
+        !name.isEmpty && name != "." && name != ".." && !name.utf8.contains(UInt8(ascii: "/")) && !name.utf8.contains(0)
     }
 
     // MARK: Reading

@@ -44,4 +44,17 @@ struct TrimmingTests {
         #expect(address.path(forHref: "http://host") == [])
         #expect(address.path(forHref: "/elsewhere/a") == nil)
     }
+
+    @Test("A byte pattern is found where it first starts, in a whole answer and in a slice of one, or not at all")
+    func find() {
+        let data = Data("ab??>c<?d?>".utf8)
+        #expect(MultistatusParser.find(Array("?>".utf8), in: data) == 3)
+        #expect(MultistatusParser.find(Array("<?".utf8), in: data) == 6)
+        #expect(MultistatusParser.find(Array("ab".utf8), in: data) == 0)
+        #expect(MultistatusParser.find(Array("?>".utf8), in: data[5...]) == 9)   // an index of the whole
+        #expect(MultistatusParser.find(Array("?>".utf8), in: data[10...]) == nil)   // only its first byte is there
+        #expect(MultistatusParser.find([0], in: data) == nil)
+        #expect(MultistatusParser.find([0], in: Data([1, 0, 2])) == 1)
+        #expect(MultistatusParser.find(Array("<?".utf8), in: Data()) == nil)
+    }
 }
