@@ -49,10 +49,12 @@ extension DocumentSyncManager {
     func loadRememberedState() {
         let reset = (try? LocalFiles.read(localLayout.resetFile))
             .flatMap { try? PropertyListFile.decode(LocalReset.self, from: $0, path: localLayout.resetFile.path) }
-        mutable.withLock { $0.lastReset = reset }
         let last = (try? LocalFiles.read(localLayout.statusFile))
             .flatMap { try? PropertyListFile.decode(LocalSyncStatus.self, from: $0, path: localLayout.statusFile.path) }
-        mutable.withLock { $0.lastStatus = last }
+        mutable.withLock { state in
+            state.lastReset = reset
+            state.lastStatus = last
+        }
     }
 
     /// Remembers `error`, a reset, until ``rejoin()``.

@@ -237,8 +237,10 @@ open class DocumentSyncManager: @unchecked Sendable {
               try applicationSyncManager.resume(encryptionKey: remembered.encryptionKey) else { return false }
         try gate.begin(what: "document \(documentIdentifier)")
         await delegate?.documentSyncManagerDidBeginRegistering(self)
-        mutable.withLock { $0.registration = remembered }
-        mutable.withLock { $0.checksRemote = true }
+        mutable.withLock { state in
+            state.registration = remembered
+            state.checksRemote = true
+        }
         gate.finish(.success(()))
         await delegate?.documentSyncManagerDidFinishRegistering(self)
         return true
@@ -261,8 +263,10 @@ open class DocumentSyncManager: @unchecked Sendable {
             if local != remembered {
                 try LocalFiles.writeDurably(try PropertyListFile.encode(local), to: localLayout.registrationFile)
             }
-            mutable.withLock { $0.registration = local }
-            mutable.withLock { $0.checksRemote = false }
+            mutable.withLock { state in
+                state.registration = local
+                state.checksRemote = false
+            }
             gate.finish(.success(()))
             await delegate?.documentSyncManagerDidFinishRegistering(self)
         } catch {
@@ -305,7 +309,8 @@ open class DocumentSyncManager: @unchecked Sendable {
     /// application, then the document), so that an unreachable folder or a reset is found before anything of the
     /// remote is read or written. Nothing when this launch registered with the remote already.
     func checkRemoteIfNeeded() async throws {
-        guard mutable.current.checksRemote, let remembered = mutable.current.registration else { return }
+        let current = mutable.current
+        guard current.checksRemote, let remembered = current.registration else { return }
         _ = try await registerWithRemote(remembered: remembered, creatingMissingDocument: false)
         mutable.withLock { $0.checksRemote = false }
         // The application's key file may have changed since (a password change): remember the current one.

@@ -119,9 +119,13 @@ final class CaptureWriter: @unchecked Sendable {
         case insertMarks, rewriteMarks, writeMarks, insertStamps, rewriteStamps, deleteStamps
         case writeTombstone, deleteShadow, writeShadow
 
+        /// A bookkeeping table whose row per synced row holds one BLOB: the table, its key's columns, their values
+        /// (`?1`, `?2`, …), the BLOB's column.
+        private typealias Target = (table: String, key: String, values: String, column: String)
+
         var sql: String {
-            let pending = (table: StoreSchema.pendingChangesTable, key: "tbl, sync_id, staged_in", values: "?1, ?2, 0", column: "marks")
-            let clocks = (table: StoreSchema.clocksTable, key: "tbl, sync_id", values: "?1, ?2", column: "stamps")
+            let pending: Target = (table: StoreSchema.pendingChangesTable, key: "tbl, sync_id, staged_in", values: "?1, ?2, 0", column: "marks")
+            let clocks: Target = (table: StoreSchema.clocksTable, key: "tbl, sync_id", values: "?1, ?2", column: "stamps")
             switch self {
             // The row not yet staged is the one with staged_in 0.
             case .insertMarks: return Self.insertIfAbsent(pending)
@@ -145,13 +149,13 @@ final class CaptureWriter: @unchecked Sendable {
         }
 
         /// Writes the BLOB `?3` when the row has none; does nothing otherwise.
-        private static func insertIfAbsent(_ t: (table: String, key: String, values: String, column: String)) -> String {
+        private static func insertIfAbsent(_ t: Target) -> String {
             "INSERT INTO \(t.table)(\(t.key), \(t.column)) VALUES (\(t.values), ?3) ON CONFLICT(\(t.key)) DO NOTHING"
         }
 
         /// Writes the BLOB `?3`. Upserts, not INSERT OR REPLACE: an app's statement with its own conflict clause
         /// overrides the conflict policy of the statements run inside it, not their upserts.
-        private static func upsert(_ t: (table: String, key: String, values: String, column: String)) -> String {
+        private static func upsert(_ t: Target) -> String {
             "INSERT INTO \(t.table)(\(t.key), \(t.column)) VALUES (\(t.values), ?3) ON CONFLICT(\(t.key)) DO UPDATE SET \(t.column) = excluded.\(t.column)"
         }
     }

@@ -124,20 +124,21 @@ enum StoreSchema {
         for kind in ["insert", "update", "delete"] {
             try db.execute(sql: "DROP TRIGGER IF EXISTS \"foldersync_\(name)_\(kind)\"")
         }
-        let lastWriterWins = table.deletePolicy == .lastWriterWins ? 1 : 0
+        let lastWriterWins = table.deletePolicy == .lastWriterWins
+        let policy = lastWriterWins ? "1" : "0"   // the capture functions' `last writer wins` argument
         // The call that records the change.
         func capture(_ kind: String, _ arguments: [String]) -> String {
             "SELECT foldersync_captured_\(kind)(" + ([literal] + arguments).joined(separator: ", ") + ");"
         }
         // Delete wins: a deleted sync ID is refused. Last writer wins: it may come back, newer than its delete.
-        let reuseCheck = lastWriterWins == 1 ? "" : """
+        let reuseCheck = lastWriterWins ? "" : """
             SELECT RAISE(ABORT, 'FolderSync: this sync ID belongs to a deleted row and cannot be reused')
                 WHERE EXISTS (SELECT 1 FROM \(StoreSchema.tombstonesTable) WHERE tbl = \(literal) AND sync_id = NEW.\(id));
             """
         try db.execute(sql: """
             CREATE TRIGGER "foldersync_\(name)_insert" AFTER INSERT ON \(t) WHEN foldersync_capturing() BEGIN
             \(reuseCheck)
-            \(capture("insert", ["NEW.\(id)", "\(lastWriterWins)"] + columns.map(lit)))
+            \(capture("insert", ["NEW.\(id)", policy] + columns.map(lit)))
             END;
             """)
         if !columns.isEmpty {
@@ -153,10 +154,10 @@ enum StoreSchema {
                 """)
         }
         // Last writer wins keeps a deleted row's values, so that a newer update can bring the row back whole.
-        let oldValues = lastWriterWins == 1 ? columns.map { "\(lit($0)), OLD.\($0.quotedDatabaseIdentifier)" } : []
+        let oldValues = lastWriterWins ? columns.map { "\(lit($0)), OLD.\($0.quotedDatabaseIdentifier)" } : []
         try db.execute(sql: """
             CREATE TRIGGER "foldersync_\(name)_delete" AFTER DELETE ON \(t) BEGIN
-                \(capture("delete", ["OLD.\(id)", "\(lastWriterWins)"] + oldValues))
+                \(capture("delete", ["OLD.\(id)", policy] + oldValues))
             END;
             """)
     }
