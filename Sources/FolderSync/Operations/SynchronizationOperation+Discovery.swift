@@ -43,11 +43,18 @@ extension SynchronizationOperation {
         // Once after a fresh start, SyncChanges/ is listed too (below): asked now, with the markers' reads.
         let listsClients = !state.remote.hasListedClients && !isReadOnly
         async let clientFolders = listsClients ? fetchClientsWithChangeSets() : nil
+        // Before this sync numbers new sets: this client's own folder, for sets its store does not know.
+        let numbers = try !isReadOnly && (state.progress.nextSequence > state.progress.publishedSequence + 1 || store.hasUnpublishedChanges())
+        async let ownSets = numbers ? fetchChangeSetListing(client: clientIdentifier) : nil
         if let ownMarker = ownRecentSync(in: markers) {
             try await checkOwnHistory(ownMarker, &state)
         } else if !isReadOnly, state.progress.publishedSequence > 0 {
             // Gone although this client published: deleted (checked next), or a folder restored to before its first marker.
             try await checkOwnChangeSets(after: 0, &state)
+        }
+        if let listing = try await ownSets {
+            report.remoteRequests += 1
+            try await checkOwnNumbers(in: listing, &state)
         }
         let applied = try appliedChangeSets()
         let acknowledged = try acknowledgement()
@@ -192,26 +199,75 @@ extension SynchronizationOperation {
         }
         state.remote.ownRecentSyncEtag = item.etag
         if recent.publishedSequence > state.progress.publishedSequence {
-            let restoredAt = state.progress.publishedSequence
-            try store.continueAfterRestore(remotePublishedSequence: recent.publishedSequence, localClient: clientIdentifier)
-            ledger = nil
-            state.progress = try store.loadSyncState().progress
-            // Saved with the rest at the end of the sync: until then the old announcement is only stale, never wrong
-            // (its marker is written again, since it no longer says the published sequence).
-            state.remote.forgetAnnouncement()
-            // Sets staged under numbers the remote already gave to other changes: their changes are pending again.
-            let staged = localLayout.stagedSyncChangesDirectory
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: staged.path)) ?? []
-            where (RemoteLayout.parseChangeSetFileName(name)?.sequence ?? 0) > restoredAt {
-                try? FileManager.default.removeItem(at: staged.appendingPathComponent(name))
-            }
-            report.warnings.append(SyncWarning(kind: .restoredStore,
-                message: "this store was restored from an earlier copy: the remote holds this client's change sets up to "
-                         + "\(recent.publishedSequence), the store knew only up to \(restoredAt); it continues after "
-                         + "\(recent.publishedSequence) and applies its own sets in between from the remote", path: path))
+            try continueAfterRestore(publishedOnRemote: recent.publishedSequence, &state, path: path)
         } else if recent.publishedSequence < state.progress.publishedSequence {
             try await checkOwnChangeSets(after: recent.publishedSequence, &state)
         }
+    }
+
+    /// Before this client numbers new change sets: its own folder, for sets its store does not know. A store restored
+    /// from a copy taken before a sync that published sets but died before writing the marker has nothing else to
+    /// tell it so (found by the soak): numbering new sets after its own published sequence would give them numbers
+    /// those sets hold, and every reader that applied one would skip the other as applied. Sets this store staged and
+    /// published before a crash are its own (same names); any other after its published sequence means a restore:
+    /// it continues after the highest, as when its marker says so, and a number missing below that one (its upload
+    /// never happened: sets go four at a time) gets an empty set, since readers apply a client's sets in order.
+    /// - Returns: whether the store went back.
+    @discardableResult
+    func checkOwnNumbers(in listing: [RemoteItem], _ state: inout LocalSyncState) async throws -> Bool {
+        let staged = localLayout.stagedSyncChangesDirectory
+        let published = state.progress.publishedSequence
+        var present = Set<Int64>()
+        var unknown = false
+        for item in listing where item.kind == .file {
+            guard let sequence = RemoteLayout.parseChangeSetFileName(item.name)?.sequence, sequence > published else { continue }
+            present.insert(sequence)
+            if sequence >= state.progress.nextSequence || !FileManager.default.fileExists(atPath: staged.appendingPathComponent(item.name).path) {
+                unknown = true
+            }
+        }
+        guard unknown, let highest = present.max() else { return false }
+        for sequence in published + 1..<highest where !present.contains(sequence) {
+            try await publishEmptyChangeSet(sequence: sequence)
+        }
+        try continueAfterRestore(publishedOnRemote: highest, &state,
+                                 path: layout.syncChangesDirectory(documentIdentifier, client: clientIdentifier).description)
+        return true
+    }
+
+    /// Publishes a change set with no changes under `sequence`, a number this client's sets skip.
+    private func publishEmptyChangeSet(sequence: Int64) async throws {
+        let identifier = environment.makeIdentifier()
+        let name = RemoteLayout.changeSetFileName(sequence: sequence, changeSetIdentifier: identifier)
+        let url = localLayout.downloadsDirectory.appendingPathComponent(name)
+        defer { try? FileManager.default.removeItem(at: url) }
+        _ = try ChangeSetWriter(url: url, changeSetIdentifier: identifier, clientIdentifier: clientIdentifier, sequence: sequence,
+                                schemaVersion: store.schemaVersion, createdAt: environment.now()).finish()
+        try await publishChangeSet(from: url, name: name)
+        report.remoteRequests += 1
+    }
+
+    /// The store went back in time: the remote holds this client's change sets up to `remote`, more than it knows.
+    /// It continues after them (``ModelAdapter/continueAfterRestore(remotePublishedSequence:localClient:)``), its own
+    /// sets in between come back from the remote, and nothing is ever numbered twice.
+    private func continueAfterRestore(publishedOnRemote remote: Int64, _ state: inout LocalSyncState, path: String) throws {
+        let restoredAt = state.progress.publishedSequence
+        try store.continueAfterRestore(remotePublishedSequence: remote, localClient: clientIdentifier)
+        ledger = nil
+        state.progress = try store.loadSyncState().progress
+        // Saved with the rest at the end of the sync: until then the old announcement is only stale, never wrong
+        // (its marker is written again, since it no longer says the published sequence).
+        state.remote.forgetAnnouncement()
+        // Sets staged under numbers the remote already gave to other changes: their changes are pending again.
+        let staged = localLayout.stagedSyncChangesDirectory
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: staged.path)) ?? []
+        where (RemoteLayout.parseChangeSetFileName(name)?.sequence ?? 0) > restoredAt {
+            try? FileManager.default.removeItem(at: staged.appendingPathComponent(name))
+        }
+        report.warnings.append(SyncWarning(kind: .restoredStore,
+            message: "this store was restored from an earlier copy: the remote holds this client's change sets up to "
+                     + "\(remote), the store knew only up to \(restoredAt); it continues after "
+                     + "\(remote) and applies its own sets in between from the remote", path: path))
     }
 
     /// Looks at this client's whole store, once per launch and with the heartbeat (one request): one changed since
