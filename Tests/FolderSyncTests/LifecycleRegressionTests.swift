@@ -32,6 +32,31 @@ struct LifecycleRegressionTests {
         #expect(try a.store.hasUnpublishedChanges() == false)
     }
 
+    /// Found by the soak (seed 1910032 of the outage schedule): the manager said notRegistered, which sends an app
+    /// to register, where only rejoin() recovers (and registering is what the failed re-join just did).
+    @Test("A re-join stopped by a second reset leaves every remote task saying that reset, with its backup, until rejoin() recovers")
+    func secondResetIsTheAnswer() async throws {
+        let directory = TemporaryDirectory()
+        let remote = InMemoryFileSystem()
+        let (a, b) = try await TestClient.pair(remote, in: directory)
+        try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'kept')")
+        try await converge(a, b)
+        try await b.document.deleteClient("client-A")
+        await #expect { try await a.sync() } throws: { code(of: $0) == .clientDeleted }
+        try await remote.remove(a.document.layout.documentDirectory("DOC"))
+        _ = try await TestClient.make(remote, name: "C", in: directory)      // the document again, another epoch
+        await #expect { try await a.document.rejoin() } throws: { code(of: $0) == .integrityKeyMismatch }
+        let stopped: (any Error) -> Bool = { error in
+            guard let error = error as? FolderSyncError, error.code == .integrityKeyMismatch, let backup = error.backupPath else { return false }
+            return FileManager.default.fileExists(atPath: backup)
+        }
+        await #expect(performing: { try await a.sync() }, throws: stopped)
+        await #expect(performing: { try await a.document.downloadWholeStore() }, throws: stopped)
+        await #expect(performing: { try await a.document.uploadWholeStore() }, throws: stopped)
+        try await a.document.rejoin()
+        #expect(try a.value("SELECT title FROM notes WHERE id = 'n1'") == "kept")
+    }
+
     @Test("A deleted client's first sync does not install a whole store before stopping (Simulator)")
     func noBootstrapOnDeletedClient() async throws {
         let directory = TemporaryDirectory()

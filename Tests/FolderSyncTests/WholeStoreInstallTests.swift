@@ -95,6 +95,33 @@ struct WholeStoreInstallTests {
         #expect(try NotesSchema.dump(a.store) == NotesSchema.dump(c.store))
     }
 
+    /// Found by the soak (seed 1800058 of the restore schedule): the row came back without registers for the columns
+    /// not being changed, so a later write of the value they held had no stamp at all.
+    @Test("A row the installed store lacks, with a local update pending, comes back with every register it had: its published columns keep their stamps")
+    func rowPutBackKeepsItsRegisters() async throws {
+        let directory = TemporaryDirectory()
+        let (a, b) = try await TestClient.pair(InMemoryFileSystem(), in: directory)
+        try await b.document.uploadWholeStore()                 // covers nothing of A
+        try a.execute("INSERT INTO notes(id, title, body) VALUES ('n1', 'one', 'first')")
+        try await a.sync()                                      // published, not in B's store
+        try a.execute("UPDATE notes SET body = 'second' WHERE id = 'n1'")
+        func stamps() throws -> [String: ChangeStamp?] {
+            Dictionary(uniqueKeysWithValues: try ["title", "body", "folder_id"].map {
+                ($0, try a.store.stamp(of: ColumnKey(table: "notes", syncID: "n1", column: $0), localClient: "client-A"))
+            })
+        }
+        let before = try stamps()
+        #expect(before.values.allSatisfy { $0 != nil }, "\(before)")
+        #expect(try await a.document.downloadWholeStore()?.clientIdentifier == "client-B")
+        #expect(try stamps() == before)
+        #expect(try a.value("SELECT title || '/' || body FROM notes WHERE id = 'n1'") == "one/second")
+        try a.execute("UPDATE notes SET folder_id = NULL WHERE id = 'n1'")   // the value it holds: no new stamp, the old one stays
+        #expect(try stamps() == before)
+        try await converge(a, b)
+        #expect(try NotesSchema.dump(a.store) == NotesSchema.dump(b.store))
+        #expect(try b.value("SELECT title || '/' || body FROM notes WHERE id = 'n1'") == "one/second")
+    }
+
     @Test("After a row merge, the next local write is stamped after the store's newest deletion, even one ahead of the wall clock")
     func rowInstallObservesDeletions() async throws {
         let directory = TemporaryDirectory()

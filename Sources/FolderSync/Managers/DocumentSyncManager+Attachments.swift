@@ -37,7 +37,7 @@ extension DocumentSyncManager {
     @discardableResult
     public func requestDownload(for reference: AttachmentReference) async throws -> URL {
         guard state == .ableToSync else {
-            throw FolderSyncError(.notRegistered, "register document \(documentIdentifier) before downloading attachments")
+            throw notRegistered(before: "downloading attachments")
         }
         let local = localLayout.attachmentStore
         if !local.isIntact(reference) {

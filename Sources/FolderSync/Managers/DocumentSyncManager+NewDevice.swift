@@ -37,7 +37,7 @@ extension DocumentSyncManager {
             throw FolderSyncError(.invalidConfiguration, "document \(documentIdentifier) has a local store already")
         }
         guard state == .ableToSync, let integrityKey else {
-            throw FolderSyncError(.notRegistered, "register document \(documentIdentifier) before opening its store")
+            throw notRegistered(before: "opening its store")
         }
         let url = url.standardizedFileURL
         guard !FileManager.default.fileExists(atPath: url.path) else { return try adopt(open(url)) }

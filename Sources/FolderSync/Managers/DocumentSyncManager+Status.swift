@@ -66,6 +66,13 @@ extension DocumentSyncManager {
         mutable.withLock { $0.lastReset = reset }
     }
 
+    /// What a remote task of a manager that cannot run it answers: the remembered reset, when there is one (a re-join
+    /// that stopped on a second reset leaves the manager unregistered, and only ``rejoin()`` recovers), or
+    /// ``FolderSyncError/Code/notRegistered``.
+    func notRegistered(before task: String) -> FolderSyncError {
+        mutable.current.lastReset?.error ?? FolderSyncError(.notRegistered, "register document \(documentIdentifier) before \(task)")
+    }
+
     /// Forgets the reset, once ``rejoin()`` recovered from it.
     func forgetReset() {
         try? FileManager.default.removeItem(at: localLayout.resetFile)

@@ -8,7 +8,8 @@ extension DocumentSyncManager {
     /// everything consistent: staged sets stay durable and are published by
     /// the next sync.
     /// - Throws: ``FolderSyncError/Code/notRegistered`` before registration,
-    ///   ``FolderSyncError/Code/integrityKeyMismatch`` when the remote was reset,
+    ///   ``FolderSyncError/Code/integrityKeyMismatch`` when the remote was reset (and, until ``rejoin()``
+    ///   recovers, the reset the manager stopped on, even while it is not registered),
     ///   ``FolderSyncError/Code/corruptFile`` naming a damaged file (the local store is untouched), and others.
     @discardableResult
     public func synchronize() async throws -> SyncReport {
@@ -30,7 +31,7 @@ extension DocumentSyncManager {
 
     private func runSynchronization() async throws -> SyncReport {
         guard state == .ableToSync, let integrityKey else {
-            throw FolderSyncError(.notRegistered, "register document \(documentIdentifier) before synchronizing it")
+            throw notRegistered(before: "synchronizing it")
         }
         guard let store else {
             throw FolderSyncError(.invalidConfiguration, "document \(documentIdentifier) has no local store to synchronize")
@@ -247,7 +248,7 @@ extension DocumentSyncManager {
     /// - Throws: ``FolderSyncError/Code/notRegistered``, or a reset (with its backup, ready for ``rejoin()``).
     private func checkStillRegistered(_ store: any SnapshottingModelAdapter) async throws {
         guard state == .ableToSync, let integrityKey else {
-            throw FolderSyncError(.notRegistered, "register document \(documentIdentifier) before transferring whole stores")
+            throw notRegistered(before: "transferring whole stores")
         }
         try await withRemote("checking the remote document failed") {
             try await synchronizationOperation(integrityKey: integrityKey, store: store).checkStillRegistered()

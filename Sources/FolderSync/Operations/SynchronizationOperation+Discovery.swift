@@ -35,26 +35,25 @@ extension SynchronizationOperation {
     /// - Parameters:
     ///   - listing: clients whose folder is listed even when their marker names every set they have new.
     ///   - markers: the listing of `RecentSyncs/` when the caller already asked for it, `nil` to ask for it here.
+    ///   - ownSets: the listing of this client's own change sets, asked before a sync that numbers new sets
+    ///     (``listsOwnChangeSets(_:)``), checked for sets its store does not know (``checkOwnNumbers(in:_:)``).
     func findNewChangeSets(_ state: inout LocalSyncState, listing: Set<String> = [],
-                           markers listed: [RemoteItem]? = nil) async throws -> [Available] {
+                           markers listed: [RemoteItem]? = nil, ownSets: [RemoteItem]? = nil) async throws -> [Available] {
         let markers: [RemoteItem]
         if let listed { markers = listed } else { markers = try await fetchRecentSyncListing() }
         report.remoteRequests += 1
         // Once after a fresh start, SyncChanges/ is listed too (below): asked now, with the markers' reads.
         let listsClients = !state.remote.hasListedClients && !isReadOnly
         async let clientFolders = listsClients ? fetchClientsWithChangeSets() : nil
-        // Before this sync numbers new sets: this client's own folder, for sets its store does not know.
-        let numbers = try !isReadOnly && (state.progress.nextSequence > state.progress.publishedSequence + 1 || store.hasUnpublishedChanges())
-        async let ownSets = numbers ? fetchChangeSetListing(client: clientIdentifier) : nil
         if let ownMarker = ownRecentSync(in: markers) {
             try await checkOwnHistory(ownMarker, &state)
         } else if !isReadOnly, state.progress.publishedSequence > 0 {
             // Gone although this client published: deleted (checked next), or a folder restored to before its first marker.
             try await checkOwnChangeSets(after: 0, &state)
         }
-        if let listing = try await ownSets {
+        if let ownSets {
             report.remoteRequests += 1
-            try await checkOwnNumbers(in: listing, &state)
+            try await checkOwnNumbers(in: ownSets, &state)
         }
         let applied = try appliedChangeSets()
         let acknowledged = try acknowledgement()
@@ -203,6 +202,11 @@ extension SynchronizationOperation {
         } else if recent.publishedSequence < state.progress.publishedSequence {
             try await checkOwnChangeSets(after: recent.publishedSequence, &state)
         }
+    }
+
+    /// Whether this sync lists this client's own change sets before numbering new ones: it has something to publish.
+    func listsOwnChangeSets(_ state: LocalSyncState) throws -> Bool {
+        try !isReadOnly && (state.progress.nextSequence > state.progress.publishedSequence + 1 || store.hasUnpublishedChanges())
     }
 
     /// Before this client numbers new change sets: its own folder, for sets its store does not know. A store restored

@@ -7,7 +7,9 @@ public import Foundation
 ///
 /// 1. Check that the remote document still has this client's integrity key.
 /// 2. List `RecentSyncs/`; read only the markers whose version tag changed;
-///    list only the change-set folders of clients that published something new.
+///    list only the change-set folders of clients that published something new
+///    (and this client's own, with something to publish: a store restored from an
+///    older copy must not number a new set as one already published).
 /// 3. Download, verify and apply each new change set in one local transaction
 ///    with its ledger entry, in causal order, asking the conflict resolver first.
 /// 4. Stage local changes, as the resolutions left them, into change sets under
@@ -130,6 +132,8 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         async let markerListing = fetchRecentSyncListing()
         let looksAtWholeStore = looksAtOwnWholeStore(state)
         async let wholeStoreTag: String?? = looksAtWholeStore ? fetchOwnWholeStoreVersionTag() : nil
+        let listsOwnSets = try listsOwnChangeSets(state)
+        async let ownSets = listsOwnSets ? fetchChangeSetListing(client: clientIdentifier) : nil
         try await checkIntegrityKey()
         // What the local changes were made after: they are staged once this sync's sets are applied, but they do
         // not depend on those (a set of a newer format parked here must not hold them back at every reader).
@@ -144,7 +148,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         let ownRecentSyncExists = ownRecentSync(in: markers) != nil
         let checksDeletion = !isReadOnly && !ownRecentSyncExists
         async let deletionMarker = checksDeletion ? readOwnDeletionMarker() : .success(nil)
-        let available = try await findNewChangeSets(&state, markers: markers)
+        let available = try await findNewChangeSets(&state, markers: markers, ownSets: try await ownSets)
         if checksDeletion {
             report.remoteRequests += 1
             if try isDeleted(by: await deletionMarker) {

@@ -171,8 +171,9 @@ extension GRDBStore: SnapshottingModelAdapter {
         var deleted: Bool
         var created: Bool
         var values: [String: DatabaseValue]
-        /// Every column of the row as it is locally, when it exists: to put it back if the store lacks it.
+        /// Every column of the row as it is locally, when it exists, and its registers: to put it back if the store lacks it.
         var row: [String: DatabaseValue]? = nil
+        var registers = RowRegisters()
         /// When each marked column was written here (its register's timestamp): the write keeps its own time when it
         /// is put back, so that it wins or loses against the installed store by when it was made.
         var stamps: [String: UInt64] = [:]
@@ -188,6 +189,7 @@ extension GRDBStore: SnapshottingModelAdapter {
             let key = name + "\u{0}" + syncID
             var entry = rows[key] ?? UnpublishedRow(table: table, syncID: syncID, deleted: false, created: false, values: [:])
             let registers = try self.registers(db, table: name, syncID: syncID) ?? RowRegisters()
+            entry.registers = registers
             for column in try PendingMarks(row[2] as Data?).names {
                 switch column {
                 case StoreSchema.deletedMarker:
@@ -286,8 +288,9 @@ extension GRDBStore: SnapshottingModelAdapter {
                 try keepStamps(row, names: names, db)
             } else if !exists, let local = row.row, !names.isEmpty, !tombstoned {
                 // An update to a row the store does not have yet (it covers less than this client had applied):
-                // put the row back as it was here, but only the updated columns become new local changes; the
-                // others keep no local stamp, so the change sets that brought them win when they come again.
+                // put the row back as it was here, with the registers it had (the change sets that brought the other
+                // columns find them as they left them when they come again); only the updated columns become new
+                // local changes. Without their registers, a later write of the value a column holds had no stamp.
                 let all = local.keys.sorted()
                 try db.execute(sql: "INSERT INTO \(table)(\(([id] + all.map(\.quotedDatabaseIdentifier)).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: all.count + 1).joined(separator: ", ")))",
                                arguments: [row.syncID] + StatementArguments(all.map { local[$0]! }))
@@ -296,10 +299,7 @@ extension GRDBStore: SnapshottingModelAdapter {
                     """, arguments: [row.table.name, row.syncID]))
                 try updatePendingMarks(db, table: row.table.name, syncID: row.syncID, add: [],
                                        remove: marks.names.filter { !names.contains($0) })
-                var registers = try self.registers(db, table: row.table.name, syncID: row.syncID) ?? RowRegisters()
-                registers.removeAll { $0.client == nil && !names.contains($0.column) }
-                try saveRegisters(db, registers, table: row.table.name, syncID: row.syncID)
-                try keepStamps(row, names: names, db)
+                try saveRegisters(db, row.registers, table: row.table.name, syncID: row.syncID)
             }
         }
     }
