@@ -25,13 +25,16 @@ struct SimulatorRegressionTests {
 
     /// Seeds `scripts/soak` found failing, once fixed: each replays its whole schedule.
     /// - 1800149: a store restored to a copy taken before a sync that published a set but died before its marker
-    ///   numbered its next set as that one, and readers skipped it as applied (RestoredNumberingTests).
+    ///   numbered its next set as that one, and readers skipped it as applied (RestoredStoreTests).
     /// - 1800058: a row put back by a whole-store install that lacked it lost the registers of its columns not being
     ///   changed (WholeStoreInstallTests.rowPutBackKeepsItsRegisters).
+    /// - 3800005: a restored store, its own sets not yet applied again, uploaded a whole store claiming them and
+    ///   replacing its older store, the only copy of a set vacuumed since (RestoredStoreTests).
     /// - 1910032 (outages): a re-join stopped by a second reset left syncs saying notRegistered rather than the reset
     ///   (LifecycleRegressionTests.secondResetIsTheAnswer).
     @Test("Seeds the soak found failing replay clean",
-          arguments: [(seed: UInt64(1_800_149), outages: false), (seed: 1_800_058, outages: false), (seed: 1_910_032, outages: true)])
+          arguments: [(seed: UInt64(1_800_149), outages: false), (seed: 1_800_058, outages: false), (seed: 3_800_005, outages: false),
+                      (seed: 1_910_032, outages: true)])
     func fixedSoakFindings(seed: UInt64, outages: Bool) async throws {
         _ = try await Self.replay(seed, outages: outages)
     }

@@ -228,7 +228,8 @@ extension DocumentSyncManager {
         set { mutable.withLock { $0.settings.policy = newValue } }
     }
 
-    /// Uploads a whole store now; returns `nil` when local changes are not all published (sync first).
+    /// Uploads a whole store now; returns `nil` when local changes are not all published (sync first), or when this
+    /// client's store on the remote covers more than the local one (a store restored from an older copy: sync first).
     @discardableResult
     public func uploadWholeStore() async throws -> WholeStoreManifest? {
         let store = try snapshottingStore()

@@ -29,7 +29,12 @@ open class WholeStoreUploadOperation: DocumentOperation, @unchecked Sendable {
         store = standard.store
     }
 
-    /// Uploads a whole store; returns its manifest, or `nil` when local changes are not all published yet.
+    /// Uploads a whole store; returns its manifest, or `nil` when local changes are not all published yet, or when
+    /// this client's whole store on the remote covers more of some client's change sets than this store does.
+    ///
+    /// A store restored from an older copy (before its first sync notices) would otherwise replace the one store
+    /// that may hold sets a vacuum has removed since (found by the soak): the older store is kept, and a sync that
+    /// misses those sets installs it.
     public func run() async throws -> WholeStoreManifest? {
         let work = localLayout.helperDirectory.appendingPathComponent("WholeStoreUpload", isDirectory: true)
         try? FileManager.default.removeItem(at: work)
@@ -40,6 +45,10 @@ open class WholeStoreUploadOperation: DocumentOperation, @unchecked Sendable {
 
         let snapshot = work.appendingPathComponent("snapshot.sqlite")
         guard let covers = try store.writeSnapshot(to: snapshot, localClient: clientIdentifier) else { return nil }
+        if let published = try await publishedCovers(), let lacking = published.first(where: { covers[$0.key] ?? 0 < $0.value }) {
+            environment.logger.warning("No whole store uploaded: this client's store on the remote covers change sets of \(lacking.key) up to \(lacking.value), this store only up to \(covers[lacking.key] ?? 0)")
+            return nil
+        }
         let attachmentReferenceCount = try await publishAttachments(of: snapshot)
         let snapshotSize = (try FileManager.default.attributesOfItem(atPath: snapshot.path)[.size] as? NSNumber)?.uint64Value ?? 0
         let identifier = environment.makeIdentifier()
@@ -93,7 +102,21 @@ open class WholeStoreUploadOperation: DocumentOperation, @unchecked Sendable {
         return try AttachmentScan.references(inSnapshot: snapshot, path: snapshot.path).count
     }
 
+    /// What this client's whole store on the remote covers, or `nil` when it has none (or one that does not read:
+    /// replacing it only heals).
+    private func publishedCovers() async throws -> [String: Int64]? {
+        guard let data = try await fetchOwnManifest() else { return nil }
+        let path = layout.appliedSyncChangeSetsFile(documentIdentifier, client: clientIdentifier).description
+        return (try? PropertyListFile.decode(WholeStoreManifest.self, from: data, path: path))?.covers
+    }
+
     // MARK: Backend steps
+
+    /// Reads this client's published whole-store manifest (`WholeStore/<client>/AppliedSyncChangeSets.ticdsync`), or `nil`.
+    open func fetchOwnManifest() async throws -> Data? {
+        try await fileSystem.readIfPresent(layout.appliedSyncChangeSetsFile(documentIdentifier, client: clientIdentifier),
+                                           maximumSize: PropertyListFile.maximumByteCount)
+    }
 
     /// Empties `TemporaryFiles/WholeStore/<client>/`, creating it if needed.
     open func prepareStagingDirectory() async throws {

@@ -21,7 +21,7 @@ extension SimulationRun {
                     summary.wholeStoreUploads += 1
                     log("\(client.identifier) uploads a whole store covering \(manifest.coveredCount) change sets")
                 } else {
-                    log("\(client.identifier) has unpublished changes: no whole store uploaded")
+                    log("\(client.identifier) uploads no whole store (changes unpublished, or its store on the remote covers more)")
                 }
             } else if let manifest = try await document.downloadWholeStore() {
                 summary.wholeStoreInstalls += 1

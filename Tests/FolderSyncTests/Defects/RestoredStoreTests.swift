@@ -1,15 +1,17 @@
 import Foundation
 import Testing
-@_spi(ModelAdapter) @testable import FolderSync
+@_spi(ModelAdapter) @_spi(Tooling) @testable import FolderSync
 import FolderSyncTesting
 import GRDB
 
-/// A device restored from a backup taken before a sync that published change sets but died before writing its
-/// marker (found by the soak: seed 1800149 of the restore schedule). Nothing on the remote says what the store
-/// forgot but the change sets themselves: the store must not number new sets with numbers those hold, or every
-/// reader that applied the old set skips the new one as applied (a write lost).
-@Suite("Restored stores and sets published but never announced")
-struct RestoredNumberingTests {
+/// Devices restored from backups, in the ways the soak found losing writes (the restore schedule's seeds 1800149
+/// and 3800005): a store restored to before a sync that published sets but died before writing its marker (nothing
+/// on the remote says what the store forgot but the sets themselves: it must not number new sets with their
+/// numbers, or every reader that applied the old set skips the new one as applied); a restored store whose own sets
+/// are not yet applied again, uploading a whole store (it must neither claim to cover them, nor replace its store
+/// on the remote that covers more, which may be the only copy of sets a vacuum removed since).
+@Suite("Stores restored from older copies")
+struct RestoredStoreTests {
     /// Fails every marker write while `failing` is set, as a sync that dies before announcing does.
     final class MarkerLessFileSystem: ForwardingFileSystem, @unchecked Sendable {
         let failing = Locked(false)
@@ -109,5 +111,43 @@ struct RestoredNumberingTests {
         for client in [a.client, b] {
             #expect(try client.value("SELECT group_concat(id) FROM (SELECT id FROM notes ORDER BY id)") == "n2,n3")
         }
+    }
+
+    @Test("A store whose own sets are still to be applied again claims in its whole store only its own sets it holds")
+    func snapshotCoversOnlyOwnSetsHeld() async throws {
+        let directory = TemporaryDirectory()
+        let a = try await TestClient.make(InMemoryFileSystem(), name: "A", in: directory)
+        try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'one')")
+        try await a.sync()
+        // As a restored store finds at its first sync: its client published up to 3, it holds up to 1.
+        try a.store.continueAfterRestore(remotePublishedSequence: 3, localClient: "client-A")
+        #expect(try a.store.loadSyncState().progress.ownChangeSetsToReapplyAfter == 1)
+        let covers = try #require(try a.store.writeSnapshot(to: directory.url.appendingPathComponent("snapshot.sqlite"), localClient: "client-A"))
+        #expect(covers["client-A"] == 1, "\(covers)")
+    }
+
+    @Test("A restored store does not replace its whole store on the remote that covers more; once it caught up, it does")
+    func restoredStoreKeepsTheRemoteStore() async throws {
+        let directory = TemporaryDirectory()
+        let remote = InMemoryFileSystem()
+        var a = try await Restorable(remote, in: directory)
+        try await a.client.sync()
+        try a.backUp()
+        try a.client.execute("INSERT INTO notes(id, title) VALUES ('n1', 'one')")
+        try await a.client.sync()
+        let published = try #require(try await a.client.document.uploadWholeStore())
+        #expect(published.covers["client-A"] == 1)
+
+        try await a.restore()
+        #expect(try await a.client.document.uploadWholeStore() == nil, "the restored store replaced the one that covers more")
+        let manifest = a.client.document.layout.appliedSyncChangeSetsFile("DOC", client: "client-A")
+        let kept = try PropertyListFile.decode(WholeStoreManifest.self, from: try await remote.read(manifest), path: manifest.description)
+        #expect(kept.wholeStoreIdentifier == published.wholeStoreIdentifier)
+
+        let report = try await a.client.sync()
+        #expect(report.warnings.contains { $0.kind == .restoredStore })
+        #expect(try a.client.value("SELECT title FROM notes WHERE id = 'n1'") == "one")
+        let replaced = try #require(try await a.client.document.uploadWholeStore())
+        #expect(replaced.covers["client-A"] == 1 && replaced.wholeStoreIdentifier != published.wholeStoreIdentifier)
     }
 }
