@@ -28,8 +28,8 @@ struct SimulatorRegressionTests {
     ///   numbered its next set as that one, and readers skipped it as applied (RestoredStoreTests).
     /// - 1800058: a row put back by a whole-store install that lacked it lost the registers of its columns not being
     ///   changed (WholeStoreInstallTests.rowPutBackKeepsItsRegisters).
-    /// - 3800005: a restored store, its own sets not yet applied again, uploaded a whole store claiming them and
-    ///   replacing its older store, the only copy of a set vacuumed since (RestoredStoreTests).
+    /// - 3800005: a restored store uploaded a whole store before its first sync, replacing its older store, the only
+    ///   copy of a set vacuumed since (RestoredStoreTests).
     /// - 1910032 (outages): a re-join stopped by a second reset left syncs saying notRegistered rather than the reset
     ///   (LifecycleRegressionTests.secondResetIsTheAnswer).
     @Test("Seeds the soak found failing replay clean",

@@ -30,12 +30,8 @@ extension GRDBStore: SnapshottingModelAdapter {
                 try db.execute(sql: "PRAGMA journal_mode = OFF")
                 try db.execute(sql: "PRAGMA synchronous = OFF")
                 var covers = try Self.appliedChangeSets(db).contiguous
-                // Its own sets up to what it published, unless some of them are still to be applied again (after
-                // a restore or an older store's install): then up to its own run in the ledger. Claiming the
-                // published sequence made every device that installed the store skip those sets for good (found
-                // by the soak: a store restored, then the folder, lost a published write).
-                let progress = try loadState(db).progress
-                if progress.publishedSequence > 0, progress.ownChangeSetsToReapplyAfter == nil { covers[localClient] = progress.publishedSequence }
+                let published = try loadState(db).progress.publishedSequence
+                if published > 0 { covers[localClient] = published }
                 // Only synced data and merge metadata travel: app-local tables and triggers stay home.
                 let keep = Set(tables.map(\.name) + Self.snapshotMetadataTables)
                 for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger'") {
