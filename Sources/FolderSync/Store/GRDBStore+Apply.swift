@@ -112,18 +112,17 @@ extension GRDBStore {
                 var outcome = ApplyOutcome()
                 if try Self.isApplied(db, client: header.clientIdentifier, sequence: header.sequence) { return outcome }
                 let hasUnpublished = try StoreSchema.holdsUnpublishedChanges(db)
-                var touched = Set<String>()
+                var touched = TouchedRows()
                 let inserts = NewRowInserts()
                 try changes { change in
                     try applyChange(db, change, author: header.clientIdentifier, localClient: localClient,
                                     checkUnpublished: hasUnpublished, resolutions: resolutions, inserts: inserts, outcome: &outcome)
-                    // A delete can leave rows of any table pointing at nothing.
-                    if change.kind == .delete { touched.formUnion(tablesByName.keys) } else if !touched.contains(change.table) { touched.insert(change.table) }
+                    touched.note(change)
                 }
                 try Self.recordApplied(db, client: header.clientIdentifier, sequence: header.sequence,
                                        changeSetIdentifier: header.changeSetIdentifier)
                 if header.clientIdentifier == localClient { try finishReapplyingOwnChangeSets(db, localClient: localClient) }
-                outcome.warnings += try danglingReferences(db, tables: touched)
+                outcome.warnings += try danglingReferences(db, touched)
                 outcome.applied = true
                 return outcome
             }
@@ -370,26 +369,5 @@ extension GRDBStore {
             """, arguments: arguments)
         try db.execute(sql: "DELETE FROM \(StoreSchema.shadowTable) WHERE tbl = ? AND sync_id = ?", arguments: [table.name, change.syncID])
         outcome.changesApplied += 1
-    }
-
-    /// Rows whose foreign keys point at rows that no longer exist (after a concurrent delete).
-    private func danglingReferences(_ db: Database, tables: Set<String>) throws -> [SyncWarning] {
-        var warnings: [SyncWarning] = []
-        for name in tables.sorted() {
-            guard let table = tablesByName[name] else { continue }
-            let rows = try Row.fetchAll(db, sql: "PRAGMA foreign_key_check(\(name.quotedDatabaseIdentifier))")
-            for row in rows {
-                let rowid: Int64? = row[1]
-                let parent: String = row[2]
-                let syncID = try rowid.flatMap {
-                    try String.fetchOne(db, sql: "SELECT \(table.syncIDColumn.quotedDatabaseIdentifier) FROM \(name.quotedDatabaseIdentifier) WHERE rowid = ?",
-                                        arguments: [$0])
-                }
-                warnings.append(SyncWarning(kind: .danglingReference,
-                                            message: "\(name) \(syncID ?? "?") refers to a missing row of \(parent)",
-                                            table: name, syncID: syncID))
-            }
-        }
-        return warnings
     }
 }
