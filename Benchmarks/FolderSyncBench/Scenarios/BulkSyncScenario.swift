@@ -58,7 +58,7 @@ struct BulkSyncScenario: Scenario {
             }
         }
         result.check(runs.count > 1 ? "end to end / floor (median of \(runs.count) runs)" : "end to end / floor",
-                     median.ratio, atMost: transport == .folder ? 3 : 2)
+                     median.ratio, atMost: transport == .folder ? 1.5 : 2)   // round two raised the folder's 3× (issue 23)
         result.check("peak memory of A", Double(runs.map(\.writer.maxResidentBytes).max()!) / 1_048_576, atMost: 256, unit: "MiB")
         result.check("peak memory of B", Double(runs.map(\.reader.maxResidentBytes).max()!) / 1_048_576, atMost: 256, unit: "MiB")
         result.check("requests of an idle sync (2 + 0 clients with new data)", runs.map { $0.reader["idle.requests"] }.max()!, atMost: 2, unit: "")

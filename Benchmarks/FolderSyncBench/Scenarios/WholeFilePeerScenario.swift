@@ -61,7 +61,7 @@ struct WholeFilePeerScenario: Scenario {
         result.figure("rsync --no-whole-file", rsync.seconds * 1000, "ms")
         result.figure("rsync: bytes sent + received", rsyncBytes, "B")
         result.check("rsync bytes / FolderSync bytes", rsyncBytes / bytes, atLeast: 100)
-        result.check("rsync time / FolderSync time", rsync.seconds / seconds, atLeast: 20)
+        result.check("rsync time / FolderSync time", rsync.seconds / seconds, atLeast: 100)   // round two raised 20× (issue 23)
 
         if useUnison {
             context.log("unison of the folder")

@@ -160,13 +160,8 @@ extension DocumentSyncManager {
     }
 
     private func uploadWholeStoreIfDue(_ report: SyncReport, store: any SnapshottingModelAdapter, policy: SyncPolicy) async throws -> WholeStoreManifest? {
-        // Only change sets count: attachments never enter whole stores, and a recent-sync marker is no data. A sync
-        // that published no change set leaves the counters as they are, without a write transaction (an fsync).
-        let remote = try store.updateRemoteKnowledge { remote in
-            guard report.changeSetsSent > 0 else { return }
-            remote.changeSetsSinceWholeStore += report.changeSetsSent
-            remote.bytesSinceWholeStore += report.bytesSent - report.attachmentBytesSent
-        }
+        // The sync counted what it published since the last whole store, saving it with the rest of its state.
+        let remote = try store.loadSyncState().remote
         // Owed whatever the policy: this client's published sets are gone from the folder, or no usable store covers them.
         let due = remote.owesWholeStore
             || (policy.wholeStoreUploadAfterChangeSets.map { remote.changeSetsSinceWholeStore >= $0 } ?? false)

@@ -205,6 +205,11 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
             state.remote.announcedSequence = state.progress.publishedSequence
             state.remote.announcedAcknowledgement = acknowledgement
         }
+        // The whole-store policy's counters go with the rest (they had a write transaction, an fsync, of their own).
+        if report.changeSetsSent > 0 {
+            state.remote.changeSetsSinceWholeStore += report.changeSetsSent
+            state.remote.bytesSinceWholeStore += report.bytesSent - report.attachmentBytesSent
+        }
         // Saving is a write transaction (fsyncs): an idle sync that learned nothing skips it.
         let learned = state.remote
         try store.updateRemoteKnowledge { $0 = learned }
