@@ -50,6 +50,15 @@ public struct WholeStoreManifest: PropertyListPayload, Hashable {
         self.attachmentReferenceCount = attachmentReferenceCount
     }
 
+    /// What a snapshot of a store covers: each client's run of change sets in its ledger, and the uploader's own sets
+    /// up to what it published (its own writes are in its data, whether or not its ledger lists them). The one rule,
+    /// for the snapshot and for the upload's check made before the snapshot is written.
+    static func covers(ledger: [String: Int64], publishedSequence: Int64, localClient: String) -> [String: Int64] {
+        var covers = ledger
+        if publishedSequence > 0 { covers[localClient] = publishedSequence }
+        return covers
+    }
+
     /// Whether this store contains every change set `other` contains (it covers at least as much of every client).
     public func dominates(_ other: WholeStoreManifest) -> Bool {
         other.covers.allSatisfy { client, sequence in (covers[client] ?? 0) >= sequence }

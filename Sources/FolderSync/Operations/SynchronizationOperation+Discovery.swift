@@ -216,9 +216,7 @@ extension SynchronizationOperation {
     /// published before a crash are its own (same names); any other after its published sequence means a restore:
     /// it continues after the highest, as when its marker says so, and a number missing below that one (its upload
     /// never happened: sets go four at a time) gets an empty set, since readers apply a client's sets in order.
-    /// - Returns: whether the store went back.
-    @discardableResult
-    func checkOwnNumbers(in listing: [RemoteItem], _ state: inout LocalSyncState) async throws -> Bool {
+    func checkOwnNumbers(in listing: [RemoteItem], _ state: inout LocalSyncState) async throws {
         let staged = localLayout.stagedSyncChangesDirectory
         let published = state.progress.publishedSequence
         var present = Set<Int64>()
@@ -230,13 +228,12 @@ extension SynchronizationOperation {
                 unknown = true
             }
         }
-        guard unknown, let highest = present.max() else { return false }
+        guard unknown, let highest = present.max() else { return }
         for sequence in published + 1..<highest where !present.contains(sequence) {
             try await publishEmptyChangeSet(sequence: sequence)
         }
         try continueAfterRestore(publishedOnRemote: highest, &state,
                                  path: layout.syncChangesDirectory(documentIdentifier, client: clientIdentifier).description)
-        return true
     }
 
     /// Publishes a change set with no changes under `sequence`, a number this client's sets skip.

@@ -43,12 +43,15 @@ open class WholeStoreUploadOperation: DocumentOperation, @unchecked Sendable {
         let lock = try await FileLock.acquire(localLayout.syncLockFile)
         defer { lock.release() }
 
-        let snapshot = work.appendingPathComponent("snapshot.sqlite")
-        guard let covers = try store.writeSnapshot(to: snapshot, localClient: clientIdentifier) else { return nil }
-        if let published = try await publishedCovers(), let lacking = published.first(where: { covers[$0.key] ?? 0 < $0.value }) {
-            environment.logger.warning("No whole store uploaded: this client's store on the remote covers change sets of \(lacking.key) up to \(lacking.value), this store only up to \(covers[lacking.key] ?? 0)")
+        // Asked before the snapshot, a copy of the whole document, is written: an owed store is tried at every sync.
+        let expected = WholeStoreManifest.covers(ledger: try store.appliedChangeSets().contiguous,
+                                                 publishedSequence: try store.loadSyncState().progress.publishedSequence, localClient: clientIdentifier)
+        if let published = try await publishedCovers(), let lacking = published.first(where: { expected[$0.key] ?? 0 < $0.value }) {
+            environment.logger.warning("No whole store uploaded: this client's store on the remote covers change sets of \(lacking.key) up to \(lacking.value), this store only up to \(expected[lacking.key] ?? 0)")
             return nil
         }
+        let snapshot = work.appendingPathComponent("snapshot.sqlite")
+        guard let covers = try store.writeSnapshot(to: snapshot, localClient: clientIdentifier) else { return nil }
         let attachmentReferenceCount = try await publishAttachments(of: snapshot)
         let snapshotSize = (try FileManager.default.attributesOfItem(atPath: snapshot.path)[.size] as? NSNumber)?.uint64Value ?? 0
         let identifier = environment.makeIdentifier()

@@ -29,9 +29,8 @@ extension GRDBStore: SnapshottingModelAdapter {
                 try db.execute(sql: "PRAGMA journal_mode = DELETE")
                 try db.execute(sql: "PRAGMA journal_mode = OFF")
                 try db.execute(sql: "PRAGMA synchronous = OFF")
-                var covers = try Self.appliedChangeSets(db).contiguous
-                let published = try loadState(db).progress.publishedSequence
-                if published > 0 { covers[localClient] = published }
+                let covers = WholeStoreManifest.covers(ledger: try Self.appliedChangeSets(db).contiguous,
+                                                       publishedSequence: try loadState(db).progress.publishedSequence, localClient: localClient)
                 // Only synced data and merge metadata travel: app-local tables and triggers stay home.
                 let keep = Set(tables.map(\.name) + Self.snapshotMetadataTables)
                 for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger'") {
