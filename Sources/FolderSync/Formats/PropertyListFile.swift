@@ -14,8 +14,15 @@ public import Foundation
 public protocol PropertyListPayload: Codable, Sendable, Equatable {
     /// The value of the envelope's `kind` key.
     static var kind: String { get }
-    /// The newest payload version this build reads and the one it writes.
+    /// The newest payload version this build reads, and the one it writes unless ``writtenFormatVersion`` says less.
     static var formatVersion: Int { get }
+    /// The version this payload is written as: the oldest whose readers read everything it holds, so that a file
+    /// without what a newer version added stays readable by older clients (the default: ``formatVersion``).
+    var writtenFormatVersion: Int { get }
+}
+
+extension PropertyListPayload {
+    public var writtenFormatVersion: Int { Self.formatVersion }
 }
 
 /// Writes and reads the versioned, checksummed property-list envelope of every FolderSync property-list file.
@@ -48,7 +55,7 @@ public protocol PropertyListPayload: Codable, Sendable, Equatable {
     /// The XML property list of `payload` in its envelope, with its kind, format version and checksum; deterministic.
     public static func encode<Payload: PropertyListPayload>(_ payload: Payload) throws -> Data {
         let payloadBytes = try encoder().encode(payload)
-        let envelope = Envelope(kind: Payload.kind, formatVersion: Payload.formatVersion,
+        let envelope = Envelope(kind: Payload.kind, formatVersion: payload.writtenFormatVersion,
                                 checksum: checksum(of: payloadBytes), payload: payload)
         return try encoder().encode(envelope)
     }

@@ -5,9 +5,13 @@ public import Foundation
 /// Other clients read it to learn, without listing change-set folders, which
 /// change sets are new; vacuum reads the acknowledgements to know what every
 /// client still needs. It is a versioned, checksummed property list.
+///
+/// Versions: 1, the first; 2 adds ``changeSetContents``. A marker without them is written as version 1, byte for
+/// byte what earlier clients wrote; a reader of version 1 refuses one of version 2 by its number, lists that
+/// client's folder instead, and counts it as acknowledging nothing when it vacuums, until its next marker.
 @_spi(Tooling) public struct RecentSync: PropertyListPayload, Hashable {
     public static let kind = "recentSync"
-    public static let formatVersion = 1
+    public static let formatVersion = 2
 
     /// The client whose marker this is; also the marker's file name.
     public var clientIdentifier: String
@@ -26,8 +30,22 @@ public import Foundation
     /// is new, not how many sets the folder holds. Absent from markers written before it existed.
     public var recentChangeSets: [String]? = nil
 
+    /// The bytes of the change sets the sync that wrote this marker published, by file name, when they are small
+    /// (at most ``inlineChangeSetLimit`` bytes in all): a reader that lacks them takes them from here, so that each
+    /// client with news costs a reader one request, not two. Their files are published too, at the same time (a
+    /// reader that comes after the next marker lists or fetches them). Absent from markers of version 1, from
+    /// markers that announce no new set, and when the sets are larger.
+    public var changeSetContents: [String: Data]? = nil
+
     /// How many change-set names a marker announces.
     public static let announcedChangeSetLimit = 8
+
+    /// The most change-set bytes a marker carries (``changeSetContents``): a set of a few dozen rows. A reader reads
+    /// a changed marker anyway, and markers change when their client publishes (or acknowledges, rarely).
+    public static let inlineChangeSetLimit = 16 * 1024
+
+    /// Version 1 unless the marker carries change sets.
+    public var writtenFormatVersion: Int { changeSetContents == nil ? 1 : 2 }
 
     /// How old ``lastSyncDate`` may grow while the client keeps syncing (one hour): an idle sync rewrites the
     /// marker when its date is this old, one request an hour. Client expiry refuses durations shorter than

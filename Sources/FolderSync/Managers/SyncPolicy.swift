@@ -1,3 +1,5 @@
+public import Foundation
+
 /// What a document sync manager does on its own around syncs.
 public struct SyncPolicy: Sendable, Hashable {
     /// At the first sync, start from the remote's best whole store (a new device joining a document with data),
@@ -9,6 +11,17 @@ public struct SyncPolicy: Sendable, Hashable {
     public var wholeStoreUploadAfterBytes: Int64? = 16 * 1024 * 1024
     /// Vacuum after each whole-store upload, so that change sets every client has applied are removed.
     public var vacuumsAfterWholeStoreUpload = true
+    /// How long a client that applied other clients' change sets, with nothing of its own to publish, may wait before
+    /// it rewrites its recent sync only to acknowledge them (default 10 minutes; 0: at every such sync).
+    ///
+    /// An acknowledgement lets vacuum remove what every client applied; nothing else waits for it. Written at once,
+    /// it costs every reader's sync a write, and every other client's next sync a read of the changed marker: with a
+    /// hundred devices, most of their requests. A sync that publishes, or that finds its marker missing, older or
+    /// claiming more than the store holds (a restored store), writes it at once whatever this says.
+    public var acknowledgementDelay: TimeInterval = 600
+    /// Whether a marker carries the small sets its sync published (``RecentSync/changeSetContents``): always, but in
+    /// tests that need readers to fetch each set from its file.
+    package var carriesChangeSetsInMarkers = true
     /// A `BLOB` value of at least this many bytes travels as an attachment: stored once under the document's
     /// `Attachments/`, while change sets and whole stores carry its hash and size (`nil`: values always inline).
     public var attachmentThreshold: Int? = 64 * 1024

@@ -24,6 +24,8 @@ extension SynchronizationOperation {
         var path: RemotePath
         /// Named by its client's marker rather than seen in a listing: the remote may not show it yet.
         var announced = false
+        /// The set's bytes, when a marker read in this sync carried them (``RecentSync/changeSetContents``).
+        var contents: Data?
     }
 
     /// Finds the change sets this client has not applied: from the markers in `RecentSyncs/`, reading only those
@@ -37,16 +39,18 @@ extension SynchronizationOperation {
     ///   - markers: the listing of `RecentSyncs/` when the caller already asked for it, `nil` to ask for it here.
     ///   - ownSets: the listing of this client's own change sets, asked before a sync that numbers new sets
     ///     (``listsOwnChangeSets(_:)``), checked for sets its store does not know (``checkOwnNumbers(in:_:)``).
+    ///   - ownMarker: this client's own marker, when the caller read it with the listings.
     func findNewChangeSets(_ state: inout LocalSyncState, listing: Set<String> = [],
-                           markers listed: [RemoteItem]? = nil, ownSets: [RemoteItem]? = nil) async throws -> [Available] {
+                           markers listed: [RemoteItem]? = nil, ownSets: [RemoteItem]? = nil,
+                           ownMarker: RecentSyncRead? = nil) async throws -> [Available] {
         let markers: [RemoteItem]
         if let listed { markers = listed } else { markers = try await fetchRecentSyncListing() }
         report.remoteRequests += 1
         // Once after a fresh start, SyncChanges/ is listed too (below): asked now, with the markers' reads.
         let listsClients = !state.remote.hasListedClients && !isReadOnly
         async let clientFolders = listsClients ? fetchClientsWithChangeSets() : nil
-        if let ownMarker = ownRecentSync(in: markers) {
-            try await checkOwnHistory(ownMarker, &state)
+        if let item = ownRecentSync(in: markers) {
+            try await checkOwnHistory(item, prefetched: ownMarker, &state)
         } else if !isReadOnly, state.progress.publishedSequence > 0 {
             // Gone although this client published: deleted (checked next), or a folder restored to before its first marker.
             try await checkOwnChangeSets(after: 0, &state)
@@ -81,6 +85,7 @@ extension SynchronizationOperation {
                     continue
                 }
                 guard let recent else { continue }
+                if let contents = recent.changeSetContents { markerContents[client] = contents }
                 for (other, sequence) in recent.acknowledgement where other != client && other != clientIdentifier {
                     state.remote.acknowledgedByOthers[other] = max(state.remote.acknowledgedByOthers[other] ?? 0, sequence)
                 }
@@ -129,7 +134,8 @@ extension SynchronizationOperation {
                let announced = state.remote.knownRecentSyncs[client]?.announcedChangeSets(after: acknowledged[client] ?? 0) {
                 // Its marker names every set this client lacks: no listing of a folder of any size.
                 for (sequence, name) in announced where !applied.contains(sequence, of: client) {
-                    available.append(Available(client: client, sequence: sequence, name: name, path: directory.appending(name), announced: true))
+                    available.append(Available(client: client, sequence: sequence, name: name, path: directory.appending(name), announced: true,
+                                               contents: markerContents[client]?[name]))
                 }
                 continue
             }
@@ -149,7 +155,8 @@ extension SynchronizationOperation {
                 }
                 guard !applied.contains(parsed.sequence, of: client) else { continue }
                 if client == clientIdentifier && parsed.sequence > state.progress.publishedSequence { continue }
-                available.append(Available(client: client, sequence: parsed.sequence, name: item.name, path: directory.appending(item.name)))
+                available.append(Available(client: client, sequence: parsed.sequence, name: item.name, path: directory.appending(item.name),
+                                           contents: markerContents[client]?[item.name]))
             }
             let next = (acknowledged[client] ?? 0) + 1
             let present = Set(available.filter { $0.client == client }.map(\.sequence))
@@ -176,20 +183,32 @@ extension SynchronizationOperation {
         known == nil || marker.etag == nil || known?.etag != marker.etag
     }
 
-    /// Reads this client's own recent sync back when its version tag changed since it was last read (after each of
-    /// this client's writes, once), to find a store or a folder that went back in time:
+    /// Reads this client's own recent sync back when its version tag changed since it was last read (once after each
+    /// of this client's writes, with the sync's first requests: `prefetched`), to find a store or a folder that went
+    /// back in time:
     /// - the marker says more was published than the store knows: the store was restored from an earlier copy. It
     ///   continues after the published sequence (``ModelAdapter/continueAfterRestore(remotePublishedSequence:localClient:)``),
-    ///   its own sets in between come back from the remote, and nothing is ever numbered twice;
+    ///   its own sets in between come back from the remote, and nothing is ever numbered twice. Unless the sets it
+    ///   names beyond are still staged here under the same names: a marker written with its sets, whose upload failed
+    ///   (``publish(_:_:announcing:)``); this sync publishes them;
     /// - the marker says less: the folder was restored from an older copy, or the marker rolled back. The marker is
     ///   written again, and when this client's own sets are gone from the folder, it owes a whole store that
-    ///   covers them (uploaded by the manager after this sync), so that the folder heals.
-    func checkOwnHistory(_ item: RemoteItem, _ state: inout LocalSyncState) async throws {
+    ///   covers them (uploaded by the manager after this sync), so that the folder heals;
+    /// - the marker acknowledges more than the store applied: the store went back. The marker is written again.
+    func checkOwnHistory(_ item: RemoteItem, prefetched: RecentSyncRead?, _ state: inout LocalSyncState) async throws {
         guard !isReadOnly, item.etag == nil || item.etag != state.remote.ownRecentSyncEtag else { return }
         let path = layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description
         let recent: RecentSync
         do {
-            guard let read = try await readRecentSync(client: clientIdentifier) else { return }
+            let read: RecentSync?
+            if let prefetched {
+                report.remoteRequests += prefetched.requests
+                report.bytesReceived += prefetched.bytes
+                read = try prefetched.recent.get()
+            } else {
+                read = try await readRecentSync(client: clientIdentifier)
+            }
+            guard let read else { return }
             recent = read
         } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
             warnUnreadable(error, "this client's own recent sync")
@@ -197,10 +216,28 @@ extension SynchronizationOperation {
             return
         }
         state.remote.ownRecentSyncEtag = item.etag
+        // A marker that acknowledges sets the store no longer holds (it went back) is corrected by this sync: vacuum
+        // trusts it. What the store applied since the marker was written waits (SyncPolicy.acknowledgementDelay).
+        let held = try acknowledgement()
+        if recent.acknowledgement.contains(where: { $0.value > held[$0.key] ?? 0 }) { rewritesOwnRecentSync = true }
         if recent.publishedSequence > state.progress.publishedSequence {
+            guard !stillStaged(recent, state) else { return }
             try continueAfterRestore(publishedOnRemote: recent.publishedSequence, &state, path: path)
         } else if recent.publishedSequence < state.progress.publishedSequence {
             try await checkOwnChangeSets(after: recent.publishedSequence, &state)
+        }
+    }
+
+    /// Whether every set `recent` says this client published beyond what its store marked published is still staged
+    /// here under the name the marker gives it: the marker went out with sets whose upload failed, not a restore.
+    private func stillStaged(_ recent: RecentSync, _ state: LocalSyncState) -> Bool {
+        let named = Dictionary((recent.recentChangeSets ?? []).compactMap { name in
+            RemoteLayout.parseChangeSetFileName(name).map { ($0.sequence, name) }
+        }, uniquingKeysWith: { first, _ in first })
+        let staged = localLayout.stagedSyncChangesDirectory
+        return (state.progress.publishedSequence + 1...recent.publishedSequence).allSatisfy { sequence in
+            guard sequence < state.progress.nextSequence, let name = named[sequence] else { return false }
+            return FileManager.default.fileExists(atPath: staged.appendingPathComponent(name).path)
         }
     }
 

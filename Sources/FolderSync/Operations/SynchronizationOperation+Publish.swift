@@ -47,29 +47,115 @@ extension SynchronizationOperation {
     /// How many change sets a sync uploads at once.
     static let concurrentPublications = 4
 
-    func publishStagedChangeSets(_ state: inout LocalSyncState) async throws {
+    /// The staged change sets not published yet, in sequence order. A file of a set published before a crash that
+    /// came before its removal is removed.
+    func stagedChangeSets(_ state: LocalSyncState) throws -> [(name: String, sequence: Int64)] {
         let directory = localLayout.stagedSyncChangesDirectory
-        var staged: [(String, Int64)] = []
+        var staged: [(name: String, sequence: Int64)] = []
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
             guard let sequence = RemoteLayout.parseChangeSetFileName(name)?.sequence, sequence < state.progress.nextSequence else { continue }
             if sequence <= state.progress.publishedSequence {
-                // Published before a crash that came before this file's removal.
                 try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
             } else {
                 staged.append((name, sequence))
             }
         }
-        staged.sort { $0.1 < $1.1 }
-        guard let last = staged.last else { return }
-        // Attachments first: the remote has what a set references before the set appears.
+        return staged.sorted { $0.sequence < $1.sequence }
+    }
+
+    /// Publishes the staged sets (attachments they reference first), then writes this client's marker with
+    /// `acknowledgement` (`nil`: the marker is not written).
+    ///
+    /// When the sets are small (``RecentSync/inlineChangeSetLimit``), the marker carries their bytes and is written
+    /// while they upload: over a wide-area link, two round trips (PUT, then MOVE) instead of four. A reader may then
+    /// see the marker before the files, and takes the sets from the marker; a reader that comes later finds the
+    /// files, since this client writes its next marker only after publishing again whatever is still staged. A
+    /// marker written when a set's upload failed names a set the folder lacks and says more than the store marked
+    /// published: the next sync knows it by the staged file of that name (``checkOwnHistory(_:prefetched:_:)``).
+    func publish(_ staged: [(name: String, sequence: Int64)], _ state: inout LocalSyncState,
+                 announcing acknowledgement: [String: Int64]?) async throws {
+        let directory = localLayout.stagedSyncChangesDirectory
+        // Attachments first: the remote has what a set references before the set (or a marker carrying it) appears.
         for (name, _) in staged where !stagedWithoutAttachments.contains(name) {
             // Reading a set again only to find its attachments cost a third of publishing millions of changes.
             try await publishAttachments(referencedBy: directory.appendingPathComponent(name))
         }
-        // A few uploads at a time: over HTTP each set waits for its PUT and MOVE round trips, not for bandwidth.
-        // Readers apply a client's sets in sequence order whatever order they appear in, and learn of them from
-        // the marker written once all are published.
-        try await withThrowingTaskGroup(of: (ChangeSetHeader, Int64).self) { group in
+        let names = staged.map(\.name)
+        let announced = Array((state.remote.recentlyPublished + names).suffix(RecentSync.announcedChangeSetLimit))
+        var marker: (recent: RecentSync, data: Data)?
+        if let acknowledgement {
+            let contents = try inlineContents(of: names)
+            let recent = RecentSync(clientIdentifier: clientIdentifier, lastSyncDate: environment.now().wholeSeconds,
+                                    publishedSequence: staged.last?.sequence ?? state.progress.publishedSequence,
+                                    acknowledgement: acknowledgement, schemaVersion: store.schemaVersion,
+                                    recentChangeSets: announced, changeSetContents: contents)
+            marker = (recent, try PropertyListFile.encode(recent))
+        }
+        // Written with the sets when it carries them all, after them otherwise.
+        let together = marker?.recent.changeSetContents != nil
+        if together { emit(.phase(.writingRecentSync)) }
+        // A marker that failed beside sets that went out: they are marked published all the same, then it throws.
+        let failedMarker = try await upload(staged, marker: together ? marker?.data : nil)
+        if let last = staged.last {
+            try store.markPublished(throughSequence: last.sequence)
+            state.progress = try store.loadSyncState().progress
+            state.remote.recentlyPublished = announced
+            for name in names { try? FileManager.default.removeItem(at: directory.appendingPathComponent(name)) }
+        }
+        if let failedMarker { throw failedMarker }
+        guard let marker else { return }
+        if !together {
+            emit(.phase(.writingRecentSync))
+            if let failed = try await upload([], marker: marker.data) { throw failed }
+        }
+        state.remote.announcedAt = marker.recent.lastSyncDate
+        state.remote.announcedSequence = marker.recent.publishedSequence
+        state.remote.announcedAcknowledgement = marker.recent.acknowledgement
+        // Its version tag, so that the next sync does not read it back: asked after a sync that published nothing.
+        // One that published does not wait for it (a round trip over a wide-area link): the next sync reads the
+        // marker back with its first requests (``checkOwnHistory(_:prefetched:_:)``).
+        if staged.isEmpty {
+            state.remote.ownRecentSyncEtag = try await fetchOwnRecentSyncVersionTag()
+            report.remoteRequests += 1
+        } else {
+            state.remote.ownRecentSyncEtag = nil
+        }
+    }
+
+    /// The bytes of the staged sets `names` for a marker to carry, or `nil` when there are none or they are too large.
+    private func inlineContents(of names: [String]) throws -> [String: Data]? {
+        guard !names.isEmpty, context.policy.carriesChangeSetsInMarkers else { return nil }
+        let directory = localLayout.stagedSyncChangesDirectory
+        var contents: [String: Data] = [:]
+        var total = 0
+        for name in names {
+            let url = directory.appendingPathComponent(name)
+            let size = (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue ?? Int.max
+            total += size
+            guard total <= RecentSync.inlineChangeSetLimit else { return nil }
+            contents[name] = try Data(contentsOf: url)
+        }
+        return contents
+    }
+
+    /// Uploads `staged` (a few at a time: over HTTP each set waits for its PUT and MOVE round trips, not for
+    /// bandwidth) and the marker `data` beside them. Readers apply a client's sets in sequence order whatever order
+    /// they appear in. Throws when a set fails; returns the marker's error, once every set went out.
+    private func upload(_ staged: [(name: String, sequence: Int64)], marker data: Data?) async throws -> (any Error)? {
+        enum Upload { case changeSet(ChangeSetHeader, Int64), marker(Result<Int, any Error>) }
+        let directory = localLayout.stagedSyncChangesDirectory
+        return try await withThrowingTaskGroup(of: Upload.self) { group in
+            if let data {
+                group.addTask {
+                    do {
+                        try Task.checkCancellation()
+                        try await self.writeRecentSync(data)
+                        return .marker(.success(data.count))
+                    } catch {
+                        return .marker(.failure(error))
+                    }
+                }
+            }
             var next = staged.makeIterator()
             func publishNext() throws {
                 guard let (name, _) = next.next() else { return }
@@ -79,35 +165,28 @@ extension SynchronizationOperation {
                 group.addTask {
                     try Task.checkCancellation()
                     try await self.publishChangeSet(from: url, name: name)
-                    return (header, size)
+                    return .changeSet(header, size)
                 }
             }
             for _ in 0..<Self.concurrentPublications { try publishNext() }
-            while let (header, size) = try await group.next() {
-                report.remoteRequests += 1
-                report.changeSetsSent += 1
-                report.changesSent += header.changeCount
-                report.bytesSent += size
-                emit(.transferred(sent: report.bytesSent, received: report.bytesReceived))
-                try publishNext()
+            var markerError: (any Error)?
+            while let upload = try await group.next() {
+                switch upload {
+                case .changeSet(let header, let size):
+                    report.remoteRequests += 1
+                    report.changeSetsSent += 1
+                    report.changesSent += header.changeCount
+                    report.bytesSent += size
+                    emit(.transferred(sent: report.bytesSent, received: report.bytesReceived))
+                    try publishNext()
+                case .marker(.success(let size)):
+                    report.remoteRequests += 1
+                    report.bytesSent += Int64(size)
+                case .marker(.failure(let error)):
+                    markerError = error
+                }
             }
+            return markerError
         }
-        try store.markPublished(throughSequence: last.1)
-        state.progress = try store.loadSyncState().progress
-        state.remote.recentlyPublished = Array((state.remote.recentlyPublished + staged.map(\.0)).suffix(RecentSync.announcedChangeSetLimit))
-        for (name, _) in staged { try? FileManager.default.removeItem(at: directory.appendingPathComponent(name)) }
     }
-
-    /// Writes this client's marker; returns the date it holds.
-    func writeOwnRecentSync(_ state: LocalSyncState, acknowledgement: [String: Int64]) async throws -> Date {
-        let recent = RecentSync(clientIdentifier: clientIdentifier, lastSyncDate: environment.now().wholeSeconds,
-                                publishedSequence: state.progress.publishedSequence, acknowledgement: acknowledgement,
-                                schemaVersion: store.schemaVersion, recentChangeSets: state.remote.recentlyPublished)
-        let data = try PropertyListFile.encode(recent)
-        try await writeRecentSync(data)
-        report.remoteRequests += 1
-        report.bytesSent += Int64(data.count)
-        return recent.lastSyncDate
-    }
-
 }

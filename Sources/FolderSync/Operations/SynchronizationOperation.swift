@@ -18,9 +18,13 @@ public import Foundation
 /// 5. Publish staged sets (atomic write under the final name; publishing again
 ///    after a crash writes the same bytes under the same name; sets an earlier
 ///    sync staged go out as they are, since they may be on the remote already).
-/// 6. Write `RecentSyncs/<client>.recentsync` with the acknowledgement.
+/// 6. Write `RecentSyncs/<client>.recentsync` with the acknowledgement: after the
+///    sets, or with them when it carries them (small sets). A sync that only
+///    applied writes it at most every ``SyncPolicy/acknowledgementDelay``.
 ///
-/// An idle sync (nothing new anywhere) costs two listings and reads no change set.
+/// An idle sync (nothing new anywhere) costs two listings and reads no change set. Over a wide-area link, a sync
+/// that publishes one small set takes three round trips (the listings; the set and the marker written together,
+/// PUT then MOVE on WebDAV), and one that applies it two (the listings; the marker, which carries the set).
 ///
 /// This file holds ``run()`` and the backend steps; each phase is a file of its own:
 /// `SynchronizationOperation+Discovery` (markers and listings), `+Download` (each set fetched once and verified;
@@ -57,6 +61,8 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
 
     /// Change sets downloaded and verified in this sync, by remote path.
     var downloaded: [String: Downloaded] = [:]
+    /// The change sets the markers read in this sync carried, by client and file name (``RecentSync/changeSetContents``).
+    var markerContents: [String: [String: Data]] = [:]
     /// Clients with a set their marker announced that the remote does not show (yet).
     var notYetVisible: Set<String> = []
     /// Clients with a file this sync could not use (a damaged marker or change set): reported once, and their sets
@@ -100,6 +106,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         report = SyncReport()
         ledger = nil
         downloaded = [:]
+        markerContents = [:]
         notYetVisible = []
         unreadable = []
         rewritesOwnRecentSync = false
@@ -134,6 +141,10 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         async let wholeStoreTag: String?? = looksAtWholeStore ? fetchOwnWholeStoreVersionTag() : nil
         let listsOwnSets = try listsOwnChangeSets(state)
         async let ownSets = listsOwnSets ? fetchChangeSetListing(client: clientIdentifier) : nil
+        // This client's own marker, when it wrote one it has not read back since (a write answers no version tag on
+        // every backend, and asking for it would be a round trip of the sync that wrote it): read with the listings.
+        let readsOwnMarker = !isReadOnly && state.remote.ownRecentSyncEtag == nil && state.remote.announcedAt != nil
+        async let ownMarker = readsOwnMarker ? loadRecentSync(client: clientIdentifier) : nil
         try await checkIntegrityKey()
         // What the local changes were made after: they are staged once this sync's sets are applied, but they do
         // not depend on those (a set of a newer format parked here must not hold them back at every reader).
@@ -148,7 +159,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         let ownRecentSyncExists = ownRecentSync(in: markers) != nil
         let checksDeletion = !isReadOnly && !ownRecentSyncExists
         async let deletionMarker = checksDeletion ? readOwnDeletionMarker() : .success(nil)
-        let available = try await findNewChangeSets(&state, markers: markers, ownSets: try await ownSets)
+        let available = try await findNewChangeSets(&state, markers: markers, ownSets: try await ownSets, ownMarker: await ownMarker)
         if checksDeletion {
             report.remoteRequests += 1
             if try isDeleted(by: await deletionMarker) {
@@ -184,27 +195,21 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         if try store.hasUnpublishedChanges() { try stageLocalChanges(&state, dependencies: dependencies) }
 
         emit(.phase(.publishingLocalChanges))
-        try await publishStagedChangeSets(&state)
-
-        // Also when an earlier sync published or applied but failed to write the marker (found by the simulator
-        // under faults: a set published then never announced stayed invisible to every other client).
-        let acknowledgement = try acknowledgement()
+        // This client's whole store, looked at before publishing: what it finds is for the manager, after this sync.
         let heartbeatDue = isHeartbeatDue(state)
         if heartbeatDue || checksOwnWholeStore, state.remote.ownWholeStoreTag != nil {
             let tag: String?
             if looksAtWholeStore, let asked = try await wholeStoreTag { tag = asked } else { tag = try await fetchOwnWholeStoreVersionTag() }
             try await checkOwnWholeStore(&state, tag: tag)
         }
-        if !ownRecentSyncExists || state.remote.announcedSequence != state.progress.publishedSequence || state.remote.announcedAcknowledgement != acknowledgement
-            || heartbeatDue || rewritesOwnRecentSync {
-            emit(.phase(.writingRecentSync))
-            state.remote.announcedAt = try await writeOwnRecentSync(state, acknowledgement: acknowledgement)
-            // The tag of what was just written: the marker is read back only once someone else changed it.
-            state.remote.ownRecentSyncEtag = try await fetchOwnRecentSyncVersionTag()
-            report.remoteRequests += 1
-            state.remote.announcedSequence = state.progress.publishedSequence
-            state.remote.announcedAcknowledgement = acknowledgement
-        }
+        // Also when an earlier sync published or applied but failed to write the marker (found by the simulator
+        // under faults: a set published then never announced stayed invisible to every other client).
+        let acknowledgement = try acknowledgement()
+        let staged = try stagedChangeSets(state)
+        let announces = !staged.isEmpty || !ownRecentSyncExists || rewritesOwnRecentSync || heartbeatDue
+            || state.remote.announcedSequence != state.progress.publishedSequence
+            || acknowledges(acknowledgement, state)
+        try await publish(staged, &state, announcing: announces ? acknowledgement : nil)
         // The whole-store policy's counters go with the rest (they had a write transaction, an fsync, of their own).
         if report.changeSetsSent > 0 {
             state.remote.changeSetsSinceWholeStore += report.changeSetsSent
@@ -233,7 +238,22 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
 
     /// The heartbeat: an idle sync says it is alive once an hour, so that "last sync" means last sync.
     private func isHeartbeatDue(_ state: LocalSyncState) -> Bool {
-        state.remote.announcedAt.map { environment.now().timeIntervalSince($0) >= RecentSync.heartbeatInterval } ?? true
+        isDue(state, after: RecentSync.heartbeatInterval)
+    }
+
+    /// Whether the marker was written `interval` or longer ago (or never).
+    private func isDue(_ state: LocalSyncState, after interval: TimeInterval) -> Bool {
+        state.remote.announcedAt.map { environment.now().timeIntervalSince($0) >= interval } ?? true
+    }
+
+    /// Whether `acknowledgement` alone makes this sync rewrite the marker: at once when the marker claims more than
+    /// the store holds (a store restored, or a whole store covering less installed: vacuum would remove what this
+    /// client needs); what it applied since waits for ``SyncPolicy/acknowledgementDelay``.
+    private func acknowledges(_ acknowledgement: [String: Int64], _ state: LocalSyncState) -> Bool {
+        let announced = state.remote.announcedAcknowledgement
+        guard announced != acknowledgement else { return false }
+        if announced.contains(where: { $0.value > acknowledgement[$0.key] ?? 0 }) { return true }
+        return isDue(state, after: context.policy.acknowledgementDelay)
     }
 
     /// Whether this sync looks at this client's whole store (``checkOwnWholeStore(_:tag:)``), as known when it starts.
@@ -347,8 +367,8 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         try await fileSystem.upload(fromLocalFile: url, to: layout.syncChangesDirectory(documentIdentifier, client: clientIdentifier).appending(name))
     }
 
-    /// The version tag of this client's own recent-sync marker, asked right after writing it; `nil` when the
-    /// backend has none (the marker is then read back at every sync).
+    /// The version tag of this client's own recent-sync marker, asked right after a sync that published nothing
+    /// wrote it; `nil` when the backend has none (the marker is then read back at every sync).
     open func fetchOwnRecentSyncVersionTag() async throws -> String? {
         try await fileSystem.item(at: layout.recentSyncFile(documentIdentifier, client: clientIdentifier))?.etag
     }

@@ -81,6 +81,13 @@ final class SimulatedClient {
         }
         if let wholeStoreUploadThreshold { document.policy.wholeStoreUploadAfterChangeSets = wholeStoreUploadThreshold }
         if usesAttachments { document.policy.attachmentThreshold = 256 }
+        // Half the clients publish as clients of marker version 1 did: each set read from its file (and faults
+        // injected into those reads), every acknowledgement written at once; the others carry their small sets in
+        // their markers and acknowledge at the default delay.
+        if index % 2 == 0 {
+            document.policy.carriesChangeSetsInMarkers = false
+            document.policy.acknowledgementDelay = 0
+        }
         if resolvesConflicts {
             document.conflictResolver = { conflict in
                 guard case .text(let local) = conflict.localValue, case .text(let remote) = conflict.remoteValue else { return nil }

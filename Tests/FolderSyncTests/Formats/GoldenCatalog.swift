@@ -218,6 +218,13 @@ enum GoldenCatalog {
                                                   acknowledgement: [Golden.clientA: 2, Golden.clientB: 4], schemaVersion: 2,
                                                   recentChangeSets: (1...3).map { RemoteLayout.changeSetFileName(sequence: Int64($0), changeSetIdentifier: splitIdentifier(Int64($0))) }
                                                       + [RemoteLayout.changeSetFileName(sequence: 4, changeSetIdentifier: schema2Header.changeSetIdentifier)])
+    /// Version 2: the marker of a sync that published a small set carries its bytes (the golden inserts set).
+    static let recentSyncGeneration3: RecentSync = {
+        let name = RemoteLayout.changeSetFileName(sequence: 1, changeSetIdentifier: insertsHeader.changeSetIdentifier)
+        return RecentSync(clientIdentifier: Golden.clientA, lastSyncDate: Golden.date, publishedSequence: 1,
+                          acknowledgement: [Golden.clientA: 1], schemaVersion: 1, recentChangeSets: [name],
+                          changeSetContents: [name: try! Golden.data("change-sets/v1-inserts.syncchg")])
+    }()
 
     // MARK: Encryption
 
@@ -284,6 +291,8 @@ enum GoldenCatalog {
                        content: .propertyList(recentSyncGeneration1)),
             GoldenFile(path: "recent-syncs/generation2.recentsync", kind: .propertyList, version: 1, writer: .current,
                        content: .propertyList(recentSyncGeneration2)),
+            GoldenFile(path: "recent-syncs/generation3.recentsync", kind: .propertyList, version: 2, writer: .current,
+                       content: .propertyList(recentSyncGeneration3)),
             GoldenFile(path: "property-lists/FormatVersion.plist", kind: .propertyList, version: 1, writer: .current,
                        content: .propertyList(formatVersion)),
             GoldenFile(path: "property-lists/FormatVersion-encrypted.plist", kind: .propertyList, version: 1, writer: .current,

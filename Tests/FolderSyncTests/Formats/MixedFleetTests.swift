@@ -15,6 +15,18 @@ struct RecentSyncGeneration1: PropertyListPayload {
     var schemaVersion: Int
 }
 
+/// A recent-sync marker as the readers of version 1 declared it, before markers carried change sets.
+struct RecentSyncVersion1: PropertyListPayload {
+    static let kind = "recentSync"
+    static let formatVersion = 1
+    var clientIdentifier: String
+    var lastSyncDate: Date
+    var publishedSequence: Int64
+    var acknowledgement: [String: Int64]
+    var schemaVersion: Int
+    var recentChangeSets: [String]?
+}
+
 /// A whole-store manifest as the readers before `0b62df5` declared it (no `attachmentReferenceCount`).
 struct WholeStoreManifestGeneration1: PropertyListPayload {
     static let kind = "appliedSyncChangeSets"
@@ -115,6 +127,17 @@ struct MixedFleetTests {
         var info = GoldenWriters.encryptionKeyInfo
         info.keyDerivation = "scrypt"
         #expect(code { _ = try info.passwordKey(for: GoldenCatalog.password, path: try RemotePath("k")) } == .unsupportedFormatVersion)
+    }
+
+    @Test("A reader of marker version 1 refuses one that carries change sets by its number, and reads today's others")
+    func markerVersion1Reader() throws {
+        #expect { try PropertyListFile.decode(RecentSyncVersion1.self, from: try Golden.data("recent-syncs/generation3.recentsync"), path: "m") } throws: {
+            ($0 as? FolderSyncError)?.code == .unsupportedFormatVersion
+        }
+        var marker = GoldenCatalog.recentSyncGeneration3
+        marker.changeSetContents = nil
+        let read = try PropertyListFile.decode(RecentSyncVersion1.self, from: try PropertyListFile.encode(marker), path: "m")
+        #expect(read.publishedSequence == 1 && read.recentChangeSets == marker.recentChangeSets)
     }
 
     @Test("A reader of the first generation fails the checksum of a marker or manifest that gained a key: corruptFile")

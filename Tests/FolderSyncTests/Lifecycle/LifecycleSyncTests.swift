@@ -23,6 +23,7 @@ struct LifecycleSyncTests {
         let a = try await TestClient.make(remote, name: "A", in: directory)
         let b = try await TestClient.make(remote, name: "B", in: directory)
         let c = try await TestClient.make(remote, name: "C", in: directory)
+        for client in [a, b, c] { client.document.policy.acknowledgementDelay = 0 }   // acknowledged by each sync
         let fabricator = try DocumentFabricator(remote)
 
         try a.execute("INSERT INTO folders VALUES ('f1', 'Work')")
@@ -100,6 +101,7 @@ struct LifecycleSyncTests {
         let a = try await TestClient.make(remote, name: "A", in: directory)
         let b = try await TestClient.make(remote, name: "B", in: directory)
         let c = try await TestClient.make(remote, name: "C", in: directory)
+        for client in [a, b, c] { client.document.policy.acknowledgementDelay = 0 }   // acknowledged by each sync
         let fabricator = try DocumentFabricator(remote)
         let layout = fabricator.layout
         try b.execute("INSERT INTO notes(id, title) VALUES ('n1', 'First from B')")

@@ -37,6 +37,26 @@ struct RoundTripTests {
         #expect(remote.held == 2)
     }
 
+    @Test("A sync that publishes a small set writes the set and its marker at once; the next sync reads the marker back with its listings")
+    func publishing() async throws {
+        let directory = TemporaryDirectory()
+        let remote = Rendezvous(InMemoryFileSystem())
+        let (a, b) = try await TestClient.pair(remote, in: directory)
+        try await a.sync(); try await b.sync()
+        try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'Hello')")
+        remote.hold(2) { request, path in
+            (request == .upload && path.name.hasSuffix(".syncchg")) || (request == .write && path.name == "client-A.recentsync")
+        }
+        let published = try await a.sync()
+        #expect(published.changeSetsSent == 1 && remote.held == 2)
+        remote.hold(3) { request, path in
+            (request == .list && ["IntegrityKey", "RecentSyncs"].contains(path.name)) || (request == .read && path.name == "client-A.recentsync")
+        }
+        let next = try await a.sync()
+        #expect(next.isIdle && next.remoteRequests == 3 && remote.held == 3)
+        #expect(try await a.sync().remoteRequests == 2, "once read back, an idle sync is two listings")
+    }
+
     @Test("A document's registration reads its three files at once and makes the client's three folders at once")
     func registration() async throws {
         let directory = TemporaryDirectory()
