@@ -231,9 +231,10 @@ extension SynchronizationOperation {
     /// Whether every set `recent` says this client published beyond what its store marked published is still staged
     /// here under the name the marker gives it: the marker went out with sets whose upload failed, not a restore.
     private func stillStaged(_ recent: RecentSync, _ state: LocalSyncState) -> Bool {
-        let named = Dictionary((recent.recentChangeSets ?? []).compactMap { name in
-            RemoteLayout.parseChangeSetFileName(name).map { ($0.sequence, name) }
-        }, uniquingKeysWith: { first, _ in first })
+        // Every set a marker written with its sets published is among its contents; the names cover the rest.
+        let names = (recent.recentChangeSets ?? []) + (recent.changeSetContents.map { Array($0.keys) } ?? [])
+        let named = Dictionary(names.compactMap { name in RemoteLayout.parseChangeSetFileName(name).map { ($0.sequence, name) } },
+                               uniquingKeysWith: { first, _ in first })
         let staged = localLayout.stagedSyncChangesDirectory
         return (state.progress.publishedSequence + 1...recent.publishedSequence).allSatisfy { sequence in
             guard sequence < state.progress.nextSequence, let name = named[sequence] else { return false }

@@ -118,6 +118,28 @@ struct CarriedChangeSetTests {
         #expect(try c.value("SELECT count(*) FROM notes") == "2")
     }
 
+    @Test("More staged sets than a marker names, whose uploads kept failing while markers carrying them went out, are published under their names, not taken for a restore")
+    func manyStagedSetsFailedTogether() async throws {
+        let directory = TemporaryDirectory()
+        let base = InMemoryFileSystem()
+        let remote = Recording(base)
+        let (a, b) = try await TestClient.pair(remote, in: directory)
+        try await a.sync(); try await b.sync()
+        let failing = RecentSync.announcedChangeSetLimit + 2
+        remote.failsUploads.withLock { $0 = true }
+        for index in 0..<failing {
+            try a.execute("INSERT INTO notes(id, title) VALUES (?, 'staged')", ["n\(index)"])
+            await #expect(throws: FolderSyncError.self) { try await a.sync() }
+        }
+        remote.failsUploads.withLock { $0 = false }
+        #expect(try await marker(base).publishedSequence == Int64(failing))
+        let again = try await a.sync()
+        #expect(!again.warnings.contains { $0.kind == .restoredStore }, "\(again.warnings)")
+        #expect(try await setsOfA(base).compactMap { RemoteLayout.parseChangeSetFileName($0)?.sequence } == Array(1...Int64(failing)))
+        try await converge(a, b)
+        #expect(try b.value("SELECT count(*) FROM notes") == String(failing))
+    }
+
     @Test("A client that only applies acknowledges once its marker is acknowledgementDelay old; at once when it publishes")
     func acknowledgementDelay() async throws {
         let directory = TemporaryDirectory()
