@@ -22,6 +22,7 @@ public protocol PropertyListPayload: Codable, Sendable, Equatable {
 }
 
 extension PropertyListPayload {
+    /// ``formatVersion``: a payload whose every version is read by the same readers is written as the newest.
     public var writtenFormatVersion: Int { Self.formatVersion }
 }
 

@@ -19,6 +19,7 @@ extension SimulationRun {
             if upload {
                 if let manifest = try await document.uploadWholeStore() {
                     summary.wholeStoreUploads += 1
+                    folderLostAbove[client.index] = nil
                     log("\(client.identifier) uploads a whole store covering \(manifest.coveredCount) change sets")
                 } else {
                     log("\(client.identifier) uploads no whole store (changes unpublished, or its store on the remote covers more)")

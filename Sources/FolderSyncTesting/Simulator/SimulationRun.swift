@@ -20,6 +20,13 @@ final class SimulationRun {
     /// Copies of clients' stores, by client index, and of the shared folder, for the restore steps.
     var storeBackups: [Int: StoreBackup] = [:]
     var folderBackupEpoch: [Int]?
+    /// What each client had published when the shared folder was copied, by client index.
+    var folderBackupPublished: [Int: Int64] = [:]
+    /// Clients whose store was put back below what they had published, by index: the sequence they had reached. Their
+    /// store holds those sets again once it continued past it and applied its own sets back (``SimulationRun/restoreHazards``).
+    var storeRestoredBelow: [Int: Int64] = [:]
+    /// Clients whose sets above this sequence a folder restore removed, by index, until they upload a whole store.
+    var folderLostAbove: [Int: Int64] = [:]
     /// The faults of ``ConvergenceSimulator/Configuration/faults``, struck only inside syncs of the random steps.
     private(set) var faults: FaultyFileSystem.Faults?
     /// Set when the random steps are over: settling and the final rounds run without faults.
@@ -194,6 +201,7 @@ final class SimulationRun {
         summary.conflicts += report.conflicts.count
         if report.warnings.contains(where: { $0.kind == .clockSkew }) { summary.clockSkewWarnings += 1 }
         if report.warnings.contains(where: { $0.kind == .restoredStore }) { summary.restoredStoresNoticed += 1 }
+        if report.uploadedWholeStore != nil { folderLostAbove[client.index] = nil }
         if configuration.lifecycle {
             if report.uploadedWholeStore != nil { summary.automaticWholeStoreUploads += 1 }
             if report.installedWholeStore != nil { summary.wholeStoreInstalls += 1 }
