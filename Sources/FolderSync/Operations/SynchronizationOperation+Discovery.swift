@@ -331,14 +331,20 @@ extension SynchronizationOperation {
 
     /// This client's marker on the remote says it published only up to `sequence` (or there is none), less than it
     /// did: the folder or the file was restored from an older copy. The marker is written again; when some of its
-    /// change sets after `sequence` are gone from the folder, this client owes a whole store that covers them.
+    /// change sets after `sequence` are gone from the folder, this client owes a whole store that covers them, a debt
+    /// saved at once.
     func checkOwnChangeSets(after sequence: Int64, _ state: inout LocalSyncState) async throws {
         rewritesOwnRecentSync = true
         let listing = try await fetchChangeSetListing(client: clientIdentifier)
         report.remoteRequests += 1
         let present = Set(listing.compactMap { RemoteLayout.parseChangeSetFileName($0.name)?.sequence })
         let lost = (sequence + 1...state.progress.publishedSequence).filter { !present.contains($0) }
-        if !lost.isEmpty { state.remote.owesWholeStore = true }
+        if !lost.isEmpty {
+            // Saved now, not with the rest at the end: this sync rewrites the marker, the only evidence of the loss, and
+            // may fail after that (soak seed 11800033: cancelled after the marker went out, the debt was never paid).
+            state.remote.owesWholeStore = true
+            try store.updateRemoteKnowledge { $0.owesWholeStore = true }
+        }
         report.warnings.append(SyncWarning(kind: .staleRecentSync,
             message: "this client's recent sync on the remote says it published up to \(sequence), where it published up to "
                      + "\(state.progress.publishedSequence) (the folder or the file was restored from an older copy); it is written again"

@@ -140,6 +140,30 @@ struct CarriedChangeSetTests {
         #expect(try b.value("SELECT count(*) FROM notes") == String(failing))
     }
 
+    @Test("A sync that finds its sets gone from a restored folder owes a whole store even when it fails after rewriting its marker")
+    func lossFoundBeforeAFailureIsKept() async throws {
+        let directory = TemporaryDirectory()
+        let root = directory.subdirectory("remote"), copy = directory.url.appendingPathComponent("remote-copy")
+        let remote = Recording(FileManagerFileSystem(rootURL: root))
+        let (a, b) = try await TestClient.pair(remote, in: directory)
+        try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'one')")
+        try await a.sync(); try await b.sync()
+        try FileManager.default.copyItem(at: root, to: copy)                        // the folder's backup
+        try a.execute("INSERT INTO notes(id, title) VALUES ('n2', 'two, lost with the folder')")
+        try await a.sync(); try await a.sync()                                     // A's marker read back
+        try FileManager.default.removeItem(at: root)
+        try FileManager.default.moveItem(at: copy, to: root)                         // the folder restored
+        try a.execute("INSERT INTO notes(id, title) VALUES ('n3', 'three')")
+        remote.failsUploads.withLock { $0 = true }                                 // its marker goes out, its set does not
+        await #expect(throws: FolderSyncError.self) { try await a.sync() }
+        remote.failsUploads.withLock { $0 = false }
+        #expect(try a.store.loadSyncState().remote.owesWholeStore, "the loss was forgotten with the failed sync")
+        let healed = try await a.sync()
+        #expect(healed.uploadedWholeStore != nil)
+        try await converge(a, b)
+        #expect(try b.value("SELECT group_concat(id) FROM (SELECT id FROM notes ORDER BY id)") == "n1,n2,n3")
+    }
+
     @Test("A client that only applies acknowledges once its marker is acknowledgementDelay old; at once when it publishes")
     func acknowledgementDelay() async throws {
         let directory = TemporaryDirectory()
