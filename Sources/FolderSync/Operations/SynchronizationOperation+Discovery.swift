@@ -65,6 +65,9 @@ extension SynchronizationOperation {
         var listedInstead = Set<String>()
         var withMarkers = Set<String>()
         let fetched = await readRecentSyncs(changedIn: markers, state: state)
+        // The highest of this client's sets another client says it applied: more than this store published means it
+        // went back (a store restored while its marker was gone, or before another client applied it).
+        var ownAppliedElsewhere: Int64 = 0
         for item in markers where item.kind == .file && !TemporaryName.isTemporary(item.name) {
             guard let client = RemoteLayout.parseRecentSyncFileName(item.name) else {
                 warnUnknown(layout.recentSyncsDirectory(documentIdentifier).appending(item.name))
@@ -86,6 +89,7 @@ extension SynchronizationOperation {
                 }
                 guard let recent else { continue }
                 if let contents = recent.changeSetContents { markerContents[client] = contents }
+                ownAppliedElsewhere = max(ownAppliedElsewhere, recent.acknowledgement[clientIdentifier] ?? 0)
                 for (other, sequence) in recent.acknowledgement where other != client && other != clientIdentifier {
                     state.remote.acknowledgedByOthers[other] = max(state.remote.acknowledgedByOthers[other] ?? 0, sequence)
                 }
@@ -105,6 +109,11 @@ extension SynchronizationOperation {
                 state.remote.knownRecentSyncs[client] = known
             }
             if let known, known.publishedSequence > (acknowledged[client] ?? 0) { clientsWithNews.append(client) }
+        }
+        if !isReadOnly, ownAppliedElsewhere > state.progress.publishedSequence, !isStaged(through: ownAppliedElsewhere, state) {
+            // Found by the soak (seed 15800030): a store restored while an expiry had removed its marker never
+            // noticed, and never applied its own published writes again.
+            try continueAfterRestore(publishedOnRemote: ownAppliedElsewhere, &state, path: layout.recentSyncsDirectory(documentIdentifier).description)
         }
         if let after = state.progress.ownChangeSetsToReapplyAfter, state.progress.publishedSequence > after {
             clientsWithNews.append(clientIdentifier)
@@ -190,7 +199,8 @@ extension SynchronizationOperation {
     ///   continues after the published sequence (``ModelAdapter/continueAfterRestore(remotePublishedSequence:localClient:)``),
     ///   its own sets in between come back from the remote, and nothing is ever numbered twice. Unless the sets it
     ///   names beyond are still staged here under the same names: a marker written with its sets, whose upload failed
-    ///   (``publish(_:_:announcing:)``); this sync publishes them;
+    ///   (``publish(_:_:announcing:)``); this sync publishes them. Another client's marker acknowledging more of this
+    ///   client's sets than its store published tells the same (``findNewChangeSets(_:listing:markers:ownSets:ownMarker:)``);
     /// - the marker says less: the folder was restored from an older copy, or the marker rolled back. The marker is
     ///   written again, and when this client's own sets are gone from the folder, it owes a whole store that
     ///   covers them (uploaded by the manager after this sync), so that the folder heals;
@@ -221,23 +231,26 @@ extension SynchronizationOperation {
         let held = try acknowledgement()
         if recent.acknowledgement.contains(where: { $0.value > held[$0.key] ?? 0 }) { rewritesOwnRecentSync = true }
         if recent.publishedSequence > state.progress.publishedSequence {
-            guard !stillStaged(recent, state) else { return }
+            // Every set the marker carried or named beyond, by the name it gave it.
+            let names = (recent.recentChangeSets ?? []) + (recent.changeSetContents.map { Array($0.keys) } ?? [])
+            guard !isStaged(through: recent.publishedSequence, state, names: names) else { return }
             try continueAfterRestore(publishedOnRemote: recent.publishedSequence, &state, path: path)
         } else if recent.publishedSequence < state.progress.publishedSequence {
             try await checkOwnChangeSets(after: recent.publishedSequence, &state)
         }
     }
 
-    /// Whether every set `recent` says this client published beyond what its store marked published is still staged
-    /// here under the name the marker gives it: the marker went out with sets whose upload failed, not a restore.
-    private func stillStaged(_ recent: RecentSync, _ state: LocalSyncState) -> Bool {
-        // Every set a marker written with its sets published is among its contents; the names cover the rest.
-        let names = (recent.recentChangeSets ?? []) + (recent.changeSetContents.map { Array($0.keys) } ?? [])
-        let named = Dictionary(names.compactMap { name in RemoteLayout.parseChangeSetFileName(name).map { ($0.sequence, name) } },
-                               uniquingKeysWith: { first, _ in first })
+    /// Whether every set of this client after its store's published sequence through `sequence` is still staged here
+    /// (under its name in `names`, when given): sets that went out (or whose marker did) before the store marked them
+    /// published (``publish(_:_:announcing:)``), not a store restored from an earlier copy.
+    private func isStaged(through sequence: Int64, _ state: LocalSyncState, names: [String]? = nil) -> Bool {
         let staged = localLayout.stagedSyncChangesDirectory
-        return (state.progress.publishedSequence + 1...recent.publishedSequence).allSatisfy { sequence in
-            guard sequence < state.progress.nextSequence, let name = named[sequence] else { return false }
+        var stagedNames: [Int64: String] = [:]
+        for name in names ?? (try? FileManager.default.contentsOfDirectory(atPath: staged.path)) ?? [] {
+            if let parsed = RemoteLayout.parseChangeSetFileName(name) { stagedNames[parsed.sequence] = stagedNames[parsed.sequence] ?? name }
+        }
+        return (state.progress.publishedSequence + 1...sequence).allSatisfy { sequence in
+            guard sequence < state.progress.nextSequence, let name = stagedNames[sequence] else { return false }
             return FileManager.default.fileExists(atPath: staged.appendingPathComponent(name).path)
         }
     }

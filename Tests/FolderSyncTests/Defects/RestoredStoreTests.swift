@@ -137,4 +137,28 @@ struct RestoredStoreTests {
         let replaced = try #require(try await a.client.document.uploadWholeStore())
         #expect(replaced.covers["client-A"] == 1 && replaced.wholeStoreIdentifier != published.wholeStoreIdentifier)
     }
+
+    @Test("A store restored while its marker was gone learns it from another client's acknowledgement: its own writes come back at its next sync, and its next set gets a new number")
+    func restoredWithoutMarker() async throws {
+        let directory = TemporaryDirectory()
+        let remote = InMemoryFileSystem()
+        let b = try await TestClient.make(remote, name: "B", in: directory)
+        b.document.policy.acknowledgementDelay = 0
+        var a = try await Restorable(remote, in: directory)
+        try await a.client.sync(); try await b.sync()
+        try a.backUp()
+        try a.client.execute("INSERT INTO notes(id, title) VALUES ('n1', 'published, then the store went back')")
+        try await a.client.sync()
+        try await b.sync()                                              // B applies A's set and acknowledges it
+        try await remote.remove(a.client.document.layout.recentSyncFile("DOC", client: "client-A"))   // as an expiry does
+
+        try await a.restore()
+        let report = try await a.client.sync()
+        #expect(report.warnings.contains { $0.kind == .restoredStore }, "\(report.warnings)")
+        #expect(try a.client.value("SELECT title FROM notes WHERE id = 'n1'") == "published, then the store went back")
+        try a.client.execute("INSERT INTO notes(id, title) VALUES ('n2', 'after the restore')")
+        try await converge(a.client, b)
+        #expect(try await sequences(remote, a.client) == [1, 2])
+        #expect(try NotesSchema.dump(b.store) == NotesSchema.dump(a.client.store))
+    }
 }
