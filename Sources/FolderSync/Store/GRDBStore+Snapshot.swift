@@ -236,10 +236,12 @@ extension GRDBStore: SnapshottingModelAdapter {
     /// one written here later wins and travels, by the writes' own clocks, never by when the store was installed.
     private func reapply(_ rows: [UnpublishedRow], localClient: String, _ db: Database) throws {
         for var row in rows {
-            // Columns the store holds from a newer write than this client's keep the store's value.
+            // Columns the store holds from a newer write keep the store's value: another client's, or this client's own,
+            // published after the local change (a store restored from a copy taken before that change was published
+            // brings it back as unpublished: soak seed 19800051).
             let stored = try registers(db, table: row.table.name, syncID: row.syncID) ?? RowRegisters()
             for (name, timestamp) in row.stamps {
-                guard let theirs = stored.stamp(of: name, localClient: localClient), theirs.clientIdentifier != localClient else { continue }
+                guard let theirs = stored.stamp(of: name, localClient: localClient) else { continue }
                 if theirs > ChangeStamp(timestamp: HybridTimestamp(rawValue: timestamp), clientIdentifier: localClient) {
                     row.values[name] = nil
                     row.stamps[name] = nil
@@ -251,8 +253,7 @@ extension GRDBStore: SnapshottingModelAdapter {
                                                arguments: [row.table.name, row.syncID]) ?? false
             if row.deleted {
                 let deletion = row.deletionStamp.map { ChangeStamp(timestamp: HybridTimestamp(rawValue: $0), clientIdentifier: localClient) }
-                if row.table.deletePolicy == .lastWriterWins, let deletion, let newest = stored.newest(localClient: localClient),
-                   newest.clientIdentifier != localClient, newest > deletion {
+                if row.table.deletePolicy == .lastWriterWins, let deletion, let newest = stored.newest(localClient: localClient), newest > deletion {
                     continue   // last writer wins: the store holds a write made after this delete
                 }
                 if exists {

@@ -161,4 +161,26 @@ struct RestoredStoreTests {
         #expect(try await sequences(remote, a.client) == [1, 2])
         #expect(try NotesSchema.dump(b.store) == NotesSchema.dump(a.client.store))
     }
+
+    @Test("A change a restored store brings back as unpublished, though it was published and overwritten since, does not undo the newer write when a whole store is installed")
+    func resurrectedChangeLosesToNewerOwnWrite() async throws {
+        let directory = TemporaryDirectory()
+        let remote = InMemoryFileSystem()
+        var a = try await Restorable(remote, in: directory)
+        let b = try await TestClient.make(remote, name: "B", in: directory)
+        try await a.client.sync()
+        try a.client.execute("INSERT INTO notes(id, title) VALUES ('n1', 'first')")
+        try a.backUp()                                                  // n1 unpublished in the copy
+        try await a.client.sync()
+        try a.client.execute("UPDATE notes SET title = 'second' WHERE id = 'n1'")
+        try await a.client.sync()
+        _ = try #require(try await a.client.document.uploadWholeStore())
+
+        try await a.restore()
+        _ = try #require(try await a.client.document.downloadWholeStore())
+        #expect(try a.client.value("SELECT title FROM notes WHERE id = 'n1'") == "second")
+        try await converge(a.client, b)
+        #expect(try b.value("SELECT title FROM notes WHERE id = 'n1'") == "second")
+        #expect(try NotesSchema.dump(b.store) == NotesSchema.dump(a.client.store))
+    }
 }
