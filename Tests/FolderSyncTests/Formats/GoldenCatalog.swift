@@ -355,6 +355,9 @@ enum GoldenCatalog {
         }
         files.append(GoldenFile(path: "local-stores/bookkeeping-v5.sqlite", kind: .localStore, version: 5, writer: .current,
                                 content: .localStore(bookkeepingVersion: 5, expected: "local-stores/bookkeeping-v5.expected.txt")))
+        // Version 5 as its last writer left it (e578d01, recorded there before version 6 changed the writer).
+        files.append(GoldenFile(path: "local-stores/bookkeeping-v5-e578d01.sqlite", kind: .localStore, version: 5, writer: .commit("e578d01"),
+                                content: .localStore(bookkeepingVersion: 5, expected: "local-stores/bookkeeping-v5-e578d01.expected.txt")))
         return files
     }()
 
