@@ -14,8 +14,9 @@ import GRDBSQLite
 /// the app's statement and transaction: a capture that fails takes back the app's whole statement, the rows it
 /// wrote before included, and leaves the app's change count and last row ID alone (`CaptureWriterTests`).
 ///
-/// The rows and BLOBs written are byte for byte those the triggers' SQL wrote (``PendingMarks``, ``RowRegisters``):
-/// no bookkeeping version changes. One instance per connection: SQLite calls a connection's functions one at a time.
+/// The BLOBs written are those of bookkeeping version 6: registers in version 2 (``RowRegisters/encoded``), a new
+/// row's marks `#created #all` (``PendingMarks``). One instance per connection: SQLite calls a connection's functions
+/// one at a time.
 final class CaptureWriter: @unchecked Sendable {
     /// The connection the functions belong to; it outlives them (SQLite destroys them as it closes), and a strong
     /// reference would keep it open through its own function.
@@ -38,26 +39,22 @@ final class CaptureWriter: @unchecked Sendable {
         let (table, syncID) = (arguments.values![0], arguments.values![1])
         let lastWriterWins = sqlite3_value_int(arguments.values![2]) != 0
         names.removeAll(keepingCapacity: true)
-        names.append(Self.created)
         for index in 3..<max(3, arguments.count) { if let name = arguments.text(index) { names.append(name) } }
-        let columns = names.dropFirst()
         if lastWriterWins {
             // The row is back: the values its delete kept are forgotten.
             try run(.deleteShadow, table, syncID)
         }
-        // Marked created with every column; under last writer wins a delete not yet staged is forgotten.
+        // Marked created, every column with it; under last writer wins a delete not yet staged is forgotten.
         try rewrite(Self.pending, table, syncID, expectingNone: true) { existing, result in
-            guard let existing else {
-                return try buffers.mark(UnsafeRawBufferPointer(start: nil, count: 0), names: names[...], result)
-            }
+            guard let existing else { return Self.createdWithEveryColumn.withUnsafeBytes(result) }
             var marks = try PendingMarks(Data(existing))
             if lastWriterWins { marks.remove(StoreSchema.deletedMarker) }
             marks.insert(StoreSchema.createdMarker)
-            for name in columns { marks.insert(String(decoding: name, as: UTF8.self)) }
+            marks.insert(StoreSchema.allColumnsMarker)
             marks.encoded.withUnsafeBytes(result)
         }
         // Last writer wins keeps a deleted row's registers: a row inserted again has them.
-        try stamp(table, syncID, columns, expectingNone: !lastWriterWins)
+        try stamp(table, syncID, names[...], expectingNone: !lastWriterWins)
     }
 
     /// foldersync_captured_update(table, sync ID, column, changed, …): the columns whose value changed written now.
@@ -106,11 +103,8 @@ final class CaptureWriter: @unchecked Sendable {
 
     // MARK: The statements
 
-    /// ``StoreSchema/createdMarker``'s bytes.
-    private static var created: UnsafeRawBufferPointer {
-        let marker: StaticString = "#created"
-        return UnsafeRawBufferPointer(start: marker.utf8Start, count: marker.utf8CodeUnitCount)
-    }
+    /// The pending marks of a new row: ``StoreSchema/createdMarker`` and ``StoreSchema/allColumnsMarker``.
+    private static let createdWithEveryColumn = [UInt8](PendingMarks([StoreSchema.createdMarker, StoreSchema.allColumnsMarker]).encoded)
     /// The pending marks of a deleted row whose earlier changes die with it: ``StoreSchema/deletedMarker`` alone.
     private static let deletedOnly = PendingMarks([StoreSchema.deletedMarker]).encoded
 

@@ -94,6 +94,11 @@ enum StoreSchema {
     /// Marks in the pending table's `marks` for whole-row events (real column names never start with `#`).
     static let createdMarker = "#created"
     static let deletedMarker = "#deleted"
+    /// The mark of every column of the row's table (``PendingMarks``; bookkeeping version 6).
+    static let allColumnsMarker = "#all"
+
+    /// Whether a name in the pending marks is one of the marks above rather than a column's.
+    static func isMarker(_ name: String) -> Bool { name.hasPrefix("#") }
 
     /// Whether any local change is unpublished: pending, or staged in a change set not published yet.
     static func holdsUnpublishedChanges(_ db: Database) throws -> Bool {

@@ -57,10 +57,11 @@ enum StoreFunctions {
             guard let name = String.fromDatabaseValue(values[1]) else { return false }
             return try PendingMarks(blob(values[0])).contains(name)
         }
-        // foldersync_owned(stamps, client): the registers with this client's named `client` (for snapshots).
+        // foldersync_owned(stamps, client): the registers with this client's named `client`, in the encoding snapshots
+        // carry (``RowRegisters/snapshotEncoded``: version 1, as before bookkeeping version 6).
         try add(db, "foldersync_owned", argumentCount: 2, pure: true) { values in
             guard let client = String.fromDatabaseValue(values[1]) else { return values[0] }
-            return try RowRegisters(blob(values[0])).owned(by: client).encoded
+            return try RowRegisters(blob(values[0])).owned(by: client).snapshotEncoded
         }
     }
 

@@ -8,6 +8,8 @@ struct BookkeepingVersionTests {
     static let historical = GoldenCatalog.files(of: .localStore)
     /// The first bookkeeping version whose stores record their version; earlier ones are told by their shape.
     static let firstRecordedVersion = 5
+    /// The newest version whose tables differ from the one before: shape tells versions up to this one.
+    static let lastVersionToldByShape = 5
 
     static func recordedVersion(_ store: GRDBStore) throws -> Int? {
         try store.database.read { try StoreSchema.recordedBookkeepingVersion($0) }
@@ -24,7 +26,7 @@ struct BookkeepingVersionTests {
     func migrationsAreOrdered() {
         let versions = StoreSchema.bookkeepingMigrations.map(\.version)
         #expect(versions == Array(1...versions.count))
-        #expect(StoreSchema.currentBookkeepingVersion == 5)
+        #expect(StoreSchema.currentBookkeepingVersion == 6)
         #expect(Set(StoreSchema.bookkeepingMigrations.map(\.name)).count == versions.count)
         #expect(StoreSchema.bookkeepingMigrations.allSatisfy { !$0.name.isEmpty })
     }
@@ -135,7 +137,8 @@ struct BookkeepingVersionTests {
             } else {
                 #expect(recorded == nil, "\(file.path) was written before versions were recorded")
             }
-            #expect(identified == file.version, "\(file.path)")
+            // Version 6 kept version 5's tables (only the bytes of its BLOBs changed): a store of it records its version.
+            #expect(identified == min(file.version, Self.lastVersionToldByShape), "\(file.path)")
         }
         // Empty registers in either encoding.
         #expect(LegacyRegisters.lacksHead(LegacyRegisters.encodedWithoutHead(RowRegisters())))
