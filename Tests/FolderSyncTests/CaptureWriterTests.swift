@@ -50,6 +50,42 @@ struct CaptureWriterTests {
         try store.close()
     }
 
+    @Test("A deleted row's sync ID (delete wins) and a change of a sync ID are refused with the trigger constraint's code and FolderSync's message, whatever the statement's conflict clause; the whole statement is taken back")
+    func refusals() throws {
+        let folder = TemporaryDirectory()
+        let store = try Self.open(folder, policy: .deleteWins)
+        try store.database.write { db in
+            try db.execute(sql: "INSERT INTO items(id, v) VALUES ('gone', 'a'), ('kept', 'b')")
+            try db.execute(sql: "DELETE FROM items WHERE id = 'gone'")
+        }
+        let reuses = ["INSERT INTO items(id, v) VALUES ('new', 'n'), ('gone', 'again')",
+                      "INSERT OR IGNORE INTO items(id, v) VALUES ('new', 'n'), ('gone', 'again')",
+                      "INSERT OR REPLACE INTO items(id, v) VALUES ('new', 'n'), ('gone', 'again')",
+                      "INSERT OR FAIL INTO items(id, v) VALUES ('new', 'n'), ('gone', 'again')"]
+        let changes = ["UPDATE items SET id = 'renamed' WHERE id = 'kept'", "UPDATE OR IGNORE items SET id = 'renamed', v = 'c' WHERE id = 'kept'"]
+        for (sql, message) in reuses.map({ ($0, "FolderSync: this sync ID belongs to a deleted row and cannot be reused") })
+            + changes.map({ ($0, "FolderSync: the sync ID of a synced row cannot change") }) {
+            try store.database.write { db in
+                let before = try Self.contents(db)
+                do {
+                    try db.execute(sql: sql)
+                    Issue.record("\(sql) was not refused")
+                } catch let error as DatabaseError {
+                    #expect(error.extendedResultCode == .SQLITE_CONSTRAINT_TRIGGER, "\(sql)")
+                    #expect(error.message == message, "\(sql)")
+                }
+                #expect(db.isInsideTransaction)
+                #expect(try Self.contents(db) == before, "\(sql)")
+            }
+        }
+        // A new sync ID, and a row written again under its own ID, are fine.
+        try store.database.write { db in
+            try db.execute(sql: "INSERT INTO items(id, v) VALUES ('new', 'n')")
+            try db.execute(sql: "UPDATE items SET id = 'kept', v = 'd' WHERE id = 'kept'")
+        }
+        try store.close()
+    }
+
     @Test("The statements capture runs leave the app's change count and last inserted row ID alone")
     func countsStayTheApps() throws {
         let folder = TemporaryDirectory()

@@ -36,8 +36,9 @@ struct FunctionArguments {
 ///
 /// One instance per connection: SQLite calls a connection's functions one at a time.
 final class CaptureBuffers: @unchecked Sendable {
-    private var output: [UInt8] = []
-    private var registers: [(column: UnsafeRawBufferPointer, timestamp: UInt64)] = []
+    // Only this connection's functions touch them, one call at a time: no exclusivity check per access.
+    @exclusivity(unchecked) private var output: [UInt8] = []
+    @exclusivity(unchecked) private var registers: [(column: UnsafeRawBufferPointer, timestamp: UInt64)] = []
 
     /// ``StoreSchema/allColumnsMarker``'s bytes.
     private static var all: UnsafeRawBufferPointer {
@@ -71,7 +72,7 @@ final class CaptureBuffers: @unchecked Sendable {
     private static func marks(_ marks: UnsafeRawBufferPointer, contain name: UnsafeRawBufferPointer) throws -> Bool {
         var reader = BlobReader(bytes: marks)
         while reader.remaining > 0 {
-            if try reader.lengthPrefixed(what: "pending mark").elementsEqual(name) { return true }
+            if same(try reader.lengthPrefixed(what: "pending mark"), name) { return true }
         }
         return false
     }
@@ -113,10 +114,12 @@ final class CaptureBuffers: @unchecked Sendable {
             guard newestSeen || registers.isEmpty else { throw FormatViolation("no register is as new as the registers' head") }
         }
         var next = names.startIndex
+        // A new row's names are its table's columns, each once: appended without looking for them.
+        let fresh = registers.isEmpty
         try clock.ticks(names.count, now: now) { timestamp in
             let name = names[next]
             next += 1
-            if let existing = registers.firstIndex(where: { $0.column.elementsEqual(name) }) {
+            if !fresh, let existing = registers.firstIndex(where: { same($0.column, name) }) {
                 registers[existing].timestamp = timestamp.rawValue
             } else {
                 registers.append((name, timestamp.rawValue))
@@ -156,6 +159,12 @@ final class CaptureBuffers: @unchecked Sendable {
         }
         output.append(UInt8(value))
     }
+}
+
+/// Whether two names hold the same bytes.
+@inline(__always)
+func same(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+    a.count == b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
 }
 
 extension BlobReader {

@@ -35,12 +35,10 @@ enum StoreFunctions {
         }
         // foldersync_captured_insert / _update / _delete: the bookkeeping of one captured row (``CaptureWriter``),
         // the one call each change-capture trigger makes.
-        let writer = CaptureWriter(db, buffers: CaptureBuffers(), clock: clock, now: now)
+        let writer = CaptureWriter(db, buffers: CaptureBuffers(), capturing: capturing, clock: clock, now: now)
         for (name, capture) in [("insert", writer.insert), ("update", writer.update), ("delete", writer.delete)] as
             [(String, (FunctionArguments) throws -> Void)] {
             try addInPlace(db, "foldersync_captured_\(name)", argumentCount: nil, pure: false) { context, arguments in
-                // Checked here too, so that a trigger with nothing else to do needs no WHEN clause: one call per row.
-                guard capturing.current else { return }
                 try capture(arguments)
             }
         }
@@ -84,6 +82,7 @@ enum StoreFunctions {
             } catch {
                 sqlite3_result_error(context, "\(error)", -1)
                 if let nested = error as? NestedStatementError { sqlite3_result_error_code(context, nested.code) }
+                if error is CaptureRefusal { sqlite3_result_error_code(context, CaptureRefusal.code) }
             }
         }, release: { pointer in
             if let pointer { Unmanaged<InPlaceBody>.fromOpaque(pointer).release() }

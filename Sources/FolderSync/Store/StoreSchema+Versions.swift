@@ -132,6 +132,13 @@ extension StoreSchema {
         }
     }
 
+    /// Whether the store's registers carry their newest timestamp at their head (bookkeeping version 3 and later), so
+    /// that ``StoreClock/newestStamp(_:)`` reads the newest of them; false for a new store.
+    static func hasRegisterHeads(_ db: Database) throws -> Bool {
+        guard let version = try recordedBookkeepingVersion(db) ?? identifyUnversionedBookkeeping(db) else { return false }
+        return version >= 3
+    }
+
     /// The version of a store that records none, told by the shape of its tables (once: it is recorded after);
     /// `nil` for a store with no bookkeeping yet.
     static func identifyUnversionedBookkeeping(_ db: Database) throws -> Int? {

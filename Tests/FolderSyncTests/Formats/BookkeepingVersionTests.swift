@@ -77,6 +77,42 @@ struct BookkeepingVersionTests {
         #expect(try store.hasUnpublishedChanges())
     }
 
+    @Test("The app's migration of a version-5 store writes through the triggers its last writer left (e578d01), and is captured as today's triggers capture it")
+    func migrationWritesThroughEarlierTriggers() throws {
+        let directory = TemporaryDirectory()
+        let url = try Golden.copy("local-stores/bookkeeping-v5-e578d01.sqlite", into: directory.url)
+        // The triggers that version wrote: their update call has no argument telling whether the sync ID changed.
+        let before = try DatabaseQueue(path: url.path).read { db in
+            try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'foldersync_notes_update'")
+        }
+        #expect(before?.contains("RAISE(ABORT, 'FolderSync: the sync ID of a synced row cannot change')") == true)
+        let store = try Golden.openStore(url) { db in
+            guard try StoreSchema.recordedBookkeepingVersion(db) == 5 else { return }
+            try db.execute(sql: "UPDATE notes SET x = 9.5 WHERE id = 'n1'")        // no pending change yet
+            try db.execute(sql: "UPDATE notes SET title = 'again', n = 6 WHERE id = 'n5'")   // created here, marked by name
+            try db.execute(sql: "UPDATE tags SET name = 'home again' WHERE id = 't2'")
+        }
+        defer { try? store.close() }
+        func marks(_ table: String, _ id: String) throws -> [String] {
+            try store.database.read { db in
+                try PendingMarks(try Data.fetchOne(db, sql: "SELECT marks FROM \(StoreSchema.pendingChangesTable) WHERE tbl = ? AND sync_id = ?",
+                                                   arguments: [table, id])).names
+            }
+        }
+        #expect(try marks("notes", "n1") == ["x"])
+        #expect(try marks("notes", "n5") == ["#created", "title", "n", "x", "b"])
+        #expect(try marks("tags", "t2") == ["name"])
+        // The written columns have this client's newest registers; the others kept theirs.
+        let n1 = try #require(try store.database.read { try store.registers($0, table: "notes", syncID: "n1") })
+        #expect(n1["x"]?.client == nil && n1["x"]!.timestamp == n1.newestTimestamp)
+        #expect(n1["title"]?.client == Golden.clientB)
+        // Today's triggers replaced them once the migration ran.
+        let after = try store.database.read { db in
+            try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'foldersync_notes_update'")
+        }
+        #expect(after?.contains("RAISE") == false)
+    }
+
     @Test("A store of a newer bookkeeping version is refused with unsupportedFormatVersion naming both versions, and left byte for byte")
     func newerStoreIsRefusedUntouched() throws {
         let directory = TemporaryDirectory()
