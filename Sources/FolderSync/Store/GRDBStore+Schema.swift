@@ -4,10 +4,10 @@ import Foundation
 /// The bookkeeping tables and change-capture triggers a ``GRDBStore`` keeps in the app's database.
 ///
 /// Everything is named `foldersync_…`. Triggers call SQL functions that only the store's own connection
-/// defines (``StoreFunctions``): `foldersync_capturing()` (false while remote changes are applied, so they
-/// are not echoed back) and `foldersync_captured_insert(…)`, `…_update(…)`, `…_delete(…)`, which write the row's
-/// registers, pending marks and tombstone (``CaptureWriter``). A write through another connection fails with
-/// "no such function" rather than going unrecorded.
+/// defines (``StoreFunctions``): `foldersync_captured_insert(…)`, `…_update(…)`, `…_delete(…)`, which write the
+/// row's registers, pending marks and tombstone (``CaptureWriter``), and do nothing while remote changes are
+/// applied, so that they are not echoed back. A write through another connection fails with "no such function"
+/// rather than going unrecorded.
 ///
 /// One bookkeeping row per synced row, not per column: `foldersync_clocks` holds a row's last-writer-wins
 /// registers packed in one BLOB (``RowRegisters``), and the pending table one row per changed synced row with

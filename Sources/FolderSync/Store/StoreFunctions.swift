@@ -18,7 +18,9 @@ import GRDBSQLite
 enum StoreFunctions {
     static func install(_ db: Database, capturing: Locked<Bool>, clock: StoreClock,
                         now: @escaping @Sendable () -> Date) throws {
-        // False while remote changes are applied, so that they are not echoed back.
+        // False while remote changes are applied, so that they are not echoed back. Today's triggers do not call it
+        // (the capture functions ask themselves); the insert triggers of stores written before bookkeeping version 6
+        // do, until the store is opened and its triggers made again (the app's migration runs first).
         try addInPlace(db, "foldersync_capturing", argumentCount: 0, pure: false) { context, _ in
             sqlite3_result_int(context, capturing.current ? 1 : 0)
         }
