@@ -106,6 +106,14 @@ struct BookkeepingVersionTests {
         let n1 = try #require(try store.database.read { try store.registers($0, table: "notes", syncID: "n1") })
         #expect(n1["x"]?.client == nil && n1["x"]!.timestamp == n1.newestTimestamp)
         #expect(n1["title"]?.client == Golden.clientB)
+        // n5's registers were this client's alone, in encoding 1: rewritten in place, in encoding 2, the others kept.
+        let before5 = try DatabaseQueue(path: try Golden.copy("local-stores/bookkeeping-v5-e578d01.sqlite", into: directory.url, as: "again.sqlite").path)
+            .read { db in try RowRegisters(try Data.fetchOne(db, sql: "SELECT stamps FROM foldersync_clocks WHERE sync_id = 'n5'")) }
+        let stamps5 = try #require(try store.database.read { db in try Data.fetchOne(db, sql: "SELECT stamps FROM foldersync_clocks WHERE sync_id = 'n5'") })
+        let n5 = try RowRegisters(stamps5)
+        #expect(stamps5.first == 2 && n5.registers.map(\.column) == before5.registers.map(\.column))
+        #expect(n5["x"] == before5["x"] && n5["b"] == before5["b"])
+        #expect(n5["title"]!.timestamp > before5.newestTimestamp && n5["n"]!.timestamp > n5["title"]!.timestamp)
         // Today's triggers replaced them once the migration ran.
         let after = try store.database.read { db in
             try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'foldersync_notes_update'")
