@@ -52,7 +52,55 @@ struct RowRegistersTests {
         #expect(try PendingMarks(marks.encoded).names == [StoreSchema.createdMarker, "b"])
         let bytes = [UInt8](registers.encoded)
         #expect(throws: FormatViolation.self) { try RowRegisters(Data(bytes.dropLast())) }
-        #expect(throws: FormatViolation.self) { try RowRegisters(Data([2] + bytes.dropFirst())) }
+        #expect(throws: FormatViolation.self) { try RowRegisters(Data([3] + bytes.dropFirst())) }
+        // Version 1, what snapshots carry and stores wrote before bookkeeping version 6, reads the same.
+        let snapshot = [UInt8](registers.snapshotEncoded)
+        #expect(snapshot.first == 1 && bytes.first == 2 && snapshot.count > bytes.count)
+        #expect(try RowRegisters(Data(snapshot)) == registers)
+        #expect(throws: FormatViolation.self) { try RowRegisters(Data(snapshot.dropLast())) }
+    }
+
+    @Test("Registers of version 2 carry each timestamp as its age from the head, and a client byte only when a client is named")
+    func compactEncoding() throws {
+        let newest: UInt64 = 0x0191_0000_0000_0005
+        var own = RowRegisters()
+        own.set("a", timestamp: newest - 3, client: nil)
+        own.set("bc", timestamp: newest, client: nil)
+        own.set("d", timestamp: newest - 300, client: nil)
+        let head: [UInt8] = [2] + withUnsafeBytes(of: newest.bigEndian, Array.init)
+        #expect([UInt8](own.encoded) == head + [0, 1, 0x61, 3, 2, 0x62, 0x63, 0, 1, 0x64, 0xAC, 0x02])
+        #expect(try RowRegisters(own.encoded) == own)
+        var mixed = own
+        mixed.set("d", timestamp: newest - 1, client: "B")
+        #expect([UInt8](mixed.encoded) == head + [1, 1, 0x42, 1, 0x61, 3, 0, 2, 0x62, 0x63, 0, 0, 1, 0x64, 1, 1])
+        #expect(try RowRegisters(mixed.encoded) == mixed)
+        // Version 1 of the same registers: what snapshots carry.
+        func littleEndian(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.littleEndian, Array.init) }
+        var version1: [UInt8] = [1] + head.dropFirst() + [0]
+        version1 += [1, 0x61] + littleEndian(newest - 3) + [0]
+        version1 += [2, 0x62, 0x63] + littleEndian(newest) + [0]
+        version1 += [1, 0x64] + littleEndian(newest - 300) + [0]
+        #expect([UInt8](own.snapshotEncoded) == version1)
+        #expect([UInt8](RowRegisters().encoded) == [2, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+        // Damaged: an age beyond the head's time, no register as new as the head, a client byte too many.
+        #expect(throws: FormatViolation.self) { try RowRegisters(Data([2, 0, 0, 0, 0, 0, 0, 0, 5, 0, 1, 0x61, 6])) }
+        #expect(throws: FormatViolation.self) { try RowRegisters(Data([2, 0, 0, 0, 0, 0, 0, 0, 5, 0, 1, 0x61, 1])) }
+        #expect(throws: FormatViolation.self) { try RowRegisters(Data(head + [0, 1, 0x61, 0, 0])) }
+    }
+
+    @Test("Pending marks of every column mark each column and no mark; expanded, one column can be removed")
+    func marksOfEveryColumn() throws {
+        let marks = try PendingMarks(PendingMarks([StoreSchema.createdMarker, StoreSchema.allColumnsMarker]).encoded)
+        #expect(marks.contains("a") && marks.contains("b") && marks.contains(StoreSchema.createdMarker))
+        #expect(!marks.contains(StoreSchema.deletedMarker))
+        var expanded = marks.expanded(columns: ["a", "b", "c"])
+        #expect(expanded.names == [StoreSchema.createdMarker, "a", "b", "c"])
+        expanded.remove("b")
+        #expect(expanded.names == [StoreSchema.createdMarker, "a", "c"] && !expanded.contains("b"))
+        // Names already marked keep their place.
+        #expect(PendingMarks(["b", StoreSchema.allColumnsMarker, StoreSchema.deletedMarker]).expanded(columns: ["a", "b"]).names
+                == ["b", "a", StoreSchema.deletedMarker])
+        #expect(PendingMarks(["a"]).expanded(columns: ["a", "b"]).names == ["a"])
     }
 
     @Test("A new row's registers, encoded straight from its change, are the bytes its registers encode to", arguments: [0, 1, 3])
@@ -115,7 +163,7 @@ struct RowRegistersTests {
         #expect(try reopened.database.read { try String.fetchAll($0, sql: "SELECT sync_id || ':' || staged_in FROM \(StoreSchema.pendingChangesTable)") }
                 == ["r1:0"])
         #expect(try reopened.database.read { try reopened.unpublishedMarks($0, table: "items", syncID: "r1") }.names.sorted()
-                == ["#created", "a", "b"])
+                == ["#all", "#created", "b"])
         try reopened.markPublished(throughSequence: 1)
         #expect(try Self.count(reopened, StoreSchema.stagedChangesTable) == 0)
         let next = try Self.changeSet(from: reopened, client: "L", sequence: 2)

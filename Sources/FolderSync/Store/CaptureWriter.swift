@@ -14,57 +14,75 @@ import GRDBSQLite
 /// the app's statement and transaction: a capture that fails takes back the app's whole statement, the rows it
 /// wrote before included, and leaves the app's change count and last row ID alone (`CaptureWriterTests`).
 ///
-/// The rows and BLOBs written are byte for byte those the triggers' SQL wrote (``PendingMarks``, ``RowRegisters``):
-/// no bookkeeping version changes. One instance per connection: SQLite calls a connection's functions one at a time.
+/// The BLOBs written are those of bookkeeping version 6: registers in version 2 (``RowRegisters/encoded``), a new
+/// row's marks `#created #all` (``PendingMarks``). One instance per connection: SQLite calls a connection's functions
+/// one at a time.
 final class CaptureWriter: @unchecked Sendable {
     /// The connection the functions belong to; it outlives them (SQLite destroys them as it closes), and a strong
     /// reference would keep it open through its own function.
     private unowned(unsafe) let db: Database
     private let buffers: CaptureBuffers
+    /// False while remote changes are applied, so that they are not echoed back.
+    private let capturing: Locked<Bool>
     private let clock: StoreClock
     private let now: @Sendable () -> Date
-    private var names: [UnsafeRawBufferPointer] = []
+    // Scratch space reused from row to row. Only this connection's functions touch it, one call at a time: no
+    // exclusivity check per access (they were a tenth of the Swift side of a captured row).
+    @exclusivity(unchecked) private var names: [UnsafeRawBufferPointer] = []
     private let statements = Query.allCases.map { _ in WeakStatement() }
+    /// The pending marks of a new row, and of a deleted one whose earlier changes die with it.
+    private let createdWithEveryColumn = [UInt8](PendingMarks([StoreSchema.createdMarker, StoreSchema.allColumnsMarker]).encoded)
+    private let deletedOnly = [UInt8](PendingMarks([StoreSchema.deletedMarker]).encoded)
 
-    init(_ db: Database, buffers: CaptureBuffers, clock: StoreClock, now: @escaping @Sendable () -> Date) {
+    init(_ db: Database, buffers: CaptureBuffers, capturing: Locked<Bool>, clock: StoreClock, now: @escaping @Sendable () -> Date) {
         self.db = db
         self.buffers = buffers
+        self.capturing = capturing
         self.clock = clock
         self.now = now
     }
 
     /// foldersync_captured_insert(table, sync ID, last writer wins, column…): a new row, every column written now.
     func insert(_ arguments: FunctionArguments) throws {
+        guard capturing.current else { return }
         let (table, syncID) = (arguments.values![0], arguments.values![1])
         let lastWriterWins = sqlite3_value_int(arguments.values![2]) != 0
         names.removeAll(keepingCapacity: true)
-        names.append(Self.created)
         for index in 3..<max(3, arguments.count) { if let name = arguments.text(index) { names.append(name) } }
-        let columns = names.dropFirst()
         if lastWriterWins {
             // The row is back: the values its delete kept are forgotten.
             try run(.deleteShadow, table, syncID)
+            // Last writer wins keeps a deleted row's registers: a row inserted again has them.
+            try stamp(table, syncID, names[...], expectingNone: false)
+        } else {
+            // Delete wins refuses a deleted row's sync ID; the registers of a row it replaces (INSERT OR REPLACE) are
+            // rewritten.
+            try stampNewRow(table, syncID)
         }
-        // Marked created with every column; under last writer wins a delete not yet staged is forgotten.
+        // Marked created, every column with it; under last writer wins a delete not yet staged is forgotten.
         try rewrite(Self.pending, table, syncID, expectingNone: true) { existing, result in
-            guard let existing else {
-                return try buffers.mark(UnsafeRawBufferPointer(start: nil, count: 0), names: names[...], result)
-            }
+            guard let existing else { return createdWithEveryColumn.withUnsafeBytes(result) }
             var marks = try PendingMarks(Data(existing))
             if lastWriterWins { marks.remove(StoreSchema.deletedMarker) }
             marks.insert(StoreSchema.createdMarker)
-            for name in columns { marks.insert(String(decoding: name, as: UTF8.self)) }
+            marks.insert(StoreSchema.allColumnsMarker)
             marks.encoded.withUnsafeBytes(result)
         }
-        // Last writer wins keeps a deleted row's registers: a row inserted again has them.
-        try stamp(table, syncID, columns, expectingNone: !lastWriterWins)
     }
 
-    /// foldersync_captured_update(table, sync ID, column, changed, …): the columns whose value changed written now.
+    /// foldersync_captured_update(table, sync ID, sync ID changed, column, changed, …): the columns whose value changed
+    /// written now.
+    ///
+    /// The triggers of the version before (`e578d01`) refused a changed sync ID in SQL and called this without the
+    /// third argument; a store keeps them until it is opened, so the app's migration, which runs first, writes
+    /// through them. Their third argument is a column's name (text), where today's is a number.
     func update(_ arguments: FunctionArguments) throws {
+        let firstColumn = arguments.count > 2 && sqlite3_value_type(arguments.values![2]) == SQLITE_TEXT ? 2 : 3
+        guard firstColumn == 2 || sqlite3_value_int(arguments.values![2]) == 0 else { throw CaptureRefusal.changedSyncID }
+        guard capturing.current else { return }
         let (table, syncID) = (arguments.values![0], arguments.values![1])
         names.removeAll(keepingCapacity: true)
-        for index in stride(from: 2, to: arguments.count - 1, by: 2) where sqlite3_value_int(arguments.values![index + 1]) != 0 {
+        for index in stride(from: firstColumn, to: arguments.count - 1, by: 2) where sqlite3_value_int(arguments.values![index + 1]) != 0 {
             if let name = arguments.text(index) { names.append(name) }
         }
         guard !names.isEmpty else { return }
@@ -76,6 +94,7 @@ final class CaptureWriter: @unchecked Sendable {
 
     /// foldersync_captured_delete(table, sync ID, last writer wins, column, old value, …): the row is gone.
     func delete(_ arguments: FunctionArguments) throws {
+        guard capturing.current else { return }
         let (table, syncID) = (arguments.values![0], arguments.values![1])
         let lastWriterWins = sqlite3_value_int(arguments.values![2]) != 0
         // Delete wins: the registers go, and writes to the row not yet staged die with it. Last writer wins keeps a
@@ -93,31 +112,23 @@ final class CaptureWriter: @unchecked Sendable {
             }
         } else {
             try run(.deleteStamps, table, syncID)
-            let statement = try prepared(.writeMarks)
-            bind(statement, table, syncID)
-            Self.deletedOnly.withUnsafeBytes { bind(statement, blob: $0) }
+            let statement = try prepared(.writeMarks, table)
+            bind(statement, syncID)
+            deletedOnly.withUnsafeBytes { bind(statement, blob: $0) }
             try execute(statement)
         }
-        let statement = try prepared(.writeTombstone)
-        bind(statement, table, syncID)
+        let statement = try prepared(.writeTombstone, table)
+        bind(statement, syncID)
         sqlite3_bind_int64(statement, 3, Int64(bitPattern: try clock.tick(now: now()).rawValue))
         try execute(statement)
     }
 
     // MARK: The statements
 
-    /// ``StoreSchema/createdMarker``'s bytes.
-    private static var created: UnsafeRawBufferPointer {
-        let marker: StaticString = "#created"
-        return UnsafeRawBufferPointer(start: marker.utf8Start, count: marker.utf8CodeUnitCount)
-    }
-    /// The pending marks of a deleted row whose earlier changes die with it: ``StoreSchema/deletedMarker`` alone.
-    private static let deletedOnly = PendingMarks([StoreSchema.deletedMarker]).encoded
-
     /// Every statement a capture runs: a row's table name and sync ID are `?1` and `?2`.
     private enum Query: Int, CaseIterable {
-        case insertMarks, rewriteMarks, writeMarks, insertStamps, rewriteStamps, deleteStamps
-        case writeTombstone, deleteShadow, writeShadow
+        case insertMarks, rewriteMarks, writeMarks, insertStamps, insertStampsUnlessDeleted, rewriteStamps, deleteStamps
+        case findTombstone, writeTombstone, deleteShadow, writeShadow
 
         /// A bookkeeping table whose row per synced row holds one BLOB: the table, its key's columns, their values
         /// (`?1`, `?2`, …), the BLOB's column.
@@ -132,6 +143,14 @@ final class CaptureWriter: @unchecked Sendable {
             case .rewriteMarks: return "UPDATE \(pending.table) SET marks = foldersync_rewritten(marks) WHERE tbl = ?1 AND sync_id = ?2 AND staged_in = 0"
             case .writeMarks: return Self.upsert(pending)
             case .insertStamps: return Self.insertIfAbsent(clocks)
+            case .insertStampsUnlessDeleted:
+                // A SELECT with a WHERE clause before the upsert clause (SQLite's parsing needs one).
+                return """
+                    INSERT INTO \(clocks.table)(\(clocks.key), \(clocks.column)) SELECT ?1, ?2, ?3
+                        WHERE NOT EXISTS (SELECT 1 FROM \(StoreSchema.tombstonesTable) WHERE tbl = ?1 AND sync_id = ?2)
+                        ON CONFLICT(\(clocks.key)) DO NOTHING
+                    """
+            case .findTombstone: return "SELECT 1 FROM \(StoreSchema.tombstonesTable) WHERE tbl = ?1 AND sync_id = ?2"
             case .rewriteStamps: return "UPDATE \(clocks.table) SET stamps = foldersync_rewritten(stamps) WHERE tbl = ?1 AND sync_id = ?2"
             case .deleteStamps: return "DELETE FROM \(clocks.table) WHERE tbl = ?1 AND sync_id = ?2"
             case .writeTombstone:
@@ -167,6 +186,26 @@ final class CaptureWriter: @unchecked Sendable {
 
     private static let pending = Blob(insertIfAbsent: .insertMarks, rewrite: .rewriteMarks)
     private static let registers = Blob(insertIfAbsent: .insertStamps, rewrite: .rewriteStamps)
+    /// A new row's registers under delete wins: not inserted for a deleted row's sync ID either.
+    private static let newRowRegisters = Blob(insertIfAbsent: .insertStampsUnlessDeleted, rewrite: .rewriteStamps)
+
+    /// Writes the registers of a new row of a delete-wins table, every column written now, unless its sync ID belongs
+    /// to a deleted row: one statement inserts them unless the row has registers or a tombstone; only then is the
+    /// tombstone looked for again (a refusal), or the registers rewritten (an `INSERT OR REPLACE` of a row).
+    private func stampNewRow(_ table: OpaquePointer?, _ syncID: OpaquePointer?) throws {
+        if !names.isEmpty, try insert(Self.newRowRegisters, table, syncID, { existing, result in
+            try buffers.stamp(existing ?? UnsafeRawBufferPointer(start: nil, count: 0), names: names[...], clock: clock, now: now, result)
+        }) { return }
+        let finder = try prepared(.findTombstone, table)
+        bind(finder, syncID)
+        defer { sqlite3_reset(finder) }
+        switch sqlite3_step(finder) {
+        case SQLITE_ROW: throw CaptureRefusal.reusedSyncID
+        case SQLITE_DONE: break
+        case let code: throw NestedStatementError(db, code)
+        }
+        try stamp(table, syncID, names[...], expectingNone: false)
+    }
 
     /// Writes the row's registers with `columns` written now (none: the registers are left alone).
     private func stamp(_ table: OpaquePointer?, _ syncID: OpaquePointer?, _ columns: ArraySlice<UnsafeRawBufferPointer>,
@@ -181,7 +220,7 @@ final class CaptureWriter: @unchecked Sendable {
     typealias Change = (UnsafeRawBufferPointer?, (UnsafeRawBufferPointer) -> Void) throws -> Void
 
     /// The change the running rewrite statement applies, through `foldersync_rewritten` (``rewritten(_:_:)``).
-    private var change: Change?
+    @exclusivity(unchecked) private var change: Change?
 
     /// Writes what `change` makes of the row's `blob`, in one statement when the guess is right: `expectingNone`,
     /// a new row's, inserted when the row has none; otherwise rewritten in place, where it is (the stored value
@@ -191,8 +230,8 @@ final class CaptureWriter: @unchecked Sendable {
     private func rewrite(_ blob: Blob, _ table: OpaquePointer?, _ syncID: OpaquePointer?, expectingNone: Bool,
                          _ change: Change) throws {
         if expectingNone, try insert(blob, table, syncID, change) { return }
-        let rewriter = try prepared(blob.rewrite)
-        bind(rewriter, table, syncID)
+        let rewriter = try prepared(blob.rewrite, table)
+        bind(rewriter, syncID)
         try withoutActuallyEscaping(change) { change in
             self.change = change
             defer { self.change = nil }
@@ -204,8 +243,8 @@ final class CaptureWriter: @unchecked Sendable {
 
     /// Inserts what `change` makes of no value, unless the row has one: whether it did.
     private func insert(_ blob: Blob, _ table: OpaquePointer?, _ syncID: OpaquePointer?, _ change: Change) throws -> Bool {
-        let inserter = try prepared(blob.insertIfAbsent)
-        bind(inserter, table, syncID)
+        let inserter = try prepared(blob.insertIfAbsent, table)
+        bind(inserter, syncID)
         try change(nil) { bind(inserter, blob: $0) }
         try execute(inserter)
         return sqlite3_changes(sqlite3_db_handle(inserter)) > 0
@@ -218,8 +257,8 @@ final class CaptureWriter: @unchecked Sendable {
         try change(arguments.bytes(0), result)
     }
 
-    private func bind(_ statement: OpaquePointer?, _ table: OpaquePointer?, _ syncID: OpaquePointer?) {
-        sqlite3_bind_value(statement, 1, table)
+    /// Binds the row's sync ID, `?2` (the table, `?1`, is bound by ``prepared(_:_:)``).
+    private func bind(_ statement: OpaquePointer?, _ syncID: OpaquePointer?) {
         sqlite3_bind_value(statement, 2, syncID)
     }
 
@@ -228,9 +267,19 @@ final class CaptureWriter: @unchecked Sendable {
         sqlite3_bind_blob(statement, 3, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), Self.transient)
     }
 
-    private func run(_ query: Query, _ values: OpaquePointer?...) throws {
-        let statement = try prepared(query)
-        for (index, value) in values.enumerated() { sqlite3_bind_value(statement, Int32(index + 1), value) }
+    /// Runs `query` for the row (`?1`, `?2`).
+    private func run(_ query: Query, _ table: OpaquePointer?, _ syncID: OpaquePointer?) throws {
+        let statement = try prepared(query, table)
+        bind(statement, syncID)
+        try execute(statement)
+    }
+
+    /// Runs `query` for the row with two more values (`?3`, `?4`).
+    private func run(_ query: Query, _ table: OpaquePointer?, _ syncID: OpaquePointer?, _ third: OpaquePointer?, _ fourth: OpaquePointer?) throws {
+        let statement = try prepared(query, table)
+        bind(statement, syncID)
+        sqlite3_bind_value(statement, 3, third)
+        sqlite3_bind_value(statement, 4, fourth)
         try execute(statement)
     }
 
@@ -241,20 +290,51 @@ final class CaptureWriter: @unchecked Sendable {
     }
 
     /// The statement, prepared once per connection and kept in GRDB's cache of the connection, which finalizes it
-    /// when the connection closes. Held weakly, so that GRDB stays its only owner: finding it again by its SQL
-    /// (hashing a hundred characters per statement) was a tenth of the capture functions' own time.
-    private func prepared(_ query: Query) throws -> OpaquePointer? {
-        if let statement = statements[query.rawValue].statement { return statement.sqliteStatement }
-        let statement = try db.cachedStatement(sql: query.sql)
-        statements[query.rawValue].statement = statement
-        return statement.sqliteStatement
+    /// when the connection closes, with the table's name bound (`?1`). Held weakly, so that GRDB stays its only owner:
+    /// finding it again by its SQL (hashing a hundred characters per statement) was a tenth of the capture functions'
+    /// own time. The table's name is bound again only when it is another table's: binding takes the connection's
+    /// lock, and a bulk write captures one table's rows in a row.
+    private func prepared(_ query: Query, _ table: OpaquePointer?) throws -> OpaquePointer? {
+        let cached = statements[query.rawValue]
+        let statement: OpaquePointer?
+        if let known = cached.statement {
+            statement = known.sqliteStatement
+        } else {
+            let prepared = try db.cachedStatement(sql: query.sql)
+            cached.statement = prepared
+            cached.table.removeAll()
+            statement = prepared.sqliteStatement
+        }
+        let name = UnsafeRawBufferPointer(start: sqlite3_value_text(table), count: Int(sqlite3_value_bytes(table)))
+        if cached.table.isEmpty || !cached.table.elementsEqual(name) {
+            sqlite3_bind_value(statement, 1, table)
+            cached.table.removeAll(keepingCapacity: true)
+            cached.table.append(contentsOf: name)
+        }
+        return statement
     }
 
     private final class WeakStatement {
         weak var statement: Statement?
+        /// The name bound to `?1`, when one is.
+        @exclusivity(unchecked) var table: [UInt8] = []
     }
 
     private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+}
+
+/// A write that change capture refuses, with the message and result code (`SQLITE_CONSTRAINT_TRIGGER`) a trigger's
+/// `RAISE(ABORT, …)` gave it before the triggers made one call each: SQLite takes back the app's whole statement.
+struct CaptureRefusal: Error, CustomStringConvertible {
+    let description: String
+
+    /// `SQLITE_CONSTRAINT_TRIGGER` (a macro the C module does not export).
+    static let code: Int32 = SQLITE_CONSTRAINT | (7 << 8)
+
+    /// Delete wins: a deleted row's sync ID stays its own.
+    static let reusedSyncID = CaptureRefusal(description: "FolderSync: this sync ID belongs to a deleted row and cannot be reused")
+    /// A synced row's sync ID is what other devices know it by.
+    static let changedSyncID = CaptureRefusal(description: "FolderSync: the sync ID of a synced row cannot change")
 }
 
 /// A statement run by a capture function failed: its result code becomes the app's statement's, so that a full

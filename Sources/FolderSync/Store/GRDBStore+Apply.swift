@@ -47,13 +47,14 @@ extension GRDBStore {
     }
 
     /// Changes the marks of the row's pending row not yet staged: adds `add`, removes `remove`; a row left with
-    /// no mark is deleted.
+    /// no mark is deleted. Removing a column from marks of every column names the others.
     func updatePendingMarks(_ db: Database, table: String, syncID: String, add: [String], remove: [String]) throws {
         guard !add.isEmpty || !remove.isEmpty else { return }
         let pending = StoreSchema.pendingChangesTable
         var marks = try PendingMarks(try Data.fetchOne(db.cachedStatement(sql: """
             SELECT marks FROM \(pending) WHERE tbl = ? AND sync_id = ? AND staged_in = 0
             """), arguments: [table, syncID]))
+        if remove.contains(where: { !StoreSchema.isMarker($0) }) { marks = marks.expanded(columns: columns[table] ?? []) }
         for name in remove { marks.remove(name) }
         for name in add { marks.insert(name) }
         if marks.isEmpty {

@@ -189,7 +189,7 @@ extension GRDBStore: SnapshottingModelAdapter {
             var entry = rows[key] ?? UnpublishedRow(table: table, syncID: syncID, deleted: false, created: false, values: [:])
             let registers = try self.registers(db, table: name, syncID: syncID) ?? RowRegisters()
             entry.registers = registers
-            for column in try PendingMarks(row[2] as Data?).names {
+            for column in try PendingMarks(row[2] as Data?).expanded(columns: columns[name] ?? []).names {
                 switch column {
                 case StoreSchema.deletedMarker:
                     entry.deleted = true
@@ -298,7 +298,7 @@ extension GRDBStore: SnapshottingModelAdapter {
                     SELECT marks FROM \(StoreSchema.pendingChangesTable) WHERE tbl = ? AND sync_id = ? AND staged_in = 0
                     """, arguments: [row.table.name, row.syncID]))
                 try updatePendingMarks(db, table: row.table.name, syncID: row.syncID, add: [],
-                                       remove: marks.names.filter { !names.contains($0) })
+                                       remove: marks.expanded(columns: columns[row.table.name] ?? []).names.filter { !names.contains($0) })
                 try saveRegisters(db, row.registers, table: row.table.name, syncID: row.syncID)
             }
         }
@@ -367,7 +367,7 @@ extension GRDBStore: SnapshottingModelAdapter {
                     try db.execute(sql: """
                         INSERT OR REPLACE INTO \(StoreSchema.pendingChangesTable)(tbl, sync_id, staged_in, marks)
                         SELECT ?, \(id), 0, ? FROM \(quoted)
-                        """, arguments: [table.name, PendingMarks([StoreSchema.createdMarker] + names).encoded])
+                        """, arguments: [table.name, PendingMarks([StoreSchema.createdMarker, StoreSchema.allColumnsMarker]).encoded])
                 }
                 let tombstones = try db.makeStatement(sql: "INSERT OR REPLACE INTO \(StoreSchema.tombstonesTable)(tbl, sync_id, hlc, client) VALUES (?, ?, ?, NULL)")
                 let pending = try db.makeStatement(sql: """

@@ -99,7 +99,13 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
                 // A store of a newer bookkeeping version is refused before anything, the app's migration included,
                 // writes to it (the transaction then rolls back, and the file is left as it was).
                 try StoreSchema.checkBookkeepingVersion(db, path: path)
-                try migrate(db)
+                // The app's migration may write synced rows, through the store's triggers (those its last writer left):
+                // stamped after everything the store holds, read then (bookkeeping with registers' heads) if it does.
+                if try StoreSchema.hasRegisterHeads(db) {
+                    try clock.seedingOnFirstUse({ try StoreClock.newestStamp(db) }, during: { try migrate(db) })
+                } else {
+                    try migrate(db)
+                }
                 try StoreSchema.openBookkeeping(db, path: path)
                 for table in tables {
                     let primaryKey = try db.primaryKey(table.name)

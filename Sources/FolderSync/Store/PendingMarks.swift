@@ -1,11 +1,16 @@
 import Foundation
 
-/// What a row of the pending table says changed in one synced row: column names, and the whole-row marks
-/// ``StoreSchema/createdMarker`` and ``StoreSchema/deletedMarker``, packed into its `marks` BLOB.
+/// What a row of the pending table says changed in one synced row: column names, and the marks
+/// ``StoreSchema/createdMarker``, ``StoreSchema/deletedMarker`` and ``StoreSchema/allColumnsMarker``, packed into
+/// its `marks` BLOB.
 ///
 /// One pending row per synced row (and per sequence it was staged in), not one per column: staging and
 /// publishing touch a tenth of the B-tree rows they would otherwise. The encoding is the names one after
 /// another, each as a varint length and UTF-8, in the order they were first marked.
+///
+/// ``StoreSchema/allColumnsMarker`` (bookkeeping version 6) marks every column of the row's table, as they are when
+/// the marks are read: a new row's marks are `#created #all` (14 bytes) instead of `#created` and each column's
+/// name (39 bytes for ten columns named `c0`…`c9`). Marks written before it name their columns.
 struct PendingMarks: Equatable {
     private(set) var names: [String] = []
 
@@ -37,12 +42,32 @@ struct PendingMarks: Equatable {
 
     var isEmpty: Bool { names.isEmpty }
 
-    func contains(_ name: String) -> Bool { names.contains(name) }
+    /// Whether `name` is marked: a mark by its name, or a column (a name not starting with `#`) of marks that mark
+    /// every column.
+    func contains(_ name: String) -> Bool {
+        names.contains(name) || (!StoreSchema.isMarker(name) && names.contains(StoreSchema.allColumnsMarker))
+    }
+
+    /// The same marks with ``StoreSchema/allColumnsMarker`` replaced, where it stands, by the columns of `columns`
+    /// not named yet: marks that name each marked column, so that one of them can be removed.
+    func expanded(columns: [String]) -> PendingMarks {
+        guard let all = names.firstIndex(of: StoreSchema.allColumnsMarker) else { return self }
+        var expanded = PendingMarks()
+        for (index, name) in names.enumerated() {
+            if index == all {
+                for column in columns where !names.contains(column) { expanded.insert(column) }
+            } else {
+                expanded.insert(name)
+            }
+        }
+        return expanded
+    }
 
     mutating func insert(_ name: String) {
         if !names.contains(name) { names.append(name) }
     }
 
+    /// Removes the mark `name` (a column marked by ``StoreSchema/allColumnsMarker`` stays marked: see ``expanded(columns:)``).
     mutating func remove(_ name: String) {
         names.removeAll { $0 == name }
     }

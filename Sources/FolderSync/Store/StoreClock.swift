@@ -9,8 +9,19 @@ import GRDB
 /// the app can read its document at once, and a big store's first write waits at most for the rest of the read.
 final class StoreClock: @unchecked Sendable {
     private let clock = Locked(HybridLogicalClock())
-    /// The read of the newest register while it may still run, with where it leaves its result.
-    private let seed = Locked<(thread: HandoffThread, newest: Locked<Result<UInt64, any Error>>)?>(nil)
+
+    /// Where the clock learns the document's newest stamp before its next use.
+    private enum Seed {
+        /// Nowhere: the clock observed it, or the document has none.
+        case none
+        /// A read on a thread of its own, with where it leaves its result.
+        case reading(HandoffThread, Locked<Result<UInt64, any Error>>)
+        /// A read through the store's own connection, made at the clock's first use: while the store opens, before
+        /// the read on a thread can start (the app's migration may write synced rows).
+        case onFirstUse(() throws -> UInt64)
+    }
+
+    private let seed = Locked(Seed.none)
 
     /// Starts reading the newest register of the document at `path` (committed, its bookkeeping tables created),
     /// which the clock observes before its next use.
@@ -19,7 +30,19 @@ final class StoreClock: @unchecked Sendable {
         let thread = HandoffThread {
             newest.withLock { $0 = Result { try Self.newestStamp(inDocumentAt: path) } }
         }
-        seed.withLock { $0 = (thread, newest) }
+        seed.withLock { $0 = .reading(thread, newest) }
+    }
+
+    /// Runs `body` (the app's migration, while the store opens) with the clock reading the newest stamp through
+    /// `read` at its first use, if `body` uses it: writes made then are newer than everything the store holds, as
+    /// every local write must be, and a store opened without them costs no read.
+    func seedingOnFirstUse<T>(_ read: @escaping () throws -> UInt64, during body: () throws -> T) throws -> T {
+        seed.withLock { $0 = .onFirstUse(read) }
+        defer {
+            // `read` may use a connection only `body` may use.
+            seed.withLock { if case .onFirstUse = $0 { $0 = .none } }
+        }
+        return try body()
     }
 
     /// The next timestamp, once the clock observed the document's newest register.
@@ -49,13 +72,20 @@ final class StoreClock: @unchecked Sendable {
     /// is closed when this returns, so the store's own connection may change its journal mode.
     func waitUntilSeeded() throws {
         try seed.withLock { pending in
-            guard let (thread, newest) = pending else { return }
-            thread.join()
-            pending = nil
-            switch newest.current {
-            case .success(let stamp): observe(HybridTimestamp(rawValue: stamp))
-            case .failure(let error):
-                throw FolderSyncError(.localStoreFailed, "cannot read the document's newest change stamp", underlying: error)
+            switch pending {
+            case .none:
+                return
+            case .reading(let thread, let newest):
+                thread.join()
+                pending = .none
+                switch newest.current {
+                case .success(let stamp): observe(HybridTimestamp(rawValue: stamp))
+                case .failure(let error):
+                    throw FolderSyncError(.localStoreFailed, "cannot read the document's newest change stamp", underlying: error)
+                }
+            case .onFirstUse(let read):
+                observe(HybridTimestamp(rawValue: try read()))
+                pending = .none
             }
         }
     }

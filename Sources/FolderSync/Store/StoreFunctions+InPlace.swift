@@ -29,18 +29,28 @@ struct FunctionArguments {
 
 /// A captured row's new pending marks and registers, as ``CaptureWriter`` makes them once per row: read in place
 /// and written into buffers kept from call to call, so a captured row costs no boxed value, string or array
-/// (scenario 7 of the benchmarks). They give the same bytes as ``PendingMarks`` and
-/// ``RowRegisters``, which stay the one description of both formats; registers naming other clients (installed
-/// from a snapshot, or merged from remote changes) go through ``RowRegisters`` itself. Names are compared byte
-/// for byte, as SQLite compares column names.
+/// (scenario 7 of the benchmarks). They give the same bytes as ``PendingMarks`` and ``RowRegisters/encoded``,
+/// which stay the one description of both formats; registers naming other clients (installed from a snapshot, or
+/// merged from remote changes) go through ``RowRegisters`` itself. Names are compared byte for byte, as SQLite
+/// compares column names.
 ///
 /// One instance per connection: SQLite calls a connection's functions one at a time.
 final class CaptureBuffers: @unchecked Sendable {
-    private var output: [UInt8] = []
-    private var registers: [(column: UnsafeRawBufferPointer, timestamp: UInt64)] = []
+    // Only this connection's functions touch them, one call at a time: no exclusivity check per access.
+    @exclusivity(unchecked) private var output: [UInt8] = []
+    @exclusivity(unchecked) private var registers: [(column: UnsafeRawBufferPointer, timestamp: UInt64)] = []
 
-    /// `marks` with each of `names` not in it yet appended, handed to `result`.
+    /// ``StoreSchema/allColumnsMarker``'s bytes.
+    private static var all: UnsafeRawBufferPointer {
+        let marker: StaticString = "#all"
+        return UnsafeRawBufferPointer(start: marker.utf8Start, count: marker.utf8CodeUnitCount)
+    }
+
+    /// `marks` with each of `names` not in it yet appended, handed to `result` (the same value when every name is
+    /// marked, by its name or by ``StoreSchema/allColumnsMarker``).
     func mark(_ marks: UnsafeRawBufferPointer, names: ArraySlice<UnsafeRawBufferPointer>, _ result: (UnsafeRawBufferPointer) -> Void) throws {
+        // Reads the whole value (and checks its shape, as decoding it would).
+        if try Self.marks(marks, contain: Self.all) { return result(marks) }
         // Worked on as a local (and put back), so that its accesses need no exclusivity check each.
         var output = take(&self.output)
         defer { self.output = output }
@@ -55,28 +65,26 @@ final class CaptureBuffers: @unchecked Sendable {
             Self.append(name, to: &output)
         }
         if copied { return output.withUnsafeBytes(result) }
-        _ = try Self.marks(marks, contain: nil)   // checks its shape, as decoding it would
         result(marks)
     }
 
-    /// Whether the encoded marks hold `name` (`nil`: none; the whole value is then read, and its shape checked).
-    private static func marks(_ marks: UnsafeRawBufferPointer, contain name: UnsafeRawBufferPointer?) throws -> Bool {
+    /// Whether the encoded marks hold `name`; the whole value is read when they do not, and its shape checked.
+    private static func marks(_ marks: UnsafeRawBufferPointer, contain name: UnsafeRawBufferPointer) throws -> Bool {
         var reader = BlobReader(bytes: marks)
         while reader.remaining > 0 {
-            if let name, try reader.lengthPrefixed(what: "pending mark").elementsEqual(name) { return true }
-            if name == nil { _ = try reader.lengthPrefixed(what: "pending mark") }
+            if same(try reader.lengthPrefixed(what: "pending mark"), name) { return true }
         }
         return false
     }
 
     /// The registers `stamps` with each of `names` written now by this client, each with the next timestamp in
-    /// turn, handed to `result`.
+    /// turn, handed to `result` in version 2 (``RowRegisters/encoded``).
     func stamp(_ stamps: UnsafeRawBufferPointer, names: ArraySlice<UnsafeRawBufferPointer>, clock: StoreClock, now: () -> Date,
                _ result: (UnsafeRawBufferPointer) -> Void) throws {
         var (output, registers) = (take(&self.output), take(&self.registers))
         defer { (self.output, self.registers) = (output, registers) }
-        // Version 1, the newest timestamp, no client identifier: only this client's registers (or none).
-        guard stamps.isEmpty || (stamps.count >= 10 && stamps[0] == 1 && stamps[9] == 0) else {
+        // Either version, no client identifier: only this client's registers (or none).
+        guard stamps.isEmpty || (stamps.count >= 10 && (stamps[0] == 1 || stamps[0] == 2) && stamps[9] == 0) else {
             var decoded = try RowRegisters(Data(stamps))
             var next = names.startIndex
             try clock.ticks(names.count, now: now) { timestamp in
@@ -86,31 +94,44 @@ final class CaptureBuffers: @unchecked Sendable {
             return decoded.encoded.withUnsafeBytes(result)
         }
         if !stamps.isEmpty {
+            let version = stamps[0]
+            let head = UnsafeRawBufferPointer(rebasing: stamps[1..<9]).loadUnaligned(as: UInt64.self).bigEndian
+            var newestSeen = version == 1
             var reader = BlobReader(bytes: UnsafeRawBufferPointer(rebasing: stamps[10...]))
             while reader.remaining > 0 {
                 let column = try reader.lengthPrefixed(what: "register column")
-                let timestamp = try reader.bytes(8).loadUnaligned(as: UInt64.self).littleEndian
-                guard try reader.varint() == 0 else { throw FormatViolation("register client is out of range") }
-                registers.append((column, timestamp))
+                if version == 1 {
+                    let timestamp = try reader.bytes(8).loadUnaligned(as: UInt64.self).littleEndian
+                    guard try reader.varint() == 0 else { throw FormatViolation("register client is out of range") }
+                    registers.append((column, timestamp))
+                } else {
+                    let age = try reader.varint()
+                    guard age <= head else { throw FormatViolation("register age \(age) is older than time") }
+                    newestSeen = newestSeen || age == 0
+                    registers.append((column, head - age))
+                }
             }
+            guard newestSeen || registers.isEmpty else { throw FormatViolation("no register is as new as the registers' head") }
         }
         var next = names.startIndex
+        // A new row's names are its table's columns, each once: appended without looking for them.
+        let fresh = registers.isEmpty
         try clock.ticks(names.count, now: now) { timestamp in
             let name = names[next]
             next += 1
-            if let existing = registers.firstIndex(where: { $0.column.elementsEqual(name) }) {
+            if !fresh, let existing = registers.firstIndex(where: { same($0.column, name) }) {
                 registers[existing].timestamp = timestamp.rawValue
             } else {
                 registers.append((name, timestamp.rawValue))
             }
         }
-        output.append(1)
-        withUnsafeBytes(of: registers.reduce(0) { max($0, $1.timestamp) }.bigEndian) { output.append(contentsOf: $0) }
-        output.append(0)   // no client identifier
+        let newest = registers.reduce(0) { max($0, $1.timestamp) }
+        output.append(2)
+        withUnsafeBytes(of: newest.bigEndian) { output.append(contentsOf: $0) }
+        output.append(0)   // no client identifier: every register is this client's, and names none
         for register in registers {
             Self.append(register.column, to: &output)
-            withUnsafeBytes(of: register.timestamp.littleEndian) { output.append(contentsOf: $0) }
-            output.append(0)   // this client
+            Self.appendVarint(newest - register.timestamp, to: &output)
         }
         output.withUnsafeBytes(result)
     }
@@ -125,14 +146,25 @@ final class CaptureBuffers: @unchecked Sendable {
 
     /// Appends a varint length and the bytes, as ``ByteSink/appendBytes(_:)`` does.
     private static func append(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
-        var length = UInt64(bytes.count)
-        while length >= 0x80 {
-            output.append(UInt8(truncatingIfNeeded: length) | 0x80)
-            length >>= 7
-        }
-        output.append(UInt8(length))
+        appendVarint(UInt64(bytes.count), to: &output)
         output.append(contentsOf: bytes)
     }
+
+    /// Appends a varint, as ``ByteSink/appendVarint(_:)`` does.
+    private static func appendVarint(_ value: UInt64, to output: inout [UInt8]) {
+        var value = value
+        while value >= 0x80 {
+            output.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        output.append(UInt8(value))
+    }
+}
+
+/// Whether two names hold the same bytes.
+@inline(__always)
+func same(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+    a.count == b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
 }
 
 extension BlobReader {

@@ -18,7 +18,9 @@ import GRDBSQLite
 enum StoreFunctions {
     static func install(_ db: Database, capturing: Locked<Bool>, clock: StoreClock,
                         now: @escaping @Sendable () -> Date) throws {
-        // False while remote changes are applied, so that they are not echoed back.
+        // False while remote changes are applied, so that they are not echoed back. Today's triggers do not call it
+        // (the capture functions ask themselves); the insert triggers of stores written before bookkeeping version 6
+        // do, until the store is opened and its triggers made again (the app's migration runs first).
         try addInPlace(db, "foldersync_capturing", argumentCount: 0, pure: false) { context, _ in
             sqlite3_result_int(context, capturing.current ? 1 : 0)
         }
@@ -35,12 +37,10 @@ enum StoreFunctions {
         }
         // foldersync_captured_insert / _update / _delete: the bookkeeping of one captured row (``CaptureWriter``),
         // the one call each change-capture trigger makes.
-        let writer = CaptureWriter(db, buffers: CaptureBuffers(), clock: clock, now: now)
+        let writer = CaptureWriter(db, buffers: CaptureBuffers(), capturing: capturing, clock: clock, now: now)
         for (name, capture) in [("insert", writer.insert), ("update", writer.update), ("delete", writer.delete)] as
             [(String, (FunctionArguments) throws -> Void)] {
             try addInPlace(db, "foldersync_captured_\(name)", argumentCount: nil, pure: false) { context, arguments in
-                // Checked here too, so that a trigger with nothing else to do needs no WHEN clause: one call per row.
-                guard capturing.current else { return }
                 try capture(arguments)
             }
         }
@@ -57,10 +57,11 @@ enum StoreFunctions {
             guard let name = String.fromDatabaseValue(values[1]) else { return false }
             return try PendingMarks(blob(values[0])).contains(name)
         }
-        // foldersync_owned(stamps, client): the registers with this client's named `client` (for snapshots).
+        // foldersync_owned(stamps, client): the registers with this client's named `client`, in the encoding snapshots
+        // carry (``RowRegisters/snapshotEncoded``: version 1, as before bookkeeping version 6).
         try add(db, "foldersync_owned", argumentCount: 2, pure: true) { values in
             guard let client = String.fromDatabaseValue(values[1]) else { return values[0] }
-            return try RowRegisters(blob(values[0])).owned(by: client).encoded
+            return try RowRegisters(blob(values[0])).owned(by: client).snapshotEncoded
         }
     }
 
@@ -83,6 +84,7 @@ enum StoreFunctions {
             } catch {
                 sqlite3_result_error(context, "\(error)", -1)
                 if let nested = error as? NestedStatementError { sqlite3_result_error_code(context, nested.code) }
+                if error is CaptureRefusal { sqlite3_result_error_code(context, CaptureRefusal.code) }
             }
         }, release: { pointer in
             if let pointer { Unmanaged<InPlaceBody>.fromOpaque(pointer).release() }

@@ -1,9 +1,11 @@
 import GRDB
 
-/// Bookkeeping versions 3 → 4 → 5 (see the version history in `StoreSchema+Versions.swift`):
+/// Bookkeeping versions 3 → 4 → 5 → 6 (see the version history in `StoreSchema+Versions.swift`):
 /// - before staged changes had a table of their own, the pending table kept them with their sequence
 ///   (`staged_in` above 0): they are moved when the staged table is created;
-/// - before the ledger kept each client's run (``GRDBStore/appliedRunsTable``), the runs are read from it.
+/// - before the ledger kept each client's run (``GRDBStore/appliedRunsTable``), the runs are read from it;
+/// - before registers were written in version 2 and new rows marked `#all`, they were written in version 1 and
+///   marked column by column: both stay as they are.
 extension StoreSchema {
     /// Version 3 → 4: staged changes move from the pending table to `foldersync_staged_changes`.
     static func splitStagedChanges(_ db: Database) throws {
@@ -18,4 +20,10 @@ extension StoreSchema {
         try createBookkeepingTable(StoreSchema.appliedRunsTable, db)
         try GRDBStore.addRuns(db)
     }
+
+    /// Version 5 → 6: nothing to rewrite. Version 6 writes registers in version 2 and marks a new row's columns with
+    /// ``StoreSchema/allColumnsMarker``, and reads version 1 registers and column-by-column marks as before: the
+    /// values of a version-5 store stay valid (each row takes the new encoding when it is written again). The
+    /// version is recorded all the same, so that an earlier FolderSync, which reads neither, refuses the store.
+    static func acceptCompactBookkeeping(_ db: Database) throws {}
 }

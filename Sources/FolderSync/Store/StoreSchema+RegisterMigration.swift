@@ -88,7 +88,7 @@ extension StoreSchema {
 /// version 3's), the client identifiers, then the registers (see ``RowRegisters``).
 enum LegacyRegisters {
     static func encodedWithoutHead(_ registers: RowRegisters) -> Data {
-        let withHead = registers.encoded
+        let withHead = registers.snapshotEncoded
         // Version 3 is version 2 with 8 bytes inserted after the version byte.
         return withHead.prefix(1) + withHead.dropFirst(9)
     }

@@ -24,6 +24,7 @@ import GRDBSQLite
 /// | 3 | `381d80c` | `stamps` carries the newest register's timestamp at its head (``RowRegisters``), same version byte 1 |
 /// | 4 | `b47ea05` | staged changes in `foldersync_staged_changes`; the pending table keeps unstaged ones only |
 /// | 5 | `4128626` | `foldersync_applied_runs`: each client's run of applied change sets beside the ledger |
+/// | 6 | this version | registers written in version 2 (ages instead of timestamps, no client byte for this client's: ``RowRegisters``); a new row's pending marks `#created #all` (``PendingMarks``) |
 ///
 /// A change to any `foldersync_…` table, or to the bytes of a BLOB kept in one, is a new version: append a
 /// migration to ``bookkeepingMigrations`` and a golden store of the old version to
@@ -51,6 +52,7 @@ extension StoreSchema {
         BookkeepingMigration(version: 3, name: "registers carry their newest timestamp at their head", run: addNewestTimestampHeads),
         BookkeepingMigration(version: 4, name: "staged changes in a table of their own", run: splitStagedChanges),
         BookkeepingMigration(version: 5, name: "each client's run of applied change sets", run: addAppliedRuns),
+        BookkeepingMigration(version: 6, name: "compact registers and marks of every column", run: acceptCompactBookkeeping),
     ]
 
     /// The recorded version, or `nil` when none is recorded.
@@ -128,6 +130,13 @@ extension StoreSchema {
             try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.metaTable)(key, value) VALUES (?, ?)",
                            arguments: [bookkeepingVersionKey, currentBookkeepingVersion])
         }
+    }
+
+    /// Whether the store's registers carry their newest timestamp at their head (bookkeeping version 3 and later), so
+    /// that ``StoreClock/newestStamp(_:)`` reads the newest of them; false for a new store.
+    static func hasRegisterHeads(_ db: Database) throws -> Bool {
+        guard let version = try recordedBookkeepingVersion(db) ?? identifyUnversionedBookkeeping(db) else { return false }
+        return version >= 3
     }
 
     /// The version of a store that records none, told by the shape of its tables (once: it is recorded after);

@@ -362,8 +362,14 @@ enum GoldenCatalog {
                                     writer: .commit(commit),
                                     content: .localStore(bookkeepingVersion: version, expected: "local-stores/bookkeeping-v\(version).expected.txt")))
         }
-        files.append(GoldenFile(path: "local-stores/bookkeeping-v5.sqlite", kind: .localStore, version: 5, writer: .current,
+        files.append(GoldenFile(path: "local-stores/bookkeeping-v5.sqlite", kind: .localStore, version: 5, writer: .commit("4ff6da9"),
                                 content: .localStore(bookkeepingVersion: 5, expected: "local-stores/bookkeeping-v5.expected.txt")))
+        // Version 5 as its last writer left it (e578d01, recorded there before version 6 changed the writer).
+        files.append(GoldenFile(path: "local-stores/bookkeeping-v5-e578d01.sqlite", kind: .localStore, version: 5, writer: .commit("e578d01"),
+                                content: .localStore(bookkeepingVersion: 5, expected: "local-stores/bookkeeping-v5-e578d01.expected.txt")))
+        // Version 6: registers in their compact encoding, a new row's columns marked `#all`.
+        files.append(GoldenFile(path: "local-stores/bookkeeping-v6.sqlite", kind: .localStore, version: 6, writer: .current,
+                                content: .localStore(bookkeepingVersion: 6, expected: "local-stores/bookkeeping-v6.expected.txt")))
         return files
     }()
 

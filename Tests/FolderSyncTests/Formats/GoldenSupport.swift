@@ -64,7 +64,7 @@ enum Golden {
 /// reg|<table>|<syncID>|<column>|<hlc>|<client or ->  every register
 /// tomb|<table>|<syncID>|<hlc>|<client or ->          every tombstone
 /// shadow|<table>|<syncID>|<column>|<value>           values kept for deleted rows of last-writer-wins tables
-/// mark|<table>|<syncID>|<staged in or 0>|<name>      local store only: pending and staged marks
+/// mark|<table>|<syncID>|<staged in or 0>|<name>      local store only: pending and staged marks (`#all` as each column)
 /// ledger|<client>|<sequence>|<change set ID>         local store only
 /// local|<key>|<value>                                local store only: the app's own table, left alone
 /// state|nextSequence=…|publishedSequence=…|hasBootstrapped=…
@@ -107,7 +107,9 @@ enum NeutralDump {
         guard full else { return lines.sorted().joined(separator: "\n") + "\n" }
         for source in [StoreSchema.pendingChangesTable, StoreSchema.stagedChangesTable] {
             for row in try Row.fetchAll(db, sql: "SELECT tbl, sync_id, staged_in, marks FROM \(source)") {
-                for name in try PendingMarks(row[3] as Data?).names {
+                // Marks of every column (bookkeeping version 6) are those of each column, as earlier versions wrote them.
+                let columns = try db.columns(in: row[0] as String).map(\.name).filter { $0 != "id" }
+                for name in try PendingMarks(row[3] as Data?).expanded(columns: columns).names {
                     lines.append("mark|\(row[0] as String)|\(row[1] as String)|\(row[2] as Int64)|\(name)")
                 }
             }
