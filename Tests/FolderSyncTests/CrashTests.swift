@@ -34,13 +34,13 @@ struct CrashTests {
             }
         }
 
-        /// Every change set a client published, with its header; fails on a temporary left behind.
-        func publishedChangeSets(_ client: String) throws -> [ChangeSetHeader] {
+        /// Every change set a client published, with its header; fails on a temporary left behind, unless `allowingTemporaries`.
+        func publishedChangeSets(_ client: String, allowingTemporaries: Bool = false) throws -> [ChangeSetHeader] {
             let layout = try RemoteLayout(applicationIdentifier: "com.example.race")
             let folder = root.appendingPathComponent(layout.syncChangesDirectory("DOC", client: client).description)
             let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
-            #expect(!names.contains { TemporaryName.isTemporary($0) }, "temporaries left in \(names)")
-            return try names.map { try ChangeSetReader.verify(at: folder.appendingPathComponent($0), path: $0) }
+            if !allowingTemporaries { #expect(!names.contains { TemporaryName.isTemporary($0) }, "temporaries left in \(names)") }
+            return try names.filter { !TemporaryName.isTemporary($0) }.map { try ChangeSetReader.verify(at: folder.appendingPathComponent($0), path: $0) }
         }
     }
 
@@ -58,7 +58,9 @@ struct CrashTests {
         let expected = Dictionary(uniqueKeysWithValues: (0..<300).map { ("a-\($0)", "v1") })
         #expect(try setup.items("A") == expected)
         #expect(try setup.items("B") == expected)
-        let sets = try setup.publishedChangeSets("A")
+        // A marker that carries its sets goes out while they upload: killed as it starts, a set's upload may be half
+        // done, its temporary left for doctor to clear (readers ignore such names).
+        let sets = try setup.publishedChangeSets("A", allowingTemporaries: point == "recent-sync")
         #expect(sets.map(\.sequence) == Array(1...Int64(sets.count)), "sequences \(sets.map(\.sequence))")
         #expect(sets.reduce(0) { $0 + $1.changeCount } == 300, "a change was published twice or not at all")
     }
