@@ -38,6 +38,10 @@ extension DocumentSyncManager {
         }
         await delegate?.documentSyncManagerDidBeginSynchronizing(self)
         syncStarted()
+        // The store's first read of its registers, when it still runs (a launch), waits for this sync.
+        let clock = (store as? GRDBStore)?.clock
+        clock?.syncBegan()
+        defer { clock?.syncEnded() }
         do {
             let report = try await withRemote("synchronization failed") {
                 try await synchronizeWithPolicy(integrityKey: integrityKey, store: store)

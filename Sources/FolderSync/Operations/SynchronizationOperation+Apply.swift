@@ -109,7 +109,14 @@ extension SynchronizationOperation {
                 if let answer = await resolver(conflict) { resolutions[conflict.key] = answer }
             }
         }
-        let outcome = try store.apply(header, localClient: clientIdentifier, changes: stream, resolutions: resolutions)
+        let outcome: ApplyOutcome
+        if let knowledge = unsavedKnowledge {
+            outcome = try store.apply(header, localClient: clientIdentifier, changes: stream, resolutions: resolutions,
+                                      savingRemoteKnowledge: knowledge)
+            unsavedKnowledge = nil
+        } else {
+            outcome = try store.apply(header, localClient: clientIdentifier, changes: stream, resolutions: resolutions)
+        }
         guard outcome.applied else { return }
         let now = environment.now()
         if newest.value > HybridLogicalClock.driftLimit(now: now) {

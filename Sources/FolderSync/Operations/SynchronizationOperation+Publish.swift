@@ -97,9 +97,18 @@ extension SynchronizationOperation {
         // A marker that failed beside sets that went out: they are marked published all the same, then it throws.
         let failedMarker = try await upload(staged, marker: together ? marker?.data : nil)
         if let last = staged.last {
-            try store.markPublished(throughSequence: last.sequence)
-            state.progress = try store.loadSyncState().progress
             state.remote.recentlyPublished = announced
+            if together, failedMarker == nil, let marker {
+                // All this sync tells the remote is out: saved with the sets marked published, one commit for both.
+                var settled = state.remote
+                settled.announce(marker.recent)
+                settled.ownRecentSyncEtag = nil
+                countPublished(&settled)
+                try store.markPublished(throughSequence: last.sequence, savingRemoteKnowledge: settled)
+            } else {
+                try store.markPublished(throughSequence: last.sequence)
+            }
+            state.progress = try store.loadSyncState().progress
             for name in names { try? FileManager.default.removeItem(at: directory.appendingPathComponent(name)) }
         }
         if let failedMarker { throw failedMarker }
@@ -108,9 +117,7 @@ extension SynchronizationOperation {
             emit(.phase(.writingRecentSync))
             if let failed = try await upload([], marker: marker.data) { throw failed }
         }
-        state.remote.announcedAt = marker.recent.lastSyncDate
-        state.remote.announcedSequence = marker.recent.publishedSequence
-        state.remote.announcedAcknowledgement = marker.recent.acknowledgement
+        state.remote.announce(marker.recent)
         // Its version tag, so that the next sync does not read it back: asked after a sync that published nothing.
         // One that published does not wait for it (a round trip over a wide-area link): the next sync reads the
         // marker back with its first requests (``checkOwnHistory(_:prefetched:_:)``).

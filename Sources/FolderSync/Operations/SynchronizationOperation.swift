@@ -74,6 +74,10 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     /// The ledger, read once per sync and kept current as sets are applied: reading it (every set ever applied)
     /// at each step made a sync cost what exists rather than what is new.
     var ledger: AppliedChangeSets?
+    /// What this sync learned of the remote before applying, when the store does not have it yet: saved in the
+    /// transaction of the first set applied, so that a sync that only applies commits once (its end saves what
+    /// changed after, when anything did).
+    var unsavedKnowledge: LocalSyncState.RemoteKnowledge?
 
     /// An operation ready to ``run()``; see the properties for each argument.
     ///
@@ -105,6 +109,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         let started = Date()
         report = SyncReport()
         ledger = nil
+        unsavedKnowledge = nil
         downloaded = [:]
         markerContents = [:]
         notYetVisible = []
@@ -136,6 +141,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         // The state's progress is the store's, read again after each store call that changes it; what it knows of
         // the remote is this sync's, saved once at the end.
         var state = try store.loadSyncState()
+        let storedKnowledge = state.remote
         async let markerListing = fetchRecentSyncListing()
         let looksAtWholeStore = looksAtOwnWholeStore(state)
         async let wholeStoreTag: String?? = looksAtWholeStore ? fetchOwnWholeStoreVersionTag() : nil
@@ -172,6 +178,14 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         // (another client's legitimate mass delete must not silence this one), then the sync ends with the error.
         var declined: FolderSyncError?
         emit(.phase(.applyingRemoteChanges))
+        if !isReadOnly {
+            // Saved with the first set applied. Not the version tag of this client's own marker when it was read back
+            // in this sync: a marker that must be written again (found older, or claiming more than the store holds)
+            // is read back until it was, so its tag is saved at the end, after the write.
+            var learned = state.remote
+            learned.ownRecentSyncEtag = storedKnowledge.ownRecentSyncEtag
+            unsavedKnowledge = learned == storedKnowledge ? nil : learned
+        }
         var waiting = try await applyUnlessDeclined(available, declined: &declined)
         if !notYetVisible.isEmpty && declined == nil {
             // A set a marker named or a listing showed is not there (reads lagging behind writes, or vacuumed): its
@@ -209,19 +223,25 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         let announces = !staged.isEmpty || !ownRecentSyncExists || rewritesOwnRecentSync || heartbeatDue
             || state.remote.announcedSequence != state.progress.publishedSequence
             || acknowledges(acknowledgement, state)
+        unsavedKnowledge = nil
         try await publish(staged, &state, announcing: announces ? acknowledgement : nil)
         // The whole-store policy's counters go with the rest (they had a write transaction, an fsync, of their own).
-        if report.changeSetsSent > 0 {
-            state.remote.changeSetsSinceWholeStore += report.changeSetsSent
-            state.remote.bytesSinceWholeStore += report.bytesSent - report.attachmentBytesSent
-        }
-        // Saving is a write transaction (fsyncs): an idle sync that learned nothing skips it.
+        countPublished(&state.remote)
+        // Saving is a write transaction (fsyncs): an idle sync that learned nothing skips it, and so does one that
+        // saved it all with its last store write (a set applied, or its sets marked published with their marker).
         let learned = state.remote
         try store.updateRemoteKnowledge { $0 = learned }
         report.duration = Date().timeIntervalSince(started)
         if let declined { throw declined }
         emit(.phase(.finished))
         return report
+    }
+
+    /// Adds what this sync published to the whole-store policy's counters.
+    func countPublished(_ remote: inout LocalSyncState.RemoteKnowledge) {
+        guard report.changeSetsSent > 0 else { return }
+        remote.changeSetsSinceWholeStore += report.changeSetsSent
+        remote.bytesSinceWholeStore += report.bytesSent - report.attachmentBytesSent
     }
 
     /// Checks, without changing anything, that this client may still change its local data from this remote:

@@ -176,6 +176,13 @@ enum LocalFiles {
         close(fd)
     }
 
+    /// The size of a local file, `nil` when it cannot be asked (`stat`, without Foundation's attribute dictionary).
+    static func size(of url: URL) -> Int64? {
+        var info = stat()
+        guard stat(url.path, &info) == 0 else { return nil }
+        return Int64(info.st_size)
+    }
+
     /// The first `count` bytes of a local file (fewer when it is shorter).
     static func readPrefix(of url: URL, count: Int, remote: Bool = false) throws -> Data {
         guard let handle = FileHandle(forReadingAtPath: url.path) else { throw error("open", path: url.path, remote: remote) }
