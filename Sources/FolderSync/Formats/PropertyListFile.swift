@@ -78,6 +78,9 @@ extension PropertyListPayload {
     /// - Throws: ``FolderSyncError/Code/unsupportedFormatVersion`` for a newer version;
     ///   ``FolderSyncError/Code/corruptFile`` for anything truncated, garbled, of another kind or failing its checksum.
     public static func decode<Payload: PropertyListPayload>(_ type: Payload.Type, from data: Data, path: String) throws -> Payload {
+        // Markers and documentInfo.plist as PropertyListEncoder wrote them, without Foundation's decoder (what this
+        // path does not take, Foundation reads or refuses below).
+        if let payload = CanonicalPropertyList.decode(type, from: data) { return payload }
         let decoder = PropertyListDecoder()
         let header: Header
         guard isSafeToParse(data) else {

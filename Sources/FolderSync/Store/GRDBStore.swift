@@ -180,8 +180,16 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
 
     @_spi(ModelAdapter) public func loadSyncState() throws -> LocalSyncState {
         try wrap("reading the sync state") {
-            try database.read(loadState)
+            try readOne(loadState)
         }
+    }
+
+    /// Runs `body`, reads of one statement each, outside a transaction: each statement reads one consistent state
+    /// by itself. `database.read` adds four statements around it (`query_only` on and off, `BEGIN` and `COMMIT`, the
+    /// last two compiled at every call), which cost more than the sync's small reads themselves; a sync makes about
+    /// a dozen.
+    func readOne<T>(_ body: (Database) throws -> T) throws -> T {
+        try database.inDatabase(body)
     }
 
     @_spi(ModelAdapter) public func saveRemoteKnowledge(_ remote: LocalSyncState.RemoteKnowledge) throws {
@@ -210,15 +218,13 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
 
     @_spi(ModelAdapter) public func appliedChangeSets() throws -> AppliedChangeSets {
         try wrap("reading the ledger") {
-            try database.read(Self.appliedChangeSets)
+            try readOne(Self.appliedChangeSets)
         }
     }
 
     @_spi(ModelAdapter) public func hasUnpublishedChanges() throws -> Bool {
         try wrap("reading pending changes") {
-            try database.read { db in
-                try StoreSchema.holdsUnpublishedChanges(db)
-            }
+            try readOne(StoreSchema.holdsUnpublishedChanges)
         }
     }
 
@@ -256,7 +262,8 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     /// The sync state in `db`: decoded from its bytes, unless they are the bytes last read or written (a sync reads
     /// the state about eight times, and decoding its JSON was a tenth of a one-row sync's CPU time).
     func loadState(_ db: Database) throws -> LocalSyncState {
-        guard let data = try Data.fetchOne(db, sql: "SELECT value FROM \(StoreSchema.metaTable) WHERE key = ?", arguments: [Self.stateKey])
+        guard let data = try Data.fetchOne(db.cachedStatement(sql: "SELECT value FROM \(StoreSchema.metaTable) WHERE key = ?"),
+                                           arguments: [Self.stateKey])
         else { return LocalSyncState() }
         if let cached = stateCache.current, cached.data == data { return cached.state }
         let state = try LocalSyncState.decodeJSON(data)

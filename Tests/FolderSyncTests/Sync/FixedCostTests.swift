@@ -156,6 +156,58 @@ struct FixedCostTests {
         try store.close()
     }
 
+    /// Markers and document information with every field, empty ones, and text the XML must escape.
+    static func markers() -> [RecentSync] {
+        let blob = Data((0..<700).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        return [
+            RecentSync(clientIdentifier: "client-A", lastSyncDate: Date(timeIntervalSince1970: 1_767_323_045), publishedSequence: 178,
+                       acknowledgement: [:], schemaVersion: 1),
+            RecentSync(clientIdentifier: "B & <C> \"quoted\" 'é' 🎉 \t tab", lastSyncDate: Date(timeIntervalSince1970: 0), publishedSequence: Int64.max,
+                       acknowledgement: ["A": 1, "Z&<>": Int64.min, "": 0], schemaVersion: 3,
+                       recentChangeSets: ["000000000171-X.syncchg", "a\nb", ""],
+                       changeSetContents: ["000000000178-Y.syncchg": blob, "empty": Data(), "one": Data([7]), "b": blob.prefix(52)]),
+            RecentSync(clientIdentifier: "c", lastSyncDate: Date(timeIntervalSince1970: 253_402_300_799), publishedSequence: -4,
+                       acknowledgement: ["x": 2], schemaVersion: -1, recentChangeSets: [], changeSetContents: [:]),
+        ]
+    }
+
+    @Test("Markers and documentInfo.plist as PropertyListEncoder writes them are read without Foundation's decoder, to the same values")
+    func canonicalPropertyLists() throws {
+        for marker in Self.markers() {
+            let file = try PropertyListFile.encode(marker)
+            #expect(CanonicalPropertyList.decode(RecentSync.self, from: file) == marker, "\(String(decoding: file, as: UTF8.self))")
+            #expect(try PropertyListFile.decode(RecentSync.self, from: file, path: "m") == marker)
+        }
+        let info = DocumentInfo(documentIdentifier: "DOC", documentDescription: "Notes & <things>", userInfo: ["kind": "notes", "k&": "v<"],
+                                integrityKey: "4B16109C-8588-4B86-81E4-469E1FDDAA6C", createdByClient: "client-A",
+                                creationDate: Date(timeIntervalSince1970: 1_767_323_045))
+        let file = try PropertyListFile.encode(info)
+        let read = try #require(CanonicalPropertyList.decode(DocumentInfo.self, from: file))
+        #expect(read.integrityKey == info.integrityKey && read.userInfo == info.userInfo && read.creationDate == info.creationDate
+                && read.documentDescription == info.documentDescription)
+    }
+
+    @Test("A property list the fast reader does not take is left to Foundation's decoder: any changed byte of a marker, another kind, a newer version")
+    func canonicalPropertyListsRefuse() throws {
+        let marker = Self.markers()[1]
+        let file = try PropertyListFile.encode(marker)
+        var taken = 0
+        for offset in stride(from: 0, to: file.count, by: 7) {
+            var damaged = file
+            damaged[offset] ^= 0x01
+            guard let read = CanonicalPropertyList.decode(RecentSync.self, from: damaged) else { continue }
+            taken += 1
+            // Only a byte that carries nothing (layout Foundation's decoder skips too) may still read, as the same marker.
+            #expect(read == marker, "byte \(offset)")
+            #expect(try PropertyListFile.decode(RecentSync.self, from: damaged, path: "m") == marker, "byte \(offset)")
+        }
+        #expect(taken < file.count / 7 / 10, "almost every changed byte is refused: \(taken)")
+        #expect(CanonicalPropertyList.decode(DocumentInfo.self, from: file) == nil, "another kind")
+        let newer = Data(String(decoding: file, as: UTF8.self).replacingOccurrences(of: "<integer>2</integer>", with: "<integer>3</integer>").utf8)
+        #expect(CanonicalPropertyList.decode(RecentSync.self, from: newer) == nil)
+        #expect(throws: FolderSyncError.self) { try PropertyListFile.decode(RecentSync.self, from: newer, path: "m") }
+    }
+
     /// States with every field set, unset, and strings JSON must escape.
     static func states() -> [LocalSyncState] {
         var full = LocalSyncState()
