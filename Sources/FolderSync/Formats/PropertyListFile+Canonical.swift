@@ -282,6 +282,104 @@ enum CanonicalPropertyList {
         }
     }
 
+    // MARK: Writing, as PropertyListEncoder writes (anything it might write otherwise: nil, and Foundation writes it)
+
+    /// A marker's file, byte for byte what `PropertyListEncoder` writes in ``PropertyListFile/encode(_:)``; `nil` when a
+    /// value is outside what this writer is known to write alike: a key that is not ASCII, a string with a control
+    /// character other than tab and line feed, a date with a fraction of a second or outside 1970–9999. Writing a
+    /// marker with Foundation's encoder was a tenth of a publishing sync's instructions in a fresh process.
+    static func encode(_ recent: RecentSync) -> Data? {
+        guard let payload = node(recent) else { return nil }
+        var standalone = header
+        write(payload, depth: 0, into: &standalone)
+        standalone += trailer
+        let checksum = "crc32:" + Checksum.hex(Checksum.crc32(Data(standalone)))
+        guard let envelope = dict([("checksum", .string(plain(checksum))), ("formatVersion", .integer(plain(String(recent.writtenFormatVersion)))),
+                                   ("kind", .string(plain(RecentSync.kind))), ("payload", payload)]) else { return nil }
+        var file = header
+        write(envelope, depth: 0, into: &file)
+        file += trailer
+        return Data(file)
+    }
+
+    /// The payload's node, keys as its `Codable` conformance names them (optionals left out when `nil`).
+    private static func node(_ recent: RecentSync) -> Node? {
+        guard let client = escaped(recent.clientIdentifier), let date = dateText(recent.lastSyncDate),
+              let acknowledgement = dict(recent.acknowledgement.map { ($0.key, Node.integer(plain(String($0.value)))) }) else { return nil }
+        var entries: [(String, Node)] = [("acknowledgement", acknowledgement), ("clientIdentifier", .string(client)),
+                                         ("lastSyncDate", .date(plain(date))),
+                                         ("publishedSequence", .integer(plain(String(recent.publishedSequence)))),
+                                         ("schemaVersion", .integer(plain(String(recent.schemaVersion))))]
+        if let names = recent.recentChangeSets {
+            var items: [Node] = []
+            for name in names {
+                guard let text = escaped(name) else { return nil }
+                items.append(.string(text))
+            }
+            entries.append(("recentChangeSets", .array(items)))
+        }
+        if let contents = recent.changeSetContents {
+            guard let sets = dict(contents.map { ($0.key, Node.data(Array($0.value.base64EncodedData()))) }) else { return nil }
+            entries.append(("changeSetContents", sets))
+        }
+        return dict(entries)
+    }
+
+    /// A dictionary node, its keys sorted as the encoder sorts them (byte order, for ASCII keys); `nil` for a key that
+    /// is not ASCII.
+    private static func dict(_ entries: [(String, Node)]) -> Node? {
+        var keyed: [(key: Text, value: Node)] = []
+        keyed.reserveCapacity(entries.count)
+        for (key, value) in entries {
+            guard key.utf8.allSatisfy({ $0 < 0x80 }), let text = escaped(key) else { return nil }
+            keyed.append((text, value))
+        }
+        keyed.sort { $0.key.raw.lexicographicallyPrecedes($1.key.raw) }
+        return .dict(keyed)
+    }
+
+    private static func plain(_ text: String) -> Text { Text(raw: ArraySlice(text.utf8), value: text) }
+
+    /// `text` as the encoder writes it between tags: `&`, `<` and `>` escaped; `nil` for a control character other than
+    /// tab and line feed.
+    private static func escaped(_ text: String) -> Text? {
+        var raw: [UInt8] = []
+        raw.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "&"): raw += Array("&amp;".utf8)
+            case UInt8(ascii: "<"): raw += Array("&lt;".utf8)
+            case UInt8(ascii: ">"): raw += Array("&gt;".utf8)
+            case 0x09, 0x0A: raw.append(byte)
+            case 0..<0x20, 0x7F: return nil
+            default: raw.append(byte)
+            }
+        }
+        return Text(raw: raw[...], value: text)
+    }
+
+    /// `yyyy-MM-ddTHH:mm:ssZ` of a date in whole seconds from 1970 to 9999; `nil` otherwise.
+    private static func dateText(_ date: Date) -> String? {
+        let interval = date.timeIntervalSince1970
+        guard interval >= 0, interval < 253_402_300_800, interval == interval.rounded(.down) else { return nil }
+        let seconds = Int(interval)
+        let days = seconds / 86_400, time = seconds % 86_400
+        // The civil date of a day count from 1970-01-01 (the proleptic Gregorian calendar).
+        let shifted = days + 719_468
+        let era = shifted / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : String(value) }
+        let yearText = String(year)
+        return String(repeating: "0", count: max(0, 4 - yearText.count)) + yearText + "-" + two(month) + "-" + two(day)
+            + "T" + two(time / 3600) + ":" + two(time / 60 % 60) + ":" + two(time % 60) + "Z"
+    }
+
     // MARK: Values, as PropertyListDecoder reads them (anything else: nil, and the caller asks Foundation)
 
     static func string(_ node: Node?) -> String? {

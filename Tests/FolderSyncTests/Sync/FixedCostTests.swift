@@ -208,6 +208,60 @@ struct FixedCostTests {
         #expect(throws: FolderSyncError.self) { try PropertyListFile.decode(RecentSync.self, from: newer, path: "m") }
     }
 
+    @Test("A marker is written byte for byte as PropertyListEncoder writes it, or by PropertyListEncoder itself")
+    func canonicalMarkerWriter() throws {
+        var random = SeededGenerator(seed: 23)
+        let alphabet = Array("abcXYZ019-_.é🎉&<>\"' \t\n/".unicodeScalars) + [Unicode.Scalar(UInt8(1)), Unicode.Scalar(UInt8(0x7F)), Unicode.Scalar(UInt8(0x0D))]
+        func text(_ plain: Bool = false) -> String {
+            let count = Int.random(in: 0...12, using: &random)
+            return String(String.UnicodeScalarView((0..<count).map { _ in
+                plain ? "abcXYZ019-_.".unicodeScalars.randomElement(using: &random)! : alphabet.randomElement(using: &random)!
+            }))
+        }
+        var fast = 0
+        for round in 0..<300 {
+            let plain = round % 3 != 0
+            var acknowledgement: [String: Int64] = [:]
+            for _ in 0..<Int.random(in: 0...4, using: &random) { acknowledgement[text(plain)] = Int64.random(in: Int64.min...Int64.max, using: &random) }
+            var contents: [String: Data]?
+            if Bool.random(using: &random) {
+                contents = [:]
+                for _ in 0..<Int.random(in: 0...3, using: &random) {
+                    contents?[text(plain)] = Data((0..<Int.random(in: 0...900, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
+                }
+            }
+            let seconds = Double(Int.random(in: 0...253_402_300_799, using: &random)) + (round % 5 == 0 ? 0.25 : 0)
+            let marker = RecentSync(clientIdentifier: text(plain), lastSyncDate: Date(timeIntervalSince1970: seconds),
+                                    publishedSequence: Int64.random(in: -5...Int64.max, using: &random), acknowledgement: acknowledgement,
+                                    schemaVersion: Int.random(in: -3...9, using: &random),
+                                    recentChangeSets: Bool.random(using: &random) ? (0..<Int.random(in: 0...8, using: &random)).map { _ in text(plain) } : nil,
+                                    changeSetContents: contents)
+            let foundation = try PropertyListFile.encodeWithFoundation(marker)
+            #expect(try PropertyListFile.encode(marker) == foundation, "round \(round)")
+            if let written = CanonicalPropertyList.encode(marker) {
+                fast += 1
+                #expect(written == foundation, "round \(round): \(String(decoding: written, as: UTF8.self))")
+            }
+            if plain, seconds == seconds.rounded(.down) {
+                #expect(try PropertyListFile.decode(RecentSync.self, from: foundation, path: "m") == marker, "round \(round)")
+            }
+        }
+        #expect(fast > 120, "most markers are written without Foundation: \(fast)")
+    }
+
+    @Test("A listing's version tag is inode-seconds.nanoseconds-size")
+    func versionTag() {
+        var info = Glibc.stat()
+        let cases: [(UInt, Int, Int, Int)] = [(0, 0, 0, 0), (5_432_078, 1_795_742_072, 919_972_727, 1861), (UInt.max, -1, 999_999_999, Int.max)]
+        for (inode, seconds, nanoseconds, size) in cases {
+            info.st_ino = inode
+            info.st_mtim.tv_sec = seconds
+            info.st_mtim.tv_nsec = nanoseconds
+            info.st_size = size
+            #expect(FileManagerFileSystem.versionTag(info) == "\(inode)-\(seconds).\(nanoseconds)-\(size)")
+        }
+    }
+
     /// States with every field set, unset, and strings JSON must escape.
     static func states() -> [LocalSyncState] {
         var full = LocalSyncState()
