@@ -137,7 +137,7 @@ extension SynchronizationOperation {
         var total = 0
         for name in names {
             let url = directory.appendingPathComponent(name)
-            let size = (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue ?? Int.max
+            let size = LocalFiles.size(of: url).map { Int(clamping: $0) } ?? Int.max
             total += size
             guard total <= RecentSync.inlineChangeSetLimit else { return nil }
             contents[name] = try Data(contentsOf: url)
@@ -168,7 +168,7 @@ extension SynchronizationOperation {
                 guard let (name, _) = next.next() else { return }
                 let url = directory.appendingPathComponent(name)
                 let header = try ChangeSetReader.readHeader(at: url, path: url.path)
-                let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int64) ?? 0
+                let size = LocalFiles.size(of: url) ?? 0   // stat: Foundation's attributes cast an NSNumber (0.6 M instructions)
                 group.addTask {
                     try Task.checkCancellation()
                     try await self.publishChangeSet(from: url, name: name)

@@ -362,8 +362,9 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     }
 
     /// Lists `SyncChanges/`: one folder per client that registered with the document (once after a fresh start).
+    /// Names and kinds only (``RemoteFileSystem/namesOfDirectory(at:)``).
     open func fetchClientsWithChangeSets() async throws -> [RemoteItem] {
-        try await fileSystem.contentsOfDirectoryIfPresent(at: layout.syncChangesDirectory(documentIdentifier))
+        try await fileSystem.namesOfDirectoryIfPresent(at: layout.syncChangesDirectory(documentIdentifier))
     }
 
     /// Lists `WholeStore/`: one folder per client that has a whole store.
@@ -371,9 +372,11 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         try await fileSystem.contentsOfDirectoryIfPresent(at: layout.wholeStoreDirectory(documentIdentifier))
     }
 
-    /// Lists one client's change sets.
+    /// Lists one client's change sets: names and kinds only (``RemoteFileSystem/namesOfDirectory(at:)``; a publishing
+    /// sync lists its own folder, which grows with every set it published, and a local folder's full listing cost a
+    /// `stat` and a version tag per set).
     open func fetchChangeSetListing(client: String) async throws -> [RemoteItem] {
-        try await fileSystem.contentsOfDirectoryIfPresent(at: layout.syncChangesDirectory(documentIdentifier, client: client))
+        try await fileSystem.namesOfDirectoryIfPresent(at: layout.syncChangesDirectory(documentIdentifier, client: client))
     }
 
     /// Downloads one change set to a local file.

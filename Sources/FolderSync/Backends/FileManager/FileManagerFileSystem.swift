@@ -135,6 +135,33 @@ public struct FileManagerFileSystem: RemoteFileSystem {
         }
     }
 
+    /// Names and kinds from `readdir` alone (its `d_type`), without a `stat` per file; an entry of unknown type is
+    /// asked with `fstatat`. Every item that is not a folder is a file, as in ``contentsOfDirectory(at:)``.
+    public func namesOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
+        let folder = try openFolder(path)
+        let listed = dup(folder.fd)
+        guard listed >= 0, let directory = fdopendir(listed) else {
+            if listed >= 0 { close(listed) }
+            throw fail("list", path)
+        }
+        defer { closedir(directory) }
+        var items: [RemoteItem] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+            }
+            guard name != "." && name != ".." else { continue }
+            var isDirectory = Int32(entry.pointee.d_type) == Int32(DT_DIR)
+            if Int32(entry.pointee.d_type) == Int32(DT_UNKNOWN) {
+                var info = Glibc.stat()
+                guard fstatat(folder.fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+                isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
+            }
+            items.append(RemoteItem(name: name, kind: isDirectory ? .directory : .file))
+        }
+        return items
+    }
+
     public func item(at path: RemotePath) async throws -> RemoteItem? {
         guard !path.isRoot else {
             var info = Glibc.stat()
@@ -175,32 +202,17 @@ public struct FileManagerFileSystem: RemoteFileSystem {
             etag: versionTag(info))
     }
 
-    /// `inode-seconds.nanoseconds-size`, the digits written directly: a listing makes one per file (a publishing sync
-    /// lists its own folder, which grows with every set published), and string interpolation cost four times as much.
+    /// `inode-seconds.nanoseconds-size` (built from `String(_:)` of each number: interpolation cost more).
     static func versionTag(_ info: Glibc.stat) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(48)
-        func append(_ value: UInt64) {
-            let start = bytes.count
-            var rest = value
-            repeat {
-                bytes.append(UInt8(ascii: "0") + UInt8(rest % 10))
-                rest /= 10
-            } while rest > 0
-            bytes[start...].reverse()
-        }
-        func append(_ value: Int64) {
-            if value < 0 { bytes.append(UInt8(ascii: "-")) }
-            append(value.magnitude)
-        }
-        append(UInt64(info.st_ino))
-        bytes.append(UInt8(ascii: "-"))
-        append(Int64(info.st_mtim.tv_sec))
-        bytes.append(UInt8(ascii: "."))
-        append(Int64(info.st_mtim.tv_nsec))
-        bytes.append(UInt8(ascii: "-"))
-        append(Int64(info.st_size))
-        return String(decoding: bytes, as: UTF8.self)
+        var tag = String(UInt64(info.st_ino))
+        tag.reserveCapacity(48)
+        tag += "-"
+        tag += String(Int64(info.st_mtim.tv_sec))
+        tag += "."
+        tag += String(Int64(info.st_mtim.tv_nsec))
+        tag += "-"
+        tag += String(Int64(info.st_size))
+        return tag
     }
 
     public func read(_ path: RemotePath) async throws -> Data {
