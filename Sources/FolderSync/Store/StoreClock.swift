@@ -12,7 +12,7 @@ import GRDBSQLite
 /// The read gives way to the store's syncs: an app that syncs at launch ran its first sync beside it, on a
 /// 2-core machine two threads at once, with the read's pages coming from disk at 5,000,000 rows (benchmark
 /// scenario 5: B's one-row sync took 2–4 ms more at 1,000,000 rows). While a sync of the store runs
-/// (``syncBegan()``), the read pauses between steps, until the sync ends, a write needs the clock
+/// (``syncBegan()``), the read pauses between steps, until a moment after the sync ends, a write needs the clock
 /// (``tick(now:)``: it never waits for a sync), or it has paused ``maximumPause`` (half a second) in all (its read transaction
 /// keeps the log from being checkpointed past it, so a long sync does not hold it back for long).
 final class StoreClock: @unchecked Sendable {
@@ -117,10 +117,18 @@ final class SeedRead: @unchecked Sendable {
         let condition = NSCondition()
         var running = 0
         var maximumPause: TimeInterval = 0.5
+        /// Until when the read keeps still after the last sync ended: the sync's caller takes its result first.
+        var quietUntil = Date.distantPast
 
         func change(by delta: Int) {
-            locked { $0.running += delta }
+            locked { syncs in
+                syncs.running += delta
+                if syncs.running == 0 { syncs.quietUntil = Date().addingTimeInterval(SeedRead.quietAfterSync) }
+            }
         }
+
+        /// Whether a sync runs, or ended a moment ago.
+        var areBusy: Bool { running > 0 || Date() < quietUntil }
 
         func locked<T>(_ body: (Syncs) -> T) -> T {
             condition.lock()
@@ -173,6 +181,11 @@ final class SeedRead: @unchecked Sendable {
         return try withExtendedLifetime(self) { try body() }
     }
 
+    /// How long the read keeps still after a sync ended: the sync's caller takes its result and goes on first (the
+    /// read had resumed at once, and took the core the caller was waiting for on a loaded machine: 3–5 ms of a
+    /// one-row sync's wall time, benchmark scenario 5).
+    static let quietAfterSync: TimeInterval = 0.1
+
     /// SQLite virtual-machine steps between two looks at the syncs (a few hundred clock rows).
     static let stepsBetweenChecks: Int32 = 4096
 
@@ -189,7 +202,7 @@ final class SeedRead: @unchecked Sendable {
         observer?(.step)
         syncs.condition.lock()
         let limit = syncs.maximumPause
-        guard syncs.running > 0, !wanted, paused < limit else {
+        guard syncs.areBusy, !wanted, paused < limit else {
             syncs.condition.unlock()
             return
         }
@@ -199,8 +212,9 @@ final class SeedRead: @unchecked Sendable {
         var resumption = Resumption.syncsEnded
         while true {
             if wanted { resumption = .wanted; break }
-            if syncs.running == 0 { resumption = .syncsEnded; break }
-            if !syncs.condition.wait(until: deadline) { resumption = .pausedLongEnough; break }
+            if !syncs.areBusy { resumption = .syncsEnded; break }
+            let wakeUp = syncs.running > 0 ? deadline : min(deadline, syncs.quietUntil)
+            if !syncs.condition.wait(until: wakeUp), wakeUp == deadline { resumption = .pausedLongEnough; break }
         }
         paused += Date().timeIntervalSince(started)
         if resumption == .pausedLongEnough { paused = limit }
