@@ -259,6 +259,13 @@ extension SynchronizationOperation {
         var present = Set<Int64>()
         var unknown = false
         for item in listing where item.kind == .file {
+            if TemporaryName.isTemporary(item.name) {
+                // Only this client writes here, under its sync lock: a temporary is what an upload killed mid-way left
+                // (a marker written beside its sets can die while they upload). Removed now, not left for vacuum.
+                try? await fileSystem.remove(layout.syncChangesDirectory(documentIdentifier, client: clientIdentifier).appending(item.name))
+                report.remoteRequests += 1
+                continue
+            }
             guard let sequence = RemoteLayout.parseChangeSetFileName(item.name)?.sequence, sequence > published else { continue }
             present.insert(sequence)
             if sequence >= state.progress.nextSequence || !FileManager.default.fileExists(atPath: staged.appendingPathComponent(item.name).path) {

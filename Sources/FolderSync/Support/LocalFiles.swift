@@ -168,6 +168,36 @@ enum LocalFiles {
         syncDirectory(url.deletingLastPathComponent().path)
     }
 
+    /// ``syncDirectory(_:)`` on another thread, while the caller fsyncs what the folder holds; wait for it before
+    /// counting the folder durable (waiting more than once is fine).
+    static func syncDirectoryInBackground(_ path: String) -> BackgroundSync {
+        let done = BackgroundSync()
+        DispatchQueue.global(qos: .userInitiated).async {
+            syncDirectory(path)
+            done.finished()
+        }
+        return done
+    }
+
+    /// A background ``syncDirectory(_:)``, waited for with ``wait()``.
+    final class BackgroundSync: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var isDone = false
+
+        fileprivate func finished() {
+            condition.lock()
+            isDone = true
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        func wait() {
+            condition.lock()
+            while !isDone { condition.wait() }
+            condition.unlock()
+        }
+    }
+
     /// Flushes a folder's entries (a rename or a new name) to disk. Best effort: some file systems refuse.
     static func syncDirectory(_ path: String) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

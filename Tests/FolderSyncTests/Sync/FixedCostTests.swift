@@ -156,6 +156,24 @@ struct FixedCostTests {
         try store.close()
     }
 
+    @Test("A sync that publishes removes what an upload killed mid-way left in its own change-set folder")
+    func staleTemporariesOfOwnUploads() async throws {
+        let directory = TemporaryDirectory()
+        let root = directory.subdirectory("remote")
+        let remote = FileManagerFileSystem(rootURL: root)
+        let (a, _) = try await TestClient.pair(remote, in: directory)
+        try await a.sync()
+        let folder = root.appendingPathComponent("com.example.notes/Documents/DOC/SyncChanges/client-A")
+        let stale = TemporaryName.make(for: "000000000001-00000000-0000-4000-8000-000000000009.syncchg")
+        try Data("half a set".utf8).write(to: folder.appendingPathComponent(stale))
+        try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'one')")
+        let report = try await a.sync()
+        #expect(report.changeSetsSent == 1)
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        #expect(!names.contains(where: TemporaryName.isTemporary), "\(names)")
+        #expect(names.count == 1)
+    }
+
     /// Markers and document information with every field, empty ones, and text the XML must escape.
     static func markers() -> [RecentSync] {
         let blob = Data((0..<700).map { UInt8(truncatingIfNeeded: $0 &* 31) })
