@@ -138,6 +138,15 @@ final class BackgroundPrescan: Sendable {
 
     /// Suspends until the prescan ended (returns at once when it did).
     func ended() async {
+        if case .ended = state.current { return }
+        await waitUntilEnded()
+    }
+
+    /// Not inlined into ``ended()``: its continuation's type is made when the function starts, and a process's first
+    /// `CheckedContinuation<_, Never>` costs a conformance lookup across every loaded image (a small set's prescan,
+    /// done inline, never waits).
+    @inline(never)
+    private func waitUntilEnded() async {
         await withCheckedContinuation { task in
             let hasEnded = state.withLock { state -> Bool in
                 guard case .running(let waiting) = state else { return true }

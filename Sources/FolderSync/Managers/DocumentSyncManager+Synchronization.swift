@@ -47,12 +47,12 @@ extension DocumentSyncManager {
                 try await synchronizeWithPolicy(integrityKey: integrityKey, store: store)
             }
             if !report.warnings.isEmpty { await delegate?.documentSyncManager(self, didEncounterWarnings: report.warnings) }
-            syncEnded(.success(report))
+            syncEnded(.succeeded(report))
             await delegate?.documentSyncManager(self, didFinishSynchronizingWith: report)
             return report
         } catch {
             let error = FolderSyncError.wrapping(error, "synchronization failed")
-            syncEnded(.failure(error))
+            syncEnded(.failed(error))
             await delegate?.documentSyncManager(self, didFailToSynchronizeWithError: error)
             throw error
         }

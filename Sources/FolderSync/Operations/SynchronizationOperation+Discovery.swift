@@ -437,13 +437,12 @@ extension LocalSyncState.KnownRecentSync {
     /// all; `nil` otherwise (a marker from before announcements, or more new sets than it names): the folder is listed.
     func announcedChangeSets(after acknowledged: Int64) -> [(sequence: Int64, name: String)]? {
         guard let names = recentChangeSets, publishedSequence > acknowledged else { return nil }
-        var bySequence: [Int64: String] = [:]
-        for name in names {
-            if let sequence = RemoteLayout.parseChangeSetFileName(name)?.sequence { bySequence[sequence] = name }
-        }
+        // At most eight names: a search, not a [Int64: String] (whose first use costs a conformance lookup across every
+        // loaded image, 0.45 M instructions of a one-row sync).
+        let numbered = names.compactMap { name in RemoteLayout.parseChangeSetFileName(name).map { (sequence: $0.sequence, name: name) } }
         var announced: [(sequence: Int64, name: String)] = []
         for sequence in (acknowledged + 1)...publishedSequence {
-            guard let name = bySequence[sequence] else { return nil }
+            guard let name = numbered.last(where: { $0.sequence == sequence })?.name else { return nil }
             announced.append((sequence, name))
         }
         return announced
