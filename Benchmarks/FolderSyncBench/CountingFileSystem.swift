@@ -49,6 +49,11 @@ final class CountingFileSystem: RemoteFileSystem, @unchecked Sendable {
         return try await traced("list", path) { try await base.contentsOfDirectory(at: path) }
     }
 
+    func namesOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
+        count()
+        return try await traced("list", path) { try await base.namesOfDirectory(at: path) }
+    }
+
     func item(at path: RemotePath) async throws -> RemoteItem? {
         count()
         return try await traced("item", path) { try await base.item(at: path) }

@@ -77,7 +77,16 @@ enum Worker {
                 let (document, counting) = try await registered()
                 let phases = ProcessInfo.processInfo.environment["FOLDERSYNC_BENCH_PHASES"] != nil ? tracePhases(document, label) : nil
                 let syncStarted = ContinuousClock.now
+                let cpuStarted = processCPUSeconds()
+                var windowStart = timespec(); clock_gettime(CLOCK_MONOTONIC, &windowStart)
                 let report = try await document.synchronize()
+                output.figures["\(label).cpuSeconds"] = processCPUSeconds() - cpuStarted
+                var windowEnd = timespec(); clock_gettime(CLOCK_MONOTONIC, &windowEnd)
+                // For profiling: the sync's window on CLOCK_MONOTONIC, for `perf record -k CLOCK_MONOTONIC` and
+                // `perf script --time START,END`.
+                if ProcessInfo.processInfo.environment["FOLDERSYNC_BENCH_WINDOW"] != nil {
+                    FileHandle.standardError.write(Data("WINDOW \(windowStart.tv_sec).\(String(format: "%09d", windowStart.tv_nsec)) \(windowEnd.tv_sec).\(String(format: "%09d", windowEnd.tv_nsec))\n".utf8))
+                }
                 phases?.cancel()
                 output.figures["\(label).seconds"] = (ContinuousClock.now - syncStarted).seconds
                 let counts = counting.take()
@@ -113,6 +122,15 @@ enum Worker {
             output.figures["\(label).seconds"] = (ContinuousClock.now - started).seconds
         }
         print(String(decoding: try JSONEncoder().encode(output), as: UTF8.self))
+    }
+
+    /// The CPU time of this process so far, every thread's, user and system (`getrusage`): a sync's CPU time,
+    /// reported beside its wall time, moves less with the machine's load.
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     /// For profiling (`FOLDERSYNC_BENCH_PHASES=1`): prints when each phase of the sync begins, on standard error.

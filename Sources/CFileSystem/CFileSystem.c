@@ -20,7 +20,26 @@ int foldersync_rename_noreplace(const char *from, const char *to) {
 
 #if defined(__linux__)
 #include <sys/vfs.h>
+#include <stdint.h>
 #endif
+
+int foldersync_open_beneath(int dirfd, const char *path, int flags, unsigned int mode) {
+#if defined(__linux__) && (defined(SYS_openat2) || defined(__x86_64__) || defined(__aarch64__))
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+    /* struct open_how of <linux/openat2.h>, which older headers lack. */
+    struct { uint64_t flags; uint64_t mode; uint64_t resolve; } how = {
+        (uint64_t)(unsigned int)flags, (uint64_t)mode, 0x04 /* RESOLVE_NO_SYMLINKS */ | 0x08 /* RESOLVE_BENEATH */
+    };
+    long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+    return (int)fd;
+#else
+    (void)dirfd; (void)path; (void)flags; (void)mode;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
 
 int foldersync_is_fuse(const char *path) {
 #if defined(__linux__)

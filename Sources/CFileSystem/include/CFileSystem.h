@@ -10,6 +10,12 @@ int foldersync_rename_noreplace(const char *from, const char *to);
 /// walked again (the file-manager backend resolves folders without following links).
 int foldersync_renameat_noreplace(int fromdir, const char *from, int todir, const char *to);
 
+/// Opens `path` (one or more components separated by `/`) below the open folder `dirfd` in one call, refusing a
+/// symbolic link anywhere in it and any way out of `dirfd` (Linux 5.6 `openat2` with `RESOLVE_NO_SYMLINKS |
+/// RESOLVE_BENEATH`). Returns the descriptor, or -1 with errno set: ENOSYS where there is no `openat2` (walk the
+/// components one by one instead), ELOOP for a link, ENOENT, ENOTDIR…
+int foldersync_open_beneath(int dirfd, const char *path, int flags, unsigned int mode);
+
 /// 1 when `path` is on a FUSE file system (its file times and inode numbers may not prove a file unchanged).
 int foldersync_is_fuse(const char *path);
 

@@ -103,8 +103,17 @@ final class BackgroundPrescan: Sendable {
     }
     private let state = Locked(State.running(waiting: []))
 
-    init(changeSet url: URL, path: String) {
+    /// Sets of at most this many bytes are scanned at once, on the caller's thread: a queue's thread woken for a
+    /// set of a few hundred bytes cost more than the scan.
+    static let inlineByteLimit = 64 * 1024
+
+    /// Starts the prescan of the set at `url`; `byteCount`, its size when known, decides whether it runs at once.
+    init(changeSet url: URL, path: String, byteCount: Int? = nil) {
         let state = state
+        if let byteCount, byteCount <= Self.inlineByteLimit {
+            state.withLock { $0 = .ended(Result { try AttachmentScan.prescan(changeSet: url, path: path) }) }
+            return
+        }
         let queue = Self.turn.withLock { turn -> DispatchQueue in
             turn += 1
             return Self.queues[turn % Self.queues.count]
@@ -129,6 +138,15 @@ final class BackgroundPrescan: Sendable {
 
     /// Suspends until the prescan ended (returns at once when it did).
     func ended() async {
+        if case .ended = state.current { return }
+        await waitUntilEnded()
+    }
+
+    /// Not inlined into ``ended()``: its continuation's type is made when the function starts, and a process's first
+    /// `CheckedContinuation<_, Never>` costs a conformance lookup across every loaded image (a small set's prescan,
+    /// done inline, never waits).
+    @inline(never)
+    private func waitUntilEnded() async {
         await withCheckedContinuation { task in
             let hasEnded = state.withLock { state -> Bool in
                 guard case .running(let waiting) = state else { return true }

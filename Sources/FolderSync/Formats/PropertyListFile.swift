@@ -55,6 +55,15 @@ extension PropertyListPayload {
 
     /// The XML property list of `payload` in its envelope, with its kind, format version and checksum; deterministic.
     public static func encode<Payload: PropertyListPayload>(_ payload: Payload) throws -> Data {
+        // A marker in the bytes PropertyListEncoder writes, without it (what the fast writer does not take goes below).
+        if Payload.self == RecentSync.self, let recent = payload as? RecentSync, let data = CanonicalPropertyList.encode(recent) {
+            return data
+        }
+        return try encodeWithFoundation(payload)
+    }
+
+    /// ``encode(_:)`` by Foundation's `PropertyListEncoder` alone: the definition of the bytes.
+    static func encodeWithFoundation<Payload: PropertyListPayload>(_ payload: Payload) throws -> Data {
         let payloadBytes = try encoder().encode(payload)
         let envelope = Envelope(kind: Payload.kind, formatVersion: payload.writtenFormatVersion,
                                 checksum: checksum(of: payloadBytes), payload: payload)
@@ -79,6 +88,9 @@ extension PropertyListPayload {
     /// - Throws: ``FolderSyncError/Code/unsupportedFormatVersion`` for a newer version;
     ///   ``FolderSyncError/Code/corruptFile`` for anything truncated, garbled, of another kind or failing its checksum.
     public static func decode<Payload: PropertyListPayload>(_ type: Payload.Type, from data: Data, path: String) throws -> Payload {
+        // Markers and documentInfo.plist as PropertyListEncoder wrote them, without Foundation's decoder (what this
+        // path does not take, Foundation reads or refuses below).
+        if let payload = CanonicalPropertyList.decode(type, from: data) { return payload }
         let decoder = PropertyListDecoder()
         let header: Header
         guard isSafeToParse(data) else {

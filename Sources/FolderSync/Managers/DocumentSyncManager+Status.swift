@@ -85,18 +85,25 @@ extension DocumentSyncManager {
         publish(.started)
     }
 
+    /// How a sync ended (not a `Result`: a process's first `Result` of an error type costs a conformance lookup
+    /// across every loaded image).
+    enum SyncOutcome {
+        case succeeded(SyncReport)
+        case failed(FolderSyncError)
+    }
+
     /// Notes how a sync ended, in memory and in the helper folder, and tells the event streams.
-    func syncEnded(_ result: Result<SyncReport, FolderSyncError>) {
+    func syncEnded(_ result: SyncOutcome) {
         let now = applicationSyncManager.environment.now()
         let last = mutable.withLock { state -> LocalSyncStatus in
             var last = state.lastStatus ?? LocalSyncStatus()
             switch result {
-            case .success:
+            case .succeeded:
                 last.lastSuccess = now
                 last.lastFailure = nil
                 last.lastErrorCode = nil
                 last.lastErrorMessage = nil
-            case .failure(let error):
+            case .failed(let error):
                 last.lastFailure = now
                 last.lastErrorCode = error.code.rawValue
                 last.lastErrorMessage = error.message
@@ -110,8 +117,8 @@ extension DocumentSyncManager {
             try? LocalFiles.writeReplacing(localLayout.statusFile, durably: false) { write in try write(data) }
         }
         switch result {
-        case .success(let report): publish(.completed(report))
-        case .failure(let error): publish(.failed(error))
+        case .succeeded(let report): publish(.completed(report))
+        case .failed(let error): publish(.failed(error))
         }
     }
 }

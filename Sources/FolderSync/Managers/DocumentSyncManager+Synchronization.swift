@@ -38,17 +38,21 @@ extension DocumentSyncManager {
         }
         await delegate?.documentSyncManagerDidBeginSynchronizing(self)
         syncStarted()
+        // The store's first read of its registers, when it still runs (a launch), waits for this sync.
+        let clock = (store as? GRDBStore)?.clock
+        clock?.syncBegan()
+        defer { clock?.syncEnded() }
         do {
             let report = try await withRemote("synchronization failed") {
                 try await synchronizeWithPolicy(integrityKey: integrityKey, store: store)
             }
             if !report.warnings.isEmpty { await delegate?.documentSyncManager(self, didEncounterWarnings: report.warnings) }
-            syncEnded(.success(report))
+            syncEnded(.succeeded(report))
             await delegate?.documentSyncManager(self, didFinishSynchronizingWith: report)
             return report
         } catch {
             let error = FolderSyncError.wrapping(error, "synchronization failed")
-            syncEnded(.failure(error))
+            syncEnded(.failed(error))
             await delegate?.documentSyncManager(self, didFailToSynchronizeWithError: error)
             throw error
         }

@@ -26,7 +26,9 @@ extension SynchronizationOperation {
         var progress = true
         while progress && !pending.isEmpty {
             progress = false
-            var applied = Set<Int>()
+            // Positions in `pending`, not a Set<Int>: a process's first Set of a type costs a conformance lookup
+            // across every loaded image (0.13 ms of a one-row sync, callgrind).
+            var applied = [Bool](repeating: false, count: pending.count)
             for (position, candidate) in pending.enumerated() {
                 try Task.checkCancellation()
                 guard !parkedClients.contains(candidate.client), !unreadable.contains(candidate.client),
@@ -51,11 +53,11 @@ extension SynchronizationOperation {
                 try await apply(downloaded[candidate.path.description] ?? set, prescan: found, path: candidate.path)
                 try? FileManager.default.removeItem(at: set.url)
                 ledger[candidate.client] = candidate.sequence
-                applied.insert(position)
+                applied[position] = true
                 progress = true
             }
             // Removed after the pass: removing each set as it was applied made a catch-up quadratic.
-            pending = pending.enumerated().filter { !applied.contains($0.offset) }.map(\.element)
+            pending = pending.enumerated().filter { !applied[$0.offset] }.map(\.element)
         }
         return pending.filter { !parkedClients.contains($0.client) }
     }
@@ -109,7 +111,14 @@ extension SynchronizationOperation {
                 if let answer = await resolver(conflict) { resolutions[conflict.key] = answer }
             }
         }
-        let outcome = try store.apply(header, localClient: clientIdentifier, changes: stream, resolutions: resolutions)
+        let outcome: ApplyOutcome
+        if let knowledge = unsavedKnowledge {
+            outcome = try store.apply(header, localClient: clientIdentifier, changes: stream, resolutions: resolutions,
+                                      savingRemoteKnowledge: knowledge)
+            unsavedKnowledge = nil
+        } else {
+            outcome = try store.apply(header, localClient: clientIdentifier, changes: stream, resolutions: resolutions)
+        }
         guard outcome.applied else { return }
         let now = environment.now()
         if newest.value > HybridLogicalClock.driftLimit(now: now) {

@@ -52,6 +52,12 @@ open class ForwardingFileSystem: RemoteFileSystem, @unchecked Sendable {
         return try await base.contentsOfDirectory(at: path)
     }
 
+    /// Through ``contentsOfDirectory(at:)``, so that a subclass that changes listings changes this one too; a subclass
+    /// that changes neither can forward it to `base` instead, for its cheaper listing.
+    open func namesOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
+        try await contentsOfDirectory(at: path)
+    }
+
     open func item(at path: RemotePath) async throws -> RemoteItem? {
         try await willForward(.stat, path: path)
         return try await base.item(at: path)

@@ -66,6 +66,10 @@ public struct RemoteItem: Hashable, Sendable {
 public protocol RemoteFileSystem: Sendable {
     /// The items directly inside the folder at `path`, in any order; throws `remoteItemNotFound` if it is missing.
     func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem]
+    /// The names and kinds of a folder's items, as ``contentsOfDirectory(at:)`` lists them, where sizes, dates and
+    /// version tags may be left out: what a listing of change sets needs (their names say everything). A backend whose
+    /// listing costs more with them implements it (a local folder: a `stat` per file); the default lists in full.
+    func namesOfDirectory(at path: RemotePath) async throws -> [RemoteItem]
     /// What is at `path`, or `nil` when nothing is; absence is not an error.
     func item(at path: RemotePath) async throws -> RemoteItem?
     /// The whole contents of the file at `path`; throws `remoteItemNotFound` if it is missing.
@@ -156,6 +160,20 @@ extension RemoteFileSystem {
     public func contentsOfDirectoryIfPresent(at path: RemotePath) async throws -> [RemoteItem] {
         do {
             return try await contentsOfDirectory(at: path)
+        } catch FolderSyncError.Code.remoteItemNotFound {
+            return []
+        }
+    }
+
+    /// Default: the full listing (``contentsOfDirectory(at:)``).
+    public func namesOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
+        try await contentsOfDirectory(at: path)
+    }
+
+    /// ``namesOfDirectory(at:)``, or no item when the folder does not exist.
+    public func namesOfDirectoryIfPresent(at path: RemotePath) async throws -> [RemoteItem] {
+        do {
+            return try await namesOfDirectory(at: path)
         } catch FolderSyncError.Code.remoteItemNotFound {
             return []
         }

@@ -51,6 +51,12 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
         set { pageInstallSeam.withLock { $0.pagesPerStep = newValue } }
     }
     let pageInstallSeam = Locked<(observer: (@Sendable (Int, Int) -> Void)?, pagesPerStep: Int)>((nil, 4096))
+    /// The sync state as last read or written, with its bytes (``loadState(_:)``): a cache by content, so that a
+    /// write by any other path (or a transaction rolled back) is read again.
+    let stateCache = Locked<(data: Data, state: LocalSyncState)?>(nil)
+    /// What ``apply(_:localClient:changes:resolutions:savingRemoteKnowledge:)`` saves with the change set it applies:
+    /// taken by the next transaction of ``writeWithoutCapture(_:)`` (the apply's), which writes it before it commits.
+    let knowledgeToSave = Locked<LocalSyncState.RemoteKnowledge?>(nil)
 
     /// Opens (creating if needed) the document at `path`.
     ///
@@ -152,6 +158,12 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
             var result: T?
             try db.inTransaction {
                 result = try body(db)
+                // What a sync learned of the remote, handed over for the apply under way (one commit instead of two).
+                if let remote = knowledgeToSave.withLock({ pending in defer { pending = nil }; return pending }) {
+                    var state = try loadState(db)
+                    state.remote = remote
+                    try save(state, db)
+                }
                 return .commit
             }
             return result!
@@ -174,12 +186,16 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
 
     @_spi(ModelAdapter) public func loadSyncState() throws -> LocalSyncState {
         try wrap("reading the sync state") {
-            try database.read { db in
-                guard let data = try Data.fetchOne(db, sql: "SELECT value FROM \(StoreSchema.metaTable) WHERE key = ?", arguments: [Self.stateKey])
-                else { return LocalSyncState() }
-                return try JSONDecoder().decode(LocalSyncState.self, from: data)
-            }
+            try readOne(loadState)
         }
+    }
+
+    /// Runs `body`, reads of one statement each, outside a transaction: each statement reads one consistent state
+    /// by itself. `database.read` adds four statements around it (`query_only` on and off, `BEGIN` and `COMMIT`, the
+    /// last two compiled at every call), which cost more than the sync's small reads themselves; a sync makes about
+    /// a dozen.
+    func readOne<T>(_ body: (Database) throws -> T) throws -> T {
+        try database.inDatabase(body)
     }
 
     @_spi(ModelAdapter) public func saveRemoteKnowledge(_ remote: LocalSyncState.RemoteKnowledge) throws {
@@ -187,7 +203,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
             try database.write { db in
                 var state = try loadState(db)
                 state.remote = remote
-                try Self.save(state, db)
+                try save(state, db)
             }
         }
     }
@@ -197,41 +213,68 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     func updateProgress(_ db: Database, _ change: (inout LocalSyncState.Progress) throws -> Void) throws {
         var state = try loadState(db)
         try change(&state.progress)
-        try Self.save(state, db)
+        try save(state, db)
     }
 
-    static func save(_ state: LocalSyncState, _ db: Database) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.metaTable)(key, value) VALUES (?, ?)",
-                       arguments: [stateKey, try JSONEncoder().encode(state)])
+    func save(_ state: LocalSyncState, _ db: Database) throws {
+        let data = state.encodedJSON()
+        try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.metaTable)(key, value) VALUES (?, ?)", arguments: [Self.stateKey, data])
+        stateCache.withLock { $0 = (data, state) }
     }
 
     @_spi(ModelAdapter) public func appliedChangeSets() throws -> AppliedChangeSets {
         try wrap("reading the ledger") {
-            try database.read(Self.appliedChangeSets)
+            try readOne(Self.appliedChangeSets)
         }
     }
 
     @_spi(ModelAdapter) public func hasUnpublishedChanges() throws -> Bool {
         try wrap("reading pending changes") {
-            try database.read { db in
-                try StoreSchema.holdsUnpublishedChanges(db)
-            }
+            try readOne(StoreSchema.holdsUnpublishedChanges)
         }
     }
 
     @_spi(ModelAdapter) public func markPublished(throughSequence sequence: Int64) throws {
+        try markPublished(throughSequence: sequence, remote: nil)
+    }
+
+    @_spi(ModelAdapter) public func markPublished(throughSequence sequence: Int64, savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge) throws {
+        try markPublished(throughSequence: sequence, remote: .some(remote))
+    }
+
+    private func markPublished(throughSequence sequence: Int64, remote: LocalSyncState.RemoteKnowledge?) throws {
         try wrap("marking changes published") {
             try database.write { db in
                 try db.execute(sql: "DELETE FROM \(StoreSchema.stagedChangesTable) WHERE staged_in <= ?", arguments: [sequence])
-                try updateProgress(db) { $0.publishedSequence = max($0.publishedSequence, sequence) }
+                var state = try loadState(db)
+                state.progress.publishedSequence = max(state.progress.publishedSequence, sequence)
+                if let remote { state.remote = remote }
+                try save(state, db)
             }
         }
     }
 
+    @_spi(ModelAdapter) public func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
+                                          resolutions: [ColumnKey: ConflictResolution],
+                                          savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge) throws -> ApplyOutcome {
+        // Saved by the apply's own transaction (``writeWithoutCapture(_:)``), or after it when that did not happen.
+        knowledgeToSave.withLock { $0 = remote }
+        defer { knowledgeToSave.withLock { $0 = nil } }
+        let outcome = try apply(header, localClient: localClient, changes: changes, resolutions: resolutions)
+        if knowledgeToSave.withLock({ $0 != nil }) { try saveRemoteKnowledge(remote) }
+        return outcome
+    }
+
+    /// The sync state in `db`: decoded from its bytes, unless they are the bytes last read or written (a sync reads
+    /// the state about eight times, and decoding its JSON was a tenth of a one-row sync's CPU time).
     func loadState(_ db: Database) throws -> LocalSyncState {
-        guard let data = try Data.fetchOne(db, sql: "SELECT value FROM \(StoreSchema.metaTable) WHERE key = ?", arguments: [Self.stateKey])
+        guard let data = try Data.fetchOne(db.cachedStatement(sql: "SELECT value FROM \(StoreSchema.metaTable) WHERE key = ?"),
+                                           arguments: [Self.stateKey])
         else { return LocalSyncState() }
-        return try JSONDecoder().decode(LocalSyncState.self, from: data)
+        if let cached = stateCache.current, cached.data == data { return cached.state }
+        let state = try LocalSyncState.decodeJSON(data)
+        stateCache.withLock { $0 = (data, state) }
+        return state
     }
 }
 

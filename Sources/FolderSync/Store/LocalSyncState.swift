@@ -83,6 +83,13 @@ public import Foundation
             hasListedClients = false
         }
 
+        /// Records that this client's marker now says what `recent` says.
+        mutating func announce(_ recent: RecentSync) {
+            announcedAt = recent.lastSyncDate
+            announcedSequence = recent.publishedSequence
+            announcedAcknowledgement = recent.acknowledgement
+        }
+
         /// What a store restored from an earlier copy makes stale: the marker it wrote described numbers the remote
         /// gave to other change sets, so it is written again and announces none of them.
         mutating func forgetAnnouncement() {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The store's hybrid logical clock, which must run ahead of every register the document holds, so that a
 /// local write is always newer than what it overwrites.
@@ -7,6 +8,13 @@ import GRDB
 /// Finding the newest register reads every clock row: about a second for 5,000,000 rows. Opening a store
 /// therefore starts that read on a thread and connection of its own, and the clock's first use waits for it:
 /// the app can read its document at once, and a big store's first write waits at most for the rest of the read.
+///
+/// The read gives way to the store's syncs: an app that syncs at launch ran its first sync beside it, on a
+/// 2-core machine two threads at once, with the read's pages coming from disk at 5,000,000 rows (benchmark
+/// scenario 5: B's one-row sync took 2–4 ms more at 1,000,000 rows). While a sync of the store runs
+/// (``syncBegan()``), the read pauses between steps, until a moment after the sync ends, a write needs the clock
+/// (``tick(now:)``: it never waits for a sync), or it has paused ``maximumPause`` (half a second) in all (its read transaction
+/// keeps the log from being checkpointed past it, so a long sync does not hold it back for long).
 final class StoreClock: @unchecked Sendable {
     private let clock = Locked(HybridLogicalClock())
 
@@ -14,23 +22,32 @@ final class StoreClock: @unchecked Sendable {
     private enum Seed {
         /// Nowhere: the clock observed it, or the document has none.
         case none
-        /// A read on a thread of its own, with where it leaves its result.
-        case reading(HandoffThread, Locked<Result<UInt64, any Error>>)
+        /// A read on a thread of its own (giving way to the store's syncs), with where it leaves its result.
+        case reading(HandoffThread, Locked<Result<UInt64, any Error>>, SeedRead)
         /// A read through the store's own connection, made at the clock's first use: while the store opens, before
         /// the read on a thread can start (the app's migration may write synced rows).
         case onFirstUse(() throws -> UInt64)
     }
 
     private let seed = Locked(Seed.none)
+    /// How many syncs of the store run now, which the read gives way to.
+    private let syncs = SeedRead.Syncs()
+
+    /// How long the first read pauses for syncs at most, in all (tests change it before a sync begins).
+    var maximumPause: TimeInterval {
+        get { syncs.locked { $0.maximumPause } }
+        set { syncs.locked { $0.maximumPause = newValue } }
+    }
 
     /// Starts reading the newest register of the document at `path` (committed, its bookkeeping tables created),
     /// which the clock observes before its next use.
     func startSeeding(fromDocumentAt path: String) {
         let newest = Locked<Result<UInt64, any Error>>(.success(0))
+        let read = SeedRead(path: path, syncs: syncs)
         let thread = HandoffThread {
-            newest.withLock { $0 = Result { try Self.newestStamp(inDocumentAt: path) } }
+            newest.withLock { $0 = Result { try Self.newestStamp(inDocumentAt: path, seed: read) } }
         }
-        seed.withLock { $0 = .reading(thread, newest) }
+        seed.withLock { $0 = .reading(thread, newest, read) }
     }
 
     /// Runs `body` (the app's migration, while the store opens) with the clock reading the newest stamp through
@@ -44,6 +61,12 @@ final class StoreClock: @unchecked Sendable {
         }
         return try body()
     }
+
+    /// A sync of the store starts: the first read of the registers, if it still runs, pauses until ``syncEnded()``.
+    func syncBegan() { syncs.change(by: 1) }
+
+    /// The sync ``syncBegan()`` announced ended.
+    func syncEnded() { syncs.change(by: -1) }
 
     /// The next timestamp, once the clock observed the document's newest register.
     /// - Throws: ``FolderSyncError/Code/localStoreFailed`` when that register could not be read.
@@ -75,7 +98,8 @@ final class StoreClock: @unchecked Sendable {
             switch pending {
             case .none:
                 return
-            case .reading(let thread, let newest):
+            case .reading(let thread, let newest, let read):
+                read.isWanted()
                 thread.join()
                 pending = .none
                 switch newest.current {
@@ -92,13 +116,17 @@ final class StoreClock: @unchecked Sendable {
 
     /// The newest timestamp of the registers and deletions of the document at `path`, read through a connection
     /// of its own.
-    static func newestStamp(inDocumentAt path: String) throws -> UInt64 {
+    /// `seed`: the clock's first read, which gives way to the store's syncs.
+    static func newestStamp(inDocumentAt path: String, seed: SeedRead? = nil) throws -> UInt64 {
         // Also run on a downloaded snapshot before it is installed: hardened like every such connection.
         var configuration = SQLiteHardening.configuration(readonly: true)
         configuration.busyMode = .timeout(30)   // as the store's own connection: a checkpoint may hold the file briefly
         let document = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? document.close() }
-        return try document.read(newestStamp)
+        return try document.read { db in
+            guard let seed else { return try newestStamp(db) }
+            return try seed.givingWay(db) { try newestStamp(db) }
+        }
     }
 
     /// The newest timestamp of the registers and deletions in `db`; registers are read from the head of each
@@ -107,5 +135,120 @@ final class StoreClock: @unchecked Sendable {
         let register = RowRegisters.newestTimestamp(ofHead: try Data.fetchOne(db, sql: "SELECT max(substr(stamps, 2, 8)) FROM \(StoreSchema.clocksTable)"))
         let deleted = UInt64(bitPattern: try Int64.fetchOne(db, sql: "SELECT max(hlc) FROM \(StoreSchema.tombstonesTable)") ?? 0)
         return max(register, deleted)
+    }
+}
+
+/// The clock's first read of a document's registers, on a connection of its own, pausing for the store's syncs
+/// (``StoreClock``): SQLite calls back every few thousand steps of the query, and the callback waits while a sync
+/// runs and nobody waits for the read.
+final class SeedRead: @unchecked Sendable {
+    /// The syncs of one store that run now, and the condition a paused read waits on.
+    final class Syncs: @unchecked Sendable {
+        let condition = NSCondition()
+        var running = 0
+        var maximumPause: TimeInterval = 0.5
+        /// Until when the read keeps still after the last sync ended: the sync's caller takes its result first.
+        var quietUntil = Date.distantPast
+
+        func change(by delta: Int) {
+            locked { syncs in
+                syncs.running += delta
+                if syncs.running == 0 { syncs.quietUntil = Date().addingTimeInterval(SeedRead.quietAfterSync) }
+            }
+        }
+
+        /// Whether a sync runs, or ended a moment ago.
+        var areBusy: Bool { running > 0 || Date() < quietUntil }
+
+        func locked<T>(_ body: (Syncs) -> T) -> T {
+            condition.lock()
+            defer {
+                condition.broadcast()
+                condition.unlock()
+            }
+            return body(self)
+        }
+    }
+
+    /// What a paused read does, for tests (`StoreClock` of the document at a path): each step, each pause and how
+    /// it ended. Called on the read's thread; a step may block it.
+    enum Event: Sendable, Equatable {
+        case step
+        case paused
+        case resumed(Resumption)
+    }
+
+    /// Why a paused read went on.
+    enum Resumption: Sendable, Equatable {
+        case syncsEnded, wanted, pausedLongEnough
+    }
+
+    /// Test seam: per document path, called with each ``Event`` of its read.
+    static let observers = Locked<[String: @Sendable (Event) -> Void]>([:])
+
+    let path: String
+    private let syncs: Syncs
+    /// Set under `syncs.condition`: a write (or a close) waits for the read.
+    private var wanted = false
+    private var paused: TimeInterval = 0
+    /// The test seam's observer of this read, taken when it starts.
+    private var observer: (@Sendable (Event) -> Void)?
+
+    init(path: String, syncs: Syncs) {
+        self.path = path
+        self.syncs = syncs
+    }
+
+    /// Runs `body`, a query on `db`, looking at the syncs every ``stepsBetweenChecks`` steps of it.
+    func givingWay<T>(_ db: Database, _ body: () throws -> T) rethrows -> T {
+        observer = Self.observers.current[path]
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        sqlite3_progress_handler(db.sqliteConnection, Self.stepsBetweenChecks, { context in
+            Unmanaged<SeedRead>.fromOpaque(context!).takeUnretainedValue().giveWay()
+            return 0
+        }, context)
+        defer { sqlite3_progress_handler(db.sqliteConnection, 0, nil, nil) }
+        return try withExtendedLifetime(self) { try body() }
+    }
+
+    /// How long the read keeps still after a sync ended: the sync's caller takes its result and goes on first (the
+    /// read had resumed at once, and took the core the caller was waiting for on a loaded machine: 3–5 ms of a
+    /// one-row sync's wall time, benchmark scenario 5).
+    static let quietAfterSync: TimeInterval = 0.1
+
+    /// SQLite virtual-machine steps between two looks at the syncs (a few hundred clock rows).
+    static let stepsBetweenChecks: Int32 = 4096
+
+    /// Someone waits for the read: it no longer pauses.
+    func isWanted() {
+        syncs.condition.lock()
+        wanted = true
+        syncs.condition.broadcast()
+        syncs.condition.unlock()
+    }
+
+    /// Waits while a sync of the store runs, unless the read is wanted or paused long enough.
+    private func giveWay() {
+        observer?(.step)
+        syncs.condition.lock()
+        let limit = syncs.maximumPause
+        guard syncs.areBusy, !wanted, paused < limit else {
+            syncs.condition.unlock()
+            return
+        }
+        observer?(.paused)
+        let started = Date()
+        let deadline = started.addingTimeInterval(limit - paused)
+        var resumption = Resumption.syncsEnded
+        while true {
+            if wanted { resumption = .wanted; break }
+            if !syncs.areBusy { resumption = .syncsEnded; break }
+            let wakeUp = syncs.running > 0 ? deadline : min(deadline, syncs.quietUntil)
+            if !syncs.condition.wait(until: wakeUp), wakeUp == deadline { resumption = .pausedLongEnough; break }
+        }
+        paused += Date().timeIntervalSince(started)
+        if resumption == .pausedLongEnough { paused = limit }
+        syncs.condition.unlock()
+        observer?(.resumed(resumption))
     }
 }

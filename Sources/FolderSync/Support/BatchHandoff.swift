@@ -92,22 +92,31 @@ extension BatchHandoff {
 /// Consumes values on a thread of its own, in batches, while the caller goes on producing them.
 ///
 /// The caller's thread adds values with ``add(_:)``, then calls ``finish()``, which waits for the consumer
-/// and rethrows its error; or ``abandon()`` when the caller fails. `consume` runs on the consumer thread only,
-/// and whatever it captured is the caller's again once ``finish()`` or ``abandon()`` returned.
+/// and rethrows its error; or ``abandon()`` when the caller fails. `consume` runs on the consumer thread, and
+/// whatever it captured is the caller's again once ``finish()`` or ``abandon()`` returned. The thread starts with
+/// the first full batch: fewer values than one batch are consumed by ``finish()`` on the caller's thread (a thread
+/// started for the one change of a small sync cost more than its work).
 final class BackgroundBatchConsumer<Element: Sendable> {
     private let handoff: BatchHandoff<Element>
-    private let consumer: HandoffThread
+    private var consumer: HandoffThread?
     private let failure: Locked<(any Error)?>
     private let batchSize: Int
     private var batch: [Element] = []
+    private let consume: ([Element]) throws -> Void
 
     init(batchSize: Int = 256, capacity: Int = 4, consume: @escaping ([Element]) throws -> Void) {
-        let handoff = BatchHandoff<Element>(capacity: capacity), failure = Locked<(any Error)?>(nil)
-        let work = UncheckedSendable(consume)
-        self.handoff = handoff
-        self.failure = failure
+        handoff = BatchHandoff<Element>(capacity: capacity)
+        failure = Locked<(any Error)?>(nil)
         self.batchSize = batchSize
-        consumer = HandoffThread {
+        self.consume = consume
+        batch.reserveCapacity(batchSize)
+    }
+
+    /// The consumer thread, started at the first call.
+    private func startedConsumer() -> HandoffThread {
+        if let consumer { return consumer }
+        let handoff = handoff, failure = failure, work = UncheckedSendable(consume)
+        let started = HandoffThread {
             do {
                 while let batch = try handoff.receive() { try work.value(batch) }
             } catch {
@@ -115,7 +124,8 @@ final class BackgroundBatchConsumer<Element: Sendable> {
                 handoff.cancel()
             }
         }
-        batch.reserveCapacity(batchSize)
+        consumer = started
+        return started
     }
 
     /// Queues `element`; throws the consumer's error once it failed.
@@ -127,6 +137,13 @@ final class BackgroundBatchConsumer<Element: Sendable> {
 
     /// Sends what is left, waits for the consumer to take everything, and rethrows its error.
     func finish() throws {
+        guard let consumer else {
+            // Never a full batch: consumed here.
+            let rest = batch
+            batch = []
+            if !rest.isEmpty { try consume(rest) }
+            return
+        }
         if !batch.isEmpty { try send() }
         handoff.finish()
         consumer.join()
@@ -135,12 +152,14 @@ final class BackgroundBatchConsumer<Element: Sendable> {
 
     /// Stops the consumer without waiting for what is queued; returns once it stopped.
     func abandon() {
+        batch = []
         handoff.cancel()
         handoff.finish()
-        consumer.join()
+        consumer?.join()
     }
 
     private func send() throws {
+        let consumer = startedConsumer()
         let full = batch
         batch = []
         batch.reserveCapacity(batchSize)

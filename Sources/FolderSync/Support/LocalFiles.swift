@@ -168,12 +168,49 @@ enum LocalFiles {
         syncDirectory(url.deletingLastPathComponent().path)
     }
 
+    /// ``syncDirectory(_:)`` on another thread, while the caller fsyncs what the folder holds; wait for it before
+    /// counting the folder durable (waiting more than once is fine).
+    static func syncDirectoryInBackground(_ path: String) -> BackgroundSync {
+        let done = BackgroundSync()
+        DispatchQueue.global(qos: .userInitiated).async {
+            syncDirectory(path)
+            done.finished()
+        }
+        return done
+    }
+
+    /// A background ``syncDirectory(_:)``, waited for with ``wait()``.
+    final class BackgroundSync: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var isDone = false
+
+        fileprivate func finished() {
+            condition.lock()
+            isDone = true
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        func wait() {
+            condition.lock()
+            while !isDone { condition.wait() }
+            condition.unlock()
+        }
+    }
+
     /// Flushes a folder's entries (a rename or a new name) to disk. Best effort: some file systems refuse.
     static func syncDirectory(_ path: String) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
         _ = fsync(fd)
         close(fd)
+    }
+
+    /// The size of a local file, `nil` when it cannot be asked (`stat`, without Foundation's attribute dictionary).
+    static func size(of url: URL) -> Int64? {
+        var info = stat()
+        guard stat(url.path, &info) == 0 else { return nil }
+        return Int64(info.st_size)
     }
 
     /// The first `count` bytes of a local file (fewer when it is shorter).

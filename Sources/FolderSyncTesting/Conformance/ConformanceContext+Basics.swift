@@ -38,6 +38,8 @@ extension ConformanceContext {
         try expect(summary == ["empty:file", "file.bin:file", "sub:directory"], "listing after writes: \(summary)")
         let listedFile = listing.first { $0.name == "file.bin" }
         try expect(listedFile?.size == nil || listedFile?.size == 10, "listed size should be 10, got \(String(describing: listedFile?.size))")
+        let names = try await fileSystem.namesOfDirectory(at: folder).map { "\($0.name):\($0.kind)" }.sorted()
+        try expect(names == summary, "names of the folder should be its listing's: \(names)")
     }
 
     func checkMissingItems() async throws {
@@ -46,6 +48,7 @@ extension ConformanceContext {
         try expect(try await fileSystem.item(at: path("missing", "child")) == nil, "stat inside a missing folder should be nil")
         try await expectError(.remoteItemNotFound, "read of a missing file") { _ = try await fileSystem.read(missing) }
         try await expectError(.remoteItemNotFound, "listing of a missing folder") { _ = try await fileSystem.contentsOfDirectory(at: missing) }
+        try await expectError(.remoteItemNotFound, "names of a missing folder") { _ = try await fileSystem.namesOfDirectory(at: missing) }
         try await expectError(.remoteItemNotFound, "move of a missing file") {
             try await fileSystem.move(from: missing, to: path("elsewhere"), replacing: false)
         }

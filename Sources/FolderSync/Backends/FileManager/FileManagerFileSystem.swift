@@ -55,6 +55,7 @@ public struct FileManagerFileSystem: RemoteFileSystem {
     /// below it relative to the one before, never following a link. With `creating`, missing folders are made
     /// (`0755`: the share's folders are shared).
     func openFolder(_ path: RemotePath, creating: Bool = false) throws -> OpenFolder {
+        if let fd = openBeneathRoot(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) { return OpenFolder(fd, path) }
         var root = open(rootURL.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if root < 0, errno == ENOENT, creating {
             // As before links were refused: creating a folder creates the root and its parents (following links).
@@ -77,12 +78,28 @@ public struct FileManagerFileSystem: RemoteFileSystem {
         return folder
     }
 
+    /// `path` below the root opened in one call that follows no link (`openat2`), or `nil` when that did not open
+    /// it (no such item, a link, a kernel without `openat2`): the caller then walks the path one folder at a time,
+    /// which makes what is missing and names what refuses. A sync asks for a dozen paths six folders deep: the walk
+    /// was two system calls a folder.
+    private func openBeneathRoot(_ path: RemotePath, _ flags: Int32) -> Int32? {
+        guard !path.isRoot else { return nil }
+        let root = open(rootURL.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard root >= 0 else { return nil }
+        defer { close(root) }
+        let fd = foldersync_open_beneath(root, path.components.joined(separator: "/"), flags, 0)
+        return fd >= 0 ? fd : nil
+    }
+
     /// Opens the regular file at `path` for reading, not following a link anywhere in its path; returns the
     /// descriptor and the file's size.
     private func openFile(_ path: RemotePath) throws -> (fd: Int32, size: Int64) {
-        let folder = try openFolder(path.parent)
-        let fd = openat(folder.fd, path.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { throw failOpening(path, in: folder, folder: false) }
+        var fd = openBeneathRoot(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) ?? -1
+        if fd < 0 {
+            let folder = try openFolder(path.parent)
+            fd = openat(folder.fd, path.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+            guard fd >= 0 else { throw failOpening(path, in: folder, folder: false) }
+        }
         var info = Glibc.stat()
         guard fstat(fd, &info) == 0 else {
             close(fd)
@@ -135,6 +152,33 @@ public struct FileManagerFileSystem: RemoteFileSystem {
         }
     }
 
+    /// Names and kinds from `readdir` alone (its `d_type`), without a `stat` per file; an entry of unknown type is
+    /// asked with `fstatat`. Every item that is not a folder is a file, as in ``contentsOfDirectory(at:)``.
+    public func namesOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
+        let folder = try openFolder(path)
+        let listed = dup(folder.fd)
+        guard listed >= 0, let directory = fdopendir(listed) else {
+            if listed >= 0 { close(listed) }
+            throw fail("list", path)
+        }
+        defer { closedir(directory) }
+        var items: [RemoteItem] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+            }
+            guard name != "." && name != ".." else { continue }
+            var isDirectory = Int32(entry.pointee.d_type) == Int32(DT_DIR)
+            if Int32(entry.pointee.d_type) == Int32(DT_UNKNOWN) {
+                var info = Glibc.stat()
+                guard fstatat(folder.fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+                isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
+            }
+            items.append(RemoteItem(name: name, kind: isDirectory ? .directory : .file))
+        }
+        return items
+    }
+
     public func item(at path: RemotePath) async throws -> RemoteItem? {
         guard !path.isRoot else {
             var info = Glibc.stat()
@@ -172,7 +216,20 @@ public struct FileManagerFileSystem: RemoteFileSystem {
             kind: isDirectory ? .directory : .file,
             size: isDirectory ? nil : Int64(info.st_size),
             modificationDate: Date(timeIntervalSince1970: seconds),
-            etag: "\(info.st_ino)-\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)-\(info.st_size)")
+            etag: versionTag(info))
+    }
+
+    /// `inode-seconds.nanoseconds-size` (built from `String(_:)` of each number: interpolation cost more).
+    static func versionTag(_ info: Glibc.stat) -> String {
+        var tag = String(UInt64(info.st_ino))
+        tag.reserveCapacity(48)
+        tag += "-"
+        tag += String(Int64(info.st_mtim.tv_sec))
+        tag += "."
+        tag += String(Int64(info.st_mtim.tv_nsec))
+        tag += "-"
+        tag += String(Int64(info.st_size))
+        return tag
     }
 
     public func read(_ path: RemotePath) async throws -> Data {
