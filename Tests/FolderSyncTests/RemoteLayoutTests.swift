@@ -82,7 +82,12 @@ struct RemoteLayoutTests {
                               "00000000004２-0A1B.syncchg", "000000000042-0A1B.syncchg.part", "000000000042_0A1B.syncchg",
                               "000000000042-ＡＢ.syncchg", "000000000042-0A1B.syncchG", TemporaryName.make(for: name)] {
             #expect(RemoteLayout.parseChangeSetFileName(notAChangeSet) == nil, "\(notAChangeSet) should not parse")
+            #expect(RemoteLayout.changeSetSequence(ofFileName: notAChangeSet) == nil, "\(notAChangeSet) has no sequence")
         }
+        #expect(RemoteLayout.changeSetSequence(ofFileName: name) == 42)
+        #expect(RemoteLayout.changeSetSequence(ofFileName: name, after: 41) == 42)
+        #expect(RemoteLayout.changeSetSequence(ofFileName: name, after: 42) == nil)
+        #expect(RemoteLayout.changeSetSequence(ofFileName: "000000000042-0A1B (1).syncchg", after: 41) == nil)
         for stray in ["000000000042-0A1B2C3D-0000-4000-8000-000000000001 (1).syncchg", "42-abc.syncchg",
                       TemporaryName.make(for: name), "notes.txt", ".DS_Store"] {
             let path = layout.syncChangesDirectory("doc", client: "c").appending(stray)

@@ -286,16 +286,38 @@ enum CanonicalPropertyList {
 
     /// A marker's file, byte for byte what `PropertyListEncoder` writes in ``PropertyListFile/encode(_:)``; `nil` when a
     /// value is outside what this writer is known to write alike: a key that is not ASCII, a string with a control
-    /// character other than tab and line feed, a date with a fraction of a second or outside 1970–9999. Writing a
-    /// marker with Foundation's encoder was a tenth of a publishing sync's instructions in a fresh process.
+    /// character other than tab and line feed, a date outside 1970–9999. Writing a marker with Foundation's encoder
+    /// was a tenth of a publishing sync's instructions in a fresh process.
     static func encode(_ recent: RecentSync) -> Data? {
         guard let payload = node(recent) else { return nil }
+        return file(payload, kind: RecentSync.kind, formatVersion: recent.writtenFormatVersion)
+    }
+
+    /// The helper folder's `Status.plist`, written after every sync, as ``encode(_:)-(RecentSync)`` writes a marker.
+    static func encode(_ status: LocalSyncStatus) -> Data? {
+        var entries: [(String, Node)] = []
+        for (key, date) in [("lastFailure", status.lastFailure), ("lastSuccess", status.lastSuccess)] {
+            guard let date else { continue }
+            guard let text = dateText(date) else { return nil }
+            entries.append((key, .date(plain(text))))
+        }
+        if let code = status.lastErrorCode { entries.append(("lastErrorCode", .integer(plain(String(code))))) }
+        if let message = status.lastErrorMessage {
+            guard let text = escaped(message) else { return nil }
+            entries.append(("lastErrorMessage", .string(text)))
+        }
+        guard let payload = dict(entries) else { return nil }
+        return file(payload, kind: LocalSyncStatus.kind, formatVersion: status.writtenFormatVersion)
+    }
+
+    /// The file of `payload` in its envelope: the checksum is of the payload written as a property list of its own.
+    private static func file(_ payload: Node, kind: String, formatVersion: Int) -> Data? {
         var standalone = header
         write(payload, depth: 0, into: &standalone)
         standalone += trailer
         let checksum = "crc32:" + Checksum.hex(Checksum.crc32(Data(standalone)))
-        guard let envelope = dict([("checksum", .string(plain(checksum))), ("formatVersion", .integer(plain(String(recent.writtenFormatVersion)))),
-                                   ("kind", .string(plain(RecentSync.kind))), ("payload", payload)]) else { return nil }
+        guard let envelope = dict([("checksum", .string(plain(checksum))), ("formatVersion", .integer(plain(String(formatVersion)))),
+                                   ("kind", .string(plain(kind))), ("payload", payload)]) else { return nil }
         var file = header
         write(envelope, depth: 0, into: &file)
         file += trailer
@@ -358,10 +380,14 @@ enum CanonicalPropertyList {
         return Text(raw: raw[...], value: text)
     }
 
-    /// `yyyy-MM-ddTHH:mm:ssZ` of a date in whole seconds from 1970 to 9999; `nil` otherwise.
+    /// `yyyy-MM-ddTHH:mm:ssZ` of a date from 1970 to 9999, `nil` otherwise. A fraction of a second is dropped as the
+    /// encoder drops it: the second at or before the date's interval since 2001 (what `Date` holds), which for a date
+    /// just before a whole second of 1970's count can be that second (rounded when the interval was made).
     private static func dateText(_ date: Date) -> String? {
-        let interval = date.timeIntervalSince1970
-        guard interval >= 0, interval < 253_402_300_800, interval == interval.rounded(.down) else { return nil }
+        let sinceReference = date.timeIntervalSinceReferenceDate.rounded(.down)
+        guard sinceReference.isFinite else { return nil }
+        let interval = sinceReference + Date.timeIntervalBetween1970AndReferenceDate
+        guard interval >= 0, interval < 253_402_300_800 else { return nil }
         let seconds = Int(interval)
         let days = seconds / 86_400, time = seconds % 86_400
         // The civil date of a day count from 1970-01-01 (the proleptic Gregorian calendar).

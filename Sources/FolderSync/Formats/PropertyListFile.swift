@@ -59,6 +59,10 @@ extension PropertyListPayload {
         if Payload.self == RecentSync.self, let recent = payload as? RecentSync, let data = CanonicalPropertyList.encode(recent) {
             return data
         }
+        // The status written after every sync (Foundation's encoder was a twentieth of a one-row sync's instructions).
+        if Payload.self == LocalSyncStatus.self, let status = payload as? LocalSyncStatus, let data = CanonicalPropertyList.encode(status) {
+            return data
+        }
         return try encodeWithFoundation(payload)
     }
 

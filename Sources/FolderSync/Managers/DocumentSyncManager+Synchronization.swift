@@ -93,7 +93,7 @@ extension DocumentSyncManager {
     /// One sync, with the policy around it: bootstrap from a whole store, re-bootstrap after a vacuum, upload.
     private func synchronizeWithPolicy(integrityKey: String, store: any ModelAdapter) async throws -> SyncReport {
         let policy = self.policy
-        let snapshotting = store as? any SnapshottingModelAdapter
+        let snapshotting = Self.snapshotting(store)
         var installed: WholeStoreManifest?
         var bootstrapWarning: SyncWarning?
         var attachmentsFetched = WholeStoreDownloadOperation.AttachmentsFetched()
@@ -142,6 +142,14 @@ extension DocumentSyncManager {
         report.bytesReceived += attachmentsFetched.bytes
         if let snapshotting { report.uploadedWholeStore = try await uploadWholeStoreIfDue(report, store: snapshotting, policy: policy) }
         return report
+    }
+
+    /// `store` as a store that takes whole stores, when it is one. The store of this package by a cast to its class: a
+    /// cast to a protocol looks the conformance up across every loaded image the first time a process makes it (0.28 M
+    /// instructions, a twentieth of a one-row sync in a fresh process, callgrind).
+    static func snapshotting(_ store: any ModelAdapter) -> (any SnapshottingModelAdapter)? {
+        if let grdb = store as? GRDBStore { return grdb }
+        return store as? any SnapshottingModelAdapter
     }
 
     /// The factory's operation with the deletion fail-safe, set here so that backend subclasses get it too.

@@ -280,7 +280,7 @@ extension SynchronizationOperation {
                 report.remoteRequests += 1
                 continue
             }
-            guard let sequence = RemoteLayout.parseChangeSetFileName(item.name)?.sequence, sequence > published else { continue }
+            guard let sequence = RemoteLayout.changeSetSequence(ofFileName: item.name, after: published) else { continue }
             present.insert(sequence)
             if sequence >= state.progress.nextSequence || !FileManager.default.fileExists(atPath: staged.appendingPathComponent(item.name).path) {
                 unknown = true

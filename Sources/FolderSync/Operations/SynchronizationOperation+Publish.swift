@@ -7,7 +7,7 @@ extension SynchronizationOperation {
         let directory = localLayout.stagedSyncChangesDirectory
         // A file numbered at or past the next sequence was written by a staging that never committed.
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
-            if let parsed = RemoteLayout.parseChangeSetFileName(name), parsed.sequence >= state.progress.nextSequence {
+            if let sequence = RemoteLayout.changeSetSequence(ofFileName: name), sequence >= state.progress.nextSequence {
                 try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
             } else if TemporaryName.isTemporary(name) {
                 try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
@@ -57,7 +57,7 @@ extension SynchronizationOperation {
         let directory = localLayout.stagedSyncChangesDirectory
         var staged: [(name: String, sequence: Int64)] = []
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
-            guard let sequence = RemoteLayout.parseChangeSetFileName(name)?.sequence, sequence < state.progress.nextSequence else { continue }
+            guard let sequence = RemoteLayout.changeSetSequence(ofFileName: name), sequence < state.progress.nextSequence else { continue }
             if sequence <= state.progress.publishedSequence {
                 try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
             } else {

@@ -143,25 +143,44 @@ public struct RemoteLayout: Hashable, Sendable {
         return Array(name.utf8).withUnsafeBufferPointer(parseChangeSetFileName(bytes:))
     }
 
+    /// The sequence of a change-set file name, `nil` where ``parseChangeSetFileName(_:)`` is, and for a name numbered at
+    /// or below `after` (the rest of such a name is not looked at): a publishing sync looks at every name in its own
+    /// folder, hundreds, for the few past its published sequence.
+    static func changeSetSequence(ofFileName name: String, after: Int64 = 0) -> Int64? {
+        if let parsed = name.utf8.withContiguousStorageIfAvailable({ validChangeSetFileName(bytes: $0, after: after)?.sequence }) { return parsed }
+        return Array(name.utf8).withUnsafeBufferPointer { validChangeSetFileName(bytes: $0, after: after)?.sequence }
+    }
+
     private static let changeSetSuffix = Array(("." + changeSetExtension).utf8)
 
     /// `<12 ASCII digits, not all zero>-<hexadecimal digits and dashes>.syncchg`.
     private static func parseChangeSetFileName(bytes: UnsafeBufferPointer<UInt8>) -> (sequence: Int64, changeSetIdentifier: String)? {
-        let identifierStart = 13, identifierEnd = bytes.count - changeSetSuffix.count
+        guard let (sequence, identifier) = validChangeSetFileName(bytes: bytes) else { return nil }
+        return (sequence, String(decoding: bytes[identifier], as: UTF8.self))
+    }
+
+    /// The sequence and the identifier's bytes of a change-set file name numbered past `after`, `nil` for anything else. Index loops, not
+    /// slices and `allSatisfy`: these took a thousand instructions a name, and a publishing sync looks at every name in
+    /// its own folder.
+    private static func validChangeSetFileName(bytes: UnsafeBufferPointer<UInt8>, after: Int64 = 0) -> (sequence: Int64, identifier: Range<Int>)? {
+        let suffix = changeSetSuffix
+        let identifierStart = 13, identifierEnd = bytes.count - suffix.count
         guard identifierEnd > identifierStart, identifierEnd - identifierStart <= Identifier.maximumByteCount,
-              bytes[12] == UInt8(ascii: "-"), bytes[identifierEnd...].elementsEqual(changeSetSuffix) else { return nil }
+              bytes[12] == UInt8(ascii: "-") else { return nil }
         var sequence: Int64 = 0
-        for byte in bytes[..<12] {
-            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
-            sequence = sequence * 10 + Int64(byte - UInt8(ascii: "0"))
+        for index in 0..<12 {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            sequence = sequence &* 10 &+ Int64(digit)
         }
-        let identifier = bytes[identifierStart..<identifierEnd]
-        guard sequence > 0, identifier.allSatisfy({ byte in
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"), UInt8(ascii: "-"): true
-            default: false
+        guard sequence > max(after, 0) else { return nil }
+        for index in 0..<suffix.count where bytes[identifierEnd + index] != suffix[index] { return nil }
+        for index in identifierStart..<identifierEnd {
+            switch bytes[index] {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"), UInt8(ascii: "-"): continue
+            default: return nil
             }
-        }) else { return nil }
-        return (sequence, String(decoding: identifier, as: UTF8.self))
+        }
+        return (sequence, identifierStart..<identifierEnd)
     }
 }

@@ -236,15 +236,17 @@ enum LocalFiles {
     /// ``FolderSyncError/Code/corruptFile`` naming `path` (what grows while it is read, as well as what is too large).
     static func read(_ fd: Int32, path: String, maximumSize: Int? = nil, remote: Bool = false) throws -> Data {
         var result = Data()
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        // Not zeroed: filling 64 KiB with zeros cost more than reading the small files a sync reads.
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+        defer { chunk.deallocate() }
         while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
+            let count = Glibc.read(fd, chunk.baseAddress!, chunk.count)
             if count < 0 {
                 if errno == EINTR { continue }
                 throw error("read", path: path, remote: remote)
             }
             if count == 0 { break }
-            result.append(contentsOf: chunk[0..<count])
+            result.append(chunk.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count)
             if let maximumSize { try FolderSyncError.checkSize(Int64(result.count), maximumSize: maximumSize, path: path) }
         }
         return result

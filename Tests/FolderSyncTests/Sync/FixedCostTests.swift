@@ -267,6 +267,41 @@ struct FixedCostTests {
         #expect(fast > 120, "most markers are written without Foundation: \(fast)")
     }
 
+    @Test("The status written after every sync is byte for byte what PropertyListEncoder writes, fractions of a second dropped alike")
+    func canonicalStatusWriter() throws {
+        var random = SeededGenerator(seed: 5)
+        let alphabet = Array("abc XYZ019-_.é🎉&<>\"'\t\n:".unicodeScalars) + [Unicode.Scalar(UInt8(1)), Unicode.Scalar(UInt8(0x0D))]
+        func date() -> Date? {
+            switch Int.random(in: 0...5, using: &random) {
+            case 0: nil
+            case 1: Date(timeIntervalSince1970: Double(Int.random(in: 0...2_000_000_000, using: &random)))
+            // A second's last nanosecond, which Date's interval since 2001 may round up to the next second.
+            case 2: Date(timeIntervalSince1970: Double(Int.random(in: 0...2_000_000_000, using: &random)) + 0.999_999_999)
+            case 3: Date(timeIntervalSince1970: Double.random(in: -10...10, using: &random))
+            case 4: Date(timeIntervalSinceReferenceDate: Double.random(in: -1e9...1e10, using: &random))
+            default: Date(timeIntervalSince1970: Double.random(in: 0...253_402_300_800, using: &random))
+            }
+        }
+        var fast = 0
+        for round in 0..<400 {
+            let message = Bool.random(using: &random) ? nil : String(String.UnicodeScalarView((0..<Int.random(in: 0...30, using: &random)).map { _ in
+                round % 4 == 0 ? alphabet.randomElement(using: &random)! : "abc XYZ019-_.:".unicodeScalars.randomElement(using: &random)!
+            }))
+            let status = LocalSyncStatus(lastSuccess: date(), lastFailure: date(),
+                                         lastErrorCode: Bool.random(using: &random) ? Int.random(in: Int.min...Int.max, using: &random) : nil,
+                                         lastErrorMessage: message)
+            let foundation = try PropertyListFile.encodeWithFoundation(status)
+            #expect(try PropertyListFile.encode(status) == foundation, "round \(round)")
+            if let written = CanonicalPropertyList.encode(status) {
+                fast += 1
+                #expect(written == foundation, "round \(round): \(String(decoding: written, as: UTF8.self))")
+            }
+        }
+        #expect(fast > 200, "most statuses are written without Foundation: \(fast)")
+        // What a sync writes: a success now, nothing else.
+        #expect(CanonicalPropertyList.encode(LocalSyncStatus(lastSuccess: Date())) != nil)
+    }
+
     @Test("A listing's version tag is inode-seconds.nanoseconds-size")
     func versionTag() {
         var info = Glibc.stat()

@@ -163,11 +163,15 @@ public struct FileManagerFileSystem: RemoteFileSystem {
         }
         defer { closedir(directory) }
         var items: [RemoteItem] = []
+        items.reserveCapacity(16)
         while let entry = readdir(directory) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+            // "." and ".." by their bytes, and the name decoded from its length: a client's folder holds hundreds.
+            let name: String? = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                let length = strnlen(raw.baseAddress!.assumingMemoryBound(to: CChar.self), raw.count)
+                if raw[0] == UInt8(ascii: "."), length == 1 || (length == 2 && raw[1] == UInt8(ascii: ".")) { return nil }
+                return String(decoding: UnsafeRawBufferPointer(rebasing: raw[..<length]), as: UTF8.self)
             }
-            guard name != "." && name != ".." else { continue }
+            guard let name else { continue }
             var isDirectory = Int32(entry.pointee.d_type) == Int32(DT_DIR)
             if Int32(entry.pointee.d_type) == Int32(DT_UNKNOWN) {
                 var info = Glibc.stat()
