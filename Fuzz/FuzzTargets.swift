@@ -34,6 +34,11 @@ let targets: [String: (Data) throws -> Void] = [
         _ = try PropertyListFile.decode(WholeStoreManifest.self, from: data, path: "AppliedSyncChangeSets.ticdsync")
     },
     "recent-sync": { data in
+        // The fast reader takes only what Foundation's decoder reads, as the same marker.
+        if let fast = CanonicalPropertyList.decode(RecentSync.self, from: data),
+           fast != (try? PropertyListFile.decodeWithFoundation(RecentSync.self, from: data, path: "client.recentsync")) {
+            fatalError("the fast reader read a marker Foundation's decoder reads otherwise or refuses")
+        }
         _ = try PropertyListFile.decode(RecentSync.self, from: data, path: "client.recentsync")
     },
     "plist": { data in

@@ -95,6 +95,11 @@ extension PropertyListPayload {
         // Markers and documentInfo.plist as PropertyListEncoder wrote them, without Foundation's decoder (what this
         // path does not take, Foundation reads or refuses below).
         if let payload = CanonicalPropertyList.decode(type, from: data) { return payload }
+        return try decodeWithFoundation(type, from: data, path: path)
+    }
+
+    /// ``decode(_:from:path:)`` through Foundation's decoder alone: what the fast reader must agree with (fuzzed).
+    static func decodeWithFoundation<Payload: PropertyListPayload>(_ type: Payload.Type, from data: Data, path: String) throws -> Payload {
         let decoder = PropertyListDecoder()
         let header: Header
         guard isSafeToParse(data) else {
