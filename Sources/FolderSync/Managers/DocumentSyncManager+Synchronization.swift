@@ -52,6 +52,8 @@ extension DocumentSyncManager {
             return report
         } catch {
             let error = FolderSyncError.wrapping(error, "synchronization failed")
+            // A failed sync may have left temporaries in this client's folder, or stopped on a reset: the next lists it.
+            mutable.withLock { $0.listedOwnSetsWith = nil }
             syncEnded(.failed(error))
             await delegate?.documentSyncManager(self, didFailToSynchronizeWithError: error)
             throw error
@@ -115,8 +117,12 @@ extension DocumentSyncManager {
             try snapshotting.markBootstrapped()
             if bootstrapWarning != nil { try store.updateRemoteKnowledge { $0.owesWholeStore = true } }
         }
-        var report = try await guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy).run()
-        mutable.withLock { $0.checkedOwnWholeStore = true }
+        let synchronization = guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy)
+        var report = try await synchronization.run()
+        mutable.withLock {
+            $0.checkedOwnWholeStore = true
+            if synchronization.listedOwnSets { $0.listedOwnSetsWith = store }
+        }
         if let bootstrapWarning { report.warnings.insert(bootstrapWarning, at: 0) }
         let download = snapshotting.map { wholeStoreDownloadOperation(store: $0) }
         if report.needsWholeStore, policy.automaticallyDownloadsWholeStore, let download {
@@ -124,6 +130,7 @@ extension DocumentSyncManager {
                 if let manifest = try await download.run(covering: report.missingChangeSets) {
                     installed = manifest
                     attachmentsFetched.add(download.attachmentsFetched)
+                    mutable.withLock { $0.listedOwnSetsWith = nil }   // the store's data and progress were replaced
                     let again = try await guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy).run()
                     report.merge(again)
                 }
@@ -166,6 +173,7 @@ extension DocumentSyncManager {
         let operation = synchronizationOperation(integrityKey: integrityKey, store: store)
         // The first sync of a launch looks at this client's whole store; later ones with the heartbeat.
         operation.checksOwnWholeStore = !mutable.current.checkedOwnWholeStore
+        operation.listsOwnSetsBeforeNumbering = mutable.current.listedOwnSetsWith !== store
         operation.deletionFailSafe = policy.deletionFailSafe
         operation.confirmMassDeletion = { [weak self] deletion in await self?.confirm(deletion) ?? false }
         return operation

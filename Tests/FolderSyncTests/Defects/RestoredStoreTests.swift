@@ -24,6 +24,21 @@ struct RestoredStoreTests {
         }
     }
 
+    /// Counts the listings of client A's own change-set folder.
+    final class OwnListingCounter: ForwardingFileSystem, @unchecked Sendable {
+        let listings = Locked(0)
+
+        override func namesOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
+            if path.name == "client-A" { listings.withLock { $0 += 1 } }
+            return try await base.namesOfDirectory(at: path)
+        }
+
+        override func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
+            if path.name == "client-A" { listings.withLock { $0 += 1 } }
+            return try await base.contentsOfDirectory(at: path)
+        }
+    }
+
     /// Client A on `remote`, with a copy of its store and helper folder taken now, put back by `restore()`.
     struct Restorable {
         let directory: TemporaryDirectory
@@ -182,5 +197,37 @@ struct RestoredStoreTests {
         try await converge(a.client, b)
         #expect(try b.value("SELECT title FROM notes WHERE id = 'n1'") == "second")
         #expect(try NotesSchema.dump(b.store) == NotesSchema.dump(a.client.store))
+    }
+
+    @Test("A launch lists its own change sets before the first set it numbers (its store may have been put back while closed); later syncs of the launch do not, until one fails")
+    func ownSetsListedOncePerLaunch() async throws {
+        let directory = TemporaryDirectory()
+        let remote = InMemoryFileSystem()
+        let counter = OwnListingCounter(remote)
+        let markers = MarkerLessFileSystem(counter)
+        var a = try await Restorable(markers, in: directory)
+        func publish(_ id: String) async throws -> Int {
+            let before = counter.listings.current
+            try a.client.execute("INSERT INTO notes(id, title) VALUES ('\(id)', 'a write')")
+            #expect(try await a.client.sync().changeSetsSent == 1)
+            return counter.listings.current - before
+        }
+        try await a.client.sync()
+        try a.backUp()
+        #expect(try await publish("n1") == 1, "the launch's first set")
+        #expect(try await publish("n2") == 0)
+        #expect(try await publish("n3") == 0)
+        try a.client.execute("INSERT INTO notes(id, title) VALUES ('n4', 'published, never announced')")
+        markers.failing.withLock { $0 = true }
+        await #expect(throws: FolderSyncError.self) { try await a.client.sync() }
+        markers.failing.withLock { $0 = false }
+        #expect(try await publish("n5") >= 1, "after a failed sync")
+        #expect(try await publish("n6") == 0)
+
+        // The copy, launched: its first set is numbered after the six the folder holds, not as the first, and gets them back.
+        try await a.restore()
+        #expect(try await publish("n7") >= 1)
+        #expect(try await sequences(remote, a.client) == [1, 2, 3, 4, 5, 6, 7])
+        #expect(try a.client.value("SELECT group_concat(id) FROM (SELECT id FROM notes ORDER BY id)") == "n1,n2,n3,n4,n5,n6,n7")
     }
 }
