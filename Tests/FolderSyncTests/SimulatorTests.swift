@@ -34,10 +34,11 @@ struct SimulatorTests {
     func sameScheduleSameResultOnBothAdapters(deletePolicy: DeletePolicy) async throws {
         var total = ConvergenceSimulator.Summary()
         for seed in Self.seeds(200_001...200_030) {
+            // Without cancelled syncs: where one is cancelled can depend on timing (``ConvergenceSimulator/Configuration/interruptions``).
             let memory = try await Self.run(seed, remote: .inMemory, makeStore: ConvergenceSimulator.inMemoryStore(deletePolicy: deletePolicy),
-                                            deletePolicy: deletePolicy)
+                                            deletePolicy: deletePolicy, interruptions: false)
             let sqlite = try await Self.run(seed, remote: .inMemory, makeStore: GRDBSimulatorStore.factory(deletePolicy: deletePolicy),
-                                            deletePolicy: deletePolicy)
+                                            deletePolicy: deletePolicy, interruptions: false)
             // The schedule reads the stores to choose its next step, so any difference in merging shows up here.
             #expect(memory.rows == sqlite.rows, "seed \(seed): final rows differ between the adapters (replay: FOLDERSYNC_SEED=\(seed))")
             #expect(memory == sqlite, "seed \(seed): runs differ between the adapters (replay: FOLDERSYNC_SEED=\(seed))")
@@ -56,8 +57,8 @@ struct SimulatorTests {
     @Test("A seed replays exactly")
     func seedReplaysExactly() async throws {
         let seed = Self.replaySeed ?? 4242
-        let first = try await Self.run(seed, remote: .inMemory, makeStore: ConvergenceSimulator.inMemoryStore)
-        let second = try await Self.run(seed, remote: .inMemory, makeStore: ConvergenceSimulator.inMemoryStore)
+        let first = try await Self.run(seed, remote: .inMemory, makeStore: ConvergenceSimulator.inMemoryStore, interruptions: false)
+        let second = try await Self.run(seed, remote: .inMemory, makeStore: ConvergenceSimulator.inMemoryStore, interruptions: false)
         #expect(first == second)
         #expect(first.syncs > 0 && first.writes > 0)
     }
@@ -83,7 +84,8 @@ struct SimulatorTests {
 
     static func run(_ seed: UInt64, remote: ConvergenceSimulator.Remote, makeStore: @escaping ConvergenceSimulator.StoreFactory,
                     deletePolicy: DeletePolicy = .deleteWins, lifecycle: Bool = false, steps: ClosedRange<Int>? = nil,
-                    clockSkews: [TimeInterval]? = nil, restores: Bool = false, outages: Bool = false) async throws -> ConvergenceSimulator.Summary {
+                    clockSkews: [TimeInterval]? = nil, restores: Bool = false, outages: Bool = false,
+                    interruptions: Bool = true) async throws -> ConvergenceSimulator.Summary {
         let directory = ScratchDirectory(seed: seed)
         var configuration = ConvergenceSimulator.Configuration(seed: seed, directory: directory.url)
         configuration.remote = remote
@@ -94,6 +96,7 @@ struct SimulatorTests {
         if let clockSkews { configuration.clockSkews = clockSkews }
         configuration.restores = restores
         configuration.outages = outages
+        configuration.interruptions = interruptions
         return try await ConvergenceSimulator(configuration).run()
     }
 

@@ -88,6 +88,10 @@ public struct ConvergenceSimulator: Sendable {
         /// Faults injected into every client's remote requests during the random steps (their syncs may then fail
         /// with the injected error, and the next one catches up); off for the final rounds.
         public var faults: FaultMix?
+        /// Whether some syncs are cancelled at a random remote request (on by default). A sync makes some requests at
+        /// once, so which of them comes Nth, and so whether the sync ends cancelled, can depend on timing: runs that
+        /// are compared for equality turn this off (off, a seed plays as if every such step were a plain sync).
+        public var interruptions = true
         /// Builds each client's application sync manager: the standard one, or a backend's subclass (which builds its operation subclasses).
         public var makeApplicationSyncManager: ApplicationManagerFactory = { ApplicationSyncManager(remote: $0, environment: $1) }
         /// Builds each client's document sync manager: the standard one, or a backend's subclass.

@@ -267,15 +267,11 @@ final class SimulationRun {
 
     /// A sync whose task is cancelled at a random remote request; sometimes the process dies right after.
     private func interruptedSync(_ client: SimulatedClient) async throws {
-        guard let document = client.document, client.reset == nil else { return try await sync(client) }
+        guard configuration.interruptions, let document = client.document, client.reset == nil else { return try await sync(client) }
         let request = random.int(1...14)
-        let failRequest = random.chance(50)
+        let failing = random.chance(50)
         // Either the app cancels its task awaiting the sync, or the sync's own task is cancelled.
         let caller: CallerTask? = random.chance(50) ? CallerTask() : nil
-        // Cancelling the sync's own task from a request cancels the task that made it, which for one of the requests a
-        // sync makes at once is a child task that may finish all the same: that request fails too, so that the sync
-        // ends the same way whichever of them came Nth (the caller's cancellation reaches the whole sync).
-        let failing = failRequest || caller == nil
         if let caller {
             client.remote.arm(atRequest: request, failing: failing, cancel: { caller.cancel() })
         } else {
