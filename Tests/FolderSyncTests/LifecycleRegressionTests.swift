@@ -86,7 +86,7 @@ struct LifecycleRegressionTests {
         // B has not noticed: its old-epoch store must not become the new epoch's, nor the reverse.
         await #expect { try await b.document.uploadWholeStore() } throws: { code(of: $0) == .integrityKeyMismatch }
         await #expect { try await b.document.downloadWholeStore() } throws: { code(of: $0) == .integrityKeyMismatch }
-        #expect(try await remote.item(at: a.document.layout.wholeStoreDirectory("DOC", client: "client-B")) == nil)
+        #expect(await remote.item(at: a.document.layout.wholeStoreDirectory("DOC", client: "client-B")) == nil)
     }
 
     @Test("Re-joining a wiped remote keeps deletes not yet published (Simulator)")

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Everything a document's operations receive from their manager, in one value: where and as whom they work,
 /// the manager's policy, and where their progress events go.

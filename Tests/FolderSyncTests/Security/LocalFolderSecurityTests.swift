@@ -240,7 +240,7 @@ private struct ObservingDownloads: RemoteFileSystem {
     let base: InMemoryFileSystem
     let observe: @Sendable (URL) -> Void
     func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] { try await base.contentsOfDirectory(at: path) }
-    func item(at path: RemotePath) async throws -> RemoteItem? { try await base.item(at: path) }
+    func item(at path: RemotePath) async throws -> RemoteItem? { await base.item(at: path) }
     func read(_ path: RemotePath) async throws -> Data { try await base.read(path) }
     func write(_ data: Data, to path: RemotePath) async throws { try await base.write(data, to: path) }
     func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws {
