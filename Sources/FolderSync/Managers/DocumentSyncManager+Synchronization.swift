@@ -53,7 +53,7 @@ extension DocumentSyncManager {
         } catch {
             let error = FolderSyncError.wrapping(error, "synchronization failed")
             // A failed sync may have left temporaries in this client's folder, or stopped on a reset: the next lists it.
-            mutable.withLock { $0.listedOwnSetsWith = nil }
+            mutable.withLock { $0.ownNumbersKnownStore = nil }
             syncEnded(.failed(error))
             await delegate?.documentSyncManager(self, didFailToSynchronizeWithError: error)
             throw error
@@ -121,7 +121,8 @@ extension DocumentSyncManager {
         var report = try await synchronization.run()
         mutable.withLock {
             $0.checkedOwnWholeStore = true
-            if synchronization.listedOwnSets { $0.listedOwnSetsWith = store }
+            $0.ownNumbersKnownStore = synchronization.ownNumbersKnownAtEnd == nil ? nil : store
+            $0.ownNumbersKnownThrough = synchronization.ownNumbersKnownAtEnd ?? 0
         }
         if let bootstrapWarning { report.warnings.insert(bootstrapWarning, at: 0) }
         let download = snapshotting.map { wholeStoreDownloadOperation(store: $0) }
@@ -130,7 +131,7 @@ extension DocumentSyncManager {
                 if let manifest = try await download.run(covering: report.missingChangeSets) {
                     installed = manifest
                     attachmentsFetched.add(download.attachmentsFetched)
-                    mutable.withLock { $0.listedOwnSetsWith = nil }   // the store's data and progress were replaced
+                    mutable.withLock { $0.ownNumbersKnownStore = nil }   // the store's data and progress were replaced
                     let again = try await guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy).run()
                     report.merge(again)
                 }
@@ -173,7 +174,8 @@ extension DocumentSyncManager {
         let operation = synchronizationOperation(integrityKey: integrityKey, store: store)
         // The first sync of a launch looks at this client's whole store; later ones with the heartbeat.
         operation.checksOwnWholeStore = !mutable.current.checkedOwnWholeStore
-        operation.listsOwnSetsBeforeNumbering = mutable.current.listedOwnSetsWith !== store
+        let known = mutable.current
+        operation.ownNumbersKnownThrough = known.ownNumbersKnownStore === store ? known.ownNumbersKnownThrough : nil
         operation.deletionFailSafe = policy.deletionFailSafe
         operation.confirmMassDeletion = { [weak self] deletion in await self?.confirm(deletion) ?? false }
         return operation

@@ -119,9 +119,11 @@ open class DocumentSyncManager: @unchecked Sendable {
         var checksRemote = false
         /// Whether a sync of this launch looked at this client's whole store (``LocalSyncState/RemoteKnowledge/ownWholeStoreTag``).
         var checkedOwnWholeStore = false
-        /// The store a sync of this launch listed this client's own change sets with, when no sync failed and no whole
-        /// store was installed since: later syncs number new sets after its published ones without listing them.
-        weak var listedOwnSetsWith: (any ModelAdapter)?
+        /// The store whose syncs of this launch know this client's own change-set numbers (one listed them, and no
+        /// sync failed and no whole store was installed since), and its next sequence when the last of them ended
+        /// (``SynchronizationOperation/ownNumbersKnownThrough``).
+        weak var ownNumbersKnownStore: (any ModelAdapter)?
+        var ownNumbersKnownThrough: Int64 = 0
         /// Whether a sync is running.
         var isSynchronizing = false
         /// How the last syncs went (also kept in the helper folder).

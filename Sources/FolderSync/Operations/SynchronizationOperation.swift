@@ -53,13 +53,14 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
 
     /// Whether this sync looks at this client's whole store whatever the heartbeat says (the first of a launch).
     var checksOwnWholeStore = false
-    /// Whether a sync with something to publish lists this client's own change sets before numbering new ones
-    /// (``checkOwnNumbers(in:_:)``). The manager turns it off after a sync of its launch that did, with the same store
-    /// and nothing failed since: a store goes back to an earlier copy only while it is closed, and a listing costs what
-    /// the folder holds (3 ms for 10,000 names on a local disk, the kernel's part alone).
-    var listsOwnSetsBeforeNumbering = true
-    /// Whether this sync listed them.
-    private(set) var listedOwnSets = false
+    /// The next sequence of this client's store when the last sync of the launch that knew its numbers ended (`nil`:
+    /// none did). A sync with something to publish lists this client's own change sets before numbering new ones
+    /// (``checkOwnNumbers(in:_:)``) unless its store still numbers at or past it: a store goes back to an earlier copy
+    /// while it is closed, or when the app copies a backup into it (its sequence goes back with it), and a listing
+    /// costs what the folder holds (3 ms for 10,000 names on a local disk, the kernel's part alone).
+    var ownNumbersKnownThrough: Int64?
+    /// The store's next sequence when this sync ended, when it listed this client's sets or knew its numbers.
+    private(set) var ownNumbersKnownAtEnd: Int64?
 
     /// Asks ``confirmMassDeletion`` before applying deletions that trip it (`nil`: never asks).
     var deletionFailSafe: DeletionFailSafe?
@@ -107,7 +108,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         partByteLimit = standard.partByteLimit
         isReadOnly = standard.isReadOnly
         checksOwnWholeStore = standard.checksOwnWholeStore
-        listsOwnSetsBeforeNumbering = standard.listsOwnSetsBeforeNumbering
+        ownNumbersKnownThrough = standard.ownNumbersKnownThrough
         deletionFailSafe = standard.deletionFailSafe
         confirmMassDeletion = standard.confirmMassDeletion
     }
@@ -157,8 +158,8 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         async let markerListing = fetchRecentSyncListing()
         let looksAtWholeStore = looksAtOwnWholeStore(state)
         async let wholeStoreTag: String?? = looksAtWholeStore ? fetchOwnWholeStoreVersionTag() : nil
-        let listsOwnSets = try listsOwnSetsBeforeNumbering && listsOwnChangeSets(state)
-        listedOwnSets = listsOwnSets
+        let numbersKnown = ownNumbersKnownThrough.map { state.progress.nextSequence >= $0 } ?? false
+        let listsOwnSets = try !numbersKnown && listsOwnChangeSets(state)
         async let ownSets = listsOwnSets ? fetchChangeSetListing(client: clientIdentifier) : nil
         // This client's own marker, when it wrote one it has not read back since (a write answers no version tag on
         // every backend, and asking for it would be a round trip of the sync that wrote it): read with the listings.
@@ -244,6 +245,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         // saved it all with its last store write (a set applied, or its sets marked published with their marker).
         let learned = state.remote
         try store.updateRemoteKnowledge { $0 = learned }
+        if numbersKnown || listsOwnSets { ownNumbersKnownAtEnd = state.progress.nextSequence }
         report.duration = Date().timeIntervalSince(started)
         if let declined { throw declined }
         emit(.phase(.finished))

@@ -230,4 +230,35 @@ struct RestoredStoreTests {
         #expect(try await sequences(remote, a.client) == [1, 2, 3, 4, 5, 6, 7])
         #expect(try a.client.value("SELECT group_concat(id) FROM (SELECT id FROM notes ORDER BY id)") == "n1,n2,n3,n4,n5,n6,n7")
     }
+
+    @Test("A store the app copies a backup into while it is open goes back in sequence too: its next sync lists its own change sets again and numbers after them")
+    func backupCopiedIntoOpenStore() async throws {
+        let directory = TemporaryDirectory()
+        let remote = InMemoryFileSystem()
+        let counter = OwnListingCounter(remote)
+        let a = try await Restorable(counter, in: directory)
+        let b = try await TestClient.make(remote, name: "B", in: directory)
+        func publish(_ id: String) async throws -> Int {
+            let before = counter.listings.current
+            try a.client.execute("INSERT INTO notes(id, title) VALUES ('\(id)', 'a write')")
+            #expect(try await a.client.sync().changeSetsSent == 1)
+            return counter.listings.current - before
+        }
+        try await a.client.sync()
+        try a.backUp()
+        #expect(try await publish("n1") == 1)
+        #expect(try await publish("n2") == 0)
+
+        // The app's own "restore from backup": the copy's pages written into the open store, the same GRDBStore.
+        let copy = try DatabaseQueue(path: a.backups.subdirectory("A").appendingPathComponent("notes.sqlite").path)
+        try copy.backup(to: a.client.store.database)
+        try copy.close()
+        #expect(try a.client.value("SELECT count(*) FROM notes") == "0")
+        #expect(try await publish("n3") >= 1)
+        #expect(try await sequences(remote, a.client) == [1, 2, 3])
+        try await converge(a.client, b)
+        for client in [a.client, b] {
+            #expect(try client.value("SELECT group_concat(id) FROM (SELECT id FROM notes ORDER BY id)") == "n1,n2,n3")
+        }
+    }
 }
