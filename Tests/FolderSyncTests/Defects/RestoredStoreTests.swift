@@ -37,6 +37,14 @@ struct RestoredStoreTests {
             if path.name == "client-A" { listings.withLock { $0 += 1 } }
             return try await base.contentsOfDirectory(at: path)
         }
+
+        /// How many listings `client` makes to write one row and publish it.
+        func listings(publishing id: String, from client: TestClient) async throws -> Int {
+            let before = listings.current
+            try client.execute("INSERT INTO notes(id, title) VALUES ('\(id)', 'a write')")
+            #expect(try await client.sync().changeSetsSent == 1)
+            return listings.current - before
+        }
     }
 
     /// Client A on `remote`, with a copy of its store and helper folder taken now, put back by `restore()`.
@@ -206,12 +214,7 @@ struct RestoredStoreTests {
         let counter = OwnListingCounter(remote)
         let markers = MarkerLessFileSystem(counter)
         var a = try await Restorable(markers, in: directory)
-        func publish(_ id: String) async throws -> Int {
-            let before = counter.listings.current
-            try a.client.execute("INSERT INTO notes(id, title) VALUES ('\(id)', 'a write')")
-            #expect(try await a.client.sync().changeSetsSent == 1)
-            return counter.listings.current - before
-        }
+        func publish(_ id: String) async throws -> Int { try await counter.listings(publishing: id, from: a.client) }
         try await a.client.sync()
         try a.backUp()
         #expect(try await publish("n1") == 1, "the launch's first set")
@@ -238,12 +241,7 @@ struct RestoredStoreTests {
         let counter = OwnListingCounter(remote)
         let a = try await Restorable(counter, in: directory)
         let b = try await TestClient.make(remote, name: "B", in: directory)
-        func publish(_ id: String) async throws -> Int {
-            let before = counter.listings.current
-            try a.client.execute("INSERT INTO notes(id, title) VALUES ('\(id)', 'a write')")
-            #expect(try await a.client.sync().changeSetsSent == 1)
-            return counter.listings.current - before
-        }
+        func publish(_ id: String) async throws -> Int { try await counter.listings(publishing: id, from: a.client) }
         try await a.client.sync()
         try a.backUp()
         #expect(try await publish("n1") == 1)

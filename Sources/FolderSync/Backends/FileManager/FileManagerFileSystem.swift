@@ -129,20 +129,8 @@ public struct FileManagerFileSystem: RemoteFileSystem {
 
     public func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
         let folder = try openFolder(path)
-        // fdopendir takes the descriptor over; the folder object keeps its own copy.
-        let listed = dup(folder.fd)
-        guard listed >= 0, let directory = fdopendir(listed) else {
-            if listed >= 0 { close(listed) }
-            throw fail("list", path)
-        }
-        defer { closedir(directory) }
         var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
+        try forEachEntry(of: folder, at: path) { name, _ in names.append(name) }
         // A file can vanish between the listing and the stat (another client's rename): skip it. Relative to the open
         // folder, so that the kernel does not walk the whole path again for each of thousands of change sets.
         return names.compactMap { name in
@@ -156,14 +144,29 @@ public struct FileManagerFileSystem: RemoteFileSystem {
     /// asked with `fstatat`. Every item that is not a folder is a file, as in ``contentsOfDirectory(at:)``.
     public func namesOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
         let folder = try openFolder(path)
+        var items: [RemoteItem] = []
+        items.reserveCapacity(16)
+        try forEachEntry(of: folder, at: path) { name, type in
+            var isDirectory = Int32(type) == Int32(DT_DIR)
+            if Int32(type) == Int32(DT_UNKNOWN) {
+                var info = Glibc.stat()
+                guard fstatat(folder.fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
+                isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
+            }
+            items.append(RemoteItem(name: name, kind: isDirectory ? .directory : .file))
+        }
+        return items
+    }
+
+    /// Each entry of the open folder but "." and "..", with its `d_type`, in `readdir`'s order.
+    private func forEachEntry(of folder: OpenFolder, at path: RemotePath, _ body: (String, UInt8) -> Void) throws {
+        // fdopendir takes the descriptor over; the folder object keeps its own copy.
         let listed = dup(folder.fd)
         guard listed >= 0, let directory = fdopendir(listed) else {
             if listed >= 0 { close(listed) }
             throw fail("list", path)
         }
         defer { closedir(directory) }
-        var items: [RemoteItem] = []
-        items.reserveCapacity(16)
         while let entry = readdir(directory) {
             // "." and ".." by their bytes, and the name decoded from its length: a client's folder holds hundreds.
             let name: String? = withUnsafeBytes(of: entry.pointee.d_name) { raw in
@@ -171,16 +174,8 @@ public struct FileManagerFileSystem: RemoteFileSystem {
                 if raw[0] == UInt8(ascii: "."), length == 1 || (length == 2 && raw[1] == UInt8(ascii: ".")) { return nil }
                 return String(decoding: UnsafeRawBufferPointer(rebasing: raw[..<length]), as: UTF8.self)
             }
-            guard let name else { continue }
-            var isDirectory = Int32(entry.pointee.d_type) == Int32(DT_DIR)
-            if Int32(entry.pointee.d_type) == Int32(DT_UNKNOWN) {
-                var info = Glibc.stat()
-                guard fstatat(folder.fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
-                isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
-            }
-            items.append(RemoteItem(name: name, kind: isDirectory ? .directory : .file))
+            if let name { body(name, entry.pointee.d_type) }
         }
-        return items
     }
 
     public func item(at path: RemotePath) async throws -> RemoteItem? {
