@@ -172,10 +172,10 @@ extension DocumentSyncManager {
 
     private func guardedSynchronization(integrityKey: String, store: any ModelAdapter, policy: SyncPolicy) -> SynchronizationOperation {
         let operation = synchronizationOperation(integrityKey: integrityKey, store: store)
+        let launch = mutable.current
         // The first sync of a launch looks at this client's whole store; later ones with the heartbeat.
-        operation.checksOwnWholeStore = !mutable.current.checkedOwnWholeStore
-        let known = mutable.current
-        operation.ownNumbersKnownThrough = known.ownNumbersKnownStore === store ? known.ownNumbersKnownThrough : nil
+        operation.checksOwnWholeStore = !launch.checkedOwnWholeStore
+        operation.ownNumbersKnownThrough = launch.ownNumbersKnownStore === store ? launch.ownNumbersKnownThrough : nil
         operation.deletionFailSafe = policy.deletionFailSafe
         operation.confirmMassDeletion = { [weak self] deletion in await self?.confirm(deletion) ?? false }
         return operation
