@@ -73,9 +73,21 @@ struct FixedCostTests {
         return (url, newest)
     }
 
-    /// Opens the store at `url` with its first read held at its first step until `held` returns; records its events.
-    private func openHeld(_ url: URL, events: Locked<[SeedRead.Event]>, paused: DispatchSemaphore, resumed: DispatchSemaphore,
-                          held: (GRDBStore) -> Void) throws -> GRDBStore {
+    /// A store opened while a sync of it runs: what its first read did, and the semaphores its pause and resumption signal.
+    private struct OpenedDuringSync {
+        let store: GRDBStore
+        let events: Locked<[SeedRead.Event]>
+        let paused: DispatchSemaphore
+        let resumed: DispatchSemaphore
+
+        /// The read's events but its steps.
+        var seen: [SeedRead.Event] { events.current.filter { $0 != .step } }
+    }
+
+    /// Opens the store at `url` with its first read held at its first step until a sync of the store began (pausing
+    /// for at most `maximumPause`); records the read's events.
+    private func openDuringSync(_ url: URL, maximumPause: TimeInterval) throws -> OpenedDuringSync {
+        let events = Locked<[SeedRead.Event]>([]), paused = DispatchSemaphore(value: 0), resumed = DispatchSemaphore(value: 0)
         let firstStep = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
         let steps = Locked(0)
         SeedRead.observers.withLock {
@@ -94,9 +106,10 @@ struct FixedCostTests {
         }
         let store = try NotesSchema.open(url)
         firstStep.wait()
-        held(store)
+        store.clock.maximumPause = maximumPause
+        store.clock.syncBegan()
         release.signal()
-        return store
+        return OpenedDuringSync(store: store, events: events, paused: paused, resumed: resumed)
     }
 
     @Test("The clock's first read pauses while a sync of its store runs, and goes on when the sync ends", .timeLimit(.minutes(2)))
@@ -104,19 +117,15 @@ struct FixedCostTests {
         let directory = TemporaryDirectory()
         let (url, newest) = try storeAhead(directory, rows: 20_000)
         defer { SeedRead.observers.withLock { $0[url.path] = nil } }
-        let events = Locked<[SeedRead.Event]>([]), paused = DispatchSemaphore(value: 0), resumed = DispatchSemaphore(value: 0)
-        let store = try openHeld(url, events: events, paused: paused, resumed: resumed) { store in
-            store.clock.maximumPause = 600
-            store.clock.syncBegan()
-        }
-        paused.wait()
-        store.clock.syncEnded()
-        resumed.wait()
-        #expect(events.current.filter { $0 != .step } == [.paused, .resumed(.syncsEnded)])
-        try store.database.write { db in try db.execute(sql: "UPDATE notes SET title = 'now' WHERE id = 'n000000'") }
-        let stamp = try #require(try store.stamp(of: ColumnKey(table: "notes", syncID: "n000000", column: "title"), localClient: "me"))
+        let opened = try openDuringSync(url, maximumPause: 600)
+        opened.paused.wait()
+        opened.store.clock.syncEnded()
+        opened.resumed.wait()
+        #expect(opened.seen == [.paused, .resumed(.syncsEnded)])
+        try opened.store.database.write { db in try db.execute(sql: "UPDATE notes SET title = 'now' WHERE id = 'n000000'") }
+        let stamp = try #require(try opened.store.stamp(of: ColumnKey(table: "notes", syncID: "n000000", column: "title"), localClient: "me"))
         #expect(stamp.timestamp > newest, "the read went on to the end")
-        try store.close()
+        try opened.store.close()
     }
 
     @Test("A write during the sync does not wait for it: the paused read goes on for the write, which is stamped after every register",
@@ -125,18 +134,14 @@ struct FixedCostTests {
         let directory = TemporaryDirectory()
         let (url, newest) = try storeAhead(directory, rows: 20_000)
         defer { SeedRead.observers.withLock { $0[url.path] = nil } }
-        let events = Locked<[SeedRead.Event]>([]), paused = DispatchSemaphore(value: 0), resumed = DispatchSemaphore(value: 0)
-        let store = try openHeld(url, events: events, paused: paused, resumed: resumed) { store in
-            store.clock.maximumPause = 600
-            store.clock.syncBegan()
-        }
-        paused.wait()
-        try store.database.write { db in try db.execute(sql: "UPDATE notes SET title = 'during' WHERE id = 'n000001'") }
-        let stamp = try #require(try store.stamp(of: ColumnKey(table: "notes", syncID: "n000001", column: "title"), localClient: "me"))
+        let opened = try openDuringSync(url, maximumPause: 600)
+        opened.paused.wait()
+        try opened.store.database.write { db in try db.execute(sql: "UPDATE notes SET title = 'during' WHERE id = 'n000001'") }
+        let stamp = try #require(try opened.store.stamp(of: ColumnKey(table: "notes", syncID: "n000001", column: "title"), localClient: "me"))
         #expect(stamp.timestamp > newest)
-        #expect(events.current.filter { $0 != .step } == [.paused, .resumed(.wanted)])
-        store.clock.syncEnded()
-        try store.close()
+        #expect(opened.seen == [.paused, .resumed(.wanted)])
+        opened.store.clock.syncEnded()
+        try opened.store.close()
     }
 
     @Test("A long sync holds the read back for at most its pause limit", .timeLimit(.minutes(2)))
@@ -144,16 +149,12 @@ struct FixedCostTests {
         let directory = TemporaryDirectory()
         let (url, _) = try storeAhead(directory, rows: 20_000)
         defer { SeedRead.observers.withLock { $0[url.path] = nil } }
-        let events = Locked<[SeedRead.Event]>([]), paused = DispatchSemaphore(value: 0), resumed = DispatchSemaphore(value: 0)
-        let store = try openHeld(url, events: events, paused: paused, resumed: resumed) { store in
-            store.clock.maximumPause = 0.05
-            store.clock.syncBegan()
-        }
-        paused.wait()
-        resumed.wait()
-        #expect(events.current.filter { $0 != .step } == [.paused, .resumed(.pausedLongEnough)], "resumed with the sync still running")
-        store.clock.syncEnded()
-        try store.close()
+        let opened = try openDuringSync(url, maximumPause: 0.05)
+        opened.paused.wait()
+        opened.resumed.wait()
+        #expect(opened.seen == [.paused, .resumed(.pausedLongEnough)], "resumed with the sync still running")
+        opened.store.clock.syncEnded()
+        try opened.store.close()
     }
 
     @Test("A sync that publishes removes what an upload killed mid-way left in its own change-set folder")
