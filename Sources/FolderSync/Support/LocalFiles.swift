@@ -168,34 +168,12 @@ enum LocalFiles {
         syncDirectory(url.deletingLastPathComponent().path)
     }
 
-    /// ``syncDirectory(_:)`` on another thread, while the caller fsyncs what the folder holds; wait for it before
-    /// counting the folder durable (waiting more than once is fine).
-    static func syncDirectoryInBackground(_ path: String) -> BackgroundSync {
-        let done = BackgroundSync()
-        DispatchQueue.global(qos: .userInitiated).async {
-            syncDirectory(path)
-            done.finished()
-        }
+    /// ``syncDirectory(_:)`` on another thread, while the caller fsyncs what the folder holds; wait for the group
+    /// before counting the folder durable (waiting more than once is fine).
+    static func syncDirectoryInBackground(_ path: String) -> DispatchGroup {
+        let done = DispatchGroup()
+        DispatchQueue.global(qos: .userInitiated).async(group: done) { syncDirectory(path) }
         return done
-    }
-
-    /// A background ``syncDirectory(_:)``, waited for with ``wait()``.
-    final class BackgroundSync: @unchecked Sendable {
-        private let condition = NSCondition()
-        private var isDone = false
-
-        fileprivate func finished() {
-            condition.lock()
-            isDone = true
-            condition.broadcast()
-            condition.unlock()
-        }
-
-        func wait() {
-            condition.lock()
-            while !isDone { condition.wait() }
-            condition.unlock()
-        }
     }
 
     /// Flushes a folder's entries (a rename or a new name) to disk. Best effort: some file systems refuse.
