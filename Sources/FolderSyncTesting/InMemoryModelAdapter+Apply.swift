@@ -210,4 +210,8 @@ extension InMemoryModelAdapter {
             MassDeletion.Table(table: name, rowsDeleted: ids.count, rowCount: rows[name]?.count ?? 0)
         }
     }
+
+    @_spi(ModelAdapter) public func hasTable(largerThan rowCount: Int) throws -> Bool {
+        withState { $0.rows.values.contains { $0.count > rowCount } }
+    }
 }

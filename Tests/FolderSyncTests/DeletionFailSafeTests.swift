@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
+@_spi(ModelAdapter) import FolderSyncTesting
 
 /// A sync that would delete most of a table's rows stops and asks first; declining leaves the local store untouched.
 @Suite("Deletion fail-safe")
@@ -138,5 +139,22 @@ struct DeletionFailSafeTests {
         try await d.sync()
         #expect(asker.asked.current.count == 1)
         #expect(try d.value("SELECT count(*) FROM notes") == "170")
+    }
+
+    @Test("A store tells whether a synced table has more rows than the fail-safe's minimum, the in-memory adapter alike")
+    func tableLargerThan() async throws {
+        let directory = TemporaryDirectory()
+        let (a, b) = try await Self.shared(notes: 100, in: directory)
+        #expect(try a.store.hasTable(largerThan: 100) == false)
+        #expect(try a.store.hasTable(largerThan: 99))
+        #expect(try b.store.hasTable(largerThan: 99), "B holds the synced rows too")
+        try a.execute("DELETE FROM notes WHERE id = 'n000'")
+        #expect(try a.store.hasTable(largerThan: 99) == false)
+
+        let memory = InMemoryModelAdapter(tables: SimulatedNotes.tables)
+        #expect(try memory.hasTable(largerThan: 0) == false)
+        try memory.insert(table: "tags", syncID: "t1", values: ["name": .text("one")])
+        #expect(try memory.hasTable(largerThan: 0))
+        #expect(try memory.hasTable(largerThan: 1) == false)
     }
 }

@@ -20,4 +20,16 @@ extension GRDBStore {
             }
         }
     }
+
+    @_spi(ModelAdapter) public func hasTable(largerThan rowCount: Int) throws -> Bool {
+        try wrap("counting the rows of the synced tables") {
+            try database.read { db in
+                // At most rowCount + 1 rows read per table, not the whole table as count(*) reads it.
+                try tables.contains { table in
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM (SELECT 1 FROM \(table.name.quotedDatabaseIdentifier) LIMIT ?)",
+                                     arguments: [rowCount + 1]) ?? 0 > rowCount
+                }
+            }
+        }
+    }
 }

@@ -104,6 +104,11 @@ public protocol ModelAdapter: AnyObject, Sendable {
     /// The streams deliver only the sets' deletes: the other records are skipped unread.
     @_spi(ModelAdapter) func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table]
 
+    /// Whether a synced table has more than `rowCount` rows. A store without one cannot trip a ``DeletionFailSafe``
+    /// whose ``DeletionFailSafe/minimumTableRows`` is `rowCount`, and a sync then skips its pass over the sets'
+    /// deletes. The default answers `true`: the pass runs.
+    @_spi(ModelAdapter) func hasTable(largerThan rowCount: Int) throws -> Bool
+
     /// Recovers a store restored from an earlier copy of itself (a backup, a phone restore, a VM snapshot): the
     /// remote holds this client's change sets up to `remotePublishedSequence`, past the store's own published
     /// sequence. In one transaction: the changes staged in sets numbered after the store's published sequence go
@@ -119,6 +124,8 @@ public protocol ModelAdapter: AnyObject, Sendable {
 
 extension ModelAdapter {
     @_spi(ModelAdapter) public func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table] { [] }
+
+    @_spi(ModelAdapter) public func hasTable(largerThan rowCount: Int) throws -> Bool { true }
 
     @_spi(ModelAdapter) public func markPublished(throughSequence sequence: Int64, savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge) throws {
         try markPublished(throughSequence: sequence)
