@@ -12,31 +12,34 @@ extension SynchronizationOperation {
     /// Replaces each `BLOB` value at or above the threshold by the reference of a local attachment holding it.
     func storingLargeValues(of change: SyncChange) throws -> SyncChange {
         guard let threshold = attachmentThreshold else { return change }
-        var change = change
+        var stored = change
         // The store (a URL built from the layout) only when a value needs it: this runs for every staged change.
         var local: LocalAttachmentStore?
-        for index in change.columns.indices {
-            guard case .blob(let data) = change.columns[index].value, data.count >= threshold,
+        // Read from `change`, written to `stored`: read through the copy, each change's columns were copied (the
+        // columns are shared with the batch the change came in), a twentieth of scenario 1's staging.
+        for (index, column) in change.columns.enumerated() {
+            guard case .blob(let data) = column.value, data.count >= threshold,
                   !AttachmentReference.looksLikeReference(data) else { continue }
             if local == nil { local = localLayout.attachmentStore }
-            change.columns[index].value = .blob(try local!.add(value: data).databaseValue)
+            stored.columns[index].value = .blob(try local!.add(value: data).databaseValue)
         }
-        return change
+        return stored
     }
 
     /// Puts back the bytes of each large value this client has; one it lacks (gone) stays a reference.
     func restoringLargeValues(of change: SyncChange) throws -> SyncChange {
-        var change = change
+        var restored = change
         // The store (a URL built from the layout) only when a value needs it: this runs for every applied change.
         var local: LocalAttachmentStore?
-        for index in change.columns.indices {
-            guard case .blob(let data) = change.columns[index].value, let reference = AttachmentReference(databaseValue: data),
+        // Read from `change`, written to `restored`, as in storingLargeValues(of:): no copy of a change without one.
+        for (index, column) in change.columns.enumerated() {
+            guard case .blob(let data) = column.value, let reference = AttachmentReference(databaseValue: data),
                   reference.isInlineValue else { continue }
             if local == nil { local = localLayout.attachmentStore }
             guard local!.contains(reference) else { continue }
-            change.columns[index].value = .blob(try LocalFiles.read(local!.url(for: reference.sha256)))
+            restored.columns[index].value = .blob(try LocalFiles.read(local!.url(for: reference.sha256)))
         }
-        return change
+        return restored
     }
 
     /// Uploads what a staged change set references and the remote lacks, before the change set is published.
