@@ -15,8 +15,8 @@ extension SynchronizationOperation {
         var stored = change
         // The store (a URL built from the layout) only when a value needs it: this runs for every staged change.
         var local: LocalAttachmentStore?
-        // Read from `change`, written to `stored`: read through the copy, each change's columns were copied (the
-        // columns are shared with the batch the change came in), a twentieth of scenario 1's staging.
+        // Read from `change`, written to `stored`: reading through `stored` copied every change's columns (shared with
+        // the batch the change came in), a twentieth of scenario 1's staging.
         for (index, column) in change.columns.enumerated() {
             guard case .blob(let data) = column.value, data.count >= threshold,
                   !AttachmentReference.looksLikeReference(data) else { continue }

@@ -26,8 +26,9 @@ extension GRDBStore {
             try database.read { db in
                 // At most rowCount + 1 rows read per table, not the whole table as count(*) reads it.
                 try tables.contains { table in
-                    try Int.fetchOne(db, sql: "SELECT count(*) FROM (SELECT 1 FROM \(table.name.quotedDatabaseIdentifier) LIMIT ?)",
-                                     arguments: [rowCount + 1]) ?? 0 > rowCount
+                    let counted = try Int.fetchOne(db, sql: "SELECT count(*) FROM (SELECT 1 FROM \(table.name.quotedDatabaseIdentifier) LIMIT ?)",
+                                                   arguments: [rowCount + 1])
+                    return (counted ?? 0) > rowCount
                 }
             }
         }
