@@ -79,37 +79,36 @@ struct BatchHandoffTests {
         #expect(taken.current == after, "nothing runs after abandon returned")
     }
 
-    /// Counts the values freed, and those freed on a thread marked as the producer's.
+    /// Counts the values freed on a thread marked as the producer's.
     final class Tracked: Sendable {
         static let producerKey = "FolderSyncTests.producerThread"
-        let counts: Locked<(freed: Int, onProducer: Int)>
-        init(_ counts: Locked<(freed: Int, onProducer: Int)>) { self.counts = counts }
+        let freedOnProducer: Locked<Int>
+        init(_ freedOnProducer: Locked<Int>) { self.freedOnProducer = freedOnProducer }
         deinit {
-            let onProducer = Thread.current.threadDictionary[Self.producerKey] != nil
-            counts.withLock { $0.freed += 1; if onProducer { $0.onProducer += 1 } }
+            if Thread.current.threadDictionary[Self.producerKey] != nil { freedOnProducer.withLock { $0 += 1 } }
         }
     }
 
     @Test("Consumed batches are freed on the producer's thread, all but the last few: the thread whose malloc arena they came from")
     func consumedBatchesFreedByProducer() throws {
-        let counts = Locked((freed: 0, onProducer: 0))
+        let freedOnProducer = Locked(0)
         try BatchHandoff<Tracked>.run(capacity: 2, produce: { handoff in
             Thread.current.threadDictionary[Tracked.producerKey] = true
-            for _ in 0..<20 { try handoff.send((0..<10).map { _ in Tracked(counts) }) }
+            for _ in 0..<20 { try handoff.send((0..<10).map { _ in Tracked(freedOnProducer) }) }
         }, consume: { #expect($0.count == 10) })
         // Not freed by the producer: what is given back after its last send, the batch being consumed then and the
         // ones queued (capacity 2), 10 values each; they go with the handoff, whenever its producer thread lets go.
-        #expect(counts.current.onProducer >= 200 - 3 * 10)
+        #expect(freedOnProducer.current >= 200 - 3 * 10)
     }
 
     @Test("A background consumer's batches are freed on the producing thread, all but the last few")
     func backgroundConsumerBatchesFreedByProducer() throws {
-        let counts = Locked((freed: 0, onProducer: 0))
+        let freedOnProducer = Locked(0)
         Thread.current.threadDictionary[Tracked.producerKey] = true
         defer { Thread.current.threadDictionary[Tracked.producerKey] = nil }
         let consumer = BackgroundBatchConsumer<Tracked>(batchSize: 10, capacity: 2) { #expect($0.count == 10) }
-        for _ in 0..<200 { try consumer.add(Tracked(counts)) }
+        for _ in 0..<200 { try consumer.add(Tracked(freedOnProducer)) }
         try consumer.finish()
-        #expect(counts.current.onProducer >= 200 - 3 * 10)
+        #expect(freedOnProducer.current >= 200 - 3 * 10)
     }
 }
