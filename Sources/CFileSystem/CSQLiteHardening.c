@@ -17,3 +17,9 @@ int foldersync_sqlite_is_hardened(void *connection) {
     if (sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, -1, &trusted) != SQLITE_OK) return 0;
     return defensive == 1 && trusted == 0;
 }
+
+int foldersync_sqlite_set_triggers(void *connection, int enabled) {
+    int state = -1;
+    if (sqlite3_db_config((sqlite3 *)connection, SQLITE_DBCONFIG_ENABLE_TRIGGER, enabled, &state) != SQLITE_OK) return -1;
+    return state;
+}

@@ -33,4 +33,9 @@ int foldersync_sqlite_harden(void *connection);
 /// 1 when the connection is defensive and does not trust its schema, 0 otherwise.
 int foldersync_sqlite_is_hardened(void *connection);
 
+/// Turns the connection's triggers on (1) or off (0) (`SQLITE_DBCONFIG_ENABLE_TRIGGER`; SQLite expires the
+/// connection's prepared statements, which it prepares again at their next use). Returns the state after the call,
+/// or -1 when SQLite refused.
+int foldersync_sqlite_set_triggers(void *connection, int enabled);
+
 #endif

@@ -8,17 +8,22 @@ import GRDB
 /// `PRAGMA foreign_key_check` of every table the set touched read the whole table at every set applied
 /// (35 ms per set at 200,000 notes), and reported the same old dangling rows again each time.
 extension GRDBStore {
-    /// The rows one change set wrote and deleted, by table.
+    /// The rows one change set wrote and deleted, by table: at most one more than ``rowByRowCheckLimit`` of each,
+    /// since a table with more is checked whole (a set of 100,000 IDs was hashed for nothing).
     struct TouchedRows {
         var written: [String: Set<String>] = [:]
         var deleted: [String: Set<String>] = [:]
 
         mutating func note(_ change: SyncChange) {
             if change.kind == .delete {
-                deleted[change.table, default: []].insert(change.syncID)
+                Self.note(change.syncID, in: &deleted[change.table, default: []])
             } else {
-                written[change.table, default: []].insert(change.syncID)
+                Self.note(change.syncID, in: &written[change.table, default: []])
             }
+        }
+
+        private static func note(_ syncID: String, in rows: inout Set<String>) {
+            if rows.count <= GRDBStore.rowByRowCheckLimit { rows.insert(syncID) }
         }
     }
 

@@ -113,6 +113,20 @@ enum StoreSchema {
         UNION ALL SELECT tbl, sync_id, marks FROM \(StoreSchema.stagedChangesTable)
         """
 
+    /// The name of the change-capture trigger of `table` for `kind` (`insert`, `update` or `delete`).
+    static func triggerName(_ table: String, _ kind: String) -> String {
+        "foldersync_\(table.replacingOccurrences(of: "\"", with: ""))_\(kind)"
+    }
+
+    /// Whether every trigger of the database (temporary ones included) is one of the change-capture triggers of
+    /// `tables`: then writes that are not captured need no trigger at all (``GRDBStore/writeWithoutCapture(_:)``).
+    static func holdsOnlyCaptureTriggers(_ db: Database, tables: [SyncedTable]) throws -> Bool {
+        let own = Set(tables.flatMap { table in ["insert", "update", "delete"].map { triggerName(table.name, $0) } })
+        return try String.fetchAll(db, sql: """
+            SELECT name FROM sqlite_schema WHERE type = 'trigger' UNION ALL SELECT name FROM sqlite_temp_schema WHERE type = 'trigger'
+            """).allSatisfy(own.contains)
+    }
+
     /// Drops and recreates the three triggers of `table`, so that they follow schema migrations.
     ///
     /// Each trigger makes one call, to the function that writes the row's bookkeeping (``CaptureWriter``), and holds
@@ -124,12 +138,11 @@ enum StoreSchema {
     /// When the function fails, SQLite takes back the app's whole statement (`CaptureWriterTests`).
     static func installTriggers(_ db: Database, table: SyncedTable, columns: [String]) throws {
         let t = table.name.quotedDatabaseIdentifier
-        let name = table.name.replacingOccurrences(of: "\"", with: "")
         func lit(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "''") + "'" }
         let literal = lit(table.name)
         let id = table.syncIDColumn.quotedDatabaseIdentifier
         for kind in ["insert", "update", "delete"] {
-            try db.execute(sql: "DROP TRIGGER IF EXISTS \"foldersync_\(name)_\(kind)\"")
+            try db.execute(sql: "DROP TRIGGER IF EXISTS \"\(triggerName(table.name, kind))\"")
         }
         let lastWriterWins = table.deletePolicy == .lastWriterWins
         let policy = lastWriterWins ? "1" : "0"   // the capture functions' `last writer wins` argument
@@ -138,7 +151,7 @@ enum StoreSchema {
             "SELECT foldersync_captured_\(kind)(" + ([literal] + arguments).joined(separator: ", ") + ");"
         }
         try db.execute(sql: """
-            CREATE TRIGGER "foldersync_\(name)_insert" AFTER INSERT ON \(t) BEGIN
+            CREATE TRIGGER "\(triggerName(table.name, "insert"))" AFTER INSERT ON \(t) BEGIN
                 \(capture("insert", ["NEW.\(id)", policy] + columns.map(lit)))
             END;
             """)
@@ -149,7 +162,7 @@ enum StoreSchema {
                 "\(lit($0)), NEW.\($0.quotedDatabaseIdentifier) IS NOT OLD.\($0.quotedDatabaseIdentifier)"
             }
             try db.execute(sql: """
-                CREATE TRIGGER "foldersync_\(name)_update" AFTER UPDATE ON \(t) BEGIN
+                CREATE TRIGGER "\(triggerName(table.name, "update"))" AFTER UPDATE ON \(t) BEGIN
                     \(capture("update", ["NEW.\(id)"] + changed))
                 END;
                 """)
@@ -157,7 +170,7 @@ enum StoreSchema {
         // Last writer wins keeps a deleted row's values, so that a newer update can bring the row back whole.
         let oldValues = lastWriterWins ? columns.map { "\(lit($0)), OLD.\($0.quotedDatabaseIdentifier)" } : []
         try db.execute(sql: """
-            CREATE TRIGGER "foldersync_\(name)_delete" AFTER DELETE ON \(t) BEGIN
+            CREATE TRIGGER "\(triggerName(table.name, "delete"))" AFTER DELETE ON \(t) BEGIN
                 \(capture("delete", ["OLD.\(id)", policy] + oldValues))
             END;
             """)
