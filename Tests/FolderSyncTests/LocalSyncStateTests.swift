@@ -36,6 +36,23 @@ struct LocalSyncStateTests {
         }
     }
 
+    @Test("Sets published in part keep the later sets' staged changes unpublished; the last one published leaves none")
+    func publishedInPart() throws {
+        let directory = TemporaryDirectory()
+        for (name, store) in try adapters(directory) {
+            let adapter = store.adapter
+            for (sequence, id) in [(Int64(1), "n1"), (2, "n2")] {
+                try store.insert(table: "notes", syncID: id, values: ["title": .text(id)])
+                #expect(try adapter.stageChanges(sequence: sequence, emit: { _ in }, seal: { sequence }) == 1, "\(name)")
+            }
+            try adapter.markPublished(throughSequence: 1)
+            #expect(try adapter.hasUnpublishedChanges(), "\(name): set 2's change is staged, not published")
+            try adapter.markPublished(throughSequence: 2)
+            #expect(try !adapter.hasUnpublishedChanges(), "\(name)")
+            #expect(try adapter.loadSyncState().progress.publishedSequence == 2, "\(name)")
+        }
+    }
+
     @Test("A restored store continues after the remote's sequence, leaves the remote knowledge alone, and the apply that brings back its last own set clears what it had to apply again")
     func restoreAndCatchUp() throws {
         let directory = TemporaryDirectory()

@@ -55,7 +55,7 @@ struct UncapturedWriteTests {
         let store = try Self.open(folder, "b.sqlite", ticks: ticks)
         try store.database.write { db in
             #expect(try StoreSchema.holdsOnlyCaptureTriggers(db, tables: store.tables))
-            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'") == 3)
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") == 3)
             try db.execute(sql: "CREATE TEMP TRIGGER app_temp AFTER DELETE ON items BEGIN SELECT 1; END")
             #expect(try !StoreSchema.holdsOnlyCaptureTriggers(db, tables: store.tables))
             try db.execute(sql: "DROP TRIGGER app_temp")

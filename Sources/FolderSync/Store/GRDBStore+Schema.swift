@@ -123,7 +123,7 @@ enum StoreSchema {
     static func holdsOnlyCaptureTriggers(_ db: Database, tables: [SyncedTable]) throws -> Bool {
         let own = Set(tables.flatMap { table in ["insert", "update", "delete"].map { triggerName(table.name, $0) } })
         return try String.fetchAll(db, sql: """
-            SELECT name FROM sqlite_schema WHERE type = 'trigger' UNION ALL SELECT name FROM sqlite_temp_schema WHERE type = 'trigger'
+            SELECT name FROM sqlite_master WHERE type = 'trigger' UNION ALL SELECT name FROM sqlite_temp_master WHERE type = 'trigger'
             """).allSatisfy(own.contains)
     }
 
