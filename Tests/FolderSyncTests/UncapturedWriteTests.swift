@@ -4,8 +4,8 @@ import Testing
 @_spi(Tooling) @_spi(ModelAdapter) @_spi(Testing) @testable import FolderSync
 
 /// Remote changes are applied with capture off; when the database has no trigger but the capture's, with triggers
-/// off altogether (``GRDBStore/writeWithoutCapture(_:)``). The app's own triggers still run, and capture is back on
-/// for the app's next write.
+/// off altogether (``GRDBStore/writeWithoutCapture(_:)``). The app's own triggers still run, capture is back on for
+/// the app's next write, and foreign keys are as the app had them.
 @Suite("Writes that are not captured")
 struct UncapturedWriteTests {
     static let appTrigger = "CREATE TRIGGER app_audit AFTER INSERT ON items BEGIN INSERT INTO audit(id) VALUES (NEW.id); END"
@@ -46,6 +46,16 @@ struct UncapturedWriteTests {
         var staged: [SyncChange] = []
         _ = try b.stageChanges(sequence: 1, emit: { staged.append($0) }, seal: { 1 })
         #expect(staged.map { "\($0.kind) \($0.syncID) \($0.columns.map(\.column))" } == ["update r2 [\"v\"]", "insert r4 [\"v\"]"])
+        try b.close()
+    }
+
+    @Test("An apply leaves foreign keys on or off as the app had them on the store's connection", arguments: [false, true])
+    func foreignKeysAsTheAppHadThem(enabled: Bool) throws {
+        let folder = TemporaryDirectory(), ticks = Locked(1_000.0)
+        let b = try Self.open(folder, "b.sqlite", ticks: ticks)
+        try b.database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA foreign_keys = \(enabled ? "ON" : "OFF")") }
+        try Self.applyThreeRows(to: b, folder, ticks: ticks)
+        #expect(try b.database.read { try Bool.fetchOne($0, sql: "PRAGMA foreign_keys") } == enabled)
         try b.close()
     }
 

@@ -140,10 +140,10 @@ extension GRDBStore: SnapshottingModelAdapter {
                 try Self.convertHeadlessRegisters(inSnapshotAt: url)
                 if try installPages(of: url, covers: covers, localClient: localClient, db) { return }
                 try db.execute(sql: "ATTACH DATABASE ? AS snapshot", arguments: [url.path])
-                try db.execute(sql: "PRAGMA foreign_keys = OFF")
+                let restoreForeignKeys = try Self.suspendForeignKeys(db)
                 defer {
                     capturing.withLock { $0 = true }
-                    try? db.execute(sql: "PRAGMA foreign_keys = ON")
+                    restoreForeignKeys()
                     try? db.execute(sql: "DETACH DATABASE snapshot")
                 }
                 try db.inTransaction {

@@ -157,15 +157,15 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
         try database.writeWithoutTransaction { db in
             let connection = db.sqliteConnection.map { UnsafeMutableRawPointer($0) }
             var triggersOff = false
+            var restoreForeignKeys = {}
             capturing.withLock { $0 = false }
             defer {
                 // Left off, the app's next writes would go unrecorded: better stop than lose them.
                 if triggersOff, foldersync_sqlite_set_triggers(connection, 1) != 1 { fatalError("SQLite did not turn the capture triggers back on") }
                 capturing.withLock { $0 = true }
-                try? db.execute(sql: "PRAGMA foreign_keys = ON")
+                restoreForeignKeys()
             }
-            // Foreign keys are checked after the merge, and reported as warnings, never enforced mid-merge.
-            try db.execute(sql: "PRAGMA foreign_keys = OFF")
+            restoreForeignKeys = try Self.suspendForeignKeys(db)
             triggersOff = try StoreSchema.holdsOnlyCaptureTriggers(db, tables: tables) && foldersync_sqlite_set_triggers(connection, 0) == 0
             var result: T?
             try db.inTransaction {
@@ -180,6 +180,14 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
             }
             return result!
         }
+    }
+
+    /// Turns foreign keys off, if the app has them on, for a merge: references it leaves dangling are reported as
+    /// warnings, never refused mid-merge. Returns what puts them back as the app had them.
+    static func suspendForeignKeys(_ db: Database) throws -> () -> Void {
+        guard try Bool.fetchOne(db, sql: "PRAGMA foreign_keys") == true else { return {} }
+        try db.execute(sql: "PRAGMA foreign_keys = OFF")
+        return { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
     }
 
     func wrap<T>(_ what: String, _ body: () throws -> T) throws -> T {
