@@ -30,7 +30,7 @@ struct UncapturedWriteTests {
         #expect(try RowRegistersTests.apply(set, to: store, localClient: "B").changesApplied == 3)
     }
 
-    @Test("With only the capture's triggers, an applied set is not echoed and the app's next write is captured",
+    @Test("An applied set is not echoed, an app's trigger runs for its rows, and the app's next write is captured",
           arguments: [false, true])
     func captureIsBackAfterTheApply(appTrigger: Bool) throws {
         let folder = TemporaryDirectory(), ticks = Locked(1_000.0)
