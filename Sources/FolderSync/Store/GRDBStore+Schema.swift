@@ -113,7 +113,10 @@ enum StoreSchema {
         UNION ALL SELECT tbl, sync_id, marks FROM \(StoreSchema.stagedChangesTable)
         """
 
-    /// The name of the change-capture trigger of `table` for `kind` (`insert`, `update` or `delete`).
+    /// The events a synced table has a change-capture trigger for.
+    static let captureTriggerKinds = ["insert", "update", "delete"]
+
+    /// The name of the change-capture trigger of `table` for `kind` (one of ``captureTriggerKinds``).
     static func triggerName(_ table: String, _ kind: String) -> String {
         "foldersync_\(table.replacingOccurrences(of: "\"", with: ""))_\(kind)"
     }
@@ -121,7 +124,7 @@ enum StoreSchema {
     /// Whether every trigger of the database (temporary ones included) is one of the change-capture triggers of
     /// `tables`: then writes that are not captured need no trigger at all (``GRDBStore/writeWithoutCapture(_:)``).
     static func holdsOnlyCaptureTriggers(_ db: Database, tables: [SyncedTable]) throws -> Bool {
-        let own = Set(tables.flatMap { table in ["insert", "update", "delete"].map { triggerName(table.name, $0) } })
+        let own = Set(tables.flatMap { table in captureTriggerKinds.map { triggerName(table.name, $0) } })
         return try String.fetchAll(db, sql: """
             SELECT name FROM sqlite_master WHERE type = 'trigger' UNION ALL SELECT name FROM sqlite_temp_master WHERE type = 'trigger'
             """).allSatisfy(own.contains)
@@ -141,7 +144,7 @@ enum StoreSchema {
         func lit(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "''") + "'" }
         let literal = lit(table.name)
         let id = table.syncIDColumn.quotedDatabaseIdentifier
-        for kind in ["insert", "update", "delete"] {
+        for kind in captureTriggerKinds {
             try db.execute(sql: "DROP TRIGGER IF EXISTS \"\(triggerName(table.name, kind))\"")
         }
         let lastWriterWins = table.deletePolicy == .lastWriterWins
