@@ -20,8 +20,21 @@ public actor InMemoryFileSystem: RemoteFileSystem {
     /// How many operations of each kind ran, for tests that count remote work.
     public private(set) var operationCounts: [String: Int] = [:]
 
-    /// An empty, writable tree holding only the root folder.
-    public init() {}
+    /// The folder's own clock: what it dates the files written to it by.
+    private let now: @Sendable () -> Date
+
+    /// An empty, writable tree holding only the root folder, dating files by `now` (the machine's clock by default;
+    /// a test's clock, for tests of what ages and silences the folder shows).
+    public init(now: @escaping @Sendable () -> Date = { Date() }) {
+        self.now = now
+    }
+
+    /// Sets the modification date of the file at `path`, as a folder restored from a copy, or a file untouched for
+    /// a while, shows it; does nothing for a folder or a missing file.
+    public func setModificationDate(_ date: Date, of path: RemotePath) {
+        guard case .file(let data, _, let version) = nodes[path] else { return }
+        nodes[path] = .file(data, modified: date, version: version)
+    }
 
     /// Sets ``isReadOnly`` from outside the actor, to simulate a remote that starts or stops refusing writes.
     public func setReadOnly(_ readOnly: Bool) { isReadOnly = readOnly }
@@ -78,7 +91,7 @@ public actor InMemoryFileSystem: RemoteFileSystem {
         if case .directory = nodes[path] {
             throw FolderSyncError(.remoteItemExists, "a folder is in the way", path: path.description)
         }
-        nodes[path] = .file(data, modified: Date(), version: nextVersion)
+        nodes[path] = .file(data, modified: now(), version: nextVersion)
         nextVersion += 1
     }
 

@@ -75,8 +75,8 @@ struct FoldersyncClientsDeleteTests {
         #expect(result.output == """
             Deleted client client-A from document DOC; it stops with clientDeleted at its next sync and keeps its local data.
               removed  \(layout.recentSyncFile("DOC", client: "client-A"))
-              kept     \(layout.wholeStoreDirectory("DOC", client: "client-A")) (the only snapshot of change sets already vacuumed; \
-            vacuum removes it once another whole store contains them)
+              kept     \(layout.wholeStoreDirectory("DOC", client: "client-A")) (no other whole store holds the change sets already \
+            vacuumed that it holds; vacuum removes it once another whole store contains everything it does)
               kept     \(layout.syncChangesDirectory("DOC", client: "client-A")) (its change sets; vacuum removes them once every client has applied them)
 
             """, "\(result.output)")

@@ -25,7 +25,9 @@ extension RemoteTreeDoctor {
                 // Only published stores cover anything (a staged manifest may never be published), and only once
                 // their file is read whole and matches the manifest, as vacuum requires.
                 guard !path.components.contains("TemporaryFiles") else { continue }
-                if try await checkWholeStore(of: manifest, path: path.parent.appending(RemoteLayout.wholeStoreFileName), &examination) {
+                let uploaderDeleted = examination.documentFacts[document]?.deletedClients.contains(manifest.clientIdentifier) ?? false
+                if try await checkWholeStore(of: manifest, path: path.parent.appending(RemoteLayout.wholeStoreFileName),
+                                             uploaderDeleted: uploaderDeleted, &examination) {
                     examination.documentFacts[document]?.manifests.append(manifest)
                 }
             case "plist":
@@ -120,7 +122,11 @@ extension RemoteTreeDoctor {
 
     /// Reads a published whole store whole and checks it against its manifest; a damaged or missing one is an error
     /// (it covers nothing: change sets only it contained are lost to new devices). Returns whether it is sound.
-    private func checkWholeStore(of manifest: WholeStoreManifest, path: RemotePath, _ examination: inout Examination) async throws -> Bool {
+    ///
+    /// A damaged store is not moved aside: its uploader, which replaces it, finds it by reading it through (once a
+    /// day) or by its version tag (a file replaced); a store gone from its place is replaced only when no other is left.
+    private func checkWholeStore(of manifest: WholeStoreManifest, path: RemotePath, uploaderDeleted: Bool,
+                                 _ examination: inout Examination) async throws -> Bool {
         do {
             let file = try await WholeStoreReader.verify(path: path.description) { body in
                 try await fileSystem.readPieces(of: path, size: 1 << 20, body)
@@ -130,8 +136,11 @@ extension RemoteTreeDoctor {
         } catch let error as FolderSyncError where error.code == .unsupportedFormatVersion {
             examination.add(.warning, .unsupportedVersion, path, error.message + "; a newer client reads it")
         } catch let error as FolderSyncError where error.isDamagedFile {
-            examination.add(.error, .corruptWholeStore, path,
-                            error.message + "; it covers nothing, and its uploader uploads a new one at its next sync (first of a launch, or within the hour)", repair: .quarantine)
+            let uploader = "its uploader, client \(manifest.clientIdentifier),"
+            examination.add(.error, .corruptWholeStore, path, error.message + "; it covers nothing. " + (uploaderDeleted
+                ? uploader + " is deleted and will not replace it"
+                : uploader + " uploads a new one at its first sync once it has read the store through (it does once a day) "
+                  + "or seen the file replaced"))
         } catch FolderSyncError.Code.remoteItemNotFound {
             examination.add(.error, .corruptWholeStore, path, "the manifest describes a whole store that is not there; it covers nothing")
         }

@@ -40,6 +40,16 @@ struct DocumentInventory: Sendable {
     var skipped: [VacuumReport.Skipped] = []
     /// What verifying the whole stores cost and found (a vacuum's inventory only).
     var wholeStoreCheck = VacuumReport.WholeStoreCheck()
+    /// Uploaders whose whole store counts on an earlier run's verification alone, not read in this one.
+    var wholeStoresVerifiedEarlier: Set<String> = []
+    /// The verification cache's keys of the whole stores listed in this run.
+    var wholeStoreKeys: Set<String> = []
+
+    /// Per client, the newest modification date the folder records for a file of its own in the document (its
+    /// marker, change sets, whole store, staged whole store): when the folder last saw it write, by the folder's clock.
+    var lastWritten: [String: Date] = [:]
+    /// The newest modification date the folder records for any file of the document: a lower bound of its time now.
+    var newestWrite: Date?
 
     /// Registered clients: a change-set folder or a recent-sync marker (deleted ones included).
     var registeredClients: Set<String> { Set(changeSets.keys).union(recentSyncMarkers.keys) }
@@ -60,6 +70,9 @@ struct DocumentInventory: Sendable {
         inventory.tree = tree
 
         for (folder, items) in tree {
+            for item in items where item.kind == .file {
+                if let date = item.modificationDate { inventory.newestWrite = max(inventory.newestWrite ?? date, date) }
+            }
             for item in items where TemporaryName.isTemporary(item.name) {
                 let path = folder.appending(item.name)
                 inventory.temporaries.append(.init(path: path, byteCount: inventory.byteCount(at: path, item: item),
@@ -115,6 +128,24 @@ struct DocumentInventory: Sendable {
                 inventory.clientFolders[item.name, default: []].append(parent.appending(item.name))
             }
         }
+        inventory.dateClientWrites(layout: layout, document: document)
         return inventory
+    }
+
+    /// Fills ``lastWritten`` from the dates of each client's own files.
+    private mutating func dateClientWrites(layout: RemoteLayout, document: String) {
+        func note(_ client: String, _ item: RemoteItem) {
+            guard item.kind == .file, let date = item.modificationDate else { return }
+            lastWritten[client] = max(lastWritten[client] ?? date, date)
+        }
+        for item in tree[layout.recentSyncsDirectory(document)] ?? [] {
+            if let client = RemoteLayout.parseRecentSyncFileName(item.name) { note(client, item) }
+        }
+        for parent in [layout.syncChangesDirectory(document), layout.wholeStoreDirectory(document),
+                       layout.temporaryWholeStoreDirectory(document)] {
+            for folder in tree[parent] ?? [] where folder.kind == .directory && Self.isIdentifierName(folder.name) {
+                for item in tree[parent.appending(folder.name)] ?? [] { note(folder.name, item) }
+            }
+        }
     }
 }

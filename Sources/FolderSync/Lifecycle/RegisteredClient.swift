@@ -8,8 +8,11 @@ public struct RegisteredClient: Sendable, Hashable {
     public var clientDescription: String?
     /// The app's own information about the client, from its device info; empty when that is missing.
     public var userInfo: [String: String]
-    /// From its recent sync; `nil` when it has not synced (or its marker is unreadable).
+    /// From its recent sync, by the client's own clock; `nil` when it has not synced (or its marker is unreadable).
     public var lastSyncDate: Date?
+    /// When the shared folder last saw it write a file of the document (its marker, a change set, a whole store), by
+    /// the folder's own clock: what vacuum's expiry judges silence by. `nil` when the folder records no dates.
+    public var lastSeenDate: Date?
     /// Per client, the highest sequence up to which it has applied every change set.
     public var acknowledgement: [String: Int64]
     /// The highest sequence of its own published change sets.
@@ -27,7 +30,7 @@ public struct RegisteredClient: Sendable, Hashable {
     /// A listed client; see the properties for each argument.
     public init(identifier: String, clientDescription: String? = nil, userInfo: [String: String] = [:], lastSyncDate: Date? = nil,
                 acknowledgement: [String: Int64] = [:], publishedSequence: Int64? = nil, wholeStoreDate: Date? = nil,
-                isDeleted: Bool = false, heldBack: VacuumReport.HeldBack = .init()) {
+                isDeleted: Bool = false, heldBack: VacuumReport.HeldBack = .init(), lastSeenDate: Date? = nil) {
         self.identifier = identifier
         self.clientDescription = clientDescription
         self.userInfo = userInfo
@@ -37,5 +40,6 @@ public struct RegisteredClient: Sendable, Hashable {
         self.wholeStoreDate = wholeStoreDate
         self.isDeleted = isDeleted
         self.heldBack = heldBack
+        self.lastSeenDate = lastSeenDate
     }
 }

@@ -16,11 +16,18 @@ struct VacuumPlan: Sendable {
 
     /// The positions of the change-set phase and of the emptied folders' phase in ``phases``.
     static let changeSetPhase = 2, folderPhase = 4
+
+    /// The whole stores whose coverage this plan removes something on: the kept ones, when it removes a change set
+    /// or a dominated store.
+    var storesReliedOn: Set<String> {
+        let relies = (phases[0] + phases[Self.changeSetPhase]).contains { $0.reason == .changeSet || $0.reason == .dominatedWholeStore }
+        return relies ? Set(keptWholeStores.keys) : []
+    }
 }
 
 /// The vacuum rule, as a pure function of a document's inventory. The only place the rule is written.
 ///
-/// A change set `(c, s)` is removed only when
+/// A change set `(c, s)` is removed only when it is the only set of `c` numbered `s`, and
 /// 1. every live client `k ≠ c` (registered, not deleted) acknowledges it:
 ///    `acknowledgement_k[c] ≥ s` in its readable recent sync — a client with
 ///    no readable recent sync acknowledges nothing; and
@@ -32,8 +39,10 @@ struct VacuumPlan: Sendable {
 /// Whole stores dominated by a kept one go first (never the last one), so
 /// coverage only ever grows between the phases of a run.
 enum VacuumPlanner {
+    /// - Parameter now: the folder's time now (``VacuumReport/FolderTime``), which ages temporaries; `nil` when the
+    ///   folder records no times, and then no temporary is old enough.
     static func plan(_ inventory: DocumentInventory, layout: RemoteLayout, document: String, expired: Set<String>,
-                     now: Date, temporaryFileAge: TimeInterval, dryRun: Bool) -> VacuumPlan {
+                     now: Date?, temporaryFileAge: TimeInterval, dryRun: Bool) -> VacuumPlan {
         var report = VacuumReport(isDryRun: dryRun)
         report.expiredClients = expired.sorted()
         report.skipped = inventory.skipped
@@ -48,7 +57,7 @@ enum VacuumPlanner {
         var storeRemovals: [VacuumReport.Removal] = []
         var judgedStores: [RemotePath: String] = [:]
         for (client, manifest) in stores {
-            if kept.contains(where: { $0.1.dominates(manifest) }) {
+            if kept.contains(where: { WholeStoreReplacement.replaces($0.1.covers, manifest) }) {
                 let folder = layout.wholeStoreDirectory(document, client: client)
                 storeRemovals.append(.init(path: folder, byteCount: inventory.wholeStoreFolders[client] ?? 0, reason: .dominatedWholeStore))
                 judgedStores[folder] = manifest.wholeStoreIdentifier
@@ -75,7 +84,15 @@ enum VacuumPlanner {
             let acknowledgers = live.subtracting([author]).sorted().map { client in
                 (client, inventory.recentSyncs[client]?.acknowledgement[author] ?? 0)
             }
+            // Two sets under one number (a device cloned to a second machine): an acknowledgement counts numbers, so it
+            // cannot say both were applied, nor can a whole store's coverage. Both stay.
+            let duplicated = Set(Dictionary(grouping: inventory.changeSets[author]!, by: \.sequence).filter { $0.value.count > 1 }.keys)
             for set in inventory.changeSets[author]! where set.sequence <= coverage {
+                if duplicated.contains(set.sequence) {
+                    report.skipped.append(.init(path: set.path, reason: "another change set of client \(author) carries sequence "
+                                                + "\(set.sequence): kept, since acknowledgements count numbers, not sets"))
+                    continue
+                }
                 let blockers = acknowledgers.filter { $0.1 < set.sequence }
                 if blockers.isEmpty {
                     setRemovals.append(.init(path: set.path, byteCount: set.byteCount, reason: .changeSet))
@@ -93,14 +110,14 @@ enum VacuumPlanner {
         }
         report.heldBack = heldBack
 
-        // Stale temporaries, judged by modification date (the one place a date decides anything).
+        // Stale temporaries, judged by the folder's own dates (with expiry, the one place a date decides anything).
         var temporaryRemovals: [VacuumReport.Removal] = []
         let removedStores = storeRemovals.map(\.path)
         let temporaryPaths = inventory.temporaries.map(\.path)
         for temporary in inventory.temporaries {
             if removedStores.contains(where: { temporary.path.hasPrefix($0) }) { continue }
             if temporaryPaths.contains(where: { $0 != temporary.path && temporary.path.hasPrefix($0) }) { continue }
-            guard let date = temporary.modificationDate else {
+            guard let date = temporary.modificationDate, let now else {
                 report.skipped.append(.init(path: temporary.path, reason: "temporary without a modification date; its age is unknown"))
                 continue
             }

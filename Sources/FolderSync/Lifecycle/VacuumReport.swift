@@ -1,3 +1,5 @@
+public import Foundation
+
 /// What a vacuum removed (or, in a dry run, would remove), what it kept back and why.
 ///
 /// A dry run and a real run over the same tree report the same plan, so an
@@ -107,16 +109,48 @@ public struct VacuumReport: Sendable, Hashable {
     public struct WholeStoreCheck: Sendable, Hashable {
         /// Stores read whole in this run and found to match their manifests.
         public var verified = 0
-        /// Stores an earlier run verified, unchanged since (same identifier, size and version tag): not read again.
+        /// Stores an earlier run verified, unchanged since (same identifier, size and version tag), and not read
+        /// again because this run removes nothing on their strength (a store something is removed on is read).
         public var verifiedEarlier = 0
         /// Bytes read to verify them.
         public var bytesRead: Int64 = 0
         /// Stores that failed: they count as covering nothing and are left alone (`foldersync doctor` reports them;
-        /// their uploader replaces them at its next sync that looks, the first of a launch or within the hour).
+        /// their uploader replaces one it finds changed, which it looks for by its version tag at the first sync of a
+        /// launch and hourly, and by reading it through once a day).
         public var damaged: [Skipped] = []
 
         /// Nothing verified yet.
         public init() {}
+    }
+
+    /// The shared folder's time, which judged every age in this run (silence of clients, temporaries, attachments).
+    public var folderTime = FolderTime(now: nil, isMeasured: false)
+
+    /// The shared folder's own clock as a vacuum read it: ages of what is in the folder are judged by the dates the
+    /// folder records, against its time now, never by a device's clock or the operator's.
+    public struct FolderTime: Sendable, Hashable {
+        /// The folder's time now; `nil` when it records no modification dates (then no age is known: nobody is
+        /// expired, no temporary is stale).
+        public var now: Date?
+        /// `true` when ``now`` is the date the folder recorded for a file written for the purpose; `false` when it is
+        /// the newest date it records for any file of the document (a dry run writes nothing), which is a lower
+        /// bound: a dry run may then find fewer clients silent than the real run.
+        public var isMeasured: Bool
+        /// The clock of the computer that vacuumed minus the folder's (measured only): positive when it is ahead.
+        public var skew: TimeInterval?
+
+        /// A reading of the folder's time; see the properties.
+        public init(now: Date?, isMeasured: Bool, skew: TimeInterval? = nil) {
+            self.now = now
+            self.isMeasured = isMeasured
+            self.skew = skew
+        }
+
+        /// A difference between the two clocks worth telling the operator about: five minutes.
+        public static let reportedSkew: TimeInterval = 300
+
+        /// ``skew`` when it is at least ``reportedSkew`` either way.
+        public var notableSkew: TimeInterval? { skew.flatMap { abs($0) >= Self.reportedSkew ? $0 : nil } }
     }
 
     /// An empty report, before anything is planned or removed.

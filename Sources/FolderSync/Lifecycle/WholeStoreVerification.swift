@@ -1,8 +1,10 @@
 import Foundation
 
 /// The whole stores a vacuum verified, remembered between runs in a small local file, so that a store is read
-/// whole again only once it changed: a different identifier, size or version tag. Only stores found good are
-/// remembered; a damaged one is read again at every run, so that its replacement is seen.
+/// whole again only once it changed (a different identifier, size or version tag) or once a run removes something
+/// on its strength: a remembered verification only spares reading a store that nothing removed relies on, since
+/// a store can be damaged in place without its size or version tag changing (``VacuumOperation``).
+/// Only stores found good are remembered; one found damaged is forgotten.
 ///
 /// Without a version tag (a backend that gives none), nothing is remembered: the store is read at every run.
 struct WholeStoreVerificationCache {
@@ -26,6 +28,11 @@ struct WholeStoreVerificationCache {
 
     mutating func insert(_ key: String?) {
         guard let key, entries.insert(key).inserted else { return }
+        changed = true
+    }
+
+    mutating func remove(_ key: String?) {
+        guard let key, entries.remove(key) != nil else { return }
         changed = true
     }
 

@@ -148,7 +148,10 @@ extension DocumentSyncManager {
         report.attachmentsDownloaded += attachmentsFetched.count
         report.attachmentBytesReceived += attachmentsFetched.bytes
         report.bytesReceived += attachmentsFetched.bytes
-        if let snapshotting { report.uploadedWholeStore = try await uploadWholeStoreIfDue(report, store: snapshotting, policy: policy) }
+        if let snapshotting {
+            try await readOwnWholeStoreIfDue(&report, store: snapshotting)
+            report.uploadedWholeStore = try await uploadWholeStoreIfDue(report, store: snapshotting, policy: policy)
+        }
         return report
     }
 
@@ -189,6 +192,7 @@ extension DocumentSyncManager {
             || (policy.wholeStoreUploadAfterChangeSets.map { remote.changeSetsSinceWholeStore >= $0 } ?? false)
             || (policy.wholeStoreUploadAfterBytes.map { remote.bytesSinceWholeStore >= $0 } ?? false)
         guard due, let manifest = try await wholeStoreUploadOperation(store: store).run() else { return nil }
+        try rememberOwnWholeStoreWritten(store: store)
         try store.updateRemoteKnowledge { remote in
             remote.changeSetsSinceWholeStore = 0
             remote.bytesSinceWholeStore = 0
@@ -251,7 +255,9 @@ extension DocumentSyncManager {
     public func uploadWholeStore() async throws -> WholeStoreManifest? {
         let store = try snapshottingStore()
         try await checkStillRegistered(store)
-        return try await wholeStoreUploadOperation(store: store).run()
+        let manifest = try await wholeStoreUploadOperation(store: store).run()
+        if manifest != nil { try rememberOwnWholeStoreWritten(store: store) }
+        return manifest
     }
 
     /// Replaces the local synced data with the remote's best whole store now, keeping unpublished local changes.

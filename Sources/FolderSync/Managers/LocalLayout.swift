@@ -33,6 +33,8 @@ public struct LocalLayout: Hashable, Sendable {
     public var backupsDirectory: URL { helperDirectory.appendingPathComponent("Backups", isDirectory: true) }
     /// The whole stores this client's vacuums verified, so that each is read again only once it changed.
     public var verifiedWholeStoresFile: URL { helperDirectory.appendingPathComponent("VerifiedWholeStores.json") }
+    /// When this client last read its own whole store through (``DocumentSyncManager``'s daily check of it).
+    public var ownWholeStoreReadFile: URL { helperDirectory.appendingPathComponent("OwnWholeStoreRead.json") }
     /// Locked while a sync runs, so two processes never sync one document at once.
     public var syncLockFile: URL { helperDirectory.appendingPathComponent("sync.lock") }
 }

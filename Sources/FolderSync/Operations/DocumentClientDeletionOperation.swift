@@ -5,8 +5,8 @@ import Logging
 public struct ClientDeletionReport: Sendable, Hashable {
     /// What was removed (the marker's write is not listed).
     public var removed: [RemotePath] = []
-    /// `true` when the client's whole store was kept because it is the only snapshot of change sets already vacuumed;
-    /// vacuum removes it once another whole store dominates it.
+    /// `true` when the client's whole store was kept because no other store holds every change set it holds that
+    /// was already vacuumed; vacuum removes it once another whole store dominates it.
     public var keptWholeStore = false
 }
 
@@ -19,8 +19,9 @@ public struct ClientDeletionReport: Sendable, Hashable {
 ///    next sync fail with ``FolderSyncError/Code/clientDeleted``.
 /// 2. Remove its recent sync (a client checks for the marker when its own
 ///    recent sync has vanished).
-/// 3. Remove its whole store, unless it is the only readable snapshot and
-///    change sets it contains were already vacuumed.
+/// 3. Remove its whole store, unless change sets it contains were already
+///    vacuumed and no other sound whole store contains them all (the rule
+///    vacuum removes dominated stores by).
 ///
 /// Its change sets are **kept**: other clients may not have applied them
 /// yet. Vacuum removes them once nobody needs them.
@@ -88,37 +89,42 @@ open class DocumentClientDeletionOperation: @unchecked Sendable {
             report.removed.append(folder)
         } else {
             report.keptWholeStore = true
-            environment.logger.info("Kept the whole store of deleted client \(client): it is the only snapshot of vacuumed change sets")
+            environment.logger.info("Kept the whole store of deleted client \(client): no other store holds the vacuumed change sets it holds")
         }
         environment.logger.info("Deleted client \(client) from document \(documentIdentifier)")
         return report
     }
 
-    /// Removable when another whole store exists that is verified (read whole, matching its manifest: every kept
-    /// store covers what vacuum removed), or when every change set this store contains is still present.
+    /// Removable when nothing is lost with it (``WholeStoreReplacement``, vacuum's rule): every change set it holds is
+    /// still in the folder, or another whole store, read whole and matching its manifest, holds every one it holds that
+    /// is not. A store whose manifest is gone or unreadable is removable: nobody can install it.
     private func wholeStoreIsRemovable() async throws -> Bool {
         let manifestPath = layout.appliedSyncChangeSetsFile(documentIdentifier, client: clientIdentifier)
         guard let data = try await fetchWholeStoreManifest(client: clientIdentifier),
               let own = try? PropertyListFile.decode(WholeStoreManifest.self, from: data, path: manifestPath.description) else {
-            return true // absent, or unreadable: nobody can install it
+            return true
         }
+        var present: [String: Set<Int64>] = [:]
+        for (author, highest) in own.covers where highest > 0 {
+            present[author] = Set(try await fetchChangeSetListing(client: author).compactMap {
+                RemoteLayout.parseChangeSetFileName($0.name)?.sequence
+            })
+        }
+        if WholeStoreReplacement.replaces([:], own, present: present) { return true }
         for item in try await fetchWholeStoreListing() where item.kind == .directory && item.name != clientIdentifier
             && DocumentInventory.isIdentifierName(item.name) {
             let path = layout.appliedSyncChangeSetsFile(documentIdentifier, client: item.name)
             let file = layout.wholeStoreFile(documentIdentifier, client: item.name)
-            if let other = try await fetchWholeStoreManifest(client: item.name),
-               let manifest = try? PropertyListFile.decode(WholeStoreManifest.self, from: other, path: path.description),
-               let read = try? await WholeStoreReader.verify(path: file.description, { body in
+            guard let other = try await fetchWholeStoreManifest(client: item.name),
+                  let manifest = try? PropertyListFile.decode(WholeStoreManifest.self, from: other, path: path.description),
+                  WholeStoreReplacement.replaces(manifest.covers, own, present: present) else { continue }
+            if let read = try? await WholeStoreReader.verify(path: file.description, { body in
                    try await fileSystem.readPieces(of: file, size: 1 << 20, body)
                }), (try? manifest.check(read, path: file.description)) != nil {
                 return true
             }
         }
-        for (author, highest) in own.covers where highest > 0 {
-            let present = Set(try await fetchChangeSetListing(client: author).compactMap { RemoteLayout.parseChangeSetFileName($0.name)?.sequence })
-            guard (1...highest).allSatisfy(present.contains) else { return false }
-        }
-        return true
+        return false
     }
 
     // MARK: Backend steps

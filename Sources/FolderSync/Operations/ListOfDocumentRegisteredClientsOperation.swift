@@ -48,6 +48,7 @@ open class ListOfDocumentRegisteredClientsOperation: @unchecked Sendable {
                 entry.acknowledgement = recent.acknowledgement
                 entry.publishedSequence = recent.publishedSequence
             }
+            entry.lastSeenDate = inventory.lastWritten[client]
             entry.wholeStoreDate = inventory.wholeStores[client]?.creationDate
             entry.heldBack = plan.report.heldBack[client] ?? .init()
             result.append(entry)

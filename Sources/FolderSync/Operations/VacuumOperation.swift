@@ -11,8 +11,10 @@ import Logging
 ///    each whole store: its file is read whole and must match its manifest
 ///    (size, checksum, identifier, and what it contains), or it counts as
 ///    covering nothing. Stores verified by an earlier run and unchanged since
-///    are not read again (``verificationCacheFile``). Change-set contents are
-///    read only when the document has attachments (step 4).
+///    are not read again (``verificationCacheFile``), unless the plan removes
+///    a change set or a whole store on their strength: they are read before
+///    the plan is final. Change-set contents are read only when the document
+///    has attachments (step 4).
 /// 2. With an expiry policy, clients whose last sync is older than the limit
 ///    are marked deleted (`DeletedClients/<client>.plist`) **before** anything
 ///    is computed or removed, so a returning client resets safely.
@@ -51,7 +53,7 @@ open class VacuumOperation: @unchecked Sendable {
     /// How many removals run at once; remote backends gain from a few in flight.
     public var maximumConcurrentRemovals = 8
     /// A local file where the whole stores this vacuum verified are remembered, so that the next run reads only
-    /// those that changed (`nil`: every store is read at every run).
+    /// those that changed or that it removes something on the strength of (`nil`: every store is read at every run).
     public var verificationCacheFile: URL?
 
     /// The default age after which a temporary counts as an interrupted write: one hour, in seconds.
@@ -101,7 +103,8 @@ open class VacuumOperation: @unchecked Sendable {
                                   + "(a syncing client says it is alive once an hour); \(Int(expiry)) seconds is too short")
         }
         var inventory = try await takeInventory()
-        let expired = expiredClients(inventory)
+        let folderTime = await readFolderTime(inventory)
+        let expired = expiredClients(inventory, now: folderTime.now)
         if !dryRun {
             for client in expired.sorted() {
                 let marker = DeletedClientInfo(clientIdentifier: client, deletedBy: actorIdentifier,
@@ -111,10 +114,10 @@ open class VacuumOperation: @unchecked Sendable {
             }
         }
         inventory.recentSyncs = inventory.recentSyncs.filter { !expired.contains($0.key) }
-        let plan = VacuumPlanner.plan(inventory, layout: layout, document: documentIdentifier, expired: expired,
-                                      now: environment.now(), temporaryFileAge: temporaryFileAge, dryRun: dryRun)
+        let plan = try await planOnStoresReadNow(&inventory, expired: expired, now: folderTime.now)
         var report = plan.report
-        let attachments = try await unreferencedAttachments(inventory, plan: plan)
+        report.folderTime = folderTime
+        let attachments = try await unreferencedAttachments(inventory, plan: plan, now: folderTime.now)
         report.removed += attachments.removals
         report.skipped += attachments.skipped
         report.wholeStoreCheck = inventory.wholeStoreCheck
@@ -151,8 +154,28 @@ open class VacuumOperation: @unchecked Sendable {
     func survey() async throws -> (DocumentInventory, VacuumPlan) {
         let inventory = try await takeInventory(verifyingWholeStores: false)
         let plan = VacuumPlanner.plan(inventory, layout: layout, document: documentIdentifier, expired: [],
-                                      now: environment.now(), temporaryFileAge: temporaryFileAge, dryRun: true)
+                                      now: inventory.newestWrite, temporaryFileAge: temporaryFileAge, dryRun: true)
         return (inventory, plan)
+    }
+
+    /// The plan, made once every whole store it removes anything on the strength of was read in this run: a store
+    /// remembered as verified by an earlier run (``verificationCacheFile``) is read again before a change set or a
+    /// whole store goes because of it, since a store damaged in place can keep its size and version tag. A store
+    /// that fails is dropped and the plan made again without it; each store is read at most once, so this ends.
+    private func planOnStoresReadNow(_ inventory: inout DocumentInventory, expired: Set<String>, now: Date?) async throws -> VacuumPlan {
+        while true {
+            let plan = VacuumPlanner.plan(inventory, layout: layout, document: documentIdentifier, expired: expired,
+                                          now: now, temporaryFileAge: temporaryFileAge, dryRun: dryRun)
+            let relied = plan.storesReliedOn.intersection(inventory.wholeStoresVerifiedEarlier)
+            guard !relied.isEmpty else { return plan }
+            var cache = WholeStoreVerificationCache(url: verificationCacheFile)
+            for client in relied.sorted() {
+                inventory.wholeStoresVerifiedEarlier.remove(client)
+                inventory.wholeStoreCheck.verifiedEarlier -= 1
+                try await verifyWholeStore(client: client, &inventory, cache: &cache)
+            }
+            cache.save(keeping: inventory.wholeStoreKeys)
+        }
     }
 
     private func takeInventory(verifyingWholeStores: Bool = true) async throws -> DocumentInventory {
@@ -193,32 +216,49 @@ open class VacuumOperation: @unchecked Sendable {
 
     /// Reads every whole store whose manifest was read, unless an earlier run verified it unchanged, and drops from
     /// the inventory each one that fails: a store counts as covering change sets only once verified (invariant 4).
+    /// Those taken on an earlier run's word are noted (``DocumentInventory/wholeStoresVerifiedEarlier``): nothing is
+    /// removed on their strength before they are read (``planOnStoresReadNow(_:expired:)``).
     private func verifyWholeStores(_ inventory: inout DocumentInventory) async throws {
         var cache = WholeStoreVerificationCache(url: verificationCacheFile)
-        var seen = Set<String>()
         for (client, manifest) in inventory.wholeStores.sorted(by: { $0.key < $1.key }) {
-            let path = layout.wholeStoreFile(documentIdentifier, client: client)
-            let item = inventory.tree[layout.wholeStoreDirectory(documentIdentifier, client: client)]?
-                .first { $0.name == RemoteLayout.wholeStoreFileName }
-            let key = WholeStoreVerificationCache.key(client: client, manifest: manifest, item: item)
-            if let key { seen.insert(key) }
+            let key = wholeStoreKey(client: client, manifest: manifest, inventory)
+            if let key { inventory.wholeStoreKeys.insert(key) }
             if cache.contains(key) {
                 inventory.wholeStoreCheck.verifiedEarlier += 1
+                inventory.wholeStoresVerifiedEarlier.insert(client)
                 continue
             }
-            do {
-                let file = try await verifyWholeStore(client: client, path: path.description)
-                inventory.wholeStoreCheck.bytesRead += file.byteCount
-                try manifest.check(file, path: path.description)
-                inventory.wholeStoreCheck.verified += 1
-                cache.insert(key)
-            } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion
-                        || error.code == .remoteItemNotFound {
-                inventory.wholeStores[client] = nil
-                inventory.wholeStoreCheck.damaged.append(.init(path: path, reason: "\(error.message); whole store not counted, left alone"))
-            }
+            try await verifyWholeStore(client: client, &inventory, cache: &cache)
         }
-        cache.save(keeping: seen)
+        cache.save(keeping: inventory.wholeStoreKeys)
+    }
+
+    /// What the verification cache knows a client's whole store by: its identifier, size and version tag as listed.
+    private func wholeStoreKey(client: String, manifest: WholeStoreManifest, _ inventory: DocumentInventory) -> String? {
+        let item = inventory.tree[layout.wholeStoreDirectory(documentIdentifier, client: client)]?
+            .first { $0.name == RemoteLayout.wholeStoreFileName }
+        return WholeStoreVerificationCache.key(client: client, manifest: manifest, item: item)
+    }
+
+    /// Reads one client's whole store whole and checks it against its manifest: counted as verified and remembered,
+    /// or dropped from the inventory (it covers nothing), reported as damaged and forgotten.
+    private func verifyWholeStore(client: String, _ inventory: inout DocumentInventory,
+                                  cache: inout WholeStoreVerificationCache) async throws {
+        guard let manifest = inventory.wholeStores[client] else { return }
+        let path = layout.wholeStoreFile(documentIdentifier, client: client)
+        let key = wholeStoreKey(client: client, manifest: manifest, inventory)
+        do {
+            let file = try await verifyWholeStore(client: client, path: path.description)
+            inventory.wholeStoreCheck.bytesRead += file.byteCount
+            try manifest.check(file, path: path.description)
+            inventory.wholeStoreCheck.verified += 1
+            cache.insert(key)
+        } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion
+                    || error.code == .remoteItemNotFound {
+            inventory.wholeStores[client] = nil
+            inventory.wholeStoreCheck.damaged.append(.init(path: path, reason: "\(error.message); whole store not counted, left alone"))
+            cache.remove(key)
+        }
     }
 
     /// Reads a whole store through, checking every byte, and returns what it holds; writes nothing.
@@ -247,7 +287,7 @@ open class VacuumOperation: @unchecked Sendable {
 
     /// The attachments nothing left after the plan references: every change set it keeps and every whole store it
     /// keeps are read (only when the document has attachments). Anything unreadable keeps every attachment.
-    private func unreferencedAttachments(_ inventory: DocumentInventory, plan: VacuumPlan)
+    private func unreferencedAttachments(_ inventory: DocumentInventory, plan: VacuumPlan, now: Date?)
         async throws -> (removals: [VacuumReport.Removal], skipped: [VacuumReport.Skipped]) {
         let folder = layout.attachmentsDirectory(documentIdentifier)
         let stored = (inventory.tree[folder] ?? []).filter { $0.kind == .file && AttachmentReference.isValidName($0.name) }
@@ -273,11 +313,11 @@ open class VacuumOperation: @unchecked Sendable {
         var removals: [VacuumReport.Removal] = []
         var skipped: [VacuumReport.Skipped] = []
         for item in stored.sorted(by: { $0.name < $1.name }) where !referenced.contains(item.name) {
-            guard let date = item.modificationDate else {
+            guard let date = item.modificationDate, let now else {
                 skipped.append(.init(path: folder.appending(item.name), reason: "unreferenced attachment without a modification date; its age is unknown"))
                 continue
             }
-            if environment.now().timeIntervalSince(date) > temporaryFileAge {
+            if now.timeIntervalSince(date) > temporaryFileAge {
                 removals.append(.init(path: folder.appending(item.name), byteCount: item.size ?? 0, reason: .unreferencedAttachment))
             }
         }
@@ -309,11 +349,36 @@ open class VacuumOperation: @unchecked Sendable {
         return referenced
     }
 
-    private func expiredClients(_ inventory: DocumentInventory) -> Set<String> {
-        guard let limit = expireClientsAfter else { return [] }
-        let now = environment.now()
-        // Only a readable last-sync date proves silence: a client that never synced is not expired.
-        return Set(inventory.recentSyncs.values.filter { now.timeIntervalSince($0.lastSyncDate) > limit }.map(\.clientIdentifier))
+    /// The shared folder's time now (``VacuumReport/FolderTime``): measured by writing a temporary
+    /// (``fetchFolderTime()``), except in a dry run, which writes nothing, or where that fails; then the newest date
+    /// the folder records for a file of the document.
+    private func readFolderTime(_ inventory: DocumentInventory) async -> VacuumReport.FolderTime {
+        let newest = VacuumReport.FolderTime(now: inventory.newestWrite, isMeasured: false)
+        guard !dryRun else { return newest }
+        do {
+            guard let measured = try await fetchFolderTime() else { return newest }
+            return .init(now: measured, isMeasured: true, skew: environment.now().timeIntervalSince(measured))
+        } catch {
+            environment.logger.info("Reading the folder's clock failed (\(error)); ages are judged from the newest date it records")
+            return newest
+        }
+    }
+
+    /// Clients silent for longer than the expiry: the folder saw no file of theirs written for that long, by the folder's
+    /// own clock (a device's clock, or the operator's, decides nothing). Only clients with a readable recent sync are
+    /// candidates (one that never synced is not expired), a client with no dated file is not expired, and the client
+    /// the folder saw write last is never expired with all the others: a document always keeps a live client.
+    private func expiredClients(_ inventory: DocumentInventory, now: Date?) -> Set<String> {
+        guard let limit = expireClientsAfter, let now else { return [] }
+        var silent = Set(inventory.recentSyncs.keys.filter { client in
+            inventory.lastWritten[client].map { now.timeIntervalSince($0) > limit } ?? false
+        })
+        let live = inventory.registeredClients.subtracting(inventory.deletedClients)
+        if !silent.isEmpty, live.isSubset(of: silent),
+           let latest = silent.max(by: { (inventory.lastWritten[$0]!, $0) < (inventory.lastWritten[$1]!, $1) }) {
+            silent.remove(latest)
+        }
+        return silent
     }
 
     /// Removes one phase with a few removals in flight; returns the failures.
@@ -363,6 +428,12 @@ open class VacuumOperation: @unchecked Sendable {
     /// - Throws: ``FolderSyncError/Code/remoteItemNotFound`` when the document does not exist.
     open func fetchDocumentTree() async throws -> [RemotePath: [RemoteItem]] {
         try await fileSystem.listTree(at: layout.documentDirectory(documentIdentifier))
+    }
+
+    /// The folder's time now: what the remote records for a file written now (``RemoteFileSystem/recordedTime(in:)``,
+    /// a temporary in the document's folder); `nil` when it records no times.
+    open func fetchFolderTime() async throws -> Date? {
+        try await fileSystem.recordedTime(in: layout.documentDirectory(documentIdentifier))
     }
 
     /// Reads a client's recent-sync marker, or `nil` if it vanished.

@@ -93,6 +93,12 @@ public protocol RemoteFileSystem: Sendable {
     /// Reads a file from start to end, handing `body` one piece at a time (about `size` bytes each), so that
     /// the reader can check and use the bytes while they arrive instead of reading a downloaded copy again.
     func readPieces(of path: RemotePath, size: Int, _ body: (Data) throws -> Void) async throws
+    /// The remote's own clock: the modification date it records for a file written now, as its listings show dates;
+    /// `nil` when it records none. Ages of what is in the folder (how long a client has been silent, how old a
+    /// temporary is) are judged against it, never against a device's clock. The default writes a small temporary in
+    /// `folder` (an existing folder), asks for it and removes it; a backend that can tell its time without writing
+    /// (an HTTP server's `Date`, when it is the clock that dates the files) implements it.
+    func recordedTime(in folder: RemotePath) async throws -> Date?
 }
 
 extension RemoteFileSystem {
@@ -131,6 +137,21 @@ extension RemoteFileSystem {
         let scratch = folder.appendingPathComponent("read")
         try await download(path, toLocalFile: scratch)
         try LocalFiles.readPieces(of: scratch, size: size) { piece, _ in try body(piece) }
+    }
+
+    /// Default: writes an empty temporary in `folder`, reads its modification date, and removes it.
+    public func recordedTime(in folder: RemotePath) async throws -> Date? {
+        let probe = folder.appending(TemporaryName.make(for: "clock"))
+        try await write(Data(), to: probe)
+        let date: Date?
+        do {
+            date = try await item(at: probe)?.modificationDate
+        } catch {
+            try? await remove(probe)
+            throw error
+        }
+        try await remove(probe)
+        return date
     }
 
     /// Whether anything exists at `path`.

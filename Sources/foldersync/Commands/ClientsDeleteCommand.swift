@@ -8,8 +8,8 @@ extension ClientsCommand {
             abstract: "Delete a client from a document; it resets safely at its next sync.",
             discussion: """
                 Writes the client's DeletedClients marker, then removes its recent sync and its whole store (kept when \
-                it is the only snapshot of change sets already vacuumed). Its change sets stay until vacuum finds that \
-                no client needs them. On a terminal it asks first; otherwise --yes is required (exit 2 without it). \
+                no other whole store holds the change sets already vacuumed that it holds). Its change sets stay until \
+                vacuum finds that no client needs them. On a terminal it asks first; otherwise --yes is required (exit 2 without it). \
                 Deleting a client that is already deleted does nothing and succeeds.
                 """)
 
@@ -44,7 +44,7 @@ extension ClientsCommand {
                                               alreadyDeleted: entry.isDeleted, removed: [], kept: [])
             if !entry.isDeleted {
                 if !yes {
-                    let who = [entry.clientDescription, "last synced \(Formatting.dateAndAge(entry.lastSyncDate))"]
+                    let who = [entry.clientDescription, "last synced \(Formatting.dateAndAge(entry.lastSeenDate ?? entry.lastSyncDate))"]
                         .compactMap { $0 }.joined(separator: ", ")
                     guard Terminal.confirm("Delete client \(client) (\(who)) from document \(document)?") else {
                         throw ToolFailure("cancelled; nothing was deleted")
@@ -54,7 +54,8 @@ extension ClientsCommand {
                 var kept: [ClientDeletionOutput.Kept] = []
                 if report.keptWholeStore {
                     kept.append(.init(path: layout.wholeStoreDirectory(document, client: client).description,
-                                      reason: "the only snapshot of change sets already vacuumed; vacuum removes it once another whole store contains them"))
+                                      reason: "no other whole store holds the change sets already vacuumed that it holds; "
+                                          + "vacuum removes it once another whole store contains everything it does"))
                 }
                 let changeSets = layout.syncChangesDirectory(document, client: client)
                 if try await opened.fileSystem.exists(changeSets) {

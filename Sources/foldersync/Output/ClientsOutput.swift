@@ -4,7 +4,8 @@ import Foundation
 /// What `clients list` prints: the clients of each document, then the clients registered with no document.
 ///
 /// JSON: `{"application", "documents": [{"identifier", "description"?, "clients": [C]}], "clientsWithoutDocuments": [A]}`,
-/// where C is `{"identifier", "description"?, "userInfo", "deleted", "lastSync"?, "wholeStoreDate"?,
+/// where C is `{"identifier", "description"?, "userInfo", "deleted", "lastSync"? (by the client's clock), "lastSeen"? (when
+/// the shared folder last saw it write, by the folder's clock), "wholeStoreDate"?,
 /// "publishedSequence"?, "acknowledgement": {client: sequence}, "holdsVacuumBack", "heldBack": H}` (H as in
 /// ``HeldBackJSON``) and A is `{"identifier", "description"?, "registrationDate"?}`. `clientsWithoutDocuments`
 /// is empty with `--document`.
@@ -15,6 +16,7 @@ struct ClientsOutput: Encodable {
         let userInfo: [String: String]
         let deleted: Bool
         let lastSync: Date?
+        let lastSeen: Date?
         let wholeStoreDate: Date?
         let publishedSequence: Int64?
         /// Per author, the highest sequence up to which this client has applied every change set.
@@ -29,6 +31,7 @@ struct ClientsOutput: Encodable {
             userInfo = client.userInfo
             deleted = client.isDeleted
             lastSync = client.lastSyncDate
+            lastSeen = client.lastSeenDate
             wholeStoreDate = client.wholeStoreDate
             publishedSequence = client.publishedSequence
             acknowledgement = client.acknowledgement
@@ -38,7 +41,7 @@ struct ClientsOutput: Encodable {
         }
 
         private enum CodingKeys: String, CodingKey {
-            case identifier, description, userInfo, deleted, lastSync, wholeStoreDate, publishedSequence, acknowledgement
+            case identifier, description, userInfo, deleted, lastSync, lastSeen, wholeStoreDate, publishedSequence, acknowledgement
             case holdsVacuumBack, heldBack
         }
 
@@ -77,7 +80,8 @@ struct ClientsOutput: Encodable {
             var table = TextTable()
             table.append("CLIENT", "DESCRIPTION", "LAST SYNC", "WHOLE STORE", "HOLDS VACUUM BACK", "ACKNOWLEDGED (AUTHOR SEQUENCE)")
             for client in document.clients {
-                table.append(client.identifier, client.description ?? "-", Formatting.dateAndAge(client.lastSync, now: now),
+                // When the folder saw it write, by the folder's clock: a device's own clock may be days off.
+                table.append(client.identifier, client.description ?? "-", Formatting.dateAndAge(client.lastSeen ?? client.lastSync, now: now),
                              Formatting.date(client.wholeStoreDate), client.heldBackText, client.acknowledgementText)
             }
             text += table.render(indent: "  ")

@@ -1,11 +1,13 @@
 @_spi(Tooling) import FolderSync
+import Foundation
 
 /// What `vacuum` prints: per document, what it removed (or would), who holds what back, who expired, what it skipped.
 ///
 /// JSON: `{"application", "dryRun", "expireClientsAfter"?, "documents": [D], "removedCount", "bytesFreed", "failed"}`,
 /// where D is `{"identifier", "removed": [{"path", "reason", "bytes"}], "bytesFreed", "heldBack": {client: H},
 /// "expiredClients": [ID], "skipped": [{"path", "reason"}], "failures": [{"path", "error"}], "wholeStores": W, "error"?}`;
-/// W is `{"verified", "verifiedEarlier", "bytesRead", "damaged": [{"path", "reason"}]}`; `reason` is
+/// W is `{"verified", "verifiedEarlier", "bytesRead", "damaged": [{"path", "reason"}]}`; T (`folderTime`) is
+/// `{"now"?, "measured", "skew"?}`, the shared folder's clock that judged every age; `reason` is
 /// `changeSet`, `dominatedWholeStore`, `staleTemporary`, `deletedClientRecentSync` or `deletedClientFolder`, H as in
 /// ``HeldBackJSON``. `error` is set when the document could not be vacuumed at all; `failed` is true when any
 /// document has an `error` or `failures`.
@@ -34,6 +36,14 @@ struct VacuumOutput: Encodable {
         var damaged: [Skipped] = []
     }
 
+    /// The shared folder's clock as the run read it (``VacuumReport/FolderTime``).
+    struct FolderTime: Encodable {
+        let now: Date?
+        let measured: Bool
+        /// This computer's clock minus the folder's, in seconds.
+        let skew: Double?
+    }
+
     struct Document: Encodable {
         let identifier: String
         var removed: [Removal] = []
@@ -43,12 +53,13 @@ struct VacuumOutput: Encodable {
         var skipped: [Skipped] = []
         var failures: [Failure] = []
         var wholeStores = WholeStores()
+        var folderTime: FolderTime?
         var error: String?
         /// Kept for the text, which shows the same numbers in words.
         private var report: VacuumReport?
 
         private enum CodingKeys: String, CodingKey {
-            case identifier, removed, bytesFreed, heldBack, expiredClients, skipped, failures, wholeStores, error
+            case identifier, removed, bytesFreed, heldBack, expiredClients, skipped, failures, wholeStores, folderTime, error
         }
 
         init(identifier: String, report: VacuumReport) {
@@ -63,6 +74,8 @@ struct VacuumOutput: Encodable {
             let check = report.wholeStoreCheck
             wholeStores = WholeStores(verified: check.verified, verifiedEarlier: check.verifiedEarlier, bytesRead: check.bytesRead,
                                       damaged: check.damaged.map { .init(path: $0.path.description, reason: $0.reason) })
+            let time = report.folderTime
+            folderTime = FolderTime(now: time.now, measured: time.isMeasured, skew: time.skew)
         }
 
         init(identifier: String, error: String) {
@@ -84,6 +97,13 @@ struct VacuumOutput: Encodable {
                 let silence = expiry.map { "silent for longer than \($0)" } ?? "silent too long"
                 text += dryRun ? "  would expire client \(client): \(silence); it would be marked deleted\n"
                     : "  expired client \(client): \(silence); marked deleted, it resets at its next sync\n"
+            }
+            if let skew = report?.folderTime.notableSkew {
+                text += "  this computer's clock is \(Formatting.age(abs(skew))) \(skew > 0 ? "ahead of" : "behind") the shared "
+                    + "folder's: ages are judged by the folder's clock\n"
+            }
+            if let report, report.folderTime.now == nil, expiry != nil {
+                text += "  the shared folder records no modification dates: no client's silence can be judged, none expired\n"
             }
             text += removalTable().render(indent: "  ")
             for (client, held) in (report?.heldBack ?? [:]).sorted(by: { $0.key < $1.key }) {

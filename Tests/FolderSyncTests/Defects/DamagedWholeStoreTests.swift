@@ -39,6 +39,8 @@ struct DamagedWholeStoreTests {
         let storePath = laptop.document.relativePathToThisDocumentWholeStoreThisClientDirectoryWholeStoreFile
         let intact = try await remote.read(storePath)
         try await remote.write(Self.damages[damage]!(intact), to: storePath)
+        // The tablet fell silent two days ago, as the folder's own dates show it.
+        try await backdateFiles(of: "client-tablet", in: remote, to: Date().addingTimeInterval(-2 * 86_400))
         let report = try await laptop.document.vacuum(expireClientsAfter: VacuumOperation.minimumClientExpiry)
         #expect(report.expiredClients == ["client-tablet"])
         #expect(report.removedChangeSets.isEmpty, "removed \(report.removedChangeSets.count) change sets covered only by a damaged store")

@@ -22,7 +22,7 @@ struct LivenessTests {
     func heartbeat() async throws {
         let directory = TemporaryDirectory()
         let clock = TestClock()
-        let remote = InMemoryFileSystem()
+        let remote = InMemoryFileSystem(now: { clock.now.current })
         let a = try await TestClient.make(remote, name: "A", in: directory, environment: clock.environment)
         let b = try await TestClient.make(remote, name: "B", in: directory, environment: clock.environment)
         let quiet = try await TestClient.make(remote, name: "Q", in: directory, environment: clock.environment)

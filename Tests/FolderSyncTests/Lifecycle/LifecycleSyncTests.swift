@@ -7,13 +7,6 @@ import GRDB
 private func code(of error: any Error) -> FolderSyncError.Code? { (error as? FolderSyncError)?.code }
 
 /// Rewrites a client's recent sync as if it last synced at `date`.
-private func backdate(_ client: String, to date: Date, _ fabricator: DocumentFabricator) async throws {
-    let path = fabricator.layout.recentSyncFile(fabricator.document, client: client)
-    var recent = try PropertyListFile.decode(RecentSync.self, from: try await fabricator.remote.read(path), path: path.description)
-    recent.lastSyncDate = date.wholeSeconds
-    try await fabricator.remote.write(try PropertyListFile.encode(recent), to: path)
-}
-
 @Suite("Lifecycle with real syncs")
 struct LifecycleSyncTests {
     @Test("Vacuum between real syncs never removes a change set someone still needs: clients converge afterwards")
@@ -72,7 +65,7 @@ struct LifecycleSyncTests {
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'Hello')")
         try await a.sync()
         try await b.sync() // B only reads: it never publishes
-        try await backdate("client-B", to: Date().addingTimeInterval(-10 * 86_400), fabricator)
+        try await backdateFiles(of: "client-B", in: remote, to: Date().addingTimeInterval(-10 * 86_400))
         try b.execute("INSERT INTO notes(id, title) VALUES ('n2', 'Written on B while silent')")
 
         let dry = try await a.document.vacuum(dryRun: true, expireClientsAfter: 86_400)

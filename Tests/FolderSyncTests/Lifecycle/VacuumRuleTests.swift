@@ -227,6 +227,29 @@ struct VacuumRuleTests {
         #expect(stores.count == model.keptStores.count)
     }
 
+    @Test("Two change sets under one number (a device cloned to a second machine) both stay, whatever acknowledgements and whole stores say")
+    func duplicatedSequenceKept() async throws {
+        let remote = InMemoryFileSystem()
+        let fabricator = try DocumentFabricator(remote)
+        try await fabricator.createDocumentFolders()
+        for sequence in Int64(1)...3 { try await fabricator.changeSet("c1", sequence) }
+        let twin = fabricator.layout.syncChangesDirectory(fabricator.document, client: "c1")
+            .appending(RemoteLayout.changeSetFileName(sequence: 2, changeSetIdentifier: "0000beef"))
+        try await remote.write(Data(count: 24), to: twin)
+        try await fabricator.recentSync("c1", acknowledgement: [:], published: 3)
+        try await fabricator.recentSync("c2", acknowledgement: ["c1": 3])
+        try await fabricator.wholeStore("c2", covers: ["c1": 3])
+
+        let maintenance = try DocumentMaintenance(remote: remote, layout: fabricator.layout, documentIdentifier: fabricator.document,
+                                                  environment: Fixture.environment())
+        let report = try await maintenance.vacuum()
+        #expect(Set(report.removedChangeSets) == [fabricator.changeSetPath("c1", 1), fabricator.changeSetPath("c1", 3)])
+        #expect(try await remote.exists(twin))
+        #expect(try await remote.exists(fabricator.changeSetPath("c1", 2)))
+        let kept = report.skipped.filter { $0.reason.contains("acknowledgements count numbers") }.map(\.path)
+        #expect(Set(kept) == [twin, fabricator.changeSetPath("c1", 2)], "\(report.skipped)")
+    }
+
     @Test("Temporaries older than the age limit are removed, younger ones kept; dates decide nothing else")
     func staleTemporaries() async throws {
         let directory = TemporaryDirectory()

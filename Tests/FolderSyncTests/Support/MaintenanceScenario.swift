@@ -4,8 +4,8 @@ import Testing
 
 /// A shared folder written by real syncs, for the maintenance commands: something to vacuum, and a silent client.
 ///
-/// A and B sync as usual; C synced once with a clock 100 days behind (so it looks silent for 100 days) and never
-/// again. A published change sets 1 and 2, B published 1; everyone applied A1 and B1, only A and B applied A2.
+/// A and B sync as usual; C synced once, 100 days ago as the folder's dates show it (its clock was 100 days behind
+/// too), and never again. A published change sets 1 and 2, B published 1; everyone applied A1 and B1, only A and B applied A2.
 /// A then uploaded a whole store that contains all three. So vacuum may remove A1 and B1, and C alone holds A2 back.
 struct MaintenanceScenario {
     static let document = "DOC"
@@ -43,6 +43,7 @@ struct MaintenanceScenario {
         try await b.sync()
         try await a.sync()
         _ = try await a.document.uploadWholeStore()
+        try await backdateFiles(of: "client-C", in: remote, to: Date().addingTimeInterval(-Self.silence))
     }
 
     /// The path of a client's change set `sequence`, relative to the remote (as the tool prints paths).

@@ -1,0 +1,25 @@
+import Foundation
+@_spi(Tooling) import FolderSync
+import FolderSyncTesting
+import Testing
+
+/// Sets the date the shared folder records for every file of `client` in `document` (its recent sync, change sets and
+/// whole store): the folder then shows the client silent since `date`, whatever the client's clock said. Expiry
+/// judges silence by these dates (issue 38, item 8).
+func backdateFiles(of client: String, document: String = "DOC", in remote: any RemoteFileSystem, to date: Date) async throws {
+    let layout = try RemoteLayout(applicationIdentifier: Fixture.application)
+    var files = [layout.recentSyncFile(document, client: client)]
+    for folder in [layout.syncChangesDirectory(document, client: client), layout.wholeStoreDirectory(document, client: client)] {
+        files += try await remote.contentsOfDirectoryIfPresent(at: folder).filter { $0.kind == .file }.map { folder.appending($0.name) }
+    }
+    for path in files where try await remote.exists(path) {
+        switch remote {
+        case let memory as InMemoryFileSystem:
+            await memory.setModificationDate(date, of: path)
+        case let local as FileManagerFileSystem:
+            try FileManager.default.setAttributes([.modificationDate: date], ofItemAtPath: local.url(for: path).path)
+        default:
+            Issue.record("files cannot be backdated on \(type(of: remote))")
+        }
+    }
+}
