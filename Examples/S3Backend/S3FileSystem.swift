@@ -141,6 +141,12 @@ public final class S3FileSystem: RemoteFileSystem {
         try await bucket.delete(keys: objects.map(\.key), path: source)
     }
 
+    /// Into the removed area (a fresh name nobody else writes): server-side copies then deletes, never the read and
+    /// conditional write of a refusing ``move(from:to:replacing:)``.
+    public func moveAside(_ source: RemotePath, to destination: RemotePath) async throws {
+        try await move(from: source, to: destination, replacing: true)
+    }
+
     /// The object, and every object under it as a folder (DeleteObjects, 1,000 keys a request).
     public func remove(_ path: RemotePath) async throws {
         guard !path.isRoot else { throw FolderSyncError(.permissionDenied, "the root of the shared folder cannot be removed", path: "/") }

@@ -68,3 +68,24 @@ struct SimulatorRestoreTests {
         }
     }
 }
+
+/// The lifecycle with vacuum hazards (issue 38, items 3, 4 and 8): whole stores damaged in place right after a vacuum
+/// verified them, clients deleted right after another client's join met their damaged store, and clocks days apart
+/// for expiry (every lifecycle run: the folder dates files by the simulation's time, clients run a day off).
+@Suite("Simulator vacuum hazards")
+struct SimulatorVacuumHazardTests {
+    @Test("Vacuums never remove what only a store damaged in place holds, deletions keep the only store of vacuumed sets, expiry goes by the folder's clock; every seed converges with no write lost")
+    func hazards() async {
+        let first: UInt64 = 900_001
+        let summary = await SimulatorTests.simulate(first..<first + 60, test: "hazards", remote: .fileManager,
+                                                    makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: 40...80,
+                                                    suite: "SimulatorVacuumHazardTests", vacuumHazards: true)
+        print(SimulatorLifecycleTests.describe(summary, "vacuum hazard seeds")
+              + "; \(summary.storesDamagedInPlace) stores damaged in place (\(summary.damagedStoresRefused) read and refused by "
+              + "the next vacuum), \(summary.deletionsAfterFailedJoin) deletions after a failed join")
+        if SimulatorTests.checksCoverage {
+            #expect(summary.storesDamagedInPlace > 0 && summary.damagedStoresRefused > 0 && summary.deletionsAfterFailedJoin > 0)
+            #expect(summary.vacuums > 0 && summary.expiredClients > 0)
+        }
+    }
+}

@@ -107,6 +107,15 @@ public struct EncryptedFileSystem: RemoteFileSystem, RemoteChangeNotifying {
 
     public func remove(_ path: RemotePath) async throws { try await base.remove(path) }
 
+    /// The base's: a sealed file stays bound to the path it was published at (``RemoteLayout/publishedPath(of:)``),
+    /// wherever it is moved aside.
+    public func moveAside(_ source: RemotePath, to destination: RemotePath) async throws {
+        try await base.moveAside(source, to: destination)
+    }
+
+    /// The base's clock.
+    public func recordedTime(in folder: RemotePath) async throws -> Date? { try await base.recordedTime(in: folder) }
+
     public func createDirectory(at path: RemotePath) async throws { try await base.createDirectory(at: path) }
 
     /// The base's notifications; throws when the base has none, so watchers fall back to polling.

@@ -13,12 +13,17 @@
         case error
     }
 
-    /// What `repair` would do about it; `nil` when only a person can fix it.
+    /// What `repair` would do about it; `nil` when only a person can fix it. Nothing is deleted: what a repair takes
+    /// away goes into a removed area, as vacuum's removals do.
     public enum Repair: String, Hashable, Sendable, Codable {
-        /// Remove an abandoned temporary file (older than the grace period).
+        /// Move an abandoned temporary file (older than the grace period) into the removed area.
         case remove
-        /// Move a corrupt file into `<appID>/Quarantine/<timestamp>/`, under its original path.
+        /// Move a corrupt file into the removed area (its document's `Removed/`, or the application's), under its
+        /// original path.
         case quarantine
+        /// Put a file of a removed area back where it was removed from (a change set a gap lacks), unless something is
+        /// there again.
+        case restore
     }
 
     /// Which check found it: a stable name, safe to compare and persist.
@@ -74,6 +79,11 @@
         public static let clientNotRegistered = Check(rawValue: "clientNotRegistered")
         /// Files a previous repair quarantined (information only).
         public static let quarantined = Check(rawValue: "quarantined")
+        /// A removed area and what it keeps (information only).
+        public static let removedArea = Check(rawValue: "removedArea")
+        /// A change set a client's sequence lacks in the folder, which no whole store covers, kept in a removed area:
+        /// readers heal from it, and `repair` puts it back.
+        public static let removedFillsGap = Check(rawValue: "removedFillsGap")
     }
 
     /// How bad the finding is.
@@ -125,11 +135,11 @@
 
 /// One thing `RemoteTreeDoctor.repair` did.
 @_spi(Tooling) public struct DoctorRepairAction: Hashable, Sendable, Codable {
-    /// Whether the path was removed or quarantined.
+    /// Whether the path was removed, quarantined or restored.
     public var action: DoctorFinding.Repair
     /// The path acted on.
     public var path: String
-    /// Where a quarantined file went; `nil` for a removal.
+    /// Where the file went: into a removed area, or back to its place.
     public var destination: String?
 
     /// A repair of `path`; give `destination` for a quarantine.

@@ -2,42 +2,60 @@ import Foundation
 
 /// The only changes the doctor makes: what cannot lose data.
 extension RemoteTreeDoctor {
+    /// Who the doctor's removals name in their records.
+    static let actorIdentifier = "foldersync doctor"
+
     /// Applies the safe repairs of `report`'s findings and returns what was done.
     ///
-    /// Removes temporaries older than the grace period, and moves corrupt files into
-    /// `<appID>/Quarantine/<timestamp>/` under their path relative to the application folder,
-    /// so nothing is deleted that a person might want back. Does nothing in a tree whose
-    /// layout is newer than this build's.
+    /// Moves temporaries older than the grace period and corrupt files into the removed area of their document (or
+    /// of the application, for application files), under their path, so nothing is deleted that a person might want
+    /// back; puts change sets a removed area keeps back where a gap lacks them. Does nothing in a tree whose layout is
+    /// newer than this build's.
     public func repair(_ report: DoctorReport) async throws -> [DoctorRepairAction] {
         guard report.isRepairable, report.applicationIdentifier == layout.applicationIdentifier else { return [] }
-        let batch = layout.quarantineDirectory.appending(Self.quarantineName(for: now()))
+        var removals: [RemotePath: RemovedArea.Removal] = [:]
         var done: [DoctorRepairAction] = []
         for finding in report.findings {
             guard let repair = finding.repair else { continue }
             let path = try RemotePath(finding.path)
             guard path.hasPrefix(layout.applicationDirectory), path != layout.applicationDirectory else { continue }
             switch repair {
-            case .remove:
-                guard TemporaryName.isTemporary(path.name) else { continue } // the only thing ever removed
-                try await fileSystem.remove(path)
-                done.append(DoctorRepairAction(action: .remove, path: path.description))
-            case .quarantine:
+            case .remove, .quarantine:
+                if repair == .remove, !TemporaryName.isTemporary(path.name) { continue } // only temporaries go unasked
                 guard try await fileSystem.item(at: path) != nil else { continue }
-                let destination = path.components.dropFirst().reduce(batch) { $0.appending($1) }
-                try await fileSystem.createDirectory(at: destination.parent)
-                try await fileSystem.move(from: path, to: destination, replacing: false)
-                done.append(DoctorRepairAction(action: .quarantine, path: path.description, destination: destination.description))
+                let area = removedArea(for: path)
+                let removal: RemovedArea.Removal
+                if let begun = removals[area.root] {
+                    removal = begun
+                } else {
+                    removal = try await area.begin(.repair, by: Self.actorIdentifier, at: now())
+                    removals[area.root] = removal
+                }
+                try await area.makeFolders(for: [path], in: removal)
+                let destination = removal.destination(of: path)
+                try await fileSystem.moveAside(path, to: destination)
+                done.append(DoctorRepairAction(action: repair, path: path.description, destination: destination.description))
+            case .restore:
+                let original = layout.publishedPath(of: path)
+                guard original != path, try await fileSystem.item(at: path) != nil, try await fileSystem.item(at: original) == nil else { continue }
+                try await fileSystem.createDirectory(at: original.parent)
+                do {
+                    try await fileSystem.move(from: path, to: original, replacing: false)
+                } catch FolderSyncError.Code.remoteItemExists {
+                    continue   // published again meanwhile
+                }
+                done.append(DoctorRepairAction(action: .restore, path: path.description, destination: original.description))
             }
         }
         return done
     }
 
-    /// `20260102T030405Z`: sorts by time and is a valid file name everywhere.
-    static func quarantineName(for date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        return formatter.string(from: date)
+    /// The removed area a file goes to: its document's, or the application's for a file outside any document.
+    private func removedArea(for path: RemotePath) -> RemovedArea {
+        let components = path.components
+        if components.count > 3, components[1] == layout.documentsDirectory.name {
+            return RemovedArea(fileSystem: fileSystem, layout: layout, document: components[2])
+        }
+        return RemovedArea(fileSystem: fileSystem, layout: layout)
     }
 }

@@ -5,8 +5,9 @@ public import Foundation
 /// It reads with the same code sync uses (``RemoteLayout/entry(matching:kind:)``,
 /// ``ChangeSetReader``, ``PropertyListFile``), so its verdict is sync's verdict.
 /// `foldersync doctor` is a thin shell around it; an app can run it too.
-/// ``examine(document:)`` never writes; ``repair(_:)`` only removes abandoned
-/// temporaries and moves corrupt files aside, and says what it did.
+/// ``examine(document:)`` never writes; ``repair(_:)`` only moves abandoned
+/// temporaries and corrupt files into the removed areas and puts back change
+/// sets a removed area keeps for a gap, and says what it did.
 @_spi(Tooling) public struct RemoteTreeDoctor: Sendable {
     /// The remote whose tree is examined.
     public let fileSystem: any RemoteFileSystem
@@ -44,6 +45,7 @@ public import Foundation
             try await walk(layout.applicationDirectory, &examination)
             try await checkFiles(&examination)
             checkDocuments(&examination)
+            try await checkRemovedAreas(&examination)
         }
         let findings = examination.findings.sorted { ($0.path, $0.check.rawValue, $0.message) < ($1.path, $1.check.rawValue, $1.message) }
         return DoctorReport(applicationIdentifier: layout.applicationIdentifier,
@@ -93,6 +95,10 @@ public import Foundation
             if path.parent == layout.quarantineDirectory {
                 // A repair's batch: kept for people to inspect, never read or judged.
                 examination.add(.info, .quarantined, path, "files quarantined by an earlier repair; delete them once inspected")
+                continue
+            }
+            if entry.pattern.hasSuffix("Removed/<day>/<removal>/") {
+                // What it holds was removed: judged by checkRemovedAreas, never as live files.
                 continue
             }
             if path.parent == layout.documentsDirectory { examination.documents.insert(item.name) }

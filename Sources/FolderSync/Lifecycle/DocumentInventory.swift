@@ -69,7 +69,9 @@ struct DocumentInventory: Sendable {
         var inventory = DocumentInventory()
         inventory.tree = tree
 
-        for (folder, items) in tree {
+        // The removed area holds what earlier removals moved there: none of it is live.
+        let removed = layout.removedDirectory(document)
+        for (folder, items) in tree where !folder.hasPrefix(removed) {
             for item in items where item.kind == .file {
                 if let date = item.modificationDate { inventory.newestWrite = max(inventory.newestWrite ?? date, date) }
             }

@@ -2,6 +2,9 @@ public import Foundation
 
 /// What a vacuum removed (or, in a dry run, would remove), what it kept back and why.
 ///
+/// What it removes is moved into the document's removed area (``removalFolder``), where it stays for
+/// ``keepRemovedFor`` before a later vacuum purges it (``purgedRemovals``).
+///
 /// A dry run and a real run over the same tree report the same plan, so an
 /// operator can read the dry run and know exactly what the real one will do.
 public struct VacuumReport: Sendable, Hashable {
@@ -122,6 +125,15 @@ public struct VacuumReport: Sendable, Hashable {
         /// Nothing verified yet.
         public init() {}
     }
+
+    /// How long what this run removed stays in the removed area before a later vacuum purges it.
+    public var keepRemovedFor: TimeInterval = VacuumOperation.defaultRemovedFileGracePeriod
+    /// The removal in the document's removed area that holds what this run removed (`nil` in a dry run, or when it
+    /// removed nothing): `Removed/<day>/<removal>/`, each file under its path below the document.
+    public var removalFolder: RemotePath?
+    /// Removals of the removed areas (the document's and the application's) older than ``keepRemovedFor`` that this
+    /// run purged for good (in a dry run: would purge).
+    public var purgedRemovals: [RemotePath] = []
 
     /// The shared folder's time, which judged every age in this run (silence of clients, temporaries, attachments).
     public var folderTime = FolderTime(now: nil, isMeasured: false)

@@ -21,6 +21,8 @@ open class DocumentMaintenance: @unchecked Sendable {
     /// Where vacuums remember the whole stores they verified (``VacuumOperation/verificationCacheFile``); `nil`
     /// reads every whole store at every vacuum.
     public var verificationCacheFile: URL?
+    /// Safeguards switched off in the vacuums and client deletions this runs, for tests that replay their defects.
+    package var disabledSafeguards: Set<RemovalSafeguard> = []
 
     /// - Throws: ``FolderSyncError/Code/invalidIdentifier`` for an unsafe document identifier.
     public init(remote: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String,
@@ -38,12 +40,17 @@ open class DocumentMaintenance: @unchecked Sendable {
     ///   - dryRun: compute and report the same plan, deleting and writing nothing.
     ///   - expireClientsAfter: marks clients deleted whose last sync is older than this (they reset when they return).
     ///   - temporaryFileAge: temporaries older than this are interrupted writes.
+    ///   - keepRemovedFor: what the vacuum removes stays this long in the document's removed area, and removals older
+    ///     than this are purged for good (at least a day; 14 days by default).
     public func vacuum(dryRun: Bool = false, expireClientsAfter: TimeInterval? = nil,
-                       temporaryFileAge: TimeInterval = VacuumOperation.defaultTemporaryFileAge) async throws -> VacuumReport {
+                       temporaryFileAge: TimeInterval = VacuumOperation.defaultTemporaryFileAge,
+                       keepRemovedFor: TimeInterval = VacuumOperation.defaultRemovedFileGracePeriod) async throws -> VacuumReport {
         do {
-            // Set here, not in the factory, so that a backend's subclass gets it too.
+            // Set here, not in the factory, so that a backend's subclass gets them too.
             let operation = vacuumOperation(dryRun: dryRun, expireClientsAfter: expireClientsAfter, temporaryFileAge: temporaryFileAge)
             operation.verificationCacheFile = verificationCacheFile
+            operation.keepRemovedFor = keepRemovedFor
+            operation.disabledSafeguards = disabledSafeguards
             return try await operation.run()
         } catch let error as FolderSyncError where error.code == .remoteItemNotFound {
             // A folder that is away (an unmounted share is an empty folder) is not a document without files.
@@ -69,7 +76,9 @@ open class DocumentMaintenance: @unchecked Sendable {
     @discardableResult
     public func deleteClient(_ identifier: String) async throws -> ClientDeletionReport {
         do {
-            return try await documentClientDeletionOperation(clientIdentifier: identifier).run()
+            let operation = documentClientDeletionOperation(clientIdentifier: identifier)
+            operation.disabledSafeguards = disabledSafeguards
+            return try await operation.run()
         } catch {
             throw FolderSyncError.wrapping(error, "deleting client \(identifier) from document \(documentIdentifier) failed")
         }

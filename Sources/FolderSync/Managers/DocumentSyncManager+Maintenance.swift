@@ -9,12 +9,14 @@ extension DocumentSyncManager {
     ///
     /// - Parameters:
     ///   - dryRun: compute and report the same plan, deleting and writing nothing.
-    ///   - expireClientsAfter: marks clients deleted whose last sync is older than this; `nil` expires nobody.
+    ///   - expireClientsAfter: marks clients deleted that the shared folder saw write nothing for longer than this, by its
+    ///     own clock; `nil` expires nobody.
     ///
     /// When the vacuum finds this client's own whole store damaged, or finds only damaged ones, this client owes a
     /// new one, uploaded at its next sync that can: the tree does not stay without a usable store.
     public func vacuum(dryRun: Bool = false, expireClientsAfter: TimeInterval? = nil) async throws -> VacuumReport {
-        let report = try await (try maintenance()).vacuum(dryRun: dryRun, expireClientsAfter: expireClientsAfter)
+        let report = try await (try maintenance()).vacuum(dryRun: dryRun, expireClientsAfter: expireClientsAfter,
+                                                          keepRemovedFor: policy.keepsRemovedFilesFor)
         let check = report.wholeStoreCheck
         let own = layout.wholeStoreFile(documentIdentifier, client: clientIdentifier)
         if !dryRun, check.damaged.contains(where: { $0.path == own }) || (!check.damaged.isEmpty && check.verified + check.verifiedEarlier == 0) {

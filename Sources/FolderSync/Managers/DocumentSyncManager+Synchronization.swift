@@ -143,6 +143,12 @@ extension DocumentSyncManager {
                 try await oweWholeStore()
             }
         }
+        if report.needsWholeStore {
+            // No whole store filled the gap: what a vacuum, deletion or repair moved aside for its grace period does.
+            let healing = guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy)
+            healing.healsFromRemovedArea = true
+            report.merge(try await healing.run())
+        }
         report.installedWholeStore = installed
         report.goneAttachments.insert(contentsOf: attachmentsFetched.gone, at: 0)
         report.attachmentsDownloaded += attachmentsFetched.count

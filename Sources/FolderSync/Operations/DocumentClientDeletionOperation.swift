@@ -3,8 +3,11 @@ import Logging
 
 /// What deleting a client from a document did.
 public struct ClientDeletionReport: Sendable, Hashable {
-    /// What was removed (the marker's write is not listed).
+    /// What was removed (the marker's write is not listed), each moved into ``removalFolder``.
     public var removed: [RemotePath] = []
+    /// Where in the document's removed area what was removed went (`nil` when nothing was): it stays there until a
+    /// vacuum purges it after its grace period.
+    public var removalFolder: RemotePath?
     /// `true` when the client's whole store was kept because no other store holds every change set it holds that
     /// was already vacuumed; vacuum removes it once another whole store dominates it.
     public var keptWholeStore = false
@@ -17,14 +20,16 @@ public struct ClientDeletionReport: Sendable, Hashable {
 /// 1. Write `DeletedClients/<client>.plist` first: from then on vacuum
 ///    ignores the client's acknowledgement, and its registration and its
 ///    next sync fail with ``FolderSyncError/Code/clientDeleted``.
-/// 2. Remove its recent sync (a client checks for the marker when its own
-///    recent sync has vanished).
-/// 3. Remove its whole store, unless change sets it contains were already
-///    vacuumed and no other sound whole store contains them all (the rule
-///    vacuum removes dominated stores by).
+/// 2. Move its recent sync into the document's removed area (a client checks
+///    for the marker when its own recent sync has vanished).
+/// 3. Move its whole store there too, unless change sets it contains were
+///    already vacuumed and no other sound whole store contains them all (the
+///    rule vacuum removes dominated stores by).
 ///
-/// Its change sets are **kept**: other clients may not have applied them
-/// yet. Vacuum removes them once nobody needs them.
+/// What it moves stays in the removed area until a vacuum purges it (after
+/// its grace period, 14 days by default). Its change sets are **kept**: other
+/// clients may not have applied them yet. Vacuum removes them once nobody
+/// needs them.
 open class DocumentClientDeletionOperation: @unchecked Sendable {
     /// The remote the operation works on; the default backend steps call it.
     public let fileSystem: any RemoteFileSystem
@@ -38,6 +43,10 @@ open class DocumentClientDeletionOperation: @unchecked Sendable {
     public let actorIdentifier: String
     /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
+    /// Where what this deletion moves goes, once it began moving.
+    private var removal: RemovedArea.Removal?
+    /// Safeguards switched off, for tests that replay the defects they guard against.
+    package var disabledSafeguards: Set<RemovalSafeguard> = []
 
     /// An operation ready to ``run()``; see the properties for each argument.
     public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
@@ -58,6 +67,7 @@ open class DocumentClientDeletionOperation: @unchecked Sendable {
         clientIdentifier = standard.clientIdentifier
         actorIdentifier = standard.actorIdentifier
         environment = standard.environment
+        disabledSafeguards = standard.disabledSafeguards
     }
 
     /// Runs the deletion.
@@ -91,6 +101,7 @@ open class DocumentClientDeletionOperation: @unchecked Sendable {
             report.keptWholeStore = true
             environment.logger.info("Kept the whole store of deleted client \(client): no other store holds the vacuumed change sets it holds")
         }
+        report.removalFolder = removal?.folder
         environment.logger.info("Deleted client \(client) from document \(documentIdentifier)")
         return report
     }
@@ -111,13 +122,14 @@ open class DocumentClientDeletionOperation: @unchecked Sendable {
             })
         }
         if WholeStoreReplacement.replaces([:], own, present: present) { return true }
+        let anySoundStore = disabledSafeguards.contains(.keepsOnlyStoreOfDeletedClient)
         for item in try await fetchWholeStoreListing() where item.kind == .directory && item.name != clientIdentifier
             && DocumentInventory.isIdentifierName(item.name) {
             let path = layout.appliedSyncChangeSetsFile(documentIdentifier, client: item.name)
             let file = layout.wholeStoreFile(documentIdentifier, client: item.name)
             guard let other = try await fetchWholeStoreManifest(client: item.name),
                   let manifest = try? PropertyListFile.decode(WholeStoreManifest.self, from: other, path: path.description),
-                  WholeStoreReplacement.replaces(manifest.covers, own, present: present) else { continue }
+                  anySoundStore || WholeStoreReplacement.replaces(manifest.covers, own, present: present) else { continue }
             if let read = try? await WholeStoreReader.verify(path: file.description, { body in
                    try await fileSystem.readPieces(of: file, size: 1 << 20, body)
                }), (try? manifest.check(read, path: file.description)) != nil {
@@ -146,9 +158,9 @@ open class DocumentClientDeletionOperation: @unchecked Sendable {
         try await fileSystem.write(data, to: layout.deletedClientFile(documentIdentifier, client: clientIdentifier))
     }
 
-    /// Removes `RecentSyncs/<client>.recentsync`.
+    /// Moves `RecentSyncs/<client>.recentsync` into the removed area.
     open func removeRecentSync() async throws {
-        try await fileSystem.remove(layout.recentSyncFile(documentIdentifier, client: clientIdentifier))
+        try await moveToRemovedArea(layout.recentSyncFile(documentIdentifier, client: clientIdentifier))
     }
 
     /// Lists `WholeStore/`.
@@ -166,8 +178,17 @@ open class DocumentClientDeletionOperation: @unchecked Sendable {
         try await fileSystem.contentsOfDirectoryIfPresent(at: layout.syncChangesDirectory(documentIdentifier, client: client))
     }
 
-    /// Removes `WholeStore/<client>/`.
+    /// Moves `WholeStore/<client>/` into the removed area.
     open func removeWholeStore() async throws {
-        try await fileSystem.remove(layout.wholeStoreDirectory(documentIdentifier, client: clientIdentifier))
+        try await moveToRemovedArea(layout.wholeStoreDirectory(documentIdentifier, client: clientIdentifier))
+    }
+
+    /// Moves a file or folder into this deletion's removal of the document's removed area (begun with the first).
+    private func moveToRemovedArea(_ path: RemotePath) async throws {
+        let area = RemovedArea(fileSystem: fileSystem, layout: layout, document: documentIdentifier)
+        if removal == nil { removal = try await area.begin(.clientDeletion, by: actorIdentifier, at: environment.now()) }
+        guard let removal else { return }
+        try await area.makeFolders(for: [path], in: removal)
+        try await fileSystem.moveAside(path, to: removal.destination(of: path))
     }
 }

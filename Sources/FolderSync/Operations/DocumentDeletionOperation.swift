@@ -4,7 +4,9 @@ import Logging
 /// Deletes a document from the remote for every client.
 ///
 /// Writes `Information/DeletedDocuments/<document>.plist` **first**, then
-/// removes `Documents/<document>/`. A client that syncs afterwards finds its
+/// moves `Documents/<document>/` into the application's removed area
+/// (`<appID>/Removed/<day>/<removal>/Documents/<document>/`), where it stays
+/// until a vacuum purges it after its grace period. A client that syncs afterwards finds its
 /// integrity key gone and the marker there, and stops with
 /// ``FolderSyncError/Code/documentDeleted`` keeping its local data; a client
 /// that registers afterwards is asked whether to create the document anew.
@@ -77,8 +79,13 @@ open class DocumentDeletionOperation: @unchecked Sendable {
         try await fileSystem.write(data, to: layout.deletedDocumentFile(documentIdentifier))
     }
 
-    /// Removes `Documents/<document>/` with everything in it.
+    /// Moves `Documents/<document>/` with everything in it into the application's removed area.
     open func removeDocumentDirectory() async throws {
-        try await fileSystem.remove(layout.documentDirectory(documentIdentifier))
+        let folder = layout.documentDirectory(documentIdentifier)
+        guard try await fileSystem.exists(folder) else { return }
+        let area = RemovedArea(fileSystem: fileSystem, layout: layout)
+        let removal = try await area.begin(.documentDeletion, by: actorIdentifier, at: environment.now())
+        try await area.makeFolders(for: [folder], in: removal)
+        try await fileSystem.moveAside(folder, to: removal.destination(of: folder))
     }
 }

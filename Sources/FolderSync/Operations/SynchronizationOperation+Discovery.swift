@@ -175,8 +175,10 @@ extension SynchronizationOperation {
                 // behind cannot make it forgotten early: its published sequence says what must be applied first.
                 state.remote.knownRecentSyncs[client] = nil
             } else if published >= next, !present.contains(next), present.min().map({ $0 > next }) ?? true {
-                // The next set this client needs is gone: vacuum removed it, so only a whole store has its changes.
-                report.missingChangeSets[client] = next
+                // The next set this client needs is gone: vacuum removed it, so only a whole store has its changes, or,
+                // when none filled the gap, the removed area.
+                let healed = healsFromRemovedArea ? try await changeSetsInRemovedArea(of: client, from: next, before: present.min()) : []
+                if healed.isEmpty { report.missingChangeSets[client] = next } else { available += healed }
             }
         }
         return available.sorted { ($0.client, $0.sequence) < ($1.client, $1.sequence) }

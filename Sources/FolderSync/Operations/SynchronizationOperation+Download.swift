@@ -85,7 +85,11 @@ extension SynchronizationOperation {
                     // here, the largest part of a sync that applies one small set).
                     try LocalFiles.writeReplacing(url, durably: false) { write in try write(contents) }
                 } else {
-                    try await downloadChangeSet(client: candidate.client, name: candidate.name, to: url)
+                    if candidate.path.parent != layout.syncChangesDirectory(documentIdentifier, client: candidate.client) {
+                        try await downloadRemovedChangeSet(candidate.path, to: url)   // healing from the removed area
+                    } else {
+                        try await downloadChangeSet(client: candidate.client, name: candidate.name, to: url)
+                    }
                     report.remoteRequests += 1
                     report.bytesReceived += LocalFiles.size(of: url) ?? 0
                     emit(.transferred(sent: report.bytesSent, received: report.bytesReceived))

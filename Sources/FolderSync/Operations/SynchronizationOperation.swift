@@ -53,6 +53,9 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
 
     /// Whether this sync looks at this client's whole store whatever the heartbeat says (the first of a launch).
     var checksOwnWholeStore = false
+    /// Whether a change set this client needs that is gone from its folder is looked for in the removed area
+    /// (``changeSetsInRemovedArea(of:from:before:)``): set by the manager once no whole store filled the gap.
+    var healsFromRemovedArea = false
     /// The next sequence of this client's store when the last sync of the launch that knew its numbers ended (`nil`:
     /// none did). A sync with something to publish lists this client's own change sets before numbering new ones
     /// (``checkOwnNumbers(in:_:)``) unless its store still numbers at or past it: a store goes back to an earlier copy

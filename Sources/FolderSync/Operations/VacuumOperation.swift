@@ -46,18 +46,30 @@ open class VacuumOperation: @unchecked Sendable {
     public let expireClientsAfter: TimeInterval?
     /// Temporaries older than this are interrupted writes and are removed.
     public let temporaryFileAge: TimeInterval
+    /// How long what this vacuum removes stays in the document's removed area (``RemoteLayout/removedDirectory(_:)``)
+    /// before a later vacuum purges it for good; at least a day (``minimumRemovedFileGracePeriod``). Nothing in the
+    /// folder shortens it: a removal's age is the folder's own date of its record against the folder's time now.
+    public var keepRemovedFor = VacuumOperation.defaultRemovedFileGracePeriod
     /// Who is vacuuming (a client identifier or an operator's name), written in the markers of expired clients.
     public let actorIdentifier: String
     /// The clock, identifier source and logger the operation uses.
     public let environment: SyncEnvironment
     /// How many removals run at once; remote backends gain from a few in flight.
     public var maximumConcurrentRemovals = 8
+    /// This run's removal in the removed area, once it began (a real run that removes something).
+    private var removal: RemovedArea.Removal?
+    /// Safeguards switched off, for tests that replay the defects they guard against.
+    package var disabledSafeguards: Set<RemovalSafeguard> = []
     /// A local file where the whole stores this vacuum verified are remembered, so that the next run reads only
     /// those that changed or that it removes something on the strength of (`nil`: every store is read at every run).
     public var verificationCacheFile: URL?
 
     /// The default age after which a temporary counts as an interrupted write: one hour, in seconds.
     public static let defaultTemporaryFileAge: TimeInterval = 3600
+    /// The default time removed files are kept (``keepRemovedFor``): 14 days.
+    public static let defaultRemovedFileGracePeriod: TimeInterval = RemovedArea.defaultGracePeriod
+    /// The shortest time removed files are kept: one day.
+    public static let minimumRemovedFileGracePeriod: TimeInterval = RemovedArea.minimumGracePeriod
 
     /// The shortest silence after which a client may be expired: one day, 24 heartbeats
     /// (`RecentSync/heartbeatInterval`). A client that syncs at all rewrites its marker at least once an
@@ -92,16 +104,20 @@ open class VacuumOperation: @unchecked Sendable {
         environment = standard.environment
         maximumConcurrentRemovals = standard.maximumConcurrentRemovals
         verificationCacheFile = standard.verificationCacheFile
+        keepRemovedFor = standard.keepRemovedFor
+        disabledSafeguards = standard.disabledSafeguards
     }
 
     /// Runs the vacuum and reports what it removed (or, in a dry run, would remove).
     ///
-    /// - Throws: ``FolderSyncError/Code/invalidConfiguration`` for an expiry shorter than ``minimumClientExpiry``.
+    /// - Throws: ``FolderSyncError/Code/invalidConfiguration`` for an expiry shorter than ``minimumClientExpiry``, or
+    ///   a grace period shorter than ``minimumRemovedFileGracePeriod``.
     public func run() async throws -> VacuumReport {
         if let expiry = expireClientsAfter, expiry < Self.minimumClientExpiry {
             throw FolderSyncError(.invalidConfiguration, "clients can be expired after one day of silence at the soonest "
                                   + "(a syncing client says it is alive once an hour); \(Int(expiry)) seconds is too short")
         }
+        try RemovedArea.checkGracePeriod(keepRemovedFor)
         var inventory = try await takeInventory()
         let folderTime = await readFolderTime(inventory)
         let expired = expiredClients(inventory, now: folderTime.now)
@@ -121,12 +137,25 @@ open class VacuumOperation: @unchecked Sendable {
         report.removed += attachments.removals
         report.skipped += attachments.skipped
         report.wholeStoreCheck = inventory.wholeStoreCheck
+        report.keepRemovedFor = keepRemovedFor
+        let areas = [documentArea, RemovedArea(fileSystem: fileSystem, layout: layout)]
+        var expiredRemovals: [RemovedArea.StoredRemoval] = []
+        for area in areas {
+            let removals = try await area.removals(in: area.root == documentArea.root ? inventory.tree : nil)
+            expiredRemovals += RemovedArea.expired(removals, gracePeriod: keepRemovedFor, now: folderTime.now)
+        }
+        report.purgedRemovals = expiredRemovals.map(\.folder)
         guard !dryRun else { return report }
 
+        if report.removed.contains(where: { $0.reason != .deletedClientFolder }) {
+            removal = try await documentArea.begin(.vacuum, by: actorIdentifier, at: folderTime.now ?? environment.now())
+            report.removalFolder = removal?.folder
+        }
         var failed: [RemotePath: FolderSyncError] = [:]
         for (index, phase) in plan.phases.enumerated() {
             try Task.checkCancellation()
-            if index == VacuumPlan.changeSetPhase, !phase.isEmpty, let changed = try await keptStoreChange(plan) {
+            if index == VacuumPlan.changeSetPhase, !phase.isEmpty, !disabledSafeguards.contains(.removesWhatItPlanned),
+               let changed = try await keptStoreChange(plan) {
                 // The stores that justify removing these change sets are not the planned ones any more.
                 let kept = Set(phase + plan.phases[VacuumPlan.folderPhase])
                 report.removed.removeAll { kept.contains($0) }
@@ -143,8 +172,16 @@ open class VacuumOperation: @unchecked Sendable {
             report.removed.removeAll { $0.reason == .unreferencedAttachment && referencedNow.contains($0.path.name) }
             for (path, error) in try await remove(stillUnreferenced) { failed[path] = error }
         }
+        for expired in expiredRemovals {
+            do {
+                try await purgeRemoval(expired.folder)
+            } catch {
+                failed[expired.folder] = FolderSyncError.wrapping(error, "purging failed")
+            }
+        }
         report.failures = failed.map { .init(path: $0.key, error: $0.value) }.sorted { $0.path < $1.path }
         report.removed.removeAll { failed[$0.path] != nil }
+        report.purgedRemovals.removeAll { failed[$0] != nil }
         environment.logger.info("Vacuumed document \(documentIdentifier): \(report.removed.count) items, \(report.bytesFreed) bytes")
         return report
     }
@@ -166,6 +203,7 @@ open class VacuumOperation: @unchecked Sendable {
         while true {
             let plan = VacuumPlanner.plan(inventory, layout: layout, document: documentIdentifier, expired: expired,
                                           now: now, temporaryFileAge: temporaryFileAge, dryRun: dryRun)
+            guard !disabledSafeguards.contains(.rereadsRememberedStores) else { return plan }
             let relied = plan.storesReliedOn.intersection(inventory.wholeStoresVerifiedEarlier)
             guard !relied.isEmpty else { return plan }
             var cache = WholeStoreVerificationCache(url: verificationCacheFile)
@@ -210,7 +248,7 @@ open class VacuumOperation: @unchecked Sendable {
                 inventory.skipped.append(.init(path: path, reason: "unreadable (\(error.message)); whole store not counted, left alone"))
             }
         }
-        if verifyingWholeStores { try await verifyWholeStores(&inventory) }
+        if verifyingWholeStores, !disabledSafeguards.contains(.verifiesWholeStores) { try await verifyWholeStores(&inventory) }
         return inventory
     }
 
@@ -366,24 +404,32 @@ open class VacuumOperation: @unchecked Sendable {
 
     /// Clients silent for longer than the expiry: the folder saw no file of theirs written for that long, by the folder's
     /// own clock (a device's clock, or the operator's, decides nothing). Only clients with a readable recent sync are
-    /// candidates (one that never synced is not expired), a client with no dated file is not expired, and the client
-    /// the folder saw write last is never expired with all the others: a document always keeps a live client.
+    /// candidates (one that never synced is not expired), a client with no dated file is not expired, and of the
+    /// candidates, the one the folder saw write last is never expired with all the others: a document always keeps a
+    /// client that syncs.
     private func expiredClients(_ inventory: DocumentInventory, now: Date?) -> Set<String> {
         guard let limit = expireClientsAfter, let now else { return [] }
-        var silent = Set(inventory.recentSyncs.keys.filter { client in
+        let candidates = Set(inventory.recentSyncs.keys).subtracting(inventory.deletedClients)
+        var silent = candidates.filter { client in
             inventory.lastWritten[client].map { now.timeIntervalSince($0) > limit } ?? false
-        })
-        let live = inventory.registeredClients.subtracting(inventory.deletedClients)
-        if !silent.isEmpty, live.isSubset(of: silent),
+        }
+        if !silent.isEmpty, silent == candidates,
            let latest = silent.max(by: { (inventory.lastWritten[$0]!, $0) < (inventory.lastWritten[$1]!, $1) }) {
             silent.remove(latest)
         }
         return silent
     }
 
-    /// Removes one phase with a few removals in flight; returns the failures.
+    /// The document's removed area, where this vacuum moves what it removes.
+    private var documentArea: RemovedArea { RemovedArea(fileSystem: fileSystem, layout: layout, document: documentIdentifier) }
+
+    /// Removes one phase with a few removals in flight (each a move into this run's removal); returns the failures.
     private func remove(_ removals: [VacuumReport.Removal], plan: VacuumPlan? = nil) async throws -> [(RemotePath, FolderSyncError)] {
-        try await withThrowingTaskGroup(of: (RemotePath, FolderSyncError)?.self) { group in
+        if let removal {
+            let moved = removals.filter { $0.reason != .deletedClientFolder }.map(\.path)
+            try await documentArea.makeFolders(for: moved, in: removal)
+        }
+        return try await withThrowingTaskGroup(of: (RemotePath, FolderSyncError)?.self) { group in
             var failures: [(RemotePath, FolderSyncError)] = []
             var next = removals.startIndex
             func start() {
@@ -393,10 +439,11 @@ open class VacuumOperation: @unchecked Sendable {
                     do {
                         if removal.reason == .deletedClientFolder {
                             try await removeDirectoryIfEmpty(removal.path)
-                        } else if removal.reason == .dominatedWholeStore, let planned = plan?.removedWholeStores[removal.path] {
+                        } else if removal.reason == .dominatedWholeStore, !disabledSafeguards.contains(.removesWhatItPlanned),
+                                  let planned = plan?.removedWholeStores[removal.path] {
                             try await removeWholeStore(client: removal.path.name, identifier: planned)
                         } else {
-                            try await removeItem(removal.path)
+                            try await moveToRemovedArea(removal.path)
                         }
                         return nil
                     } catch {
@@ -423,11 +470,15 @@ open class VacuumOperation: @unchecked Sendable {
         try await fileSystem.download(path, toLocalFile: url)
     }
 
-    /// Lists every folder of the document, by path. A backend with recursive listing overrides this.
+    /// Lists every folder of the document, by path, down to the removals of its removed area (what they hold is not
+    /// needed). A backend with recursive listing overrides this; listing more is harmless.
     ///
     /// - Throws: ``FolderSyncError/Code/remoteItemNotFound`` when the document does not exist.
     open func fetchDocumentTree() async throws -> [RemotePath: [RemoteItem]] {
-        try await fileSystem.listTree(at: layout.documentDirectory(documentIdentifier))
+        let removed = layout.removedDirectory(documentIdentifier)
+        return try await fileSystem.listTree(at: layout.documentDirectory(documentIdentifier)) { folder in
+            !folder.hasPrefix(removed) || folder.components.count <= removed.components.count + 2
+        }
     }
 
     /// The folder's time now: what the remote records for a file written now (``RemoteFileSystem/recordedTime(in:)``,
@@ -452,9 +503,28 @@ open class VacuumOperation: @unchecked Sendable {
         try await fileSystem.write(data, to: layout.deletedClientFile(documentIdentifier, client: client))
     }
 
-    /// Removes a file or a folder with its contents.
-    open func removeItem(_ path: RemotePath) async throws {
-        try await fileSystem.remove(path)
+    /// Moves a file or folder into this run's removal (its path below the document kept); one already gone was
+    /// removed by another vacuum meanwhile.
+    private func moveToRemovedArea(_ path: RemotePath) async throws {
+        guard let removal else { return }
+        do {
+            try await moveAside(path, to: removal.destination(of: path))
+        } catch FolderSyncError.Code.remoteItemNotFound {
+            return
+        }
+    }
+
+    /// Moves a file or folder to where nothing reads it as published (``RemoteFileSystem/moveAside(_:to:)``): into the
+    /// removed area, where it stays for ``keepRemovedFor``.
+    open func moveAside(_ path: RemotePath, to destination: RemotePath) async throws {
+        try await fileSystem.moveAside(path, to: destination)
+    }
+
+    /// Purges, for good, one removal of a removed area older than the grace period: its folder with everything in it,
+    /// then its day's folder when that is left empty.
+    open func purgeRemoval(_ folder: RemotePath) async throws {
+        try await fileSystem.remove(folder)
+        if try await fileSystem.contentsOfDirectoryIfPresent(at: folder.parent).isEmpty { try await fileSystem.remove(folder.parent) }
     }
 
     /// Reads a client's `WholeStore.ticdsync` from start to end in pieces, to verify it.
@@ -465,9 +535,11 @@ open class VacuumOperation: @unchecked Sendable {
     /// Removes the whole store `identifier` of `client`, and only that one, even if the client uploads a new store
     /// meanwhile: its manifest is first moved to a temporary name (atomically, so the store is no longer published:
     /// nobody installs or counts a store without a manifest), then the manifest moved aside is read. If it is the
-    /// planned store, it and the store file (when its header still names that store) are removed; if a newer upload
-    /// got there first, the manifest is put back, unless an even newer one took its place again.
+    /// planned store, it and the store file (when its header still names that store) are moved into the removed
+    /// area; if a newer upload got there first, the manifest is put back, unless an even newer one took its place
+    /// again.
     open func removeWholeStore(client: String, identifier: String) async throws {
+        guard let removal else { return }
         let folder = layout.wholeStoreDirectory(documentIdentifier, client: client)
         let manifestPath = layout.appliedSyncChangeSetsFile(documentIdentifier, client: client)
         let aside = folder.appending(TemporaryName.make(for: RemoteLayout.appliedSyncChangeSetsFileName))
@@ -487,10 +559,11 @@ open class VacuumOperation: @unchecked Sendable {
             }
             return
         }
-        try await fileSystem.remove(aside)
         let storePath = layout.wholeStoreFile(documentIdentifier, client: client)
+        try await fileSystem.createDirectory(at: removal.destination(of: folder))
+        try await moveAside(aside, to: removal.destination(of: manifestPath))
         if try await wholeStoreIdentifier(client: client, path: storePath.description) == identifier {
-            try await fileSystem.remove(storePath)
+            try await moveAside(storePath, to: removal.destination(of: storePath))
         }
         if try await fileSystem.contentsOfDirectoryIfPresent(at: folder).isEmpty { try await fileSystem.remove(folder) }
     }
@@ -526,14 +599,15 @@ open class VacuumOperation: @unchecked Sendable {
 }
 
 extension RemoteFileSystem {
-    /// Lists `path` and every folder below it, one listing per folder.
+    /// Lists `path` and every folder below it that `descends` accepts, one listing per folder.
     ///
     /// - Throws: ``FolderSyncError/Code/remoteItemNotFound`` when `path` does not exist.
-    func listTree(at path: RemotePath) async throws -> [RemotePath: [RemoteItem]] {
+    func listTree(at path: RemotePath, descendingInto descends: (RemotePath) -> Bool = { _ in true }) async throws
+        -> [RemotePath: [RemoteItem]] {
         var tree: [RemotePath: [RemoteItem]] = [path: try await contentsOfDirectory(at: path)]
         var pending = [path]
         while let folder = pending.popLast() {
-            for item in tree[folder]! where item.kind == .directory {
+            for item in tree[folder]! where item.kind == .directory && descends(folder.appending(item.name)) {
                 let child = folder.appending(item.name)
                 tree[child] = try await contentsOfDirectoryIfPresent(at: child)
                 pending.append(child)

@@ -88,6 +88,11 @@ open class ForwardingFileSystem: RemoteFileSystem, @unchecked Sendable {
         try await base.move(from: source, to: destination, replacing: replacing)
     }
 
+    open func moveAside(_ source: RemotePath, to destination: RemotePath) async throws {
+        try await willForward(.move, path: destination)
+        try await base.moveAside(source, to: destination)
+    }
+
     open func remove(_ path: RemotePath) async throws {
         try await willForward(.remove, path: path)
         try await base.remove(path)

@@ -99,6 +99,14 @@ public protocol RemoteFileSystem: Sendable {
     /// `folder` (an existing folder), asks for it and removes it; a backend that can tell its time without writing
     /// (an HTTP server's `Date`, when it is the clock that dates the files) implements it.
     func recordedTime(in folder: RemotePath) async throws -> Date?
+    /// Moves a file or folder to a fresh name that nobody else writes and nobody reads as published (the removed
+    /// area, where vacuum and deletions put what they remove for a grace period). Unlike ``move(from:to:replacing:)``
+    /// it need not refuse an existing destination nor move a folder in one atomic step, so that a backend without a
+    /// cheap rename can do it with what it has. The parent of `destination` exists. The default is
+    /// ``move(from:to:replacing:)`` without replacing: one rename on a local folder, one `MOVE` over WebDAV; a
+    /// backend whose refusing move costs more (S3: a read and a conditional write) implements it with a server-side
+    /// copy and a delete.
+    func moveAside(_ source: RemotePath, to destination: RemotePath) async throws
 }
 
 extension RemoteFileSystem {
@@ -137,6 +145,11 @@ extension RemoteFileSystem {
         let scratch = folder.appendingPathComponent("read")
         try await download(path, toLocalFile: scratch)
         try LocalFiles.readPieces(of: scratch, size: size) { piece, _ in try body(piece) }
+    }
+
+    /// Default: ``move(from:to:replacing:)``, refusing to replace (nothing is ever there).
+    public func moveAside(_ source: RemotePath, to destination: RemotePath) async throws {
+        try await move(from: source, to: destination, replacing: false)
     }
 
     /// Default: writes an empty temporary in `folder`, reads its modification date, and removes it.

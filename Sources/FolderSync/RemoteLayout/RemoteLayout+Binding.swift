@@ -1,10 +1,12 @@
 extension RemoteLayout {
     /// The path a file's contents belong to, which encryption binds them to, so a file moved or swapped fails to open.
     ///
-    /// Most files are written where they are read. Three kinds are written elsewhere first and moved, so they are
-    /// bound to where they end up: a temporary (``TemporaryName``) to the name it is published under, a staged
-    /// whole-store file (`TemporaryFiles/WholeStore/<client>/`) to `WholeStore/<client>/`, and a quarantined file
-    /// (`Quarantine/<timestamp>/`) to the place it was moved from.
+    /// Most files are written where they are read. Some are written elsewhere first and moved, so they are bound to
+    /// where they end up: a temporary (``TemporaryName``) to the name it is published under, a staged whole-store
+    /// file (`TemporaryFiles/WholeStore/<client>/`) to `WholeStore/<client>/`. Others are moved away and stay bound
+    /// to the place they were moved from: a quarantined file (`Quarantine/<timestamp>/`) and a removed one
+    /// (`Removed/<day>/<removal>/`, of a document or of the application), which is therefore checked, wherever it
+    /// is read from, exactly as the file it was.
     func publishedPath(of path: RemotePath) -> RemotePath {
         var components = path.components
         if let last = components.last, let final = TemporaryName.finalName(of: last) {
@@ -14,6 +16,15 @@ extension RemoteLayout {
         guard components.first == applicationIdentifier else { return named }
         if components.count > 3, components[1] == quarantineDirectory.name {
             components.removeSubrange(1...2)
+            return RemotePath(trusted: components)
+        }
+        // A removed area keeps each file bound to where it was published: `Removed/<day>/<removal>/` drops out.
+        if components.count > 4, components[1] == Self.removedFolderName {
+            components.removeSubrange(1...3)
+            return RemotePath(trusted: components)
+        }
+        if components.count > 6, components[1] == documentsDirectory.name, components[3] == Self.removedFolderName {
+            components.removeSubrange(3...5)
             return RemotePath(trusted: components)
         }
         if components.count == 7, named.parent == temporaryWholeStoreDirectory(components[2], client: components[5]) {

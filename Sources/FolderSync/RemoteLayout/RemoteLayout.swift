@@ -1,11 +1,12 @@
-/// Computes every path of the remote tree (layout version 1), in one place.
+/// Computes every path of the remote tree (layout version 2), in one place.
 ///
 /// Paths are relative to the root of the shared folder and start with the
 /// application's folder. The names are TICoreDataSync's, so a tree is
 /// recognisable; ``RemoteLayout/catalog`` describes each entry for tools.
 public struct RemoteLayout: Hashable, Sendable {
-    /// The layout version this build writes and the newest it reads.
-    public static let formatVersion = 1
+    /// The layout version this build writes and the newest it reads. Version 2 adds the removed areas
+    /// (``removedDirectory(_:)``, ``applicationRemovedDirectory``); a tree of version 1 is read and written as it is.
+    public static let formatVersion = 2
 
     /// The application's global identifier (`com.example.notes`), validated as a safe file name; it names the tree's top folder.
     public let applicationIdentifier: String
@@ -41,8 +42,12 @@ public struct RemoteLayout: Hashable, Sendable {
     public func deletedDocumentFile(_ document: String) -> RemotePath { deletedDocumentsDirectory.appending(document + ".plist") }
     /// `<appID>/Documents/`: one folder per synchronized document.
     public var documentsDirectory: RemotePath { applicationDirectory.appending("Documents") }
-    /// Where `foldersync doctor --repair` moves corrupt files, one subfolder per repair.
+    /// Where `foldersync doctor --repair` of layout version 1 moved corrupt files, one subfolder per repair (read only:
+    /// repairs now move files into the removed areas).
     public var quarantineDirectory: RemotePath { applicationDirectory.appending("Quarantine") }
+    /// `<appID>/Removed/`: what was removed outside any document (a deleted document's folder, an application file
+    /// a repair moved aside), kept for a grace period like a document's ``removedDirectory(_:)``.
+    public var applicationRemovedDirectory: RemotePath { applicationDirectory.appending(Self.removedFolderName) }
 
     // MARK: Document level
 
@@ -108,6 +113,16 @@ public struct RemoteLayout: Hashable, Sendable {
     public func temporaryAppliedSyncChangeSetsFile(_ document: String, client: String) -> RemotePath {
         temporaryWholeStoreDirectory(document, client: client).appending(Self.appliedSyncChangeSetsFileName)
     }
+
+    /// `<document>/Removed/`: what vacuum, client deletion, expiry and repair removed from the document, kept for a
+    /// grace period: `Removed/<day>/<removal>/` holds one removal's files under their paths relative to the document,
+    /// and its record (``RemovalRecord``).
+    public func removedDirectory(_ document: String) -> RemotePath { documentDirectory(document).appending(Self.removedFolderName) }
+
+    /// The name of the removed areas' folders.
+    public static let removedFolderName = "Removed"
+    /// The file name of a removal's record, in its folder of a removed area.
+    public static let removalRecordFileName = "Removal.plist"
 
     /// The file name of a whole-store snapshot (TICoreDataSync's name).
     public static let wholeStoreFileName = "WholeStore.ticdsync"

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// The machine-readable description of layout version 1: every folder and file of the tree.
+/// The machine-readable description of the layout (version 2): every folder and file of the tree.
 ///
 /// `RemoteLayouts/v1/layout.json` in the repository is this catalog encoded
 /// as JSON (a test keeps them equal); `foldersync layout` prints it and
@@ -31,7 +31,8 @@ public struct RemoteLayoutEntry: Codable, Hashable, Sendable {
 }
 
 extension RemoteLayout {
-    /// The description of version 1, folders before their contents.
+    /// The description of version 2, folders before their contents. What a removed area holds below a removal's
+    /// folder is the tree it was removed from, under the same paths; the catalog describes the area, not those.
     public static let catalog: [RemoteLayoutEntry] = {
         func dir(_ pattern: String, perClient: Bool = false, optional: Bool = false, _ summary: String) -> RemoteLayoutEntry {
             RemoteLayoutEntry(pattern: pattern, kind: .directory, perClient: perClient, format: "directory",
@@ -61,9 +62,19 @@ extension RemoteLayout {
             file("<appID>/Information/DeletedDocuments/<documentID>.plist", "plist", optional: true,
                  "Says that a document was deleted, by whom and when."),
             dir("<appID>/Quarantine/", optional: true,
-                "Files `foldersync doctor --repair` moved aside because they were corrupt. Nothing reads them; delete them by hand once inspected."),
+                "Files `foldersync doctor --repair` of layout version 1 moved aside because they were corrupt. Nothing reads them; "
+                + "delete them by hand once inspected."),
             dir("<appID>/Quarantine/<timestamp>/", optional: true,
                 "One repair's quarantined files, each under its original path relative to the application folder."),
+            dir("<appID>/Removed/", optional: true,
+                "Since layout version 2: what was removed outside any document (a deleted document's folder, an application file a "
+                + "repair moved aside), kept for a grace period (14 days by default), then purged by a vacuum."),
+            dir("<appID>/Removed/<day>/", optional: true, "The removals of one UTC day (yyyyMMdd, by the remover's clock)."),
+            dir("<appID>/Removed/<day>/<removal>/", optional: true,
+                "One removal: its record and what it removed, each under its path relative to the application folder."),
+            file("<appID>/Removed/<day>/<removal>/Removal.plist", "plist", optional: true,
+                 "Who removed what and why (the operation), and when; written before anything is moved. Its date as the "
+                 + "folder records it starts the grace period."),
             dir("<appID>/Documents/", "One folder per synchronized document."),
             dir(doc, "A document."),
             file(doc + "documentInfo.plist", "plist",
@@ -94,6 +105,16 @@ extension RemoteLayout {
             dir(doc + "DeletedClients/", "Markers of clients deleted from this document."),
             file(doc + "DeletedClients/<clientID>.plist", "plist", optional: true,
                  "Says that a client was deleted; it resets safely at its next sync."),
+            dir(doc + "Removed/", optional: true,
+                "Since layout version 2: what vacuum, client deletion, expiry and repair removed from the document, kept for a "
+                + "grace period (14 days by default, at least a day), then purged by a vacuum; readers heal from it."),
+            dir(doc + "Removed/<day>/", optional: true, "The removals of one UTC day (yyyyMMdd, by the remover's clock)."),
+            dir(doc + "Removed/<day>/<removal>/", optional: true,
+                "One removal (a vacuum's run, a client deletion, a repair): its record and what it removed, each under its path "
+                + "relative to the document, with the same bytes."),
+            file(doc + "Removed/<day>/<removal>/Removal.plist", "plist", optional: true,
+                 "Who removed what and why (the operation), and when; written before anything is moved. Its date as the "
+                 + "folder records it starts the grace period."),
             dir(doc + "TemporaryFiles/", "Staging area."),
             dir(doc + "TemporaryFiles/WholeStore/", "Staging of whole stores."),
             dir(doc + "TemporaryFiles/WholeStore/<clientID>/", perClient: true, "Where one client stages its next whole store."),

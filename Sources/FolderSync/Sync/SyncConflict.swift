@@ -104,6 +104,10 @@ public struct SyncWarning: Sendable, Hashable, CustomStringConvertible {
         /// A change set carries timestamps more than `HybridLogicalClock/maximumDrift` ahead of this device's clock:
         /// one of the two clocks is wrong. It applies as stamped on every device, so replicas converge.
         case clockSkew
+        /// Change sets this client needed were gone from their folder and no usable whole store held them: they were
+        /// applied from the document's removed area, where a vacuum, client deletion or repair had moved them (the
+        /// message names which, and when).
+        case recoveredFromRemoved
     }
 
     /// What kind of thing was noticed, for code that reacts to some kinds.

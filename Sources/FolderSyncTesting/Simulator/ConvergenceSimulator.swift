@@ -80,6 +80,12 @@ public struct ConvergenceSimulator: Sendable {
         /// folders) and of the shared folder (file-manager remote): each must heal with no write lost. The store
         /// must be a ``SnapshottingSimulatorStore``. Off, a seed plays as before.
         public var restores = false
+        /// Adds, to the lifecycle steps, vacuum hazards (file-manager remote): a whole store damaged in place (same
+        /// file, size and times) right after a vacuum verified it, then more syncs and a vacuum that must not remove
+        /// anything on its word; or, while it is damaged, a client joining (which uploads a store of its own covering
+        /// little), the bytes put back, and the damaged store's uploader deleted, whose store must stay while it alone
+        /// holds vacuumed sets. Off, a seed plays as before.
+        public var vacuumHazards = false
         /// Adds outages: the shared folder goes away for a stretch of steps (an empty mount point, the folder moved
         /// away, a server that does not answer) while clients keep writing, syncing and relaunching. Every sync then
         /// must say `remoteUnavailable` and change nothing, nothing may be written into the folder, and no outage
@@ -171,6 +177,12 @@ public struct ConvergenceSimulator: Sendable {
         public var outages = 0
         /// Syncs that found the shared folder away and said so (``/FolderSync/FolderSyncError/Code/remoteUnavailable``).
         public var unavailableSyncs = 0
+        /// Whole stores damaged in place by a vacuum hazard (zero unless ``Configuration/vacuumHazards``).
+        public var storesDamagedInPlace = 0
+        /// Vacuums after such damage that read the damaged store and refused it.
+        public var damagedStoresRefused = 0
+        /// Clients deleted right after another client's join met their damaged store.
+        public var deletionsAfterFailedJoin = 0
         /// The faults injected, by kind (zero unless ``Configuration/faults``).
         public var faultsInjected: [String: Int] = [:]
         /// The converged rows (not added up by `+`).
@@ -197,6 +209,8 @@ public struct ConvergenceSimulator: Sendable {
             sum.storeRestores += rhs.storeRestores; sum.restoredStoresNoticed += rhs.restoredStoresNoticed
             sum.folderRestores += rhs.folderRestores
             sum.outages += rhs.outages; sum.unavailableSyncs += rhs.unavailableSyncs
+            sum.storesDamagedInPlace += rhs.storesDamagedInPlace; sum.damagedStoresRefused += rhs.damagedStoresRefused
+            sum.deletionsAfterFailedJoin += rhs.deletionsAfterFailedJoin
             sum.faultsInjected.merge(rhs.faultsInjected, uniquingKeysWith: +)
             return sum
         }

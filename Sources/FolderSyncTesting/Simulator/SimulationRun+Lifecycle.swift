@@ -38,6 +38,8 @@ extension SimulationRun {
             try noteReset(client, error, before: before)
         } catch let error as FolderSyncError where error.code == .notRegistered && client.reset != nil {
             log("\(client.identifier) cannot transfer a whole store before re-joining")
+        } catch let error as FolderSyncError where !upload && error.code == .corruptFile && !damagedStores.isEmpty {
+            log("\(client.identifier) finds no usable whole store to download (a vacuum hazard damaged one): \(error)")
         } catch let failure as SimulationFailure.Detail {
             throw failure
         } catch {
@@ -53,6 +55,7 @@ extension SimulationRun {
             time.advance(byMilliseconds: Int64(random.int(0...72)) * 3_600_000)
             expiry = TimeInterval(random.int(24...48) * 3600)
         }
+        let live = try await liveClientsOnRemote()
         let report: VacuumReport
         do {
             report = try await document.vacuum(expireClientsAfter: expiry)
@@ -66,6 +69,7 @@ extension SimulationRun {
         guard report.failures.isEmpty else {
             throw SimulationFailure.Detail("\(client.identifier)'s vacuum failed to remove \(report.failures.map(\.path))")
         }
+        if let expiry { try checkExpiry(report.expiredClients, expiry: expiry, live: live) }
         summary.vacuums += 1
         summary.changeSetsVacuumed += report.removedChangeSets.count
         summary.expiredClients += report.expiredClients.count
@@ -77,6 +81,33 @@ extension SimulationRun {
         }
         log("\(client.identifier) vacuums\(expiry.map { " expiring clients silent for \(Int($0 / 3600)) h" } ?? ""): "
             + "\(report.removedChangeSets.count) change sets removed, expired \(report.expiredClients)")
+    }
+
+    /// Clients with a recent sync and no deletion marker in the document, as the folder holds them now.
+    private func liveClientsOnRemote() async throws -> Set<String> {
+        guard let remote else { return [] }
+        let layout = try layout
+        let markers = try await remote.contentsOfDirectoryIfPresent(at: layout.recentSyncsDirectory(SimulatedClient.document))
+        let deleted = try await remote.contentsOfDirectoryIfPresent(at: layout.deletedClientsDirectory(SimulatedClient.document))
+        return Set(markers.compactMap { RemoteLayout.parseRecentSyncFileName($0.name) })
+            .subtracting(deleted.map { String($0.name.dropLast(".plist".count)) })
+    }
+
+    /// Expiry judges silence by the folder's own clock, whatever the clients' clocks say (they run days apart here):
+    /// no client the folder saw write within `expiry` is expired, and never every live client of the document.
+    private func checkExpiry(_ expired: [String], expiry: TimeInterval, live: Set<String>) throws {
+        guard let folderClock else { return }
+        let folderNow = time.clock(skew: 0)()
+        for client in expired {
+            if let last = folderClock.lastWrite(of: client, in: SimulatedClient.document, layout: try layout),
+               folderNow.timeIntervalSince(last) <= expiry {
+                throw SimulationFailure.Detail("vacuum expired \(client), which the folder saw write "
+                    + "\(Int(folderNow.timeIntervalSince(last) / 60)) min before (expiry \(Int(expiry / 3600)) h)")
+            }
+        }
+        if !live.isEmpty, live.isSubset(of: Set(expired)) {
+            throw SimulationFailure.Detail("vacuum expired every live client of the document: \(expired.sorted())")
+        }
     }
 
     private func documentExists() async throws -> Bool {

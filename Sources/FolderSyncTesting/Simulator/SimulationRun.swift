@@ -36,6 +36,8 @@ final class SimulationRun {
     private(set) var outages: OutageFileSystem?
     /// The step at which the current outage ends, while the folder is away.
     var outageEnd: Int?
+    /// Whole stores a vacuum hazard damaged in place, by path, until replaced or put back.
+    var damagedStores: [RemotePath: DamagedStore] = [:]
     /// The user's answer to a client that finds the application's folder gone.
     private(set) var replacedRemote = ReplacedRemoteAnswer(outages: nil)
 
@@ -52,6 +54,8 @@ final class SimulationRun {
 
     /// The remote every client shares (without its interruptions), once ``setUp()`` ran.
     private(set) var remote: (any RemoteFileSystem)?
+    /// The same remote, as the clock that dates its files.
+    private(set) var folderClock: SimulatedFolderClock?
 
     func play() async throws {
         try await setUp()
@@ -63,12 +67,15 @@ final class SimulationRun {
 
     /// Creates the remote and the clients, and lets some of them join.
     func setUp() async throws {
-        let remote: any RemoteFileSystem = switch configuration.remote {
+        let base: any RemoteFileSystem = switch configuration.remote {
         case .inMemory: InMemoryFileSystem()
         case .fileManager: FileManagerFileSystem(rootURL: configuration.directory.appendingPathComponent("remote", isDirectory: true))
         case .custom(let remote): remote
         }
+        // The folder dates files by the simulation's time, whatever the clients' clocks say.
+        let remote = SimulatedFolderClock(base, now: time.clock(skew: 0))
         self.remote = remote
+        folderClock = remote
         var clientRemote: any RemoteFileSystem = configuration.faults.map { mix in
             let faults = FaultyFileSystem.Faults(mix: mix, seed: random.next())
             faults.isEnabled = false // registration is not under test here: syncs are
@@ -145,6 +152,7 @@ final class SimulationRun {
         case 68..<74: try await interruptedSync(client)
         case 74..<79: try await restart(client)
         case 79..<85: try await transferWholeStore(client)
+        case 85..<90 where configuration.vacuumHazards && random.chance(60): try await vacuumHazard(client)
         case 85..<90: try await vacuum(client)
         case 90..<94 where configuration.restores: try await backUpOrRestore(client)
         case 90..<94: try await deleteClient(random.pick(clients)!)
@@ -163,6 +171,7 @@ final class SimulationRun {
         faultsOver = true
         try endOutage()
         while !waiting.isEmpty { try await join() }
+        try restoreDamagedStores()
         if configuration.lifecycle { try await settleResets() }
         summary.faultsInjected = faults?.injected ?? [:]
         for round in 1...2 {

@@ -7,10 +7,11 @@ extension ClientsCommand {
         static let configuration = CommandConfiguration(
             abstract: "Delete a client from a document; it resets safely at its next sync.",
             discussion: """
-                Writes the client's DeletedClients marker, then removes its recent sync and its whole store (kept when \
-                no other whole store holds the change sets already vacuumed that it holds). Its change sets stay until \
-                vacuum finds that no client needs them. On a terminal it asks first; otherwise --yes is required (exit 2 without it). \
-                Deleting a client that is already deleted does nothing and succeeds.
+                Writes the client's DeletedClients marker, then moves its recent sync and its whole store into the \
+                document's removed area, where `foldersync removed` lists them until a vacuum purges them (the store \
+                stays in place when no other whole store holds the change sets already vacuumed that it holds). Its \
+                change sets stay until vacuum finds that no client needs them. On a terminal it asks first; otherwise \
+                --yes is required (exit 2 without it). Deleting a client that is already deleted does nothing and succeeds.
                 """)
 
         @Argument(help: ArgumentHelp("The client identifier to delete.", valueName: "CLIENT"))
@@ -64,7 +65,7 @@ extension ClientsCommand {
                 }
                 result = ClientDeletionOutput(application: result.application, document: document, client: client, alreadyDeleted: false,
                                               removed: report.removed.map(\.description),
-                                              kept: kept)
+                                              removalFolder: report.removalFolder?.description, kept: kept)
             }
             if output.json {
                 try JSONOutput.print(result)

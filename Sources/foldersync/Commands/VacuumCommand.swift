@@ -9,9 +9,12 @@ struct VacuumCommand: AsyncParsableCommand {
         discussion: """
             A change set goes once every live client has applied it and every kept whole store contains it; whole \
             stores another one contains go, as do temporaries older than an hour and what deleted clients left. \
-            --dry-run reports the same plan and removes and writes nothing. Lists what each client holds back, \
-            the clients expired and the files left alone. A document that cannot be vacuumed, or a removal that \
-            fails, is reported and the others go on; the exit code is then 2. \
+            What goes is moved into the document's Removed/ area, where readers heal from it and `foldersync removed` \
+            lists and restores it, for --keep-removed (14d by default); removals older than that are purged. \
+            Ages are judged by the shared folder's own clock (the dates it records), and a difference with this \
+            computer's clock is reported. --dry-run reports the same plan and removes and writes nothing. Lists what \
+            each client holds back, the clients expired and the files left alone. A document that cannot be \
+            vacuumed, or a removal that fails, is reported and the others go on; the exit code is then 2. \
             DURATION is a whole number and a unit: s, m (minutes), h, d or w, as in 90d, 12h or 30m.
             """)
 
@@ -28,6 +31,10 @@ struct VacuumCommand: AsyncParsableCommand {
             transform: ExpiryDuration.parse)
     var expireClientsAfter: ExpiryDuration?
 
+    @Option(help: ArgumentHelp("Keep what is removed this long before a vacuum purges it (at least 1d).", valueName: "DURATION"),
+            transform: ExpiryDuration.parseGracePeriod)
+    var keepRemoved: ExpiryDuration?
+
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
@@ -39,7 +46,8 @@ struct VacuumCommand: AsyncParsableCommand {
             progress.show(index + 1, "document \(entry.identifier)")
             do {
                 let report = try await opened.maintenance(document: entry.identifier)
-                    .vacuum(dryRun: dryRun, expireClientsAfter: expireClientsAfter?.seconds)
+                    .vacuum(dryRun: dryRun, expireClientsAfter: expireClientsAfter?.seconds,
+                            keepRemovedFor: keepRemoved?.seconds ?? VacuumOperation.defaultRemovedFileGracePeriod)
                 results.append(.init(identifier: entry.identifier, report: report))
             } catch let error as FolderSyncError {
                 results.append(.init(identifier: entry.identifier, error: error.description))

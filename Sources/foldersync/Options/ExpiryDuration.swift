@@ -23,14 +23,29 @@ struct ExpiryDuration: ExpressibleByArgument, Hashable, CustomStringConvertible 
         description = text
     }
 
-    /// For `@Option(transform:)`: the same parse, with an error that says what is expected.
+    /// For `@Option(transform:)` of `--expire-clients-after`: the same parse, with an error that says what is expected.
     static func parse(_ argument: String) throws -> ExpiryDuration {
-        guard let duration = ExpiryDuration(argument: argument) else {
-            throw ValidationError("'\(argument)' is not a duration: expected a positive whole number and a unit (s, m, h, d, w), like 90d, 12h or 30m")
-        }
+        let duration = try parsed(argument)
         guard duration.seconds >= VacuumOperation.minimumClientExpiry else {
             throw ValidationError("'\(argument)' is too short: a client can be expired after 1d of silence at the soonest "
                                   + "(a client that syncs says so at least once an hour)")
+        }
+        return duration
+    }
+
+    /// For `@Option(transform:)` of `--keep-removed`: a day at the least.
+    static func parseGracePeriod(_ argument: String) throws -> ExpiryDuration {
+        let duration = try parsed(argument)
+        guard duration.seconds >= VacuumOperation.minimumRemovedFileGracePeriod else {
+            throw ValidationError("'\(argument)' is too short: removed files are kept for 1d at the least "
+                                  + "(a device that syncs once a day must still find what a wrong removal took)")
+        }
+        return duration
+    }
+
+    private static func parsed(_ argument: String) throws -> ExpiryDuration {
+        guard let duration = ExpiryDuration(argument: argument) else {
+            throw ValidationError("'\(argument)' is not a duration: expected a positive whole number and a unit (s, m, h, d, w), like 90d, 12h or 30m")
         }
         return duration
     }

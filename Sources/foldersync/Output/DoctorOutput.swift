@@ -29,7 +29,7 @@ struct DoctorOutput: Encodable {
             } else {
                 var table = TextTable()
                 for repair in repairs {
-                    table.append(repair.action == .remove ? "removed" : "quarantined",
+                    table.append(repair.action == .remove ? "removed" : repair.action == .restore ? "restored" : "quarantined",
                                  repair.path + (repair.destination.map { " -> " + $0 } ?? ""))
                 }
                 text += "Repairs:\n" + table.render(indent: "  ")

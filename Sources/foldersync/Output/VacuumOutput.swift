@@ -5,7 +5,9 @@ import Foundation
 ///
 /// JSON: `{"application", "dryRun", "expireClientsAfter"?, "documents": [D], "removedCount", "bytesFreed", "failed"}`,
 /// where D is `{"identifier", "removed": [{"path", "reason", "bytes"}], "bytesFreed", "heldBack": {client: H},
-/// "expiredClients": [ID], "skipped": [{"path", "reason"}], "failures": [{"path", "error"}], "wholeStores": W, "error"?}`;
+/// "expiredClients": [ID], "skipped": [{"path", "reason"}], "failures": [{"path", "error"}], "wholeStores": W,
+/// "folderTime": T, "removalFolder"?, "keepRemovedFor" (seconds), "purgedRemovals": [path], "error"?}`; `bytesFreed`
+/// counts the bytes removed from their places (moved into `removalFolder`, freed when a later vacuum purges it);
 /// W is `{"verified", "verifiedEarlier", "bytesRead", "damaged": [{"path", "reason"}]}`; T (`folderTime`) is
 /// `{"now"?, "measured", "skew"?}`, the shared folder's clock that judged every age; `reason` is
 /// `changeSet`, `dominatedWholeStore`, `staleTemporary`, `deletedClientRecentSync` or `deletedClientFolder`, H as in
@@ -54,12 +56,16 @@ struct VacuumOutput: Encodable {
         var failures: [Failure] = []
         var wholeStores = WholeStores()
         var folderTime: FolderTime?
+        var removalFolder: String?
+        var keepRemovedFor: Double?
+        var purgedRemovals: [String] = []
         var error: String?
         /// Kept for the text, which shows the same numbers in words.
         private var report: VacuumReport?
 
         private enum CodingKeys: String, CodingKey {
-            case identifier, removed, bytesFreed, heldBack, expiredClients, skipped, failures, wholeStores, folderTime, error
+            case identifier, removed, bytesFreed, heldBack, expiredClients, skipped, failures, wholeStores, folderTime
+            case removalFolder, keepRemovedFor, purgedRemovals, error
         }
 
         init(identifier: String, report: VacuumReport) {
@@ -76,6 +82,9 @@ struct VacuumOutput: Encodable {
                                       damaged: check.damaged.map { .init(path: $0.path.description, reason: $0.reason) })
             let time = report.folderTime
             folderTime = FolderTime(now: time.now, measured: time.isMeasured, skew: time.skew)
+            removalFolder = report.removalFolder?.description
+            keepRemovedFor = report.keepRemovedFor
+            purgedRemovals = report.purgedRemovals.map(\.description)
         }
 
         init(identifier: String, error: String) {
@@ -91,8 +100,13 @@ struct VacuumOutput: Encodable {
             if let error { return "Document \(identifier): could not vacuum: " + TerminalText.escaped(error) + "\n" }
             var text = "Document \(identifier): "
             text += removed.isEmpty ? "nothing to remove\n"
-                : "\(dryRun ? "would remove" : "removed") \(Formatting.count(removed.count, "item")), "
-                + "\(dryRun ? "would free" : "freed") \(Formatting.bytes(bytesFreed))\n"
+                : "\(dryRun ? "would remove" : "removed") \(Formatting.count(removed.count, "item")) "
+                + "(\(Formatting.bytes(bytesFreed))), kept \(Formatting.age(keepRemovedFor ?? 0)) in the removed area before a vacuum purges them\n"
+            if let removalFolder { text += "  moved into " + TerminalText.escaped(removalFolder) + "\n" }
+            for purged in purgedRemovals {
+                text += "  \(dryRun ? "would purge" : "purged") " + TerminalText.escaped(purged)
+                    + " (removed more than \(Formatting.age(keepRemovedFor ?? 0)) ago)\n"
+            }
             for client in expiredClients {
                 let silence = expiry.map { "silent for longer than \($0)" } ?? "silent too long"
                 text += dryRun ? "  would expire client \(client): \(silence); it would be marked deleted\n"
@@ -167,7 +181,7 @@ struct VacuumOutput: Encodable {
         if documents.isEmpty { return text + "\(application) has no documents.\n" }
         text += documents.map { $0.text(dryRun: dryRun, expiry: expireClientsAfter) }.joined()
         let verb = dryRun ? "would remove" : "removed"
-        text += "Total: \(verb) \(Formatting.count(removedCount, "item")), \(dryRun ? "would free" : "freed") \(Formatting.bytes(bytesFreed))"
+        text += "Total: \(verb) \(Formatting.count(removedCount, "item")) (\(Formatting.bytes(bytesFreed)))"
         return text + " in \(Formatting.count(documents.count, "document")).\n"
     }
 

@@ -1,9 +1,6 @@
 import Foundation
 import TestProcesses
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Defects found from outside (issue 38, items 3, 4 and 8), as users and operators met them: a whole store damaged
 /// in place after a vacuum verified it, a client deleted after another device's join failed, clocks days apart.
@@ -236,25 +233,6 @@ struct VacuumProcessTests {
         for file in files {
             try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-age)], ofItemAtPath: file.path)
         }
-    }
-
-    /// Changes one byte in the middle of a file where it is (same inode, same size), then puts its times back, as
-    /// media corruption or a tool writing in place and keeping the time leaves it.
-    private func flipByteInPlace(_ url: URL) throws {
-        var bytes = try Data(contentsOf: url)
-        bytes[bytes.count / 2] ^= 0x5A
-        try overwriteInPlace(url, with: bytes)
-    }
-
-    /// Writes `data` over the file where it is, then puts its access and modification times back.
-    private func overwriteInPlace(_ url: URL, with data: Data) throws {
-        var before = Glibc.stat()
-        #expect(lstat(url.path, &before) == 0)
-        let handle = try FileHandle(forWritingTo: url)
-        try handle.write(contentsOf: data)
-        try handle.close()
-        var times = [before.st_atim, before.st_mtim]
-        #expect(utimensat(AT_FDCWD, url.path, &times, 0) == 0)
     }
 }
 
