@@ -58,8 +58,8 @@ struct SimulatorSeamTests {
         }
         switch deletePolicy {
         case .deleteWins:
-            #expect(throws: FolderSyncError.self) { try memory.insert(table: "tags", syncID: "t1", values: [:]) }
-            #expect(throws: FolderSyncError.self) { try sqlite.insert(table: "tags", syncID: "t1", values: [:]) }
+            #expect(throws: FolderSyncError.self) { try memory.insert(table: "tags", syncID: "t1", values: ["name": .text("again")]) }
+            #expect(throws: FolderSyncError.self) { try sqlite.insert(table: "tags", syncID: "t1", values: ["name": .text("again")]) }
         case .lastWriterWins:
             // A deleted sync ID comes back, newer than its delete.
             for store in stores { try store.insert(table: "tags", syncID: "t1", values: ["name": .text("again")]) }

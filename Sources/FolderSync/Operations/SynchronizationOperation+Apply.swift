@@ -49,8 +49,9 @@ extension SynchronizationOperation {
                 guard missing.isEmpty else { continue }
                 index += 1
                 emit(.applyingChangeSet(index: index, count: available.count, changes: header.changeCount))
-                guard let found = try await prescan(candidate) else { continue }
-                try await apply(downloaded[candidate.path.description] ?? set, prescan: found, path: candidate.path)
+                guard let found = try await prescan(candidate),
+                      try await apply(downloaded[candidate.path.description] ?? set, prescan: found, path: candidate.path)
+                else { continue }
                 try? FileManager.default.removeItem(at: set.url)
                 ledger[candidate.client] = candidate.sequence
                 applied[position] = true
@@ -101,7 +102,9 @@ extension SynchronizationOperation {
                               path: layout.syncChangesDirectory(documentIdentifier).description)
     }
 
-    func apply(_ set: Downloaded, prescan: ChangeSetPrescan, path: RemotePath) async throws {
+    /// Applies one set; returns false, having changed nothing, when a constraint of the store refuses it as it
+    /// stands (``ApplyOutcome/unmetConstraint``): it is tried again after the others.
+    func apply(_ set: Downloaded, prescan: ChangeSetPrescan, path: RemotePath) async throws -> Bool {
         let header = set.header, url = set.url
         try await fetchAttachments(prescan.references)
         let newest = NewestTimestamp()
@@ -125,7 +128,13 @@ extension SynchronizationOperation {
         } else {
             outcome = try store.apply(header, localClient: clientIdentifier, changes: stream, resolutions: resolutions)
         }
-        guard outcome.applied else { return }
+        if let constraint = outcome.unmetConstraint {
+            unmetConstraints[path.description] = constraint
+            return false
+        }
+        guard outcome.applied else { return true }
+        // A client's sets are applied in sequence order: the last one is the highest.
+        if outcome.suppliedUnpublishedInsert { suppliersOfUnpublishedInserts[header.clientIdentifier] = header.sequence }
         let now = environment.now()
         if newest.value > HybridLogicalClock.driftLimit(now: now) {
             let hours = Int((Double(newest.value.milliseconds) / 1000 - now.timeIntervalSince1970) / 3600)
@@ -140,6 +149,7 @@ extension SynchronizationOperation {
         report.changesIgnored += outcome.changesIgnored
         report.conflicts += outcome.conflicts
         report.warnings += outcome.warnings
+        return true
     }
 
     /// The newest timestamp of the changes a stream delivered (read on the stream's thread, then after it).
