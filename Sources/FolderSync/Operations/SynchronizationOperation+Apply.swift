@@ -98,8 +98,15 @@ extension SynchronizationOperation {
             return
         }
         throw FolderSyncError(.massDeletionDeclined,
-                              "the sync would delete \(deletion) and the deletion was declined; nothing was applied",
+                              "the sync would delete \(deletion) and the deletion was declined: no other device's change was applied",
                               path: layout.syncChangesDirectory(documentIdentifier).description)
+    }
+
+    /// A declined mass deletion as the sync ends with it: it also says that this device's own changes went out.
+    func declined(_ error: FolderSyncError, afterPublishing sent: Int) -> FolderSyncError {
+        let published = sent == 0 ? "this device had no change of its own to publish"
+            : "this device's own \(sent) change(s) were published"
+        return FolderSyncError(error.code, error.message + "; " + published, path: error.path)
     }
 
     /// Applies one set; returns false, having changed nothing, when a constraint of the store refuses it as it

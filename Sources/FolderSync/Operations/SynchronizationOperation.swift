@@ -59,6 +59,9 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     /// while it is closed, or when the app copies a backup into it (its sequence goes back with it), and a listing
     /// costs what the folder holds (3 ms for 10,000 names on a local disk, the kernel's part alone).
     var ownNumbersKnownThrough: Int64?
+    /// Whether this client's marker went with its deletion, which it re-joined from since: the marker's absence is
+    /// then no sign of a folder restored from an older copy.
+    var ownMarkerRemovedByDeletion = false
     /// The store's next sequence when this sync ended, when it listed this client's sets or knew its numbers.
     private(set) var ownNumbersKnownAtEnd: Int64?
 
@@ -114,6 +117,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         isReadOnly = standard.isReadOnly
         checksOwnWholeStore = standard.checksOwnWholeStore
         ownNumbersKnownThrough = standard.ownNumbersKnownThrough
+        ownMarkerRemovedByDeletion = standard.ownMarkerRemovedByDeletion
         deletionFailSafe = standard.deletionFailSafe
         confirmMassDeletion = standard.confirmMassDeletion
     }
@@ -260,7 +264,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         try store.updateRemoteKnowledge { $0 = learned }
         if numbersKnown || listsOwnSets { ownNumbersKnownAtEnd = state.progress.nextSequence }
         report.duration = Date().timeIntervalSince(started)
-        if let declined { throw declined }
+        if let declined { throw self.declined(declined, afterPublishing: report.changesSent) }
         emit(.phase(.finished))
         return report
     }
