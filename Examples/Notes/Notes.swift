@@ -222,7 +222,9 @@ struct Sync: AsyncParsableCommand {
         }
         let progress = isatty(STDERR_FILENO) == 1 ? SyncProgressLine(session.document.events()) : nil
         defer { progress?.stop() }
-        let report = try await session.explainingPasswordChange(password: notes.password()) { try await session.document.synchronize() }
+        let report = try await session.explainingPasswordChange(password: notes.password()) {
+            try await session.document.synchronize()
+        }
         progress?.stop()
         print(json ? try NotesOutput.json(SyncReportSummary(report)) : NotesOutput.describe(report), terminator: "")
     }
@@ -238,9 +240,9 @@ struct Status: AsyncParsableCommand {
 
     func run() async throws {
         // The managers on a remote that is never asked: --remote is not needed, and a folder away changes nothing.
-        let session = try NotesSession.configure(databasePath: notes.databasePath(creating: false), remote: NoSharedFolder(),
-                                                 applicationIdentifier: notes.app, documentIdentifier: notes.document,
-                                                 clientName: notes.clientName)
+        let session = try NotesSession.configure(databasePath: notes.databasePath(creating: false),
+                                                 remote: NoSharedFolder(), applicationIdentifier: notes.app,
+                                                 documentIdentifier: notes.document, clientName: notes.clientName)
         let status = NotesStatus(session.document)
         print(json ? try NotesOutput.json(status) : status.text, terminator: "")
     }
@@ -256,7 +258,9 @@ struct Rejoin: AsyncParsableCommand {
     func run() async throws {
         let session = try await notes.session()
         guard session.document.resetState != nil else { throw NotesError("this device has no reset to re-join from (see 'notes status')") }
-        let report = try await session.explainingPasswordChange(password: notes.password()) { try await session.document.rejoin() }
+        let report = try await session.explainingPasswordChange(password: notes.password()) {
+            try await session.document.rejoin()
+        }
         print(json ? try NotesOutput.json(SyncReportSummary(report)) : NotesOutput.describe(report), terminator: "")
     }
 }
@@ -271,14 +275,18 @@ struct ChangePassword: AsyncParsableCommand {
             asked for the new password at its next sync: give it there with --password-file.
             """)
     @ParentCommand var notes: Notes
-    @Option(help: ArgumentHelp("A file whose first line is the new password.", valueName: "PATH")) var newPasswordFile: String
+    @Option(help: ArgumentHelp("A file whose first line is the new password.", valueName: "PATH"))
+    var newPasswordFile: String
 
     func run() async throws {
-        guard let current = try notes.password() else { throw NotesError("give the current password with --password-file PATH") }
+        guard let current = try notes.password() else {
+            throw NotesError("give the current password with --password-file PATH")
+        }
         let new = try Notes.password(inFile: newPasswordFile, option: "--new-password-file")
         let session = try await notes.session()
         try await session.document.applicationSyncManager.changeEncryptionPassword(from: current, to: new)
-        print("changed the password of \(NotesOutput.escaped(notes.app)); other devices are asked for the new one at their next sync")
+        print("changed the password of \(NotesOutput.escaped(notes.app)); "
+              + "other devices are asked for the new one at their next sync")
     }
 }
 

@@ -18,8 +18,9 @@ struct NotesSession {
     static func configure(databasePath: String, remote location: String, applicationIdentifier: String,
                           documentIdentifier: String, clientName: String?, password: String? = nil) throws -> NotesSession {
         // Paths, file:// and http(s):// (WebDAV, credentials from FOLDERSYNC_WEBDAV_USER/PASSWORD), as in foldersync.
-        try configure(databasePath: databasePath, remote: RemoteLocation.fileSystem(for: location), applicationIdentifier: applicationIdentifier,
-                      documentIdentifier: documentIdentifier, clientName: clientName, password: password)
+        try configure(databasePath: databasePath, remote: RemoteLocation.fileSystem(for: location),
+                      applicationIdentifier: applicationIdentifier, documentIdentifier: documentIdentifier,
+                      clientName: clientName, password: password)
     }
 
     /// Opens the database at `databasePath` and configures the managers on `remote`, which this does not touch.
@@ -80,10 +81,9 @@ struct NotesSession {
             return try await body()
         } catch let error as FolderSyncError where askedForChangedPassword.current
                     && (error.code == .registrationCancelled || error.code == .wrongPassword) {
-            throw FolderSyncError(.wrongPassword, "the encryption password was changed on another device"
-                                  + (password == nil ? ": give the new one with --password-file PATH"
-                                                     : ", and the one in --password-file does not open it: give the new one"),
-                                  path: error.path)
+            let remedy = password == nil ? ": give the new one with --password-file PATH"
+                : ", and the one in --password-file does not open it: give the new one"
+            throw FolderSyncError(.wrongPassword, "the encryption password was changed on another device" + remedy, path: error.path)
         }
     }
 

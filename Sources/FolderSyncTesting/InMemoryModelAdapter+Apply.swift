@@ -49,7 +49,7 @@ extension InMemoryModelAdapter {
             var touched = Set<String>()
             try changes { change in
                 try applyChange(&state, &clock, change, author: header.clientIdentifier, localClient: localClient,
-                            checkUnpublished: hasUnpublished, resolutions: resolutions, outcome: &outcome)
+                                checkUnpublished: hasUnpublished, resolutions: resolutions, outcome: &outcome)
                 if change.kind == .delete { touched.formUnion(tablesByName.keys) } else { touched.insert(change.table) }
             }
             state.ledger[header.clientIdentifier, default: [:]][header.sequence] = header.changeSetIdentifier
@@ -78,7 +78,7 @@ extension InMemoryModelAdapter {
         let row = RowKey(table: table.name, syncID: syncID)
         if change.kind == .delete {
             return try applyDelete(&state, &clock, change, table: table, author: author, localClient: localClient,
-                               checkUnpublished: checkUnpublished, resolutions: resolutions, outcome: &outcome)
+                                   checkUnpublished: checkUnpublished, resolutions: resolutions, outcome: &outcome)
         }
         if let tombstone = state.tombstones[row]?.stamp(localClient: localClient) {
             guard MergeRule.writeAfterDelete(policy: table.deletePolicy) == .apply else {
@@ -87,7 +87,7 @@ extension InMemoryModelAdapter {
             }
             if state.rows[table.name]?[syncID] == nil {
                 return try applyToDeletedRow(&state, &clock, change, table: table, author: author, localClient: localClient,
-                                         tombstone: tombstone, outcome: &outcome)
+                                             tombstone: tombstone, outcome: &outcome)
             }
         }
 
@@ -141,7 +141,7 @@ extension InMemoryModelAdapter {
             // First the writes the author made before deleting, like any update.
             let writes = SyncChange(kind: .update, table: change.table, syncID: syncID, columns: change.columns)
             try applyChange(&state, &clock, writes, author: author, localClient: localClient, checkUnpublished: checkUnpublished,
-                        resolutions: resolutions, outcome: &outcome)
+                            resolutions: resolutions, outcome: &outcome)
         }
         let timestamp = change.deletionTimestamp ?? .zero
         clock.observe(timestamp)

@@ -36,8 +36,8 @@ public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, @unchecke
         ///   - references: Its foreign keys, column name → referenced table; none by default.
         ///   - deletePolicy: How a delete settles against a concurrent update; delete wins by default.
         ///   - notNullColumns: The columns that must hold a value (`NOT NULL`); none by default.
-        public init(_ name: String, columns: [String], references: [String: String] = [:], deletePolicy: DeletePolicy = .deleteWins,
-                    notNullColumns: Set<String> = []) {
+        public init(_ name: String, columns: [String], references: [String: String] = [:],
+                    deletePolicy: DeletePolicy = .deleteWins, notNullColumns: Set<String> = []) {
             self.name = name
             self.columns = columns
             self.references = references

@@ -54,7 +54,7 @@ struct NotesMessageTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["shared"])
     }
 
-    @Test("A password file with a CRLF line ending opens the folder; an empty password is refused before anything is written into the share")
+    @Test("A CRLF password file opens the folder; an empty password is refused before anything is written into the share")
     func passwordFiles() async throws {
         let directory = TemporaryDirectory()
         let devices = NotesToolTests.devices(["a", "b"], in: directory)
@@ -74,7 +74,7 @@ struct NotesMessageTests {
         #expect(try await devices[1].succeed(["list"]).contains("Meet Zed at noon"))
     }
 
-    @Test("notes change-password: the device that changed it syncs on, another is told that the password changed until it gives the new one, then syncs")
+    @Test("notes change-password: this device syncs on; another is told that the password changed until it gives the new one")
     func changePassword() async throws {
         let directory = TemporaryDirectory()
         let devices = NotesToolTests.devices(["a", "b", "c"], in: directory)
@@ -118,7 +118,7 @@ struct NotesMessageTests {
         return filler
     }
 
-    @Test("A full disk is localStoreFull naming the database, in one line; the notes stay as they were, and the next write goes through once there is space")
+    @Test("A full disk is localStoreFull naming the database, in one line; with space again the next write goes through")
     func fullDisk() async throws {
         let directory = TemporaryDirectory()
         let small = directory.subdirectory("small")

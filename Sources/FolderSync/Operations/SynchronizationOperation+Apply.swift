@@ -47,7 +47,7 @@ extension SynchronizationOperation {
                     client != clientIdentifier && client != candidate.client && (ledger[client] ?? 0) < sequence
                 }
                 guard missing.isEmpty else { continue }
-                index += 1
+                if unmetConstraints[candidate.path.description] == nil { index += 1 }   // tried again: counted once
                 emit(.applyingChangeSet(index: index, count: available.count, changes: header.changeCount))
                 guard let found = try await prescan(candidate),
                       try await apply(downloaded[candidate.path.description] ?? set, prescan: found, path: candidate.path)
@@ -97,8 +97,8 @@ extension SynchronizationOperation {
             report.confirmedMassDeletion = deletion
             return
         }
-        throw FolderSyncError(.massDeletionDeclined,
-                              "the sync would delete \(deletion) and the deletion was declined: no other device's change was applied",
+        throw FolderSyncError(.massDeletionDeclined, "the sync would delete \(deletion) and the deletion was declined: "
+                              + "no other device's change was applied",
                               path: layout.syncChangesDirectory(documentIdentifier).description)
     }
 

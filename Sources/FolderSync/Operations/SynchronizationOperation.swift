@@ -225,9 +225,11 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         for left in waiting where !unreadable.contains(left.client) {
             let path = left.path.description
             report.warnings.append(unmetConstraints[path].map {
-                SyncWarning(kind: .changeSetRefused, message: "this store refuses it as it stands (\($0)); it waits for the change sets "
-                            + "that let it apply", path: path)
-            } ?? SyncWarning(kind: .changeSetWaiting, message: "waiting for change sets it depends on to become visible", path: path))
+                SyncWarning(kind: .changeSetRefused,
+                            message: "this store refuses it as it stands (\($0)); it waits for the change sets that let it apply",
+                            path: path)
+            } ?? SyncWarning(kind: .changeSetWaiting, message: "waiting for change sets it depends on to become visible",
+                             path: path))
         }
         if isReadOnly {
             report.duration = Date().timeIntervalSince(started)
@@ -236,7 +238,8 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         }
         emit(.phase(.stagingLocalChanges))
         if try store.hasUnpublishedChanges() {
-            try stageLocalChanges(&state, dependencies: dependencies.merging(suppliersOfUnpublishedInserts, uniquingKeysWith: max))
+            let stated = dependencies.merging(suppliersOfUnpublishedInserts, uniquingKeysWith: max)
+            try stageLocalChanges(&state, dependencies: stated)
         }
 
         emit(.phase(.publishingLocalChanges))

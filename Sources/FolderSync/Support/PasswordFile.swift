@@ -7,6 +7,7 @@ package enum PasswordFile {
     package static func firstLine(of path: String) -> String? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
         // Character.isNewline takes "\r\n", one character in Swift, as one line ending.
-        return text.split(maxSplits: 1, omittingEmptySubsequences: false, whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        let lines = text.split(maxSplits: 1, omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+        return lines.first.map(String.init) ?? ""
     }
 }

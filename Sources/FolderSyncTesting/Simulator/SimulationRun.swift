@@ -216,7 +216,8 @@ final class SimulationRun {
         record(report, client, what)
         // Every write obeys the schema: a set a store refuses was published before the sets it needs, unsaid.
         if let refused = report.warnings.first(where: { $0.kind == .changeSetRefused }) {
-            throw SimulationFailure.Detail("\(client.identifier) met a change set its store refuses: \(refused) (\(refused.path ?? ""))")
+            throw SimulationFailure.Detail("\(client.identifier) met a change set its store refuses: \(refused)"
+                                           + " (\(refused.path ?? ""))")
         }
         if !client.expectedResets.isEmpty {
             throw SimulationFailure.Detail("\(client.identifier) synced although it should have stopped with one of \(client.expectedResets)")

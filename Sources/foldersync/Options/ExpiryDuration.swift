@@ -25,12 +25,14 @@ struct ExpiryDuration: ExpressibleByArgument, Hashable, CustomStringConvertible 
     }
 
     /// What `--help` says of a duration.
-    static let help = "DURATION is a whole number and a unit: s, m (minutes), h, d or w, of 1d or more, as in 90d, 36h or 2w."
+    static let help = "DURATION is a whole number and a unit: s, m (minutes), h, d or w, of 1d or more, "
+        + "as in 90d, 36h or 2w."
 
     /// For `@Option(transform:)`: the same parse, with an error that says what is expected.
     static func parse(_ argument: String) throws -> ExpiryDuration {
         guard let duration = ExpiryDuration(argument: argument) else {
-            throw ValidationError("'\(argument)' is not a duration: expected a positive whole number and a unit (s, m, h, d, w), like 90d, 36h or 2w")
+            throw ValidationError("'\(argument)' is not a duration: expected a positive whole number and a unit "
+                                  + "(s, m, h, d, w), like 90d, 36h or 2w")
         }
         guard duration.seconds >= VacuumOperation.minimumClientExpiry else {
             throw ValidationError("'\(argument)' is too short: a client can be expired after 1d of silence at the soonest "

@@ -29,7 +29,9 @@ enum Formatting {
     static func dateAndAge(_ date: Date?, now: Date = Date()) -> String {
         guard let date else { return "-" }
         let interval = now.timeIntervalSince(date)
-        guard interval > -futureTolerance else { return "\(self.date(date)) (\(age(-interval)) ahead of this computer's clock)" }
+        guard interval > -futureTolerance else {
+            return "\(self.date(date)) (\(age(-interval)) ahead of this computer's clock)"
+        }
         return "\(self.date(date)) (\(age(interval)) ago)"
     }
 

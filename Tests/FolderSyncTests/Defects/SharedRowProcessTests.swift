@@ -26,7 +26,7 @@ struct SharedRowProcessTests {
         try JSONDecoder().decode([Note].self, from: Data(try await device.list().utf8))
     }
 
-    @Test("Both devices tag a note `red` before either syncs, the newer write first: every device, a new one included, syncs and gets the tag; doctor is healthy")
+    @Test("Two devices tag a note `red` before either syncs, the newer first: every device, a new one too, gets the tag; doctor is healthy")
     func tagCreatedOnTwoDevices() async throws {
         let directory = TemporaryDirectory()
         let devices = NotesProcessTests.devices(5, in: directory)

@@ -25,16 +25,18 @@ struct SharedRowTests {
     /// The notes schema with a note's title required.
     static let titleRequired = NotesSchema.createTables.replacingOccurrences(of: "title TEXT,", with: "title TEXT NOT NULL,")
     /// The notes schema of an app version that let a tag have no name.
-    static let nameOptional = NotesSchema.createTables.replacingOccurrences(of: "tags(id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL)",
-                                                                            with: "tags(id TEXT PRIMARY KEY NOT NULL, name TEXT)")
+    static let nameOptional = NotesSchema.createTables.replacingOccurrences(
+        of: "tags(id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL)", with: "tags(id TEXT PRIMARY KEY NOT NULL, name TEXT)")
 
-    @Test("An insert whose required column another device wrote later depends on that device's set: a reader that meets it first applies the other set first")
+    @Test("An insert that lost a required column to another device's later write depends on that device's set")
     func partialInsertStatesItsDependency() async throws {
         let directory = TemporaryDirectory()
-        let remote = InMemoryFileSystem()
+        let shared = directory.subdirectory("shared")
+        let remote = FileManagerFileSystem(rootURL: shared)
         let clock = TestClock()
         func make(_ name: String) async throws -> TestClient {
-            try await TestClient.make(remote, name: name, in: directory, createTables: Self.titleRequired, environment: clock.environment())
+            try await TestClient.make(remote, name: name, in: directory, createTables: Self.titleRequired,
+                                      environment: clock.environment())
         }
         // Readers try change sets in client order: A's set comes first.
         let (a, b, c) = (try await make("A"), try await make("B"), try await make("C"))
@@ -46,6 +48,11 @@ struct SharedRowTests {
         try await b.sync()
         try await a.sync()   // takes B's title; publishes its body, which is newer
 
+        let folder = shared.appendingPathComponent("com.example.notes/Documents/DOC/SyncChanges/client-A")
+        let published = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
+        let set = try #require(published.first, "A published nothing")
+        #expect(published.count == 1)
+        #expect(try ChangeSetReader.readHeader(at: set, path: set.path).dependencies["client-B"] == 1)
         let report = try await c.sync()
         #expect(!report.warnings.contains { $0.kind == .changeSetRefused || $0.kind == .changeSetWaiting }, "\(report.warnings)")
         try await converge(a, b, c)
@@ -54,13 +61,14 @@ struct SharedRowTests {
         }
     }
 
-    @Test("A set that leaves a required column empty waits, with a warning naming the constraint, until a set that supplies it arrives; the sync goes on")
+    @Test("A set that leaves a required column empty waits, naming the constraint, until a set supplies it; the sync goes on")
     func refusedSetWaits() async throws {
         let directory = TemporaryDirectory()
         let remote = InMemoryFileSystem()
         let clock = TestClock()
         // A runs an app version whose tags may have no name; B and C require one.
-        let a = try await TestClient.make(remote, name: "A", in: directory, createTables: Self.nameOptional, environment: clock.environment())
+        let a = try await TestClient.make(remote, name: "A", in: directory, createTables: Self.nameOptional,
+                                          environment: clock.environment())
         let b = try await TestClient.make(remote, name: "B", in: directory, environment: clock.environment())
         let c = try await TestClient.make(remote, name: "C", in: directory, environment: clock.environment())
         try a.execute("INSERT INTO tags(id) VALUES ('tag:red')")
@@ -87,17 +95,7 @@ struct SharedRowTests {
         }
     }
 
-    /// Stages what `author` has pending into one change set, as the engine would.
-    private func changeSet(from author: any ModelAdapter, client: String, sequence: Int64) throws -> (ChangeSetHeader, [SyncChange]) {
-        var changes: [SyncChange] = []
-        _ = try author.stageChanges(sequence: sequence, emit: { changes.append($0) }, seal: { sequence })
-        try author.markPublished(throughSequence: sequence)
-        let header = ChangeSetHeader(changeSetIdentifier: "\(client)-\(sequence)", clientIdentifier: client, sequence: sequence,
-                                     schemaVersion: 1, changeCount: changes.count, createdAt: Date(timeIntervalSince1970: 0))
-        return (header, changes)
-    }
-
-    @Test("The in-memory adapter and GRDBStore agree: a remote write that takes over a column of an unpublished insert is said, the insert left with nothing is not staged, a set leaving a required column empty is refused whole")
+    @Test("Both adapters alike: a write taking over an unpublished insert is said, the insert left with nothing is not staged, a refused set changes nothing")
     func adaptersAgree() throws {
         let directory = TemporaryDirectory()
         let time = SimulatedTime()
@@ -112,7 +110,7 @@ struct SharedRowTests {
         time.advance(byMilliseconds: 5)
         try author.insert(table: "tags", syncID: "tag:red", values: ["name": .text("Red")])
         try author.insert(table: "folders", syncID: "f1", values: ["name": .text("Work")])
-        let supplying = try changeSet(from: author, client: "A", sequence: 1)
+        let supplying = try RowRegistersTests.changeSet(from: author, client: "A", sequence: 1)
         let refused = (ChangeSetHeader(changeSetIdentifier: "A-2", clientIdentifier: "A", sequence: 2, schemaVersion: 1, changeCount: 2,
                                        createdAt: Date(timeIntervalSince1970: 0)),
                        [SyncChange(kind: .insert, table: "notes", syncID: "n1", columns: [

@@ -20,7 +20,9 @@ struct BlockingThreadPoolTests {
     /// Waits, off the cooperative pool, for `semaphore`; false when `seconds` passed first (a failure bound).
     private static func wait(_ semaphore: DispatchSemaphore, seconds: Int) async -> Bool {
         await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: semaphore.wait(timeout: .now() + .seconds(seconds)) == .success) }
+            Thread.detachNewThread {
+                continuation.resume(returning: semaphore.wait(timeout: .now() + .seconds(seconds)) == .success)
+            }
         }
     }
 
