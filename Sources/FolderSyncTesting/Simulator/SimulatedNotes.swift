@@ -6,7 +6,7 @@ public import FolderSync
 /// columns (a text `id` primary key each), e.g. in SQLite:
 /// `folders(id, name NOT NULL)`, `notes(id, title, body, folder_id → folders)`,
 /// `tags(id, name NOT NULL)`, `note_tags(id, note_id → notes, tag_id → tags)`.
-/// Folders and tags have rows that every client may create (``sharedIDs``): with a `NOT NULL` column, a replica
+/// Folders and tags have rows that every client may create (a default folder, common tags): with a `NOT NULL` column, a replica
 /// that met one client's insert of such a row without the values another client's later write supplied would
 /// refuse it.
 public enum SimulatedNotes {
