@@ -46,8 +46,8 @@ struct RemoteOptions: ParsableArguments {
     }
 
     private static func firstLine(of path: String, option: String) throws -> String {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw ToolFailure("\(option) \(path): cannot be read") }
-        return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+        guard let line = PasswordFile.firstLine(of: path) else { throw ToolFailure("\(option) \(path): cannot be read") }
+        return line
     }
 
     /// The encryption password: `--password-file`, else `FOLDERSYNC_PASSWORD`, else the terminal.
