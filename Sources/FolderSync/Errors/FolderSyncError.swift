@@ -83,6 +83,9 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
         /// FolderSync failed in a way it does not expect (a bug, or a library it uses failing); the message names
         /// the cause. Nothing was half done: the next sync starts over.
         public static let internalError = Code(rawValue: 26)
+        /// The disk that holds the local store or its helper folder is full: SQLite, or a helper file, could not
+        /// write. Nothing was half done; once there is space again, the next write or sync goes through.
+        public static let localStoreFull = Code(rawValue: 27)
 
         public var description: String {
             switch self {
@@ -112,6 +115,7 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
             case .remoteUnavailable: "remoteUnavailable"
             case .encryptionMismatch: "encryptionMismatch"
             case .internalError: "internalError"
+            case .localStoreFull: "localStoreFull"
             default: "code\(rawValue)"
             }
         }

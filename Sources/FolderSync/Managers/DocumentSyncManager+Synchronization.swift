@@ -121,6 +121,7 @@ extension DocumentSyncManager {
         var report = try await synchronization.run()
         mutable.withLock {
             $0.checkedOwnWholeStore = true
+            $0.rejoinedAfterDeletion = false
             $0.ownNumbersKnownStore = synchronization.ownNumbersKnownAtEnd == nil ? nil : store
             $0.ownNumbersKnownThrough = synchronization.ownNumbersKnownAtEnd ?? 0
         }
@@ -185,6 +186,7 @@ extension DocumentSyncManager {
         // The first sync of a launch looks at this client's whole store; later ones with the heartbeat.
         operation.checksOwnWholeStore = !launch.checkedOwnWholeStore
         operation.ownNumbersKnownThrough = launch.ownNumbersKnownStore === store ? launch.ownNumbersKnownThrough : nil
+        operation.ownMarkerRemovedByDeletion = launch.rejoinedAfterDeletion
         operation.deletionFailSafe = policy.deletionFailSafe
         operation.confirmMassDeletion = { [weak self] deletion in await self?.confirm(deletion) ?? false }
         return operation

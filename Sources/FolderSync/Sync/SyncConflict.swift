@@ -104,6 +104,9 @@ public struct SyncWarning: Sendable, Hashable, CustomStringConvertible {
         /// A change set carries timestamps more than `HybridLogicalClock/maximumDrift` ahead of this device's clock:
         /// one of the two clocks is wrong. It applies as stamped on every device, so replicas converge.
         case clockSkew
+        /// A change set breaks a constraint of this store as it stands (it would leave a `NOT NULL` column empty,
+        /// say): nothing of it was applied, and it waits for the sets that let it apply, tried again at every sync.
+        case changeSetRefused
         /// Change sets this client needed were gone from their folder and no usable whole store held them: they were
         /// applied from the document's removed area, where a vacuum, client deletion or repair had moved them (the
         /// message names which, and when).
