@@ -81,6 +81,21 @@ final class CountingFileSystem: RemoteFileSystem, @unchecked Sendable {
         try await traced("move", destination) { try await base.move(from: source, to: destination, replacing: replacing) }
     }
 
+    /// The base's move aside (one rename locally, one `MOVE` over WebDAV), so that a vacuum's moves are what is timed.
+    func moveAside(_ source: RemotePath, to destination: RemotePath) async throws {
+        count()
+        try await traced("moveAside", destination) { try await base.moveAside(source, to: destination) }
+    }
+
+    /// How far ahead of the base's clock this tells the folder's time: a vacuum run "days later", to purge.
+    var folderClockAhead: TimeInterval = 0
+
+    /// The base's clock (one request counted), `folderClockAhead` later.
+    func recordedTime(in folder: RemotePath) async throws -> Date? {
+        count()
+        return try await traced("clock", folder) { try await base.recordedTime(in: folder) }?.addingTimeInterval(folderClockAhead)
+    }
+
     func remove(_ path: RemotePath) async throws {
         count()
         try await traced("remove", path) { try await base.remove(path) }

@@ -72,9 +72,14 @@ struct FoldersyncClientsDeleteTests {
         let result = try await FoldersyncTool.run(["clients", "delete", "client-A", "--document", "DOC", "--remote", scenario.root.path, "--yes"])
         #expect(result.status == 0 && result.errors.isEmpty, "\(result.errors)")
         let layout = scenario.layout
+        let removals = try FileManager.default.subpathsOfDirectory(atPath: scenario.root.appendingPathComponent(
+            layout.removedDirectory("DOC").description).path).filter { $0.hasSuffix("/client-A.recentsync") }
+        let removalFolder = layout.removedDirectory("DOC").description + "/"
+            + (try #require(removals.first, "the recent sync is kept in the removed area")).split(separator: "/").prefix(2).joined(separator: "/")
         #expect(result.output == """
             Deleted client client-A from document DOC; it stops with clientDeleted at its next sync and keeps its local data.
               removed  \(layout.recentSyncFile("DOC", client: "client-A"))
+              moved    into \(removalFolder) (kept until a vacuum purges it after its grace period)
               kept     \(layout.wholeStoreDirectory("DOC", client: "client-A")) (no other whole store holds the change sets already \
             vacuumed that it holds; vacuum removes it once another whole store contains everything it does)
               kept     \(layout.syncChangesDirectory("DOC", client: "client-A")) (its change sets; vacuum removes them once every client has applied them)

@@ -108,7 +108,9 @@ struct FoldersyncDoctorTests {
         #expect(!FileManager.default.fileExists(atPath: stale.path) && FileManager.default.fileExists(atPath: fresh.path))
         for repair in repairs where repair.action == .quarantine {
             let destination = try #require(repair.destination)
-            #expect(destination.hasPrefix("\(Self.app)/Quarantine/") && destination.hasSuffix(String(repair.path.dropFirst(Self.app.count))))
+            // Into the document's removed area, under the path it had below the document.
+            #expect(destination.hasPrefix("\(Self.document)/Removed/")
+                    && destination.hasSuffix(String(repair.path.dropFirst(Self.document.count))), "\(destination)")
             #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent(destination).path), "nothing is deleted")
         }
         let remaining = try #require(repairOutput.remaining)
@@ -116,7 +118,7 @@ struct FoldersyncDoctorTests {
         #expect(Set(remaining.filter(\.isProblem).map(\.check)) == [.sequenceGap, .integrityKeyDuplicated, .unknownFile])
         // Moving A's corrupt change set 1 aside leaves a gap too: clients that never applied it need a whole store.
         #expect(remaining.contains { $0.check == .sequenceGap && $0.path.hasSuffix("client-A") })
-        #expect(remaining.contains { $0.check == .quarantined && $0.severity == .info })
+        #expect(remaining.contains { $0.check == .removedArea && $0.severity == .info })
         let (_, again) = try await doctor(root)
         // The same findings (messages aside: a temporary's age in seconds grows between the two runs).
         func identity(_ findings: [DoctorFinding]) -> [String] { findings.map { "\($0.severity) \($0.check) \($0.path)" } }
@@ -140,7 +142,8 @@ struct FoldersyncDoctorTests {
         let directory = TemporaryDirectory()
         let (root, _, _) = try await syncedTree(directory)
         let url = root.appendingPathComponent("\(Self.app)/FormatVersion.plist")
-        try PropertyListFile.encode(FormatVersionInfo(layoutVersion: 2, createdByClient: "x", creationDate: Fixture.date)).write(to: url)
+        try PropertyListFile.encode(FormatVersionInfo(layoutVersion: RemoteLayout.formatVersion + 1, createdByClient: "x",
+                                                       creationDate: Fixture.date)).write(to: url)
         try Data("notes".utf8).write(to: root.appendingPathComponent("\(Self.document)/notes.txt"))
         let before = treeListing(of: root)
         let (result, output) = try await doctor(root, ["--repair"])

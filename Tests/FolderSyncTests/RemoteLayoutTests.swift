@@ -5,7 +5,7 @@ import FolderSyncTesting
 
 @Suite("Remote layout")
 struct RemoteLayoutTests {
-    static let goldenDirectory = repositoryRoot.appendingPathComponent("RemoteLayouts/v1/golden/two-clients-one-document")
+    static let goldenDirectory = repositoryRoot.appendingPathComponent("RemoteLayouts/v2/golden/two-clients-one-document")
 
     /// Set `FOLDERSYNC_RECORD_GOLDEN=1` to rewrite the golden tree after a deliberate format change.
     static var recording: Bool { ProcessInfo.processInfo.environment["FOLDERSYNC_RECORD_GOLDEN"] == "1" }
@@ -57,9 +57,9 @@ struct RemoteLayoutTests {
         #expect(Set(required).subtracting(used).isEmpty, "missing from a registered tree: \(Set(required).subtracting(used))")
     }
 
-    @Test("RemoteLayouts/v1/layout.json is the catalog")
+    @Test("RemoteLayouts/v2/layout.json is the catalog")
     func layoutJSON() throws {
-        let url = repositoryRoot.appendingPathComponent("RemoteLayouts/v1/layout.json")
+        let url = repositoryRoot.appendingPathComponent("RemoteLayouts/v2/layout.json")
         if Self.recording {
             try RemoteLayout.catalogJSON().write(to: url)
         }

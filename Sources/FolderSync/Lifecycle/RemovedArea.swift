@@ -144,10 +144,11 @@ struct RemovedArea: Sendable {
     }
 
     /// The change sets of `client` the area holds, by sequence (the newest removal's copy of a number first), each
-    /// with the removal that holds it: what a reader that meets a gap applies.
+    /// with the removal that holds it: what a reader that meets a gap applies. A repair's removals are left out: what a
+    /// repair moves aside it found corrupt.
     func changeSets(of client: String, document: String) async throws -> [Int64: (path: RemotePath, removal: StoredRemoval)] {
         var found: [Int64: (path: RemotePath, removal: StoredRemoval)] = [:]
-        for removal in try await removals().reversed() {
+        for removal in try await removals().reversed() where await record(of: removal)?.operation != .repair {
             let folder = Removal(folder: removal.folder, base: base).destination(of: layout.syncChangesDirectory(document, client: client))
             for item in try await fileSystem.namesOfDirectoryIfPresent(at: folder) where item.kind == .file {
                 guard let sequence = RemoteLayout.parseChangeSetFileName(item.name)?.sequence, found[sequence] == nil else { continue }

@@ -189,6 +189,12 @@ enum GoldenCatalog {
 
     static let formatVersion = FormatVersionInfo(layoutVersion: 1, createdByClient: Golden.clientA, creationDate: Golden.date, encrypted: nil)
     static let formatVersionEncrypted = FormatVersionInfo(layoutVersion: 1, createdByClient: Golden.clientA, creationDate: Golden.date, encrypted: true)
+    /// Layout version 2 (the removed areas): the same property list, another number.
+    static let formatVersionLayout2 = FormatVersionInfo(layoutVersion: 2, createdByClient: Golden.clientA, creationDate: Golden.date,
+                                                        encrypted: nil)
+    static let formatVersionLayout2Encrypted = FormatVersionInfo(layoutVersion: 2, createdByClient: Golden.clientA,
+                                                                 creationDate: Golden.date, encrypted: true)
+    static let removal = RemovalRecord(removedBy: Golden.clientB, operation: .vacuum, removalDate: Golden.date)
     static let deviceInfo = DeviceInfo(clientIdentifier: Golden.clientA, clientDescription: "Ann's laptop <&>",
                                        userInfo: ["model": "test", "ünïcode": "✓"], registrationDate: Golden.date)
     static let documentInfo = DocumentInfo(documentIdentifier: Golden.document, documentDescription: "Notes", userInfo: ["kind": "notes"],
@@ -293,10 +299,16 @@ enum GoldenCatalog {
                        content: .propertyList(recentSyncGeneration2)),
             GoldenFile(path: "recent-syncs/generation3.recentsync", kind: .propertyList, version: 2, writer: .current,
                        content: .propertyList(recentSyncGeneration3)),
-            GoldenFile(path: "property-lists/FormatVersion.plist", kind: .propertyList, version: 1, writer: .current,
+            GoldenFile(path: "property-lists/FormatVersion.plist", kind: .propertyList, version: 1, writer: .commit("8a96d90"),
                        content: .propertyList(formatVersion)),
-            GoldenFile(path: "property-lists/FormatVersion-encrypted.plist", kind: .propertyList, version: 1, writer: .current,
+            GoldenFile(path: "property-lists/FormatVersion-encrypted.plist", kind: .propertyList, version: 1, writer: .commit("8a96d90"),
                        content: .propertyList(formatVersionEncrypted)),
+            GoldenFile(path: "property-lists/FormatVersion-layout2.plist", kind: .propertyList, version: 1, writer: .current,
+                       content: .propertyList(formatVersionLayout2)),
+            GoldenFile(path: "property-lists/FormatVersion-layout2-encrypted.plist", kind: .propertyList, version: 1,
+                       writer: .current, content: .propertyList(formatVersionLayout2Encrypted)),
+            GoldenFile(path: "property-lists/Removal.plist", kind: .propertyList, version: 1, writer: .current,
+                       content: .propertyList(removal)),
             GoldenFile(path: "property-lists/deviceInfo.plist", kind: .propertyList, version: 1, writer: .current,
                        content: .propertyList(deviceInfo)),
             GoldenFile(path: "property-lists/documentInfo.plist", kind: .propertyList, version: 1, writer: .current,

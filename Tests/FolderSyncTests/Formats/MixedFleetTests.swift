@@ -121,8 +121,9 @@ struct MixedFleetTests {
         }
         #expect(kinds >= 10)
         // A newer remote layout in a version-1 envelope.
-        let layout2 = try PropertyListFile.encode(FormatVersionInfo(layoutVersion: 2, createdByClient: Golden.clientB, creationDate: Golden.date))
-        #expect(code { _ = try FormatVersionInfo.decodeSupported(layout2, path: "FormatVersion.plist") } == .unsupportedFormatVersion)
+        let newerLayout = try PropertyListFile.encode(FormatVersionInfo(layoutVersion: RemoteLayout.formatVersion + 1,
+                                                                        createdByClient: Golden.clientB, creationDate: Golden.date))
+        #expect(code { _ = try FormatVersionInfo.decodeSupported(newerLayout, path: "FormatVersion.plist") } == .unsupportedFormatVersion)
         // A key file of another key derivation.
         var info = GoldenWriters.encryptionKeyInfo
         info.keyDerivation = "scrypt"
