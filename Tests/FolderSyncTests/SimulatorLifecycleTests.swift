@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import FolderSync
 import FolderSyncTesting
 
 /// Seeded simulations with the document lifecycle (issue 4): whole-store uploads and bootstraps, vacuums and
@@ -86,6 +87,21 @@ struct SimulatorVacuumHazardTests {
         if SimulatorTests.checksCoverage {
             #expect(summary.storesDamagedInPlace > 0 && summary.damagedStoresRefused > 0 && summary.deletionsAfterFailedJoin > 0)
             #expect(summary.vacuums > 0 && summary.expiredClients > 0)
+        }
+    }
+
+    @Test("The same hazards with every safeguard of vacuum and client deletion switched off: what they wrongly remove stays in the removed area, readers heal from it, no write is lost")
+    func hazardsWithoutSafeguards() async {
+        let first: UInt64 = 910_001
+        let summary = await SimulatorTests.simulate(first..<first + 60, test: "hazardsWithoutSafeguards", remote: .fileManager,
+                                                    makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: 40...80,
+                                                    suite: "SimulatorVacuumHazardTests", vacuumHazards: true,
+                                                    disabledSafeguards: Set(RemovalSafeguard.allCases))
+        print(SimulatorLifecycleTests.describe(summary, "vacuum hazard seeds without safeguards")
+              + "; \(summary.storesDamagedInPlace) stores damaged in place, \(summary.syncsRecoveredFromRemoved) syncs healed "
+              + "from the removed area, \(summary.changeSetsPurged) change sets purged after the grace period")
+        if SimulatorTests.checksCoverage {
+            #expect(summary.storesDamagedInPlace > 0 && summary.syncsRecoveredFromRemoved > 0 && summary.changeSetsPurged > 0)
         }
     }
 }

@@ -85,7 +85,8 @@ struct SimulatorTests {
     static func run(_ seed: UInt64, remote: ConvergenceSimulator.Remote, makeStore: @escaping ConvergenceSimulator.StoreFactory,
                     deletePolicy: DeletePolicy = .deleteWins, lifecycle: Bool = false, steps: ClosedRange<Int>? = nil,
                     clockSkews: [TimeInterval]? = nil, restores: Bool = false, outages: Bool = false,
-                    vacuumHazards: Bool = false, interruptions: Bool = true) async throws -> ConvergenceSimulator.Summary {
+                    vacuumHazards: Bool = false, disabledSafeguards: Set<RemovalSafeguard> = [],
+                    interruptions: Bool = true) async throws -> ConvergenceSimulator.Summary {
         let directory = ScratchDirectory(seed: seed)
         var configuration = ConvergenceSimulator.Configuration(seed: seed, directory: directory.url)
         configuration.remote = remote
@@ -97,6 +98,7 @@ struct SimulatorTests {
         configuration.restores = restores
         configuration.outages = outages
         configuration.vacuumHazards = vacuumHazards
+        configuration.disabledSafeguards = disabledSafeguards
         configuration.interruptions = interruptions
         return try await ConvergenceSimulator(configuration).run()
     }
@@ -106,14 +108,15 @@ struct SimulatorTests {
                          makeStore: @escaping ConvergenceSimulator.StoreFactory, deletePolicy: DeletePolicy = .deleteWins, lifecycle: Bool = false,
                          steps: ClosedRange<Int>? = nil, skipping known: Set<UInt64> = [],
                          suite: String = "SimulatorTests", clockSkews: [TimeInterval]? = nil,
-                         restores: Bool = false, outages: Bool = false, vacuumHazards: Bool = false) async -> ConvergenceSimulator.Summary {
+                         restores: Bool = false, outages: Bool = false, vacuumHazards: Bool = false,
+                         disabledSafeguards: Set<RemovalSafeguard> = []) async -> ConvergenceSimulator.Summary {
         var total = ConvergenceSimulator.Summary()
         var failures = 0
         for seed in Self.seeds(seeds.filter { !known.contains($0) }) {
             do {
                 total = total + (try await run(seed, remote: remote, makeStore: makeStore, deletePolicy: deletePolicy, lifecycle: lifecycle, steps: steps,
                                                clockSkews: clockSkews, restores: restores, outages: outages,
-                                               vacuumHazards: vacuumHazards))
+                                               vacuumHazards: vacuumHazards, disabledSafeguards: disabledSafeguards))
             } catch {
                 failures += 1
                 Issue.record("\(error)\nreplay: FOLDERSYNC_SEED=\(seed) swift test --filter '\(suite)/\(test)'")

@@ -257,6 +257,13 @@ extension DocumentSyncManager {
         set { mutable.withLock { $0.settings.policy = newValue } }
     }
 
+    /// Safeguards switched off in this manager's vacuums and client deletions, for tests (the simulator) that replay
+    /// the defects they guard against and show that the removed area alone keeps every write.
+    package var disabledSafeguards: Set<RemovalSafeguard> {
+        get { mutable.current.settings.disabledSafeguards }
+        set { mutable.withLock { $0.settings.disabledSafeguards = newValue } }
+    }
+
     /// Uploads a whole store now; returns `nil` when local changes are not all published (sync first), or when this
     /// client's store on the remote covers more than the local one (a store restored from an older copy: sync first).
     @discardableResult

@@ -139,6 +139,8 @@ open class DocumentSyncManager: @unchecked Sendable {
 
     struct Settings {
         var policy = SyncPolicy()
+        /// Safeguards switched off in this manager's vacuums and client deletions (``RemovalSafeguard``).
+        var disabledSafeguards: Set<RemovalSafeguard> = []
         weak var delegate: (any DocumentSyncManagerDelegate)?
         var remoteDocumentCreationHandler: (@Sendable (RemoteDocumentCreationRequest) async -> Bool)?
         var conflictResolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?
@@ -382,6 +384,7 @@ open class DocumentSyncManager: @unchecked Sendable {
     func maintenance() throws -> DocumentMaintenance {
         let maintenance = try documentMaintenance()
         maintenance.verificationCacheFile = localLayout.verifiedWholeStoresFile
+        maintenance.disabledSafeguards = disabledSafeguards
         return maintenance
     }
 

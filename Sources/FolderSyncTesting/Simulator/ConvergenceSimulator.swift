@@ -86,6 +86,9 @@ public struct ConvergenceSimulator: Sendable {
         /// little), the bytes put back, and the damaged store's uploader deleted, whose store must stay while it alone
         /// holds vacuumed sets. Off, a seed plays as before.
         public var vacuumHazards = false
+        /// The safeguards of vacuum and client deletion switched off in every client (``RemovalSafeguard``), to replay
+        /// the defects they guard against: the removed area alone must then keep every write.
+        package var disabledSafeguards: Set<RemovalSafeguard> = []
         /// Adds outages: the shared folder goes away for a stretch of steps (an empty mount point, the folder moved
         /// away, a server that does not answer) while clients keep writing, syncing and relaunching. Every sync then
         /// must say `remoteUnavailable` and change nothing, nothing may be written into the folder, and no outage
@@ -177,6 +180,12 @@ public struct ConvergenceSimulator: Sendable {
         public var outages = 0
         /// Syncs that found the shared folder away and said so (``/FolderSync/FolderSyncError/Code/remoteUnavailable``).
         public var unavailableSyncs = 0
+        /// Syncs that applied change sets from the removed area (``/FolderSync/SyncWarning/Kind/recoveredFromRemoved``).
+        public var syncsRecoveredFromRemoved = 0
+        /// Change sets a vacuum purged from the removed area, each after the grace period (lifecycle runs).
+        public var changeSetsPurged = 0
+        /// The most change sets the removed area kept at once (not added up by `+`: the largest of the runs).
+        public var changeSetsInRemovedArea = 0
         /// Whole stores damaged in place by a vacuum hazard (zero unless ``Configuration/vacuumHazards``).
         public var storesDamagedInPlace = 0
         /// Vacuums after such damage that read the damaged store and refused it.
@@ -211,6 +220,9 @@ public struct ConvergenceSimulator: Sendable {
             sum.outages += rhs.outages; sum.unavailableSyncs += rhs.unavailableSyncs
             sum.storesDamagedInPlace += rhs.storesDamagedInPlace; sum.damagedStoresRefused += rhs.damagedStoresRefused
             sum.deletionsAfterFailedJoin += rhs.deletionsAfterFailedJoin
+            sum.changeSetsPurged += rhs.changeSetsPurged
+            sum.syncsRecoveredFromRemoved += rhs.syncsRecoveredFromRemoved
+            sum.changeSetsInRemovedArea = max(sum.changeSetsInRemovedArea, rhs.changeSetsInRemovedArea)
             sum.faultsInjected.merge(rhs.faultsInjected, uniquingKeysWith: +)
             return sum
         }

@@ -35,6 +35,10 @@ final class SimulatedClient {
     private let makeDocumentSyncManager: ConvergenceSimulator.DocumentManagerFactory
     private(set) var store: any SimulatorStore
     private(set) var document: DocumentSyncManager?
+    /// Safeguards switched off in this client's vacuums and deletions.
+    private let disabledSafeguards: Set<RemovalSafeguard>
+    /// The grace period of this client's vacuums: the shortest in lifecycle runs, so that purges happen in them.
+    private let keepsRemovedFilesFor: TimeInterval?
 
     init(index: Int, folder: URL, now: @escaping @Sendable () -> Date, remote: any RemoteFileSystem, resolvesConflicts: Bool,
          configuration: ConvergenceSimulator.Configuration) throws {
@@ -47,6 +51,8 @@ final class SimulatedClient {
         self.identifiers = IdentifierSource(client: index)
         self.makeApplicationSyncManager = configuration.makeApplicationSyncManager
         self.makeDocumentSyncManager = configuration.makeDocumentSyncManager
+        self.disabledSafeguards = configuration.disabledSafeguards
+        self.keepsRemovedFilesFor = configuration.lifecycle ? VacuumOperation.minimumRemovedFileGracePeriod : nil
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         self.store = try configuration.makeStore(folder, now)
     }
@@ -81,6 +87,8 @@ final class SimulatedClient {
         }
         if let wholeStoreUploadThreshold { document.policy.wholeStoreUploadAfterChangeSets = wholeStoreUploadThreshold }
         if usesAttachments { document.policy.attachmentThreshold = 256 }
+        if let keepsRemovedFilesFor { document.policy.keepsRemovedFilesFor = keepsRemovedFilesFor }
+        document.disabledSafeguards = disabledSafeguards
         // Half the clients publish as clients of marker version 1 did: each set read from its file (and faults
         // injected into those reads), every acknowledgement written at once; the others carry their small sets in
         // their markers and acknowledge at the default delay.

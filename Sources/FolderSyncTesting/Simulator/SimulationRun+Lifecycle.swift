@@ -6,7 +6,7 @@ import Foundation
 /// Each step goes through the public API an app or an operator would use, and
 /// tells the clients it affects which reset their next sync must stop on.
 extension SimulationRun {
-    private var layout: RemoteLayout {
+    var layout: RemoteLayout {
         get throws { try RemoteLayout(applicationIdentifier: SimulatedClient.application) }
     }
 
@@ -166,6 +166,7 @@ extension SimulationRun {
         let marker = try await remote.item(at: layout.deletedDocumentFile(SimulatedClient.document)) != nil
         summary.wipes += 1
         journal.remoteWiped()
+        keptChangeSets = [:]   // the user's doing: no removal kept what went
         for client in clients { client.expectedResets = marker ? expected.union([.documentDeleted]) : expected }
     }
 }

@@ -38,6 +38,8 @@ final class SimulationRun {
     var outageEnd: Int?
     /// Whole stores a vacuum hazard damaged in place, by path, until replaced or put back.
     var damagedStores: [RemotePath: DamagedStore] = [:]
+    /// Every change set the folder held at the last check, by file name, with where it was (``checkNothingRemovedTooSoon()``).
+    var keptChangeSets: [String: KeptChangeSet] = [:]
     /// The user's answer to a client that finds the application's folder gone.
     private(set) var replacedRemote = ReplacedRemoteAnswer(outages: nil)
 
@@ -128,6 +130,7 @@ final class SimulationRun {
             }
             if configuration.lifecycle {
                 try await lifecycleStep(roll, client)
+                try await checkNothingRemovedTooSoon()
                 continue
             }
             switch roll {
@@ -210,6 +213,7 @@ final class SimulationRun {
         summary.conflicts += report.conflicts.count
         if report.warnings.contains(where: { $0.kind == .clockSkew }) { summary.clockSkewWarnings += 1 }
         if report.warnings.contains(where: { $0.kind == .restoredStore }) { summary.restoredStoresNoticed += 1 }
+        if report.warnings.contains(where: { $0.kind == .recoveredFromRemoved }) { summary.syncsRecoveredFromRemoved += 1 }
         if report.uploadedWholeStore != nil { folderLostAbove[client.index] = nil }
         if configuration.lifecycle {
             if report.uploadedWholeStore != nil { summary.automaticWholeStoreUploads += 1 }
