@@ -98,10 +98,11 @@ struct SimulatorVacuumHazardTests {
                                                     suite: "SimulatorVacuumHazardTests", vacuumHazards: true,
                                                     disabledSafeguards: Set(RemovalSafeguard.allCases))
         print(SimulatorLifecycleTests.describe(summary, "vacuum hazard seeds without safeguards")
-              + "; \(summary.storesDamagedInPlace) stores damaged in place, \(summary.syncsRecoveredFromRemoved) syncs healed "
+              + "; \(summary.storesDamagedInPlace) stores damaged in place, \(summary.removalsOnDamagedStores) vacuums removing on "
+              + "their word, \(summary.syncsRecoveredFromRemoved) syncs healed "
               + "from the removed area, \(summary.changeSetsPurged) change sets purged after the grace period")
         if SimulatorTests.checksCoverage {
-            #expect(summary.storesDamagedInPlace > 0 && summary.syncsRecoveredFromRemoved > 0 && summary.changeSetsPurged > 0)
+            #expect(summary.removalsOnDamagedStores > 0 && summary.syncsRecoveredFromRemoved > 0 && summary.changeSetsPurged > 0)
         }
     }
 }

@@ -175,12 +175,4 @@ struct RemovedArea: Sendable {
         guard let now else { return [] }
         return removals.filter { removal in removal.date.map { now.timeIntervalSince($0) > gracePeriod } ?? false }
     }
-
-    /// Removes `removals` for good, then each day folder they leave empty.
-    func purge(_ removals: [StoredRemoval]) async throws {
-        for removal in removals { try await fileSystem.remove(removal.folder) }
-        for day in Set(removals.map(\.day)) where try await fileSystem.contentsOfDirectoryIfPresent(at: day).isEmpty {
-            try await fileSystem.remove(day)
-        }
-    }
 }

@@ -180,6 +180,9 @@ public struct ConvergenceSimulator: Sendable {
         public var outages = 0
         /// Syncs that found the shared folder away and said so (``/FolderSync/FolderSyncError/Code/remoteUnavailable``).
         public var unavailableSyncs = 0
+        /// Vacuums that removed change sets on the word of a store damaged in place, their safeguards being off
+        /// (``Configuration/disabledSafeguards``): the removed area alone kept those writes.
+        public var removalsOnDamagedStores = 0
         /// Syncs that applied change sets from the removed area (``/FolderSync/SyncWarning/Kind/recoveredFromRemoved``).
         public var syncsRecoveredFromRemoved = 0
         /// Change sets a vacuum purged from the removed area, each after the grace period (lifecycle runs).
@@ -222,6 +225,7 @@ public struct ConvergenceSimulator: Sendable {
             sum.deletionsAfterFailedJoin += rhs.deletionsAfterFailedJoin
             sum.changeSetsPurged += rhs.changeSetsPurged
             sum.syncsRecoveredFromRemoved += rhs.syncsRecoveredFromRemoved
+            sum.removalsOnDamagedStores += rhs.removalsOnDamagedStores
             sum.changeSetsInRemovedArea = max(sum.changeSetsInRemovedArea, rhs.changeSetsInRemovedArea)
             sum.faultsInjected.merge(rhs.faultsInjected, uniquingKeysWith: +)
             return sum

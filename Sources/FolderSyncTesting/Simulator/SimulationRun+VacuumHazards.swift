@@ -44,6 +44,12 @@ extension SimulationRun {
         let reported = report.wholeStoreCheck.damaged.contains { $0.path == store }
         if !report.removedChangeSets.isEmpty, !reported, let damage = damagedStores[store],
            try await remote?.readIfPresent(store) == damage.damaged {
+            // With the safeguards off (a replay of the defect), the removed area alone must keep the writes.
+            guard configuration.disabledSafeguards.isEmpty else {
+                summary.removalsOnDamagedStores += 1
+                return log("\(client.identifier)'s vacuum removed \(report.removedChangeSets.count) change sets on the word of "
+                           + "\(owner)'s damaged store (safeguards off): into the removed area")
+            }
             throw SimulationFailure.Detail("\(client.identifier)'s vacuum removed \(report.removedChangeSets.count) change sets "
                                            + "on the word of \(owner)'s whole store, damaged in place after it verified it")
         }
