@@ -28,7 +28,8 @@ public struct RemoteDocumentCreationRequest: Sendable, Hashable {
 /// 3. If it does not exist (or was deleted), registration pauses and asks.
 ///    "Yes" publishes `documentInfo.plist` **if absent** — of two clients
 ///    creating at the same moment, one wins and the other adopts its key —
-///    then writes `IntegrityKey/<key>`.
+///    then writes `IntegrityKey/<key>`. A document found with its info but no key file is one whose creation
+///    stopped between the two: its key file is written (``DocumentInfo``'s `keyCompletingCreation`).
 /// 4. This client's folders are created.
 open class DocumentRegistrationOperation: @unchecked Sendable {
     /// The remote the operation works on; the default backend steps call it.
@@ -133,8 +134,23 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
                                   "the remote document has integrity key \(info.integrityKey), the local store belongs to \(rememberedIntegrityKey)",
                                   path: layout.integrityKeyDirectory(document).description)
         }
+        if let existing { try await completeIfHalfCreated(existing) }
         try await createClientDirectories()
         return info
+    }
+
+    /// Writes the key file of a document whose creation stopped before it (``DocumentInfo``'s
+    /// `keyCompletingCreation`): every client that registers with it then finds it whole. A folder that refuses the
+    /// write (read-only, full) leaves it for the next client that can write; this one reads it all the same.
+    private func completeIfHalfCreated(_ info: DocumentInfo) async throws {
+        guard let key = DocumentInfo.keyCompletingCreation(of: documentIdentifier, info: info, keysPresent: try await fetchIntegrityKeys(),
+                                                           deleted: false) else { return }
+        environment.logger.notice("Document \(documentIdentifier) lacks its integrity key file (its creation stopped half way): writing \(key)")
+        do {
+            try await writeIntegrityKeyFile(key)
+        } catch let error as FolderSyncError where error.code == .permissionDenied || error.code == .remoteFull {
+            environment.logger.warning("Could not complete document \(documentIdentifier): \(error)")
+        }
     }
 
     private func fetchDocumentInfo() async throws -> DocumentInfo? {
@@ -147,6 +163,11 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
         let info = try PropertyListFile.decode(DocumentInfo.self, from: data, path: path.description)
         guard info.documentIdentifier == documentIdentifier else {
             throw FolderSyncError(.corruptFile, "documentInfo.plist names document \(info.documentIdentifier)", path: path.description)
+        }
+        do {
+            try Identifier.validate(info.integrityKey, role: "integrity key")
+        } catch let error as FolderSyncError {
+            throw FolderSyncError(.corruptFile, "documentInfo.plist names no usable integrity key: \(error.message)", path: path.description)
         }
         return info
     }
@@ -240,6 +261,12 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
     /// Publishes `documentInfo.plist` if absent; `false` when another client created the document first.
     open func publishDocumentInfoFileIfAbsent(_ data: Data) async throws -> Bool {
         try await fileSystem.publishIfAbsent(data, to: layout.documentInfoFile(documentIdentifier))
+    }
+
+    /// The names in `IntegrityKey/` (normally exactly one), or `nil` when there is no such folder; asked when the
+    /// document exists.
+    open func fetchIntegrityKeys() async throws -> [String]? {
+        try await fileSystem.integrityKeys(of: documentIdentifier, layout: layout)
     }
 
     /// Writes `IntegrityKey/<key>` (idempotent: every writer writes the same name and bytes).

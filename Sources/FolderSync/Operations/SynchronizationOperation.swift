@@ -354,6 +354,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
                 .map { " by client \($0.deletedByClient)" } ?? ""
             throw FolderSyncError(.documentDeleted, "document \(documentIdentifier) was deleted\(deletedBy)", path: path)
         }
+        if keys.isEmpty, try await completesHalfCreatedDocument() { return }
         throw FolderSyncError(.integrityKeyMismatch,
                               keys.isEmpty ? "the remote document is gone (wiped or replaced)"
                                            : "the remote document has integrity key \(keys.sorted().joined(separator: ", ")), this store belongs to \(integrityKey)",
@@ -376,6 +377,21 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     /// Whether `IntegrityKey/<this client's key>` exists, asked directly when a listing did not show it.
     open func integrityKeyExists() async throws -> Bool {
         try await fileSystem.exists(layout.integrityKeyFile(documentIdentifier, key: integrityKey))
+    }
+
+    /// Whether `IntegrityKey/` is there; asked only when it holds no key.
+    open func integrityKeyDirectoryExists() async throws -> Bool {
+        try await fileSystem.exists(layout.integrityKeyDirectory(documentIdentifier))
+    }
+
+    /// Reads `documentInfo.plist`, or `nil`; asked only when `IntegrityKey/` holds no key.
+    open func fetchDocumentInfoFile() async throws -> Data? {
+        try await fileSystem.readIfPresent(layout.documentInfoFile(documentIdentifier), maximumSize: PropertyListFile.maximumByteCount)
+    }
+
+    /// Writes `IntegrityKey/<key>` into a document whose creation stopped before it (the bytes its creator writes).
+    open func writeIntegrityKeyFile(_ key: String) async throws {
+        try await fileSystem.write(Data((key + "\n").utf8), to: layout.integrityKeyFile(documentIdentifier, key: key))
     }
 
     /// Lists `RecentSyncs/` (one request; version tags tell which markers changed).
