@@ -238,7 +238,14 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
             || state.remote.announcedSequence != state.progress.publishedSequence
             || acknowledges(acknowledgement, state)
         unsavedKnowledge = nil
-        try await publish(staged, &state, announcing: announces ? acknowledgement : nil)
+        do {
+            try await publish(staged, &state, announcing: announces ? acknowledgement : nil)
+        } catch let error as FolderSyncError where staged.isEmpty && (error.code == .permissionDenied || error.code == .remoteFull) {
+            // A reader of a read-only or full share: what it applied stays applied, and it says why it cannot acknowledge.
+            report.warnings.append(SyncWarning(kind: .acknowledgementNotWritten,
+                message: "the shared folder refused this device's recent-sync marker (\(error.code): \(error.message)): "
+                    + "other devices' changes were applied, but cannot be acknowledged until it accepts writes", path: error.path))
+        }
         // The whole-store policy's counters go with the rest (they had a write transaction, an fsync, of their own).
         countPublished(&state.remote)
         // Saving is a write transaction (fsyncs): an idle sync that learned nothing skips it, and so does one that

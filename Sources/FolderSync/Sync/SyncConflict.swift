@@ -104,6 +104,9 @@ public struct SyncWarning: Sendable, Hashable, CustomStringConvertible {
         /// A change set carries timestamps more than `HybridLogicalClock/maximumDrift` ahead of this device's clock:
         /// one of the two clocks is wrong. It applies as stamped on every device, so replicas converge.
         case clockSkew
+        /// The shared folder refused this client's recent-sync marker (a read-only or full share): other clients'
+        /// change sets were applied, but this client could not say so, and vacuum keeps them until it can.
+        case acknowledgementNotWritten
     }
 
     /// What kind of thing was noticed, for code that reacts to some kinds.
