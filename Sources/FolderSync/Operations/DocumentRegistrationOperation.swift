@@ -279,9 +279,14 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
         try await fileSystem.remove(layout.deletedDocumentFile(documentIdentifier))
     }
 
-    /// Creates this client's folders in the document.
+    /// Creates this client's folders in the document, which must be there: creating a folder creates its missing
+    /// parents, and a tree that went away meanwhile (a share unmounted, a server emptied) is never made again from
+    /// below (``FolderSyncError/Code/remoteItemNotFound`` naming the document's folder).
     open func createClientDirectories() async throws {
         let document = documentIdentifier
+        guard try await fileSystem.exists(layout.documentDirectory(document)) else {
+            throw FolderSyncError(.remoteItemNotFound, "the document's folder is gone", path: layout.documentDirectory(document).description)
+        }
         // All at once: a folder that exists already costs two requests on WebDAV (MKCOL refused, then a PROPFIND).
         try await withThrowingTaskGroup(of: Void.self) { group in
             for directory in [layout.syncChangesDirectory(document, client: clientIdentifier),

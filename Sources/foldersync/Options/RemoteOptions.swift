@@ -81,7 +81,7 @@ struct RemoteOptions: ParsableArguments {
         let fileSystem: any RemoteFileSystem
         do {
             fileSystem = try RemoteLocation.fileSystem(for: remote, environment: try credentialsEnvironment())
-        } catch FolderSyncError.Code.remoteItemNotFound {
+        } catch FolderSyncError.Code.remoteUnavailable {
             throw ToolFailure("--remote \(shown): no such directory")
         } catch let error as FolderSyncError {
             throw ToolFailure("--remote \(shown): \(error.message)")
