@@ -136,6 +136,16 @@ struct LocalRegistration: PropertyListPayload {
     var writtenFormatVersion: Int { deviceInfo == nil ? 2 : Self.formatVersion }
 }
 
+/// What a client remembers locally once its first registration found (or made) the application's tree, before that
+/// registration is done (``LocalLayout/applicationSeenFile``): a registration that was interrupted then, followed
+/// by a launch facing an empty mount point, must take the folder for away, not fill it with a new tree.
+struct LocalApplicationSeen: PropertyListPayload {
+    static let kind = "localApplication"
+    static let formatVersion = 1
+    var applicationIdentifier: String
+    var clientIdentifier: String
+}
+
 /// The reset a client's document stopped on (remote wiped or replaced, document or client deleted), remembered in the
 /// helper folder until ``DocumentSyncManager/rejoin()``: the store stays usable, every later sync stops on the same
 /// reset without touching the remote, and the one backup made when it was found is the only one.

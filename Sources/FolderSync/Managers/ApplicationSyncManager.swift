@@ -84,6 +84,8 @@ open class ApplicationSyncManager: @unchecked Sendable {
         /// What this client's `deviceInfo.plist` on the remote holds, as a document remembers it or a registration
         /// found it; `nil`: the next registration reads it.
         var deviceInfoOnRemote: DeviceInfo?
+        /// Told when a registration finds or makes the application's tree (a document's first registration remembers it).
+        var foundApplication: (@Sendable () throws -> Void)?
         /// The registration with the remote a document asked for, shared by the documents that ask at once.
         var pendingRegistration: Task<Void, any Error>?
         var encryptionKeyFile: Data?
@@ -170,6 +172,10 @@ open class ApplicationSyncManager: @unchecked Sendable {
     /// remembers it: what a document remembers, so that a later launch writes it only when it changed.
     var deviceInfoOnRemote: DeviceInfo? { mutable.current.deviceInfoOnRemote }
 
+    /// Calls `found` (or nothing, with `nil`) when a registration finds or makes the application's tree, before it
+    /// writes anything else: a document registering for the first time remembers then that the tree exists.
+    func whenApplicationFound(_ found: (@Sendable () throws -> Void)?) { mutable.withLock { $0.foundApplication = found } }
+
     /// Makes the next registration read this client's device info back, and write it if it is missing or differs:
     /// at the heartbeat's interval (a folder restored from an older copy, a file moved aside by `doctor --repair`).
     func checkDeviceInfoAgain() { mutable.withLock { $0.deviceInfoOnRemote = nil } }
@@ -234,6 +240,7 @@ open class ApplicationSyncManager: @unchecked Sendable {
         operation.registeredBefore = remembered.registeredBefore && !rejoining
         operation.joinedClear = operation.registeredBefore && remembered.joinedClear
         operation.deviceInfoOnRemote = rejoining ? nil : remembered.deviceInfoOnRemote
+        operation.foundApplication = remembered.foundApplication
         operation.askToReplaceRemote = { [unowned self] request in await self.remoteReplacementHandler?(request) ?? false }
         try await operation.run()
         mutable.withLock { state in

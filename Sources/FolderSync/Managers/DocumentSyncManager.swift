@@ -264,9 +264,14 @@ open class DocumentSyncManager: @unchecked Sendable {
         do {
             try LocalFiles.createPrivateDirectory(localLayout.helperDirectory)   // 0700: registration, downloads, backups
             let remembered = try loadLocalRegistration()
-            // A client that registered before never creates the application's tree again by itself; a re-join
-            // after a wipe is the app saying the remote was replaced, and registers the application again.
-            let info = try await registerWithRemote(remembered: remembered, creatingMissingDocument: creatingMissingDocument)
+            // A client that registered before (or began to, and found the tree) never creates the application's
+            // tree again by itself; a re-join after a wipe is the app saying the remote was replaced, and registers
+            // the application again.
+            let seen = try remembered != nil || remembersApplication()
+            if remembered == nil { applicationSyncManager.whenApplicationFound { [self] in try rememberApplication() } }
+            defer { if remembered == nil { applicationSyncManager.whenApplicationFound(nil) } }
+            let info = try await registerWithRemote(remembered: remembered, registeredBefore: seen,
+                                                    creatingMissingDocument: creatingMissingDocument)
             let local = LocalRegistration(applicationIdentifier: layout.applicationIdentifier,
                                           documentIdentifier: documentIdentifier, clientIdentifier: clientIdentifier,
                                           integrityKey: info.integrityKey, encryptionKey: applicationSyncManager.encryptionKeyFile,
@@ -296,14 +301,16 @@ open class DocumentSyncManager: @unchecked Sendable {
     /// An application folder found gone although the application registered earlier in this launch (the share
     /// unmounted, or replaced since) makes the application register again, which asks the app whether the remote was
     /// replaced: then the document registers with the new tree (and finds its reset), otherwise it is unavailable.
-    private func registerWithRemote(remembered: LocalRegistration?, creatingMissingDocument: Bool) async throws -> DocumentInfo {
-        let registeredNow = try await applicationSyncManager.registerIfNeeded(registeredBefore: remembered != nil,
+    private func registerWithRemote(remembered: LocalRegistration?, registeredBefore: Bool? = nil,
+                                    creatingMissingDocument: Bool) async throws -> DocumentInfo {
+        let registeredBefore = registeredBefore ?? (remembered != nil)
+        let registeredNow = try await applicationSyncManager.registerIfNeeded(registeredBefore: registeredBefore,
                                                                              rejoining: creatingMissingDocument)
         do {
             return try await registerDocument(rememberedIntegrityKey: remembered?.integrityKey, creatingMissingDocument: creatingMissingDocument)
         } catch let error as FolderSyncError where error.code == .remoteUnavailable && !registeredNow {
             applicationSyncManager.checkRemoteAgain()
-            try await applicationSyncManager.registerIfNeeded(registeredBefore: remembered != nil)
+            try await applicationSyncManager.registerIfNeeded(registeredBefore: registeredBefore)
             return try await registerDocument(rememberedIntegrityKey: remembered?.integrityKey, creatingMissingDocument: creatingMissingDocument)
         }
     }
@@ -352,6 +359,21 @@ open class DocumentSyncManager: @unchecked Sendable {
     private func isHeartbeatDue() throws -> Bool {
         guard let announced = try store?.loadSyncState().remote.announcedAt else { return true }
         return applicationSyncManager.environment.now().timeIntervalSince(announced) >= RecentSync.heartbeatInterval
+    }
+
+    /// Remembers in the helper folder that the application's tree is on the remote (``LocalLayout/applicationSeenFile``).
+    private func rememberApplication() throws {
+        guard !(try remembersApplication()) else { return }
+        let seen = LocalApplicationSeen(applicationIdentifier: layout.applicationIdentifier, clientIdentifier: clientIdentifier)
+        try LocalFiles.writeDurably(try PropertyListFile.encode(seen), to: localLayout.applicationSeenFile)
+    }
+
+    /// Whether a registration of this client found the application's tree on the remote before, finished or not.
+    private func remembersApplication() throws -> Bool {
+        let url = localLayout.applicationSeenFile
+        guard FileManager.default.fileExists(atPath: url.path) else { return false }
+        let seen = try PropertyListFile.decode(LocalApplicationSeen.self, from: try LocalFiles.read(url), path: url.path)
+        return seen.applicationIdentifier == layout.applicationIdentifier && seen.clientIdentifier == clientIdentifier
     }
 
     private func loadLocalRegistration() throws -> LocalRegistration? {

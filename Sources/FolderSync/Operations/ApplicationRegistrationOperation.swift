@@ -65,6 +65,7 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
         joinedClear = standard.joinedClear
         deviceInfoOnRemote = standard.deviceInfoOnRemote
         askToReplaceRemote = standard.askToReplaceRemote
+        foundApplication = standard.foundApplication
     }
 
     /// Whether the application is encrypted; known once ``run()`` returns.
@@ -89,6 +90,9 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
     /// Asked, when this client registered before and the application's tree is gone, whether the remote was really
     /// replaced (``ApplicationSyncManager/remoteReplacementHandler``); `nil` or `false`: it was not.
     public var askToReplaceRemote: (@Sendable (RemoteReplacementRequest) async -> Bool)?
+    /// Told as soon as the application's tree is found or made, before anything else is written: the manager
+    /// remembers it, so that a first registration killed after this point never has the tree made again.
+    var foundApplication: (@Sendable () throws -> Void)?
     /// `Encryption/EncryptionKey.plist` as read or written by this registration, when the application is encrypted.
     public private(set) var encryptionKeyFile: Data?
 
@@ -101,6 +105,7 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
         let versionPath = layout.formatVersionFile
         if let data = try await fetchFormatVersionFile() {
             let info = try FormatVersionInfo.decodeSupported(data, path: versionPath.description)
+            try foundApplication?()
             if info.encrypted != true { try await checkClearFolder() }
             try await unlockIfEncrypted(info)
         } else {
@@ -111,6 +116,7 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
                 environment.logger.notice("The app says the remote of \(layout.applicationIdentifier) was replaced: creating its tree again")
             }
             try await createTree()
+            try foundApplication?()
         }
         try await publishDeviceInfoUnlessThere()
     }

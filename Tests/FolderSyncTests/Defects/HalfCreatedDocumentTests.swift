@@ -34,17 +34,22 @@ struct HalfCreatedDocumentTests {
 
         /// The creator's first note, and its client identifier set to ``creatorID`` (so its folders can be named first).
         func prepareCreator() throws {
-            #expect(try notes(creator, ["add", "written by the creator"]).status == 0)
-            try DatabaseQueue(path: creator.path).write { db in
-                try db.execute(sql: "INSERT OR REPLACE INTO settings(key, value) VALUES ('client', ?)", arguments: [creatorID])
+            try prepare(creator, note: "written by the creator", client: creatorID)
+        }
+
+        /// A first note in `database`, and its client identifier set to `client`.
+        func prepare(_ database: URL, note: String, client: String) throws {
+            #expect(try notes(database, ["add", note]).status == 0)
+            try DatabaseQueue(path: database.path).write { db in
+                try db.execute(sql: "INSERT OR REPLACE INTO settings(key, value) VALUES ('client', ?)", arguments: [client])
             }
         }
 
-        /// The creator's first sync, killed by SIGKILL at the `count`-th call of `syscall` whose folder is one of
-        /// `folders` (relative to the shared folder). Returns whether it was killed.
-        func killFirstSync(at syscall: String, count: Int, in folders: [String]) throws -> Bool {
+        /// A first sync (of the creator, by default), killed by SIGKILL at the `count`-th call of `syscall` whose
+        /// folder is one of `folders` (relative to the shared folder). Returns whether it was killed.
+        func killFirstSync(of database: URL? = nil, at syscall: String, count: Int, in folders: [String]) throws -> Bool {
             let traced = folders.flatMap { ["-P", shared.appendingPathComponent($0).path] }
-            let result = try notes(creator, ["sync"], under: ["-f", "-qq", "-o", "/dev/null"] + traced
+            let result = try notes(database ?? creator, ["sync"], under: ["-f", "-qq", "-o", "/dev/null"] + traced
                                    + ["-e", "trace=\(syscall)", "-e", "inject=\(syscall):signal=SIGKILL:when=\(count)"])
             return result.status != 0
         }
@@ -101,6 +106,26 @@ struct HalfCreatedDocumentTests {
         // the first change set; a folder with RENAME_NOREPLACE makes no hard links.
         #expect(kills >= ["renameat": 4, "renameat2": 2, "linkat": 0][syscall]!, "\(syscall): \(kills) kills")
         print("\(syscall): the creator's first sync killed at each of its \(kills) calls")
+    }
+
+    @Test("A joiner killed in its first registration, once it found the tree, never makes one in an empty mount point later")
+    func interruptedJoinerNeverFillsAnEmptyMountPoint() throws {
+        let scene = try Scene()
+        try scene.prepareCreator()
+        #expect(try scene.notes(scene.creator, ["sync"]).status == 0)
+        let joinerID = "J0000000-0000-4000-8000-00000000000J"
+        try scene.prepare(scene.joiner, note: "written by the joiner", client: joinerID)
+        // Killed writing its device info: it read FormatVersion.plist, and registered nothing yet.
+        #expect(try scene.killFirstSync(of: scene.joiner, at: "renameat", count: 1, in: ["\(Self.application)/ClientDevices/\(joinerID)"]))
+        let away = scene.directory.url.appendingPathComponent("away")
+        try FileManager.default.moveItem(at: scene.shared, to: away)
+        try FileManager.default.createDirectory(at: scene.shared, withIntermediateDirectories: false)   // the share unmounted
+        let unmounted = try scene.notes(scene.joiner, ["sync"])
+        #expect(unmounted.status == 1 && unmounted.errors.contains("remoteUnavailable"), "\(unmounted.errors)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scene.shared.path).isEmpty, "a tree was made in the empty mount point")
+        try FileManager.default.removeItem(at: scene.shared)
+        try FileManager.default.moveItem(at: away, to: scene.shared)
+        try scene.expectEveryDeviceUsesIt("the joiner back on the mounted share")
     }
 
     @Test("doctor --repair completes a half-created document that no client has synced since")

@@ -210,6 +210,7 @@ enum GoldenCatalog {
         registration.deviceInfo = deviceInfo
         return registration
     }()
+    static let localApplicationSeen = LocalApplicationSeen(applicationIdentifier: "com.example.notes", clientIdentifier: Golden.clientA)
     static let localReset = LocalReset(code: FolderSyncError.Code.integrityKeyMismatch.rawValue,
                                        message: "the remote document was replaced (integrity key changed)",
                                        path: "com.example.notes/Documents/\(Golden.document)/IntegrityKey",
@@ -319,6 +320,8 @@ enum GoldenCatalog {
                        content: .propertyList(localRegistrationEncrypted)),
             GoldenFile(path: "property-lists/Registration-v3.plist", kind: .propertyList, version: 3, writer: .current,
                        content: .propertyList(localRegistrationWithDevice)),
+            GoldenFile(path: "property-lists/Application.plist", kind: .propertyList, version: 1, writer: .current,
+                       content: .propertyList(localApplicationSeen)),
             GoldenFile(path: "property-lists/Reset.plist", kind: .propertyList, version: 1, writer: .current,
                        content: .propertyList(localReset)),
             GoldenFile(path: "property-lists/Status.plist", kind: .propertyList, version: 1, writer: .current,
