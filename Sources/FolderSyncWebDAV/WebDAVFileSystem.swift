@@ -363,6 +363,10 @@ public final class WebDAVFileSystem: RemoteFileSystem {
         case 409:
             // A parent is missing: create the parents first, then this folder; never a folder of the root as a parent
             // (a server emptied mid-task must not get a tree made from below).
+            guard path.components.count > 1 else {
+                throw FolderSyncError(.remoteUnavailable, "the shared folder is not there on the server (MKCOL answered HTTP 409)",
+                                      path: address.baseURL.path)
+            }
             guard path.components.count > 2 else {
                 throw FolderSyncError(.remoteItemNotFound, "MKCOL answered HTTP 409: the parent folder does not exist", path: path.parent.description)
             }
