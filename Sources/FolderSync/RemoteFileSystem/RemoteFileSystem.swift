@@ -58,11 +58,7 @@ public struct RemoteItem: Hashable, Sendable {
 /// - ``remove(_:)`` removes a file or a folder with its contents; removing
 ///   something absent succeeds.
 /// - ``createDirectory(at:)`` creates a folder and its missing parents;
-///   creating one that exists succeeds. A folder directly in the root (an
-///   application's) should be made only when it is the one asked for, never
-///   as the parent of a deeper one: a share emptied or unmounted mid-task
-///   then throws ``FolderSyncError/Code/remoteItemNotFound`` rather than
-///   getting a tree made from below (the file-manager and WebDAV backends do so).
+///   creating one that exists succeeds.
 ///
 /// Failures are thrown as ``FolderSyncError`` with the code that names the
 /// cause (`permissionDenied`, `remoteFull`, `remoteIOFailed`,
