@@ -11,8 +11,9 @@ struct Todo: AsyncParsableCommand {
         abstract: "A to-do app that syncs through a shared folder with FolderSync.",
         discussion: """
             Lists, items, people and assignments live in this device's database: every command but sync and \
-            confirm-replaced works without the shared folder. Concurrent edits of one item: done on either device stays done, the higher \
-            priority wins, the later title wins; a deleted item stays deleted. Items are named by their ID or its \
+            confirm-replaced works without the shared folder. Concurrent edits of one item: done on either device \
+            stays done, the higher priority wins, the later title wins; a deleted item stays deleted. Items are named \
+            by their ID or its \
             first characters, as show prints them.
             """,
         subcommands: [Add.self, Done.self, Undone.self, Rename.self, Prioritize.self, Assign.self, Unassign.self,

@@ -57,7 +57,9 @@ public enum RemoteLocation {
         let path = lowered.hasPrefix("file://") ? (URL(string: location)?.path ?? location) : location
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw FolderSyncError(.remoteUnavailable, "the shared folder is not there (no such directory: not mounted, moved or removed)", path: location)
+            throw FolderSyncError(.remoteUnavailable,
+                                  "the shared folder is not there (no such directory: not mounted, moved or removed)",
+                                  path: location)
         }
         return FileManagerFileSystem(rootURL: URL(fileURLWithPath: path, isDirectory: true))
     }

@@ -149,7 +149,9 @@ struct Torture {
         print("""
             kill torture: seed \(seed), \(clients) clients, \(round) rounds (\(outages) with the folder away), \(runs) client runs, \(toolVacuums) vacuums by the tool, \(seconds) s
             kills: \(killed + creation.kills) (runs that finished before their kill point: \(completed))
-            document creation killed at each of its \(creation.kills) steps, then rejoined by its creator and a second client: lost writes \(creation.lost), phantom writes \(creation.phantoms), divergent replicas \(creation.divergent), unhealthy folders \(creation.unhealthy)
+            document creation killed at each of its \(creation.kills) steps, then rejoined by its creator and a second \
+            client: lost writes \(creation.lost), phantom writes \(creation.phantoms), divergent replicas \(creation.divergent), \
+            unhealthy folders \(creation.unhealthy)
             creation kills by point: \(creation.byPoint.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
             kills by action: \(byAction.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
             kills by point: \(byPoint.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))

@@ -20,7 +20,8 @@ extension Torture {
             guard step < 200 else { throw TortureFailure("a creation passed more than 200 kill points without ending") }
             let scene = Torture(kills: 0, clients: 2, seed: seed, directory: directory.appendingPathComponent("creation-\(step)"))
             try FileManager.default.createDirectory(at: scene.root, withIntermediateDirectories: true)
-            let creator = scene.finish(try scene.start(scene.names[0], seed: seed &+ UInt64(step), killAfter: step, steps: 0, settle: false))
+            let started = try scene.start(scene.names[0], seed: seed &+ UInt64(step), killAfter: step, steps: 0, settle: false)
+            let creator = scene.finish(started)
             let label = "creation killed at step \(step + 1)"
             if let point = creator.killed {
                 result.kills += 1

@@ -26,7 +26,8 @@ extension RemoteTreeDoctor {
         switch keys.count {
         case 0:
             let folder = examination.items.contains { $0.path == directory }
-            if let key = DocumentInfo.keyCompletingCreation(of: document, info: facts.documentInfo, keysPresent: folder ? [] : nil,
+            if let key = DocumentInfo.keyCompletingCreation(of: document, info: facts.documentInfo,
+                                                            keysPresent: folder ? [] : nil,
                                                             deleted: examination.deletedDocuments.contains(document)) {
                 examination.add(.warning, .integrityKeyMissing, directory,
                                 "no integrity key (documentInfo.plist says \(key)): the document's creation stopped half way; "

@@ -6,8 +6,8 @@ extension RemoteTreeDoctor {
     ///
     /// Removes temporaries older than the grace period, moves corrupt files into
     /// `<appID>/Quarantine/<timestamp>/` under their path relative to the application folder,
-    /// so nothing is deleted that a person might want back, and completes a document whose creation stopped half way. Does nothing in a tree whose
-    /// layout is newer than this build's.
+    /// so nothing is deleted that a person might want back, and completes a document whose creation stopped half
+    /// way. Does nothing in a tree whose layout is newer than this build's.
     public func repair(_ report: DoctorReport) async throws -> [DoctorRepairAction] {
         guard report.isRepairable, report.applicationIdentifier == layout.applicationIdentifier else { return [] }
         let batch = layout.quarantineDirectory.appending(Self.quarantineName(for: now()))
@@ -29,9 +29,9 @@ extension RemoteTreeDoctor {
                 done.append(DoctorRepairAction(action: .quarantine, path: path.description, destination: destination.description))
             case .writeIntegrityKey:
                 guard let key = try await keyCompletingCreation(document: path.parent.name) else { continue }
-                let file = layout.integrityKeyFile(path.parent.name, key: key)
-                try await fileSystem.write(Data((key + "\n").utf8), to: file)
-                done.append(DoctorRepairAction(action: .writeIntegrityKey, path: file.description))
+                let document = path.parent.name
+                try await fileSystem.writeIntegrityKey(key, of: document, layout: layout)
+                done.append(DoctorRepairAction(action: .writeIntegrityKey, path: layout.integrityKeyFile(document, key: key).description))
             }
         }
         return done

@@ -55,7 +55,8 @@ public struct DeviceInfo: PropertyListPayload {
     /// Whether `other` says what this file says about the device, whatever the registration date: then a launch
     /// does not write it again.
     func describesSameDevice(as other: DeviceInfo) -> Bool {
-        clientIdentifier == other.clientIdentifier && clientDescription == other.clientDescription && userInfo == other.userInfo
+        clientIdentifier == other.clientIdentifier && clientDescription == other.clientDescription
+            && userInfo == other.userInfo
     }
 }
 

@@ -274,7 +274,8 @@ open class DocumentSyncManager: @unchecked Sendable {
                                                     creatingMissingDocument: creatingMissingDocument)
             let local = LocalRegistration(applicationIdentifier: layout.applicationIdentifier,
                                           documentIdentifier: documentIdentifier, clientIdentifier: clientIdentifier,
-                                          integrityKey: info.integrityKey, encryptionKey: applicationSyncManager.encryptionKeyFile,
+                                          integrityKey: info.integrityKey,
+                                          encryptionKey: applicationSyncManager.encryptionKeyFile,
                                           deviceInfo: applicationSyncManager.deviceInfoOnRemote)
             if local != remembered {
                 try LocalFiles.writeDurably(try PropertyListFile.encode(local), to: localLayout.registrationFile)
@@ -301,9 +302,8 @@ open class DocumentSyncManager: @unchecked Sendable {
     /// An application folder found gone although the application registered earlier in this launch (the share
     /// unmounted, or replaced since) makes the application register again, which asks the app whether the remote was
     /// replaced: then the document registers with the new tree (and finds its reset), otherwise it is unavailable.
-    private func registerWithRemote(remembered: LocalRegistration?, registeredBefore: Bool? = nil,
+    private func registerWithRemote(remembered: LocalRegistration?, registeredBefore: Bool,
                                     creatingMissingDocument: Bool) async throws -> DocumentInfo {
-        let registeredBefore = registeredBefore ?? (remembered != nil)
         let registeredNow = try await applicationSyncManager.registerIfNeeded(registeredBefore: registeredBefore,
                                                                              rejoining: creatingMissingDocument)
         do {
@@ -337,7 +337,7 @@ open class DocumentSyncManager: @unchecked Sendable {
         guard current.checksRemote, let remembered = current.registration else { return }
         if try current.registersDocumentAgain || isHeartbeatDue() {
             applicationSyncManager.checkDeviceInfoAgain()
-            _ = try await registerWithRemote(remembered: remembered, creatingMissingDocument: false)
+            _ = try await registerWithRemote(remembered: remembered, registeredBefore: true, creatingMissingDocument: false)
         } else {
             try await applicationSyncManager.registerIfNeeded(registeredBefore: true)
         }
@@ -357,14 +357,15 @@ open class DocumentSyncManager: @unchecked Sendable {
 
     /// Whether this client's recent-sync marker is due for its heartbeat (or was never written), as the store knows.
     private func isHeartbeatDue() throws -> Bool {
-        guard let announced = try store?.loadSyncState().remote.announcedAt else { return true }
-        return applicationSyncManager.environment.now().timeIntervalSince(announced) >= RecentSync.heartbeatInterval
+        let now = applicationSyncManager.environment.now()
+        return try store?.loadSyncState().remote.isDue(after: RecentSync.heartbeatInterval, now: now) ?? true
     }
 
     /// Remembers in the helper folder that the application's tree is on the remote (``LocalLayout/applicationSeenFile``).
     private func rememberApplication() throws {
         guard !(try remembersApplication()) else { return }
-        let seen = LocalApplicationSeen(applicationIdentifier: layout.applicationIdentifier, clientIdentifier: clientIdentifier)
+        let seen = LocalApplicationSeen(applicationIdentifier: layout.applicationIdentifier,
+                                        clientIdentifier: clientIdentifier)
         try LocalFiles.writeDurably(try PropertyListFile.encode(seen), to: localLayout.applicationSeenFile)
     }
 

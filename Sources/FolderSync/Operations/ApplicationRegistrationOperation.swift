@@ -149,7 +149,8 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
         guard try await !publishFormatVersionFileIfAbsent(data) else { return }
         // Another client created the tree at the same moment: check its version and follow its choice instead.
         guard let existing = try await fetchFormatVersionFile() else {
-            throw FolderSyncError(.remoteIOFailed, "the format version file vanished while being created", path: versionPath.description)
+            throw FolderSyncError(.remoteIOFailed, "the format version file vanished while being created",
+                                  path: versionPath.description)
         }
         let winner = try FormatVersionInfo.decodeSupported(existing, path: versionPath.description)
         if winner.encrypted != true { try await checkClearFolder() }
@@ -172,7 +173,9 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
             return
         }
         var written = deviceInfo
-        if let found, found.clientIdentifier == deviceInfo.clientIdentifier { written.registrationDate = found.registrationDate }
+        if let found, found.clientIdentifier == deviceInfo.clientIdentifier {
+            written.registrationDate = found.registrationDate
+        }
         try await createClientDeviceDirectory()
         try await writeDeviceInfoFile(try PropertyListFile.encode(written))
         deviceInfoOnRemote = written
@@ -333,14 +336,16 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
 
     /// Reads `ClientDevices/<client>/deviceInfo.plist`, or `nil` when there is none.
     open func fetchDeviceInfoFile() async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.deviceInfoFile(deviceInfo.clientIdentifier), maximumSize: PropertyListFile.maximumByteCount)
+        try await fileSystem.readIfPresent(layout.deviceInfoFile(deviceInfo.clientIdentifier),
+                                           maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Creates `ClientDevices/<client>/` in `ClientDevices/`, which must be there: a tree that went away meanwhile (a
     /// share unmounted, a server emptied) is never made again from below (``FolderSyncError/Code/remoteItemNotFound``).
     open func createClientDeviceDirectory() async throws {
         guard try await fileSystem.exists(layout.clientDevicesDirectory) else {
-            throw FolderSyncError(.remoteItemNotFound, "the application's folder is gone", path: layout.clientDevicesDirectory.description)
+            throw FolderSyncError(.remoteItemNotFound, "the application's folder is gone",
+                                  path: layout.clientDevicesDirectory.description)
         }
         try await fileSystem.createDirectory(at: layout.clientDeviceDirectory(deviceInfo.clientIdentifier))
     }

@@ -140,17 +140,12 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
     }
 
     /// Writes the key file of a document whose creation stopped before it (``DocumentInfo``'s
-    /// `keyCompletingCreation`): every client that registers with it then finds it whole. A folder that refuses the
-    /// write (read-only, full) leaves it for the next client that can write; this one reads it all the same.
+    /// `keyCompletingCreation`): every client that registers with it then finds it whole.
     private func completeIfHalfCreated(_ info: DocumentInfo) async throws {
-        guard let key = DocumentInfo.keyCompletingCreation(of: documentIdentifier, info: info, keysPresent: try await fetchIntegrityKeys(),
+        let keys = try await fetchIntegrityKeys()
+        guard let key = DocumentInfo.keyCompletingCreation(of: documentIdentifier, info: info, keysPresent: keys,
                                                            deleted: false) else { return }
-        environment.logger.notice("Document \(documentIdentifier) lacks its integrity key file (its creation stopped half way): writing \(key)")
-        do {
-            try await writeIntegrityKeyFile(key)
-        } catch let error as FolderSyncError where error.code == .permissionDenied || error.code == .remoteFull {
-            environment.logger.warning("Could not complete document \(documentIdentifier): \(error)")
-        }
+        try await DocumentInfo.completeCreation(of: documentIdentifier, key: key, logger: environment.logger, write: writeIntegrityKeyFile)
     }
 
     private func fetchDocumentInfo() async throws -> DocumentInfo? {
@@ -167,7 +162,8 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
         do {
             try Identifier.validate(info.integrityKey, role: "integrity key")
         } catch let error as FolderSyncError {
-            throw FolderSyncError(.corruptFile, "documentInfo.plist names no usable integrity key: \(error.message)", path: path.description)
+            throw FolderSyncError(.corruptFile, "documentInfo.plist names no usable integrity key: \(error.message)",
+                                  path: path.description)
         }
         return info
     }
@@ -271,7 +267,7 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
 
     /// Writes `IntegrityKey/<key>` (idempotent: every writer writes the same name and bytes).
     open func writeIntegrityKeyFile(_ key: String) async throws {
-        try await fileSystem.write(Data((key + "\n").utf8), to: layout.integrityKeyFile(documentIdentifier, key: key))
+        try await fileSystem.writeIntegrityKey(key, of: documentIdentifier, layout: layout)
     }
 
     /// Removes `Information/DeletedDocuments/<document>.plist` once the new document exists.
@@ -285,7 +281,8 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
     open func createClientDirectories() async throws {
         let document = documentIdentifier
         guard try await fileSystem.exists(layout.documentDirectory(document)) else {
-            throw FolderSyncError(.remoteItemNotFound, "the document's folder is gone", path: layout.documentDirectory(document).description)
+            throw FolderSyncError(.remoteItemNotFound, "the document's folder is gone",
+                                  path: layout.documentDirectory(document).description)
         }
         // All at once: a folder that exists already costs two requests on WebDAV (MKCOL refused, then a PROPFIND).
         try await withThrowingTaskGroup(of: Void.self) { group in

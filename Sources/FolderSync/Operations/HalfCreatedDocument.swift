@@ -21,6 +21,18 @@ extension DocumentInfo {
               (try? Identifier.validate(info.integrityKey, role: "integrity key")) != nil else { return nil }
         return info.integrityKey
     }
+
+    /// Completes `document`'s creation with `key`, by `write` (an operation's backend step). A folder that refuses
+    /// the write (read-only, full) leaves it for the next client that can write; the document is whole all the same.
+    static func completeCreation(of document: String, key: String, logger: Logger,
+                                 write: (String) async throws -> Void) async throws {
+        logger.notice("Document \(document) lacks its integrity key file (its creation stopped half way): writing \(key)")
+        do {
+            try await write(key)
+        } catch let error as FolderSyncError where error.code == .permissionDenied || error.code == .remoteFull {
+            logger.warning("Could not complete document \(document): \(error)")
+        }
+    }
 }
 
 extension SynchronizationOperation {
@@ -32,22 +44,25 @@ extension SynchronizationOperation {
         report.remoteRequests += 2
         let path = layout.documentInfoFile(documentIdentifier).description
         async let folderExists = integrityKeyDirectoryExists()
-        let info = try await fetchDocumentInfoFile().flatMap { try? PropertyListFile.decode(DocumentInfo.self, from: $0, path: path) }
-        guard let key = DocumentInfo.keyCompletingCreation(of: documentIdentifier, info: info, keysPresent: try await folderExists ? [] : nil,
+        let info = try await fetchDocumentInfoFile()
+            .flatMap { try? PropertyListFile.decode(DocumentInfo.self, from: $0, path: path) }
+        let keys: [String]? = try await folderExists ? [] : nil
+        guard let key = DocumentInfo.keyCompletingCreation(of: documentIdentifier, info: info, keysPresent: keys,
                                                            deleted: false, expected: integrityKey) else { return false }
         guard !isReadOnly else { return true }
-        environment.logger.notice("Document \(documentIdentifier) lacks its integrity key file (its creation stopped half way): writing \(key)")
-        do {
-            try await writeIntegrityKeyFile(key)
-            report.remoteRequests += 1
-        } catch let error as FolderSyncError where error.code == .permissionDenied || error.code == .remoteFull {
-            environment.logger.warning("Could not complete document \(documentIdentifier): \(error)")
-        }
+        report.remoteRequests += 1
+        try await DocumentInfo.completeCreation(of: documentIdentifier, key: key, logger: environment.logger,
+                                                write: writeIntegrityKeyFile)
         return true
     }
 }
 
 extension RemoteFileSystem {
+    /// Writes `IntegrityKey/<key>` of `document`: the key and a newline, the same bytes whoever writes it.
+    func writeIntegrityKey(_ key: String, of document: String, layout: RemoteLayout) async throws {
+        try await write(Data((key + "\n").utf8), to: layout.integrityKeyFile(document, key: key))
+    }
+
     /// The key files in `document`'s `IntegrityKey/` (temporaries left out), or `nil` when there is no such folder.
     func integrityKeys(of document: String, layout: RemoteLayout) async throws -> [String]? {
         do {

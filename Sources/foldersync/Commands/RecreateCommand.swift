@@ -55,13 +55,14 @@ struct RecreateCommand: AsyncParsableCommand {
         let password = encryption == .encrypted ? try remote.encryptionPassword(for: application) : nil
         if !yes {
             let how = password == nil ? "clear" : "encrypted"
-            guard Terminal.confirm("Set up \(application) again, \(how), in \(shown)? Every device will re-join with its data.") else {
+            let question = "Set up \(application) again, \(how), in \(shown)? Every device will re-join with its data."
+            guard Terminal.confirm(question) else {
                 throw ToolFailure("cancelled; nothing was written")
             }
         }
         let environment = RemoteOptions.Opened.environment
-        let device = DeviceInfo(clientIdentifier: RemoteOptions.Opened.actorIdentifier, clientDescription: "foldersync recreate", userInfo: [:],
-                                registrationDate: environment.now())
+        let device = DeviceInfo(clientIdentifier: RemoteOptions.Opened.actorIdentifier, clientDescription: "foldersync recreate",
+                                userInfo: [:], registrationDate: environment.now())
         let operation = ApplicationRegistrationOperation(fileSystem: fileSystem, layout: layout, deviceInfo: device,
                                                          environment: environment) { request in
             switch (request.reason, password) {

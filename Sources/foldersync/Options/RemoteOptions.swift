@@ -106,8 +106,9 @@ struct RemoteOptions: ParsableArguments {
         case 1:
             return Opened(fileSystem: try await unlocked(fileSystem, application: applications[0]),
                           applicationIdentifier: applications[0], location: shown)
-        case 0: throw ToolFailure("\(shown) holds no FolderSync application; if that folder really was emptied or replaced "
-                                  + "(not just unmounted), 'foldersync recreate --app ID' sets one up again for its devices to re-join")
+        case 0:
+            throw ToolFailure("\(shown) holds no FolderSync application; if that folder really was emptied or replaced "
+                              + "(not just unmounted), 'foldersync recreate --app ID' sets one up again for its devices to re-join")
         default: throw ToolFailure("\(shown) holds several applications; choose one with --app" + Self.listing(applications))
         }
     }

@@ -121,8 +121,11 @@ public struct FileManagerFileSystem: RemoteFileSystem {
     /// cannot be reached, not an item missing from it.
     private func failOpeningRoot() -> FolderSyncError {
         let code = errno
-        guard code == ENOENT || code == ENOTDIR else { return LocalFiles.error("open", path: rootURL.path, errno: code, remote: true) }
-        return FolderSyncError(.remoteUnavailable, "the shared folder is not there (not mounted, moved or removed)", path: rootURL.path)
+        guard code == ENOENT || code == ENOTDIR else {
+            return LocalFiles.error("open", path: rootURL.path, errno: code, remote: true)
+        }
+        return FolderSyncError(.remoteUnavailable, "the shared folder is not there (not mounted, moved or removed)",
+                               path: rootURL.path)
     }
 
     /// The error for an `openat` of `path` (the entry `path.name` of `folder`) that failed: a symbolic link is
