@@ -37,7 +37,7 @@ enum Worker {
             return opened
         }
 
-        func database() throws -> DatabaseQueue { try plain ?? store().database }
+        func database() throws -> any DatabaseWriter { try plain.map { $0 as any DatabaseWriter } ?? store().database }
 
         func registered() async throws -> (DocumentSyncManager, CountingFileSystem) {
             if let manager, let remote { return (manager, remote) }
@@ -148,7 +148,7 @@ enum Worker {
 
     /// Inserts `rows` rows, as an app importing data does: prepared statements, transactions of 100,000 rows.
     /// `database` is a store's (``GRDBStore/database``) or, for scenario 7's floor, a plain one.
-    static func write(_ database: DatabaseQueue, schema: BenchSchema, rows: Int) throws {
+    static func write(_ database: any DatabaseWriter, schema: BenchSchema, rows: Int) throws {
         for start in stride(from: 0, to: rows, by: 100_000) {
             try database.write { db in
                 switch schema {
@@ -175,7 +175,7 @@ enum Worker {
 
     /// Updates `values` column values of `items`: every column of the first rows, again from the start
     /// when there are more values than cells, in transactions of 10,000 rows.
-    static func update(_ database: DatabaseQueue, rows: Int, values: Int) throws {
+    static func update(_ database: any DatabaseWriter, rows: Int, values: Int) throws {
         let columns = BenchSchema.itemColumns
         let rowUpdates = values / columns.count
         for start in stride(from: 0, to: rowUpdates, by: 10_000) {

@@ -169,6 +169,8 @@ extension ModelAdapter {
     public var conflicts: [ResolvedConflict] = []
     /// Things noticed while applying, such as rows left pointing at a deleted row.
     public var warnings: [SyncWarning] = []
+    /// The rows the set changed, table by table (empty for an adapter that does not record them).
+    public var changedRows = ChangedRowLog()
 
     /// The outcome of a set not applied yet: nothing changed.
     public init() {}
