@@ -50,7 +50,7 @@ struct Notes: AsyncParsableCommand {
             with a one-line error on stderr.
             """,
         subcommands: [Add.self, Edit.self, Move.self, Tag.self, Untag.self, Delete.self, List.self, Sync.self, Status.self,
-                      Rejoin.self, Demo.self])
+                      Rejoin.self, App.self, Demo.self])
 
     @Option(help: "The notes database (SQLite file) of this device.")
     var db: String?
@@ -208,7 +208,15 @@ struct Sync: AsyncParsableCommand {
         defer { progress?.stop() }
         let report = try await session.document.synchronize()
         progress?.stop()
-        print(json ? try NotesOutput.json(SyncReportSummary(report)) : NotesOutput.describe(report), terminator: "")
+        let names = await session.deviceNames(for: report.rowChanges)
+        if json {
+            print(try NotesOutput.json(SyncReportSummary(report, names: names)), terminator: "")
+        } else {
+            let titles = try session.database.titles(of: report.rowChanges.filter { $0.table == "notes" }
+                .flatMap { $0.inserted + $0.updated.keys })
+            print(NotesOutput.describe(report), terminator: "")
+            for line in NotesOutput.changedNotes(report.rowChanges, names: names, titles: titles) { print(line) }
+        }
     }
 }
 
@@ -239,6 +247,29 @@ struct Rejoin: AsyncParsableCommand {
         guard session.document.resetState != nil else { throw NotesError("this device has no reset to re-join from (see 'notes status')") }
         let report = try await session.document.rejoin()
         print(json ? try NotesOutput.json(SyncReportSummary(report)) : NotesOutput.describe(report), terminator: "")
+    }
+}
+
+struct App: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the notes app in this terminal, syncing in the background.",
+        discussion: """
+            Keys: a adds a note, e edits the selected one, d deletes it, s syncs now, arrows (or j and k) select, q quits. \
+            The list follows the database: notes other devices publish appear as they arrive. The shared folder is \
+            watched, every edit is synced in the background, and the status lines show the sync, what other devices \
+            changed and any conflict; while the folder is away, notes stay editable and are published when it is back.
+            """)
+    @ParentCommand var notes: Notes
+    @Option(help: "Seconds between looks at the shared folder, for changes no notification reports (network shares).")
+    var poll: Double = 30
+
+    func run() async throws {
+        let (session, remote, password) = try notes.configuredSession()
+        let terminal = try RawTerminal()
+        defer { terminal.restore() }
+        let interface = NotesInterface(session: session, remote: remote, password: password,
+                                       pollInterval: .milliseconds(Int(max(0.1, poll) * 1000)), terminal: terminal)
+        await interface.run()
     }
 }
 
