@@ -114,7 +114,7 @@ struct RemoteOptions: ParsableArguments {
     }
 }
 
-/// `--json`: machine-readable output in the shapes README.md documents.
+/// `--json`: machine-readable output in the shapes the DocC article "The foldersync maintenance tool" documents.
 struct OutputOptions: ParsableArguments {
     @Flag(help: "Print JSON for machines instead of text for people.")
     var json = false
