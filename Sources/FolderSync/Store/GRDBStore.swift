@@ -23,11 +23,12 @@ import GRDBSQLite
 /// and functions registered with `SQLITE_INNOCUOUS`.
 ///
 /// ```swift
-/// let store = try GRDBStore(path: url.path, tables: [SyncedTable("notes")]) { db in
-///     try db.execute(sql: "CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, body TEXT)")
-/// }
+/// let store = try GRDBStore(path: url.path, tables: [SyncedTable("notes")], connection: .pool, migrator: migrator)
 /// try store.database.write { db in try db.execute(sql: "INSERT INTO notes VALUES (?, ?)", arguments: [UUID().uuidString, "Hi"]) }
 /// ```
+///
+/// A `DatabasePool` (``Connection/pool``) lets the app read while a sync writes; every change a sync makes reaches
+/// the app's GRDB observers in the transaction that made it (<doc:GRDBApps>).
 public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     /// The app's connection to the document: a `DatabaseQueue` or a `DatabasePool` (``Connection``). Read and
     /// write through it, observe it (`ValueObservation`, `DatabaseRegionObservation`); writes through other
