@@ -55,12 +55,7 @@ struct ObservationTests {
           arguments: connections)
     func pageInstallSeen(_ connection: GRDBStore.Connection) async throws {
         let directory = TemporaryDirectory()
-        let shared = directory.subdirectory("shared")
-        let a = try await AppDevice.make("A", in: directory, shared: shared, connection: .queue)
-        try a.write("INSERT INTO notes(id, body) VALUES ('n1', 'one'), ('n2', 'two'), ('n3', 'three')")
-        try await a.sync()
-        #expect(try await a.document.uploadWholeStore() != nil)
-        let c = try await AppDevice.make("C", in: directory, shared: shared, connection: connection)
+        let c = try await Self.newDevice(connection, in: directory, after: "('n1', 'one'), ('n2', 'two'), ('n3', 'three')")
         let notes = TableObserver("notes"), settings = TableObserver("settings")
         c.store.database.add(transactionObserver: notes)
         c.store.database.add(transactionObserver: settings)
@@ -77,12 +72,7 @@ struct ObservationTests {
     @Test("A whole store merged row by row into a store with local notes: observers hear of it once", arguments: connections)
     func rowInstallSeen(_ connection: GRDBStore.Connection) async throws {
         let directory = TemporaryDirectory()
-        let shared = directory.subdirectory("shared")
-        let a = try await AppDevice.make("A", in: directory, shared: shared, connection: .queue)
-        try a.write("INSERT INTO notes(id, body) VALUES ('n1', 'one'), ('n2', 'two')")
-        try await a.sync()
-        #expect(try await a.document.uploadWholeStore() != nil)
-        let c = try await AppDevice.make("C", in: directory, shared: shared, connection: connection)
+        let c = try await Self.newDevice(connection, in: directory, after: "('n1', 'one'), ('n2', 'two')")
         try c.write("INSERT INTO notes(id, body) VALUES ('c1', 'written on C before its first sync')")
         let notes = TableObserver("notes")
         c.store.database.add(transactionObserver: notes)
@@ -91,6 +81,16 @@ struct ObservationTests {
         // The install, with C's own note put back on top, in one transaction.
         #expect(notes.rowCountsAtCommits == [3])
         #expect(try c.notes() == ["c1=written on C before its first sync", "n1=one", "n2=two"])
+    }
+
+    /// A new device C, registered (not synced yet) once A wrote the notes `values` and uploaded a whole store.
+    static func newDevice(_ connection: GRDBStore.Connection, in directory: TemporaryDirectory, after values: String) async throws -> AppDevice {
+        let shared = directory.subdirectory("shared")
+        let a = try await AppDevice.make("A", in: directory, shared: shared, connection: .queue)
+        try a.write("INSERT INTO notes(id, body) VALUES " + values)
+        try await a.sync()
+        #expect(try await a.document.uploadWholeStore() != nil)
+        return try await AppDevice.make("C", in: directory, shared: shared, connection: connection)
     }
 
     @Test("A re-join after this client was deleted installs the whole store: observers hear of it once", arguments: connections)
