@@ -124,7 +124,7 @@ extension GRDBStore {
                                        changeSetIdentifier: header.changeSetIdentifier)
                 if header.clientIdentifier == localClient { try finishReapplyingOwnChangeSets(db, localClient: localClient) }
                 outcome.warnings += try danglingReferences(db, touched)
-                try notifyObservers(ofChangesIn: outcome.changedRows.tableOrder, db)
+                try notifyObservers(ofChangesIn: outcome.changedRows.changedTables, db)
                 outcome.applied = true
                 return outcome
             }

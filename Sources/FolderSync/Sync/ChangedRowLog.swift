@@ -2,12 +2,13 @@
 ///
 /// Bounded: past `limit` sync IDs it keeps only counting. ``ModelAdapter`` implementations record each change that
 /// altered the local data (``inserted(_:_:)``, ``updated(_:_:columns:)``, ``deleted(_:_:)``); the engine names
-/// the author and adds it to the sync's report.
+/// the author and adds it to the sync's report. A record costs a comparison of the table's name with the last one's
+/// and a count: a bulk apply records a hundred thousand changes.
 @_spi(ModelAdapter) public struct ChangedRowLog: Sendable, Hashable {
-    /// Per table: its changes, the client left empty.
-    public private(set) var tables: [String: RowChanges] = [:]
-    /// The tables in the order their first change was recorded.
-    public private(set) var tableOrder: [String] = []
+    /// Per table, in the order of its first change: its changes, the client left empty.
+    private var changes: [RowChanges] = []
+    /// The position in `changes` of the table changed last (a change set's changes come table after table).
+    private var last = 0
     /// How many sync IDs the log lists at most, over all its tables.
     public let limit: Int
     private var listed = 0
@@ -27,12 +28,7 @@
 
     /// Records that `columns` of the row `syncID` of `table` were written.
     public mutating func updated(_ table: String, _ syncID: String, columns: [String]) {
-        if let known = tables[table]?.updated[syncID] {
-            tables[table]!.updateCount += 1
-            tables[table]!.updated[syncID] = Set(known).union(columns).sorted()
-            return
-        }
-        record(table, count: { $0.updateCount += 1 }, list: { $0.updated[syncID] = columns.sorted() })
+        record(table, count: { $0.updateCount += 1 }, list: { $0.updated[syncID] = Set($0.updated[syncID] ?? []).union(columns).sorted() })
     }
 
     /// Records that the row `syncID` of `table` was deleted.
@@ -40,28 +36,35 @@
         record(table, count: { $0.deleteCount += 1 }, list: { $0.deleted.append(syncID) })
     }
 
+    /// The tables changed, in the order of their first change.
+    public var changedTables: [String] { changes.map(\.table) }
+
     /// Whether nothing was recorded.
-    public var isEmpty: Bool { tableOrder.isEmpty }
+    public var isEmpty: Bool { changes.isEmpty }
 
     /// Counts a change of `table`, and lists its row while the limit allows.
     private mutating func record(_ table: String, count: (inout RowChanges) -> Void, list: (inout RowChanges) -> Void) {
-        if tables[table] == nil {
-            tables[table] = RowChanges(table: table, client: "")
-            tableOrder.append(table)
+        if changes.indices.contains(last) && changes[last].table == table {
+            // The table of the change before: the common case.
+        } else if let index = changes.firstIndex(where: { $0.table == table }) {
+            last = index
+        } else {
+            changes.append(RowChanges(table: table, client: ""))
+            last = changes.count - 1
         }
-        count(&tables[table]!)
+        count(&changes[last])
         if listed < limit {
-            list(&tables[table]!)
+            list(&changes[last])
             listed += 1
         } else {
-            tables[table]!.listsEveryRow = false
+            changes[last].listsEveryRow = false
         }
     }
 
     /// The changes, table by table in order, with their author.
     public func changes(by client: String) -> [RowChanges] {
-        tableOrder.map { table in
-            var changes = tables[table]!
+        changes.map { changes in
+            var changes = changes
             changes.client = client
             return changes
         }

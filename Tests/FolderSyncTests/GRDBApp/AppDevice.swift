@@ -37,11 +37,11 @@ struct AppDevice {
     }
 
     /// Registers `store` as the client `name` of the document on `shared`.
-    static func register(_ name: String, store: GRDBStore, helper: URL, shared: URL,
+    static func register(_ name: String, store: GRDBStore, helper: URL, shared: URL, remote: (any RemoteFileSystem)? = nil,
                          policy: (inout SyncPolicy) -> Void = { _ in }) async throws -> AppDevice {
         var environment = SyncEnvironment.live
         environment.logger.logLevel = .error
-        let app = ApplicationSyncManager(remote: FileManagerFileSystem(rootURL: shared), environment: environment)
+        let app = ApplicationSyncManager(remote: remote ?? FileManagerFileSystem(rootURL: shared), environment: environment)
         try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)",
                                      clientDescription: name))
         let document = try DocumentSyncManager(

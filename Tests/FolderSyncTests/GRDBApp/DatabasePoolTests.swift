@@ -1,6 +1,7 @@
 import Foundation
 import FolderSync
 import GRDB
+import Logging
 import Testing
 
 /// A store opened as a `DatabasePool`: capture, apply and whole-store installs work on it, and the app's reads run
@@ -86,6 +87,34 @@ struct DatabasePoolTests {
         #expect(report.changesApplied == rows)
         let seen = Set(counts.withLock { $0 })
         #expect(!seen.isEmpty && seen.isSubset(of: [0, rows]), "reads saw \(seen.sorted())")
+    }
+
+    @Test("A new device opens its store as a pool from the whole store, renamed into place, and syncs on")
+    func newDeviceOpensPool() async throws {
+        let directory = TemporaryDirectory()
+        let shared = directory.subdirectory("shared")
+        let a = try await AppDevice.make("A", in: directory, shared: shared, connection: .pool)
+        try a.write("INSERT INTO notes(id, body) VALUES ('n1', 'one'), ('n2', 'two')")
+        try await a.sync()
+        #expect(try await a.document.uploadWholeStore() != nil)
+        var environment = SyncEnvironment.live
+        environment.logger.logLevel = .error
+        let app = ApplicationSyncManager(remote: FileManagerFileSystem(rootURL: shared), environment: environment)
+        try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-C", clientDescription: "C"))
+        let document = try DocumentSyncManager(
+            applicationSyncManager: app,
+            configuration: .init(documentIdentifier: "notes", documentDescription: "Notes", helperDirectory: directory.subdirectory("C-helper")))
+        try await document.registerConfigured()
+        let store = try await document.openStore(at: directory.url.appendingPathComponent("C.sqlite")) { url in
+            try GRDBStore(path: url.path, tables: [SyncedTable("notes")], connection: .pool, migrator: AppDevice.migrator)
+        }
+        #expect(store.database is DatabasePool)
+        let c = AppDevice(store: store, app: app, document: document)
+        #expect(try c.notes() == ["n1=one", "n2=two"])
+        try c.write("UPDATE notes SET body = 'two, from C' WHERE id = 'n2'")
+        #expect(try await c.sync().changesSent == 1)
+        try await a.sync()
+        #expect(try a.notes() == ["n1=one", "n2=two, from C"])
     }
 
     @Test("On a pool, local writes are captured and published, and an update merges as on a queue")
