@@ -36,13 +36,16 @@ extension GRDBStore {
     static func followRenamedColumns(_ db: Database, table: SyncedTable, columns: [String]) throws {
         guard !table.renamedColumns.isEmpty,
               let trigger = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?",
-                                                arguments: [StoreSchema.triggerName(table.name, "update")]) else { return }
+                                                arguments: [StoreSchema.triggerName(table.name, "update")])
+        else { return }
         // The trigger passes each column's name as a string literal, which a column rename leaves as it was.
         let renamed = table.renamedColumns.filter { old, new in
-            !columns.contains(old) && columns.contains(new) && trigger.contains("'" + old.replacingOccurrences(of: "'", with: "''") + "'")
+            let literal = "'" + old.replacingOccurrences(of: "'", with: "''") + "'"
+            return !columns.contains(old) && columns.contains(new) && trigger.contains(literal)
         }
         guard !renamed.isEmpty else { return }
-        let clocks = try Row.fetchAll(db, sql: "SELECT sync_id, stamps FROM \(StoreSchema.clocksTable) WHERE tbl = ?", arguments: [table.name])
+        let clocks = try Row.fetchAll(db, sql: "SELECT sync_id, stamps FROM \(StoreSchema.clocksTable) WHERE tbl = ?",
+                                      arguments: [table.name])
         for row in clocks {
             var registers = try RowRegisters(row[1] as Data?)
             var changed = false
@@ -60,7 +63,9 @@ extension GRDBStore {
             }
         }
         for marksTable in [StoreSchema.pendingChangesTable, StoreSchema.stagedChangesTable] {
-            for row in try Row.fetchAll(db, sql: "SELECT sync_id, staged_in, marks FROM \(marksTable) WHERE tbl = ?", arguments: [table.name]) {
+            let rows = try Row.fetchAll(db, sql: "SELECT sync_id, staged_in, marks FROM \(marksTable) WHERE tbl = ?",
+                                        arguments: [table.name])
+            for row in rows {
                 var marks = try PendingMarks(row[2] as Data?)
                 let old = renamed.keys.filter { marks.names.contains($0) }
                 guard !old.isEmpty else { continue }

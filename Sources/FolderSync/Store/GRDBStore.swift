@@ -93,8 +93,9 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     /// - Throws: ``FolderSyncError/Code/unsupportedFormatVersion`` when a newer FolderSync wrote the store's
     ///   bookkeeping (the store is left untouched); ``FolderSyncError/Code/localStoreFailed`` when SQLite fails.
     ///   A store of an older FolderSync is brought up to date, once, as it is opened.
-    public convenience init(path: String, tables: [SyncedTable], schemaVersion: Int = 1, connection: Connection = .queue,
-                            configuration: Configuration = Configuration(), now: @escaping @Sendable () -> Date = { Date() },
+    public convenience init(path: String, tables: [SyncedTable], schemaVersion: Int = 1,
+                            connection: Connection = .queue, configuration: Configuration = Configuration(),
+                            now: @escaping @Sendable () -> Date = { Date() },
                             migrate: (Database) throws -> Void) throws {
         try self.init(path: path, tables: tables, schemaVersion: schemaVersion, connection: connection,
                       configuration: configuration, now: now, migrator: nil, migrate: migrate)
@@ -124,10 +125,11 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     ///   migrator does not know (a newer version of the app migrated it: update the app), or a newer FolderSync
     ///   wrote the store's bookkeeping; ``FolderSyncError/Code/invalidConfiguration`` for a migrator that erases the
     ///   database on schema changes (it would erase the sync bookkeeping); ``FolderSyncError/Code/localStoreFailed``
-    ///   when SQLite or a migration fails. See ``init(path:tables:schemaVersion:connection:configuration:now:migrate:)``
-    ///   for the other parameters.
-    public convenience init(path: String, tables: [SyncedTable], schemaVersion: Int = 1, connection: Connection = .queue,
-                            configuration: Configuration = Configuration(), now: @escaping @Sendable () -> Date = { Date() },
+    ///   when SQLite or a migration fails. See
+    ///   ``init(path:tables:schemaVersion:connection:configuration:now:migrate:)`` for the other parameters.
+    public convenience init(path: String, tables: [SyncedTable], schemaVersion: Int = 1,
+                            connection: Connection = .queue, configuration: Configuration = Configuration(),
+                            now: @escaping @Sendable () -> Date = { Date() },
                             migrator: DatabaseMigrator) throws {
         try self.init(path: path, tables: tables, schemaVersion: schemaVersion, connection: connection,
                       configuration: configuration, now: now, migrator: migrator, migrate: { _ in })
@@ -143,7 +145,8 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
             // Before the connection: opening one for writing writes to the file (GRDB's WAL set-up).
             try StoreSchema.refuseNewerBookkeeping(atPath: path)
             if let migrator { try Self.refuseUnknownMigrations(atPath: path, migrator: migrator) }
-            let configuration = try Self.storeConfiguration(appConfiguration, capturing: capturing, clock: clock, now: now)
+            let configuration = try Self.storeConfiguration(appConfiguration, capturing: capturing, clock: clock,
+                                                            now: now)
             database = switch connection {
             case .queue: try DatabaseQueue(path: path, configuration: configuration)
             case .pool: try DatabasePool(path: path, configuration: configuration)

@@ -28,7 +28,9 @@
 
     /// Records that `columns` of the row `syncID` of `table` were written.
     public mutating func updated(_ table: String, _ syncID: String, columns: [String]) {
-        record(table, count: { $0.updateCount += 1 }, list: { $0.updated[syncID] = Set($0.updated[syncID] ?? []).union(columns).sorted() })
+        record(table, count: { $0.updateCount += 1 }) { changes in
+            changes.updated[syncID] = Set(changes.updated[syncID] ?? []).union(columns).sorted()
+        }
     }
 
     /// Records that the row `syncID` of `table` was deleted.
