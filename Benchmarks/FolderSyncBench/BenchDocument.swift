@@ -27,8 +27,9 @@ enum BenchSchema: String, Sendable {
         }
     }
 
-    func openStore(_ path: String) throws -> GRDBStore {
-        try GRDBStore(path: path, tables: [SyncedTable(rawValue)]) { db in try db.execute(sql: createSQL) }
+    /// Opens the store at `path`: a queue, or a pool (`connection`) for an app that reads while it syncs.
+    func openStore(_ path: String, connection: GRDBStore.Connection = .queue) throws -> GRDBStore {
+        try GRDBStore(path: path, tables: [SyncedTable(rawValue)], connection: connection) { db in try db.execute(sql: createSQL) }
     }
 
     /// Creates the same table without FolderSync: the floor's database.

@@ -13,10 +13,11 @@ struct WorkerOutput: Codable, Sendable {
 /// One client as a process of its own, so that its peak memory is its own.
 ///
 /// `worker client --db PATH --remote LOCATION --client ID --document ID --schema items|docs|notes
-///  [--rows N] [--updated-values N] [--manual-policy] [--password PASSWORD] [--plain] --steps STEP[:LABEL],…`
+///  [--rows N] [--updated-values N] [--manual-policy] [--password PASSWORD] [--plain] [--pool] --steps STEP[:LABEL],…`
 ///
 /// Steps run in order: `write` (insert `--rows` rows), `update` (update `--updated-values` column values),
-/// `change-one` (one column of one row), `sync`, `upload` (a whole store), `vacuum` (of the SQLite file), and, first or not at all,
+/// `change-one` (one column of one row), `sync`, `sync-reading` (a sync while a view refreshes, ``ViewRefreshes``),
+/// `reads` (as many view refreshes with no sync running), `upload` (a whole store), `vacuum` (of the SQLite file), and, first or not at all,
 /// `join` (a new device: `DocumentSyncManager.openStore(at:_:)` on a missing file, then its first sync). Each reports `LABEL.seconds`
 /// and, for syncs, what the sync report and the request counter say; a join, how long its open took and the rows it has.
 enum Worker {
@@ -27,17 +28,19 @@ enum Worker {
         // Opened at once, unless the first step is a join, which opens it through its manager; with --plain (to profile
         // scenario 7's floor) no store is opened, and `write` and `update` go to a plain database at the same path.
         let plain = options.flags.contains("plain") ? try CaptureOverheadScenario.openPlain(path, schema: schema) : nil
-        var opened = try options.require("steps").hasPrefix("join") || plain != nil ? nil : try schema.openStore(path)
+        let connection: GRDBStore.Connection = options.flags.contains("pool") ? .pool : .queue
+        var opened = try options.require("steps").hasPrefix("join") || plain != nil ? nil : try schema.openStore(path, connection: connection)
         var output = WorkerOutput()
         var remote: CountingFileSystem?
         var manager: DocumentSyncManager?
+        var readsDuringLastSync = 0
 
         func store() throws -> GRDBStore {
             guard let opened else { throw BenchError("the store is not open: a join must come first") }
             return opened
         }
 
-        func database() throws -> DatabaseQueue { try plain ?? store().database }
+        func database() throws -> any DatabaseWriter { try plain.map { $0 as any DatabaseWriter } ?? store().database }
 
         func registered() async throws -> (DocumentSyncManager, CountingFileSystem) {
             if let manager, let remote { return (manager, remote) }
@@ -73,13 +76,20 @@ enum Worker {
                                                 arguments: [BenchSchema.noteBody(1, version: Int.random(in: 1...1_000_000)), BenchSchema.rowID(1)])
                     }
                 }
-            case "sync":
+            case "sync", "sync-reading":
                 let (document, counting) = try await registered()
+                // An app's view refreshing while the sync applies (scenario 12): reads on a thread of their own.
+                let reads = name == "sync-reading" ? try ViewRefreshes(try store(), schema: schema, rows: options.int("rows")) : nil
                 let phases = ProcessInfo.processInfo.environment["FOLDERSYNC_BENCH_PHASES"] != nil ? tracePhases(document, label) : nil
                 let syncStarted = ContinuousClock.now
                 let cpuStarted = processCPUSeconds()
                 var windowStart = timespec(); clock_gettime(CLOCK_MONOTONIC, &windowStart)
                 let report = try await document.synchronize()
+                if let reads {
+                    let latencies = reads.stop()
+                    readsDuringLastSync = latencies.seconds.count
+                    output.figures.merge(latencies.figures(label)) { _, new in new }
+                }
                 output.figures["\(label).cpuSeconds"] = processCPUSeconds() - cpuStarted
                 var windowEnd = timespec(); clock_gettime(CLOCK_MONOTONIC, &windowEnd)
                 // For profiling: the sync's window on CLOCK_MONOTONIC, for `perf record -k CLOCK_MONOTONIC` and
@@ -110,6 +120,10 @@ enum Worker {
                 opened = joined
                 output.figures["\(label).rows"] = Double(try await joined.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(schema.rawValue)") } ?? 0)
                 continue
+            case "reads":
+                // The same view refreshes with no sync running, as many as ran during the last sync (at least 200).
+                let reads = try ViewRefreshes(try store(), schema: schema, rows: options.int("rows"), count: max(200, readsDuringLastSync))
+                output.figures.merge(reads.stop().figures(label)) { _, new in new }
             case "vacuum":
                 // App maintenance: the pages freed when published changes left the pending table go back.
                 try await store().database.writeWithoutTransaction { try $0.execute(sql: "VACUUM") }
@@ -148,7 +162,7 @@ enum Worker {
 
     /// Inserts `rows` rows, as an app importing data does: prepared statements, transactions of 100,000 rows.
     /// `database` is a store's (``GRDBStore/database``) or, for scenario 7's floor, a plain one.
-    static func write(_ database: DatabaseQueue, schema: BenchSchema, rows: Int) throws {
+    static func write(_ database: any DatabaseWriter, schema: BenchSchema, rows: Int) throws {
         for start in stride(from: 0, to: rows, by: 100_000) {
             try database.write { db in
                 switch schema {
@@ -175,7 +189,7 @@ enum Worker {
 
     /// Updates `values` column values of `items`: every column of the first rows, again from the start
     /// when there are more values than cells, in transactions of 10,000 rows.
-    static func update(_ database: DatabaseQueue, rows: Int, values: Int) throws {
+    static func update(_ database: any DatabaseWriter, rows: Int, values: Int) throws {
         let columns = BenchSchema.itemColumns
         let rowUpdates = values / columns.count
         for start in stride(from: 0, to: rowUpdates, by: 10_000) {

@@ -20,6 +20,7 @@ let scenarios: [any Scenario] = [
     VacuumScenario(),
     WANScenario(),
     ManyClientsScenario(),
+    AppReadsScenario(),
 ]
 
 func option(_ name: String, in arguments: [String]) -> String? {

@@ -31,7 +31,7 @@ enum NotesMain {
     /// ArgumentParser's first line with a pointer to the help.
     static func message(for error: any Error) -> String {
         switch error {
-        case let error as FolderSyncError: return error.description
+        case let error as FolderSyncError: return error.description + ConfirmReplaced.hint(for: error)
         case let error as NotesError: return error.description
         default:
             let first = Notes.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
@@ -46,11 +46,12 @@ struct Notes: AsyncParsableCommand {
         abstract: "A notes app that syncs through a shared folder with FolderSync.",
         discussion: """
             The notes live in the database: add, edit, move, tag, untag, delete, list and status never touch the shared \
-            folder; sync (which registers the device the first time), rejoin and change-password do. Only add and sync \
-            create a database that is not there. Exit code 0 on success; otherwise 1 with a one-line error on stderr.
+            folder; sync (which registers the device the first time), rejoin, change-password, confirm-replaced and app \
+            do. Only add, sync and app create a database that is not there. Exit code 0 on success; otherwise 1 with a \
+            one-line error on stderr.
             """,
         subcommands: [Add.self, Edit.self, Move.self, Tag.self, Untag.self, Delete.self, List.self, Sync.self, Status.self,
-                      Rejoin.self, ChangePassword.self, Demo.self])
+                      Rejoin.self, ChangePassword.self, ConfirmReplaced.self, App.self, Demo.self])
 
     @Option(help: "The notes database (SQLite file) of this device.")
     var db: String?
@@ -72,12 +73,12 @@ struct Notes: AsyncParsableCommand {
                                + "with it, an encrypted one opened with it.", valueName: "PATH"))
     var passwordFile: String?
 
-    /// The path given with `--db`; unless `creating` (add and sync), a database that is not there is an error, so that
+    /// The path given with `--db`; unless `creating` (add, sync and app), a database that is not there is an error, so that
     /// a mistyped path is said, not made into an empty database.
     func databasePath(creating: Bool) throws -> String {
         guard let db else { throw NotesError("missing --db PATH (see 'notes --help')") }
         guard creating || FileManager.default.fileExists(atPath: db) else {
-            throw NotesError("no notes database at \(db): check --db (only add and sync create one)")
+            throw NotesError("no notes database at \(db): check --db (only add, sync and app create one)")
         }
         return db
     }
@@ -226,7 +227,15 @@ struct Sync: AsyncParsableCommand {
             try await session.document.synchronize()
         }
         progress?.stop()
-        print(json ? try NotesOutput.json(SyncReportSummary(report)) : NotesOutput.describe(report), terminator: "")
+        let names = await session.deviceNames(for: report.rowChanges)
+        if json {
+            print(try NotesOutput.json(SyncReportSummary(report, names: names)), terminator: "")
+        } else {
+            let titles = try session.database.titles(of: report.rowChanges.filter { $0.table == "notes" }
+                .flatMap { $0.inserted + $0.updated.keys })
+            print(NotesOutput.describe(report), terminator: "")
+            for line in NotesOutput.changedNotes(report.rowChanges, names: names, titles: titles) { print(line) }
+        }
     }
 }
 
@@ -287,6 +296,29 @@ struct ChangePassword: AsyncParsableCommand {
         try await session.document.applicationSyncManager.changeEncryptionPassword(from: current, to: new)
         print("changed the password of \(NotesOutput.escaped(notes.app)); "
               + "other devices are asked for the new one at their next sync")
+    }
+}
+
+struct App: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the notes app in this terminal, syncing in the background.",
+        discussion: """
+            Keys: a adds a note, e edits the selected one, d deletes it, s syncs now, arrows (or j and k) select, q quits. \
+            The list follows the database: notes other devices publish appear as they arrive. The shared folder is \
+            watched, every edit is synced in the background, and the status lines show the sync, what other devices \
+            changed and any conflict; while the folder is away, notes stay editable and are published when it is back.
+            """)
+    @ParentCommand var notes: Notes
+    @Option(help: "Seconds between looks at the shared folder, for changes no notification reports (network shares).")
+    var poll: Double = 30
+
+    func run() async throws {
+        let (session, remote, password) = try notes.configuredSession(creating: true)
+        let terminal = try RawTerminal()
+        defer { terminal.restore() }
+        let interface = NotesInterface(session: session, remote: remote, password: password,
+                                       pollInterval: .milliseconds(Int(max(0.1, poll) * 1000)), terminal: terminal)
+        await interface.run()
     }
 }
 

@@ -12,8 +12,11 @@ struct NotesDatabase {
 
     let store: GRDBStore
 
-    init(path: String) throws {
-        store = try GRDBStore(path: path, tables: Self.tables) { db in
+    /// The app's schema, as its migrations build it. The first migration adopts files made before the app used a
+    /// migrator (its tables already there).
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("notes") { db in
             try db.execute(sql: """
                 CREATE TABLE IF NOT EXISTS folders(id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
                 CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL DEFAULT '',
@@ -24,6 +27,12 @@ struct NotesDatabase {
                 CREATE TABLE IF NOT EXISTS settings(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
                 """)
         }
+        return migrator
+    }
+
+    /// Opens this device's database as a pool: the interface (`notes app`) reads while a sync writes.
+    init(path: String) throws {
+        store = try GRDBStore(path: path, tables: Self.tables, connection: .pool, migrator: Self.migrator)
     }
 
     /// This installation's client identifier, made once and kept in the database.
@@ -99,17 +108,33 @@ struct NotesDatabase {
 
     /// Every note, sorted by ID, with its folder's name and its sorted, distinct tags.
     func list() throws -> [NoteListing] {
-        try store.database.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT n.id, n.body, f.name AS folder,
-                    (SELECT group_concat(name, char(10)) FROM (SELECT DISTINCT t.name FROM note_tags nt
-                        JOIN tags t ON t.id = nt.tag_id WHERE nt.note_id = n.id ORDER BY t.name)) AS tags
-                FROM notes n LEFT JOIN folders f ON f.id = n.folder_id ORDER BY n.id
-                """).map { row in
-                let tags: String? = row["tags"]
-                return NoteListing(id: row["id"], text: row["body"], folder: row["folder"],
-                                   tags: tags.map { $0.split(separator: "\n").map(String.init) } ?? [])
+        try store.database.read(Self.list)
+    }
+
+    /// Every note in `db`, as ``list()`` gives them: what the interface observes.
+    static func list(_ db: Database) throws -> [NoteListing] {
+        try Row.fetchAll(db, sql: """
+            SELECT n.id, n.body, f.name AS folder,
+                (SELECT group_concat(name, char(10)) FROM (SELECT DISTINCT t.name FROM note_tags nt
+                    JOIN tags t ON t.id = nt.tag_id WHERE nt.note_id = n.id ORDER BY t.name)) AS tags
+            FROM notes n LEFT JOIN folders f ON f.id = n.folder_id ORDER BY n.id
+            """).map { row in
+            let tags: String? = row["tags"]
+            return NoteListing(id: row["id"], text: row["body"], folder: row["folder"],
+                               tags: tags.map { $0.split(separator: "\n").map(String.init) } ?? [])
+        }
+    }
+
+    /// The titles of the notes whose IDs are `ids` (those still there), by ID.
+    func titles(of ids: some Collection<String>) throws -> [String: String] {
+        guard !ids.isEmpty else { return [:] }
+        return try store.database.read { db in
+            var titles: [String: String] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT id, title FROM notes WHERE id IN (\(ids.map { _ in "?" }.joined(separator: ", ")))",
+                                        arguments: StatementArguments(Array(ids))) {
+                titles[row["id"]] = row["title"]
             }
+            return titles
         }
     }
 
@@ -138,7 +163,7 @@ struct NotesDatabase {
 }
 
 /// One note as `list` shows it.
-struct NoteListing: Codable, Equatable {
+struct NoteListing: Codable, Equatable, Sendable {
     var id: String
     var text: String
     var folder: String?

@@ -50,6 +50,22 @@ enum NotesOutput {
         return text
     }
 
+    /// What other devices changed in the notes, a line per device: `3 notes changed on phone: Groceries (new),
+    /// Ideas (edited), 1 deleted`. `names` are the devices' names by client identifier, `titles` the notes' by ID.
+    static func changedNotes(_ changes: [RowChanges], names: [String: String], titles: [String: String]) -> [String] {
+        changes.filter { $0.table == "notes" && $0.count > 0 }.map { change in
+            func title(_ id: String) -> String {
+                let title = titles[id].map { $0.isEmpty ? "(untitled)" : $0 } ?? id
+                return escaped(title.count > 40 ? title.prefix(39) + "…" : title)
+            }
+            var parts = change.inserted.map { title($0) + " (new)" } + change.updated.keys.sorted().map { title($0) + " (edited)" }
+            if change.deleteCount > 0 { parts.append("\(change.deleteCount) deleted") }
+            if !change.listsEveryRow { parts.append("and more") }
+            let device = escaped(names[change.client] ?? change.client)
+            return "\(change.count) note\(change.count == 1 ? "" : "s") changed on \(device): " + parts.joined(separator: ", ")
+        }
+    }
+
     /// One line on standard error: `notes: ` and the message, escaped.
     static func printError(_ message: String) {
         FileHandle.standardError.write(Data(("notes: " + escaped(message) + "\n").utf8))
@@ -65,12 +81,29 @@ enum NotesOutput {
 
 /// The JSON shape of `notes sync --json`.
 struct SyncReportSummary: Codable {
+    /// The rows of one table one device changed here (``RowChanges``), with the device's name when known.
+    struct ChangedRows: Codable {
+        var table, client: String
+        var device: String?
+        var insertCount, updateCount, deleteCount: Int
+        var inserted: [String]
+        var updated: [String: [String]]
+        var deleted: [String]
+        var listsEveryRow: Bool
+    }
+
     var changeSetsSent, changesSent, changeSetsApplied, changesApplied, changesIgnored, conflicts: Int
     var warnings: [String]
     var bytesSent, bytesReceived: Int64
     var remoteRequests: Int
+    var rowChanges: [ChangedRows]
 
-    init(_ report: SyncReport) {
+    init(_ report: SyncReport, names: [String: String] = [:]) {
+        rowChanges = report.rowChanges.map { change in
+            ChangedRows(table: change.table, client: change.client, device: names[change.client], insertCount: change.insertCount,
+                        updateCount: change.updateCount, deleteCount: change.deleteCount, inserted: change.inserted,
+                        updated: change.updated, deleted: change.deleted, listsEveryRow: change.listsEveryRow)
+        }
         changeSetsSent = report.changeSetsSent
         changesSent = report.changesSent
         changeSetsApplied = report.changeSetsApplied

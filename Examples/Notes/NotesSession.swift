@@ -87,6 +87,14 @@ struct NotesSession {
         }
     }
 
+    /// The names the devices that made `changes` registered with, by client identifier: asked of the shared folder
+    /// only when some change is there to name; a device whose name cannot be read is left out.
+    func deviceNames(for changes: [RowChanges]) async -> [String: String] {
+        guard !changes.isEmpty, let clients = try? await document.registeredClients() else { return [:] }
+        return Dictionary(clients.compactMap { client in client.clientDescription.map { (client.identifier, $0) } },
+                          uniquingKeysWith: { first, _ in first })
+    }
+
     /// Opens the database at `databasePath` and registers with the remote (creating the remote document if missing).
     static func open(databasePath: String, remote location: String, applicationIdentifier: String,
                      documentIdentifier: String, clientName: String?, password: String? = nil,

@@ -191,6 +191,9 @@ do {
         let uploaded = options["upload-whole-store"] == "yes" ? try await document.uploadWholeStore() : nil
         print("sent \(report.changeSetsSent) applied \(report.changeSetsApplied)"
               + (report.installedWholeStore == nil ? "" : " installed") + (uploaded == nil ? "" : " uploaded"))
+    case "schema":
+        // One step of a notes app at schema version 1 to 4 (SchemaVersions.swift), for "Changing a synced schema".
+        try await SchemaVersions.run(option, options)
     case "torture":
         // The kill torture (Torture.swift); prints its figures, exits 1 on a lost write, divergence or error.
         let directory = options["dir"].map { URL(fileURLWithPath: $0) }

@@ -80,7 +80,14 @@ struct BulkSyncScenario: Scenario {
             remoteLocation = context.webDAVURL!
         }
         let (writer, reader) = try Self.endToEnd(context, root: root, remote: remoteLocation, document: document)
+        let floor = try await Self.floor(context, root: root, remote: remoteLocation, document: document, transport: transport)
+        return Run(writer: writer, reader: reader, bytes: floor.bytes, insert: floor.insert, transfer: floor.transfer)
+    }
 
+    /// The floor of the end-to-end sync just measured in `root`: the change-set bytes A published, the plain SQLite
+    /// insert of the final rows, and the transfer of those bytes (`cp`, or `curl` PUTs).
+    static func floor(_ context: BenchContext, root: URL, remote remoteLocation: String, document: String,
+                      transport: Transport) async throws -> (bytes: Int64, insert: Double, transfer: Double) {
         context.log("floor: plain SQLite insert and \(transport == .folder ? "cp" : "curl PUT") of the change sets")
         let remote = try openRemote(remoteLocation)
         let layout = try RemoteLayout(applicationIdentifier: BenchSchema.applicationIdentifier)
@@ -99,22 +106,24 @@ struct BulkSyncScenario: Scenario {
             transfer = try Floors.curlPutSeconds(files, to: remoteLocation.hasSuffix("/") ? remoteLocation + folder + "/" : remoteLocation + "/" + folder + "/")
             try await remote.remove(try RemotePath(folder))
         }
-        return Run(writer: writer, reader: reader, bytes: bytes, insert: insert, transfer: transfer)
+        return (bytes, insert, transfer)
     }
 
     /// A registers, writes and updates the rows and syncs; B joins and syncs them all. The workers' figures.
+    /// With `readingOnPool`, B's store is a pool and an app's view refreshes while B applies (`apply.read…`
+    /// figures), then as often with no sync running (`idleReads.read…`): scenario 12.
     static func endToEnd(_ context: BenchContext, root: URL, remote: String, document: String,
-                         password: String? = nil) throws -> (writer: WorkerOutput, reader: WorkerOutput) {
+                         password: String? = nil, readingOnPool: Bool = false) throws -> (writer: WorkerOutput, reader: WorkerOutput) {
         let a = BenchClient("A", in: root, remote: remote, document: document, schema: .items, password: password)
-        let b = BenchClient("B", in: root, remote: remote, document: document, schema: .items, password: password)
+        let b = BenchClient("B", in: root, remote: remote, document: document, schema: .items, password: password, pool: readingOnPool)
         let rows = context.sizes.bulkRows, values = context.sizes.bulkUpdatedValues
         context.log("A and B register")
         _ = try a.run("sync:register")
         _ = try b.run("sync:join")
         context.log("A writes \(rows) rows, updates \(values) values, syncs")
         let writer = try a.run("write,update,sync:publish", rows: rows, updatedValues: values)
-        context.log("B syncs")
-        let reader = try b.run("sync:apply,sync:idle")
+        context.log(readingOnPool ? "B syncs while its app reads" : "B syncs")
+        let reader = try b.run(readingOnPool ? "sync-reading:apply,reads:idleReads" : "sync:apply,sync:idle", rows: rows)
         guard reader["apply.changesApplied"] == Double(rows) else {
             throw BenchError("B applied \(Int(reader["apply.changesApplied"])) changes, expected \(rows)")
         }

@@ -18,7 +18,7 @@ struct CaptureOverheadScenario: Scenario {
     private struct Workload {
         var name: String
         var target: Double
-        var run: (DatabaseQueue) throws -> Void
+        var run: (any DatabaseWriter) throws -> Void
     }
 
     func run(_ context: BenchContext) async throws -> ScenarioResult {
@@ -51,7 +51,7 @@ struct CaptureOverheadScenario: Scenario {
                 for capturing in run % 2 == 1 ? [true, false] : [false, true] {
                     try Floors.flushWrites()
                     let started = ContinuousClock.now
-                    try workload.run(capturing ? store.database : plain)
+                    try workload.run(capturing ? store.database : plain as any DatabaseWriter)
                     let seconds = (ContinuousClock.now - started).seconds
                     if capturing { captured = seconds } else { uncaptured = seconds }
                 }
@@ -85,7 +85,7 @@ struct CaptureOverheadScenario: Scenario {
     }
 
     /// Deletes every other row of the first `2 × rows`, in one transaction with one prepared statement.
-    static func delete(_ database: DatabaseQueue, rows: Int) throws {
+    static func delete(_ database: any DatabaseWriter, rows: Int) throws {
         try database.write { db in
             let statement = try db.makeStatement(sql: "DELETE FROM items WHERE id = ?")
             for index in 0..<rows { try statement.execute(arguments: [BenchSchema.rowID(2 * index)]) }
@@ -94,7 +94,7 @@ struct CaptureOverheadScenario: Scenario {
 
     /// `count` transactions of one row each, as an app saving one edit at a time: a new row, then a changed
     /// column of a row that is still there (an odd one: `delete` removed even ones), in turn.
-    static func singleRowTransactions(_ database: DatabaseQueue, count: Int, rows: Int) throws {
+    static func singleRowTransactions(_ database: any DatabaseWriter, count: Int, rows: Int) throws {
         let columns = BenchSchema.itemColumns
         for index in 0..<count {
             try database.write { db in

@@ -24,6 +24,9 @@
         /// Put a file of a removed area back where it was removed from (a change set a gap lacks), unless something is
         /// there again.
         case restore
+        /// Write the key `documentInfo.plist` names into the empty `IntegrityKey/` of a document whose creation
+        /// stopped half way (what its creator would have written, and what the next client to sync writes too).
+        case writeIntegrityKey
     }
 
     /// Which check found it: a stable name, safe to compare and persist.
@@ -135,7 +138,7 @@
 
 /// One thing `RemoteTreeDoctor.repair` did.
 @_spi(Tooling) public struct DoctorRepairAction: Hashable, Sendable, Codable {
-    /// Whether the path was removed, quarantined or restored.
+    /// Whether the path was removed, quarantined, restored or written.
     public var action: DoctorFinding.Repair
     /// The path acted on.
     public var path: String

@@ -9,8 +9,8 @@ extension RemoteTreeDoctor {
     ///
     /// Moves temporaries older than the grace period and corrupt files into the removed area of their document (or
     /// of the application, for application files), under their path, so nothing is deleted that a person might want
-    /// back; puts change sets a removed area keeps back where a gap lacks them. Does nothing in a tree whose layout is
-    /// newer than this build's.
+    /// back; puts change sets a removed area keeps back where a gap lacks them; completes a document whose creation
+    /// stopped half way. Does nothing in a tree whose layout is newer than this build's.
     public func repair(_ report: DoctorReport) async throws -> [DoctorRepairAction] {
         guard report.isRepairable, report.applicationIdentifier == layout.applicationIdentifier else { return [] }
         var removals: [RemotePath: RemovedArea.Removal] = [:]
@@ -45,6 +45,11 @@ extension RemoteTreeDoctor {
                     continue   // published again meanwhile
                 }
                 done.append(DoctorRepairAction(action: .restore, path: path.description, destination: original.description))
+            case .writeIntegrityKey:
+                guard let key = try await keyCompletingCreation(document: path.parent.name) else { continue }
+                let document = path.parent.name
+                try await fileSystem.writeIntegrityKey(key, of: document, layout: layout)
+                done.append(DoctorRepairAction(action: .writeIntegrityKey, path: layout.integrityKeyFile(document, key: key).description))
             }
         }
         return done
@@ -57,5 +62,17 @@ extension RemoteTreeDoctor {
             return RemovedArea(fileSystem: fileSystem, layout: layout, document: components[2])
         }
         return RemovedArea(fileSystem: fileSystem, layout: layout)
+    }
+
+    /// The key that completes `document`, read again now (``DocumentInfo``'s `keyCompletingCreation`): a client may
+    /// have written it since the examination, or the document been deleted.
+    private func keyCompletingCreation(document: String) async throws -> String? {
+        let infoPath = layout.documentInfoFile(document)
+        let info = try await unlessDamaged {
+            try await fileSystem.readIfPresent(infoPath, maximumSize: PropertyListFile.maximumByteCount)
+        }.flatMap { try? PropertyListFile.decode(DocumentInfo.self, from: $0, path: infoPath.description) }
+        let keys = try await fileSystem.integrityKeys(of: document, layout: layout)
+        let deleted = try await fileSystem.exists(layout.deletedDocumentFile(document))
+        return DocumentInfo.keyCompletingCreation(of: document, info: info, keysPresent: keys, deleted: deleted)
     }
 }

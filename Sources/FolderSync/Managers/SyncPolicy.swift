@@ -39,6 +39,9 @@ public struct SyncPolicy: Sendable, Hashable {
     /// How many backups of the local store a reset keeps in the helper folder's `Backups/` (one per reset, however
     /// many syncs stop on it); the oldest are removed beyond this. At least one is always kept.
     public var keptBackups = 3
+    /// How many sync IDs a sync lists in ``SyncReport/rowChanges`` (and each ``SyncEvent/rowsChanged(_:)`` event, per
+    /// change set) at most; past it only the counts grow. 0 lists none: counts only.
+    public var changedRowIDLimit = 1_000
 
     /// The default policy: automatic whole-store downloads, an upload every 50 change sets or 16 MiB, vacuum after uploads.
     public init() {}

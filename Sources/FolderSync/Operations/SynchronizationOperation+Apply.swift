@@ -127,14 +127,17 @@ extension SynchronizationOperation {
                 if let answer = await resolver(conflict) { resolutions[conflict.key] = answer }
             }
         }
-        let outcome: ApplyOutcome
-        if let knowledge = unsavedKnowledge {
-            outcome = try store.apply(header, localClient: clientIdentifier, changes: stream, resolutions: resolutions,
-                                      savingRemoteKnowledge: knowledge)
-            unsavedKnowledge = nil
-        } else {
-            outcome = try store.apply(header, localClient: clientIdentifier, changes: stream, resolutions: resolutions)
+        let limit = context.policy.changedRowIDLimit
+        let knowledge = unsavedKnowledge
+        let outcome = try ChangedRowLog.$currentLimit.withValue(limit) {
+            if let knowledge {
+                return try store.apply(header, localClient: clientIdentifier, changes: stream, resolutions: resolutions,
+                                       savingRemoteKnowledge: knowledge)
+            }
+            return try store.apply(header, localClient: clientIdentifier, changes: stream, resolutions: resolutions)
         }
+        // Saved with the set, or after it when the set was not applied.
+        unsavedKnowledge = nil
         if let constraint = outcome.unmetConstraint {
             unmetConstraints[path.description] = constraint
             return false
@@ -142,6 +145,11 @@ extension SynchronizationOperation {
         guard outcome.applied else { return true }
         // A client's sets are applied in sequence order: the last one is the highest.
         if outcome.suppliedUnpublishedInsert { suppliersOfUnpublishedInserts[header.clientIdentifier] = header.sequence }
+        let changed = outcome.changedRows.changes(by: header.clientIdentifier)
+        if !changed.isEmpty {
+            emit(.rowsChanged(changed))
+            report.rowChanges.merge(changed, limit: limit)
+        }
         let now = environment.now()
         if newest.value > HybridLogicalClock.driftLimit(now: now) {
             let hours = Int((Double(newest.value.milliseconds) / 1000 - now.timeIntervalSince1970) / 3600)

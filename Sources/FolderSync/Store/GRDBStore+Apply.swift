@@ -87,7 +87,7 @@ extension GRDBStore {
         try wrap("looking for conflicts") {
             try database.read { db in
                 var found: [SyncConflict] = []
-                try changes { change in
+                try forEachFollowingRenames(changes) { change in
                     guard change.kind != .delete, let table = tablesByName[change.table] else { return }
                     let state = try rowState(db, table: table, syncID: change.syncID, checkUnpublished: true)
                     guard let values = state.values else { return }
@@ -128,7 +128,7 @@ extension GRDBStore {
             let hasUnpublished = try StoreSchema.holdsUnpublishedChanges(db)
             var touched = TouchedRows()
             let inserts = NewRowInserts()
-            try changes { change in
+            try forEachFollowingRenames(changes) { change in
                 try applyChange(db, change, author: header.clientIdentifier, localClient: localClient,
                                 checkUnpublished: hasUnpublished, resolutions: resolutions, inserts: inserts, outcome: &outcome)
                 touched.note(change)
@@ -137,6 +137,7 @@ extension GRDBStore {
                                    changeSetIdentifier: header.changeSetIdentifier)
             if header.clientIdentifier == localClient { try finishReapplyingOwnChangeSets(db, localClient: localClient) }
             outcome.warnings += try danglingReferences(db, touched)
+            try notifyObservers(ofChangesIn: outcome.changedRows.changedTables, db)
             outcome.applied = true
             return outcome
         }
@@ -225,6 +226,7 @@ extension GRDBStore {
         if change.kind == .insert && change.columns.count == known.count && zip(change.columns, known).allSatisfy({ $0.column == $1 }),
            try insertNewRow(db, change, table: table, author: author, inserts: inserts) {
             outcome.changesApplied += 1
+            outcome.changedRows.inserted(table.name, syncID)
             return
         }
         if change.kind == .delete {
@@ -283,11 +285,13 @@ extension GRDBStore {
             arguments += [syncID]
             try db.cachedStatement(sql: "UPDATE \(quotedTable) SET \(names.map { "\($0) = ?" }.joined(separator: ", ")) WHERE \(id) = ?")
                 .execute(arguments: arguments)
+            outcome.changedRows.updated(table.name, syncID, columns: assignments.map(\.0))
         } else {
             arguments = [syncID] + arguments
             let placeholders = Array(repeating: "?", count: assignments.count + 1).joined(separator: ", ")
             try db.cachedStatement(sql: "INSERT INTO \(quotedTable)(\(([id] + names).joined(separator: ", "))) VALUES (\(placeholders))")
                 .execute(arguments: arguments)
+            outcome.changedRows.inserted(table.name, syncID)
         }
         outcome.changesApplied += 1
     }
@@ -347,6 +351,7 @@ extension GRDBStore {
             // (staging's `writesToDeletedRow`), so that the row, if a newer write brings it back, has them everywhere.
         }
         try db.cachedStatement(sql: "DELETE FROM \(quoted) WHERE \(id) = ?").execute(arguments: [syncID])
+        if exists { outcome.changedRows.deleted(table.name, syncID) }
         outcome.changesApplied += 1
     }
 
@@ -383,6 +388,7 @@ extension GRDBStore {
             VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))
             """, arguments: arguments)
         try db.execute(sql: "DELETE FROM \(StoreSchema.shadowTable) WHERE tbl = ? AND sync_id = ?", arguments: [table.name, change.syncID])
+        outcome.changedRows.inserted(table.name, change.syncID)
         outcome.changesApplied += 1
     }
 }

@@ -46,6 +46,12 @@ extension GRDBStore {
                 }
             }
         }
+        // The copy is no transaction GRDB sees: the app's observers hear of it in an empty one right after, before
+        // the write access ends (nothing else writes in between).
+        try db.inTransaction {
+            try notifyObservers(ofChangesIn: tables.map(\.name), db)
+            return .commit
+        }
         lastInstallCopiedPages.withLock { $0 = true }
         reader.join()
         clock.observe(HybridTimestamp(rawValue: try newest.current.get()))
@@ -103,9 +109,10 @@ extension GRDBStore {
     /// In WAL mode every copied page is written twice, to the log then to the file at the checkpoint; with a
     /// rollback journal it is written once, and the journal holds only the few pages the store had (a kill
     /// still leaves the old store: the journal rolls the copy back). Leaving WAL needs this connection to be the
-    /// file's only one; when another has it open, the copy runs in WAL mode.
+    /// file's only one; when another has it open, the copy runs in WAL mode. A pool stays in WAL mode: its readers
+    /// go on reading the old store while the copy is written, and see the new one once it commits.
     private func withRollbackJournal(_ db: Database, _ body: () throws -> Void) throws {
-        guard try String.fetchOne(db, sql: "PRAGMA journal_mode") == "wal",
+        guard database is DatabaseQueue, try String.fetchOne(db, sql: "PRAGMA journal_mode") == "wal",
               (try? String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE")) == "delete" else { return try body() }
         defer { _ = try? String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") }
         try body()

@@ -156,6 +156,7 @@ extension GRDBStore: SnapshottingModelAdapter {
                     clock.observe(HybridTimestamp(rawValue: try StoreClock.newestStamp(db)))
                     capturing.withLock { $0 = true }
                     try reapply(unpublished, localClient: localClient, db)
+                    try notifyObservers(ofChangesIn: tables.map(\.name), db)
                     lastInstallCopiedPages.withLock { $0 = false }
                     return .commit
                 }

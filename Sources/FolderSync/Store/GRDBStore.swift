@@ -22,14 +22,17 @@ import CFileSystem
 /// and functions registered with `SQLITE_INNOCUOUS`.
 ///
 /// ```swift
-/// let store = try GRDBStore(path: url.path, tables: [SyncedTable("notes")]) { db in
-///     try db.execute(sql: "CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, body TEXT)")
-/// }
+/// let store = try GRDBStore(path: url.path, tables: [SyncedTable("notes")], connection: .pool, migrator: migrator)
 /// try store.database.write { db in try db.execute(sql: "INSERT INTO notes VALUES (?, ?)", arguments: [UUID().uuidString, "Hi"]) }
 /// ```
+///
+/// A `DatabasePool` (``Connection/pool``) lets the app read while a sync writes; every change a sync makes reaches
+/// the app's GRDB observers in the transaction that made it (<doc:GRDBApps>).
 public final class GRDBStore: ModelAdapter, @unchecked Sendable {
-    /// The app's connection to the document. Write through it; writes through other connections fail.
-    public let database: DatabaseQueue
+    /// The app's connection to the document: a `DatabaseQueue` or a `DatabasePool` (``Connection``). Read and
+    /// write through it, observe it (`ValueObservation`, `DatabaseRegionObservation`); writes through other
+    /// connections fail. Every change a sync makes reaches its transaction observers in the transaction that made it.
+    public let database: any DatabaseWriter
     /// The synced tables, as given when the store was opened.
     public let tables: [SyncedTable]
     public let schemaVersion: Int
@@ -60,48 +63,99 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     /// taken by the next transaction of ``writeWithoutCapture(_:)`` (the apply's), which writes it before it commits.
     let knowledgeToSave = Locked<LocalSyncState.RemoteKnowledge?>(nil)
 
-    /// Opens (creating if needed) the document at `path`.
+    /// How the store connects to its file.
+    ///
+    /// - ``queue``: one connection for reads and writes (GRDB's `DatabaseQueue`): the app's reads wait while a
+    ///   sync applies a change set. Enough for a command-line tool, or an app that reads little while it syncs.
+    /// - ``pool``: one writer beside several readers (GRDB's `DatabasePool`): the app's reads run while a sync
+    ///   writes, and each sees the last committed state, never a change set half applied. What an app with a
+    ///   user interface should pick: a view's refresh never waits for a sync.
+    public enum Connection: Sendable, Hashable {
+        /// A `DatabaseQueue`: reads and writes take turns on one connection.
+        case queue
+        /// A `DatabasePool`: reads run beside the one writer, on snapshots of the last commit.
+        case pool
+    }
+
+    /// Opens (creating if needed) the document at `path`, its schema made or migrated by `migrate`.
     ///
     /// - Parameters:
     ///   - path: the SQLite file of the document.
     ///   - tables: the synced tables; each needs a text primary key.
     ///   - schemaVersion: the app's schema version, written into every change set.
+    ///   - connection: a queue or a pool (``Connection``).
+    ///   - configuration: the app's GRDB configuration (foreign keys, tracing, reader count…). The store adds what
+    ///     it needs: WAL mode, its SQL functions and hardening on every connection, a busy timeout of 30 seconds
+    ///     when the app set none; a read-only configuration is refused.
     ///   - now: the wall clock feeding the hybrid logical clock (injected by tests).
-    ///   - migrate: creates or migrates the app's tables; runs before change capture is installed.
+    ///   - migrate: creates or migrates the app's tables; runs before change capture is installed, in the store's
+    ///     opening transaction.
     /// - Throws: ``FolderSyncError/Code/unsupportedFormatVersion`` when a newer FolderSync wrote the store's
     ///   bookkeeping (the store is left untouched); ``FolderSyncError/Code/localStoreFailed`` when SQLite fails.
     ///   A store of an older FolderSync is brought up to date, once, as it is opened.
-    public init(path: String, tables: [SyncedTable], schemaVersion: Int = 1,
-                now: @escaping @Sendable () -> Date = { Date() },
-                migrate: (Database) throws -> Void) throws {
+    public convenience init(path: String, tables: [SyncedTable], schemaVersion: Int = 1,
+                            connection: Connection = .queue, configuration: Configuration = Configuration(),
+                            now: @escaping @Sendable () -> Date = { Date() },
+                            migrate: (Database) throws -> Void) throws {
+        try self.init(path: path, tables: tables, schemaVersion: schemaVersion, connection: connection,
+                      configuration: configuration, now: now, migrator: nil, migrate: migrate)
+    }
+
+    /// Opens (creating if needed) the document at `path`, its schema made or migrated by the app's `migrator`.
+    ///
+    /// The migrator's pending migrations run before change capture is installed, each in its own transaction as
+    /// GRDB runs them; rows they write to synced tables are captured as the app's own writes (by the triggers the
+    /// store left in the file the last time it was opened), stamped after everything the store holds.
+    ///
+    /// ```swift
+    /// var migrator = DatabaseMigrator()
+    /// migrator.registerMigration("notes") { db in
+    ///     try db.create(table: "notes") { t in
+    ///         t.primaryKey("id", .text)
+    ///         t.column("body", .text).notNull().defaults(to: "")
+    ///     }
+    /// }
+    /// let store = try GRDBStore(path: url.path, tables: [SyncedTable("notes")], connection: .pool, migrator: migrator)
+    /// ```
+    ///
+    /// Raise `schemaVersion` with each migration that changes a synced table: change sets of a newer version are
+    /// parked on devices that run an older app, until it is updated (<doc:ChangingASyncedSchema>).
+    ///
+    /// - Throws: ``FolderSyncError/Code/unsupportedFormatVersion`` when the database holds a migration the
+    ///   migrator does not know (a newer version of the app migrated it: update the app), or a newer FolderSync
+    ///   wrote the store's bookkeeping; ``FolderSyncError/Code/invalidConfiguration`` for a migrator that erases the
+    ///   database on schema changes (it would erase the sync bookkeeping); ``FolderSyncError/Code/localStoreFailed``
+    ///   when SQLite or a migration fails. See
+    ///   ``init(path:tables:schemaVersion:connection:configuration:now:migrate:)`` for the other parameters.
+    public convenience init(path: String, tables: [SyncedTable], schemaVersion: Int = 1,
+                            connection: Connection = .queue, configuration: Configuration = Configuration(),
+                            now: @escaping @Sendable () -> Date = { Date() },
+                            migrator: DatabaseMigrator) throws {
+        try self.init(path: path, tables: tables, schemaVersion: schemaVersion, connection: connection,
+                      configuration: configuration, now: now, migrator: migrator, migrate: { _ in })
+    }
+
+    /// Opens the store, its schema brought up to date by `migrator` (when there is one), then `migrate`.
+    private init(path: String, tables: [SyncedTable], schemaVersion: Int, connection: Connection,
+                 configuration appConfiguration: Configuration, now: @escaping @Sendable () -> Date,
+                 migrator: DatabaseMigrator?, migrate: (Database) throws -> Void) throws {
         let capturing = Locked(true)
         let clock = StoreClock()
-        var configuration = Configuration()
-        configuration.prepareDatabase { db in
-            // A page install writes a downloaded file's pages into this one: the connection never trusts its
-            // schema and refuses SQL that could corrupt the file (SQLiteHardening).
-            try SQLiteHardening.harden(db)
-            try StoreFunctions.install(db, capturing: capturing, clock: clock, now: now)
-        }
-        configuration.busyMode = .timeout(30)
-        // WAL with full sync: a commit is one fsync of the log instead of four (journal, folder, journal header,
-        // database), and still durable, which publication relies on: a sequence number staged, published, then
-        // forgotten by a power loss would be staged again for different changes.
-        configuration.journalMode = .wal
-        // Temporary files in memory: a statement that fires triggers runs in a statement transaction, which copies
-        // each page it changes into a statement journal. On a temporary file (the default) that is a 64 KiB buffer
-        // allocated and freed per statement, then, once one statement needed more, two writes per page to a file for
-        // the rest of the transaction: 2.5 s of system time for 100,000 captured inserts and 100,000 captured updates
-        // (scenario 7 of the benchmarks). Android's SQLite keeps every temporary in memory the same way.
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA temp_store = MEMORY") }
         do {
             // Before the connection: opening one for writing writes to the file (GRDB's WAL set-up).
             try StoreSchema.refuseNewerBookkeeping(atPath: path)
-            database = try DatabaseQueue(path: path, configuration: configuration)
+            if let migrator { try Self.refuseUnknownMigrations(atPath: path, migrator: migrator) }
+            let configuration = try Self.storeConfiguration(appConfiguration, capturing: capturing, clock: clock,
+                                                            now: now)
+            database = switch connection {
+            case .queue: try DatabaseQueue(path: path, configuration: configuration)
+            case .pool: try DatabasePool(path: path, configuration: configuration)
+            }
             // Full sync once the connection is open: GRDB's WAL set-up, which runs after `prepareDatabase`, sets
             // `synchronous = NORMAL`, under which a commit is not synced and a power loss can take it back (the
             // store ran so until this was found by counting fdatasyncs while profiling scenario 7).
             try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
+            if let migrator { try Self.migrate(database, with: migrator, clock: clock, path: path) }
             var columns: [String: [String]] = [:]
             try database.write { db in
                 // A store of a newer bookkeeping version is refused before anything, the app's migration included,
@@ -123,6 +177,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
                     }
                     let names = try db.columns(in: table.name).map(\.name).filter { $0 != table.syncIDColumn }
                     columns[table.name] = names
+                    try Self.followRenamedColumns(db, table: table, columns: names)
                     try StoreSchema.installTriggers(db, table: table, columns: names)
                 }
             }
@@ -139,6 +194,33 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
         self.capturing = capturing
         self.clock = clock
         self.now = now
+    }
+
+    /// The app's configuration with what the store needs on every connection.
+    private static func storeConfiguration(_ app: Configuration, capturing: Locked<Bool>, clock: StoreClock,
+                                           now: @escaping @Sendable () -> Date) throws -> Configuration {
+        guard !app.readonly else {
+            throw FolderSyncError(.invalidConfiguration, "a store cannot be opened read-only: syncs write to it")
+        }
+        var configuration = app
+        configuration.prepareDatabase { db in
+            // A page install writes a downloaded file's pages into this one: the connection never trusts its
+            // schema and refuses SQL that could corrupt the file (SQLiteHardening).
+            try SQLiteHardening.harden(db)
+            try StoreFunctions.install(db, capturing: capturing, clock: clock, now: now)
+            // Temporary files in memory: a statement that fires triggers runs in a statement transaction, which copies
+            // each page it changes into a statement journal. On a temporary file (the default) that is a 64 KiB buffer
+            // allocated and freed per statement, then, once one statement needed more, two writes per page to a file
+            // for the rest of the transaction: 2.5 s of system time for 100,000 captured inserts and 100,000 captured
+            // updates (scenario 7 of the benchmarks). Android's SQLite keeps every temporary in memory the same way.
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
+        }
+        if case .immediateError = configuration.busyMode { configuration.busyMode = .timeout(30) }
+        // WAL with full sync: a commit is one fsync of the log instead of four (journal, folder, journal header,
+        // database), and still durable, which publication relies on: a sequence number staged, published, then
+        // forgotten by a power loss would be staged again for different changes. A pool needs WAL anyway.
+        configuration.journalMode = .wal
+        return configuration
     }
 
     /// Closes the store's connections, so that its file can be removed or replaced.
@@ -182,6 +264,14 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
         }
     }
 
+    /// Tells the app's transaction observers (`ValueObservation`, `DatabaseRegionObservation`, its own
+    /// `TransactionObserver`s) that `tables` changed, in the transaction of `db` under way: they see the change when
+    /// it commits, as they see the app's writes. GRDB notices only the statements it runs itself; a sync writes
+    /// through SQLite's C API too (``SQLiteStatement``) and copies pages whole (a page install).
+    func notifyObservers(ofChangesIn tables: some Sequence<String>, _ db: Database) throws {
+        for table in tables { try db.notifyChanges(in: Table(table)) }
+    }
+
     /// Turns foreign keys off, if the app has them on, for a merge: references it leaves dangling are reported as
     /// warnings, never refused mid-merge. Returns what puts them back as the app had them.
     static func suspendForeignKeys(_ db: Database) throws -> () -> Void {
@@ -215,7 +305,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     /// last two compiled at every call), which cost more than the sync's small reads themselves; a sync makes about
     /// a dozen.
     func readOne<T>(_ body: (Database) throws -> T) throws -> T {
-        try database.inDatabase(body)
+        try database.writeWithoutTransaction(body)
     }
 
     @_spi(ModelAdapter) public func saveRemoteKnowledge(_ remote: LocalSyncState.RemoteKnowledge) throws {

@@ -179,6 +179,8 @@ extension ModelAdapter {
     /// Whether the set took over a column of a row this client created and has not published: the insert this
     /// client publishes then leaves that column out, and must not reach a replica before this set does.
     public var suppliedUnpublishedInsert = false
+    /// The rows the set changed, table by table (empty for an adapter that does not record them).
+    public var changedRows = ChangedRowLog()
 
     /// The outcome of a set not applied yet: nothing changed.
     public init() {}

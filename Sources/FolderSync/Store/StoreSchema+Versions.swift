@@ -85,26 +85,35 @@ extension StoreSchema {
     /// - Throws: ``FolderSyncError/Code/unsupportedFormatVersion`` naming both versions;
     ///   ``FolderSyncError/Code/localStoreFailed`` for a recorded version that is not a number.
     static func refuseNewerBookkeeping(atPath path: String) throws {
+        try withImmutableConnection(atPath: path) { connection in
+            var statement: OpaquePointer?
+            defer { sqlite3_finalize(statement) }
+            // No foldersync_meta (a new or foreign file), or not a database: nothing recorded.
+            guard sqlite3_prepare_v2(connection, "SELECT value FROM \(StoreSchema.metaTable) WHERE key = ?", -1, &statement, nil) == SQLITE_OK else { return }
+            let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+            sqlite3_bind_text(statement, 1, bookkeepingVersionKey, -1, transient)
+            guard sqlite3_step(statement) == SQLITE_ROW else { return }
+            guard sqlite3_column_type(statement, 0) == SQLITE_INTEGER else {
+                throw FolderSyncError(.localStoreFailed, "the store's bookkeeping version is not a version number", path: path)
+            }
+            try refuse(version: Int(sqlite3_column_int64(statement, 0)), path: path)
+        }
+    }
+
+    /// Runs `body` on a read-only connection to the file at `path` that writes nothing, not even a lock, a log or
+    /// shared memory (`immutable=1`), when nothing but the file holds its contents: no `-journal`, no `-wal` holding
+    /// frames; otherwise, or when SQLite cannot open it, does nothing and returns `nil`.
+    static func withImmutableConnection<T>(atPath path: String, _ body: (OpaquePointer?) throws -> T) rethrows -> T? {
         let files = FileManager.default
         guard files.fileExists(atPath: path), !files.fileExists(atPath: path + "-journal"),
               ((try? files.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0) == 0,
-              let encoded = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) else { return }
+              let encoded = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) else { return nil }
         var connection: OpaquePointer?
         defer { sqlite3_close_v2(connection) }
         guard sqlite3_open_v2("file:\(encoded)?immutable=1", &connection, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nil) == SQLITE_OK else {
-            return // not something SQLite opens: the store's own opening says what it is
+            return nil // not something SQLite opens: the store's own opening says what it is
         }
-        var statement: OpaquePointer?
-        defer { sqlite3_finalize(statement) }
-        // No foldersync_meta (a new or foreign file), or not a database: nothing recorded.
-        guard sqlite3_prepare_v2(connection, "SELECT value FROM \(StoreSchema.metaTable) WHERE key = ?", -1, &statement, nil) == SQLITE_OK else { return }
-        let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
-        sqlite3_bind_text(statement, 1, bookkeepingVersionKey, -1, transient)
-        guard sqlite3_step(statement) == SQLITE_ROW else { return }
-        guard sqlite3_column_type(statement, 0) == SQLITE_INTEGER else {
-            throw FolderSyncError(.localStoreFailed, "the store's bookkeeping version is not a version number", path: path)
-        }
-        try refuse(version: Int(sqlite3_column_int64(statement, 0)), path: path)
+        return try body(connection)
     }
 
     private static func refuse(version: Int, path: String?) throws {

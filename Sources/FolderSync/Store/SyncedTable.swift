@@ -11,16 +11,24 @@ public struct SyncedTable: Sendable, Hashable {
     public var syncIDColumn: String
     /// What happens when one client deletes a row that another updates concurrently.
     public var deletePolicy: DeletePolicy
+    /// Columns this version of the app renamed, old name to new: a change set written by an older version (which
+    /// names the old column) changes the new one, and the store's own record of a renamed column follows it when
+    /// the app's migration renames it. Keep an entry while older versions may still publish; never list a name
+    /// the table has as a column. See <doc:ChangingASyncedSchema>.
+    public var renamedColumns: [String: String]
 
     /// A synced table.
     /// - Parameters:
     ///   - name: The table's name.
     ///   - syncIDColumn: Its text primary-key column holding the sync ID; `id` by default.
     ///   - deletePolicy: How a delete settles against a concurrent update; delete wins by default.
-    public init(_ name: String, syncIDColumn: String = "id", deletePolicy: DeletePolicy = .deleteWins) {
+    ///   - renamedColumns: Columns renamed by this version of the app, old name to new (``renamedColumns``).
+    public init(_ name: String, syncIDColumn: String = "id", deletePolicy: DeletePolicy = .deleteWins,
+                renamedColumns: [String: String] = [:]) {
         self.name = name
         self.syncIDColumn = syncIDColumn
         self.deletePolicy = deletePolicy
+        self.renamedColumns = renamedColumns
     }
 }
 

@@ -12,6 +12,9 @@ public struct SyncReport: Sendable, Hashable {
     public var changesApplied = 0
     /// Changes that lost to newer local state or hit a deleted row.
     public var changesIgnored = 0
+    /// The rows other clients' changes changed here, per table and client, in the order first changed: exact
+    /// counts, and sync IDs up to ``SyncPolicy/changedRowIDLimit`` (``RowChanges``).
+    public var rowChanges: [RowChanges] = []
     /// Conflicts settled during this sync, with how each was settled.
     public var conflicts: [ResolvedConflict] = []
     /// Things noticed that did not stop the sync, such as dangling references or parked change sets.
@@ -82,6 +85,9 @@ public enum SyncEvent: Sendable, Hashable {
     case phase(Phase)
     /// Applying change set `index` (from 1) of `count`.
     case applyingChangeSet(index: Int, count: Int, changes: Int)
+    /// The change set just applied changed these rows (per table; sync IDs up to ``SyncPolicy/changedRowIDLimit``):
+    /// sent once its transaction committed, so that an app refreshes what changed while a long sync goes on.
+    case rowsChanged([RowChanges])
     /// Bytes moved so far in this sync.
     case transferred(sent: Int64, received: Int64)
     /// An attachment's upload starts (followed by ``transferred(sent:received:)`` when it is done).

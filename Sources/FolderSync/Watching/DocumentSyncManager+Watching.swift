@@ -12,6 +12,8 @@ extension DocumentSyncManager {
     /// While the folder is away (a share unmounted, a server down), the listing is tried again after waits that
     /// double from `pollInterval` up to ``maximumWatchBackoff``, costing no CPU in between; when it answers again,
     /// a sync runs at once, so that what was written meanwhile is published and what others published is applied.
+    /// So does a listing that answers after the last sync found the folder away (the app's own sync, made while the
+    /// watcher's looks happened to find it there).
     public func startWatchingRemote(debounce: Duration = .milliseconds(300), pollInterval: Duration = .seconds(30)) {
         stopWatchingRemote()
         let directory = layout.recentSyncsDirectory(documentIdentifier)
@@ -24,6 +26,12 @@ extension DocumentSyncManager {
                 for await name in names where name != ownMarker && RemoteLayout.parseRecentSyncFileName(name) != nil { trigger.yield() }
             })
         }
+        // The last sync (any: the app's or the watcher's) failed because the folder was away, and none succeeded since.
+        let lastSyncMissedFolder = { [weak self] () -> Bool in
+            guard let status = self?.lastSynchronization, let failure = status.lastFailure,
+                  status.lastError?.code == .remoteUnavailable else { return false }
+            return failure > status.lastSuccess ?? .distantPast
+        }
         tasks.append(Task {
             var seen: [String: String]?
             var outages = 0
@@ -34,7 +42,7 @@ extension DocumentSyncManager {
                     let items = try await remote.contentsOfDirectory(at: directory)
                     let tags = Dictionary(items.filter { $0.name != ownMarker }
                         .map { ($0.name, $0.etag ?? "\($0.modificationDate ?? .distantPast)\($0.size ?? -1)") }, uniquingKeysWith: { first, _ in first })
-                    if outages > 0 || (seen != nil && tags != seen) { trigger.yield() }
+                    if outages > 0 || (seen != nil && tags != seen) || lastSyncMissedFolder() { trigger.yield() }
                     seen = tags
                     outages = 0
                     wait = pollInterval

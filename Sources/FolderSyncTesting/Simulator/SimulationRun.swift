@@ -69,10 +69,15 @@ final class SimulationRun {
 
     /// Creates the remote and the clients, and lets some of them join.
     func setUp() async throws {
-        let base: any RemoteFileSystem = switch configuration.remote {
-        case .inMemory: InMemoryFileSystem()
-        case .fileManager: FileManagerFileSystem(rootURL: configuration.directory.appendingPathComponent("remote", isDirectory: true))
-        case .custom(let remote): remote
+        let base: any RemoteFileSystem
+        switch configuration.remote {
+        case .inMemory: base = InMemoryFileSystem()
+        case .fileManager:
+            // The shared folder exists before anyone registers (a missing one is a share not mounted).
+            let root = configuration.directory.appendingPathComponent("remote", isDirectory: true)
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+            base = FileManagerFileSystem(rootURL: root)
+        case .custom(let custom): base = custom
         }
         // The folder dates files by the simulation's time, whatever the clients' clocks say.
         let remote = SimulatedFolderClock(base, now: time.clock(skew: 0))

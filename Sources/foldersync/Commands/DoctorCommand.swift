@@ -9,8 +9,9 @@ struct DoctorCommand: AsyncParsableCommand {
         discussion: """
             Lists each finding with its severity (error, warning, info), check and path. --repair moves \
             temporaries older than one hour and corrupt files into the removed area of their document \
-            (Documents/<id>/Removed/) or of the application (<appID>/Removed/), and puts back change sets a removed \
-            area keeps for a gap; it never deletes data, and it reports what it did and what remains. \
+            (Documents/<id>/Removed/) or of the application (<appID>/Removed/), puts back change sets a removed \
+            area keeps for a gap, and writes the integrity key of a document whose creation stopped half way; it \
+            never deletes data, and it reports what it did and what remains. \
             Exit codes: 0 healthy, 1 problems found (after --repair: problems remain), 2 could not check.
             """)
 
@@ -19,7 +20,7 @@ struct DoctorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Check only this document (and the application-level files).", valueName: "ID"))
     var document: String?
 
-    @Flag(help: "Move abandoned temporaries and corrupt files aside, fill gaps from the removed areas, then check again.")
+    @Flag(help: "Move abandoned temporaries and corrupt files aside, fill gaps from the removed areas, complete half-created documents, then check again.")
     var repair = false
 
     @OptionGroup var output: OutputOptions

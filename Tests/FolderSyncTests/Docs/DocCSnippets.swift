@@ -28,6 +28,46 @@ if let stored, let photo = AttachmentReference(databaseValue: stored) {
 // DOCC-SNIPPET-END
 }
 
+// DOCC-SNIPPET-BEGIN ChangingASyncedSchema
+// (Version 2 adds a column.)
+func doccAddColumn(migrator: inout DatabaseMigrator, url: URL) throws -> GRDBStore {
+migrator.registerMigration("pinned") { db in
+    try db.alter(table: "notes") { t in t.add(column: "pinned", .boolean).notNull().defaults(to: false) }
+}
+let store = try GRDBStore(path: url.path, tables: [SyncedTable("notes")], schemaVersion: 2, connection: .pool,
+                          migrator: migrator)
+// DOCC-SNIPPET-END
+return store
+}
+
+// DOCC-SNIPPET-BEGIN ChangingASyncedSchema
+// (Version 3 adds a synced table.)
+func doccAddTable(migrator: inout DatabaseMigrator, url: URL) throws -> GRDBStore {
+migrator.registerMigration("tags") { db in
+    try db.create(table: "tags") { t in
+        t.primaryKey("id", .text)
+        t.column("note_id", .text).notNull()
+        t.column("name", .text).notNull()
+    }
+}
+let store = try GRDBStore(path: url.path, tables: [SyncedTable("notes"), SyncedTable("tags")], schemaVersion: 3,
+                          connection: .pool, migrator: migrator)
+// DOCC-SNIPPET-END
+return store
+}
+
+// DOCC-SNIPPET-BEGIN ChangingASyncedSchema
+// (Version 4 renames a column.)
+func doccRenameColumn(migrator: inout DatabaseMigrator, url: URL) throws -> GRDBStore {
+migrator.registerMigration("text") { db in
+    try db.alter(table: "notes") { t in t.rename(column: "body", to: "text") }
+}
+let tables = [SyncedTable("notes", renamedColumns: ["body": "text"]), SyncedTable("tags")]
+let store = try GRDBStore(path: url.path, tables: tables, schemaVersion: 4, connection: .pool, migrator: migrator)
+// DOCC-SNIPPET-END
+return store
+}
+
 /// What the encryption article's app asks its user.
 protocol PasswordPrompt: Sendable {
     func chooseNewPassword() async -> String?
@@ -53,15 +93,65 @@ try await app.register(configuration)
 // DOCC-SNIPPET-END
 }
 
-// DOCC-SNIPPET-BEGIN GettingStarted
-// (Opening the document; the article's `import` lines are this file's.)
-func doccOpenStore(documentURL: URL) throws -> GRDBStore {
-let store = try GRDBStore(path: documentURL.path, tables: [SyncedTable("notes"), SyncedTable("folders")]) { db in
-    try db.execute(sql: """
-        CREATE TABLE IF NOT EXISTS folders(id TEXT PRIMARY KEY NOT NULL, name TEXT);
-        CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, body TEXT, folder_id TEXT REFERENCES folders(id));
-        """)
+/// The GRDB app article's screen of one note.
+protocol NoteScreen: Sendable {
+    func reload() async throws
 }
+
+// DOCC-SNIPPET-BEGIN GRDBApps
+// (The app's own configuration handed to the store.)
+func doccConfiguration(url: URL, migrator: DatabaseMigrator) throws -> GRDBStore {
+var configuration = Configuration()
+configuration.maximumReaderCount = 4
+configuration.foreignKeysEnabled = true
+let store = try GRDBStore(path: url.path, tables: [SyncedTable("notes")], connection: .pool,
+                          configuration: configuration, migrator: migrator)
+// DOCC-SNIPPET-END
+return store
+}
+
+// DOCC-SNIPPET-BEGIN GRDBApps
+// (One screen refreshed when a sync touched its note.)
+func doccRefreshOneScreen(document: DocumentSyncManager, openNoteID: String, noteScreen: some NoteScreen) async throws {
+for await event in document.events() {
+    guard case .rowsChanged(let changes) = event else { continue }
+    if changes.contains(where: { $0.table == "notes" && ($0.touches(openNoteID) || !$0.listsEveryRow) }) {
+        try await noteScreen.reload()
+    }
+}
+// DOCC-SNIPPET-END
+}
+
+// DOCC-SNIPPET-BEGIN GRDBApps
+// (What each device changed, named as it registered.)
+func doccChangedByDevice(document: DocumentSyncManager) async throws {
+let report = try await document.synchronize()
+let names = try await document.registeredClients().reduce(into: [String: String]()) { names, client in
+    names[client.identifier] = client.clientDescription
+}
+for changes in report.rowChanges where changes.table == "notes" {
+    print("\(changes.count) notes changed on \(names[changes.client] ?? changes.client)")
+}
+// DOCC-SNIPPET-END
+}
+
+// DOCC-SNIPPET-BEGIN GettingStarted
+// (Opening the document with the app's migrator, as a pool; the article's `import` lines are this file's.)
+func doccOpenStore(documentURL: URL) throws -> GRDBStore {
+var migrator = DatabaseMigrator()
+migrator.registerMigration("notes") { db in
+    try db.create(table: "folders") { t in
+        t.primaryKey("id", .text)
+        t.column("name", .text)
+    }
+    try db.create(table: "notes") { t in
+        t.primaryKey("id", .text)
+        t.column("body", .text)
+        t.column("folder_id", .text).references("folders")
+    }
+}
+let store = try GRDBStore(path: documentURL.path, tables: [SyncedTable("notes"), SyncedTable("folders")],
+                          connection: .pool, migrator: migrator)
 // DOCC-SNIPPET-END
 return store
 }
@@ -94,6 +184,18 @@ document.startWatchingRemote()   // sync when other devices publish
 }
 
 // DOCC-SNIPPET-BEGIN GettingStarted
+// (A screen drawn from an observation, which syncs wake like local writes.)
+func doccObserve(store: GRDBStore, show: ([String]) -> Void) async throws {
+let notes = ValueObservation.tracking { db in
+    try String.fetchAll(db, sql: "SELECT body FROM notes ORDER BY id")
+}
+for try await bodies in notes.values(in: store.database) {
+    show(bodies)   // your writes, and every change a sync applies
+}
+// DOCC-SNIPPET-END
+}
+
+// DOCC-SNIPPET-BEGIN GettingStarted
 // (A main-actor view model as the delegate.)
 enum DocCMainActorModel {
 @MainActor final class NotesModel: DocumentSyncManagerDelegate {
@@ -118,13 +220,11 @@ return app
 
 // DOCC-SNIPPET-BEGIN GettingStarted
 // (A new device's store made from the whole store.)
-func doccNewDevice(app: ApplicationSyncManager, configuration: DocumentSyncManager.Configuration, url: URL) async throws {
+func doccNewDevice(app: ApplicationSyncManager, configuration: DocumentSyncManager.Configuration, url: URL, migrator: DatabaseMigrator) async throws {
 let document = try DocumentSyncManager(applicationSyncManager: app, configuration: configuration)
 try await document.registerConfigured()
 let store = try await document.openStore(at: url) { url in
-    try GRDBStore(path: url.path, tables: [SyncedTable("notes")]) { db in
-        try db.execute(sql: "CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, body TEXT)")
-    }
+    try GRDBStore(path: url.path, tables: [SyncedTable("notes")], connection: .pool, migrator: migrator)
 }
 try await document.synchronize()
 // DOCC-SNIPPET-END

@@ -7,10 +7,17 @@ import Testing
 // README-SNIPPET-BEGIN quick start
 // (The README's `import` lines are this file's imports; the body below is compiled with the tests.)
 func readmeQuickStart(documentURL: URL, sharedFolderURL: URL, savedClientID: String, helperURL: URL) async throws -> SyncReport {
-// 1. Open your SQLite document through FolderSync: writes to synced tables are recorded in the same transaction.
-let store = try GRDBStore(path: documentURL.path, tables: [SyncedTable("notes")]) { db in
-    try db.execute(sql: "CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, body TEXT)")
+// 1. Open your SQLite document through FolderSync, with your migrator, as a pool (views read while syncs write).
+//    Writes to synced tables are recorded in the same transaction.
+var migrator = DatabaseMigrator()
+migrator.registerMigration("notes") { db in
+    try db.create(table: "notes") { t in
+        t.primaryKey("id", .text)
+        t.column("title", .text)
+        t.column("body", .text)
+    }
 }
+let store = try GRDBStore(path: documentURL.path, tables: [SyncedTable("notes")], connection: .pool, migrator: migrator)
 
 // 2. Configure, then register: only a device's first launch needs the shared folder; later ones come up
 //    at once from the helper folder, offline too, and the first sync checks the folder.
@@ -24,13 +31,18 @@ let document = try DocumentSyncManager(
 document.remoteDocumentCreationHandler = { _ in true }   // the first device creates the remote document
 try await document.registerConfigured()
 
-// 3. Write as usual, then sync. Conflicting edits of one column go to your resolver (or the last writer wins).
+// 3. Show the notes: an observation sees your writes and every change a sync applies.
+let notes = ValueObservation.tracking { db in try String.fetchAll(db, sql: "SELECT title FROM notes ORDER BY title") }
+let screen = Task { for try await titles in notes.values(in: store.database) { print(titles) } }
+
+// 4. Write as usual, then sync. Conflicting edits of one column go to your resolver (or the last writer wins).
 try await store.database.write { try $0.execute(sql: "INSERT INTO notes VALUES (?, ?, ?)", arguments: [UUID().uuidString, "Hi", ""]) }
 document.conflictResolver = { conflict in .merged(conflict.remoteValue) }
-let report = try await document.synchronize()       // SyncReport: sent, applied, conflicts, warnings, bytes
+let report = try await document.synchronize()       // SyncReport: sent, applied, conflicts, rowChanges (which rows)
 document.startWatchingRemote()                      // sync automatically when other devices publish
 // README-SNIPPET-END
 document.stopWatchingRemote()
+screen.cancel()
 return report
 }
 
