@@ -83,6 +83,9 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
         /// FolderSync failed in a way it does not expect (a bug, or a library it uses failing); the message names
         /// the cause. Nothing was half done: the next sync starts over.
         public static let internalError = Code(rawValue: 26)
+        /// Detaching a document (``GRDBStore/stopTracking(documentAt:helperDirectory:keepingUnpublishedChanges:)``)
+        /// would leave local changes that no other device has: nothing was changed.
+        public static let unpublishedChanges = Code(rawValue: 27)
 
         public var description: String {
             switch self {
@@ -112,6 +115,7 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
             case .remoteUnavailable: "remoteUnavailable"
             case .encryptionMismatch: "encryptionMismatch"
             case .internalError: "internalError"
+            case .unpublishedChanges: "unpublishedChanges"
             default: "code\(rawValue)"
             }
         }

@@ -114,7 +114,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
                 } else {
                     try migrate(db)
                 }
-                try StoreSchema.openBookkeeping(db, path: path)
+                let firstOpen = try StoreSchema.openBookkeeping(db, path: path)
                 for table in tables {
                     let primaryKey = try db.primaryKey(table.name)
                     guard primaryKey.columns == [table.syncIDColumn] else {
@@ -125,6 +125,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
                     columns[table.name] = names
                     try StoreSchema.installTriggers(db, table: table, columns: names)
                 }
+                if firstOpen { try Self.recordExistingRows(db, tables: tables, columns: columns) }
             }
             clock.startSeeding(fromDocumentAt: path)
             self.columns = columns
