@@ -8,7 +8,9 @@ import GRDB
 /// folder at once create the same row. Note–tag links use random IDs: tagging is an add-wins set, and
 /// untagging removes every link that device has seen.
 struct NotesDatabase {
-    static let tables = [SyncedTable("folders"), SyncedTable("notes"), SyncedTable("tags"), SyncedTable("note_tags")]
+    /// Folders and tags reuse the IDs derived from their names: their tombstones are kept, so a deleted one stays refused.
+    static let tables = [SyncedTable("folders", reusesSyncIDs: true), SyncedTable("notes"), SyncedTable("tags", reusesSyncIDs: true),
+                         SyncedTable("note_tags")]
 
     let store: GRDBStore
 

@@ -87,6 +87,29 @@ struct DetachTests {
         var leftSharedFolder: String?
     }
 
+    @Test("A document with rows opened as a store for the first time records each row as a new local change, which a sync publishes")
+    func firstOpenKeepsTheRows() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.url.appendingPathComponent("A/notes.sqlite")
+        try FileManager.default.createDirectory(at: path.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let plain = try DatabaseQueue(path: path.path)
+        try await plain.write { db in
+            try db.execute(sql: NotesSchema.createTables)
+            try db.execute(sql: "INSERT INTO notes(id, title) VALUES ('n1', 'kept'), ('n2', 'kept too')")
+        }
+        try plain.close()
+        let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
+        let b = try await TestClient.make(remote, name: "B", in: directory)
+        try b.execute("INSERT INTO notes(id, title) VALUES ('b1', 'from B')")
+        try await b.sync()
+        _ = try await b.document.uploadWholeStore()   // A's first sync installs it: A's rows must survive that
+        let a = try await TestClient.make(remote, name: "A", in: directory)
+        #expect(try a.store.unpublishedChanges() == UnpublishedChanges(rowsByTable: ["notes": 2]))
+        try await converge(a, b)
+        #expect(try b.value("SELECT group_concat(id) FROM (SELECT id FROM notes ORDER BY id)") == "b1,n1,n2")
+        #expect(try NotesSchema.dump(a.store) == (try NotesSchema.dump(b.store)))
+    }
+
     @Test("stopSyncing publishes first, leaves the folder's client list, and attaching again is a first registration keeping the rows")
     func stopSyncingAndAttachAgain() async throws {
         let directory = TemporaryDirectory()

@@ -8,8 +8,12 @@ import S3Backend
 enum NotesSchema {
     static let tables = tables(deletePolicy: .deleteWins)
 
+    /// Folders and tags may be created again under a sync ID another client deleted (the simulator's shared IDs):
+    /// their tombstones stay under delete wins.
     static func tables(deletePolicy: DeletePolicy) -> [SyncedTable] {
-        ["folders", "notes", "tags", "note_tags"].map { SyncedTable($0, deletePolicy: deletePolicy) }
+        ["folders", "notes", "tags", "note_tags"].map {
+            SyncedTable($0, deletePolicy: deletePolicy, reusesSyncIDs: $0 == "folders" || $0 == "tags")
+        }
     }
 
     static func open(_ url: URL, schemaVersion: Int = 1, deletePolicy: DeletePolicy = .deleteWins,
@@ -49,11 +53,12 @@ struct TestClient {
     let store: GRDBStore
 
     static func make(_ remote: any RemoteFileSystem, name: String, in directory: TemporaryDirectory,
-                     document: String = "DOC", schemaVersion: Int = 1,
+                     document: String = "DOC", schemaVersion: Int = 1, deletePolicy: DeletePolicy = .deleteWins,
                      environment: SyncEnvironment = Fixture.quietEnvironment(),
                      configure: (ApplicationSyncManager) -> Void = { _ in }) async throws -> TestClient {
         let folder = directory.subdirectory(name)
-        let store = try NotesSchema.open(folder.appendingPathComponent("notes.sqlite"), schemaVersion: schemaVersion, now: environment.now)
+        let store = try NotesSchema.open(folder.appendingPathComponent("notes.sqlite"), schemaVersion: schemaVersion,
+                                         deletePolicy: deletePolicy, now: environment.now)
         // On S3, the example backend's managers, which run its operation subclasses.
         let s3 = remote as? S3FileSystem
         let app = s3.map { S3ApplicationSyncManager(s3: $0, environment: environment) }
