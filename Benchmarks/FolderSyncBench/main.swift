@@ -1,7 +1,7 @@
 // foldersync-bench: FolderSync's performance against floors and peers measured in the same run.
 //
 //   foldersync-bench [--quick] [--only 1,3] [--big-rows N] [--json PATH] [--work DIR]
-//   foldersync-bench worker client …      (a client process started by the benchmark itself)
+//   foldersync-bench worker client|large …   (a client process started by the benchmark itself)
 //
 // Run it through scripts/bench, which builds in release mode, installs the peers (rsync, unison, curl)
 // and starts a WebDAV server for scenario 4. JSON goes to PATH, by default foldersync-bench.json
@@ -20,6 +20,8 @@ let scenarios: [any Scenario] = [
     VacuumScenario(),
     WANScenario(),
     ManyClientsScenario(),
+    TombstoneChurnScenario(),
+    LargeValueScenario(),
 ]
 
 func option(_ name: String, in arguments: [String]) -> String? {
@@ -34,8 +36,11 @@ func machineDescription() -> String {
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     if arguments.first == "worker" {
-        guard arguments.dropFirst().first == "client" else { throw BenchError("usage: worker client …") }
-        try await Worker.run(Array(arguments.dropFirst(2)))
+        switch arguments.dropFirst().first {
+        case "client": try await Worker.run(Array(arguments.dropFirst(2)))
+        case "large": try await LargeValueWorker.run(Array(arguments.dropFirst(2)))
+        default: throw BenchError("usage: worker client|large …")
+        }
         exit(0)
     }
     // Anything else (a typo, --help) stops here, before a run of several minutes starts.
