@@ -21,6 +21,15 @@ struct DetachTests {
         }
     }
 
+    /// A and B on a local folder, having synced A's note n1.
+    static func syncedPair(_ directory: TemporaryDirectory) async throws -> (FileManagerFileSystem, TestClient, TestClient) {
+        let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
+        let (a, b) = try await TestClient.pair(remote, in: directory)
+        try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'from A')")
+        try await converge(a, b)
+        return (remote, a, b)
+    }
+
     @Test("While attached, a write from the sqlite3 shell fails naming FolderSync and the way out, and changes nothing")
     func foreignWriteSaysWhy() async throws {
         let directory = TemporaryDirectory()
@@ -113,10 +122,7 @@ struct DetachTests {
     @Test("stopSyncing publishes first, leaves the folder's client list, and attaching again is a first registration keeping the rows")
     func stopSyncingAndAttachAgain() async throws {
         let directory = TemporaryDirectory()
-        let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
-        let (a, b) = try await TestClient.pair(remote, in: directory)
-        try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'from A')")
-        try await converge(a, b)
+        let (remote, a, b) = try await Self.syncedPair(directory)
         try a.execute("INSERT INTO notes(id, title) VALUES ('n2', 'unpublished at detach')")
         let report = try await a.document.stopSyncing()
         #expect(report.unpublishedChanges == UnpublishedChanges(rowsByTable: ["notes": 1]) && report.publishedFirst)
@@ -149,13 +155,26 @@ struct DetachTests {
         #expect(try await b.document.registeredClients().first { $0.identifier == "client-A" }?.isDeleted == false)
     }
 
+    @Test("foldersync store detach --remote leaves the shared folder as the device itself would: attaching again needs no rejoin")
+    func detachThroughTheToolLeavingTheFolder() async throws {
+        let directory = TemporaryDirectory()
+        let (remote, a, b) = try await Self.syncedPair(directory)
+        let root = remote.rootURL
+        try a.store.close()
+        let path = directory.url.appendingPathComponent("A/notes.sqlite"), helper = directory.url.appendingPathComponent("A/helper")
+        let result = try await FoldersyncTool.run(["store", "detach", path.path, "--helper", helper.path, "--remote", root.path, "--json"])
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(try FoldersyncTool.json(StoreDetachJSON.self, result).leftSharedFolder == "client-A")
+        #expect(try await b.document.registeredClients().first { $0.identifier == "client-A" }?.isDeleted == true)
+        let again = try await TestClient.make(remote, name: "A", in: directory)
+        try await converge(again, b)
+        #expect(try NotesSchema.dump(again.store) == (try NotesSchema.dump(b.store)))
+    }
+
     @Test("stopSyncing without removing tracking: the store keeps capturing, and what it wrote meanwhile travels when attached again")
     func stopSyncingKeepingTracking() async throws {
         let directory = TemporaryDirectory()
-        let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
-        let (a, b) = try await TestClient.pair(remote, in: directory)
-        try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'from A')")
-        try await converge(a, b)
+        let (remote, a, b) = try await Self.syncedPair(directory)
         let report = try await a.document.stopSyncing(removingTracking: false)
         #expect(report.leftSharedFolder && report.untrackedTables.isEmpty && !report.publishedFirst)
         #expect(try Self.bookkeeping(directory.url.appendingPathComponent("A/notes.sqlite")).contains("trigger foldersync_notes_insert"))
@@ -170,10 +189,7 @@ struct DetachTests {
     @Test("A device deleted by an operator is not attached again by a first registration: only its own departure is lifted")
     func operatorDeletionStays() async throws {
         let directory = TemporaryDirectory()
-        let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
-        let (a, b) = try await TestClient.pair(remote, in: directory)
-        try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'from A')")
-        try await converge(a, b)
+        let (remote, a, b) = try await Self.syncedPair(directory)
         try await b.document.deleteClient("client-A")   // B deletes A: a deletion A did not make
         try a.store.close()
         try FileManager.default.removeItem(at: directory.url.appendingPathComponent("A/helper"))

@@ -44,6 +44,7 @@ struct TombstoneChurnScenario: Scenario {
     static func register(_ store: GRDBStore, _ remote: any RemoteFileSystem, _ client: String, helper: URL) async throws -> DocumentSyncManager {
         let manager = try await registerClient(store: store, remote: remote, client: client, document: "churn", helper: helper, manualPolicy: true)
         manager.policy.acknowledgementDelay = 0   // each sync says what it applied: collection follows the rounds
+        manager.massDeletionHandler = { _ in true }   // every round deletes every note: the churn is the point
         return manager
     }
 

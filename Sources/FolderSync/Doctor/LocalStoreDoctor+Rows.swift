@@ -19,8 +19,8 @@ extension LocalStoreDoctor {
                     WHERE NOT EXISTS (SELECT 1 FROM \(clocks) c WHERE c.tbl = ? AND c.sync_id = t.\(id))
                     """, arguments: [table.name]) {
                     examination.add(.error, .rowWithoutRegisters, path(syncID),
-                                    "the row was written without FolderSync (the sqlite3 shell, another program): no other device "
-                                    + "gets it; write it again through the app")
+                                    "the row was written without FolderSync (the sqlite3 shell, another program): "
+                                        + "no other device gets it; write it again through the app")
                 }
             }
             let rows = try Row.fetchCursor(db, sql: """
@@ -49,9 +49,11 @@ extension LocalStoreDoctor {
                 examination.add(.error, .unreadableBookkeeping, path(syncID), "the row's pending changes cannot be read")
             }
             for (syncID, marks) in marks.sorted(by: { $0.key < $1.key }) {
-                let exists = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(quoted) WHERE \(id) = ?)", arguments: [syncID]) ?? false
-                let tombstoned = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(tombstones) WHERE tbl = ? AND sync_id = ?)",
-                                                   arguments: [table.name, syncID]) ?? false
+                let exists = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(quoted) WHERE \(id) = ?)",
+                                               arguments: [syncID]) ?? false
+                let tombstoned = try Bool.fetchOne(db, sql: """
+                    SELECT EXISTS (SELECT 1 FROM \(tombstones) WHERE tbl = ? AND sync_id = ?)
+                    """, arguments: [table.name, syncID]) ?? false
                 if marks.contains(StoreSchema.deletedMarker), !tombstoned {
                     examination.add(.error, .deleteWithoutTombstone, path(syncID),
                                     "a delete waits to be published without its tombstone: it never leaves this device")
@@ -75,7 +77,8 @@ extension LocalStoreDoctor {
     }
 
     /// Per sync ID of `table`, its pending and staged marks together, and the sync IDs whose marks do not decode.
-    private func unpublishedMarks(_ db: Database, table: String) throws -> (marks: [String: PendingMarks], unreadable: Set<String>) {
+    private func unpublishedMarks(_ db: Database, table: String) throws
+        -> (marks: [String: PendingMarks], unreadable: Set<String>) {
         var marks: [String: PendingMarks] = [:], unreadable = Set<String>()
         let rows = try Row.fetchCursor(db, sql: "SELECT sync_id, marks FROM (\(StoreSchema.unpublishedChanges)) WHERE tbl = ?",
                                        arguments: [table])

@@ -87,7 +87,8 @@ import GRDB
         }
         guard result == ["ok"] else {
             examination.add(.error, .corruptStore, examination.store,
-                            "SQLite finds the file damaged (\(result.prefix(3).joined(separator: "; "))); restore it from a backup")
+                            "SQLite finds the file damaged (\(result.prefix(3).joined(separator: "; "))); "
+                                + "restore it from a backup")
             return false
         }
         return true
@@ -97,7 +98,8 @@ import GRDB
     private func checkVersion(_ db: Database, _ examination: inout LocalExamination) throws -> Bool {
         let version: Int?
         do {
-            version = try StoreSchema.recordedBookkeepingVersion(db, path: storePath) ?? StoreSchema.identifyUnversionedBookkeeping(db)
+            version = try StoreSchema.recordedBookkeepingVersion(db, path: storePath)
+                ?? StoreSchema.identifyUnversionedBookkeeping(db)
         } catch let error as FolderSyncError {
             examination.add(.error, .bookkeepingVersion, examination.store, error.message)
             return false
@@ -110,8 +112,8 @@ import GRDB
         let current = StoreSchema.currentBookkeepingVersion
         if version > current {
             examination.add(.error, .bookkeepingVersion, examination.store,
-                            "the bookkeeping is version \(version), newer than \(current), the newest this build reads; nothing else "
-                            + "was checked (use a newer foldersync)")
+                            "the bookkeeping is version \(version), newer than \(current), the newest this build reads; "
+                                + "nothing else was checked (use a newer foldersync)")
             return false
         }
         if version < current {

@@ -32,14 +32,14 @@ extension DocumentSyncManager {
         }
         stopWatchingRemote()
         var report = DetachReport()
-        report.unpublishedChanges = try grdb?.unpublishedChanges()
-            ?? UnpublishedChanges(rowsByTable: hasUnpublishedChanges ? ["": 1] : [:])
-        if publishingFirst, !report.unpublishedChanges.isEmpty {
+        report.unpublishedChanges = try grdb?.unpublishedChanges() ?? UnpublishedChanges()
+        if publishingFirst, hasUnpublishedChanges {
             // A sync whose resolutions keep local values publishes them in the same sync; an app still writing may
             // leave more, which a second sync publishes.
             for _ in 1...2 where hasUnpublishedChanges { try await synchronize() }
             if hasUnpublishedChanges {
-                throw FolderSyncError(.unpublishedChanges, "local changes are still being written; stop writing, then stop syncing",
+                throw FolderSyncError(.unpublishedChanges,
+                                      "local changes are still being written; stop writing, then stop syncing",
                                       path: localLayout.helperDirectory.path)
             }
             report.publishedFirst = true
@@ -58,11 +58,11 @@ extension DocumentSyncManager {
             // The store's bookkeeping stays, and with it what the helper folder holds for it (staged change sets,
             // attachments, backups); only the registration and what describes it go.
             let layout = localLayout
-            let registration = [layout.registrationFile, layout.resetFile, layout.statusFile, layout.verifiedWholeStoresFile,
-                                layout.downloadsDirectory]
+            let registration = Set([layout.registrationFile, layout.resetFile, layout.statusFile, layout.verifiedWholeStoresFile,
+                                    layout.downloadsDirectory].map(\.lastPathComponent))
             let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.helperDirectory.path)) ?? []
-            report.keptHelperItems = try GRDBStore.removeHelperFolder(layout, keeping: names.map { layout.helperDirectory.appendingPathComponent($0) }
-                .filter { item in !registration.contains { $0.lastPathComponent == item.lastPathComponent } })
+            let kept = names.filter { !registration.contains($0) }.map { layout.helperDirectory.appendingPathComponent($0) }
+            report.keptHelperItems = try GRDBStore.removeHelperFolder(layout, keeping: kept)
         }
         mutable.withLock { state in
             state.store = nil
@@ -96,6 +96,7 @@ extension DocumentSyncManager {
               let info = try? PropertyListFile.decode(DeletedClientInfo.self, from: data, path: marker.description),
               info.clientIdentifier == clientIdentifier, info.deletedBy == clientIdentifier else { return }
         try await remote.remove(marker)
-        applicationSyncManager.environment.logger.info("Attaching document \(documentIdentifier) again: lifted this device's own departure")
+        applicationSyncManager.environment.logger.info(
+            "Attaching document \(documentIdentifier) again: lifted this device's own departure")
     }
 }

@@ -31,7 +31,9 @@ extension DocumentSyncManager {
         let horizon = TombstoneCollection.horizon(inventory, ledger: try store.appliedChangeSets(), localClient: clientIdentifier,
                                                   publishedSequence: try store.loadSyncState().progress.publishedSequence)
         let collected = try store.collectTombstones(horizon, localClient: clientIdentifier)
-        if collected > 0 { applicationSyncManager.environment.logger.info("Collected \(collected) tombstones of document \(documentIdentifier)") }
+        if collected > 0 {
+            applicationSyncManager.environment.logger.info("Collected \(collected) tombstones of document \(documentIdentifier)")
+        }
         return collected
     }
 }

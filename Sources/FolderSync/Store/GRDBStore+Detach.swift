@@ -28,7 +28,7 @@ public struct UnpublishedChanges: Sendable, Hashable, CustomStringConvertible {
 public struct DetachReport: Sendable, Hashable {
     /// The local changes no other device had received when the detach began; with
     /// ``DocumentSyncManager/stopSyncing(removingTracking:publishingFirst:)`` they were published first unless the app
-    /// said otherwise (``publishedFirst``).
+    /// said otherwise (``publishedFirst``). Counted by table for a ``GRDBStore``; empty for another adapter.
     public var unpublishedChanges = UnpublishedChanges()
     /// Whether a last sync published ``unpublishedChanges`` before the device left.
     public var publishedFirst = false
@@ -70,14 +70,16 @@ extension GRDBStore {
         } catch let error as FolderSyncError {
             throw error
         } catch {
-            throw FolderSyncError(.localStoreFailed, "cannot read the document's unpublished changes", path: path, underlying: error)
+            throw FolderSyncError(.localStoreFailed, "cannot read the document's unpublished changes", path: path,
+                                  underlying: error)
         }
     }
 
     /// Removes change capture and the sync bookkeeping from the document at `path`, and its helper folder: the file
     /// becomes a plain SQLite file that any connection can write. For a user without the app (`foldersync store
-    /// detach`) or an app with no ``DocumentSyncManager``; a manager's ``DocumentSyncManager/stopSyncing(removingTracking:publishingFirst:)``
-    /// also publishes first and leaves the shared folder.
+    /// detach`) or an app with no ``DocumentSyncManager``; a manager's
+    /// ``DocumentSyncManager/stopSyncing(removingTracking:publishingFirst:)`` also publishes first and leaves the shared
+    /// folder.
     ///
     /// Waits for a sync of the document that holds the helper folder's lock. Removes the helper folder's registration
     /// first, then the bookkeeping in one transaction, then the rest of the folder: a detach stopped on the way is run
@@ -119,7 +121,8 @@ extension GRDBStore {
     public func stopTracking(helperDirectory: URL? = nil, keepingUnpublishedChanges: Bool = false) throws -> DetachReport {
         try wrap("detaching the document") {
             try? clock.waitUntilSeeded()   // its read of the bookkeeping ends before the bookkeeping goes
-            return try Self.removeTracking(database, path: database.path, layout: helperDirectory.map(LocalLayout.init(helperDirectory:)),
+            return try Self.removeTracking(database, path: database.path,
+                                           layout: helperDirectory.map(LocalLayout.init(helperDirectory:)),
                                            keepingUnpublishedChanges: keepingUnpublishedChanges)
         }
     }
@@ -172,13 +175,14 @@ extension GRDBStore {
         let kept = keep.filter { item in
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: item.path, isDirectory: &isFolder) else { return false }
-            return !isFolder.boolValue || ((try? FileManager.default.contentsOfDirectory(atPath: item.path)) ?? []).isEmpty == false
+            return !isFolder.boolValue || !((try? FileManager.default.contentsOfDirectory(atPath: item.path)) ?? []).isEmpty
         }
         for name in names where !kept.contains(where: { $0.lastPathComponent == name }) {
             do {
                 try FileManager.default.removeItem(at: folder.appendingPathComponent(name))
             } catch {
-                throw FolderSyncError(.localStoreFailed, "cannot remove the helper folder's \(name)", path: folder.path, underlying: error)
+                throw FolderSyncError(.localStoreFailed, "cannot remove the helper folder's \(name)", path: folder.path,
+                                      underlying: error)
             }
         }
         if kept.isEmpty { try? FileManager.default.removeItem(at: folder) }
@@ -187,12 +191,11 @@ extension GRDBStore {
 
     /// Per synced table, the rows with a pending or staged change (none when the file has no bookkeeping).
     static func unpublishedChanges(_ db: Database) throws -> UnpublishedChanges {
-        let sources = [StoreSchema.pendingChangesTable, StoreSchema.stagedChangesTable].filter { (try? db.tableExists($0)) == true }
+        let sources = [StoreSchema.pendingChangesTable, StoreSchema.stagedChangesTable]
+            .filter { (try? db.tableExists($0)) == true }
         guard !sources.isEmpty else { return UnpublishedChanges() }
-        let rows = try Row.fetchAll(db, sql: """
-            SELECT tbl, count(DISTINCT sync_id) FROM (\(sources.map { "SELECT tbl, sync_id FROM \($0)" }.joined(separator: " UNION ALL ")))
-            GROUP BY tbl
-            """)
+        let union = sources.map { "SELECT tbl, sync_id FROM \($0)" }.joined(separator: " UNION ALL ")
+        let rows = try Row.fetchAll(db, sql: "SELECT tbl, count(DISTINCT sync_id) FROM (\(union)) GROUP BY tbl")
         return UnpublishedChanges(rowsByTable: Dictionary(uniqueKeysWithValues: rows.map { ($0[0], $0[1]) }))
     }
 
@@ -230,7 +233,8 @@ extension LocalLayout {
     /// - Throws: ``FolderSyncError/Code/corruptFile`` when the registration file does not decode.
     @_spi(Tooling) public func rememberedRegistration() throws -> (application: String, document: String, client: String)? {
         guard FileManager.default.fileExists(atPath: registrationFile.path) else { return nil }
-        let saved = try PropertyListFile.decode(LocalRegistration.self, from: try LocalFiles.read(registrationFile), path: registrationFile.path)
+        let saved = try PropertyListFile.decode(LocalRegistration.self, from: try LocalFiles.read(registrationFile),
+                                                path: registrationFile.path)
         return (saved.applicationIdentifier, saved.documentIdentifier, saved.clientIdentifier)
     }
 }

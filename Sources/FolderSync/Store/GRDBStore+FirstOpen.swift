@@ -17,13 +17,15 @@ extension GRDBStore {
             let names = columns[table.name] ?? []
             if !names.isEmpty {
                 // foldersync_rejoined(NULL, column…): registers with each column written now by this client.
+                let columns = names.indices.map { "?\($0 + 2)" }.joined(separator: ", ")
                 try db.execute(sql: """
                     INSERT INTO \(StoreSchema.clocksTable)(tbl, sync_id, stamps)
-                    SELECT ?1, \(id), foldersync_rejoined(NULL, \(names.indices.map { "?\($0 + 2)" }.joined(separator: ", "))) FROM \(quoted)
+                    SELECT ?1, \(id), foldersync_rejoined(NULL, \(columns)) FROM \(quoted)
                     """, arguments: [table.name] + StatementArguments(names))
             }
             try db.execute(sql: """
-                INSERT INTO \(StoreSchema.pendingChangesTable)(tbl, sync_id, staged_in, marks) SELECT ?, \(id), 0, ? FROM \(quoted)
+                INSERT INTO \(StoreSchema.pendingChangesTable)(tbl, sync_id, staged_in, marks)
+                SELECT ?, \(id), 0, ? FROM \(quoted)
                 """, arguments: [table.name, created])
         }
     }

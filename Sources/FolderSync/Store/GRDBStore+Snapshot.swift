@@ -235,9 +235,6 @@ extension GRDBStore: SnapshottingModelAdapter {
         }
     }
 
-    /// Writes unpublished local changes again, with change capture on: they become local changes again. Each keeps
-    /// the time it was written: a column the installed store holds from a newer write keeps the store's value, and
-    /// one written here later wins and travels, by the writes' own clocks, never by when the store was installed.
     /// Whether a store covering `covers` holds every write this client had of `row` (the sets its registers' writes came
     /// in, bounded by what this client had applied of their authors, and its own published sets): then the store has
     /// the row, or deleted it; lacking both, the row's delete was collected (<doc:TombstoneCollection>).
@@ -253,6 +250,9 @@ extension GRDBStore: SnapshottingModelAdapter {
         }
     }
 
+    /// Writes unpublished local changes again, with change capture on: they become local changes again. Each keeps
+    /// the time it was written: a column the installed store holds from a newer write keeps the store's value, and
+    /// one written here later wins and travels, by the writes' own clocks, never by when the store was installed.
     /// An update of a row the store lacks, with no tombstone, puts the row back when the store covers less than this
     /// client had of it (`holdsEveryWrite` false); otherwise the row was deleted and its tombstone collected, and the
     /// update is dropped as a write to a deleted row (the reset's backup keeps it).

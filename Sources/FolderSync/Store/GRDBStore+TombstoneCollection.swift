@@ -66,7 +66,8 @@ extension GRDBStore {
             let rows = try Row.fetchAll(batch, arguments: [after.0, after.1, localClient])
             guard let last = rows.last else { break }
             after = (last[0], last[1])
-            for row in rows where horizon.isStable(author: row[2], through: row[3]) && tablesByName[row[0]]?.collectsTombstones == true {
+            for row in rows where horizon.isStable(author: row[2], through: row[3])
+                && tablesByName[row[0]]?.collectsTombstones == true {
                 let arguments: StatementArguments = [row[0], row[1]]
                 try removeTombstone.execute(arguments: arguments)
                 try removeBound.execute(arguments: arguments)

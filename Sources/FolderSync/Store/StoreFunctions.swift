@@ -5,7 +5,8 @@ import GRDBSQLite
 /// The SQL functions the store's own connection defines, which its change-capture triggers call.
 ///
 /// Only that connection defines them: a write through another connection fails rather than going unrecorded, with
-/// "no such function: FolderSync tracks this table …", the capture function's name (``StoreSchema/captureFunction(_:)``). The triggers keep each synced row's registers (``RowRegisters``) and
+/// "no such function: FolderSync tracks this table …", the capture function's name
+/// (``StoreSchema/captureFunction(_:)``). The triggers keep each synced row's registers (``RowRegisters``) and
 /// pending marks (``PendingMarks``) as one BLOB each, so the packing lives here, in Swift, once.
 ///
 /// The connection does not trust its schema (`trusted_schema = OFF`, ``SQLiteHardening``): a trigger or view may

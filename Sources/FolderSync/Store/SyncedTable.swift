@@ -24,7 +24,8 @@ public struct SyncedTable: Sendable, Hashable {
     ///   - syncIDColumn: Its text primary-key column holding the sync ID; `id` by default.
     ///   - deletePolicy: How a delete settles against a concurrent update; delete wins by default.
     ///   - reusesSyncIDs: Whether the app may insert a deleted row's sync ID again (``reusesSyncIDs``); no by default.
-    public init(_ name: String, syncIDColumn: String = "id", deletePolicy: DeletePolicy = .deleteWins, reusesSyncIDs: Bool = false) {
+    public init(_ name: String, syncIDColumn: String = "id", deletePolicy: DeletePolicy = .deleteWins,
+                reusesSyncIDs: Bool = false) {
         self.name = name
         self.syncIDColumn = syncIDColumn
         self.deletePolicy = deletePolicy

@@ -46,8 +46,12 @@ enum TombstoneCollection {
         for (client, marker) in inventory.recentSyncs { known[client] = max(known[client] ?? 0, marker.publishedSequence) }
         let live = inventory.registeredClients.subtracting(inventory.deletedClients).subtracting([localClient])
         // Condition 2, and every live client's acknowledgement readable: otherwise nothing is stable yet.
-        let lagging = known.contains { client, highest in client != localClient && ledger.highestContiguousSequence(of: client) < highest }
-        guard !lagging, live.allSatisfy({ inventory.recentSyncs[$0] != nil }) else { return TombstoneHorizon(knownThrough: known) }
+        let lagging = known.contains { client, highest in
+            client != localClient && ledger.highestContiguousSequence(of: client) < highest
+        }
+        guard !lagging, live.allSatisfy({ inventory.recentSyncs[$0] != nil }) else {
+            return TombstoneHorizon(knownThrough: known)
+        }
         var stable: [String: Int64] = [:]
         let authors = Set(known.keys).union(ledger.contiguous.keys).union([localClient])
         for author in authors {

@@ -90,7 +90,9 @@ extension SimulationRun {
         } catch let error as FolderSyncError where isReset(error) {
             try noteReset(client, error, before: before)
         } catch let error as FolderSyncError where error.code == .remoteItemNotFound || error.code == .remoteUnavailable {
-            guard try await !documentExists() else { throw SimulationFailure.Detail("\(client.identifier) failed to collect tombstones: \(error)") }
+            guard try await !documentExists() else {
+                throw SimulationFailure.Detail("\(client.identifier) failed to collect tombstones: \(error)")
+            }
             log("\(client.identifier) finds no document to collect tombstones of (wiped)")
         } catch {
             throw SimulationFailure.Detail("\(client.identifier) failed to collect tombstones: \(error)")

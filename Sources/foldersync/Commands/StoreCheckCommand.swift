@@ -64,7 +64,8 @@ struct StoreCheckOutput: Encodable {
 
     var text: String {
         let version = bookkeepingVersion.map { " (bookkeeping version \($0))" } ?? ""
-        var text = "Checked \(TerminalText.escaped(store))\(version)" + (helper.map { " and \(TerminalText.escaped($0))" } ?? "") + ".\n"
+        let folder = helper.map { " and \(TerminalText.escaped($0))" } ?? ""
+        var text = "Checked \(TerminalText.escaped(store))\(version)\(folder).\n"
         text += DoctorOutput.list(findings)
         if let repairs {
             var table = TextTable()

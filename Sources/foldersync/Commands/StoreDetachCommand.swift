@@ -22,11 +22,12 @@ extension StoreCommand {
         @Flag(help: "Detach even when local changes never reached another device; they stay on this device only.")
         var keepUnpublished = false
 
-        @Option(help: ArgumentHelp("The shared folder, to leave it as this device (needs --helper); see 'foldersync help doctor' "
-                                   + "for the forms and credentials.", valueName: "LOCATION"))
+        @Option(help: ArgumentHelp("The shared folder, to leave it as this device (needs --helper); see "
+                                   + "'foldersync help doctor' for the forms and credentials.", valueName: "LOCATION"))
         var remote: String?
 
-        @Option(help: ArgumentHelp("A file whose first line is the encryption password of an encrypted application.", valueName: "PATH"))
+        @Option(help: ArgumentHelp("A file whose first line is the encryption password of an encrypted application.",
+                                   valueName: "PATH"))
         var passwordFile: String?
 
         @OptionGroup var output: OutputOptions
@@ -35,8 +36,8 @@ extension StoreCommand {
             let path = try store.document()
             let unpublished = try GRDBStore.unpublishedChanges(inDocumentAt: path)
             guard keepUnpublished || unpublished.isEmpty else {
-                throw ToolFailure("\(path): \(unpublished) hold local changes no other device has; sync them with the app first, "
-                                  + "or pass --keep-unpublished to keep them on this device only. Nothing was changed")
+                throw ToolFailure("\(path): \(unpublished) hold local changes no other device has; sync them with the app "
+                                  + "first, or pass --keep-unpublished to keep them on this device only. Nothing was changed")
             }
             var left: String?
             if let remote { left = try await leave(remote) }
@@ -58,14 +59,15 @@ extension StoreCommand {
         private func leave(_ location: String) async throws -> String {
             guard let helper = store.helperDirectory,
                   let identity = try LocalLayout(helperDirectory: helper).rememberedRegistration() else {
-                throw ToolFailure("--remote needs the helper folder (--helper) of a registered device, to know which device leaves")
+                throw ToolFailure("--remote needs the helper folder (--helper) of a registered device, "
+                                  + "to know which device leaves")
             }
             var arguments = ["--remote", location, "--app", identity.application]
             if let passwordFile { arguments += ["--password-file", passwordFile] }
             let opened = try await RemoteOptions.parse(arguments).open()
-            let maintenance = try DocumentMaintenance(remote: opened.fileSystem, layout: try RemoteLayout(applicationIdentifier: identity.application),
-                                                      documentIdentifier: identity.document, actorIdentifier: identity.client,
-                                                      environment: RemoteOptions.Opened.environment)
+            let layout = try RemoteLayout(applicationIdentifier: identity.application)
+            let maintenance = try DocumentMaintenance(remote: opened.fileSystem, layout: layout, documentIdentifier: identity.document,
+                                                      actorIdentifier: identity.client, environment: RemoteOptions.Opened.environment)
             do {
                 try await maintenance.deleteClient(identity.client)
             } catch FolderSyncError.Code.remoteItemNotFound {
@@ -93,7 +95,9 @@ struct StoreDetachOutput: Encodable {
             ? "\(shown) had no change tracking; it is a plain SQLite file.\n"
             : "Detached \(shown): \(tables) no longer tracked; it is a plain SQLite file.\n"
         let unpublished = UnpublishedChanges(rowsByTable: unpublishedChanges)
-        if !unpublished.isEmpty { text += "Kept on this device only, never published: \(TerminalText.escaped(unpublished.description)).\n" }
+        if !unpublished.isEmpty {
+            text += "Kept on this device only, never published: \(TerminalText.escaped(unpublished.description)).\n"
+        }
         if let helper {
             let kept = keptHelperItems.map(TerminalText.escaped).joined(separator: ", ")
             text += keptHelperItems.isEmpty ? "Removed the helper folder \(TerminalText.escaped(helper)).\n"
