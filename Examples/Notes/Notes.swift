@@ -189,12 +189,13 @@ struct Delete: AsyncParsableCommand {
 }
 
 struct List: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List every note sorted by ID: id, text, folder, sorted tags.")
+    static let configuration = CommandConfiguration(abstract: "List every note sorted by ID: id, text, folder, sorted tags.",
+                                                    discussion: "A note over 4 KiB shows its first line and its size; --json shows every text whole.")
     @ParentCommand var notes: Notes
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
-        let listing = try notes.database().list()
+        let listing = try notes.database().list(whole: json)
         print(json ? try NotesOutput.json(listing) : NotesOutput.table(listing), terminator: "")
     }
 }

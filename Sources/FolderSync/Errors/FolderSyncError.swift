@@ -86,6 +86,9 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
         /// The disk that holds the local store or its helper folder is full: SQLite, or a helper file, could not
         /// write. Nothing was half done; once there is space again, the next write or sync goes through.
         public static let localStoreFull = Code(rawValue: 27)
+        /// Detaching a document (``GRDBStore/stopTracking(documentAt:helperDirectory:keepingUnpublishedChanges:)``)
+        /// would leave local changes that no other device has: nothing was changed.
+        public static let unpublishedChanges = Code(rawValue: 29)
 
         public var description: String {
             switch self {
@@ -116,6 +119,7 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
             case .encryptionMismatch: "encryptionMismatch"
             case .internalError: "internalError"
             case .localStoreFull: "localStoreFull"
+            case .unpublishedChanges: "unpublishedChanges"
             default: "code\(rawValue)"
             }
         }

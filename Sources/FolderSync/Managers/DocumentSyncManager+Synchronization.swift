@@ -220,7 +220,10 @@ extension DocumentSyncManager {
             remote.bytesSinceWholeStore = 0
             remote.owesWholeStore = false
         }
-        if policy.vacuumsAfterWholeStoreUpload { _ = try await vacuum() }
+        if policy.vacuumsAfterWholeStoreUpload {
+            _ = try await vacuum()
+            _ = try await collectTombstonesNow(store)
+        }
         return manifest
     }
 

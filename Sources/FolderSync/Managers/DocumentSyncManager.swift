@@ -101,7 +101,7 @@ open class DocumentSyncManager: @unchecked Sendable {
     public var store: (any ModelAdapter)? { mutable.current.store }
 
     let coalescer = SyncCoalescer()
-    private let gate = RegistrationGate()
+    let gate = RegistrationGate()
     /// Everything of this manager that changes after creation, behind one lock.
     let mutable: Locked<MutableState>
 
@@ -320,6 +320,7 @@ open class DocumentSyncManager: @unchecked Sendable {
 
     /// Runs the document registration operation against the remote.
     private func registerDocument(rememberedIntegrityKey: String?, creatingMissingDocument: Bool) async throws -> DocumentInfo {
+        if rememberedIntegrityKey == nil { try await liftOwnDeparture() }
         let proposed = DocumentInfo(documentIdentifier: documentIdentifier, documentDescription: documentDescription,
                                     userInfo: userInfo, integrityKey: "", createdByClient: clientIdentifier,
                                     creationDate: .distantPast)

@@ -123,12 +123,19 @@ public protocol ModelAdapter: AnyObject, Sendable {
     /// The default refuses with ``FolderSyncError/Code/invalidConfiguration``: an adapter that cannot recover
     /// must not publish under numbers already taken.
     @_spi(ModelAdapter) func continueAfterRestore(remotePublishedSequence: Int64, localClient: String) throws
+
+    /// Removes the tombstones whose deletes `horizon` makes stable (<doc:TombstoneCollection>), with what a deleted row
+    /// keeps for them, and returns how many went; a row with an unpublished change keeps its tombstone. The default
+    /// keeps every tombstone.
+    @_spi(ModelAdapter) func collectTombstones(_ horizon: TombstoneHorizon, localClient: String) throws -> Int
 }
 
 extension ModelAdapter {
     @_spi(ModelAdapter) public func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table] { [] }
 
     @_spi(ModelAdapter) public func hasTable(largerThan rowCount: Int) throws -> Bool { true }
+
+    @_spi(ModelAdapter) public func collectTombstones(_ horizon: TombstoneHorizon, localClient: String) throws -> Int { 0 }
 
     @_spi(ModelAdapter) public func markPublished(throughSequence sequence: Int64, savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge) throws {
         try markPublished(throughSequence: sequence)

@@ -85,6 +85,10 @@ public struct ConvergenceSimulator: Sendable {
         /// must say `remoteUnavailable` and change nothing, nothing may be written into the folder, and no outage
         /// may end in a reset. Off, a seed plays as before.
         public var outages = false
+        /// Adds churn to the lifecycle steps: notes inserted and deleted again and again, and explicit tombstone
+        /// collections beside the vacuums' (FolderSync's article "Tombstone collection"); after the final rounds,
+        /// every client collects once more. The invariants must hold with tombstones gone. Off, a seed plays as before.
+        public var churn = false
         /// Faults injected into every client's remote requests during the random steps (their syncs may then fail
         /// with the injected error, and the next one catches up); off for the final rounds.
         public var faults: FaultMix?
@@ -155,6 +159,9 @@ public struct ConvergenceSimulator: Sendable {
         public var resets = 0
         /// Stopped clients that re-joined.
         public var rejoins = 0
+        /// Tombstones collected by explicit collections (zero unless ``Configuration/churn``; the automatic ones
+        /// after vacuums are not counted).
+        public var tombstonesCollected = 0
         /// Writes of large values and of attached files (zero unless ``Configuration/attachments``).
         public var attachmentWrites = 0
         /// Syncs that failed with an injected fault.
@@ -191,7 +198,7 @@ public struct ConvergenceSimulator: Sendable {
             sum.wholeStoreInstalls += rhs.wholeStoreInstalls; sum.vacuums += rhs.vacuums
             sum.changeSetsVacuumed += rhs.changeSetsVacuumed; sum.expiredClients += rhs.expiredClients
             sum.clientDeletions += rhs.clientDeletions; sum.wipes += rhs.wipes; sum.resets += rhs.resets; sum.rejoins += rhs.rejoins
-            sum.attachmentWrites += rhs.attachmentWrites
+            sum.attachmentWrites += rhs.attachmentWrites; sum.tombstonesCollected += rhs.tombstonesCollected
             sum.faultedSyncs += rhs.faultedSyncs
             sum.clockSkewWarnings += rhs.clockSkewWarnings
             sum.storeRestores += rhs.storeRestores; sum.restoredStoresNoticed += rhs.restoredStoresNoticed

@@ -79,6 +79,26 @@ extension SimulationRun {
             + "\(report.removedChangeSets.count) change sets removed, expired \(report.expiredClients)")
     }
 
+    /// `collectTombstones()` by the client (churn runs); a reset found on the way is noted as a sync's would be.
+    func collectTombstones(_ client: SimulatedClient) async throws {
+        guard let document = client.document, client.reset == nil else { return }
+        let before = try localState(client)
+        do {
+            let collected = try await document.collectTombstones()
+            summary.tombstonesCollected += collected
+            log("\(client.identifier) collects \(collected) tombstones")
+        } catch let error as FolderSyncError where isReset(error) {
+            try noteReset(client, error, before: before)
+        } catch let error as FolderSyncError where error.code == .remoteItemNotFound || error.code == .remoteUnavailable {
+            guard try await !documentExists() else {
+                throw SimulationFailure.Detail("\(client.identifier) failed to collect tombstones: \(error)")
+            }
+            log("\(client.identifier) finds no document to collect tombstones of (wiped)")
+        } catch {
+            throw SimulationFailure.Detail("\(client.identifier) failed to collect tombstones: \(error)")
+        }
+    }
+
     private func documentExists() async throws -> Bool {
         guard let remote else { return false }
         return try await remote.item(at: try layout.documentInfoFile(SimulatedClient.document)) != nil

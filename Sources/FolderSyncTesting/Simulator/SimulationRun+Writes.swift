@@ -32,6 +32,15 @@ extension SimulationRun {
             return
         }
 
+        if configuration.churn && random.chance(60) {
+            // Churn: a note comes, a note goes (its links first, as under foreign keys).
+            if let note = random.pick(notes), random.chance(50) {
+                try deleteWithChildren(client, "notes", note, rows)
+            } else {
+                try insert(client, "notes", newID("c", client), ["title": word(), "body": word(), "folder_id": optionalFolder])
+            }
+            return
+        }
         switch random.int(0...13) {
         case 0:
             try insert(client, "folders", newID("f", client), ["name": word()])
@@ -63,18 +72,7 @@ extension SimulationRun {
         case 11:
             let table = random.pick(["notes", "notes", "folders", "tags"])!
             guard let row = random.pick(ids(table)) else { return }
-            // Like an app under SQLite's foreign keys: first detach or delete the rows that refer to it.
-            for child in rows {
-                switch (table, child.table) {
-                case ("folders", "notes") where child.values["folder_id"] == .text(row):
-                    try update(client, "notes", child.syncID, ["folder_id": .null])
-                case ("notes", "note_tags") where child.values["note_id"] == .text(row),
-                     ("tags", "note_tags") where child.values["tag_id"] == .text(row):
-                    try delete(client, "note_tags", child.syncID)
-                default: continue
-                }
-            }
-            try delete(client, table, row)
+            try deleteWithChildren(client, table, row, rows)
         case 12:
             let (table, syncID) = random.pick(SimulatedNotes.sharedIDs)!
             guard !rows.contains(where: { $0.table == table && $0.syncID == syncID }) else { return }
@@ -92,6 +90,21 @@ extension SimulationRun {
             guard let target = random.pick(deleted) else { return }
             try reinsert(client, target.table, target.syncID)
         }
+    }
+
+    /// Deletes a row like an app under SQLite's foreign keys: first detaches or deletes the rows that refer to it.
+    private func deleteWithChildren(_ client: SimulatedClient, _ table: String, _ row: String, _ rows: [CanonicalRow]) throws {
+        for child in rows {
+            switch (table, child.table) {
+            case ("folders", "notes") where child.values["folder_id"] == .text(row):
+                try update(client, "notes", child.syncID, ["folder_id": .null])
+            case ("notes", "note_tags") where child.values["note_id"] == .text(row),
+                 ("tags", "note_tags") where child.values["tag_id"] == .text(row):
+                try delete(client, "note_tags", child.syncID)
+            default: continue
+            }
+        }
+        try delete(client, table, row)
     }
 
     /// Inserts a deleted sync ID again: refused under delete wins; under last writer wins the row comes back.

@@ -43,6 +43,7 @@ final class SimulationRun {
         self.configuration = configuration
         self.random = SeededGenerator(seed: configuration.seed)
         self.journal = WriteJournal(deletePolicy: configuration.deletePolicy)
+        journal.tombstonesMayBeCollected = configuration.lifecycle
     }
 
     func log(_ line: String) {
@@ -150,7 +151,9 @@ final class SimulationRun {
         case 68..<74: try await interruptedSync(client)
         case 74..<79: try await restart(client)
         case 79..<85: try await transferWholeStore(client)
-        case 85..<90: try await vacuum(client)
+        case 85..<90:
+            try await vacuum(client)
+            if configuration.churn { try await collectTombstones(random.pick(clients)!) }
         case 90..<94 where configuration.restores: try await backUpOrRestore(client)
         case 90..<94: try await deleteClient(random.pick(clients)!)
         case 94..<96 where configuration.restores && random.chance(75): try backUpOrRestoreFolder()
@@ -176,6 +179,9 @@ final class SimulationRun {
                 log("final round \(round): \(client.identifier) syncs")
                 try await sync(client, resetAllowed: false)
             }
+        }
+        if configuration.churn {
+            for client in clients { try await collectTombstones(client) }
         }
     }
 
