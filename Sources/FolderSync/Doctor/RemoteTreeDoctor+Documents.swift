@@ -52,13 +52,13 @@ extension RemoteTreeDoctor {
         let published = facts.recentSyncs[client]?.publishedSequence ?? 0
         let highest = max(present.max() ?? 0, published)
         guard highest > covered else { return }
+        // The ranges between the sets present, found from the sets (a marker may claim any number: a loop over the
+        // range it claims would run as long as the claim).
         var missing: [ClosedRange<Int64>] = []
-        for sequence in (covered + 1)...highest where !present.contains(sequence) {
-            if let last = missing.last, last.upperBound == sequence - 1 {
-                missing[missing.count - 1] = last.lowerBound...sequence
-            } else {
-                missing.append(sequence...sequence)
-            }
+        var previous = covered
+        for sequence in present.filter({ $0 > covered }).sorted() + [highest + 1] {
+            if sequence > previous + 1 { missing.append((previous + 1)...(sequence - 1)) }
+            previous = sequence
         }
         for range in missing {
             let single = range.count == 1

@@ -51,4 +51,10 @@ public import Foundation
     /// marker when its date is this old, one request an hour. Client expiry refuses durations shorter than
     /// ``VacuumOperation/minimumClientExpiry``, a safe multiple of it.
     public static let heartbeatInterval: TimeInterval = 3600
+
+    /// Every sequence the marker claims is one a file name holds: readers compare and count with them.
+    public func validate(path: String) throws {
+        try validateSequence(publishedSequence, "published sequence", path: path)
+        for (client, sequence) in acknowledgement { try validateSequence(sequence, "an acknowledgement of client \(client) of", path: path) }
+    }
 }

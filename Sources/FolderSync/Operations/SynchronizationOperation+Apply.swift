@@ -31,8 +31,9 @@ extension SynchronizationOperation {
             var applied = [Bool](repeating: false, count: pending.count)
             for (position, candidate) in pending.enumerated() {
                 try Task.checkCancellation()
+                // The next number of its client, or one applied already: a second set under one number.
                 guard !parkedClients.contains(candidate.client), !unreadable.contains(candidate.client),
-                      (ledger[candidate.client] ?? 0) == candidate.sequence - 1 else { continue }
+                      candidate.sequence <= (ledger[candidate.client] ?? 0) + 1 else { continue }
                 guard let set = try await downloadOnce(candidate) else { continue }
                 let header = set.header
                 if header.schemaVersion > store.schemaVersion {
@@ -52,7 +53,7 @@ extension SynchronizationOperation {
                 guard let found = try await prescan(candidate) else { continue }
                 try await apply(downloaded[candidate.path.description] ?? set, prescan: found, path: candidate.path)
                 try? FileManager.default.removeItem(at: set.url)
-                ledger[candidate.client] = candidate.sequence
+                ledger[candidate.client] = max(ledger[candidate.client] ?? 0, candidate.sequence)
                 applied[position] = true
                 progress = true
             }

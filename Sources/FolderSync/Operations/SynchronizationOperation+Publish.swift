@@ -16,6 +16,12 @@ extension SynchronizationOperation {
         let splitter = ChangeSetSplitter(
             clientIdentifier: clientIdentifier, schemaVersion: store.schemaVersion, firstSequence: state.progress.nextSequence,
             createdAt: environment.now(), dependencies: dependencies, partByteLimit: partByteLimit) { sequence in
+                // A set numbered past what a file name holds could never be published: said, not left staged in silence.
+                guard sequence <= RemoteLayout.maximumSequence else {
+                    throw FolderSyncError(.corruptFile, "this client's change sets reached sequence \(RemoteLayout.maximumSequence), the highest a "
+                                          + "file name holds (a file in its folder claims that number); its changes stay pending",
+                                          path: self.layout.syncChangesDirectory(self.documentIdentifier, client: self.clientIdentifier).description)
+                }
                 let identifier = self.environment.makeIdentifier()
                 let name = RemoteLayout.changeSetFileName(sequence: sequence, changeSetIdentifier: identifier)
                 return .init(url: directory.appendingPathComponent(name), changeSetIdentifier: identifier)

@@ -111,7 +111,8 @@ extension GRDBStore {
         try wrap("applying change set \(header.sequence) of client \(header.clientIdentifier)") {
             try writeWithoutCapture { db in
                 var outcome = ApplyOutcome()
-                if try Self.isApplied(db, client: header.clientIdentifier, sequence: header.sequence) { return outcome }
+                if try Self.isApplied(db, client: header.clientIdentifier, sequence: header.sequence,
+                                      changeSetIdentifier: header.changeSetIdentifier) { return outcome }
                 let hasUnpublished = try StoreSchema.holdsUnpublishedChanges(db)
                 var touched = TouchedRows()
                 let inserts = NewRowInserts()

@@ -24,7 +24,8 @@ import GRDBSQLite
 /// | 3 | `381d80c` | `stamps` carries the newest register's timestamp at its head (``RowRegisters``), same version byte 1 |
 /// | 4 | `b47ea05` | staged changes in `foldersync_staged_changes`; the pending table keeps unstaged ones only |
 /// | 5 | `4128626` | `foldersync_applied_runs`: each client's run of applied change sets beside the ledger |
-/// | 6 | this version | registers written in version 2 (ages instead of timestamps, no client byte for this client's: ``RowRegisters``); a new row's pending marks `#created #all` (``PendingMarks``) |
+/// | 6 | `978179b` | registers written in version 2 (ages instead of timestamps, no client byte for this client's: ``RowRegisters``); a new row's pending marks `#created #all` (``PendingMarks``) |
+/// | 7 | this version | the ledger keyed by client, sequence and change-set identifier (two sets under one number both recorded); what a whole store or a restore covers kept as a run alone, without a row per set |
 ///
 /// A change to any `foldersync_…` table, or to the bytes of a BLOB kept in one, is a new version: append a
 /// migration to ``bookkeepingMigrations`` and a golden store of the old version to
@@ -53,6 +54,7 @@ extension StoreSchema {
         BookkeepingMigration(version: 4, name: "staged changes in a table of their own", run: splitStagedChanges),
         BookkeepingMigration(version: 5, name: "each client's run of applied change sets", run: addAppliedRuns),
         BookkeepingMigration(version: 6, name: "compact registers and marks of every column", run: acceptCompactBookkeeping),
+        BookkeepingMigration(version: 7, name: "the ledger keyed by change-set identifier, covered runs without rows", run: keyLedgerByIdentifier),
     ]
 
     /// The recorded version, or `nil` when none is recorded.

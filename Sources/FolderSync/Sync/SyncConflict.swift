@@ -95,8 +95,9 @@ public struct SyncWarning: Sendable, Hashable, CustomStringConvertible {
         /// A recent sync says less than was seen before (an older copy: a folder restored from a backup, a file rolled
         /// back): what was seen stays known, and a client's own marker is written again.
         case staleRecentSync
-        /// A client published two change sets under one sequence number (a store restored from an earlier copy by a
-        /// version that did not detect it): only one of them is applied.
+        /// A client published two change sets under one sequence number (two devices shared its identity, or a store
+        /// was restored from an earlier copy by a version that did not detect it): each of them is applied, in the order
+        /// of their identifiers, as on every device.
         case duplicateSequence
         /// This client's store was restored from an earlier copy of itself: it continued after what it had published,
         /// and applies its own change sets in between from the remote.

@@ -18,12 +18,13 @@ struct ForgedNumbersProcessTests {
         remote.appendingPathComponent("com.example.notes/Documents/notes/RecentSyncs")
     }
 
-    /// Every marker in the folder, decoded, with its file.
+    /// Every marker in the folder that decodes, with its file.
     static func markers(_ remote: URL) throws -> [(url: URL, recent: RecentSync)] {
         let directory = markersDirectory(remote)
-        return try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".recentsync") }.map { name in
+        return try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".recentsync") }.compactMap { name in
             let url = directory.appendingPathComponent(name)
-            return (url, try PropertyListFile.decode(RecentSync.self, from: try Data(contentsOf: url), path: name))
+            guard let recent = try? PropertyListFile.decode(RecentSync.self, from: try Data(contentsOf: url), path: name) else { return nil }
+            return (url, recent)
         }
     }
 

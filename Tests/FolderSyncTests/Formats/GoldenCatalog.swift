@@ -367,9 +367,12 @@ enum GoldenCatalog {
         // Version 5 as its last writer left it (e578d01, recorded there before version 6 changed the writer).
         files.append(GoldenFile(path: "local-stores/bookkeeping-v5-e578d01.sqlite", kind: .localStore, version: 5, writer: .commit("e578d01"),
                                 content: .localStore(bookkeepingVersion: 5, expected: "local-stores/bookkeeping-v5-e578d01.expected.txt")))
-        // Version 6: registers in their compact encoding, a new row's columns marked `#all`.
-        files.append(GoldenFile(path: "local-stores/bookkeeping-v6.sqlite", kind: .localStore, version: 6, writer: .current,
+        // Version 6: registers in their compact encoding, a new row's columns marked `#all` (its last writer: 978179b).
+        files.append(GoldenFile(path: "local-stores/bookkeeping-v6.sqlite", kind: .localStore, version: 6, writer: .commit("978179b"),
                                 content: .localStore(bookkeepingVersion: 6, expected: "local-stores/bookkeeping-v6.expected.txt")))
+        // Version 7: the ledger keyed by change-set identifier, covered runs without rows.
+        files.append(GoldenFile(path: "local-stores/bookkeeping-v7.sqlite", kind: .localStore, version: 7, writer: .current,
+                                content: .localStore(bookkeepingVersion: 7, expected: "local-stores/bookkeeping-v7.expected.txt")))
         return files
     }()
 
