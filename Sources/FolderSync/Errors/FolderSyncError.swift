@@ -83,6 +83,12 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
         /// FolderSync failed in a way it does not expect (a bug, or a library it uses failing); the message names
         /// the cause. Nothing was half done: the next sync starts over.
         public static let internalError = Code(rawValue: 26)
+        /// Another installation syncs as this client: this device's store was copied to another computer (or copied
+        /// from one) and both are used. Their change sets may share numbers; every device applies all of them. This
+        /// device stops, keeps a backup, and continues as a new client with ``DocumentSyncManager/rejoin()``, which
+        /// takes a new identifier (``ApplicationSyncManager/clientIdentifierChangeHandler``) and publishes its data
+        /// under it; the other installation keeps the identity.
+        public static let clientIdentityShared = Code(rawValue: 27)
 
         public var description: String {
             switch self {
@@ -112,6 +118,7 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
             case .remoteUnavailable: "remoteUnavailable"
             case .encryptionMismatch: "encryptionMismatch"
             case .internalError: "internalError"
+            case .clientIdentityShared: "clientIdentityShared"
             default: "code\(rawValue)"
             }
         }

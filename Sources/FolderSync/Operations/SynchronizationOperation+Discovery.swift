@@ -79,6 +79,8 @@ extension SynchronizationOperation {
         // The highest of this client's sets another client says it applied: more than this store published means it
         // went back (a store restored while its marker was gone, or before another client applied it).
         var ownAppliedElsewhere: Int64 = 0
+        // The lowest of this client's sets another client says it waits for (missing where it looked).
+        var ownAskedFor: Int64?
         for item in markers where item.kind == .file && !TemporaryName.isTemporary(item.name) {
             guard let client = RemoteLayout.parseRecentSyncFileName(item.name) else {
                 warnUnknown(layout.recentSyncsDirectory(documentIdentifier).appending(item.name))
@@ -101,6 +103,7 @@ extension SynchronizationOperation {
                 guard let recent else { continue }
                 if let contents = recent.changeSetContents { markerContents[client] = contents }
                 ownAppliedElsewhere = max(ownAppliedElsewhere, recent.acknowledgement[clientIdentifier] ?? 0)
+                if let asked = recent.waitingFor?[clientIdentifier] { ownAskedFor = min(ownAskedFor ?? asked, asked) }
                 for (other, sequence) in recent.acknowledgement where other != client && other != clientIdentifier {
                     state.remote.acknowledgedByOthers[other] = max(state.remote.acknowledgedByOthers[other] ?? 0, sequence)
                 }
@@ -115,6 +118,12 @@ extension SynchronizationOperation {
                     clientsWithNews.append(client)
                     listedInstead.insert(client)
                 } else {
+                    if let before = known?.installation, let now = recent.installation, before != now {
+                        // Another installation wrote it: two may share the client's identity, and publish under one
+                        // number. The folder is listed, which shows a second set under a number this client applied.
+                        listedInstead.insert(client)
+                        clientsWithNews.append(client)
+                    }
                     // Names new since the marker was last read (not at a first read) under numbers this client
                     // applied: looked up by identifier below.
                     if let seen = known?.recentChangeSets.map(Set.init) {
@@ -125,12 +134,14 @@ extension SynchronizationOperation {
                         }
                         if !names.isEmpty { renamed[client] = names }
                     }
-                    known = .init(etag: item.etag, publishedSequence: recent.publishedSequence, recentChangeSets: recent.recentChangeSets)
+                    known = .init(etag: item.etag, publishedSequence: recent.publishedSequence, recentChangeSets: recent.recentChangeSets,
+                                  installation: recent.installation)
                 }
                 state.remote.knownRecentSyncs[client] = known
             }
             if let known, known.publishedSequence > (acknowledged[client] ?? 0) || renamed[client] != nil { clientsWithNews.append(client) }
         }
+        var ownListing = ownSets
         if !isReadOnly, ownSets == nil, ownAppliedElsewhere > state.progress.publishedSequence, !isStaged(through: ownAppliedElsewhere, state) {
             // Another client says it applied sets of this client the store does not know: a store restored while its
             // marker was gone. That client's word is a hint to look at this client's own folder, never a number to
@@ -138,6 +149,16 @@ extension SynchronizationOperation {
             let listing = try await fetchChangeSetListing(client: clientIdentifier)
             report.remoteRequests += 1
             try await checkOwnNumbers(in: listing, &state)
+            ownListing = listing
+        }
+        if !isReadOnly, ownListing != nil || ownAskedFor != nil {
+            // Its own sets gone from the folder: looked at whenever the folder is listed anyway, and when another client waits.
+            let listing: [RemoteItem]
+            if let ownListing { listing = ownListing } else {
+                listing = try await fetchChangeSetListing(client: clientIdentifier)
+                report.remoteRequests += 1
+            }
+            try await checkOwnSetsPresent(in: listing, askedFor: ownAskedFor, &state)
         }
         if let after = state.progress.ownChangeSetsToReapplyAfter, state.progress.publishedSequence > after {
             clientsWithNews.append(clientIdentifier)
@@ -281,6 +302,7 @@ extension SynchronizationOperation {
             rewritesOwnRecentSync = true
             return
         }
+        try checkInstallation(of: recent)
         state.remote.ownRecentSyncEtag = item.etag
         // A marker that acknowledges sets the store no longer holds (it went back) is corrected by this sync: vacuum
         // trusts it. What the store applied since the marker was written waits (SyncPolicy.acknowledgementDelay).
@@ -294,6 +316,25 @@ extension SynchronizationOperation {
         } else if recent.publishedSequence < state.progress.publishedSequence {
             try await checkOwnChangeSets(after: recent.publishedSequence, &state)
         }
+    }
+
+    /// Another installation writing this client's marker: after this installation announced its own identifier in a
+    /// marker, a marker carrying another was written since by an installation that shares this client's identity (a
+    /// copy of this device's store used on another computer). Before, the marker is this installation's past (a
+    /// copy made from it is the other one, and finds this one by the marker written next), or an older version's:
+    /// it is written again, carrying this installation's identifier.
+    /// - Throws: ``FolderSyncError/Code/clientIdentityShared`` naming the marker.
+    func checkInstallation(of recent: RecentSync) throws {
+        guard let installation, recent.installation != installation else { return }
+        guard installationAnnounced, let other = recent.installation else {
+            rewritesOwnRecentSync = true
+            return
+        }
+        throw FolderSyncError(.clientIdentityShared,
+                              "another device syncs as this client (\(clientIdentifier)): this device's data was copied to it, or from it "
+                              + "(its installation \(other) wrote this client's recent sync after this one, \(installation)); "
+                              + "this device continues as a new client when it re-joins, and nothing is lost",
+                              path: layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description)
     }
 
     /// Whether every set of this client after its store's published sequence through `sequence` is still staged here

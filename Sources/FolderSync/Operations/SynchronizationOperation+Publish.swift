@@ -98,7 +98,8 @@ extension SynchronizationOperation {
             let recent = RecentSync(clientIdentifier: clientIdentifier, lastSyncDate: environment.now().wholeSeconds,
                                     publishedSequence: staged.last?.sequence ?? state.progress.publishedSequence,
                                     acknowledgement: acknowledgement, schemaVersion: store.schemaVersion,
-                                    recentChangeSets: announced, changeSetContents: contents)
+                                    recentChangeSets: announced, changeSetContents: contents, installation: installation,
+                                    waitingFor: report.missingChangeSets.isEmpty ? nil : report.missingChangeSets)
             marker = (recent, try PropertyListFile.encode(recent))
         }
         // Written with the sets when it carries them all, after them otherwise.
@@ -128,6 +129,7 @@ extension SynchronizationOperation {
             if let failed = try await upload([], marker: marker.data) { throw failed }
         }
         state.remote.announce(marker.recent)
+        if installation != nil { announcedInstallation = true }
         // Its version tag, so that the next sync does not read it back: asked after a sync that published nothing.
         // One that published does not wait for it (a round trip over a wide-area link): the next sync reads the
         // marker back with its first requests (``checkOwnHistory(_:prefetched:_:)``).

@@ -87,6 +87,10 @@ public struct SyncWarning: Sendable, Hashable, CustomStringConvertible {
         case unknownFile
         /// A change set another client needs from a third client is not visible yet.
         case changeSetWaiting
+        /// A change set this device needs is gone from the shared folder and no whole store covers it (the folder, or
+        /// one client's folder, put back from an older copy): this device waits for it, and says so in its marker;
+        /// the set's author uploads a whole store that covers it at its next sync. Also said by that author.
+        case changeSetMissing
         /// No whole store could be used to start from (damaged, or of a newer format); the change sets were used.
         case wholeStoreUnusable
         /// A file another client wrote (its recent sync, a change set, a deletion marker) is damaged, foreign or of a

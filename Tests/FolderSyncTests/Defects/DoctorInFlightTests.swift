@@ -147,4 +147,37 @@ struct DoctorInFlightTests {
         #expect(gaps(report).count == 1 && gaps(report).first?.message.contains("sequence 2 of client client-A is missing") == true,
                 "\(report.findings)")
     }
+
+    @Test("doctor run again and again beside three devices that publish through the notes app never reports a gap", .timeLimit(.minutes(10)))
+    func loopingDoctorBesidePublishingDevices() async throws {
+        let directory = TemporaryDirectory()
+        let devices = NotesProcessTests.devices(3, in: directory)
+        for device in devices { _ = try await device.succeed(["sync"]) }
+        let finished = Locked(false)
+        let verdicts = Task {
+            var runs: [FoldersyncTool.Result] = []
+            // At least a few runs, and on until every device has published all its notes.
+            while runs.count < 5 || !finished.current {
+                runs.append(try await FoldersyncTool.run(["doctor", "--remote", devices[0].remote.path, "--json"]))
+            }
+            return runs
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for device in devices {
+                group.addTask {
+                    for round in 1...6 {
+                        _ = try await device.succeed(["add", "\(device.name) note \(round)"])
+                        _ = try await device.succeed(["sync"])
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        finished.withLock { $0 = true }
+        let runs = try await verdicts.value
+        #expect(runs.count >= 5)
+        for run in runs {
+            #expect(run.status == 0 && !run.output.contains("sequenceGap"), "doctor beside publishing devices: \(run.output)\(run.errors)")
+        }
+    }
 }

@@ -52,7 +52,13 @@ struct ForgedNumbersProcessTests {
         #expect(try await texts(c) == ["a1", "a2", "a3"])
         let own = try #require(try Self.markers(a.remote).first { $0.recent.clientIdentifier == author })
         #expect(own.recent.publishedSequence < 100, "A's marker claims \(own.recent.publishedSequence)")
+        // A claim no file name holds makes the marker corrupt (doctor names it); any other is no concern of doctor's.
         let verdict = try await FoldersyncTool.run(["doctor", "--remote", a.remote.path])
-        #expect(verdict.status == 0 && verdict.output.contains("Healthy"), "\(verdict.output)\(verdict.errors)")
+        if claimed > RemoteLayout.maximumSequence {
+            #expect(verdict.status == 1 && verdict.output.contains(url.lastPathComponent) && verdict.output.contains("no change-set file name holds"),
+                    "\(verdict.output)\(verdict.errors)")
+        } else {
+            #expect(verdict.status == 0 && verdict.output.contains("Healthy"), "\(verdict.output)\(verdict.errors)")
+        }
     }
 }

@@ -45,7 +45,9 @@ struct RestoredClientFolderProcessTests {
         #expect(status.contains("waits for change set 4"), "\(status)")
 
         let healed = try await a.succeed(["sync", "--json"])
-        #expect(healed.contains("\"uploadedWholeStore\""), "A did not cover its missing sets: \(healed)")
+        #expect(healed.contains("change sets 4–6 are gone from the folder"), "A did not notice: \(healed)")
+        let store = a.remote.appendingPathComponent("com.example.notes/Documents/notes/WholeStore/\(author)/WholeStore.ticdsync")
+        #expect(FileManager.default.fileExists(atPath: store.path), "A did not upload a whole store that covers its missing sets")
         _ = try await late.succeed(["sync"])
         let expected = ["a1", "a2", "a3", "a4", "a5", "a6", "b1"]
         #expect(try await texts(late) == expected)
