@@ -144,12 +144,17 @@ extension SynchronizationOperation {
         var ownListing = ownSets
         if !isReadOnly, ownSets == nil, ownAppliedElsewhere > state.progress.publishedSequence, !isStaged(through: ownAppliedElsewhere, state) {
             // Another client says it applied sets of this client the store does not know: a store restored while its
-            // marker was gone. That client's word is a hint to look at this client's own folder, never a number to
-            // continue after (a forged marker would make this client number sets no file name holds).
+            // marker was gone. That client's word is a hint to look at the folder, never a number to continue after (a
+            // forged marker would make this client number sets no file name holds): this client's own sets there, and,
+            // for sets a vacuum removed since, the whole stores that cover them, up to what the hint says.
             let listing = try await fetchChangeSetListing(client: clientIdentifier)
             report.remoteRequests += 1
             try await checkOwnNumbers(in: listing, &state)
             ownListing = listing
+            let covered = min(try await wholeStoreCoverage(), ownAppliedElsewhere)
+            if covered > state.progress.publishedSequence {
+                try continueAfterRestore(publishedOnRemote: covered, &state, path: layout.wholeStoreDirectory(documentIdentifier).description)
+            }
         }
         if !isReadOnly, ownListing != nil || ownAskedFor != nil {
             // Its own sets gone from the folder: looked at whenever the folder is listed anyway, and when another client waits.
@@ -302,7 +307,7 @@ extension SynchronizationOperation {
             rewritesOwnRecentSync = true
             return
         }
-        try checkInstallation(of: recent)
+        try checkInstallation(of: recent, state)
         state.remote.ownRecentSyncEtag = item.etag
         // A marker that acknowledges sets the store no longer holds (it went back) is corrected by this sync: vacuum
         // trusts it. What the store applied since the marker was written waits (SyncPolicy.acknowledgementDelay).
@@ -319,14 +324,18 @@ extension SynchronizationOperation {
     }
 
     /// Another installation writing this client's marker: after this installation announced its own identifier in a
-    /// marker, a marker carrying another was written since by an installation that shares this client's identity (a
-    /// copy of this device's store used on another computer). Before, the marker is this installation's past (a
-    /// copy made from it is the other one, and finds this one by the marker written next), or an older version's:
-    /// it is written again, carrying this installation's identifier.
+    /// marker, a marker carrying another, dated no earlier than this installation's last one, was written since by an
+    /// installation that shares this client's identity (a copy of this device's store used on another computer).
+    /// Otherwise the marker is this installation's past (written before it announced itself: a copy made from it is
+    /// the other one, and finds this one by the marker written next; or an older copy put back, by a restore of the
+    /// folder or a provider rolling the file back), or an older version's: it is written again, carrying this
+    /// installation's identifier. A clock behind by more than the time between the two markers hides the other
+    /// installation's marker from this one; this one's marker, written after, then looks newer to the other.
     /// - Throws: ``FolderSyncError/Code/clientIdentityShared`` naming the marker.
-    func checkInstallation(of recent: RecentSync) throws {
+    func checkInstallation(of recent: RecentSync, _ state: LocalSyncState) throws {
         guard let installation, recent.installation != installation else { return }
-        guard installationAnnounced, let other = recent.installation else {
+        guard installationAnnounced, let other = recent.installation,
+              recent.lastSyncDate >= state.remote.announcedAt ?? .distantFuture else {
             rewritesOwnRecentSync = true
             return
         }

@@ -27,7 +27,7 @@ extension SynchronizationOperation {
             if expected > lowest { lost = ((present.filter { $0 < expected }.max() ?? lowest) + 1)...expected }
         }
         if let asked, asked <= published, !present.contains(asked), (lost?.upperBound ?? 0) < asked { lost = asked...asked }
-        guard let lost, try await !wholeStoreCovers(lost.upperBound) else { return }
+        guard let lost, try await wholeStoreCoverage() < lost.upperBound else { return }
         // Saved now: the debt must outlive a sync that fails after this.
         state.remote.owesWholeStore = true
         try store.updateRemoteKnowledge { $0.owesWholeStore = true }
@@ -38,17 +38,18 @@ extension SynchronizationOperation {
             path: layout.syncChangesDirectory(documentIdentifier, client: clientIdentifier).description))
     }
 
-    /// Whether some whole store's manifest says it covers this client's sets up to `sequence`.
-    func wholeStoreCovers(_ sequence: Int64) async throws -> Bool {
+    /// The highest of this client's sequences a whole store's manifest says it covers (0 when none does).
+    func wholeStoreCoverage() async throws -> Int64 {
         report.remoteRequests += 1
+        var highest: Int64 = 0
         for item in try await fetchWholeStoreClients() where item.kind == .directory && DocumentInventory.isIdentifierName(item.name) {
             report.remoteRequests += 1
             let path = layout.appliedSyncChangeSetsFile(documentIdentifier, client: item.name).description
             // A manifest that does not read covers nothing.
             guard let data = try await fetchWholeStoreManifest(client: item.name),
                   let manifest = try? PropertyListFile.decode(WholeStoreManifest.self, from: data, path: path) else { continue }
-            if (manifest.covers[clientIdentifier] ?? 0) >= sequence { return true }
+            highest = max(highest, manifest.covers[clientIdentifier] ?? 0)
         }
-        return false
+        return highest
     }
 }
