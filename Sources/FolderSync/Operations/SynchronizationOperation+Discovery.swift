@@ -334,9 +334,16 @@ extension SynchronizationOperation {
     /// - Throws: ``FolderSyncError/Code/clientIdentityShared`` naming the marker.
     func checkInstallation(of recent: RecentSync, _ state: LocalSyncState) throws {
         guard let installation, recent.installation != installation else { return }
-        guard installationAnnounced, let other = recent.installation,
-              recent.lastSyncDate >= state.remote.announcedAt ?? .distantFuture else {
+        guard let other = recent.installation else {
+            rewritesOwnRecentSync = true   // an older version's marker: it names this installation from now on
+            return
+        }
+        guard installationAnnounced, recent.lastSyncDate >= state.remote.announcedAt ?? .distantFuture else {
             rewritesOwnRecentSync = true
+            report.warnings.append(SyncWarning(kind: .staleRecentSync,
+                message: "this client's recent sync was written by another installation of it (\(other)) before this one's last: "
+                         + "an older copy put back, or this device's earlier self; it is written again",
+                path: layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description))
             return
         }
         throw FolderSyncError(.clientIdentityShared,

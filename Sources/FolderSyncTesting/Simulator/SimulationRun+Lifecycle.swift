@@ -70,10 +70,12 @@ extension SimulationRun {
         summary.changeSetsVacuumed += report.removedChangeSets.count
         summary.expiredClients += report.expiredClients.count
         for expired in report.expiredClients {
-            guard let target = clients.first(where: { $0.identifier == expired }) else {
+            // Every installation of the client (two when it was copied to a second computer).
+            let targets = clients.filter { $0.identifier == expired }
+            guard !targets.isEmpty else {
                 throw SimulationFailure.Detail("vacuum expired \(expired), which is no client of the simulation")
             }
-            target.expectedResets.insert(.clientDeleted)
+            for target in targets { target.expectedResets.insert(.clientDeleted) }
         }
         log("\(client.identifier) vacuums\(expiry.map { " expiring clients silent for \(Int($0 / 3600)) h" } ?? ""): "
             + "\(report.removedChangeSets.count) change sets removed, expired \(report.expiredClients)")
@@ -90,7 +92,7 @@ extension SimulationRun {
         do {
             try await document.deleteClient(target.identifier)
             summary.clientDeletions += 1
-            target.expectedResets.insert(.clientDeleted)
+            for installation in clients where installation.identifier == target.identifier { installation.expectedResets.insert(.clientDeleted) }
             log("\(document.clientIdentifier) deletes \(target.identifier) from the document")
         } catch let error as FolderSyncError where error.code == .remoteItemNotFound
                     && (target.reset != nil || !target.expectedResets.isDisjoint(with: Self.wipeCodes)) {

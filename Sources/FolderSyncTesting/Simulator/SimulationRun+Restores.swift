@@ -23,7 +23,8 @@ extension SimulationRun {
 
     /// Copies `client`'s store (and, half the time, its helper folder) aside, or puts an earlier copy back.
     func backUpOrRestore(_ client: SimulatedClient) async throws {
-        guard let store = client.store as? any SnapshottingSimulatorStore, client.reset == nil, client.expectedResets.isEmpty else { return }
+        guard let store = client.store as? any SnapshottingSimulatorStore, client.reset == nil, client.expectedResets.isEmpty,
+              !sharedIdentity.contains(client.index) else { return }
         let copy = configuration.directory.appendingPathComponent("backup-\(client.index)", isDirectory: true)
         let published = try client.store.adapter.loadSyncState().progress.publishedSequence
         if let backup = storeBackups[client.index], backup.wipes == summary.wipes, backup.published < published,

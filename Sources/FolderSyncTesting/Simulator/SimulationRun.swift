@@ -27,6 +27,13 @@ final class SimulationRun {
     var storeRestoredBelow: [Int: Int64] = [:]
     /// Clients whose sets above this sequence a folder restore removed, by index, until they upload a whole store.
     var folderLostAbove: [Int: Int64] = [:]
+    /// The installations of one client copied to a second computer, by index (``Configuration/identityHazards``).
+    var sharedIdentity: Set<Int> = []
+    /// Copies of clients' change-set folders, by client index.
+    var clientFolderBackups: [Int: ClientFolderBackup] = [:]
+    /// Syncs that found their client's marker written by another installation and wrote it again: until the other
+    /// installation reads it back and stops, the two have not found each other.
+    var markersReclaimed = 0
     /// The faults of ``ConvergenceSimulator/Configuration/faults``, struck only inside syncs of the random steps.
     private(set) var faults: FaultyFileSystem.Faults?
     /// Set when the random steps are over: settling and the final rounds run without faults.
@@ -137,6 +144,7 @@ final class SimulationRun {
 
     /// One step of a lifecycle schedule: the ordinary steps, less often, and the lifecycle ones.
     private func lifecycleStep(_ roll: Int, _ client: SimulatedClient) async throws {
+        if configuration.identityHazards, random.chance(7) { return try await identityHazardStep(client) }
         switch roll {
         case 0..<6 where !waiting.isEmpty: try await join()
         case 0..<46: try write(on: client)
@@ -201,6 +209,7 @@ final class SimulationRun {
         summary.conflicts += report.conflicts.count
         if report.warnings.contains(where: { $0.kind == .clockSkew }) { summary.clockSkewWarnings += 1 }
         if report.warnings.contains(where: { $0.kind == .restoredStore }) { summary.restoredStoresNoticed += 1 }
+        if report.warnings.contains(where: { $0.kind == .staleRecentSync && $0.message.contains("another installation") }) { markersReclaimed += 1 }
         if report.uploadedWholeStore != nil { folderLostAbove[client.index] = nil }
         if configuration.lifecycle {
             if report.uploadedWholeStore != nil { summary.automaticWholeStoreUploads += 1 }
