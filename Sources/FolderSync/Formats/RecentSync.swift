@@ -70,8 +70,12 @@ public import Foundation
 
     /// Every sequence the marker claims is one a file name holds: readers compare and count with them.
     public func validate(path: String) throws {
-        try validateSequence(publishedSequence, "published sequence", path: path)
-        for (client, sequence) in acknowledgement { try validateSequence(sequence, "an acknowledgement of client \(client) of", path: path) }
-        for (client, sequence) in waitingFor ?? [:] { try validateSequence(sequence, "to wait for a change set of client \(client) numbered", path: path) }
+        try validateSequence(publishedSequence, "to have published up to", path: path)
+        for (client, sequence) in acknowledgement {
+            try validateSequence(sequence, "to have applied client \(client)'s change sets up to", path: path)
+        }
+        for (client, sequence) in waitingFor ?? [:] {
+            try validateSequence(sequence, "to wait for client \(client)'s change set", path: path)
+        }
     }
 }

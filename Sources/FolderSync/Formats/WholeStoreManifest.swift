@@ -62,7 +62,9 @@ public struct WholeStoreManifest: PropertyListPayload, Hashable {
     /// Every coverage is a sequence a file name holds, and the counts are not negative: vacuum, downloads and the
     /// ledger act on them.
     public func validate(path: String) throws {
-        for (client, sequence) in covers { try validateSequence(sequence, "to cover client \(client) up to", path: path) }
+        for (client, sequence) in covers {
+            try validateSequence(sequence, "to cover client \(client)'s change sets up to", path: path)
+        }
         guard wholeStoreByteCount >= 0, (attachmentReferenceCount ?? 0) >= 0 else {
             throw FolderSyncError(.corruptFile, "the manifest claims a negative size or count", path: path)
         }

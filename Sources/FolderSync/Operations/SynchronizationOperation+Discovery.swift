@@ -341,15 +341,15 @@ extension SynchronizationOperation {
         guard installationAnnounced, recent.lastSyncDate >= state.remote.announcedAt ?? .distantFuture else {
             rewritesOwnRecentSync = true
             report.warnings.append(SyncWarning(kind: .staleRecentSync,
-                message: "this client's recent sync was written by another installation of it (\(other)) before this one's last: "
-                         + "an older copy put back, or this device's earlier self; it is written again",
+                message: "this client's recent sync was written by another installation of it (\(other)): this device's earlier self, "
+                         + "an older copy put back, or the device this one was copied from; it is written again, naming this installation",
                 path: layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description))
             return
         }
+        environment.logger.notice("Installation \(other) wrote the recent sync of client \(clientIdentifier) after this one, \(installation)")
         throw FolderSyncError(.clientIdentityShared,
-                              "another device syncs as this client (\(clientIdentifier)): this device's data was copied to it, or from it "
-                              + "(its installation \(other) wrote this client's recent sync after this one, \(installation)); "
-                              + "this device continues as a new client when it re-joins, and nothing is lost",
+                              "another device syncs as this client (\(clientIdentifier)): this device's data was copied to it, or from it, "
+                              + "and both are in use; this device continues as a new client when it re-joins, and nothing is lost",
                               path: layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description)
     }
 

@@ -15,6 +15,8 @@ final class SimulatedClient {
     /// The client identifier the app keeps: `client-<index>`, the identifier of the client it was copied from (a
     /// clone), or the new one a re-join after a shared identity took.
     var identifier: String { identity.current }
+    /// The identifier, and the installation when it is not the client's first (a copy on a second computer), for logs.
+    var name: String { identifier == "client-\(index)" ? identifier : "\(identifier) [installation \(index)]" }
     private let identity: Locked<String>
     let folder: URL
     let now: @Sendable () -> Date

@@ -15,7 +15,8 @@ extension SimulationRun {
     func identityHazardStep(_ client: SimulatedClient) async throws {
         switch random.int(0...2) {
         case 0: try await cloneClient(client)
-        case 1: try backUpOrRestoreClientFolder(client)
+        // The client whose folder was copied aside, when there is one: put back once it published more.
+        case 1: try backUpOrRestoreClientFolder(clients.first { clientFolderBackups[$0.index] != nil } ?? client)
         default: try await forgeAcknowledgement()
         }
     }
@@ -42,13 +43,13 @@ extension SimulationRun {
         clients.append(clone)
         sharedIdentity = [client.index, clone.index]
         summary.clones += 1
-        log("\(client.identifier)'s store is copied\(withHelperFolder ? " with" : " without") its helper folder to a second computer "
+        log("\(client.name)'s store is copied\(withHelperFolder ? " with" : " without") its helper folder to a second computer "
             + "(installation \(index), clock skewed by \(Int(skew)) s)")
         do {
             try await clone.startAsCopy(store: copy.appendingPathComponent("store"),
                                         helperFolder: withHelperFolder ? copy.appendingPathComponent("helper") : nil)
         } catch {
-            throw SimulationFailure.Detail("the copy of \(client.identifier) failed to start: \(error)")
+            throw SimulationFailure.Detail("the copy of \(client.name) failed to start: \(error)")
         }
     }
 
@@ -69,12 +70,12 @@ extension SimulationRun {
             clientFolderBackups[client.index] = nil
             folderLostAbove[client.index] = backup.published
             summary.clientFolderRestores += 1
-            log("\(client.identifier)'s change-set folder is put back from its copy: sets \(backup.published + 1)–\(published) are gone")
+            log("\(client.name)'s change-set folder is put back from its copy: sets \(backup.published + 1)–\(published) are gone")
         } else if FileManager.default.fileExists(atPath: folder.path) {
             try? FileManager.default.removeItem(at: copy)
             try FileManager.default.copyItem(at: folder, to: copy)
             clientFolderBackups[client.index] = .init(epoch: restoreEpoch, client: client.identifier, published: published)
-            log("\(client.identifier)'s change-set folder is copied aside")
+            log("\(client.name)'s change-set folder is copied aside")
         }
     }
 
@@ -90,7 +91,7 @@ extension SimulationRun {
         recent.acknowledgement[target.identifier] = claimed
         try await remote.write(try PropertyListFile.encode(recent), to: path)
         summary.forgedMarkers += 1
-        log("\(writer.identifier)'s marker is forged to acknowledge \(target.identifier)'s sets up to \(claimed)")
+        log("\(writer.name)'s marker is forged to acknowledge \(target.name)'s sets up to \(claimed)")
     }
 }
 

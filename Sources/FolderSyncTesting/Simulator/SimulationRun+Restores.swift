@@ -33,7 +33,7 @@ extension SimulationRun {
             storeBackups[client.index] = nil
             storeRestoredBelow[client.index] = max(storeRestoredBelow[client.index] ?? 0, published)
             summary.storeRestores += 1
-            log("\(client.identifier)'s store is restored from its backup\(backup.withHelperFolder ? " with" : " without") its helper folder")
+            log("\(client.name)'s store is restored from its backup\(backup.withHelperFolder ? " with" : " without") its helper folder")
         } else {
             let withHelperFolder = random.chance(50)
             try? FileManager.default.removeItem(at: copy)
@@ -41,7 +41,7 @@ extension SimulationRun {
             try store.copy(to: copy.appendingPathComponent("store"))
             if withHelperFolder { try FileManager.default.copyItem(at: client.helperFolder, to: copy.appendingPathComponent("helper")) }
             storeBackups[client.index] = .init(wipes: summary.wipes, published: published, withHelperFolder: withHelperFolder)
-            log("\(client.identifier)'s store is backed up\(withHelperFolder ? " with" : " without") its helper folder")
+            log("\(client.name)'s store is backed up\(withHelperFolder ? " with" : " without") its helper folder")
         }
     }
 

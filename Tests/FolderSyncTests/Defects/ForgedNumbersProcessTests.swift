@@ -55,7 +55,7 @@ struct ForgedNumbersProcessTests {
         // A claim no file name holds makes the marker corrupt (doctor names it); any other is no concern of doctor's.
         let verdict = try await FoldersyncTool.run(["doctor", "--remote", a.remote.path])
         if claimed > RemoteLayout.maximumSequence {
-            #expect(verdict.status == 1 && verdict.output.contains(url.lastPathComponent) && verdict.output.contains("no change-set file name holds"),
+            #expect(verdict.status == 1 && verdict.output.contains(url.lastPathComponent) && verdict.output.contains("no change-set file name holds that number"),
                     "\(verdict.output)\(verdict.errors)")
         } else {
             #expect(verdict.status == 0 && verdict.output.contains("Healthy"), "\(verdict.output)\(verdict.errors)")
