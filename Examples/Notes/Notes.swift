@@ -237,7 +237,9 @@ struct Rejoin: AsyncParsableCommand {
 
     func run() async throws {
         let session = try await notes.session()
-        guard let reset = session.document.resetState else { throw NotesError("this device has no reset to re-join from (see 'notes status')") }
+        guard let reset = session.document.resetState else {
+            throw NotesError("this device has no reset to re-join from (see 'notes status')")
+        }
         let before = session.document.clientIdentifier
         let report = try await session.document.rejoin()
         if !json, reset.code == .clientIdentityShared {

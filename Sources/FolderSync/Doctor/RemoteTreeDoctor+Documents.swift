@@ -45,7 +45,8 @@ extension RemoteTreeDoctor {
     /// names them is written after them but may be read after a listing that came before them. So the sets a marker
     /// carries count as present, and a gap is looked at a second time (the client's folder listed again) before it
     /// is reported.
-    private func checkSequences(_ document: String, client: String, _ facts: DocumentFacts, _ examination: inout Examination) async throws {
+    private func checkSequences(_ document: String, client: String, _ facts: DocumentFacts,
+                                _ examination: inout Examination) async throws {
         let directory = layout.syncChangesDirectory(document, client: client)
         let sets = facts.changeSets[client] ?? []
         for (sequence, copies) in Dictionary(grouping: sets, by: \.sequence) where copies.count > 1 {
@@ -53,7 +54,8 @@ extension RemoteTreeDoctor {
                             "\(copies.count) change sets carry sequence \(sequence) (two devices shared this client's identity): "
                             + copies.map(\.path.name).sorted().joined(separator: ", ") + "; every device applies each of them")
         }
-        let carried = (facts.recentSyncs[client]?.changeSetContents ?? [:]).keys.compactMap { RemoteLayout.parseChangeSetFileName($0)?.sequence }
+        let carried = (facts.recentSyncs[client]?.changeSetContents ?? [:]).keys
+            .compactMap { RemoteLayout.parseChangeSetFileName($0)?.sequence }
         var present = Set(sets.map(\.sequence) + carried)
         var missing = missingRanges(client, present: present, facts)
         if !missing.isEmpty {

@@ -94,7 +94,9 @@ enum ChangeSetFile {
         }
         guard changeCount <= UInt64(Int.max) else { throw FormatViolation("change count \(changeCount) is out of range") }
         // Sequences a file name holds: readers compare and count with them.
-        guard RemoteLayout.isSequence(sequence, allowingZero: false) else { throw FormatViolation("sequence \(sequence) is out of range") }
+        guard RemoteLayout.isSequence(sequence, allowingZero: false) else {
+            throw FormatViolation("sequence \(sequence) is out of range")
+        }
         for (client, applied) in dependencies where !RemoteLayout.isSequence(applied) {
             throw FormatViolation("dependency on client \(client) up to \(applied) is out of range")
         }

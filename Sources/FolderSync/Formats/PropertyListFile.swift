@@ -35,7 +35,8 @@ extension PropertyListPayload {
     /// Refuses a sequence outside what a change-set file name holds (``RemoteLayout/maximumSequence``), or negative.
     func validateSequence(_ value: Int64, _ what: String, path: String) throws {
         guard RemoteLayout.isSequence(value) else {
-            throw FolderSyncError(.corruptFile, "\(Self.kind) claims \(what) \(value): no change-set file name holds that number", path: path)
+            throw FolderSyncError(.corruptFile, "\(Self.kind) claims \(what) \(value): no change-set file name holds that number",
+                                  path: path)
         }
     }
 }

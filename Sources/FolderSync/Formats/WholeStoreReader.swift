@@ -141,7 +141,9 @@ final class WholeStoreReader {
                 for _ in 0..<count {
                     let client = try fields.readString(what: "client")
                     let sequence = try fields.readInt64()
-                    guard RemoteLayout.isSequence(sequence) else { throw corrupt("claims to cover client \(client) up to \(sequence)") }
+                    guard RemoteLayout.isSequence(sequence) else {
+                        throw corrupt("claims to cover client \(client) up to \(sequence)")
+                    }
                     guard covers.updateValue(sequence, forKey: client) == nil else { throw corrupt("names a client twice") }
                 }
                 parsed.covers = covers

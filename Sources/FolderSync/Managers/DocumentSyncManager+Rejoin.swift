@@ -62,12 +62,20 @@ extension DocumentSyncManager {
     }
 
     /// Makes a new client identifier, has the app keep it, and takes it (with a new installation identifier).
+    ///
+    /// The new identifier extends the shared one (`<shared>-<random>`), so that it sorts after it: a write this device
+    /// made under the shared identity, published again under the new one with the same time, wins the tie between the
+    /// two stamps (the client identifier breaks it) on every device. So it reaches the device that keeps the shared
+    /// identity too, which never applies change sets of its own identity. An identifier too long to extend is replaced
+    /// by a random one.
     private func takeNewClientIdentity() async throws {
         guard let keep = applicationSyncManager.clientIdentifierChangeHandler else {
             throw FolderSyncError(.invalidConfiguration, "another device syncs as this client: set the application sync manager's "
                                   + "clientIdentifierChangeHandler, which keeps the new client identifier, to re-join as a new client")
         }
-        let identifier = applicationSyncManager.environment.makeIdentifier()
+        let random = applicationSyncManager.environment.makeIdentifier()
+        let extended = clientIdentifier + "-" + random
+        let identifier = extended.utf8.count <= Identifier.maximumByteCount ? extended : random
         try await keep(identifier)
         try applicationSyncManager.adopt(clientIdentifier: identifier)
         try? FileManager.default.removeItem(at: localLayout.installationFile)

@@ -149,8 +149,8 @@ extension DocumentSyncManager {
         // Said once per sync, with what a status line shows (``SynchronizationStatus/missingChangeSets``).
         for (client, sequence) in report.missingChangeSets.sorted(by: { $0.key < $1.key }) {
             report.warnings.append(SyncWarning(kind: .changeSetMissing,
-                message: "change set \(sequence) of client \(client) is missing from the shared folder and no whole store covers it: "
-                         + "this device waits for it (its author uploads a whole store that covers it when it next syncs)",
+                message: "change set \(sequence) of client \(client) is missing from the shared folder: this device waits for it "
+                         + "(a whole store that covers it brings its changes; its author uploads one when it next syncs)",
                 path: layout.syncChangesDirectory(documentIdentifier, client: client).description))
         }
         report.installedWholeStore = installed
@@ -180,7 +180,8 @@ extension DocumentSyncManager {
         return download
     }
 
-    private func guardedSynchronization(integrityKey: String, store: any ModelAdapter, policy: SyncPolicy) throws -> SynchronizationOperation {
+    private func guardedSynchronization(integrityKey: String, store: any ModelAdapter,
+                                        policy: SyncPolicy) throws -> SynchronizationOperation {
         let operation = synchronizationOperation(integrityKey: integrityKey, store: store)
         let launch = mutable.current
         // The first sync of a launch looks at this client's whole store; later ones with the heartbeat.
@@ -206,7 +207,8 @@ extension DocumentSyncManager {
     /// Remembers, once, that a marker carrying this installation's identifier is out: from then on, another identifier
     /// in this client's marker is another installation's.
     private func noteInstallationAnnounced(by synchronization: SynchronizationOperation) throws {
-        guard synchronization.announcedInstallation, var installation = mutable.current.installation, !installation.announced else { return }
+        guard synchronization.announcedInstallation, var installation = mutable.current.installation,
+              !installation.announced else { return }
         installation.announced = true
         try installation.save(localLayout)
         mutable.withLock { $0.installation = installation }

@@ -13,7 +13,8 @@ import Darwin
 /// one identity, which publish different change sets under one number. Each installation carries a random
 /// ``identifier`` in every marker it writes (``RecentSync/installation``) and reads its own marker back: a marker
 /// another installation wrote after this one announced its own says that the identity is shared
-/// (``FolderSyncError/Code/clientIdentityShared``), and one of the two takes a new identity (``DocumentSyncManager/rejoin()``).
+/// (``FolderSyncError/Code/clientIdentityShared``), and one of the two takes a new identity
+/// (``DocumentSyncManager/rejoin()``).
 ///
 /// The helper folder can be copied too, so the identifier is bound to where it is (``binding``: the machine, the
 /// helper folder's and the store file's device and inode) and made anew when that changes: a copy is a new
@@ -37,7 +38,8 @@ struct LocalInstallation: PropertyListPayload {
         let binding = self.binding(layout, storePath: storePath)
         let file = layout.installationFile
         if let data = try? LocalFiles.read(file),
-           let remembered = try? PropertyListFile.decode(LocalInstallation.self, from: data, path: file.path), remembered.binding == binding {
+           let remembered = try? PropertyListFile.decode(LocalInstallation.self, from: data, path: file.path),
+           remembered.binding == binding {
             return remembered
         }
         let installation = LocalInstallation(identifier: makeIdentifier(), binding: binding, announced: false)

@@ -134,15 +134,18 @@ extension SynchronizationOperation {
                         }
                         if !names.isEmpty { renamed[client] = names }
                     }
-                    known = .init(etag: item.etag, publishedSequence: recent.publishedSequence, recentChangeSets: recent.recentChangeSets,
-                                  installation: recent.installation)
+                    known = .init(etag: item.etag, publishedSequence: recent.publishedSequence,
+                                  recentChangeSets: recent.recentChangeSets, installation: recent.installation)
                 }
                 state.remote.knownRecentSyncs[client] = known
             }
-            if let known, known.publishedSequence > (acknowledged[client] ?? 0) || renamed[client] != nil { clientsWithNews.append(client) }
+            if let known, known.publishedSequence > (acknowledged[client] ?? 0) || renamed[client] != nil {
+                clientsWithNews.append(client)
+            }
         }
         var ownListing = ownSets
-        if !isReadOnly, ownSets == nil, ownAppliedElsewhere > state.progress.publishedSequence, !isStaged(through: ownAppliedElsewhere, state) {
+        if !isReadOnly, ownSets == nil, ownAppliedElsewhere > state.progress.publishedSequence,
+           !isStaged(through: ownAppliedElsewhere, state) {
             // Another client says it applied sets of this client the store does not know: a store restored while its
             // marker was gone. That client's word is a hint to look at the folder, never a number to continue after (a
             // forged marker would make this client number sets no file name holds): this client's own sets there, and,
@@ -153,11 +156,12 @@ extension SynchronizationOperation {
             ownListing = listing
             let covered = min(try await wholeStoreCoverage(), ownAppliedElsewhere)
             if covered > state.progress.publishedSequence {
-                try continueAfterRestore(publishedOnRemote: covered, &state, path: layout.wholeStoreDirectory(documentIdentifier).description)
+                try continueAfterRestore(publishedOnRemote: covered, &state,
+                                         path: layout.wholeStoreDirectory(documentIdentifier).description)
             }
         }
         if !isReadOnly, ownListing != nil || ownAskedFor != nil {
-            // Its own sets gone from the folder: looked at whenever the folder is listed anyway, and when another client waits.
+            // Its own sets gone from the folder: looked at whenever it is listed anyway, and when another client waits.
             let listing: [RemoteItem]
             if let ownListing { listing = ownListing } else {
                 listing = try await fetchChangeSetListing(client: clientIdentifier)
@@ -245,7 +249,8 @@ extension SynchronizationOperation {
     /// installations of the client published under it) is asked by identifier, so that each of its sets is applied
     /// once, in the order of their identifiers, like everywhere. An adapter that records one set per number
     /// (``ModelAdapter/appliedChangeSetIdentifiers(of:sequences:)`` answers `nil`) applies one of them, as before.
-    func unapplied(_ names: [Int64: [String]], of client: String, applied: AppliedChangeSets) throws -> [(sequence: Int64, name: String)] {
+    func unapplied(_ names: [Int64: [String]], of client: String,
+                   applied: AppliedChangeSets) throws -> [(sequence: Int64, name: String)] {
         let shared = names.filter { $0.value.count > 1 }.map(\.key)
         let identifiers = shared.isEmpty ? [:] : try store.appliedChangeSetIdentifiers(of: client, sequences: shared)
         var found: [(sequence: Int64, name: String)] = []
@@ -256,9 +261,11 @@ extension SynchronizationOperation {
             }
             let missing = candidates.filter { !(identifiers[sequence]?.contains(Self.identifier(of: $0)) ?? false) }.sorted()
             guard !missing.isEmpty else { continue }
+            let sets = candidates.sorted().joined(separator: ", ")
             report.warnings.append(SyncWarning(kind: .duplicateSequence,
-                message: "client \(client) published \(candidates.count) change sets numbered \(sequence) (\(candidates.sorted().joined(separator: ", "))): "
-                         + "two devices share its identity; each set is applied", path: layout.syncChangesDirectory(documentIdentifier, client: client).description))
+                message: "client \(client) published \(candidates.count) change sets numbered \(sequence) (\(sets)): "
+                         + "two devices share its identity; each set is applied",
+                path: layout.syncChangesDirectory(documentIdentifier, client: client).description))
             found += missing.map { (sequence, $0) }
         }
         return found
@@ -341,8 +348,9 @@ extension SynchronizationOperation {
         guard installationAnnounced, recent.lastSyncDate >= state.remote.announcedAt ?? .distantFuture else {
             rewritesOwnRecentSync = true
             report.warnings.append(SyncWarning(kind: .staleRecentSync,
-                message: "this client's recent sync was written by another installation of it (\(other)): this device's earlier self, "
-                         + "an older copy put back, or the device this one was copied from; it is written again, naming this installation",
+                message: "this client's recent sync was written by another installation of it (\(other)): this device's "
+                         + "earlier self, an older copy put back, or the device this one was copied from; it is written again, "
+                         + "naming this installation",
                 path: layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description))
             return
         }
@@ -486,7 +494,8 @@ extension SynchronizationOperation {
         report.remoteRequests += 1
         // Counted, not enumerated: the range is what this client published, the present sets what the folder holds.
         let published = state.progress.publishedSequence
-        let present = Set(listing.compactMap { RemoteLayout.parseChangeSetFileName($0.name)?.sequence }.filter { $0 > sequence && $0 <= published })
+        let present = Set(listing.compactMap { RemoteLayout.parseChangeSetFileName($0.name)?.sequence }
+            .filter { $0 > sequence && $0 <= published })
         let lost = (published - max(sequence, 0)) - Int64(present.count)
         if lost > 0 {
             // Saved now, not with the rest at the end: this sync rewrites the marker, the only evidence of the loss, and
@@ -497,7 +506,8 @@ extension SynchronizationOperation {
         report.warnings.append(SyncWarning(kind: .staleRecentSync,
             message: "this client's recent sync on the remote says it published up to \(sequence), where it published up to "
                      + "\(state.progress.publishedSequence) (the folder or the file was restored from an older copy); it is written again"
-                     + (lost > 0 ? ", and \(lost) of its change sets are gone from the folder: a whole store that covers them is uploaded" : ""),
+                     + (lost > 0 ? ", and \(lost) of its change sets are gone from the folder: a whole store that covers them "
+                                   + "is uploaded" : ""),
             path: layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description))
     }
 
@@ -583,7 +593,8 @@ extension SynchronizationOperation {
 
 extension LocalSyncState.KnownRecentSync {
     /// `(sequence, name)` of every set after `acknowledged` through the published sequence (none when it published no
-    /// more), when the marker named them all; `nil` otherwise (a marker from before announcements, or more new sets than it names): the folder is listed.
+    /// more), when the marker named them all; `nil` otherwise (a marker from before announcements, or more new sets
+    /// than it names): the folder is listed.
     func announcedChangeSets(after acknowledged: Int64) -> [(sequence: Int64, name: String)]? {
         guard let names = recentChangeSets else { return nil }
         guard publishedSequence > acknowledged else { return [] }

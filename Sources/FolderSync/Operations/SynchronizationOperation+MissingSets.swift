@@ -32,7 +32,8 @@ extension SynchronizationOperation {
         state.remote.owesWholeStore = true
         try store.updateRemoteKnowledge { $0.owesWholeStore = true }
         report.warnings.append(SyncWarning(kind: .changeSetMissing,
-            message: "this client's change " + (lost.count == 1 ? "set \(lost.lowerBound) is" : "sets \(lost.lowerBound)–\(lost.upperBound) are")
+            message: "this client's change "
+                     + (lost.count == 1 ? "set \(lost.lowerBound) is" : "sets \(lost.lowerBound)–\(lost.upperBound) are")
                      + " gone from the folder (put back from an older copy?) and no whole store covers them: "
                      + "a whole store that covers them is uploaded, so that devices waiting on them go on",
             path: layout.syncChangesDirectory(documentIdentifier, client: clientIdentifier).description))
@@ -42,7 +43,8 @@ extension SynchronizationOperation {
     func wholeStoreCoverage() async throws -> Int64 {
         report.remoteRequests += 1
         var highest: Int64 = 0
-        for item in try await fetchWholeStoreClients() where item.kind == .directory && DocumentInventory.isIdentifierName(item.name) {
+        let clients = try await fetchWholeStoreClients()
+        for item in clients where item.kind == .directory && DocumentInventory.isIdentifierName(item.name) {
             report.remoteRequests += 1
             let path = layout.appliedSyncChangeSetsFile(documentIdentifier, client: item.name).description
             // A manifest that does not read covers nothing.

@@ -18,9 +18,10 @@ extension SynchronizationOperation {
             createdAt: environment.now(), dependencies: dependencies, partByteLimit: partByteLimit) { sequence in
                 // A set numbered past what a file name holds could never be published: said, not left staged in silence.
                 guard sequence <= RemoteLayout.maximumSequence else {
-                    throw FolderSyncError(.corruptFile, "this client's change sets reached sequence \(RemoteLayout.maximumSequence), the highest a "
-                                          + "file name holds (a file in its folder claims that number); its changes stay pending",
-                                          path: self.layout.syncChangesDirectory(self.documentIdentifier, client: self.clientIdentifier).description)
+                    let folder = self.layout.syncChangesDirectory(self.documentIdentifier, client: self.clientIdentifier)
+                    throw FolderSyncError(.corruptFile, "this client's change sets reached sequence \(RemoteLayout.maximumSequence), the "
+                                          + "highest a file name holds (a file in its folder claims that number); its changes stay pending",
+                                          path: folder.description)
                 }
                 let identifier = self.environment.makeIdentifier()
                 let name = RemoteLayout.changeSetFileName(sequence: sequence, changeSetIdentifier: identifier)

@@ -131,7 +131,8 @@ public protocol ModelAdapter: AnyObject, Sendable {
 }
 
 extension ModelAdapter {
-    @_spi(ModelAdapter) public func appliedChangeSetIdentifiers(of client: String, sequences: [Int64]) throws -> [Int64: Set<String>]? { nil }
+    @_spi(ModelAdapter) public func appliedChangeSetIdentifiers(of client: String,
+                                                                sequences: [Int64]) throws -> [Int64: Set<String>]? { nil }
 
     @_spi(ModelAdapter) public func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table] { [] }
 

@@ -87,9 +87,10 @@ public struct SyncWarning: Sendable, Hashable, CustomStringConvertible {
         case unknownFile
         /// A change set another client needs from a third client is not visible yet.
         case changeSetWaiting
-        /// A change set this device needs is gone from the shared folder and no whole store covers it (the folder, or
-        /// one client's folder, put back from an older copy): this device waits for it, and says so in its marker;
-        /// the set's author uploads a whole store that covers it at its next sync. Also said by that author.
+        /// A change set this device needs is gone from the shared folder, and the sync could not install a whole store
+        /// that covers it (the folder, or one client's folder, put back from an older copy): this device waits for it,
+        /// and says so in its marker; the set's author uploads a whole store that covers it at its next sync. Also said
+        /// by that author, when it finds its sets gone.
         case changeSetMissing
         /// No whole store could be used to start from (damaged, or of a newer format); the change sets were used.
         case wholeStoreUnusable

@@ -49,7 +49,8 @@ extension SimulationRun {
         client.reset = error.code
         // What it was due to find is found; but an installation of a copied client may find its deletion by the other
         // installation in a document wiped since, and still has the wipe to find.
-        client.expectedResets = sharedIdentity.contains(client.index) ? client.expectedResets.intersection(Self.wipeCodes).subtracting([error.code]) : []
+        client.expectedResets = sharedIdentity.contains(client.index)
+            ? client.expectedResets.intersection(Self.wipeCodes).subtracting([error.code]) : []
         summary.resets += 1
         if error.code == .clientIdentityShared { summary.sharedIdentitiesFound += 1 }
         log("\(client.name) stops with \(error.code), backup kept")
