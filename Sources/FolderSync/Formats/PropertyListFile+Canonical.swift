@@ -352,6 +352,10 @@ enum CanonicalPropertyList {
             guard let sets = dict(waiting.map { ($0.key, Node.integer(plain(String($0.value)))) }) else { return nil }
             entries.append(("waitingFor", sets))
         }
+        if let former = recent.formerIdentity {
+            guard let text = escaped(former) else { return nil }
+            entries.append(("formerIdentity", .string(text)))
+        }
         return dict(entries)
     }
 
@@ -512,9 +516,14 @@ extension RecentSync {
             guard let sets = Read.values(node, Read.integer) else { return nil }
             waiting = sets
         }
+        var former: String?
+        if let node = payload["formerIdentity"] {
+            guard let text = Read.string(node) else { return nil }
+            former = text
+        }
         self.init(clientIdentifier: client, lastSyncDate: date, publishedSequence: published, acknowledgement: acknowledgement,
                   schemaVersion: schemaVersion, recentChangeSets: recent, changeSetContents: contents, installation: installation,
-                  waitingFor: waiting)
+                  waitingFor: waiting, formerIdentity: former)
     }
 }
 

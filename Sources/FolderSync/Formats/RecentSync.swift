@@ -6,7 +6,7 @@ public import Foundation
 /// change sets are new; vacuum reads the acknowledgements to know what every
 /// client still needs. It is a versioned, checksummed property list.
 ///
-/// Versions: 1, the first; 2 adds ``changeSetContents``; 3 adds ``installation`` and ``waitingFor``. A marker is
+/// Versions: 1, the first; 2 adds ``changeSetContents``; 3 adds ``installation``, ``waitingFor`` and ``formerIdentity``. A marker is
 /// written as the oldest version that holds what it says: without them as version 1, byte for byte what earlier
 /// clients wrote. A reader of an older version refuses a newer one by its number, lists that client's folder
 /// instead, and counts it as acknowledging nothing when it vacuums, until its next marker it can read.
@@ -50,6 +50,12 @@ public import Foundation
     /// uploads a whole store that covers what is gone. Absent when this client waits for nothing.
     public var waitingFor: [String: Int64]? = nil
 
+    /// The client identifier this client had before it took a new one because another installation shared it
+    /// (``FolderSyncError/Code/clientIdentityShared``). A reader that reads this client's marker for the first time
+    /// lists that client's folder, so that no set this client published under it is skipped (a marker of the shared
+    /// identity that named it may have been overwritten by the other installation's before the reader read it).
+    public var formerIdentity: String? = nil
+
     /// How many change-set names a marker announces.
     public static let announcedChangeSetLimit = 8
 
@@ -59,7 +65,7 @@ public import Foundation
 
     /// The oldest version that holds what the marker says.
     public var writtenFormatVersion: Int {
-        if installation != nil || waitingFor != nil { return 3 }
+        if installation != nil || waitingFor != nil || formerIdentity != nil { return 3 }
         return changeSetContents == nil ? 1 : 2
     }
 

@@ -35,8 +35,10 @@ extension DocumentSyncManager {
                 // The registration names the shared identity: it goes before the app keeps the new one, so that a launch
                 // in between does not find a helper folder of another client.
                 try? FileManager.default.removeItem(at: localLayout.registrationFile)
+                let shared = clientIdentifier
                 try await takeNewClientIdentity()
                 try startOver(store)
+                try store.updateRemoteKnowledge { $0.formerIdentity = shared }
                 try await register(creatingMissingDocument: false, rejoining: true)
             default:
                 try? FileManager.default.removeItem(at: localLayout.registrationFile)

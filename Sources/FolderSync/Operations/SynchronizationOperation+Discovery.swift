@@ -81,6 +81,9 @@ extension SynchronizationOperation {
         var ownAppliedElsewhere: Int64 = 0
         // The lowest of this client's sets another client says it waits for (missing where it looked).
         var ownAskedFor: Int64?
+        // Whether another installation left this client's identity: its sets under numbers this client published too
+        // are applied (this client applies no other set of its own identity).
+        var ownNumbersShared = false
         for item in markers where item.kind == .file && !TemporaryName.isTemporary(item.name) {
             guard let client = RemoteLayout.parseRecentSyncFileName(item.name) else {
                 warnUnknown(layout.recentSyncsDirectory(documentIdentifier).appending(item.name))
@@ -123,6 +126,14 @@ extension SynchronizationOperation {
                         // number. The folder is listed, which shows a second set under a number this client applied.
                         listedInstead.insert(client)
                         clientsWithNews.append(client)
+                    }
+                    if let former = recent.formerIdentity, known?.installation != recent.installation,
+                       DocumentInventory.isIdentifierName(former) {
+                        // A client that left a shared identity: the folder of that identity is listed once, for the sets it
+                        // published there that a marker of the other installation may have hidden. This client, when it
+                        // kept that identity, looks for the sets the other published under numbers it published too.
+                        if former == clientIdentifier { ownNumbersShared = true } else { listedInstead.insert(former) }
+                        clientsWithNews.append(former)
                     }
                     // Names new since the marker was last read (not at a first read) under numbers this client
                     // applied: looked up by identifier below.
@@ -169,8 +180,15 @@ extension SynchronizationOperation {
             }
             try await checkOwnSetsPresent(in: listing, askedFor: ownAskedFor, &state)
         }
+        if let former = state.remote.formerIdentity, state.progress.publishedSequence == 0, former != clientIdentifier {
+            // Until this client publishes under its new identity: the sets of the one it left, which the whole store
+            // it re-joined from may cover without the other installation's sets under the same numbers.
+            listedInstead.insert(former)
+            clientsWithNews.append(former)
+        }
         if let after = state.progress.ownChangeSetsToReapplyAfter, state.progress.publishedSequence > after {
             clientsWithNews.append(clientIdentifier)
+            ownNumbersShared = false
         }
         // Clients without a marker: those that others applied sets of, and, once after a fresh start, every
         // client with a folder in SyncChanges/.
@@ -220,6 +238,10 @@ extension SynchronizationOperation {
                 if client == clientIdentifier && parsed.sequence > state.progress.publishedSequence { continue }
                 names[parsed.sequence, default: []].append(item.name)
             }
+            if client == clientIdentifier && ownNumbersShared {
+                // Only the numbers both installations published under: its own set there again changes nothing.
+                names = names.filter { $0.value.count > 1 }
+            }
             for (sequence, name) in try unapplied(names, of: client, applied: applied) {
                 available.append(Available(client: client, sequence: sequence, name: name, path: directory.appending(name),
                                            contents: markerContents[client]?[name]))
@@ -227,6 +249,7 @@ extension SynchronizationOperation {
             let next = (acknowledged[client] ?? 0) + 1
             let present = Set(available.filter { $0.client == client }.map(\.sequence))
             let published = client == clientIdentifier ? state.progress.publishedSequence : state.remote.knownRecentSyncs[client]?.publishedSequence ?? 0
+            if client == clientIdentifier && ownNumbersShared { continue }
             if vanished.contains(client) && present.isEmpty && published < next {
                 // Everything it published, as far as anyone knows, is applied: forget it. A listing that lags
                 // behind cannot make it forgotten early: its published sequence says what must be applied first.

@@ -100,7 +100,8 @@ extension SynchronizationOperation {
                                     publishedSequence: staged.last?.sequence ?? state.progress.publishedSequence,
                                     acknowledgement: acknowledgement, schemaVersion: store.schemaVersion,
                                     recentChangeSets: announced, changeSetContents: contents, installation: installation,
-                                    waitingFor: report.missingChangeSets.isEmpty ? nil : report.missingChangeSets)
+                                    waitingFor: report.missingChangeSets.isEmpty ? nil : report.missingChangeSets,
+                                    formerIdentity: state.remote.formerIdentity)
             marker = (recent, try PropertyListFile.encode(recent))
         }
         // Written with the sets when it carries them all, after them otherwise.

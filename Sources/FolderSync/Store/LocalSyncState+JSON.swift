@@ -49,6 +49,7 @@ extension LocalSyncState {
             object.strings("recentlyPublished", remote.recentlyPublished)
             if let tag = remote.ownWholeStoreTag { object.string("ownWholeStoreTag", tag) }
             if !remote.announcedWaitingFor.isEmpty { object.sequences("announcedWaitingFor", remote.announcedWaitingFor) }
+            if let former = remote.formerIdentity { object.string("formerIdentity", former) }
         }
         return Data(out.bytes)
     }
@@ -100,6 +101,7 @@ enum StateJSON {
             case "recentlyPublished": state.remote.recentlyPublished = try optional(value, strings) ?? []
             case "ownWholeStoreTag": state.remote.ownWholeStoreTag = try optional(value, string)
             case "announcedWaitingFor": state.remote.announcedWaitingFor = try optional(value, sequences) ?? [:]
+            case "formerIdentity": state.remote.formerIdentity = try optional(value, string)
             default: continue   // a key of a newer version: ignored, as JSONDecoder ignores it
             }
         }

@@ -77,6 +77,9 @@ public import Foundation
         /// Per client, the change set the marker said this client waits for (``RecentSync/waitingFor``): missing from the
         /// folder when it was last written. The marker is written again when what it waits for changes.
         public var announcedWaitingFor: [String: Int64] = [:]
+        /// The client identifier this client had before ``DocumentSyncManager/rejoin()`` took a new one after
+        /// ``FolderSyncError/Code/clientIdentityShared``: its marker says so (``RecentSync/formerIdentity``).
+        public var formerIdentity: String?
 
         public init() {}
 
@@ -126,7 +129,7 @@ public import Foundation
         case nextSequence, publishedSequence, ownChangeSetsToReapplyAfter, hasBootstrapped
         case knownRecentSyncs, changeSetsSinceWholeStore, bytesSinceWholeStore, announcedSequence, announcedAcknowledgement
         case announcedAt, ownRecentSyncEtag, owesWholeStore, acknowledgedByOthers, hasListedClients, recentlyPublished, ownWholeStoreTag
-        case announcedWaitingFor
+        case announcedWaitingFor, formerIdentity
     }
 
     /// Keys added after the first version are optional, so that state saved by an older version reads.
@@ -149,6 +152,7 @@ public import Foundation
         remote.recentlyPublished = try container.decodeIfPresent([String].self, forKey: .recentlyPublished) ?? []
         remote.ownWholeStoreTag = try container.decodeIfPresent(String.self, forKey: .ownWholeStoreTag)
         remote.announcedWaitingFor = try container.decodeIfPresent([String: Int64].self, forKey: .announcedWaitingFor) ?? [:]
+        remote.formerIdentity = try container.decodeIfPresent(String.self, forKey: .formerIdentity)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -170,5 +174,6 @@ public import Foundation
         try container.encode(remote.recentlyPublished, forKey: .recentlyPublished)
         try container.encodeIfPresent(remote.ownWholeStoreTag, forKey: .ownWholeStoreTag)
         if !remote.announcedWaitingFor.isEmpty { try container.encode(remote.announcedWaitingFor, forKey: .announcedWaitingFor) }
+        try container.encodeIfPresent(remote.formerIdentity, forKey: .formerIdentity)
     }
 }

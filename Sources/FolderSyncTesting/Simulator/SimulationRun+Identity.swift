@@ -54,7 +54,9 @@ extension SimulationRun {
     }
 
     /// Copies `client`'s change-set folder aside, or puts an earlier copy back (a file-manager remote only), when what
-    /// it takes away is still in its author's store and the author can cover it: alive, not restored below it.
+    /// it takes away is still in its author's store and the author can cover it: alive, not restored below it, and in
+    /// the epoch of the copy (no wipe since). Until the author covers it with a whole store, it is neither deleted nor
+    /// expired (``SimulationRun/awaitsCover``): a deleted client re-joins without publishing what it had published.
     func backUpOrRestoreClientFolder(_ client: SimulatedClient) throws {
         guard case .fileManager = configuration.remote, client.reset == nil, client.expectedResets.isEmpty,
               !sharedIdentity.contains(client.index) else { return }
@@ -63,7 +65,7 @@ extension SimulationRun {
             .appendingPathComponent(layout.syncChangesDirectory(SimulatedClient.document, client: client.identifier).description)
         let copy = configuration.directory.appendingPathComponent("client-folder-backup-\(client.index)", isDirectory: true)
         let published = try client.store.adapter.loadSyncState().progress.publishedSequence
-        if let backup = clientFolderBackups[client.index], backup.epoch == restoreEpoch, backup.client == client.identifier,
+        if let backup = clientFolderBackups[client.index], backup.wipes == summary.wipes, backup.client == client.identifier,
            backup.published < published, try restoreHazards()[client.index] == nil, folderLostAbove[client.index] == nil {
             try? FileManager.default.removeItem(at: folder)
             try FileManager.default.copyItem(at: copy, to: folder)
@@ -74,7 +76,7 @@ extension SimulationRun {
         } else if FileManager.default.fileExists(atPath: folder.path) {
             try? FileManager.default.removeItem(at: copy)
             try FileManager.default.copyItem(at: folder, to: copy)
-            clientFolderBackups[client.index] = .init(epoch: restoreEpoch, client: client.identifier, published: published)
+            clientFolderBackups[client.index] = .init(wipes: summary.wipes, client: client.identifier, published: published)
             log("\(client.name)'s change-set folder is copied aside")
         }
     }
@@ -95,10 +97,18 @@ extension SimulationRun {
     }
 }
 
+extension SimulationRun {
+    /// Whether `client`'s sets are gone from the folder until it covers them with a whole store (its change-set folder,
+    /// or the whole folder, put back): it is then not deleted nor expired by the identity hazards' runs.
+    func awaitsCover(_ client: SimulatedClient) -> Bool {
+        configuration.identityHazards && folderLostAbove[client.index] != nil
+    }
+}
+
 /// A copy of a client's change-set folder taken by ``SimulationRun/backUpOrRestoreClientFolder(_:)``.
 struct ClientFolderBackup {
-    /// ``SimulationRun/restoreEpoch`` when copied: put back only while nobody joined, left or was wiped since.
-    var epoch: [Int]
+    /// The wipes before the copy: a copy of a wiped epoch is never put back.
+    var wipes: Int
     /// The identifier whose folder was copied (a re-join as a new client makes the copy another client's).
     var client: String
     /// What the client had published when its folder was copied.

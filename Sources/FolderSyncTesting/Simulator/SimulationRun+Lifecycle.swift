@@ -52,6 +52,7 @@ extension SimulationRun {
         if random.chance(30) {
             time.advance(byMilliseconds: Int64(random.int(0...72)) * 3_600_000)
             expiry = TimeInterval(random.int(24...48) * 3600)
+            if clients.contains(where: awaitsCover) { expiry = nil }
         }
         let report: VacuumReport
         do {
@@ -93,7 +94,7 @@ extension SimulationRun {
 
     /// `deleteClient(_:)` of `target` by a random client (the operator's path through an app).
     func deleteClient(_ target: SimulatedClient) async throws {
-        guard let document = random.pick(clients)?.document else { return }
+        guard let document = random.pick(clients)?.document, !awaitsCover(target) else { return }
         do {
             try await document.deleteClient(target.identifier)
             summary.clientDeletions += 1

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Testing
-@_spi(Tooling) @testable import FolderSync
+@_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -158,5 +158,120 @@ struct SharedIdentityProcessTests {
         }
         let verdict = try await FoldersyncTool.run(["doctor", "--remote", laptop.remote.path])
         #expect(verdict.status == 0 && verdict.output.contains("Healthy"), "\(verdict.output)")
+    }
+}
+
+/// The same in one process, where the order of every step is the test's: what a reader that never saw one
+/// installation's marker does.
+@Suite("A shared client identity, step by step")
+struct SharedIdentityTests {
+    /// Holds every write of `client`'s change sets and marker until released: a sync that staged its sets and has
+    /// not published them yet.
+    final class HeldPublication: ForwardingFileSystem, @unchecked Sendable {
+        let client: String
+        private let state = Locked(State())
+        private struct State {
+            var held: [CheckedContinuation<Void, Never>] = []
+            var released = false
+            var arrived: CheckedContinuation<Void, Never>?
+        }
+
+        init(_ base: any RemoteFileSystem, client: String) {
+            self.client = client
+            super.init(base)
+        }
+
+        override func willForward(_ request: Request, path: RemotePath) async throws {
+            let text = path.description
+            guard [.write, .upload, .move].contains(request),
+                  text.contains("/SyncChanges/\(client)/") || text.contains("/RecentSyncs/\(client).") else { return }
+            await withCheckedContinuation { continuation in
+                let (resume, arrived) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
+                    if state.released { return (true, nil) }
+                    state.held.append(continuation)
+                    defer { state.arrived = nil }
+                    return (false, state.arrived)
+                }
+                arrived?.resume()
+                if resume { continuation.resume() }
+            }
+        }
+
+        /// Returns once a write is held.
+        func waitForHeldWrite() async {
+            await withCheckedContinuation { continuation in
+                let held = state.withLock { state -> Bool in
+                    if !state.held.isEmpty { return true }
+                    state.arrived = continuation
+                    return false
+                }
+                if held { continuation.resume() }
+            }
+        }
+
+        func release() {
+            let held = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.released = true
+                defer { state.held = [] }
+                return state.held
+            }
+            for continuation in held { continuation.resume() }
+        }
+    }
+
+    @Test("A set (a delete) the copy published under a number the old computer's marker hid is applied everywhere once the copy re-joins under a new identity that names the one it left: by the reader, by the old computer that keeps the identity, and by the copy itself")
+    func hiddenSetAppliedAfterRejoin() async throws {
+        let directory = TemporaryDirectory()
+        let root = directory.subdirectory("remote")
+        // One second for every step: both installations sync "at about the same time", so the one that reads back the
+        // other's marker (written after its own, dated the same second) is the copy, whichever second the test runs in.
+        var environment = Fixture.quietEnvironment()
+        let now = Date()
+        environment.now = { now }
+        func make(_ remote: any RemoteFileSystem, _ name: String, _ client: String? = "client-X") async throws -> TestClient {
+            try await TestClient.make(remote, name: name, in: directory, environment: environment, clientIdentifier: client)
+        }
+        let a = try await make(FileManagerFileSystem(rootURL: root), "A")
+        let reader = try await make(FileManagerFileSystem(rootURL: root), "R", nil)
+        try a.execute("INSERT INTO notes(id, title) VALUES ('x0', 'before the copy')")
+        try await a.sync()
+        try await reader.sync()
+        // The copy: the store (a consistent backup) and the helper folder, in another folder, as on a second computer.
+        let copy = directory.subdirectory("C")
+        try a.store.backup(to: copy.appendingPathComponent("notes.sqlite"))
+        try FileManager.default.copyItem(at: directory.url.appendingPathComponent("A/helper"), to: copy.appendingPathComponent("helper"))
+        let c = try await make(FileManagerFileSystem(rootURL: root), "C")
+        c.app.clientIdentifierChangeHandler = { _ in }
+        // The old computer stages its set 2 and is held before publishing it; meanwhile the copy publishes its own set 2.
+        let held = HeldPublication(FileManagerFileSystem(rootURL: root), client: "client-X")
+        let original = try await make(held, "A")
+        try original.execute("INSERT INTO notes(id, title) VALUES ('old', 'on the old computer')")
+        try c.execute("INSERT INTO notes(id, title) VALUES ('new', 'on the new computer')")
+        try c.execute("DELETE FROM notes WHERE id = 'x0'")
+        let publishing = Task { try await original.sync() }
+        await held.waitForHeldWrite()
+        try await c.sync()
+        held.release()
+        _ = try await publishing.value
+        let numbers = try FileManager.default.contentsOfDirectory(
+            atPath: root.appendingPathComponent("com.example.notes/Documents/DOC/SyncChanges/client-X").path).map { $0.prefix(12) }
+        #expect(numbers.filter { $0 == "000000000002" }.count == 2, "\(numbers)")
+        // The reader reads the old computer's marker, which names only its own set 2: the copy's (a note and the
+        // deletion of x0) is hidden.
+        try await reader.sync()
+        #expect(try reader.value("SELECT count(*) FROM notes WHERE id = 'new'") == "0")
+
+        // The copy reads back the marker the old computer wrote after its own, and re-joins as a new client.
+        await #expect { try await c.sync() } throws: { ($0 as? FolderSyncError)?.code == .clientIdentityShared }
+        try await c.document.rejoin()
+        #expect(c.document.clientIdentifier.hasPrefix("client-X-"))
+        try await reader.sync()
+        let identifiers = try #require(try reader.store.appliedChangeSetIdentifiers(of: "client-X", sequences: [2])?[2])
+        #expect(identifiers.count == 2, "the reader applied \(identifiers) under client-X's number 2")
+        try await converge(original, c, reader)
+        for client in [original, c, reader] {
+            let notes = try client.value("SELECT group_concat(id) FROM (SELECT id FROM notes ORDER BY id)")
+            #expect(notes == "new,old", "\(client.document.clientIdentifier)")
+        }
     }
 }

@@ -226,11 +226,13 @@ enum GoldenCatalog {
                           changeSetContents: [name: try! Golden.data("change-sets/v1-inserts.syncchg")])
     }()
 
-    /// Version 3: the marker names the installation that wrote it and the change set it waits for.
+    /// Version 3: the marker names the installation that wrote it, the change set it waits for, and the identity its
+    /// client left.
     static let recentSyncGeneration4 = RecentSync(clientIdentifier: Golden.clientA, lastSyncDate: Golden.date, publishedSequence: 1,
                                                   acknowledgement: [Golden.clientA: 1, Golden.clientB: 2], schemaVersion: 1,
                                                   recentChangeSets: [RemoteLayout.changeSetFileName(sequence: 1, changeSetIdentifier: insertsHeader.changeSetIdentifier)],
-                                                  installation: "1A000000-0000-4000-8000-000000000001", waitingFor: [Golden.clientB: 3])
+                                                  installation: "1A000000-0000-4000-8000-000000000001", waitingFor: [Golden.clientB: 3],
+                                                  formerIdentity: "CCCCCCCC-CCCC-4CCC-8CCC-CCCCCCCCCCCC")
     /// The helper folder's installation, announced in a marker.
     static let localInstallation = LocalInstallation(identifier: "1A000000-0000-4000-8000-000000000001",
                                                      binding: "0f1e2d3c4b5a69788796a5b4c3d2e1f0 2049:1310721 2049:1310722", announced: true)
