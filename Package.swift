@@ -74,6 +74,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/Notes",
+            exclude: ["README.md"],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -84,6 +85,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/Todo",
+            exclude: ["README.md"],
             swiftSettings: strict
         ),
         .executableTarget(

@@ -46,11 +46,11 @@ struct Notes: AsyncParsableCommand {
         abstract: "A notes app that syncs through a shared folder with FolderSync.",
         discussion: """
             The notes live in the database: add, edit, move, tag, untag, delete, list and status never touch the shared \
-            folder; sync (which registers the device the first time) and rejoin do. Exit code 0 on success; otherwise 1 \
-            with a one-line error on stderr.
+            folder; sync (which registers the device the first time), rejoin and change-password do. Only add and sync \
+            create a database that is not there. Exit code 0 on success; otherwise 1 with a one-line error on stderr.
             """,
         subcommands: [Add.self, Edit.self, Move.self, Tag.self, Untag.self, Delete.self, List.self, Sync.self, Status.self,
-                      Rejoin.self, Demo.self])
+                      Rejoin.self, ChangePassword.self, Demo.self])
 
     @Option(help: "The notes database (SQLite file) of this device.")
     var db: String?
@@ -72,34 +72,50 @@ struct Notes: AsyncParsableCommand {
                                + "with it, an encrypted one opened with it.", valueName: "PATH"))
     var passwordFile: String?
 
-    /// This device's notes database: all that reading and writing notes needs (never the shared folder).
-    func database() throws -> NotesDatabase {
+    /// The path given with `--db`; unless `creating` (add and sync), a database that is not there is an error, so that
+    /// a mistyped path is said, not made into an empty database.
+    func databasePath(creating: Bool) throws -> String {
         guard let db else { throw NotesError("missing --db PATH (see 'notes --help')") }
-        let database = try NotesDatabase(path: db)
+        guard creating || FileManager.default.fileExists(atPath: db) else {
+            throw NotesError("no notes database at \(db): check --db (only add and sync create one)")
+        }
+        return db
+    }
+
+    /// This device's notes database: all that reading and writing notes needs (never the shared folder).
+    func database(creating: Bool = false) throws -> NotesDatabase {
+        let database = try NotesDatabase(path: databasePath(creating: creating))
         // Remembered now, so that the first sync registers the device under the name given here.
         if let clientName { _ = try database.clientName(given: clientName, fallback: clientName) }
         return database
     }
 
+    /// The password in `--password-file`, when one is given.
+    func password() throws -> String? {
+        try passwordFile.map { try Self.password(inFile: $0, option: "--password-file") }
+    }
+
+    /// The first line of the file at `path`, without its line ending (LF, or CRLF as Windows editors write it);
+    /// an empty one is refused before anything is written into the shared folder.
+    static func password(inFile path: String, option: String) throws -> String {
+        guard let line = PasswordFile.firstLine(of: path) else { throw NotesError("\(option) \(path): cannot be read") }
+        guard !line.isEmpty else { throw NotesError("\(option) \(path): the password (its first line) is empty") }
+        return line
+    }
+
     /// This device's sync managers, configured without touching the remote.
-    func configuredSession() throws -> (NotesSession, remote: String, password: String?) {
-        guard let db else { throw NotesError("missing --db PATH (see 'notes --help')") }
+    func configuredSession(creating: Bool = false) throws -> (NotesSession, remote: String, password: String?) {
+        let db = try databasePath(creating: creating)
         guard let remote else { throw NotesError("missing --remote LOCATION (see 'notes --help')") }
-        var password: String?
-        if let passwordFile {
-            guard let text = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
-                throw NotesError("--password-file \(passwordFile): cannot be read")
-            }
-            password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
-        }
+        let password = try password()
         let session = try NotesSession.configure(databasePath: db, remote: remote, applicationIdentifier: app,
                                                  documentIdentifier: document, clientName: clientName, password: password)
         return (session, remote, password)
     }
 
     /// This device's session, registered: from what it remembers, or with the remote the first time.
-    func session() async throws -> NotesSession {
-        let (session, remote, password) = try configuredSession()
+    func session(creating: Bool = false) async throws -> NotesSession {
+        let (session, remote, password) = try configuredSession(creating: creating)
         try await session.register(remote: remote, password: password)
         return session
     }
@@ -120,7 +136,7 @@ struct Add: AsyncParsableCommand {
 
     func run() async throws {
         let text = try noteText(text)
-        print(try notes.database().add(text))
+        print(try notes.database(creating: true).add(text))
     }
 }
 
@@ -195,7 +211,7 @@ struct Sync: AsyncParsableCommand {
     @Flag(help: "Apply another device's deletion of most notes without asking.") var allowMassDeletion = false
 
     func run() async throws {
-        let session = try await notes.session()
+        let session = try await notes.session(creating: true)
         if allowMassDeletion {
             session.document.massDeletionHandler = { _ in true }
         } else if isatty(STDIN_FILENO) == 1 {
@@ -206,7 +222,9 @@ struct Sync: AsyncParsableCommand {
         }
         let progress = isatty(STDERR_FILENO) == 1 ? SyncProgressLine(session.document.events()) : nil
         defer { progress?.stop() }
-        let report = try await session.document.synchronize()
+        let report = try await session.explainingPasswordChange(password: notes.password()) {
+            try await session.document.synchronize()
+        }
         progress?.stop()
         print(json ? try NotesOutput.json(SyncReportSummary(report)) : NotesOutput.describe(report), terminator: "")
     }
@@ -221,7 +239,10 @@ struct Status: AsyncParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
-        let (session, _, _) = try notes.configuredSession()
+        // The managers on a remote that is never asked: --remote is not needed, and a folder away changes nothing.
+        let session = try NotesSession.configure(databasePath: notes.databasePath(creating: false),
+                                                 remote: NoSharedFolder(), applicationIdentifier: notes.app,
+                                                 documentIdentifier: notes.document, clientName: notes.clientName)
         let status = NotesStatus(session.document)
         print(json ? try NotesOutput.json(status) : status.text, terminator: "")
     }
@@ -241,11 +262,38 @@ struct Rejoin: AsyncParsableCommand {
             throw NotesError("this device has no reset to re-join from (see 'notes status')")
         }
         let before = session.document.clientIdentifier
-        let report = try await session.document.rejoin()
+        let report = try await session.explainingPasswordChange(password: notes.password()) {
+            try await session.document.rejoin()
+        }
         if !json, reset.code == .clientIdentityShared {
             print("this device now syncs as a new client (\(session.document.clientIdentifier)); the other device keeps \(before)")
         }
         print(json ? try NotesOutput.json(SyncReportSummary(report)) : NotesOutput.describe(report), terminator: "")
+    }
+}
+
+struct ChangePassword: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "change-password",
+        abstract: "Change the encryption password of the shared folder.",
+        discussion: """
+            --password-file gives the current password, --new-password-file the new one (the first line of each). The \
+            notes stay encrypted with the same key; only the password that opens it changes. Every other device is \
+            asked for the new password at its next sync: give it there with --password-file.
+            """)
+    @ParentCommand var notes: Notes
+    @Option(help: ArgumentHelp("A file whose first line is the new password.", valueName: "PATH"))
+    var newPasswordFile: String
+
+    func run() async throws {
+        guard let current = try notes.password() else {
+            throw NotesError("give the current password with --password-file PATH")
+        }
+        let new = try Notes.password(inFile: newPasswordFile, option: "--new-password-file")
+        let session = try await notes.session()
+        try await session.document.applicationSyncManager.changeEncryptionPassword(from: current, to: new)
+        print("changed the password of \(NotesOutput.escaped(notes.app)); "
+              + "other devices are asked for the new one at their next sync")
     }
 }
 

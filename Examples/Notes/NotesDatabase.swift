@@ -28,7 +28,7 @@ struct NotesDatabase {
 
     /// This installation's client identifier, made once and kept in the database.
     func clientIdentifier() throws -> String {
-        try store.database.write { db in
+        try write("saving this device's identifier") { db in
             if let existing = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = 'client'") { return existing }
             let identifier = UUID().uuidString
             try db.execute(sql: "INSERT INTO settings(key, value) VALUES ('client', ?)", arguments: [identifier])
@@ -46,7 +46,7 @@ struct NotesDatabase {
     /// The device name to register with: `given` (then remembered), else the one remembered from an earlier run,
     /// else `fallback` (the host name, not remembered, so that a name given later still wins).
     func clientName(given: String?, fallback: String) throws -> String {
-        try store.database.write { db in
+        try write("saving this device's name") { db in
             if let given {
                 try db.execute(sql: "INSERT OR REPLACE INTO settings(key, value) VALUES ('clientName', ?)", arguments: [given])
                 return given
@@ -57,20 +57,20 @@ struct NotesDatabase {
 
     func add(_ text: String) throws -> String {
         let id = UUID().uuidString
-        try store.database.write { db in
+        try write("adding the note") { db in
             try db.execute(sql: "INSERT INTO notes(id, title, body) VALUES (?, ?, ?)", arguments: [id, Self.title(of: text), text])
         }
         return id
     }
 
     func edit(_ id: String, _ text: String) throws {
-        try write(id) { db in
+        try write(note: id, "editing the note") { db in
             try db.execute(sql: "UPDATE notes SET title = ?, body = ? WHERE id = ?", arguments: [Self.title(of: text), text, id])
         }
     }
 
     func move(_ id: String, toFolder name: String) throws {
-        try write(id) { db in
+        try write(note: id, "moving the note") { db in
             let folder = "folder:" + name
             try db.execute(sql: "INSERT OR IGNORE INTO folders(id, name) VALUES (?, ?)", arguments: [folder, name])
             try db.execute(sql: "UPDATE notes SET folder_id = ? WHERE id = ?", arguments: [folder, id])
@@ -78,7 +78,7 @@ struct NotesDatabase {
     }
 
     func tag(_ id: String, _ name: String) throws {
-        try write(id) { db in
+        try write(note: id, "tagging the note") { db in
             let tag = "tag:" + name
             try db.execute(sql: "INSERT OR IGNORE INTO tags(id, name) VALUES (?, ?)", arguments: [tag, name])
             let linked = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM note_tags WHERE note_id = ? AND tag_id = ?)",
@@ -91,14 +91,14 @@ struct NotesDatabase {
 
     /// Removes the tag; a note without it is an error, as a missing note is.
     func untag(_ id: String, _ name: String) throws {
-        try write(id) { db in
+        try write(note: id, "untagging the note") { db in
             try db.execute(sql: "DELETE FROM note_tags WHERE note_id = ? AND tag_id = ?", arguments: [id, "tag:" + name])
             guard db.changesCount > 0 else { throw NotesError("note \(id) has no tag \(name)") }
         }
     }
 
     func delete(_ id: String) throws {
-        try write(id) { db in
+        try write(note: id, "deleting the note") { db in
             try db.execute(sql: "DELETE FROM note_tags WHERE note_id = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM notes WHERE id = ?", arguments: [id])
         }
@@ -120,12 +120,22 @@ struct NotesDatabase {
         }
     }
 
-    private func write(_ id: String, _ body: (Database) throws -> Void) throws {
-        try store.database.write { db in
+    /// A write to the note `id`, which must exist.
+    private func write(note id: String, _ what: String, _ body: (Database) throws -> Void) throws {
+        try write(what) { db in
             guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM notes WHERE id = ?)", arguments: [id]) == true else {
                 throw NotesError("no note with ID \(id)")
             }
             try body(db)
+        }
+    }
+
+    /// A write transaction; SQLite's errors become FolderSync's, naming the database (a full disk as localStoreFull).
+    private func write<T>(_ what: String, _ body: (Database) throws -> T) throws -> T {
+        do {
+            return try store.database.write(body)
+        } catch let error as DatabaseError {
+            throw FolderSyncError.localStore(error, while: what, path: store.database.path)
         }
     }
 

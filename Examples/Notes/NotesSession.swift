@@ -11,13 +11,22 @@ import Logging
 struct NotesSession {
     let database: NotesDatabase
     let document: DocumentSyncManager
+    /// Whether FolderSync asked for the password because another device changed it (``explainingPasswordChange``).
+    let askedForChangedPassword: Locked<Bool>
 
     /// Opens the database at `databasePath` and configures the managers, without touching the remote.
     static func configure(databasePath: String, remote location: String, applicationIdentifier: String,
                           documentIdentifier: String, clientName: String?, password: String? = nil) throws -> NotesSession {
-        let database = try NotesDatabase(path: databasePath)
         // Paths, file:// and http(s):// (WebDAV, credentials from FOLDERSYNC_WEBDAV_USER/PASSWORD), as in foldersync.
-        let remote = try RemoteLocation.fileSystem(for: location)
+        try configure(databasePath: databasePath, remote: RemoteLocation.fileSystem(for: location),
+                      applicationIdentifier: applicationIdentifier, documentIdentifier: documentIdentifier,
+                      clientName: clientName, password: password)
+    }
+
+    /// Opens the database at `databasePath` and configures the managers on `remote`, which this does not touch.
+    static func configure(databasePath: String, remote: any RemoteFileSystem, applicationIdentifier: String,
+                          documentIdentifier: String, clientName: String?, password: String? = nil) throws -> NotesSession {
+        let database = try NotesDatabase(path: databasePath)
         var environment = SyncEnvironment.live
         // Warnings reach the user once, in the sync report; FOLDERSYNC_LOG_LEVEL (debug, info, …) shows the log.
         environment.logger.logLevel = ProcessInfo.processInfo.environment["FOLDERSYNC_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
@@ -25,13 +34,20 @@ struct NotesSession {
         let helper = URL(fileURLWithPath: databasePath + ".foldersync", isDirectory: true)
         // The key derived from a password given once is kept here (mode 0600), never the password.
         app.encryptionKeyStore = FileEncryptionKeyStore(directory: helper)
+        let askedForChangedPassword = Locked(false)
         if let password {
             // Opt-in encryption: a new application is encrypted with this password, an encrypted one opened with it,
             // and a folder that is not encrypted is refused (encryptionMismatch) rather than written in clear.
             app.requiresEncryption = true
-            app.encryptionHandler = { request in request.reason == .wrongPassword ? .cancel : .password(password) }
+            app.encryptionHandler = { request in
+                if request.reason == .passwordChanged { askedForChangedPassword.withLock { $0 = true } }
+                return request.reason == .wrongPassword ? .cancel : .password(password)
+            }
         } else {
-            app.encryptionHandler = { request in request.reason == .newApplication ? .noEncryption : .cancel }
+            app.encryptionHandler = { request in
+                if request.reason == .passwordChanged { askedForChangedPassword.withLock { $0 = true } }
+                return request.reason == .newApplication ? .noEncryption : .cancel
+            }
         }
         // A copy of this database used on another computer makes both devices one client: the one that finds out
         // takes a new identity at 'notes rejoin', kept here.
@@ -43,7 +59,7 @@ struct NotesSession {
             applicationSyncManager: app,
             configuration: .init(documentIdentifier: documentIdentifier, documentDescription: "Notes", helperDirectory: helper),
             store: database.store)
-        return NotesSession(database: database, document: document)
+        return NotesSession(database: database, document: document, askedForChangedPassword: askedForChangedPassword)
     }
 
     /// Registers: at once from what this device remembers, or with the remote the first time (creating the remote
@@ -54,10 +70,23 @@ struct NotesSession {
             return true
         }
         do {
-            try await document.registerConfigured()
+            try await explainingPasswordChange(password: password) { try await document.registerConfigured() }
         } catch FolderSyncError.Code.registrationCancelled where password == nil {
             throw NotesError("\(document.layout.applicationIdentifier) in \(RemoteLocation.redacted(location)) is encrypted: "
                              + "give its password with --password-file PATH")
+        }
+    }
+
+    /// Runs `body` (a registration, a sync): once another device changed the encryption password, FolderSync asks for
+    /// the new one, and what it reports when none or the old one is given is said as what it is.
+    func explainingPasswordChange<T>(password: String?, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as FolderSyncError where askedForChangedPassword.current
+                    && (error.code == .registrationCancelled || error.code == .wrongPassword) {
+            let remedy = password == nil ? ": give the new one with --password-file PATH"
+                : ", and the one in --password-file does not open it: give the new one"
+            throw FolderSyncError(.wrongPassword, "the encryption password was changed on another device" + remedy, path: error.path)
         }
     }
 

@@ -84,3 +84,19 @@ final class SyncProgressLine: @unchecked Sendable {
         if wasShown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 }
+
+/// The remote of `notes status`, whose managers read the database and the helper folder only: every request fails,
+/// so that nothing of the shared folder can be reached by mistake.
+struct NoSharedFolder: RemoteFileSystem {
+    private func refuse(_ path: RemotePath) -> FolderSyncError {
+        FolderSyncError(.invalidConfiguration, "notes status does not reach the shared folder", path: path.description)
+    }
+
+    func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] { throw refuse(path) }
+    func item(at path: RemotePath) async throws -> RemoteItem? { throw refuse(path) }
+    func read(_ path: RemotePath) async throws -> Data { throw refuse(path) }
+    func write(_ data: Data, to path: RemotePath) async throws { throw refuse(path) }
+    func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws { throw refuse(source) }
+    func remove(_ path: RemotePath) async throws { throw refuse(path) }
+    func createDirectory(at path: RemotePath) async throws { throw refuse(path) }
+}

@@ -25,14 +25,31 @@ extension InMemoryModelAdapter {
 
     @_spi(ModelAdapter) public func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
                       resolutions: [ColumnKey: ConflictResolution]) throws -> ApplyOutcome {
+        do {
+            return try applyInTransaction(header, localClient: localClient, changes: changes, resolutions: resolutions)
+        } catch let refused as UnmetConstraint {
+            // Rolled back whole, as SQLite's constraint error rolls back GRDBStore's transaction.
+            var outcome = ApplyOutcome()
+            outcome.unmetConstraint = refused.message
+            return outcome
+        }
+    }
+
+    /// A write a constraint of the table refuses (``Table/notNullColumns``), in SQLite's words.
+    private struct UnmetConstraint: Error {
+        var message: String
+    }
+
+    private func applyInTransaction(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
+                                    resolutions: [ColumnKey: ConflictResolution]) throws -> ApplyOutcome {
         try transaction { state, clock in
             var outcome = ApplyOutcome()
             if state.ledger.contains(header.sequence, header.changeSetIdentifier, of: header.clientIdentifier) { return outcome }
             let hasUnpublished = !state.pending.isEmpty
             var touched = Set<String>()
             try changes { change in
-                applyChange(&state, &clock, change, author: header.clientIdentifier, localClient: localClient,
-                            checkUnpublished: hasUnpublished, resolutions: resolutions, outcome: &outcome)
+                try applyChange(&state, &clock, change, author: header.clientIdentifier, localClient: localClient,
+                                checkUnpublished: hasUnpublished, resolutions: resolutions, outcome: &outcome)
                 if change.kind == .delete { touched.formUnion(tablesByName.keys) } else { touched.insert(change.table) }
             }
             state.ledger.record(header.sequence, header.changeSetIdentifier, of: header.clientIdentifier)
@@ -49,7 +66,7 @@ extension InMemoryModelAdapter {
 
     private func applyChange(_ state: inout State, _ clock: inout HybridLogicalClock, _ change: SyncChange, author: String,
                              localClient: String, checkUnpublished: Bool, resolutions: [ColumnKey: ConflictResolution],
-                             outcome: inout ApplyOutcome) {
+                             outcome: inout ApplyOutcome) throws {
         guard let table = tablesByName[change.table] else {
             outcome.changesIgnored += 1
             outcome.warnings.append(SyncWarning(kind: .unknownFile, message: "change to unknown table \(change.table) ignored",
@@ -59,8 +76,8 @@ extension InMemoryModelAdapter {
         let syncID = change.syncID
         let row = RowKey(table: table.name, syncID: syncID)
         if change.kind == .delete {
-            return applyDelete(&state, &clock, change, table: table, author: author, localClient: localClient,
-                               checkUnpublished: checkUnpublished, resolutions: resolutions, outcome: &outcome)
+            return try applyDelete(&state, &clock, change, table: table, author: author, localClient: localClient,
+                                   checkUnpublished: checkUnpublished, resolutions: resolutions, outcome: &outcome)
         }
         if let tombstone = state.tombstones[row]?.stamp(localClient: localClient) {
             guard MergeRule.writeAfterDelete(policy: table.deletePolicy) == .apply else {
@@ -68,8 +85,8 @@ extension InMemoryModelAdapter {
                 return
             }
             if state.rows[table.name]?[syncID] == nil {
-                return applyToDeletedRow(&state, &clock, change, table: table, author: author, localClient: localClient,
-                                         tombstone: tombstone, outcome: &outcome)
+                return try applyToDeletedRow(&state, &clock, change, table: table, author: author, localClient: localClient,
+                                             tombstone: tombstone, outcome: &outcome)
             }
         }
 
@@ -95,7 +112,9 @@ extension InMemoryModelAdapter {
             case .apply:
                 assignments.append((name, column.value))
                 state.clocks[row, default: [:]][name] = Register(timestamp: column.timestamp, client: author)
-                if unpublished.contains(name) { state.dropUnstaged(row, column: name) }
+                guard unpublished.contains(name) else { continue }
+                state.dropUnstaged(row, column: name)
+                if unpublished.contains(State.createdMarker) { outcome.suppliedUnpublishedInsert = true }
             }
         }
         if assignments.isEmpty && (current != nil || change.kind != .insert) {
@@ -104,6 +123,7 @@ extension InMemoryModelAdapter {
         }
         var values = current ?? Dictionary(uniqueKeysWithValues: table.columns.map { ($0, SyncValue.null) })
         for (name, value) in assignments { values[name] = value }
+        if let constraint = table.unmetConstraint(values) { throw UnmetConstraint(message: constraint) }
         state.rows[table.name, default: [:]][syncID] = values
         outcome.changesApplied += 1
     }
@@ -113,14 +133,14 @@ extension InMemoryModelAdapter {
     /// keeps both, and the row's values in the shadow.
     private func applyDelete(_ state: inout State, _ clock: inout HybridLogicalClock, _ change: SyncChange, table: Table, author: String,
                              localClient: String, checkUnpublished: Bool, resolutions: [ColumnKey: ConflictResolution],
-                             outcome: inout ApplyOutcome) {
+                             outcome: inout ApplyOutcome) throws {
         let syncID = change.syncID
         let row = RowKey(table: table.name, syncID: syncID)
         if table.deletePolicy == .lastWriterWins, !change.columns.isEmpty {
             // First the writes the author made before deleting, like any update.
             let writes = SyncChange(kind: .update, table: change.table, syncID: syncID, columns: change.columns)
-            applyChange(&state, &clock, writes, author: author, localClient: localClient, checkUnpublished: checkUnpublished,
-                        resolutions: resolutions, outcome: &outcome)
+            try applyChange(&state, &clock, writes, author: author, localClient: localClient, checkUnpublished: checkUnpublished,
+                            resolutions: resolutions, outcome: &outcome)
         }
         let timestamp = change.deletionTimestamp ?? .zero
         clock.observe(timestamp)
@@ -153,7 +173,7 @@ extension InMemoryModelAdapter {
     /// Last writer wins: column writes to a deleted row update its kept registers, and bring the row back when
     /// the newest of them is newer than the delete.
     private func applyToDeletedRow(_ state: inout State, _ clock: inout HybridLogicalClock, _ change: SyncChange, table: Table,
-                                   author: String, localClient: String, tombstone: ChangeStamp, outcome: inout ApplyOutcome) {
+                                   author: String, localClient: String, tombstone: ChangeStamp, outcome: inout ApplyOutcome) throws {
         let row = RowKey(table: table.name, syncID: change.syncID)
         var stamps = state.clocks[row] ?? [:]
         for column in change.columns where table.columns.contains(column.column) {
@@ -172,6 +192,7 @@ extension InMemoryModelAdapter {
         }
         var values = Dictionary(uniqueKeysWithValues: table.columns.map { ($0, SyncValue.null) })
         values.merge(state.shadow[row] ?? [:]) { $1 }
+        if let constraint = table.unmetConstraint(values) { throw UnmetConstraint(message: constraint) }
         state.rows[table.name, default: [:]][change.syncID] = values
         state.shadow[row] = nil
         outcome.changesApplied += 1

@@ -77,7 +77,7 @@ extension InMemoryModelAdapter {
             changed.append(ColumnChange(column: name, value: values[name] ?? .null, timestamp: register.timestamp))
         }
         let created = marked.contains(State.createdMarker)
-        if changed.isEmpty && !created { return nil }
+        if changed.isEmpty && (!created || !table.columns.isEmpty) { return nil }
         return SyncChange(kind: created ? .insert : .update, table: row.table, syncID: row.syncID, columns: changed)
     }
 

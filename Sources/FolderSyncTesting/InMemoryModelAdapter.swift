@@ -25,6 +25,9 @@ public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, @unchecke
         public var references: [String: String]
         /// How a delete settles against a concurrent update, as ``/FolderSync/SyncedTable/deletePolicy`` says for GRDBStore.
         public var deletePolicy: DeletePolicy
+        /// The columns that must hold a value, as SQLite's `NOT NULL` says: a write that leaves one null is refused,
+        /// the app's and a remote change set's alike.
+        public var notNullColumns: Set<String>
 
         /// Describes a synced table.
         /// - Parameters:
@@ -32,11 +35,20 @@ public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, @unchecke
         ///   - columns: Its synced columns, the sync ID excluded.
         ///   - references: Its foreign keys, column name → referenced table; none by default.
         ///   - deletePolicy: How a delete settles against a concurrent update; delete wins by default.
-        public init(_ name: String, columns: [String], references: [String: String] = [:], deletePolicy: DeletePolicy = .deleteWins) {
+        ///   - notNullColumns: The columns that must hold a value (`NOT NULL`); none by default.
+        public init(_ name: String, columns: [String], references: [String: String] = [:],
+                    deletePolicy: DeletePolicy = .deleteWins, notNullColumns: Set<String> = []) {
             self.name = name
             self.columns = columns
             self.references = references
             self.deletePolicy = deletePolicy
+            self.notNullColumns = notNullColumns
+        }
+
+        /// The constraint `values` break, in SQLite's words (`NOT NULL constraint failed: tags.name`), or `nil`.
+        func unmetConstraint(_ values: [String: SyncValue]) -> String? {
+            columns.first { notNullColumns.contains($0) && (values[$0] ?? .null) == .null }
+                .map { "NOT NULL constraint failed: \(name).\($0)" }
         }
     }
 
@@ -129,7 +141,9 @@ public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, @unchecke
                 state.shadow[row] = nil
                 state.dropUnstaged(row, column: State.deletedMarker)
             }
-            state.rows[name, default: [:]][syncID] = Dictionary(uniqueKeysWithValues: table.columns.map { ($0, values[$0] ?? .null) })
+            let inserted = Dictionary(uniqueKeysWithValues: table.columns.map { ($0, values[$0] ?? .null) })
+            if let constraint = table.unmetConstraint(inserted) { throw FolderSyncError(.invalidConfiguration, constraint) }
+            state.rows[name, default: [:]][syncID] = inserted
             state.pending[row, default: [:]][State.createdMarker] = .unstaged
             for column in table.columns {
                 state.pending[row, default: [:]][column] = .unstaged
@@ -143,8 +157,11 @@ public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, @unchecke
         let table = try table(name)
         try checkColumns(values, of: table)
         let row = RowKey(table: name, syncID: syncID)
-        return transaction { state, clock in
+        return try transaction { state, clock in
             guard var current = state.rows[name]?[syncID] else { return false }
+            if let constraint = table.unmetConstraint(current.merging(values) { $1 }) {
+                throw FolderSyncError(.invalidConfiguration, constraint)
+            }
             for column in table.columns {
                 guard let value = values[column], value != current[column] else { continue }
                 current[column] = value

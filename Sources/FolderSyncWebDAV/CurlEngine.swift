@@ -32,7 +32,7 @@ final class CurlEngine: HTTPEngine {
     private let timeouts: HTTPTimeouts
     private let slots = RequestSlots(CurlEngine.maximumConcurrentRequests)
     private let idleHandles = Locked<[CurlHandle]>([])
-    private let threads = BlockingThreadPool(maximumThreads: CurlEngine.maximumConcurrentRequests, name: "FolderSync HTTP")
+    let threads = BlockingThreadPool(maximumThreads: CurlEngine.maximumConcurrentRequests, name: "FolderSync HTTP")
 
     private static let globalInitialization: Bool = curl_global_init(3 /* CURL_GLOBAL_ALL */) == CURLE_OK
 

@@ -53,6 +53,8 @@ struct FoldersyncCommandTests {
         let date = Date(timeIntervalSince1970: 1_767_323_045)
         #expect(Formatting.date(date) == "2026-01-02 03:04:05Z" && Formatting.date(nil) == "-")
         #expect(Formatting.dateAndAge(date, now: date.addingTimeInterval(12 * 86_400 + 5)) == "2026-01-02 03:04:05Z (12d ago)")
+        #expect(Formatting.dateAndAge(date, now: date.addingTimeInterval(-400 * 86_400)) == "2026-01-02 03:04:05Z (400d ahead of this computer's clock)")
+        #expect(Formatting.dateAndAge(date, now: date.addingTimeInterval(-2)) == "2026-01-02 03:04:05Z (0s ago)", "a clock a little ahead")
         #expect([Formatting.age(45), Formatting.age(180), Formatting.age(7200), Formatting.age(-3)] == ["45s", "3m", "2h", "0s"])
         #expect(Formatting.ranges([5, 1, 2, 3, 7, 8, 3]) == "1–3, 5, 7–8" && Formatting.ranges([4]) == "4" && Formatting.ranges([]) == "")
     }

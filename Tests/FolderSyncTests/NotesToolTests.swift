@@ -164,6 +164,7 @@ struct NotesToolTests {
         let declined = try await b.run(["sync"], name: "b")
         #expect(declined.status == 1)
         #expect(declined.errors.split(separator: "\n").count == 1 && declined.errors.contains("massDeletionDeclined"), "\(declined.errors)")
+        #expect(declined.errors.contains("this device's own 1 change(s) were published"), "\(declined.errors)")
         try await a.succeed(["sync"], name: "a")
         #expect(try await a.succeed(["list"], name: "a").contains(own), "b's own note was published despite the stop")
 

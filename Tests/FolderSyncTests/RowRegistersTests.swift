@@ -14,8 +14,8 @@ struct RowRegistersTests {
         }
     }
 
-    /// Stages everything `store` has pending into one change set, published.
-    static func changeSet(from store: GRDBStore, client: String, sequence: Int64) throws -> (ChangeSetHeader, [SyncChange]) {
+    /// Stages everything `store` has pending into one change set, published, as the engine would.
+    static func changeSet(from store: any ModelAdapter, client: String, sequence: Int64) throws -> (ChangeSetHeader, [SyncChange]) {
         var changes: [SyncChange] = []
         _ = try store.stageChanges(sequence: sequence, emit: { changes.append($0) }, seal: { sequence })
         try store.markPublished(throughSequence: sequence)

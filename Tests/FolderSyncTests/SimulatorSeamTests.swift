@@ -6,16 +6,6 @@ import FolderSyncTesting
 /// The in-memory adapter and GRDBStore, fed the same app writes and the same change sets, end in the same state.
 @Suite("Simulator seam")
 struct SimulatorSeamTests {
-    /// Stages everything `author` has pending into one change set, as the engine would.
-    private func changeSet(from author: InMemoryModelAdapter, client: String, sequence: Int64) throws -> (ChangeSetHeader, [SyncChange]) {
-        var changes: [SyncChange] = []
-        _ = try author.stageChanges(sequence: sequence, emit: { changes.append($0) }, seal: { sequence })
-        try author.markPublished(throughSequence: sequence)
-        let header = ChangeSetHeader(changeSetIdentifier: "\(client)-\(sequence)", clientIdentifier: client, sequence: sequence,
-                                     schemaVersion: 1, changeCount: changes.count, createdAt: Date(timeIntervalSince1970: 0))
-        return (header, changes)
-    }
-
     @Test("Same operations and change sets, same rows, stamps, conflicts and pending changes (Simulator)",
           arguments: [DeletePolicy.deleteWins, .lastWriterWins])
     func sameOperationsSameState(deletePolicy: DeletePolicy) throws {
@@ -44,12 +34,12 @@ struct SimulatorSeamTests {
         var sets: [(ChangeSetHeader, [SyncChange])] = []
         try remoteA.update(table: "notes", syncID: "n1", values: ["title": .text("from A")])
         try remoteA.delete(table: "notes", syncID: "n2")
-        sets.append(try changeSet(from: remoteA, client: "A", sequence: 1))
+        sets.append(try RowRegistersTests.changeSet(from: remoteA, client: "A", sequence: 1))
         try remoteB.update(table: "notes", syncID: "n1", values: ["body": .text("from B"), "folder_id": .text("f9")])
         try remoteB.insert(table: "note_tags", syncID: "nt1", values: ["note_id": .text("n3"), "tag_id": .text("t1")])
-        sets.append(try changeSet(from: remoteB, client: "B", sequence: 1))
+        sets.append(try RowRegistersTests.changeSet(from: remoteB, client: "B", sequence: 1))
         try remoteA.delete(table: "folders", syncID: "f1")
-        sets.append(try changeSet(from: remoteA, client: "A", sequence: 2))
+        sets.append(try RowRegistersTests.changeSet(from: remoteA, client: "A", sequence: 2))
 
         for store in stores {
             try store.update(table: "notes", syncID: "n1", values: ["title": .text("local"), "body": .text("local body")])
@@ -58,8 +48,8 @@ struct SimulatorSeamTests {
         }
         switch deletePolicy {
         case .deleteWins:
-            #expect(throws: FolderSyncError.self) { try memory.insert(table: "tags", syncID: "t1", values: [:]) }
-            #expect(throws: FolderSyncError.self) { try sqlite.insert(table: "tags", syncID: "t1", values: [:]) }
+            #expect(throws: FolderSyncError.self) { try memory.insert(table: "tags", syncID: "t1", values: ["name": .text("again")]) }
+            #expect(throws: FolderSyncError.self) { try sqlite.insert(table: "tags", syncID: "t1", values: ["name": .text("again")]) }
         case .lastWriterWins:
             // A deleted sync ID comes back, newer than its delete.
             for store in stores { try store.insert(table: "tags", syncID: "t1", values: ["name": .text("again")]) }
@@ -89,7 +79,8 @@ struct SimulatorSeamTests {
         try remoteA.update(table: "notes", syncID: "n3", values: ["body": .text("A, after the delete")])
         try remoteA.delete(table: "notes", syncID: "n1")
         try remoteB.delete(table: "notes", syncID: "n1")
-        try apply([try changeSet(from: remoteA, client: "A", sequence: 3), try changeSet(from: remoteB, client: "B", sequence: 2)])
+        try apply([try RowRegistersTests.changeSet(from: remoteA, client: "A", sequence: 3),
+                   try RowRegistersTests.changeSet(from: remoteB, client: "B", sequence: 2)])
 
         #expect(outcomes[0].map(\.changesApplied) == outcomes[1].map(\.changesApplied))
         #expect(outcomes[0].map(\.applied) == [true, true, true, false, true, true])

@@ -122,7 +122,7 @@ struct TodoProcessTests {
     @Test("The README's todo block runs as written; a second device then sees the item done and assigned")
     func readmeBlock() async throws {
         let directory = TemporaryDirectory()
-        let (_, script) = try readmeShellScript(section: "## The todo example", blocks: 1, tool: "todo", scratch: directory.url)
+        let (_, script) = try readmeShellScript(file: "Examples/Todo/README.md", blocks: 1, tool: "todo", scratch: directory.url)
         let result = try Subprocess.run("/bin/bash", ["-e", "-c", script])
         #expect(result.status == 0, "\(result.output)\n\(result.errors)")
         #expect(result.output.contains("[x]") && result.output.contains("Buy milk  p1  @Ann"), "\(result.output)")

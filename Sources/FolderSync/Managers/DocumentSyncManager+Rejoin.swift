@@ -29,6 +29,7 @@ extension DocumentSyncManager {
             switch reset.code {
             case .clientDeleted:
                 try await applicationSyncManager.remote.remove(layout.deletedClientFile(documentIdentifier, client: clientIdentifier))
+                mutable.withLock { $0.rejoinedAfterDeletion = true }
                 try await register(creatingMissingDocument: false, rejoining: true)
                 _ = try await wholeStoreDownloadOperation(store: store).run()
             case .clientIdentityShared:

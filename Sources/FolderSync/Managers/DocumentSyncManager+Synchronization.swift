@@ -123,6 +123,7 @@ extension DocumentSyncManager {
         try noteInstallationAnnounced(by: synchronization)
         mutable.withLock {
             $0.checkedOwnWholeStore = true
+            $0.rejoinedAfterDeletion = false
             $0.ownNumbersKnownStore = synchronization.ownNumbersKnownAtEnd == nil ? nil : store
             $0.ownNumbersKnownThrough = synchronization.ownNumbersKnownAtEnd ?? 0
         }
@@ -190,6 +191,7 @@ extension DocumentSyncManager {
         let installation = try currentInstallation(store: store)
         operation.installation = installation.identifier
         operation.installationAnnounced = installation.announced
+        operation.ownMarkerRemovedByDeletion = launch.rejoinedAfterDeletion
         operation.deletionFailSafe = policy.deletionFailSafe
         operation.confirmMassDeletion = { [weak self] deletion in await self?.confirm(deletion) ?? false }
         return operation

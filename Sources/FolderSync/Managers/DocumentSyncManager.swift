@@ -126,6 +126,9 @@ open class DocumentSyncManager: @unchecked Sendable {
         /// (``SynchronizationOperation/ownNumbersKnownThrough``).
         weak var ownNumbersKnownStore: (any ModelAdapter)?
         var ownNumbersKnownThrough: Int64 = 0
+        /// Whether this launch re-joined after this client was deleted and no sync has completed since: its marker
+        /// went with the deletion (``SynchronizationOperation/ownMarkerRemovedByDeletion``).
+        var rejoinedAfterDeletion = false
         /// Whether a sync is running.
         var isSynchronizing = false
         /// How the last syncs went (also kept in the helper folder).

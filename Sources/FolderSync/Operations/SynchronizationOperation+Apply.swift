@@ -53,10 +53,11 @@ extension SynchronizationOperation {
                     client != clientIdentifier && client != candidate.client && (ledger[client] ?? 0) < sequence
                 }
                 guard missing.isEmpty else { continue }
-                index += 1
+                if unmetConstraints[candidate.path.description] == nil { index += 1 }   // tried again: counted once
                 emit(.applyingChangeSet(index: index, count: available.count, changes: header.changeCount))
-                guard let found = try await prescan(candidate) else { continue }
-                try await apply(downloaded[candidate.path.description] ?? set, prescan: found, path: candidate.path)
+                guard let found = try await prescan(candidate),
+                      try await apply(downloaded[candidate.path.description] ?? set, prescan: found, path: candidate.path)
+                else { continue }
                 try? FileManager.default.removeItem(at: set.url)
                 ledger[candidate.client] = max(ledger[candidate.client] ?? 0, candidate.sequence)
                 applied[position] = true
@@ -102,12 +103,21 @@ extension SynchronizationOperation {
             report.confirmedMassDeletion = deletion
             return
         }
-        throw FolderSyncError(.massDeletionDeclined,
-                              "the sync would delete \(deletion) and the deletion was declined; nothing was applied",
+        throw FolderSyncError(.massDeletionDeclined, "the sync would delete \(deletion) and the deletion was declined: "
+                              + "no other device's change was applied",
                               path: layout.syncChangesDirectory(documentIdentifier).description)
     }
 
-    func apply(_ set: Downloaded, prescan: ChangeSetPrescan, path: RemotePath) async throws {
+    /// A declined mass deletion as the sync ends with it: it also says that this device's own changes went out.
+    func declined(_ error: FolderSyncError, afterPublishing sent: Int) -> FolderSyncError {
+        let published = sent == 0 ? "this device had no change of its own to publish"
+            : "this device's own \(sent) change(s) were published"
+        return FolderSyncError(error.code, error.message + "; " + published, path: error.path)
+    }
+
+    /// Applies one set; returns false, having changed nothing, when a constraint of the store refuses it as it
+    /// stands (``ApplyOutcome/unmetConstraint``): it is tried again after the others.
+    func apply(_ set: Downloaded, prescan: ChangeSetPrescan, path: RemotePath) async throws -> Bool {
         let header = set.header, url = set.url
         try await fetchAttachments(prescan.references)
         let newest = NewestTimestamp()
@@ -131,7 +141,13 @@ extension SynchronizationOperation {
         } else {
             outcome = try store.apply(header, localClient: clientIdentifier, changes: stream, resolutions: resolutions)
         }
-        guard outcome.applied else { return }
+        if let constraint = outcome.unmetConstraint {
+            unmetConstraints[path.description] = constraint
+            return false
+        }
+        guard outcome.applied else { return true }
+        // A client's sets are applied in sequence order: the last one is the highest.
+        if outcome.suppliedUnpublishedInsert { suppliersOfUnpublishedInserts[header.clientIdentifier] = header.sequence }
         let now = environment.now()
         if newest.value > HybridLogicalClock.driftLimit(now: now) {
             let hours = Int((Double(newest.value.milliseconds) / 1000 - now.timeIntervalSince1970) / 3600)
@@ -146,6 +162,7 @@ extension SynchronizationOperation {
         report.changesIgnored += outcome.changesIgnored
         report.conflicts += outcome.conflicts
         report.warnings += outcome.warnings
+        return true
     }
 
     /// The newest timestamp of the changes a stream delivered (read on the stream's thread, then after it).

@@ -61,7 +61,7 @@ extension SynchronizationOperation {
             try await checkOwnHistory(item, prefetched: ownMarker, &state)
         } else if !isReadOnly, state.progress.publishedSequence > 0 {
             // Gone although this client published: deleted (checked next), or a folder restored to before its first marker.
-            try await checkOwnChangeSets(after: 0, &state)
+            try await checkOwnChangeSets(after: 0, &state, warning: !ownMarkerRemovedByDeletion)
         }
         if let ownSets {
             report.remoteRequests += 1
@@ -510,8 +510,8 @@ extension SynchronizationOperation {
     /// This client's marker on the remote says it published only up to `sequence` (or there is none), less than it
     /// did: the folder or the file was restored from an older copy. The marker is written again; when some of its
     /// change sets after `sequence` are gone from the folder, this client owes a whole store that covers them, a debt
-    /// saved at once.
-    func checkOwnChangeSets(after sequence: Int64, _ state: inout LocalSyncState) async throws {
+    /// saved at once. Said as a warning, unless the marker went with a deletion this client re-joined from (`warning`).
+    func checkOwnChangeSets(after sequence: Int64, _ state: inout LocalSyncState, warning: Bool = true) async throws {
         rewritesOwnRecentSync = true
         let listing = try await fetchChangeSetListing(client: clientIdentifier)
         report.remoteRequests += 1
@@ -526,6 +526,7 @@ extension SynchronizationOperation {
             state.remote.owesWholeStore = true
             try store.updateRemoteKnowledge { $0.owesWholeStore = true }
         }
+        guard warning else { return }
         report.warnings.append(SyncWarning(kind: .staleRecentSync,
             message: "this client's recent sync on the remote says it published up to \(sequence), where it published up to "
                      + "\(state.progress.publishedSequence) (the folder or the file was restored from an older copy); it is written again"

@@ -59,6 +59,9 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     /// while it is closed, or when the app copies a backup into it (its sequence goes back with it), and a listing
     /// costs what the folder holds (3 ms for 10,000 names on a local disk, the kernel's part alone).
     var ownNumbersKnownThrough: Int64?
+    /// Whether this client's marker went with its deletion, which it re-joined from since: the marker's absence is
+    /// then no sign of a folder restored from an older copy.
+    var ownMarkerRemovedByDeletion = false
     /// The store's next sequence when this sync ended, when it listed this client's sets or knew its numbers.
     private(set) var ownNumbersKnownAtEnd: Int64?
 
@@ -87,6 +90,11 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     var unreadable: Set<String> = []
     /// Whether this client's own recent sync must be written whatever it would say (found damaged or older).
     var rewritesOwnRecentSync = false
+    /// Sets applied in this sync that took over columns of rows this client created and has not published, by
+    /// author (the highest sequence): the inserts staged next leave those columns out, so they depend on these sets.
+    var suppliersOfUnpublishedInserts: [String: Int64] = [:]
+    /// Sets a constraint of the store refused in this sync, by remote path, with SQLite's words: they wait.
+    var unmetConstraints: [String: String] = [:]
     var report = SyncReport()
     /// The ledger, read once per sync and kept current as sets are applied: reading it (every set ever applied)
     /// at each step made a sync cost what exists rather than what is new.
@@ -120,6 +128,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         ownNumbersKnownThrough = standard.ownNumbersKnownThrough
         installation = standard.installation
         installationAnnounced = standard.installationAnnounced
+        ownMarkerRemovedByDeletion = standard.ownMarkerRemovedByDeletion
         deletionFailSafe = standard.deletionFailSafe
         confirmMassDeletion = standard.confirmMassDeletion
     }
@@ -135,6 +144,8 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         notYetVisible = []
         unreadable = []
         rewritesOwnRecentSync = false
+        suppliersOfUnpublishedInserts = [:]
+        unmetConstraints = [:]
         for directory in [localLayout.stagedSyncChangesDirectory, localLayout.downloadsDirectory] {
             try LocalFiles.createDirectory(directory)
         }
@@ -178,7 +189,8 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         async let ownMarker = readsOwnMarker ? loadRecentSync(client: clientIdentifier) : nil
         try await checkIntegrityKey()
         // What the local changes were made after: they are staged once this sync's sets are applied, but they do
-        // not depend on those (a set of a newer format parked here must not hold them back at every reader).
+        // not depend on those (a set of a newer format parked here must not hold them back at every reader), but for
+        // the sets that took over columns of a row this client created (``suppliersOfUnpublishedInserts``).
         let dependencies = try acknowledgement()
         try Task.checkCancellation()
 
@@ -222,8 +234,13 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
             waiting = try await applyUnlessDeclined(listed, declined: &declined)
         }
         for left in waiting where !unreadable.contains(left.client) {
-            report.warnings.append(SyncWarning(kind: .changeSetWaiting,
-                message: "waiting for change sets it depends on to become visible", path: left.path.description))
+            let path = left.path.description
+            report.warnings.append(unmetConstraints[path].map {
+                SyncWarning(kind: .changeSetRefused,
+                            message: "this store refuses it as it stands (\($0)); it waits for the change sets that let it apply",
+                            path: path)
+            } ?? SyncWarning(kind: .changeSetWaiting, message: "waiting for change sets it depends on to become visible",
+                             path: path))
         }
         if isReadOnly {
             report.duration = Date().timeIntervalSince(started)
@@ -231,7 +248,10 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
             return report
         }
         emit(.phase(.stagingLocalChanges))
-        if try store.hasUnpublishedChanges() { try stageLocalChanges(&state, dependencies: dependencies) }
+        if try store.hasUnpublishedChanges() {
+            let stated = dependencies.merging(suppliersOfUnpublishedInserts, uniquingKeysWith: max)
+            try stageLocalChanges(&state, dependencies: stated)
+        }
 
         emit(.phase(.publishingLocalChanges))
         // This client's whole store, looked at before publishing: what it finds is for the manager, after this sync.
@@ -258,7 +278,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         try store.updateRemoteKnowledge { $0 = learned }
         if numbersKnown || listsOwnSets { ownNumbersKnownAtEnd = state.progress.nextSequence }
         report.duration = Date().timeIntervalSince(started)
-        if let declined { throw declined }
+        if let declined { throw self.declined(declined, afterPublishing: report.changesSent) }
         emit(.phase(.finished))
         return report
     }

@@ -109,25 +109,37 @@ extension GRDBStore {
     @_spi(ModelAdapter) public func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
                       resolutions: [ColumnKey: ConflictResolution]) throws -> ApplyOutcome {
         try wrap("applying change set \(header.sequence) of client \(header.clientIdentifier)") {
-            try writeWithoutCapture { db in
+            do {
+                return try applyInTransaction(header, localClient: localClient, changes: changes, resolutions: resolutions)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                // Rolled back whole: a set another client published may supply what the constraint asks for.
                 var outcome = ApplyOutcome()
-                if try Self.isApplied(db, client: header.clientIdentifier, sequence: header.sequence,
-                                      changeSetIdentifier: header.changeSetIdentifier) { return outcome }
-                let hasUnpublished = try StoreSchema.holdsUnpublishedChanges(db)
-                var touched = TouchedRows()
-                let inserts = NewRowInserts()
-                try changes { change in
-                    try applyChange(db, change, author: header.clientIdentifier, localClient: localClient,
-                                    checkUnpublished: hasUnpublished, resolutions: resolutions, inserts: inserts, outcome: &outcome)
-                    touched.note(change)
-                }
-                try Self.recordApplied(db, client: header.clientIdentifier, sequence: header.sequence,
-                                       changeSetIdentifier: header.changeSetIdentifier)
-                if header.clientIdentifier == localClient { try finishReapplyingOwnChangeSets(db, localClient: localClient) }
-                outcome.warnings += try danglingReferences(db, touched)
-                outcome.applied = true
+                outcome.unmetConstraint = error.message ?? "\(error.resultCode)"
                 return outcome
             }
+        }
+    }
+
+    private func applyInTransaction(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
+                                    resolutions: [ColumnKey: ConflictResolution]) throws -> ApplyOutcome {
+        try writeWithoutCapture { db in
+            var outcome = ApplyOutcome()
+            if try Self.isApplied(db, client: header.clientIdentifier, sequence: header.sequence,
+                                  changeSetIdentifier: header.changeSetIdentifier) { return outcome }
+            let hasUnpublished = try StoreSchema.holdsUnpublishedChanges(db)
+            var touched = TouchedRows()
+            let inserts = NewRowInserts()
+            try changes { change in
+                try applyChange(db, change, author: header.clientIdentifier, localClient: localClient,
+                                checkUnpublished: hasUnpublished, resolutions: resolutions, inserts: inserts, outcome: &outcome)
+                touched.note(change)
+            }
+            try Self.recordApplied(db, client: header.clientIdentifier, sequence: header.sequence,
+                                   changeSetIdentifier: header.changeSetIdentifier)
+            if header.clientIdentifier == localClient { try finishReapplyingOwnChangeSets(db, localClient: localClient) }
+            outcome.warnings += try danglingReferences(db, touched)
+            outcome.applied = true
+            return outcome
         }
     }
 
@@ -253,7 +265,9 @@ extension GRDBStore {
             case .apply:
                 assignments.append((name, column.value.databaseValue))
                 state.registers.set(name, timestamp: column.timestamp.rawValue, client: author)
-                if unpublished { dropPending.append(name) }
+                guard unpublished else { continue }
+                dropPending.append(name)
+                if state.unpublished.contains(StoreSchema.createdMarker) { outcome.suppliedUnpublishedInsert = true }
             }
         }
         if assignments.isEmpty && (state.exists || change.kind != .insert) {

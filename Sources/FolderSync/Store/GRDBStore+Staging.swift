@@ -91,7 +91,9 @@ extension GRDBStore {
     }
 
     /// The change that carries a row's marked columns with their current values and local timestamps, read from
-    /// the current row of `pending`; `nil` when no marked column is this client's write.
+    /// the current row of `pending`; `nil` when no marked column is this client's write (an insert too, unless its
+    /// table has no column: the values of a row whose every column another client wrote later travel in that
+    /// client's set, and a replica that met this insert first would hold the row with none of them).
     private func change(of pending: SQLiteStatement, table: SyncedTable, syncID: String, columns names: [String],
                         marked: ParsedMarks) throws -> SyncChange? {
         let registers = try RowRegisters(pending.data(at: 3))
@@ -105,7 +107,7 @@ extension GRDBStore {
                                         timestamp: HybridTimestamp(rawValue: register.timestamp)))
         }
         let created = marked.created
-        if changed.isEmpty && !created { return nil }
+        if changed.isEmpty && (!created || !names.isEmpty) { return nil }
         return SyncChange(kind: created ? .insert : .update, table: table.name, syncID: syncID, columns: changed)
     }
 

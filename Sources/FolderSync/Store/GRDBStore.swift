@@ -131,7 +131,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
         } catch let error as FolderSyncError {
             throw error
         } catch {
-            throw FolderSyncError(.localStoreFailed, "cannot open the document", path: path, underlying: error)
+            throw FolderSyncError.localStore(error, while: "opening the document", path: path)
         }
         self.tables = tables
         self.tablesByName = Dictionary(uniqueKeysWithValues: tables.map { ($0.name, $0) })
@@ -196,7 +196,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
         } catch let error as FolderSyncError {
             throw error
         } catch {
-            throw FolderSyncError(.localStoreFailed, "\(what) failed", path: database.path, underlying: error)
+            throw FolderSyncError.localStore(error, while: what, path: database.path)
         }
     }
 

@@ -82,6 +82,9 @@ public protocol ModelAdapter: AnyObject, Sendable {
     /// it is one of this client's own sets applied again and the ledger now reaches the published sequence, the
     /// same transaction clears ``LocalSyncState/Progress/ownChangeSetsToReapplyAfter``.
     ///
+    /// A set that a constraint of the store refuses as it stands is not applied and says so
+    /// (``ApplyOutcome/unmetConstraint``): the sync tries it again after the others.
+    ///
     /// `resolutions` answers the conflicts found by ``conflicts(author:localClient:changes:)``; a conflict without an answer
     /// is settled by last writer wins. Changes made by the app are not recorded as local changes (no echo),
     /// except resolutions that keep a local or merged value, which become new local changes.
@@ -180,6 +183,13 @@ extension ModelAdapter {
     public var conflicts: [ResolvedConflict] = []
     /// Things noticed while applying, such as rows left pointing at a deleted row.
     public var warnings: [SyncWarning] = []
+    /// A constraint of the store's schema that a change of the set breaks as the store stands (SQLite's words:
+    /// `NOT NULL constraint failed: tags.name`). Nothing of the set was applied (``applied`` is false): a set that
+    /// is not applied yet may satisfy it (the one that supplies a row's other values), so the set waits for it.
+    public var unmetConstraint: String?
+    /// Whether the set took over a column of a row this client created and has not published: the insert this
+    /// client publishes then leaves that column out, and must not reach a replica before this set does.
+    public var suppliedUnpublishedInsert = false
 
     /// The outcome of a set not applied yet: nothing changed.
     public init() {}

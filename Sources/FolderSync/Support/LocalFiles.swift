@@ -36,7 +36,8 @@ enum LocalFiles {
         case ENOENT, ENOTDIR: return FolderSyncError(.remoteItemNotFound, message, path: path)
         case EEXIST, ENOTEMPTY: return FolderSyncError(.remoteItemExists, message, path: path)
         case EACCES, EPERM, EROFS: return FolderSyncError(.permissionDenied, message, path: path)
-        case ENOSPC, EDQUOT, EFBIG: return FolderSyncError(remote ? .remoteFull : .localStoreFailed, message, path: path)
+        case ENOSPC, EDQUOT: return FolderSyncError(remote ? .remoteFull : .localStoreFull, message, path: path)
+        case EFBIG: return FolderSyncError(remote ? .remoteFull : .localStoreFailed, message, path: path)
         default: return FolderSyncError(remote ? .remoteIOFailed : .localStoreFailed, message, path: path)
         }
     }

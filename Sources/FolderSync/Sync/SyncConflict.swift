@@ -110,6 +110,9 @@ public struct SyncWarning: Sendable, Hashable, CustomStringConvertible {
         /// A change set carries timestamps more than `HybridLogicalClock/maximumDrift` ahead of this device's clock:
         /// one of the two clocks is wrong. It applies as stamped on every device, so replicas converge.
         case clockSkew
+        /// A change set breaks a constraint of this store as it stands (it would leave a `NOT NULL` column empty,
+        /// say): nothing of it was applied, and it waits for the sets that let it apply, tried again at every sync.
+        case changeSetRefused
     }
 
     /// What kind of thing was noticed, for code that reacts to some kinds.

@@ -223,6 +223,11 @@ final class SimulationRun {
     /// A sync that finished: fails the run if the client should have been stopped by a reset.
     func completed(_ report: SyncReport, _ client: SimulatedClient, _ what: String) throws {
         record(report, client, what)
+        // Every write obeys the schema: a set a store refuses was published before the sets it needs, unsaid.
+        if let refused = report.warnings.first(where: { $0.kind == .changeSetRefused }) {
+            throw SimulationFailure.Detail("\(client.identifier) met a change set its store refuses: \(refused)"
+                                           + " (\(refused.path ?? ""))")
+        }
         if !client.expectedResets.isEmpty {
             throw SimulationFailure.Detail("\(client.name) synced although it should have stopped with one of \(client.expectedResets)")
         }

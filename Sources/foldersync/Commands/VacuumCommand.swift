@@ -12,7 +12,7 @@ struct VacuumCommand: AsyncParsableCommand {
             --dry-run reports the same plan and removes and writes nothing. Lists what each client holds back, \
             the clients expired and the files left alone. A document that cannot be vacuumed, or a removal that \
             fails, is reported and the others go on; the exit code is then 2. \
-            DURATION is a whole number and a unit: s, m (minutes), h, d or w, as in 90d, 12h or 30m.
+            \(ExpiryDuration.help)
             """)
 
     @OptionGroup var remote: RemoteOptions

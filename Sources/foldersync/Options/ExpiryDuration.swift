@@ -2,9 +2,10 @@ import ArgumentParser
 @_spi(Tooling) import FolderSync
 import Foundation
 
-/// A duration written as a positive whole number and a unit: `90d`, `12h`, `30m`, `45s`, `2w`.
+/// A duration written as a positive whole number and a unit: `90d`, `36h`, `2w`, `1440m`.
 ///
-/// `m` is minutes, never months: a month has no fixed length, and an expiry policy must be exact.
+/// `m` is minutes, never months: a month has no fixed length, and an expiry policy must be exact. An expiry is
+/// a day at the soonest (``VacuumOperation/minimumClientExpiry``), so the examples shown are all accepted.
 struct ExpiryDuration: ExpressibleByArgument, Hashable, CustomStringConvertible {
     let seconds: TimeInterval
     let description: String
@@ -23,10 +24,15 @@ struct ExpiryDuration: ExpressibleByArgument, Hashable, CustomStringConvertible 
         description = text
     }
 
+    /// What `--help` says of a duration.
+    static let help = "DURATION is a whole number and a unit: s, m (minutes), h, d or w, of 1d or more, "
+        + "as in 90d, 36h or 2w."
+
     /// For `@Option(transform:)`: the same parse, with an error that says what is expected.
     static func parse(_ argument: String) throws -> ExpiryDuration {
         guard let duration = ExpiryDuration(argument: argument) else {
-            throw ValidationError("'\(argument)' is not a duration: expected a positive whole number and a unit (s, m, h, d, w), like 90d, 12h or 30m")
+            throw ValidationError("'\(argument)' is not a duration: expected a positive whole number and a unit "
+                                  + "(s, m, h, d, w), like 90d, 36h or 2w")
         }
         guard duration.seconds >= VacuumOperation.minimumClientExpiry else {
             throw ValidationError("'\(argument)' is too short: a client can be expired after 1d of silence at the soonest "

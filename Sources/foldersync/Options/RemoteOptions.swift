@@ -46,8 +46,8 @@ struct RemoteOptions: ParsableArguments {
     }
 
     private static func firstLine(of path: String, option: String) throws -> String {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw ToolFailure("\(option) \(path): cannot be read") }
-        return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+        guard let line = PasswordFile.firstLine(of: path) else { throw ToolFailure("\(option) \(path): cannot be read") }
+        return line
     }
 
     /// The encryption password: `--password-file`, else `FOLDERSYNC_PASSWORD`, else the terminal.
@@ -114,7 +114,7 @@ struct RemoteOptions: ParsableArguments {
     }
 }
 
-/// `--json`: machine-readable output in the shapes README.md documents.
+/// `--json`: machine-readable output in the shapes the DocC article "The foldersync maintenance tool" documents.
 struct OutputOptions: ParsableArguments {
     @Flag(help: "Print JSON for machines instead of text for people.")
     var json = false

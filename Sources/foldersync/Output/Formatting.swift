@@ -24,11 +24,19 @@ enum Formatting {
     }
 
     /// A date and how long ago it was, in the units `--expire-clients-after` takes (`… (12d ago)`),
-    /// so an operator can read off the expiry that would catch it.
+    /// so an operator can read off the expiry that would catch it. A date ahead of this computer's clock says so
+    /// (`… (400d ahead of this computer's clock)`): one of the two clocks is wrong.
     static func dateAndAge(_ date: Date?, now: Date = Date()) -> String {
         guard let date else { return "-" }
-        return "\(self.date(date)) (\(age(now.timeIntervalSince(date))) ago)"
+        let interval = now.timeIntervalSince(date)
+        guard interval > -futureTolerance else {
+            return "\(self.date(date)) (\(age(-interval)) ahead of this computer's clock)"
+        }
+        return "\(self.date(date)) (\(age(interval)) ago)"
     }
+
+    /// How far ahead a date may be and still count as now: markers keep whole seconds, and clocks differ a little.
+    static let futureTolerance: TimeInterval = 60
 
     /// The largest whole unit among s, m, h, d: `45s`, `3m`, `5h`, `12d`.
     static func age(_ interval: TimeInterval) -> String {

@@ -34,21 +34,6 @@ document.stopWatchingRemote()
 return report
 }
 
-// README-SNIPPET-BEGIN encryption
-// (The README's encryption block, compiled and run by the tests.)
-func readmeEncryption(sharedFolderURL: URL, savedClientID: String, helperURL: URL, firstPassword: String, askUser: @escaping @Sendable (EncryptionRequest) async -> String) async throws -> ApplicationSyncManager {
-let app = ApplicationSyncManager(remote: FileManagerFileSystem(rootURL: sharedFolderURL))
-app.encryptionKeyStore = FileEncryptionKeyStore(directory: helperURL)  // the derived key, mode 0600; never the password
-app.encryptionHandler = { request in                                   // or .noEncryption for a new application, or .cancel
-    request.reason == .newApplication ? .password(firstPassword) : .password(await askUser(request))
-}
-try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: savedClientID,
-                             clientDescription: "Ann's laptop"))
-try await app.changeEncryptionPassword(from: firstPassword, to: "a better password")  // others are asked at next launch
-// README-SNIPPET-END
-return app
-}
-
 /// Every Swift code block in README.md is compiled (above, as part of the tests) and runs.
 @Suite("README")
 struct ReadmeSnippetTests {
@@ -80,19 +65,6 @@ struct ReadmeSnippetTests {
                                                 sharedFolderURL: directory.subdirectory("shared"),
                                                 savedClientID: UUID().uuidString, helperURL: directory.subdirectory("helper"))
         #expect(report.changesSent == 1)
-    }
-
-    @Test("The README's encryption block runs: it encrypts, registers and changes the password")
-    func encryptionRuns() async throws {
-        let directory = TemporaryDirectory()
-        let shared = directory.subdirectory("shared")
-        let app = try await readmeEncryption(sharedFolderURL: shared, savedClientID: UUID().uuidString,
-                                             helperURL: directory.subdirectory("helper"), firstPassword: "first",
-                                             askUser: { _ in "unused" })
-        #expect(app.shouldUseEncryption)
-        let unlocked = try await EncryptedFileSystem.unlocking(FileManagerFileSystem(rootURL: shared), layout: try #require(app.layout),
-                                                               password: "a better password")
-        #expect(try await unlocked.read(try #require(app.layout).deviceInfoFile(try #require(app.clientIdentifier))).count > 0)
     }
 }
 

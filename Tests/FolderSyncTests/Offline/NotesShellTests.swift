@@ -16,9 +16,23 @@ struct NotesShellTests {
 
     /// The README's first notes block and the offline one after it, made to run here.
     static func readmeScript(scratch: URL) throws -> String {
-        let (section, script) = try readmeShellScript(section: "## The notes example", blocks: 2, tool: "notes", scratch: scratch)
+        let (section, script) = try readmeShellScript(file: "Examples/Notes/README.md", blocks: 2, tool: "notes", scratch: scratch)
         #expect(section.contains("<!-- The block below is run by NotesShellTests"))
         return script
+    }
+
+    @Test("The front page's blocks run as written: a note written on one device is listed on the other, the tool finds the folder healthy")
+    func frontPage() throws {
+        let directory = TemporaryDirectory()
+        let (_, notes) = try readmeShellScript(file: "README.md", section: "## The examples", blocks: 1, tool: "notes",
+                                               scratch: directory.url)
+        let (_, tool) = try readmeShellScript(file: "README.md", section: "## The maintenance tool", blocks: 1,
+                                              tool: "foldersync", scratch: directory.url)
+        let result = try Subprocess.run("/bin/bash", ["-e", "-c", notes + "\n" + tool])
+        #expect(result.status == 0, "\(result.output)\n\(result.errors)")
+        let listed = result.output.split(separator: "\n").filter { $0.contains("Buy milk") }
+        #expect(listed.count == 1, "the phone lists the laptop's note: \(result.output)")
+        #expect(result.output.contains("Dry run") && result.output.hasSuffix("Healthy.\n"), "\(result.output)")
     }
 
     @Test("The README's notes session, the share unmounted and back: local commands work, sync says unavailable, then converges")

@@ -227,7 +227,7 @@ private final class RefusedCommits: TransactionObserver, @unchecked Sendable {
 @Suite("Local disk faults", .serialized)
 struct LocalDiskFaultTests {
     /// Mounts a tmpfs of `size` on `folder`; `false` (with a known issue recorded) where mounting is not allowed.
-    private static func mountTmpfs(_ folder: URL, size: String) throws -> Bool {
+    static func mountTmpfs(_ folder: URL, size: String) throws -> Bool {
         guard try Subprocess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", folder.path]).status == 0 else {
             withKnownIssue("cannot mount a tmpfs here (not root?): the local fault test did not run") { Issue.record("mount failed") }
             return false
@@ -323,7 +323,7 @@ struct LocalDiskFaultTests {
         try Data(count: max(0, free - 256 * 1024)).write(to: filler)
         let before = try NotesSchema.dump(b.store)
         let error = await #expect(throws: FolderSyncError.self) { try await b.sync() }
-        #expect(error?.code == .localStoreFailed, "\(String(describing: error))")
+        #expect(error?.code == .localStoreFull, "\(String(describing: error))")
         #expect(error.map { "\($0)".lowercased().contains("full") || "\($0)".lowercased().contains("space") } == true, "\(String(describing: error))")
         #expect(try NotesSchema.dump(b.store) == before, "a failed apply changed the store")
         try FileManager.default.removeItem(at: filler)

@@ -12,7 +12,8 @@ enum NotesSchema {
         ["folders", "notes", "tags", "note_tags"].map { SyncedTable($0, deletePolicy: deletePolicy) }
     }
 
-    static func open(_ url: URL, schemaVersion: Int = 1, deletePolicy: DeletePolicy = .deleteWins,
+    /// Opens the store at `url`, creating its tables with `createTables` (another version of the app's schema, say).
+    static func open(_ url: URL, schemaVersion: Int = 1, deletePolicy: DeletePolicy = .deleteWins, createTables: String = createTables,
                      now: @escaping @Sendable () -> Date = { Date() }) throws -> GRDBStore {
         try GRDBStore(path: url.path, tables: tables(deletePolicy: deletePolicy), schemaVersion: schemaVersion, now: now) { db in
             try db.execute(sql: createTables)
@@ -20,10 +21,10 @@ enum NotesSchema {
     }
 
     static let createTables = """
-        CREATE TABLE IF NOT EXISTS folders(id TEXT PRIMARY KEY NOT NULL, name TEXT);
+        CREATE TABLE IF NOT EXISTS folders(id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, body TEXT,
             folder_id TEXT REFERENCES folders(id));
-        CREATE TABLE IF NOT EXISTS tags(id TEXT PRIMARY KEY NOT NULL, name TEXT);
+        CREATE TABLE IF NOT EXISTS tags(id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS note_tags(id TEXT PRIMARY KEY NOT NULL,
             note_id TEXT REFERENCES notes(id), tag_id TEXT REFERENCES tags(id));
         """
@@ -49,11 +50,12 @@ struct TestClient {
     let store: GRDBStore
 
     static func make(_ remote: any RemoteFileSystem, name: String, in directory: TemporaryDirectory,
-                     document: String = "DOC", schemaVersion: Int = 1,
+                     document: String = "DOC", schemaVersion: Int = 1, createTables: String = NotesSchema.createTables,
                      environment: SyncEnvironment = Fixture.quietEnvironment(), clientIdentifier: String? = nil,
                      configure: (ApplicationSyncManager) -> Void = { _ in }) async throws -> TestClient {
         let folder = directory.subdirectory(name)
-        let store = try NotesSchema.open(folder.appendingPathComponent("notes.sqlite"), schemaVersion: schemaVersion, now: environment.now)
+        let store = try NotesSchema.open(folder.appendingPathComponent("notes.sqlite"), schemaVersion: schemaVersion,
+                                         createTables: createTables, now: environment.now)
         // On S3, the example backend's managers, which run its operation subclasses.
         let s3 = remote as? S3FileSystem
         let app = s3.map { S3ApplicationSyncManager(s3: $0, environment: environment) }

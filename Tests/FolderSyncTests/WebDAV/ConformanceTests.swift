@@ -22,7 +22,7 @@ struct ConformanceTests {
         #expect(failures.isEmpty, "\(failures)")
     }
 
-    /// Server behaviours measured here that no client can hide; each is explained in README.md ("WebDAV servers").
+    /// Server behaviours measured here that no client can hide; each is explained in the FolderSyncWebDAV DocC article "WebDAV servers".
     ///
     /// All three servers carry out `MOVE` with `Overwrite: T` as delete-then-rename, so a reader can find
     /// the file missing (404, or 403 from Apache) for an instant while it is replaced, and rclone can serve
