@@ -7,28 +7,49 @@ import GRDB
 /// names it, seen before its file) is never an error; a gap is reported only when a second look confirms it.
 @Suite("doctor beside publishing clients")
 struct DoctorInFlightTests {
-    /// Holds uploads into `SyncChanges/` until ``release()``, and says when the marker written beside them is out.
+    /// Holds the requests `holds` picks (by default uploads into `SyncChanges/`) until ``release()``, and says when one
+    /// is held and when a marker is written.
     final class HeldUploads: ForwardingFileSystem, @unchecked Sendable {
+        private let holds: @Sendable (Request, String) -> Bool
         private let state = Locked(State())
         private struct State {
             var held: [CheckedContinuation<Void, Never>] = []
             var released = false
+            var arrived: CheckedContinuation<Void, Never>?
             var markerWritten: CheckedContinuation<Void, Never>?
             var markerDone = false
         }
 
-        override func upload(fromLocalFile url: URL, to path: RemotePath) async throws {
-            if path.description.contains("/SyncChanges/") {
-                await withCheckedContinuation { continuation in
-                    let resume = state.withLock { state -> Bool in
-                        if state.released { return true }
-                        state.held.append(continuation)
-                        return false
-                    }
-                    if resume { continuation.resume() }
+        init(_ base: any RemoteFileSystem,
+             holds: @escaping @Sendable (Request, String) -> Bool = { $0 == .upload && $1.contains("/SyncChanges/") }) {
+            self.holds = holds
+            super.init(base)
+        }
+
+        override func willForward(_ request: Request, path: RemotePath) async throws {
+            guard holds(request, path.description) else { return }
+            await withCheckedContinuation { continuation in
+                let (resume, arrived) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
+                    if state.released { return (true, nil) }
+                    state.held.append(continuation)
+                    defer { state.arrived = nil }
+                    return (false, state.arrived)
                 }
+                arrived?.resume()
+                if resume { continuation.resume() }
             }
-            try await super.upload(fromLocalFile: url, to: path)
+        }
+
+        /// Returns once a request is held.
+        func waitForHeld() async {
+            await withCheckedContinuation { continuation in
+                let held = state.withLock { state -> Bool in
+                    if !state.held.isEmpty { return true }
+                    state.arrived = continuation
+                    return false
+                }
+                if held { continuation.resume() }
+            }
         }
 
         override func write(_ data: Data, to path: RemotePath) async throws {

@@ -165,60 +165,6 @@ struct SharedIdentityProcessTests {
 /// installation's marker does.
 @Suite("A shared client identity, step by step")
 struct SharedIdentityTests {
-    /// Holds every write of `client`'s change sets and marker until released: a sync that staged its sets and has
-    /// not published them yet.
-    final class HeldPublication: ForwardingFileSystem, @unchecked Sendable {
-        let client: String
-        private let state = Locked(State())
-        private struct State {
-            var held: [CheckedContinuation<Void, Never>] = []
-            var released = false
-            var arrived: CheckedContinuation<Void, Never>?
-        }
-
-        init(_ base: any RemoteFileSystem, client: String) {
-            self.client = client
-            super.init(base)
-        }
-
-        override func willForward(_ request: Request, path: RemotePath) async throws {
-            let text = path.description
-            guard [.write, .upload, .move].contains(request),
-                  text.contains("/SyncChanges/\(client)/") || text.contains("/RecentSyncs/\(client).") else { return }
-            await withCheckedContinuation { continuation in
-                let (resume, arrived) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
-                    if state.released { return (true, nil) }
-                    state.held.append(continuation)
-                    defer { state.arrived = nil }
-                    return (false, state.arrived)
-                }
-                arrived?.resume()
-                if resume { continuation.resume() }
-            }
-        }
-
-        /// Returns once a write is held.
-        func waitForHeldWrite() async {
-            await withCheckedContinuation { continuation in
-                let held = state.withLock { state -> Bool in
-                    if !state.held.isEmpty { return true }
-                    state.arrived = continuation
-                    return false
-                }
-                if held { continuation.resume() }
-            }
-        }
-
-        func release() {
-            let held = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-                state.released = true
-                defer { state.held = [] }
-                return state.held
-            }
-            for continuation in held { continuation.resume() }
-        }
-    }
-
     @Test("A set (a delete) the copy published under a number the old computer's marker hid is applied everywhere once the copy re-joins under a new identity that names the one it left: by the reader, by the old computer that keeps the identity, and by the copy itself")
     func hiddenSetAppliedAfterRejoin() async throws {
         let directory = TemporaryDirectory()
@@ -243,13 +189,16 @@ struct SharedIdentityTests {
         let c = try await make(FileManagerFileSystem(rootURL: root), "C")
         c.app.clientIdentifierChangeHandler = { _ in }
         // The old computer stages its set 2 and is held before publishing it; meanwhile the copy publishes its own set 2.
-        let held = HeldPublication(FileManagerFileSystem(rootURL: root), client: "client-X")
+        let held = DoctorInFlightTests.HeldUploads(FileManagerFileSystem(rootURL: root)) { request, path in
+            [.write, .upload, .move].contains(request)
+                && (path.contains("/SyncChanges/client-X/") || path.contains("/RecentSyncs/client-X."))
+        }
         let original = try await make(held, "A")
         try original.execute("INSERT INTO notes(id, title) VALUES ('old', 'on the old computer')")
         try c.execute("INSERT INTO notes(id, title) VALUES ('new', 'on the new computer')")
         try c.execute("DELETE FROM notes WHERE id = 'x0'")
         let publishing = Task { try await original.sync() }
-        await held.waitForHeldWrite()
+        await held.waitForHeld()
         try await c.sync()
         held.release()
         _ = try await publishing.value
