@@ -31,7 +31,7 @@ enum NotesMain {
     /// ArgumentParser's first line with a pointer to the help.
     static func message(for error: any Error) -> String {
         switch error {
-        case let error as FolderSyncError: return error.description
+        case let error as FolderSyncError: return error.description + ConfirmReplaced.hint(for: error)
         case let error as NotesError: return error.description
         default:
             let first = Notes.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
@@ -46,11 +46,12 @@ struct Notes: AsyncParsableCommand {
         abstract: "A notes app that syncs through a shared folder with FolderSync.",
         discussion: """
             The notes live in the database: add, edit, move, tag, untag, delete, list and status never touch the shared \
-            folder; sync (which registers the device the first time), rejoin and change-password do. Only add and sync \
-            create a database that is not there. Exit code 0 on success; otherwise 1 with a one-line error on stderr.
+            folder; sync (which registers the device the first time), rejoin, change-password and confirm-replaced do. \
+            Only add and sync create a database that is not there. Exit code 0 on success; otherwise 1 with a one-line \
+            error on stderr.
             """,
         subcommands: [Add.self, Edit.self, Move.self, Tag.self, Untag.self, Delete.self, List.self, Sync.self, Status.self,
-                      Rejoin.self, ChangePassword.self, Demo.self])
+                      Rejoin.self, ChangePassword.self, ConfirmReplaced.self, Demo.self])
 
     @Option(help: "The notes database (SQLite file) of this device.")
     var db: String?

@@ -10,13 +10,14 @@ struct Todo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A to-do app that syncs through a shared folder with FolderSync.",
         discussion: """
-            Lists, items, people and assignments live in this device's database: every command but sync works \
-            without the shared folder. Concurrent edits of one item: done on either device stays done, the higher \
-            priority wins, the later title wins; a deleted item stays deleted. Items are named by their ID or its \
+            Lists, items, people and assignments live in this device's database: every command but sync and \
+            confirm-replaced works without the shared folder. Concurrent edits of one item: done on either device \
+            stays done, the higher priority wins, the later title wins; a deleted item stays deleted. Items are named \
+            by their ID or its \
             first characters, as show prints them.
             """,
         subcommands: [Add.self, Done.self, Undone.self, Rename.self, Prioritize.self, Assign.self, Unassign.self,
-                      Delete.self, Show.self, Sync.self])
+                      Delete.self, Show.self, Sync.self, ConfirmReplaced.self])
 
     @Option(help: "This device's database (SQLite file).")
     var db: String
@@ -47,7 +48,7 @@ struct Todo: AsyncParsableCommand {
                 return
             }
             let line = switch error {
-            case let error as FolderSyncError: error.description
+            case let error as FolderSyncError: error.description + ConfirmReplaced.hint(for: error)
             case let error as TodoError: error.description
             default: (message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)") + " (see 'todo --help')"
             }

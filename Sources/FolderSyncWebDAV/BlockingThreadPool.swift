@@ -44,13 +44,14 @@ final class BlockingThreadPool: @unchecked Sendable {
         }
     }
 
-    /// Waits until at least `count` threads wait for a job (for tests: a pool whose threads all wait is the one a
-    /// burst of jobs meets between two bursts of requests).
+    /// Waits until at least `count` threads wait for a job, or fewer than `count` threads are left (for tests: a pool
+    /// whose threads all wait is the one a burst of jobs meets between two bursts of requests). Idle threads stay
+    /// while a caller waits here; one that ended before it came is not waited for.
     func waitUntilIdle(threads count: Int) {
         condition.lock()
         defer { condition.unlock() }
         idleWatchers += 1
-        while idle < count { condition.wait() }
+        while idle < count && threads >= count { condition.wait() }
         idleWatchers -= 1
     }
 
@@ -68,7 +69,7 @@ final class BlockingThreadPool: @unchecked Sendable {
             if idleWatchers > 0 { condition.broadcast() }
             let woken = condition.wait(until: Date().addingTimeInterval(idleLifetime))
             idle -= 1
-            if !woken && jobs.isEmpty {
+            if !woken && jobs.isEmpty && idleWatchers == 0 {
                 threads -= 1
                 condition.unlock()
                 return

@@ -27,7 +27,7 @@ public enum RemoteLocation {
     ///   - environment: Where WebDAV credentials are read from; the process's environment by default.
     /// - Throws: ``/FolderSync/FolderSyncError`` with `invalidConfiguration` for an unsupported or invalid URL, an
     ///   invalid timeout, or credentials over clear `http://` to another machine without `FOLDERSYNC_WEBDAV_ALLOW_HTTP=1`;
-    ///   `remoteItemNotFound` when a local folder does not exist. Messages never show a password.
+    ///   `remoteUnavailable` when a local folder does not exist (a share not mounted). Messages never show a password.
     public static func fileSystem(for location: String,
                                   environment: [String: String] = ProcessInfo.processInfo.environment) throws -> any RemoteFileSystem {
         if isWebDAV(location) {
@@ -57,7 +57,9 @@ public enum RemoteLocation {
         let path = lowered.hasPrefix("file://") ? (URL(string: location)?.path ?? location) : location
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw FolderSyncError(.remoteItemNotFound, "no such directory", path: location)
+            throw FolderSyncError(.remoteUnavailable,
+                                  "the shared folder is not there (no such directory: not mounted, moved or removed)",
+                                  path: location)
         }
         return FileManagerFileSystem(rootURL: URL(fileURLWithPath: path, isDirectory: true))
     }

@@ -269,6 +269,7 @@ public final class WebDAVFileSystem: RemoteFileSystem {
             }
         }
         guard WebDAVStatus.isSuccess(response.status) else {
+            if response.status >= 500 { await removeLeftovers(of: temporary) }
             // RFC 4918 says 409; nginx answers 500 and rclone 404 to a PUT into a missing folder: say what it means.
             if response.status == 404 || response.status >= 500, !path.parent.isRoot, try await item(at: path.parent) == nil {
                 throw FolderSyncError(.remoteItemNotFound, "PUT answered HTTP \(response.status): the parent folder does not exist",
@@ -281,6 +282,17 @@ public final class WebDAVFileSystem: RemoteFileSystem {
         } catch {
             try? await remove(temporary)
             throw error
+        }
+    }
+
+    /// Removes what a PUT the server failed (5xx) may have left under its temporary name: the server's partial file
+    /// (wsgidav keeps the bytes of a body it could not store) and files it named after it (nginx writes
+    /// `<name>.<number>` and leaves them when its disk is full). A share that is full would otherwise fill up with
+    /// every retry, and stop every device. Best effort: what stays is a temporary that vacuum removes in time.
+    private func removeLeftovers(of temporary: RemotePath) async {
+        guard let items = try? await contentsOfDirectory(at: temporary.parent) else { return }
+        for item in items where item.name.hasPrefix(temporary.name) {
+            try? await remove(temporary.parent.appending(item.name))
         }
     }
 
@@ -349,7 +361,12 @@ public final class WebDAVFileSystem: RemoteFileSystem {
         case 200..<300: return
         case 403, 405: try await requireFolder(at: path, afterMKCOL: response.status)
         case 409:
-            // A parent is missing: create the parents first, then this folder.
+            // A parent is missing: create the parents first, then this folder. A folder of the root answered 409 is the
+            // shared folder itself missing on the server (a volume emptied under the share's path): it is not made.
+            guard path.components.count > 1 else {
+                throw FolderSyncError(.remoteUnavailable, "the shared folder is not there on the server (MKCOL answered HTTP 409)",
+                                      path: address.baseURL.path)
+            }
             try await createDirectory(at: path.parent)
             let again = try await transport.send(HTTPRequest(method: "MKCOL", url: address.url(for: path, directory: true)), path: path)
             if WebDAVStatus.isSuccess(again.status) { return }

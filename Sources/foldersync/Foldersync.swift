@@ -12,6 +12,6 @@ struct Foldersync: AsyncParsableCommand {
             """,
         subcommands: [
             LayoutCommand.self, InspectCommand.self, DoctorCommand.self,
-            DocumentsCommand.self, ClientsCommand.self, VacuumCommand.self, ExportCommand.self,
+            DocumentsCommand.self, ClientsCommand.self, VacuumCommand.self, ExportCommand.self, RecreateCommand.self,
         ])
 }

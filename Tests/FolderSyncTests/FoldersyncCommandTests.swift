@@ -7,7 +7,7 @@ import Testing
 struct FoldersyncCommandTests {
     static let commands: [[String]] = [
         [], ["layout"], ["inspect"], ["doctor"], ["documents"], ["documents", "list"], ["clients"],
-        ["clients", "list"], ["clients", "delete"], ["vacuum"], ["export"],
+        ["clients", "list"], ["clients", "delete"], ["vacuum"], ["export"], ["recreate"],
     ]
 
     @Test("--help of every subcommand matches its snapshot and exits 0", arguments: commands)

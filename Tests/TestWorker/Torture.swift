@@ -12,6 +12,9 @@ import TestProcesses
 /// mount point). Clients keep writing; their syncs, transfers and vacuums must say `remoteUnavailable`, and nothing may
 /// be written where the folder was. The folder comes back for the next round.
 ///
+/// First, a document's creation is killed at each of its steps in turn, each on a folder of its own
+/// (``killCreationAtEveryStep()``), with the same checks.
+///
 /// Checks: every committed write is present or superseded (own rows hold exactly their last committed value,
 /// shared rows one of their committed values, no row of an aborted transaction appears), every replica holds
 /// the same rows, and `foldersync doctor` finds the folder healthy. Prints the figures; exits 1 on any failure.
@@ -91,6 +94,8 @@ struct Torture {
         var eventsPerRun = 150 // learnt from runs that finish, so kill points spread over whole runs
         var toolVacuums = 0, outages = 0
         let started = Date()
+        let creation = try killCreationAtEveryStep()
+        errors += creation.errors
         while killed < kills {
             round += 1
             // After the first round (every client registered), one round in six plays with the folder away.
@@ -143,7 +148,11 @@ struct Torture {
         let seconds = Int(Date().timeIntervalSince(started).rounded())
         print("""
             kill torture: seed \(seed), \(clients) clients, \(round) rounds (\(outages) with the folder away), \(runs) client runs, \(toolVacuums) vacuums by the tool, \(seconds) s
-            kills: \(killed) (runs that finished before their kill point: \(completed))
+            kills: \(killed + creation.kills) (runs that finished before their kill point: \(completed))
+            document creation killed at each of its \(creation.kills) steps, then rejoined by its creator and a second \
+            client: lost writes \(creation.lost), phantom writes \(creation.phantoms), divergent replicas \(creation.divergent), \
+            unhealthy folders \(creation.unhealthy)
+            creation kills by point: \(creation.byPoint.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
             kills by action: \(byAction.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
             kills by point: \(byPoint.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
             committed transactions: \(check.committed), aborted by a kill before commit: \(check.aborted)

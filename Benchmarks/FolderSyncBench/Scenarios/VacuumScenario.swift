@@ -27,6 +27,7 @@ struct VacuumScenario: Scenario {
 
         context.log("local folder: fabricating \(local) removable change sets")
         let remoteURL = root.appendingPathComponent("remote")
+        try FileManager.default.createDirectory(at: remoteURL, withIntermediateDirectories: true)
         let folder = FileManagerFileSystem(rootURL: remoteURL)
         let localDocument = try await Self.fabricate(folder, count: local) { fabricator, files in
             for (path, bytes) in files {

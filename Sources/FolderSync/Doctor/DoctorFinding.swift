@@ -19,6 +19,9 @@
         case remove
         /// Move a corrupt file into `<appID>/Quarantine/<timestamp>/`, under its original path.
         case quarantine
+        /// Write the key `documentInfo.plist` names into the empty `IntegrityKey/` of a document whose creation
+        /// stopped half way (what its creator would have written, and what the next client to sync writes too).
+        case writeIntegrityKey
     }
 
     /// Which check found it: a stable name, safe to compare and persist.
@@ -125,7 +128,7 @@
 
 /// One thing `RemoteTreeDoctor.repair` did.
 @_spi(Tooling) public struct DoctorRepairAction: Hashable, Sendable, Codable {
-    /// Whether the path was removed or quarantined.
+    /// Whether the path was removed, quarantined or written.
     public var action: DoctorFinding.Repair
     /// The path acted on.
     public var path: String

@@ -25,8 +25,17 @@ extension RemoteTreeDoctor {
         let expected = facts.integrityKeyInInfo.map { " (documentInfo.plist says \($0))" } ?? ""
         switch keys.count {
         case 0:
-            examination.add(.error, .integrityKeyMissing, directory,
-                            "no integrity key\(expected): every client will think the remote document was reset")
+            let folder = examination.items.contains { $0.path == directory }
+            if let key = DocumentInfo.keyCompletingCreation(of: document, info: facts.documentInfo,
+                                                            keysPresent: folder ? [] : nil,
+                                                            deleted: examination.deletedDocuments.contains(document)) {
+                examination.add(.warning, .integrityKeyMissing, directory,
+                                "no integrity key (documentInfo.plist says \(key)): the document's creation stopped half way; "
+                                + "the next client to sync writes it", repair: .writeIntegrityKey)
+            } else {
+                examination.add(.error, .integrityKeyMissing, directory,
+                                "no integrity key\(expected): every client will think the remote document was reset")
+            }
         case 1:
             if let info = facts.integrityKeyInInfo, info != keys[0] {
                 examination.add(.error, .integrityKeyMismatch, directory.appending(keys[0]),

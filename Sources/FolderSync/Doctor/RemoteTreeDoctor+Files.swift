@@ -54,7 +54,7 @@ extension RemoteTreeDoctor {
             // Not quarantined: without it the next registration would create a new document (a new epoch).
             if let info = try await decode(DocumentInfo.self, walked, repair: nil, &examination) {
                 expectIdentity(info.documentIdentifier, document, "document", path, &examination)
-                examination.documentFacts[document]?.integrityKeyInInfo = info.integrityKey
+                examination.documentFacts[document]?.documentInfo = info
             }
         case ("<clientID>.plist", _):
             // Markers mean something by existing: never moved.
@@ -62,6 +62,7 @@ extension RemoteTreeDoctor {
                 expectIdentity(info.clientIdentifier, stem, "client", path, &examination)
             }
         case ("<documentID>.plist", _):
+            examination.deletedDocuments.insert(stem)   // a marker deletes by existing, as sync reads it
             if let info = try await decode(DeletedDocumentInfo.self, walked, repair: nil, &examination) {
                 expectIdentity(info.documentIdentifier, stem, "document", path, &examination)
             }

@@ -166,6 +166,8 @@ struct Examination {
     var documentFacts: [String: DocumentFacts] = [:]
     /// Clients with a `deviceInfo.plist`.
     var registeredClients = Set<String>()
+    /// Documents with a deletion marker (`Information/DeletedDocuments/<document>.plist`), readable or not.
+    var deletedDocuments = Set<String>()
 
     mutating func add(_ severity: DoctorFinding.Severity, _ check: DoctorFinding.Check, _ path: RemotePath, _ message: String,
                       repair: DoctorFinding.Repair? = nil) {
@@ -183,7 +185,8 @@ struct DocumentFacts {
     }
 
     var hasDocumentInfo = false
-    var integrityKeyInInfo: String?
+    var documentInfo: DocumentInfo?
+    var integrityKeyInInfo: String? { documentInfo?.integrityKey }
     var integrityKeys: [String] = []
     /// Per client folder of `SyncChanges/`.
     var changeSets: [String: [ChangeSet]] = [:]

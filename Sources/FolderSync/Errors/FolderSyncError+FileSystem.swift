@@ -10,7 +10,9 @@ import Darwin
 extension FolderSyncError {
     /// The error for a failed system call on the remote, `errno` mapped to the code that names the cause: a missing
     /// file or folder is ``Code/remoteItemNotFound``, an existing one ``Code/remoteItemExists``, a refusal
-    /// ``Code/permissionDenied``, a full disk ``Code/remoteFull``, anything else ``Code/remoteIOFailed``.
+    /// ``Code/permissionDenied``, a full disk ``Code/remoteFull``, a mount that stopped answering (`ENOTCONN` of a
+    /// dead FUSE mount, `ESTALE` of NFS, a host down or a timeout) ``Code/remoteUnavailable``, anything else
+    /// ``Code/remoteIOFailed``.
     ///
     /// - Parameters:
     ///   - code: the `errno` the call set.

@@ -145,6 +145,12 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
     /// For resets (integrity mismatch, client or document deleted): where the local store and its unpublished
     /// changes were backed up before anything else happened. ``DocumentSyncManager/rejoin()`` re-joins.
     public internal(set) var backupPath: String?
+    /// Whether this is ``Code/remoteUnavailable`` because the shared folder was reached but holds no tree of the
+    /// application, though this client registered with it: a share not mounted (an empty mount point), or a folder
+    /// emptied, replaced, or restored from a copy older than the application. Nothing was written; only the user can
+    /// tell which. When the folder really was replaced, ``ApplicationSyncManager/remoteReplacementHandler``
+    /// answering `true` makes the next sync set it up again, and every device then re-joins with its data.
+    public internal(set) var isApplicationFolderMissing = false
 
     /// An error with `code`, a one-line `message` naming the cause, the path concerned, and the error it wraps.
     public init(_ code: Code, _ message: String, path: String? = nil, underlying: (any Error)? = nil) {

@@ -43,6 +43,21 @@ public struct DeviceInfo: PropertyListPayload {
     public var userInfo: [String: String]
     /// When the client registered with the application; for display only.
     public var registrationDate: Date
+
+    /// A device info; see the properties for each argument.
+    public init(clientIdentifier: String, clientDescription: String, userInfo: [String: String], registrationDate: Date) {
+        self.clientIdentifier = clientIdentifier
+        self.clientDescription = clientDescription
+        self.userInfo = userInfo
+        self.registrationDate = registrationDate
+    }
+
+    /// Whether `other` says what this file says about the device, whatever the registration date: then a launch
+    /// does not write it again.
+    func describesSameDevice(as other: DeviceInfo) -> Bool {
+        clientIdentifier == other.clientIdentifier && clientDescription == other.clientDescription
+            && userInfo == other.userInfo
+    }
 }
 
 /// `Documents/<document>/documentInfo.plist`: published once, if absent, by the client that creates the document.
@@ -104,8 +119,9 @@ public struct DeletedDocumentInfo: PropertyListPayload, Hashable {
 /// up on a later launch without the shared folder (``DocumentSyncManager/registerConfigured()``).
 struct LocalRegistration: PropertyListPayload {
     static let kind = "localRegistration"
-    /// Version 2 adds ``encryptionKey``, so that an encrypted application is unlocked at launch without the remote.
-    static let formatVersion = 2
+    /// Version 2 adds ``encryptionKey``, so that an encrypted application is unlocked at launch without the remote;
+    /// version 3 ``deviceInfo``, so that a launch writes the device info only when it changed.
+    static let formatVersion = 3
     var applicationIdentifier: String
     var documentIdentifier: String
     var clientIdentifier: String
@@ -114,6 +130,21 @@ struct LocalRegistration: PropertyListPayload {
     /// The application's `Encryption/EncryptionKey.plist` when it is encrypted: the data key wrapped by the password
     /// key, as on the remote (where it is clear too). With the password key of the key store, it opens the data key.
     var encryptionKey: Data? = nil
+    /// The device info the remote held when this client last registered (written or read back), when known.
+    var deviceInfo: DeviceInfo? = nil
+
+    /// Version 2 when there is no device info: version 2 readers read all the file holds.
+    var writtenFormatVersion: Int { deviceInfo == nil ? 2 : Self.formatVersion }
+}
+
+/// What a client remembers locally once its first registration found (or made) the application's tree, before that
+/// registration is done (``LocalLayout/applicationSeenFile``): a registration that was interrupted then, followed
+/// by a launch facing an empty mount point, must take the folder for away, not fill it with a new tree.
+struct LocalApplicationSeen: PropertyListPayload {
+    static let kind = "localApplication"
+    static let formatVersion = 1
+    var applicationIdentifier: String
+    var clientIdentifier: String
 }
 
 /// The reset a client's document stopped on (remote wiped or replaced, document or client deleted), remembered in the

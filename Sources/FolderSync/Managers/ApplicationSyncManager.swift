@@ -80,6 +80,13 @@ open class ApplicationSyncManager: @unchecked Sendable {
         var checksRemote = false
         /// Whether a document of this client remembers registering: the application's tree is then never created again.
         var registeredBefore = false
+        /// Whether that document joined the application clear (it remembers no key file).
+        var joinedClear = false
+        /// What this client's `deviceInfo.plist` on the remote holds, as a document remembers it or a registration
+        /// found it; `nil`: the next registration reads it.
+        var deviceInfoOnRemote: DeviceInfo?
+        /// Told when a registration finds or makes the application's tree (a document's first registration remembers it).
+        var foundApplication: (@Sendable () throws -> Void)?
         /// The registration with the remote a document asked for, shared by the documents that ask at once.
         var pendingRegistration: Task<Void, any Error>?
         var encryptionKeyFile: Data?
@@ -183,6 +190,18 @@ open class ApplicationSyncManager: @unchecked Sendable {
     /// document remembers to unlock it at a later launch without the remote.
     var encryptionKeyFile: Data? { mutable.current.encryptionKeyFile }
 
+    /// What this client's device info on the remote holds, when a registration wrote or read it, or a document
+    /// remembers it: what a document remembers, so that a later launch writes it only when it changed.
+    var deviceInfoOnRemote: DeviceInfo? { mutable.current.deviceInfoOnRemote }
+
+    /// Calls `found` (or nothing, with `nil`) when a registration finds or makes the application's tree, before it
+    /// writes anything else: a document registering for the first time remembers then that the tree exists.
+    func whenApplicationFound(_ found: (@Sendable () throws -> Void)?) { mutable.withLock { $0.foundApplication = found } }
+
+    /// Makes the next registration read this client's device info back, and write it if it is missing or differs:
+    /// at the heartbeat's interval (a folder restored from an older copy, a file moved aside by `doctor --repair`).
+    func checkDeviceInfoAgain() { mutable.withLock { $0.deviceInfoOnRemote = nil } }
+
     /// The layout of this application's tree, once configured.
     public var layout: RemoteLayout? { mutable.current.configuration?.1 }
 
@@ -238,31 +257,50 @@ open class ApplicationSyncManager: @unchecked Sendable {
                                 userInfo: configuration.userInfo, registrationDate: environment.now().wholeSeconds)
         let operation = applicationRegistrationOperation(layout: layout, deviceInfo: device)
         // Set here, not in the factory, so that a backend's subclass gets them too.
+        let remembered = mutable.current
         operation.requiresEncryption = requiresEncryption
-        operation.registeredBefore = mutable.current.registeredBefore && !rejoining
+        operation.registeredBefore = remembered.registeredBefore && !rejoining
+        operation.joinedClear = operation.registeredBefore && remembered.joinedClear
+        operation.deviceInfoOnRemote = rejoining ? nil : remembered.deviceInfoOnRemote
+        operation.foundApplication = remembered.foundApplication
         operation.askToReplaceRemote = { [unowned self] request in await self.remoteReplacementHandler?(request) ?? false }
         try await operation.run()
         mutable.withLock { state in
             state.remote = operation.fileSystem
             state.encryptionKeyFile = operation.encryptionKeyFile
+            state.deviceInfoOnRemote = operation.deviceInfoOnRemote
             state.checksRemote = false
         }
     }
 
     /// Asks for a registration with the remote at the next ``registerIfNeeded(registeredBefore:rejoining:)``: the
     /// application's folder was found gone (an unreachable share, or a replaced remote the app may confirm).
-    func checkRemoteAgain() { mutable.withLock { $0.checksRemote = true } }
+    /// The device info is read back too: the folder that comes back may be an older copy.
+    func checkRemoteAgain() {
+        mutable.withLock { state in
+            state.checksRemote = true
+            state.deviceInfoOnRemote = nil
+        }
+    }
 
     /// Comes up from what a document of this client remembers, without touching the remote: configured, able to sync,
     /// and with an encrypted application unlocked by the saved password key. The remote is checked by the first
     /// ``registerIfNeeded(registeredBefore:)``. `false` when it cannot (an encrypted application whose password key is
     /// not saved, or no longer opens the remembered key file): the launch then registers with the remote.
-    func resume(encryptionKey: Data?) throws -> Bool {
+    /// `deviceInfo`: what the document remembers this client's device info on the remote to hold.
+    func resume(encryptionKey: Data?, deviceInfo: DeviceInfo?) throws -> Bool {
         guard let (configuration, layout) = mutable.current.configuration else {
             throw FolderSyncError(.invalidConfiguration, "configure the application sync manager before its documents")
         }
-        mutable.withLock { $0.registeredBefore = true }
-        if state == .ableToSync || state == .registering { return true }   // this launch registered, or is registering
+        if state == .ableToSync || state == .registering {   // this launch registered, or is registering
+            mutable.withLock { $0.registeredBefore = true }
+            return true
+        }
+        mutable.withLock { state in
+            state.registeredBefore = true
+            state.joinedClear = encryptionKey == nil
+            state.deviceInfoOnRemote = deviceInfo
+        }
         var remote = underlyingRemote
         if let encryptionKey {
             let info = try PropertyListFile.decode(EncryptionKeyInfo.self, from: encryptionKey, path: layout.encryptionKeyFile.description)

@@ -68,17 +68,29 @@ extension DocumentSyncManager {
     /// makes it register again at once, which asks the app whether the remote was replaced (then it is a reset);
     /// otherwise the folder is ``FolderSyncError/Code/remoteUnavailable`` and the next call registers again first.
     /// A reset found on the way is backed up and remembered (``stopForReset(_:)``).
+    ///
+    /// A folder missing mid-task is told apart the same way: with the application's tree gone too (a share unmounted
+    /// or emptied, a server restarted on an empty volume) it is `remoteUnavailable`; with the tree there, it is one of
+    /// this client's folders (a folder restored from a copy older than its registration): the document registers again,
+    /// which creates them, and `body` runs once more.
     func withRemote<T>(_ what: String, _ body: () async throws -> T) async throws -> T {
         do {
             if let reset = mutable.current.lastReset { throw reset.error }
-            let registeringNow = mutable.current.checksRemote
-            try await checkRemoteIfNeeded()
+            let check = mutable.current
+            let registeringNow = check.checksRemote, registeringFully = check.checksRemote && check.registersDocumentAgain
             do {
+                try await checkRemoteIfNeeded()
                 return try await body()
             } catch let error as FolderSyncError where error.code == .remoteUnavailable && !registeringNow {
+                try await registerAgain(since: error)
+            } catch let error as FolderSyncError where error.code == .remoteItemNotFound {
+                guard try await applicationSyncManager.remote.exists(layout.formatVersionFile) else {
+                    try await registerAgain(since: .applicationFolderAway(layout))
+                }
+                guard !registeringFully else { throw error }
                 checkRemoteAgain()
                 try await checkRemoteIfNeeded()
-                throw error
+                return try await body()
             }
         } catch {
             let error = stopForReset(FolderSyncError.wrapping(error, what).unavailableIfUnreachable)
@@ -87,9 +99,21 @@ extension DocumentSyncManager {
         }
     }
 
-    /// Makes the next ``withRemote(_:_:)`` register with the remote first: the folder may be back, or replaced.
+    /// After the folder was found away mid-task: registers again at once, which asks the app whether the remote was
+    /// replaced (then the reset is thrown), and throws `away` otherwise.
+    private func registerAgain(since away: FolderSyncError) async throws -> Never {
+        checkRemoteAgain()
+        try await checkRemoteIfNeeded()
+        throw away
+    }
+
+    /// Makes the next ``withRemote(_:_:)`` register with the remote first, the document too: the folder may be back,
+    /// or replaced, or lack one of this client's folders.
     private func checkRemoteAgain() {
-        mutable.withLock { $0.checksRemote = true }
+        mutable.withLock { state in
+            state.checksRemote = true
+            state.registersDocumentAgain = true
+        }
         applicationSyncManager.checkRemoteAgain()
     }
 

@@ -119,6 +119,10 @@ open class DocumentSyncManager: @unchecked Sendable {
         /// Whether this launch came up from the remembered registration and has not checked the remote yet: the
         /// first sync (or whole-store transfer) registers with it, once.
         var checksRemote = false
+        /// Whether that check registers the document too, as a first registration does: after the folder was found
+        /// away or one of this client's folders missing. A launch checks the application only (a sync then finds a
+        /// replaced or deleted document, or this client's deletion, by itself).
+        var registersDocumentAgain = false
         /// Whether a sync of this launch looked at this client's whole store (``LocalSyncState/RemoteKnowledge/ownWholeStoreTag``).
         var checkedOwnWholeStore = false
         /// The store whose syncs of this launch know this client's own change-set numbers (one listed them, and no
@@ -245,7 +249,8 @@ open class DocumentSyncManager: @unchecked Sendable {
     /// use (a first launch, or an encrypted application whose password key is not saved).
     private func resumeRemembered() async throws -> Bool {
         guard let remembered = try loadLocalRegistration(),
-              try applicationSyncManager.resume(encryptionKey: remembered.encryptionKey) else { return false }
+              try applicationSyncManager.resume(encryptionKey: remembered.encryptionKey, deviceInfo: remembered.deviceInfo)
+        else { return false }
         try gate.begin(what: "document \(documentIdentifier)")
         await delegate?.documentSyncManagerDidBeginRegistering(self)
         mutable.withLock { state in
@@ -265,18 +270,26 @@ open class DocumentSyncManager: @unchecked Sendable {
         do {
             try LocalFiles.createPrivateDirectory(localLayout.helperDirectory)   // 0700: registration, downloads, backups
             let remembered = try loadLocalRegistration()
-            // A client that registered before never creates the application's tree again by itself; a re-join
-            // after a wipe is the app saying the remote was replaced, and registers the application again.
-            let info = try await registerWithRemote(remembered: remembered, creatingMissingDocument: creatingMissingDocument)
+            // A client that registered before (or began to, and found the tree) never creates the application's
+            // tree again by itself; a re-join after a wipe is the app saying the remote was replaced, and registers
+            // the application again.
+            let seen = try remembered != nil || remembersApplication()
+            if remembered == nil { applicationSyncManager.whenApplicationFound { [self] in try rememberApplication() } }
+            defer { if remembered == nil { applicationSyncManager.whenApplicationFound(nil) } }
+            let info = try await registerWithRemote(remembered: remembered, registeredBefore: seen,
+                                                    creatingMissingDocument: creatingMissingDocument)
             let local = LocalRegistration(applicationIdentifier: layout.applicationIdentifier,
                                           documentIdentifier: documentIdentifier, clientIdentifier: clientIdentifier,
-                                          integrityKey: info.integrityKey, encryptionKey: applicationSyncManager.encryptionKeyFile)
+                                          integrityKey: info.integrityKey,
+                                          encryptionKey: applicationSyncManager.encryptionKeyFile,
+                                          deviceInfo: applicationSyncManager.deviceInfoOnRemote)
             if local != remembered {
                 try LocalFiles.writeDurably(try PropertyListFile.encode(local), to: localLayout.registrationFile)
             }
             mutable.withLock { state in
                 state.registration = local
                 state.checksRemote = false
+                state.registersDocumentAgain = false
             }
             gate.finish(.success(()))
             await delegate?.documentSyncManagerDidFinishRegistering(self)
@@ -295,14 +308,15 @@ open class DocumentSyncManager: @unchecked Sendable {
     /// An application folder found gone although the application registered earlier in this launch (the share
     /// unmounted, or replaced since) makes the application register again, which asks the app whether the remote was
     /// replaced: then the document registers with the new tree (and finds its reset), otherwise it is unavailable.
-    private func registerWithRemote(remembered: LocalRegistration?, creatingMissingDocument: Bool) async throws -> DocumentInfo {
-        let registeredNow = try await applicationSyncManager.registerIfNeeded(registeredBefore: remembered != nil,
+    private func registerWithRemote(remembered: LocalRegistration?, registeredBefore: Bool,
+                                    creatingMissingDocument: Bool) async throws -> DocumentInfo {
+        let registeredNow = try await applicationSyncManager.registerIfNeeded(registeredBefore: registeredBefore,
                                                                              rejoining: creatingMissingDocument)
         do {
             return try await registerDocument(rememberedIntegrityKey: remembered?.integrityKey, creatingMissingDocument: creatingMissingDocument)
         } catch let error as FolderSyncError where error.code == .remoteUnavailable && !registeredNow {
             applicationSyncManager.checkRemoteAgain()
-            try await applicationSyncManager.registerIfNeeded(registeredBefore: remembered != nil)
+            try await applicationSyncManager.registerIfNeeded(registeredBefore: registeredBefore)
             return try await registerDocument(rememberedIntegrityKey: remembered?.integrityKey, creatingMissingDocument: creatingMissingDocument)
         }
     }
@@ -316,21 +330,57 @@ open class DocumentSyncManager: @unchecked Sendable {
         return try await (creatingMissingDocument ? operation.creatingWithoutAsking() : operation).run()
     }
 
-    /// After a launch that came up from the remembered registration: registers with the remote now, once (the
-    /// application, then the document), so that an unreachable folder or a reset is found before anything of the
-    /// remote is read or written. Nothing when this launch registered with the remote already.
+    /// After a launch that came up from the remembered registration: registers with the remote now, once, so that an
+    /// unreachable folder, a newer layout or another encryption is found before anything of the remote is read or
+    /// written. Within the heartbeat's interval of its last marker, a launch checks the application only, and writes
+    /// nothing when its registration is there (its device info only when it changed); the sync that follows finds a
+    /// replaced or deleted document, or this client's deletion, as it would mid-launch. Once the heartbeat is due,
+    /// after the folder was found away, or with one of this client's folders missing, it registers again in full (the
+    /// device info read back, the document, its deletion markers and this client's folders), writing only what is
+    /// missing. Nothing when this launch registered already.
     func checkRemoteIfNeeded() async throws {
         let current = mutable.current
         guard current.checksRemote, let remembered = current.registration else { return }
-        _ = try await registerWithRemote(remembered: remembered, creatingMissingDocument: false)
-        mutable.withLock { $0.checksRemote = false }
-        // The application's key file may have changed since (a password change): remember the current one.
-        if let key = applicationSyncManager.encryptionKeyFile, key != remembered.encryptionKey {
-            var updated = remembered
-            updated.encryptionKey = key
+        if try current.registersDocumentAgain || isHeartbeatDue() {
+            applicationSyncManager.checkDeviceInfoAgain()
+            _ = try await registerWithRemote(remembered: remembered, registeredBefore: true, creatingMissingDocument: false)
+        } else {
+            try await applicationSyncManager.registerIfNeeded(registeredBefore: true)
+        }
+        mutable.withLock { state in
+            state.checksRemote = false
+            state.registersDocumentAgain = false
+        }
+        // The application's key file may have changed since (a password change), and the device info: remember them.
+        var updated = remembered
+        if let key = applicationSyncManager.encryptionKeyFile { updated.encryptionKey = key }
+        if let device = applicationSyncManager.deviceInfoOnRemote { updated.deviceInfo = device }
+        if updated != remembered {
             try LocalFiles.writeDurably(try PropertyListFile.encode(updated), to: localLayout.registrationFile)
             mutable.withLock { $0.registration = updated }
         }
+    }
+
+    /// Whether this client's recent-sync marker is due for its heartbeat (or was never written), as the store knows.
+    private func isHeartbeatDue() throws -> Bool {
+        let now = applicationSyncManager.environment.now()
+        return try store?.loadSyncState().remote.isDue(after: RecentSync.heartbeatInterval, now: now) ?? true
+    }
+
+    /// Remembers in the helper folder that the application's tree is on the remote (``LocalLayout/applicationSeenFile``).
+    private func rememberApplication() throws {
+        guard !(try remembersApplication()) else { return }
+        let seen = LocalApplicationSeen(applicationIdentifier: layout.applicationIdentifier,
+                                        clientIdentifier: clientIdentifier)
+        try LocalFiles.writeDurably(try PropertyListFile.encode(seen), to: localLayout.applicationSeenFile)
+    }
+
+    /// Whether a registration of this client found the application's tree on the remote before, finished or not.
+    private func remembersApplication() throws -> Bool {
+        let url = localLayout.applicationSeenFile
+        guard FileManager.default.fileExists(atPath: url.path) else { return false }
+        let seen = try PropertyListFile.decode(LocalApplicationSeen.self, from: try LocalFiles.read(url), path: url.path)
+        return seen.applicationIdentifier == layout.applicationIdentifier && seen.clientIdentifier == clientIdentifier
     }
 
     private func loadLocalRegistration() throws -> LocalRegistration? {

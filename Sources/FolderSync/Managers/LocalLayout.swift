@@ -18,6 +18,9 @@ public struct LocalLayout: Hashable, Sendable {
 
     /// The registration this client remembers (integrity key included): what a launch without the remote comes up from.
     public var registrationFile: URL { helperDirectory.appendingPathComponent("Registration.plist") }
+    /// Written by a first registration as soon as it finds the application's tree (before the registration is
+    /// done): a later launch never creates that tree by itself, even if the first registration never finished.
+    public var applicationSeenFile: URL { helperDirectory.appendingPathComponent("Application.plist") }
     /// The reset the document stopped on, until ``DocumentSyncManager/rejoin()``.
     public var resetFile: URL { helperDirectory.appendingPathComponent("Reset.plist") }
     /// How the last syncs went (``DocumentSyncManager/lastSynchronization``).

@@ -16,7 +16,9 @@ public struct RemoteReplacementRequest: Sendable, Hashable {
 ///
 /// The first client creates the folders and `ReadMe.txt`, then publishes
 /// `FormatVersion.plist` last, so a tree with a format version is complete.
-/// Later clients only write their own `ClientDevices/<client>/` folder.
+/// Later clients only write their own `ClientDevices/<client>/` folder, and only when it does not say what this
+/// client would write (``deviceInfoOnRemote``): a launch whose registration is on the folder writes nothing, so a
+/// device syncs from a read-only or full share.
 open class ApplicationRegistrationOperation: @unchecked Sendable {
     /// The remote. Once registration has unlocked an encrypted application, its ``EncryptedFileSystem`` view,
     /// so later steps (and overrides that use it) read and write sealed files.
@@ -60,7 +62,10 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
         askAboutEncryption = standard.askAboutEncryption
         requiresEncryption = standard.requiresEncryption
         registeredBefore = standard.registeredBefore
+        joinedClear = standard.joinedClear
+        deviceInfoOnRemote = standard.deviceInfoOnRemote
         askToReplaceRemote = standard.askToReplaceRemote
+        foundApplication = standard.foundApplication
     }
 
     /// Whether the application is encrypted; known once ``run()`` returns.
@@ -72,9 +77,22 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
     /// folder (an unmounted share is an empty folder), not a new application, unless ``askToReplaceRemote`` says
     /// the remote was really replaced.
     public var registeredBefore = false
+    /// Whether this client joined the application when it was not encrypted (its documents remember no key file):
+    /// a `FormatVersion.plist` that says so is then believed without a look for a key file. An application is
+    /// encrypted when it is created or never, and a client that holds a key refuses a folder that says it is clear
+    /// all the same.
+    public var joinedClear = false
+    /// The device info this client knows `ClientDevices/<client>/deviceInfo.plist` holds (its documents remember
+    /// it), or `nil`: the file is then read. Nothing is written when it describes the device as ``deviceInfo`` does
+    /// (its registration date aside); otherwise it is written, keeping the date of the first registration. After
+    /// ``run()``, what the file holds now.
+    public var deviceInfoOnRemote: DeviceInfo?
     /// Asked, when this client registered before and the application's tree is gone, whether the remote was really
     /// replaced (``ApplicationSyncManager/remoteReplacementHandler``); `nil` or `false`: it was not.
     public var askToReplaceRemote: (@Sendable (RemoteReplacementRequest) async -> Bool)?
+    /// Told as soon as the application's tree is found or made, before anything else is written: the manager
+    /// remembers it, so that a first registration killed after this point never has the tree made again.
+    var foundApplication: (@Sendable () throws -> Void)?
     /// `Encryption/EncryptionKey.plist` as read or written by this registration, when the application is encrypted.
     public private(set) var encryptionKeyFile: Data?
 
@@ -87,6 +105,7 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
         let versionPath = layout.formatVersionFile
         if let data = try await fetchFormatVersionFile() {
             let info = try FormatVersionInfo.decodeSupported(data, path: versionPath.description)
+            try foundApplication?()
             if info.encrypted != true { try await checkClearFolder() }
             try await unlockIfEncrypted(info)
         } else {
@@ -96,31 +115,70 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
                 guard await askToReplaceRemote?(request) == true else { throw FolderSyncError.applicationFolderAway(layout) }
                 environment.logger.notice("The app says the remote of \(layout.applicationIdentifier) was replaced: creating its tree again")
             }
-            environment.logger.info("Creating the remote tree of \(layout.applicationIdentifier)")
-            try await createApplicationDirectories()
-            try await chooseEncryption()
-            try await writeReadMeFileIfAbsent(Data(Self.readMe(for: layout.applicationIdentifier).utf8))
-            let info = FormatVersionInfo(layoutVersion: RemoteLayout.formatVersion,
-                                         createdByClient: deviceInfo.clientIdentifier,
-                                         creationDate: environment.now().wholeSeconds,
-                                         encrypted: isEncrypted ? true : nil)
-            let data = try PropertyListFile.encode(info)
-            if try await !publishFormatVersionFileIfAbsent(data) {
-                // Another client created the tree at the same moment: check its version and follow its choice instead.
-                guard let existing = try await fetchFormatVersionFile() else {
-                    throw FolderSyncError(.remoteIOFailed, "the format version file vanished while being created", path: versionPath.description)
-                }
-                let winner = try FormatVersionInfo.decodeSupported(existing, path: versionPath.description)
-                if winner.encrypted != true { try await checkClearFolder() }
-                if winner.encrypted != true, let encrypted = fileSystem as? EncryptedFileSystem {
-                    fileSystem = encrypted.base // the winner chose no encryption; its tree is clear
-                } else if !isEncrypted {
-                    try await unlockIfEncrypted(winner)
-                }
-            }
+            try await createTree()
+            try foundApplication?()
+        }
+        try await publishDeviceInfoUnlessThere()
+    }
+
+    /// For the operator's tool: creates the application's tree in a shared folder that holds none (emptied, replaced,
+    /// restored from a copy older than the application), as its first client does, without registering a client:
+    /// `FormatVersion.plist` names ``deviceInfo``'s client identifier as its creator, and encryption is what
+    /// ``askAboutEncryption`` answers. Every device that registered before then finds its document gone, stops on
+    /// ``FolderSyncError/Code/integrityKeyMismatch`` and re-joins with its data.
+    /// - Returns: `false` when the folder holds the application already; nothing is written then.
+    @_spi(Tooling) public func createApplicationTree() async throws -> Bool {
+        guard try await fetchFormatVersionFile() == nil else { return false }
+        try await createTree()
+        return true
+    }
+
+    /// Creates the tree: folders, the encryption key when the app chooses encryption, `ReadMe.txt`, and
+    /// `FormatVersion.plist` last; follows the choice of another client that created it at the same moment.
+    private func createTree() async throws {
+        let versionPath = layout.formatVersionFile
+        environment.logger.info("Creating the remote tree of \(layout.applicationIdentifier)")
+        try await createApplicationDirectories()
+        try await chooseEncryption()
+        try await writeReadMeFileIfAbsent(Data(Self.readMe(for: layout.applicationIdentifier).utf8))
+        let info = FormatVersionInfo(layoutVersion: RemoteLayout.formatVersion,
+                                     createdByClient: deviceInfo.clientIdentifier,
+                                     creationDate: environment.now().wholeSeconds,
+                                     encrypted: isEncrypted ? true : nil)
+        let data = try PropertyListFile.encode(info)
+        guard try await !publishFormatVersionFileIfAbsent(data) else { return }
+        // Another client created the tree at the same moment: check its version and follow its choice instead.
+        guard let existing = try await fetchFormatVersionFile() else {
+            throw FolderSyncError(.remoteIOFailed, "the format version file vanished while being created",
+                                  path: versionPath.description)
+        }
+        let winner = try FormatVersionInfo.decodeSupported(existing, path: versionPath.description)
+        if winner.encrypted != true { try await checkClearFolder() }
+        if winner.encrypted != true, let encrypted = fileSystem as? EncryptedFileSystem {
+            fileSystem = encrypted.base // the winner chose no encryption; its tree is clear
+        } else if !isEncrypted {
+            try await unlockIfEncrypted(winner)
+        }
+    }
+
+    /// Writes this client's device info unless the remote holds it already (``deviceInfoOnRemote``, else the file).
+    private func publishDeviceInfoUnlessThere() async throws {
+        if let known = deviceInfoOnRemote, known.describesSameDevice(as: deviceInfo) { return }
+        let path = layout.deviceInfoFile(deviceInfo.clientIdentifier).description
+        // A damaged file is written again, like a missing one.
+        let found = try await unlessDamaged { try await fetchDeviceInfoFile() }
+            .flatMap { try? PropertyListFile.decode(DeviceInfo.self, from: $0, path: path) }
+        if let found, found.describesSameDevice(as: deviceInfo) {
+            deviceInfoOnRemote = found
+            return
+        }
+        var written = deviceInfo
+        if let found, found.clientIdentifier == deviceInfo.clientIdentifier {
+            written.registrationDate = found.registrationDate
         }
         try await createClientDeviceDirectory()
-        try await writeDeviceInfoFile(try PropertyListFile.encode(deviceInfo))
+        try await writeDeviceInfoFile(try PropertyListFile.encode(written))
+        deviceInfoOnRemote = written
     }
 
     // MARK: Encryption
@@ -137,7 +195,7 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
             reason = "this client holds its encryption key (it joined it encrypted)"
         } else if requiresEncryption {
             reason = "the app requires encryption (it was given a password); an existing folder cannot be encrypted in place"
-        } else if try await fetchEncryptionKeyFile() != nil {
+        } else if !joinedClear, try await fetchEncryptionKeyFile() != nil {
             reason = "it holds an encryption key file (Encryption/EncryptionKey.plist)"
         } else {
             return
@@ -276,8 +334,19 @@ open class ApplicationRegistrationOperation: @unchecked Sendable {
         try await fileSystem.publishIfAbsent(data, to: layout.encryptionKeyFile)
     }
 
-    /// Creates `ClientDevices/<client>/`.
+    /// Reads `ClientDevices/<client>/deviceInfo.plist`, or `nil` when there is none.
+    open func fetchDeviceInfoFile() async throws -> Data? {
+        try await fileSystem.readIfPresent(layout.deviceInfoFile(deviceInfo.clientIdentifier),
+                                           maximumSize: PropertyListFile.maximumByteCount)
+    }
+
+    /// Creates `ClientDevices/<client>/` in `ClientDevices/`, which must be there: a tree that went away meanwhile (a
+    /// share unmounted, a server emptied) is never made again from below (``FolderSyncError/Code/remoteItemNotFound``).
     open func createClientDeviceDirectory() async throws {
+        guard try await fileSystem.exists(layout.clientDevicesDirectory) else {
+            throw FolderSyncError(.remoteItemNotFound, "the application's folder is gone",
+                                  path: layout.clientDevicesDirectory.description)
+        }
         try await fileSystem.createDirectory(at: layout.clientDeviceDirectory(deviceInfo.clientIdentifier))
     }
 

@@ -28,7 +28,8 @@ public struct RemoteDocumentCreationRequest: Sendable, Hashable {
 /// 3. If it does not exist (or was deleted), registration pauses and asks.
 ///    "Yes" publishes `documentInfo.plist` **if absent** — of two clients
 ///    creating at the same moment, one wins and the other adopts its key —
-///    then writes `IntegrityKey/<key>`.
+///    then writes `IntegrityKey/<key>`. A document found with its info but no key file is one whose creation
+///    stopped between the two: its key file is written (``DocumentInfo``'s `keyCompletingCreation`).
 /// 4. This client's folders are created.
 open class DocumentRegistrationOperation: @unchecked Sendable {
     /// The remote the operation works on; the default backend steps call it.
@@ -133,8 +134,18 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
                                   "the remote document has integrity key \(info.integrityKey), the local store belongs to \(rememberedIntegrityKey)",
                                   path: layout.integrityKeyDirectory(document).description)
         }
+        if let existing { try await completeIfHalfCreated(existing) }
         try await createClientDirectories()
         return info
+    }
+
+    /// Writes the key file of a document whose creation stopped before it (``DocumentInfo``'s
+    /// `keyCompletingCreation`): every client that registers with it then finds it whole.
+    private func completeIfHalfCreated(_ info: DocumentInfo) async throws {
+        let keys = try await fetchIntegrityKeys()
+        guard let key = DocumentInfo.keyCompletingCreation(of: documentIdentifier, info: info, keysPresent: keys,
+                                                           deleted: false) else { return }
+        try await DocumentInfo.completeCreation(of: documentIdentifier, key: key, logger: environment.logger, write: writeIntegrityKeyFile)
     }
 
     private func fetchDocumentInfo() async throws -> DocumentInfo? {
@@ -147,6 +158,12 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
         let info = try PropertyListFile.decode(DocumentInfo.self, from: data, path: path.description)
         guard info.documentIdentifier == documentIdentifier else {
             throw FolderSyncError(.corruptFile, "documentInfo.plist names document \(info.documentIdentifier)", path: path.description)
+        }
+        do {
+            try Identifier.validate(info.integrityKey, role: "integrity key")
+        } catch let error as FolderSyncError {
+            throw FolderSyncError(.corruptFile, "documentInfo.plist names no usable integrity key: \(error.message)",
+                                  path: path.description)
         }
         return info
     }
@@ -242,9 +259,15 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
         try await fileSystem.publishIfAbsent(data, to: layout.documentInfoFile(documentIdentifier))
     }
 
+    /// The names in `IntegrityKey/` (normally exactly one), or `nil` when there is no such folder; asked when the
+    /// document exists.
+    open func fetchIntegrityKeys() async throws -> [String]? {
+        try await fileSystem.integrityKeys(of: documentIdentifier, layout: layout)
+    }
+
     /// Writes `IntegrityKey/<key>` (idempotent: every writer writes the same name and bytes).
     open func writeIntegrityKeyFile(_ key: String) async throws {
-        try await fileSystem.write(Data((key + "\n").utf8), to: layout.integrityKeyFile(documentIdentifier, key: key))
+        try await fileSystem.writeIntegrityKey(key, of: documentIdentifier, layout: layout)
     }
 
     /// Removes `Information/DeletedDocuments/<document>.plist` once the new document exists.
@@ -252,9 +275,15 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
         try await fileSystem.remove(layout.deletedDocumentFile(documentIdentifier))
     }
 
-    /// Creates this client's folders in the document.
+    /// Creates this client's folders in the document, which must be there: creating a folder creates its missing
+    /// parents, and a tree that went away meanwhile (a share unmounted, a server emptied) is never made again from
+    /// below (``FolderSyncError/Code/remoteItemNotFound`` naming the document's folder).
     open func createClientDirectories() async throws {
         let document = documentIdentifier
+        guard try await fileSystem.exists(layout.documentDirectory(document)) else {
+            throw FolderSyncError(.remoteItemNotFound, "the document's folder is gone",
+                                  path: layout.documentDirectory(document).description)
+        }
         // All at once: a folder that exists already costs two requests on WebDAV (MKCOL refused, then a PROPFIND).
         try await withThrowingTaskGroup(of: Void.self) { group in
             for directory in [layout.syncChangesDirectory(document, client: clientIdentifier),

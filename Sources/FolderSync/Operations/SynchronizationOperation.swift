@@ -269,7 +269,16 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
             || state.remote.announcedSequence != state.progress.publishedSequence
             || acknowledges(acknowledgement, state) || report.missingChangeSets != state.remote.announcedWaitingFor
         unsavedKnowledge = nil
-        try await publish(staged, &state, announcing: announces ? acknowledgement : nil)
+        do {
+            try await publish(staged, &state, announcing: announces ? acknowledgement : nil)
+        } catch let error as FolderSyncError
+                    where staged.isEmpty && (error.code == .permissionDenied || error.code == .remoteFull) {
+            // A reader of a read-only or full share: what it applied stays applied; it says why it cannot acknowledge.
+            report.warnings.append(SyncWarning(kind: .acknowledgementNotWritten,
+                message: "the shared folder refused this device's recent-sync marker (\(error.code): \(error.message)): "
+                    + "other devices' changes were applied, but cannot be acknowledged until it accepts writes",
+                path: error.path))
+        }
         // The whole-store policy's counters go with the rest (they had a write transaction, an fsync, of their own).
         countPublished(&state.remote)
         // Saving is a write transaction (fsyncs): an idle sync that learned nothing skips it, and so does one that
@@ -309,7 +318,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
 
     /// Whether the marker was written `interval` or longer ago (or never).
     private func isDue(_ state: LocalSyncState, after interval: TimeInterval) -> Bool {
-        state.remote.announcedAt.map { environment.now().timeIntervalSince($0) >= interval } ?? true
+        state.remote.isDue(after: interval, now: environment.now())
     }
 
     /// Whether `acknowledgement` alone makes this sync rewrite the marker: at once when the marker claims more than
@@ -385,6 +394,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
                 .map { " by client \($0.deletedByClient)" } ?? ""
             throw FolderSyncError(.documentDeleted, "document \(documentIdentifier) was deleted\(deletedBy)", path: path)
         }
+        if keys.isEmpty, try await completesHalfCreatedDocument() { return }
         throw FolderSyncError(.integrityKeyMismatch,
                               keys.isEmpty ? "the remote document is gone (wiped or replaced)"
                                            : "the remote document has integrity key \(keys.sorted().joined(separator: ", ")), this store belongs to \(integrityKey)",
@@ -407,6 +417,22 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     /// Whether `IntegrityKey/<this client's key>` exists, asked directly when a listing did not show it.
     open func integrityKeyExists() async throws -> Bool {
         try await fileSystem.exists(layout.integrityKeyFile(documentIdentifier, key: integrityKey))
+    }
+
+    /// Whether `IntegrityKey/` is there; asked only when it holds no key.
+    open func integrityKeyDirectoryExists() async throws -> Bool {
+        try await fileSystem.exists(layout.integrityKeyDirectory(documentIdentifier))
+    }
+
+    /// Reads `documentInfo.plist`, or `nil`; asked only when `IntegrityKey/` holds no key.
+    open func fetchDocumentInfoFile() async throws -> Data? {
+        try await fileSystem.readIfPresent(layout.documentInfoFile(documentIdentifier),
+                                           maximumSize: PropertyListFile.maximumByteCount)
+    }
+
+    /// Writes `IntegrityKey/<key>` into a document whose creation stopped before it (the bytes its creator writes).
+    open func writeIntegrityKeyFile(_ key: String) async throws {
+        try await fileSystem.writeIntegrityKey(key, of: documentIdentifier, layout: layout)
     }
 
     /// Lists `RecentSyncs/` (one request; version tags tell which markers changed).
@@ -484,5 +510,13 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     open func fetchDeletedClientMarker() async throws -> Data? {
         try await fileSystem.readIfPresent(layout.deletedClientFile(documentIdentifier, client: clientIdentifier),
                                            maximumSize: PropertyListFile.maximumByteCount)
+    }
+}
+
+extension LocalSyncState.RemoteKnowledge {
+    /// Whether this client's marker was written `interval` or longer before `now` (or never): its heartbeat is due
+    /// after ``RecentSync/heartbeatInterval``.
+    func isDue(after interval: TimeInterval, now: Date) -> Bool {
+        announcedAt.map { now.timeIntervalSince($0) >= interval } ?? true
     }
 }

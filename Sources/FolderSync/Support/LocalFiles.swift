@@ -28,10 +28,14 @@ enum LocalFiles {
     /// The mode of a new file: private locally, shared on the remote, unless the caller says.
     static func fileMode(_ mode: mode_t?, remote: Bool) -> mode_t { mode ?? (remote ? sharedFileMode : privateFileMode) }
 
-    /// The error for a failed system call, mapped to the code that names the cause.
+    /// The error for a failed system call, mapped to the code that names the cause. On the remote, a mount that
+    /// stopped answering is a share that cannot be reached (``unreachableCodes``).
     static func error(_ operation: String, path: String, errno code: Int32 = errno, remote: Bool = false) -> FolderSyncError {
         let reason = String(cString: strerror(code))
         let message = "\(operation) failed: \(reason)"
+        if remote, unreachableCodes.contains(code) {
+            return FolderSyncError(.remoteUnavailable, "the shared folder cannot be reached: \(message)", path: path)
+        }
         switch code {
         case ENOENT, ENOTDIR: return FolderSyncError(.remoteItemNotFound, message, path: path)
         case EEXIST, ENOTEMPTY: return FolderSyncError(.remoteItemExists, message, path: path)
@@ -41,6 +45,17 @@ enum LocalFiles {
         default: return FolderSyncError(remote ? .remoteIOFailed : .localStoreFailed, message, path: path)
         }
     }
+
+    /// What a mounted share answers when it is away rather than damaged: a FUSE mount whose daemon died
+    /// (`ENOTCONN`), a stale NFS handle, a server that is down or does not answer, a medium taken out.
+    static let unreachableCodes: Set<Int32> = {
+        var codes: Set<Int32> = [ENOTCONN, ESTALE, ETIMEDOUT, EHOSTDOWN, EHOSTUNREACH, ENETDOWN, ENETUNREACH, ECONNREFUSED,
+                                 ECONNRESET, ECONNABORTED, ENODEV, ENXIO]
+        #if os(Linux)
+        codes.insert(ENOMEDIUM)
+        #endif
+        return codes
+    }()
 
     /// Writes `data` to `url` so that after a crash the file holds either its old bytes or all new ones.
     ///

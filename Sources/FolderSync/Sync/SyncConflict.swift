@@ -113,6 +113,9 @@ public struct SyncWarning: Sendable, Hashable, CustomStringConvertible {
         /// A change set breaks a constraint of this store as it stands (it would leave a `NOT NULL` column empty,
         /// say): nothing of it was applied, and it waits for the sets that let it apply, tried again at every sync.
         case changeSetRefused
+        /// The shared folder refused this client's recent-sync marker (a read-only or full share): other clients'
+        /// change sets were applied, but this client could not say so, and vacuum keeps them until it can.
+        case acknowledgementNotWritten
     }
 
     /// What kind of thing was noticed, for code that reacts to some kinds.

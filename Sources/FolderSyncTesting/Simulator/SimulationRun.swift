@@ -70,10 +70,15 @@ final class SimulationRun {
 
     /// Creates the remote and the clients, and lets some of them join.
     func setUp() async throws {
-        let remote: any RemoteFileSystem = switch configuration.remote {
-        case .inMemory: InMemoryFileSystem()
-        case .fileManager: FileManagerFileSystem(rootURL: configuration.directory.appendingPathComponent("remote", isDirectory: true))
-        case .custom(let remote): remote
+        let remote: any RemoteFileSystem
+        switch configuration.remote {
+        case .inMemory: remote = InMemoryFileSystem()
+        case .fileManager:
+            // The shared folder exists before anyone registers (a missing one is a share not mounted).
+            let root = configuration.directory.appendingPathComponent("remote", isDirectory: true)
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+            remote = FileManagerFileSystem(rootURL: root)
+        case .custom(let custom): remote = custom
         }
         self.remote = remote
         var clientRemote: any RemoteFileSystem = configuration.faults.map { mix in

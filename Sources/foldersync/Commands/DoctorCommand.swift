@@ -8,8 +8,9 @@ struct DoctorCommand: AsyncParsableCommand {
         abstract: "Check a shared folder against the layout and the sync invariants; optionally repair what is safe.",
         discussion: """
             Lists each finding with its severity (error, warning, info), check and path. --repair removes \
-            temporaries older than one hour and moves corrupt files into <appID>/Quarantine/<timestamp>/; it \
-            never deletes data, and it reports what it did and what remains. \
+            temporaries older than one hour, moves corrupt files into <appID>/Quarantine/<timestamp>/ and writes \
+            the integrity key of a document whose creation stopped half way; it never deletes data, and it reports \
+            what it did and what remains. \
             Exit codes: 0 healthy, 1 problems found (after --repair: problems remain), 2 could not check.
             """)
 
@@ -18,7 +19,7 @@ struct DoctorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Check only this document (and the application-level files).", valueName: "ID"))
     var document: String?
 
-    @Flag(help: "Remove abandoned temporaries and quarantine corrupt files, then check again.")
+    @Flag(help: "Remove abandoned temporaries, quarantine corrupt files, complete half-created documents, then check again.")
     var repair = false
 
     @OptionGroup var output: OutputOptions

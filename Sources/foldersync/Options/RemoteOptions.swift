@@ -51,7 +51,7 @@ struct RemoteOptions: ParsableArguments {
     }
 
     /// The encryption password: `--password-file`, else `FOLDERSYNC_PASSWORD`, else the terminal.
-    private func encryptionPassword(for application: String) throws -> String {
+    func encryptionPassword(for application: String) throws -> String {
         if let passwordFile { return try Self.firstLine(of: passwordFile, option: "--password-file") }
         if let password = ProcessInfo.processInfo.environment["FOLDERSYNC_PASSWORD"] { return password }
         if Terminal.standardInputIsTerminal, let typed = Terminal.askPassword("Encryption password of \(application): ") { return typed }
@@ -81,7 +81,7 @@ struct RemoteOptions: ParsableArguments {
         let fileSystem: any RemoteFileSystem
         do {
             fileSystem = try RemoteLocation.fileSystem(for: remote, environment: try credentialsEnvironment())
-        } catch FolderSyncError.Code.remoteItemNotFound {
+        } catch FolderSyncError.Code.remoteUnavailable {
             throw ToolFailure("--remote \(shown): no such directory")
         } catch let error as FolderSyncError {
             throw ToolFailure("--remote \(shown): \(error.message)")
@@ -96,7 +96,9 @@ struct RemoteOptions: ParsableArguments {
         }
         if let app {
             guard applications.contains(app) else {
-                throw ToolFailure("--app \(app): no such application in \(shown)" + Self.listing(applications))
+                throw ToolFailure("--app \(app): no such application in \(shown)" + Self.listing(applications)
+                                  + "; if that folder really was emptied or replaced (not just unmounted), "
+                                  + "'foldersync recreate --app \(app)' sets it up again for its devices to re-join")
             }
             return Opened(fileSystem: try await unlocked(fileSystem, application: app), applicationIdentifier: app, location: shown)
         }
@@ -104,7 +106,9 @@ struct RemoteOptions: ParsableArguments {
         case 1:
             return Opened(fileSystem: try await unlocked(fileSystem, application: applications[0]),
                           applicationIdentifier: applications[0], location: shown)
-        case 0: throw ToolFailure("\(shown) holds no FolderSync application")
+        case 0:
+            throw ToolFailure("\(shown) holds no FolderSync application; if that folder really was emptied or replaced "
+                              + "(not just unmounted), 'foldersync recreate --app ID' sets one up again for its devices to re-join")
         default: throw ToolFailure("\(shown) holds several applications; choose one with --app" + Self.listing(applications))
         }
     }

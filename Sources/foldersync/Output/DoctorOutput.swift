@@ -29,7 +29,12 @@ struct DoctorOutput: Encodable {
             } else {
                 var table = TextTable()
                 for repair in repairs {
-                    table.append(repair.action == .remove ? "removed" : "quarantined",
+                    let done = switch repair.action {
+                    case .remove: "removed"
+                    case .quarantine: "quarantined"
+                    case .writeIntegrityKey: "written"
+                    }
+                    table.append(done,
                                  repair.path + (repair.destination.map { " -> " + $0 } ?? ""))
                 }
                 text += "Repairs:\n" + table.render(indent: "  ")

@@ -204,6 +204,13 @@ enum GoldenCatalog {
         registration.encryptionKey = try! PropertyListFile.encode(GoldenWriters.encryptionKeyInfo)
         return registration
     }()
+    /// Version 3 remembers the device info the remote holds, so that a launch writes it only when it changed.
+    static let localRegistrationWithDevice: LocalRegistration = {
+        var registration = localRegistration
+        registration.deviceInfo = deviceInfo
+        return registration
+    }()
+    static let localApplicationSeen = LocalApplicationSeen(applicationIdentifier: "com.example.notes", clientIdentifier: Golden.clientA)
     static let localReset = LocalReset(code: FolderSyncError.Code.integrityKeyMismatch.rawValue,
                                        message: "the remote document was replaced (integrity key changed)",
                                        path: "com.example.notes/Documents/\(Golden.document)/IntegrityKey",
@@ -324,6 +331,10 @@ enum GoldenCatalog {
                        content: .propertyList(localRegistration)),
             GoldenFile(path: "property-lists/Registration-v2-encrypted.plist", kind: .propertyList, version: 2, writer: .current,
                        content: .propertyList(localRegistrationEncrypted)),
+            GoldenFile(path: "property-lists/Registration-v3.plist", kind: .propertyList, version: 3, writer: .current,
+                       content: .propertyList(localRegistrationWithDevice)),
+            GoldenFile(path: "property-lists/Application.plist", kind: .propertyList, version: 1, writer: .current,
+                       content: .propertyList(localApplicationSeen)),
             GoldenFile(path: "property-lists/Reset.plist", kind: .propertyList, version: 1, writer: .current,
                        content: .propertyList(localReset)),
             GoldenFile(path: "property-lists/Status.plist", kind: .propertyList, version: 1, writer: .current,

@@ -78,7 +78,8 @@ struct WebDAVFailureTests {
         let sleeps = Locked<[Duration]>([])
         let remote = try Self.fileSystem(server.url, sleeps: sleeps)
         await expectCode(.remoteFull) { try await remote.write(Data("x".utf8), to: RemotePath("file")) }
-        #expect(await server.stop().count == 1)
+        // One PUT; then a listing, for what the full server may have kept of it (removed).
+        #expect(await server.stop().filter { $0.hasPrefix("PUT ") }.count == 1)
         #expect(sleeps.current.isEmpty)
     }
 

@@ -18,6 +18,11 @@ import Glibc
 /// to a place outside the share is not written through. A link met in a folder's path throws
 /// ``FolderSyncError/Code/permissionDenied``, a file that is a link (or not a regular file) throws
 /// ``FolderSyncError/Code/corruptFile``, each naming the link: "is a symbolic link; not followed".
+///
+/// A root that is not there, or a mount that stopped answering (a dead FUSE mount, a stale NFS handle, a server that
+/// is down), throws ``FolderSyncError/Code/remoteUnavailable``: the share is away, not damaged. The root itself is
+/// never created, and a folder in it (the application's) only when it is the one asked for, never as the parent of
+/// a deeper one.
 public struct FileManagerFileSystem: RemoteFileSystem {
     /// The folder that holds the shared tree.
     public let rootURL: URL
@@ -53,21 +58,18 @@ public struct FileManagerFileSystem: RemoteFileSystem {
 
     /// Opens the folder at `path`: the root as it is given (a link or a mount point is fine), then each component
     /// below it relative to the one before, never following a link. With `creating`, missing folders are made
-    /// (`0755`: the share's folders are shared).
+    /// (`0755`: the share's folders are shared), but a folder in the root only when it is `path` itself: a share
+    /// that went away mid-task (an empty mount point) never gets a tree made from below. A missing root is never
+    /// made: it is a share that is not mounted or not there (``FolderSyncError/Code/remoteUnavailable``).
     func openFolder(_ path: RemotePath, creating: Bool = false) throws -> OpenFolder {
         if let fd = openBeneathRoot(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) { return OpenFolder(fd, path) }
-        var root = open(rootURL.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if root < 0, errno == ENOENT, creating {
-            // As before links were refused: creating a folder creates the root and its parents (following links).
-            try LocalFiles.createDirectory(rootURL, remote: true)
-            root = open(rootURL.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        }
-        guard root >= 0 else { throw fail("open", .root) }
+        let root = open(rootURL.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard root >= 0 else { throw failOpeningRoot() }
         var folder = OpenFolder(root, .root)
         for component in path.components {
             let here = folder.path.appending(component)
             var next = openat(folder.fd, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            if next < 0, errno == ENOENT, creating {
+            if next < 0, errno == ENOENT, creating, here.components.count > 1 || here == path {
                 guard mkdirat(folder.fd, component, LocalFiles.sharedDirectoryMode) == 0 || errno == EEXIST else { throw fail("mkdir", here) }
                 _ = fsync(folder.fd)
                 next = openat(folder.fd, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
@@ -113,6 +115,17 @@ public struct FileManagerFileSystem: RemoteFileSystem {
         // O_NONBLOCK only kept a FIFO from blocking the open; a regular file reads the same without it.
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         return (fd, Int64(info.st_size))
+    }
+
+    /// The error for an `open` of the root that failed: a root that is not there (or not a folder) is a share that
+    /// cannot be reached, not an item missing from it.
+    private func failOpeningRoot() -> FolderSyncError {
+        let code = errno
+        guard code == ENOENT || code == ENOTDIR else {
+            return LocalFiles.error("open", path: rootURL.path, errno: code, remote: true)
+        }
+        return FolderSyncError(.remoteUnavailable, "the shared folder is not there (not mounted, moved or removed)",
+                               path: rootURL.path)
     }
 
     /// The error for an `openat` of `path` (the entry `path.name` of `folder`) that failed: a symbolic link is
