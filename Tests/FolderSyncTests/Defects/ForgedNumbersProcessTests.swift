@@ -9,11 +9,6 @@ import Testing
 struct ForgedNumbersProcessTests {
     typealias Device = NotesProcessTests.Device
 
-    private func texts(_ device: Device) async throws -> [String] {
-        struct Note: Decodable { var text: String }
-        return try JSONDecoder().decode([Note].self, from: Data(try await device.list().utf8)).map(\.text).sorted()
-    }
-
     static func markersDirectory(_ remote: URL) -> URL {
         remote.appendingPathComponent("com.example.notes/Documents/notes/RecentSyncs")
     }
@@ -49,7 +44,7 @@ struct ForgedNumbersProcessTests {
         _ = try await a.succeed(["add", "a3"])
         _ = try await a.succeed(["sync"])
         _ = try await c.succeed(["sync"])
-        #expect(try await texts(c) == ["a1", "a2", "a3"])
+        #expect(try await c.texts() == ["a1", "a2", "a3"])
         let own = try #require(try Self.markers(a.remote).first { $0.recent.clientIdentifier == author })
         #expect(own.recent.publishedSequence < 100, "A's marker claims \(own.recent.publishedSequence)")
         // A claim no file name holds makes the marker corrupt (doctor names it); any other is no concern of doctor's.

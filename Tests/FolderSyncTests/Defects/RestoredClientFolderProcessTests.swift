@@ -9,11 +9,6 @@ import Testing
 struct RestoredClientFolderProcessTests {
     typealias Device = NotesProcessTests.Device
 
-    private func texts(_ device: Device) async throws -> [String] {
-        struct Note: Decodable { var text: String }
-        return try JSONDecoder().decode([Note].self, from: Data(try await device.list().utf8)).map(\.text).sorted()
-    }
-
     @Test("The author finds the sets missing from its folder at its next launch and covers them with a whole store; a new device that waits on the gap says so in its report and status, then gets every note")
     func restoredChangeSetFolder() async throws {
         let directory = TemporaryDirectory()
@@ -50,9 +45,9 @@ struct RestoredClientFolderProcessTests {
         #expect(FileManager.default.fileExists(atPath: store.path), "A did not upload a whole store that covers its missing sets")
         _ = try await late.succeed(["sync"])
         let expected = ["a1", "a2", "a3", "a4", "a5", "a6", "b1"]
-        #expect(try await texts(late) == expected)
+        #expect(try await late.texts() == expected)
         #expect(!(try await late.succeed(["status"])).contains("waits for"))
         _ = try await b.succeed(["sync"])
-        #expect(try await texts(b) == expected)
+        #expect(try await b.texts() == expected)
     }
 }
