@@ -7,8 +7,6 @@ import Testing
 /// binaries, one process per command, as the repro was.
 @Suite("Forged numbers through real processes", .serialized)
 struct ForgedNumbersProcessTests {
-    typealias Device = NotesProcessTests.Device
-
     static func markersDirectory(_ remote: URL) -> URL {
         remote.appendingPathComponent("com.example.notes/Documents/notes/RecentSyncs")
     }

@@ -7,8 +7,6 @@ import Testing
 /// one process per command.
 @Suite("A restored client folder through real processes", .serialized)
 struct RestoredClientFolderProcessTests {
-    typealias Device = NotesProcessTests.Device
-
     @Test("The author finds the sets missing from its folder at its next launch and covers them with a whole store; a new device that waits on the gap says so in its report and status, then gets every note")
     func restoredChangeSetFolder() async throws {
         let directory = TemporaryDirectory()
