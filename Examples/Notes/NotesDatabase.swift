@@ -47,6 +47,13 @@ struct NotesDatabase {
         }
     }
 
+    /// Keeps `identifier` as this installation's client identifier (after its identity turned out shared with a copy).
+    func setClientIdentifier(_ identifier: String) throws {
+        try store.database.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO settings(key, value) VALUES ('client', ?)", arguments: [identifier])
+        }
+    }
+
     /// The device name to register with: `given` (then remembered), else the one remembered from an earlier run,
     /// else `fallback` (the host name, not remembered, so that a name given later still wins).
     func clientName(given: String?, fallback: String) throws -> String {

@@ -85,7 +85,7 @@ struct SimulatorTests {
     static func run(_ seed: UInt64, remote: ConvergenceSimulator.Remote, makeStore: @escaping ConvergenceSimulator.StoreFactory,
                     deletePolicy: DeletePolicy = .deleteWins, lifecycle: Bool = false, steps: ClosedRange<Int>? = nil,
                     clockSkews: [TimeInterval]? = nil, restores: Bool = false, outages: Bool = false,
-                    interruptions: Bool = true) async throws -> ConvergenceSimulator.Summary {
+                    interruptions: Bool = true, identityHazards: Bool = false) async throws -> ConvergenceSimulator.Summary {
         let directory = ScratchDirectory(seed: seed)
         var configuration = ConvergenceSimulator.Configuration(seed: seed, directory: directory.url)
         configuration.remote = remote
@@ -97,6 +97,7 @@ struct SimulatorTests {
         configuration.restores = restores
         configuration.outages = outages
         configuration.interruptions = interruptions
+        configuration.identityHazards = identityHazards
         return try await ConvergenceSimulator(configuration).run()
     }
 
@@ -105,13 +106,14 @@ struct SimulatorTests {
                          makeStore: @escaping ConvergenceSimulator.StoreFactory, deletePolicy: DeletePolicy = .deleteWins, lifecycle: Bool = false,
                          steps: ClosedRange<Int>? = nil, skipping known: Set<UInt64> = [],
                          suite: String = "SimulatorTests", clockSkews: [TimeInterval]? = nil,
-                         restores: Bool = false, outages: Bool = false) async -> ConvergenceSimulator.Summary {
+                         restores: Bool = false, outages: Bool = false, identityHazards: Bool = false) async -> ConvergenceSimulator.Summary {
         var total = ConvergenceSimulator.Summary()
         var failures = 0
         for seed in Self.seeds(seeds.filter { !known.contains($0) }) {
             do {
                 total = total + (try await run(seed, remote: remote, makeStore: makeStore, deletePolicy: deletePolicy, lifecycle: lifecycle, steps: steps,
-                                               clockSkews: clockSkews, restores: restores, outages: outages))
+                                               clockSkews: clockSkews, restores: restores, outages: outages,
+                                               identityHazards: identityHazards))
             } catch {
                 failures += 1
                 Issue.record("\(error)\nreplay: FOLDERSYNC_SEED=\(seed) swift test --filter '\(suite)/\(test)'")

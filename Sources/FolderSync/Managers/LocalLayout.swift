@@ -36,6 +36,8 @@ public struct LocalLayout: Hashable, Sendable {
     public var backupsDirectory: URL { helperDirectory.appendingPathComponent("Backups", isDirectory: true) }
     /// The whole stores this client's vacuums verified, so that each is read again only once it changed.
     public var verifiedWholeStoresFile: URL { helperDirectory.appendingPathComponent("VerifiedWholeStores.json") }
+    /// Which installation of its client this helper folder belongs to (``RecentSync/installation``).
+    public var installationFile: URL { helperDirectory.appendingPathComponent("Installation.plist") }
     /// Locked while a sync runs, so two processes never sync one document at once.
     public var syncLockFile: URL { helperDirectory.appendingPathComponent("sync.lock") }
 }

@@ -76,7 +76,7 @@ enum StoreSchema {
         (StoreSchema.appliedChangeSetsTable, """
             CREATE TABLE IF NOT EXISTS \(StoreSchema.appliedChangeSetsTable)(
                 client TEXT NOT NULL, sequence INTEGER NOT NULL, change_set_id TEXT NOT NULL,
-                PRIMARY KEY(client, sequence)) WITHOUT ROWID
+                PRIMARY KEY(client, sequence, change_set_id)) WITHOUT ROWID
             """),
         (StoreSchema.appliedRunsTable, """
             CREATE TABLE IF NOT EXISTS \(StoreSchema.appliedRunsTable)(

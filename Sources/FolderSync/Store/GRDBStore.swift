@@ -339,6 +339,12 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
         }
     }
 
+    @_spi(ModelAdapter) public func appliedChangeSetIdentifiers(of client: String, sequences: [Int64]) throws -> [Int64: Set<String>]? {
+        try wrap("reading the ledger") {
+            try readOne { db in try Self.appliedIdentifiers(db, client: client, sequences: sequences) }
+        }
+    }
+
     @_spi(ModelAdapter) public func hasUnpublishedChanges() throws -> Bool {
         try wrap("reading pending changes") {
             try readOne(StoreSchema.holdsUnpublishedChanges)

@@ -101,6 +101,14 @@ public protocol ModelAdapter: AnyObject, Sendable {
     /// number of sets applied so far.
     @_spi(ModelAdapter) func appliedChangeSets() throws -> AppliedChangeSets
 
+    /// The identifiers of the change sets of `client` the ledger records under each of `sequences`: what a reader
+    /// asks about a number that holds more than one set (two installations of one client published under it), so
+    /// that it applies each of them once. A number the ledger covers without naming its sets (an installed whole
+    /// store, a restore) maps to an empty set. Asked rarely: only for numbers that hold more than one set.
+    ///
+    /// The default answers `nil`: an adapter whose ledger holds one set per number, which then applies one of them.
+    @_spi(ModelAdapter) func appliedChangeSetIdentifiers(of client: String, sequences: [Int64]) throws -> [Int64: Set<String>]?
+
     /// Per table, how many existing rows applying all of `changeSets` would delete (each row counted once), and
     /// how many rows the table has; tables losing no row are left out. Reads only: the ``DeletionFailSafe`` asks
     /// before anything is applied. The default reports nothing, so an adapter without it has no fail-safe.
@@ -131,6 +139,9 @@ public protocol ModelAdapter: AnyObject, Sendable {
 }
 
 extension ModelAdapter {
+    @_spi(ModelAdapter) public func appliedChangeSetIdentifiers(of client: String,
+                                                                sequences: [Int64]) throws -> [Int64: Set<String>]? { nil }
+
     @_spi(ModelAdapter) public func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table] { [] }
 
     @_spi(ModelAdapter) public func hasTable(largerThan rowCount: Int) throws -> Bool { true }

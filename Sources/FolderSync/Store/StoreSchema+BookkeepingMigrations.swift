@@ -35,4 +35,18 @@ extension StoreSchema {
     static func addTombstoneSets(_ db: Database) throws {
         try createBookkeepingTable(StoreSchema.tombstoneSetsTable, db)
     }
+
+    /// Version 7 → 8: the ledger's primary key gains the change-set identifier, so that two sets under one number
+    /// are both recorded. The rows without an identifier were written for runs an installed whole store or a restore
+    /// covered (each run's number is in `foldersync_applied_runs`): version 8 keeps those runs alone, so they go.
+    static func keyLedgerByIdentifier(_ db: Database) throws {
+        let ledger = StoreSchema.appliedChangeSetsTable
+        try db.execute(sql: "ALTER TABLE \(ledger) RENAME TO foldersync_applied_change_sets_v6")
+        try createBookkeepingTable(ledger, db)
+        try db.execute(sql: """
+            INSERT INTO \(ledger)(client, sequence, change_set_id)
+            SELECT client, sequence, change_set_id FROM foldersync_applied_change_sets_v6 WHERE change_set_id != ''
+            """)
+        try db.execute(sql: "DROP TABLE foldersync_applied_change_sets_v6")
+    }
 }

@@ -25,7 +25,8 @@ import GRDBSQLite
 /// | 4 | `b47ea05` | staged changes in `foldersync_staged_changes`; the pending table keeps unstaged ones only |
 /// | 5 | `4128626` | `foldersync_applied_runs`: each client's run of applied change sets beside the ledger |
 /// | 6 | `2d6d128` | registers written in version 2 (ages instead of timestamps, no client byte for this client's: ``RowRegisters``); a new row's pending marks `#created #all` (``PendingMarks``) |
-/// | 7 | this version | capture triggers call functions named by the message a connection without them gets (``StoreSchema/captureFunction(_:)``); `foldersync_tombstone_sets` for tombstone collection |
+/// | 7 | `700f4f4` | capture triggers call functions named by the message a connection without them gets (``StoreSchema/captureFunction(_:)``); `foldersync_tombstone_sets` for tombstone collection |
+/// | 8 | this version | the ledger keyed by client, sequence and change-set identifier (two sets under one number both recorded); what a whole store or a restore covers kept as a run alone, without a row per set |
 ///
 /// A change to any `foldersync_…` table, or to the bytes of a BLOB kept in one, is a new version: append a
 /// migration to ``bookkeepingMigrations`` and a golden store of the old version to
@@ -56,6 +57,8 @@ extension StoreSchema {
         BookkeepingMigration(version: 6, name: "compact registers and marks of every column", run: acceptCompactBookkeeping),
         BookkeepingMigration(version: 7, name: "capture functions named by their message, tombstones' change sets",
                              run: addTombstoneSets),
+        BookkeepingMigration(version: 8, name: "the ledger keyed by change-set identifier, covered runs without rows",
+                             run: keyLedgerByIdentifier),
     ]
 
     /// The recorded version, or `nil` when none is recorded.

@@ -89,6 +89,13 @@ public struct ConvergenceSimulator: Sendable {
         /// collections beside the vacuums' (FolderSync's article "Tombstone collection"); after the final rounds,
         /// every client collects once more. The invariants must hold with tombstones gone. Off, a seed plays as before.
         public var churn = false
+        /// Adds, to the lifecycle steps, what issue 38 found: a client's store (with its helper folder or without) copied
+        /// to a new installation of the same client used beside it, which must find out and take a new identity; one
+        /// client's change-set folder put back from an older copy, which its author must cover with a whole store; and a
+        /// marker forged to acknowledge another client's sets up to a hostile number. Every one must leave the invariants
+        /// as they are. The store must be a ``SnapshottingSimulatorStore``; a client folder is put back only on a
+        /// file-manager remote. Off, a seed plays as before.
+        public var identityHazards = false
         /// Faults injected into every client's remote requests during the random steps (their syncs may then fail
         /// with the injected error, and the next one catches up); off for the final rounds.
         public var faults: FaultMix?
@@ -178,6 +185,14 @@ public struct ConvergenceSimulator: Sendable {
         public var outages = 0
         /// Syncs that found the shared folder away and said so (``/FolderSync/FolderSyncError/Code/remoteUnavailable``).
         public var unavailableSyncs = 0
+        /// Installations made as copies of a client's store (zero unless ``Configuration/identityHazards``).
+        public var clones = 0
+        /// Syncs that stopped because another installation shares their client's identity.
+        public var sharedIdentitiesFound = 0
+        /// Clients' change-set folders put back from an older copy.
+        public var clientFolderRestores = 0
+        /// Markers forged to acknowledge another client's sets up to a hostile number.
+        public var forgedMarkers = 0
         /// The faults injected, by kind (zero unless ``Configuration/faults``).
         public var faultsInjected: [String: Int] = [:]
         /// The converged rows (not added up by `+`).
@@ -204,6 +219,8 @@ public struct ConvergenceSimulator: Sendable {
             sum.storeRestores += rhs.storeRestores; sum.restoredStoresNoticed += rhs.restoredStoresNoticed
             sum.folderRestores += rhs.folderRestores
             sum.outages += rhs.outages; sum.unavailableSyncs += rhs.unavailableSyncs
+            sum.clones += rhs.clones; sum.sharedIdentitiesFound += rhs.sharedIdentitiesFound
+            sum.clientFolderRestores += rhs.clientFolderRestores; sum.forgedMarkers += rhs.forgedMarkers
             sum.faultsInjected.merge(rhs.faultsInjected, uniquingKeysWith: +)
             return sum
         }

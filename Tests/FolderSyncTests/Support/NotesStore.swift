@@ -56,7 +56,7 @@ struct TestClient {
     static func make(_ remote: any RemoteFileSystem, name: String, in directory: TemporaryDirectory,
                      document: String = "DOC", schemaVersion: Int = 1, deletePolicy: DeletePolicy = .deleteWins,
                      createTables: String = NotesSchema.createTables,
-                     environment: SyncEnvironment = Fixture.quietEnvironment(),
+                     environment: SyncEnvironment = Fixture.quietEnvironment(), clientIdentifier: String? = nil,
                      configure: (ApplicationSyncManager) -> Void = { _ in }) async throws -> TestClient {
         let folder = directory.subdirectory(name)
         let store = try NotesSchema.open(folder.appendingPathComponent("notes.sqlite"), schemaVersion: schemaVersion,
@@ -66,7 +66,7 @@ struct TestClient {
         let app = s3.map { S3ApplicationSyncManager(s3: $0, environment: environment) }
             ?? ApplicationSyncManager(remote: remote, environment: environment)
         configure(app)
-        try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)",
+        try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: clientIdentifier ?? "client-\(name)",
                                      clientDescription: name))
         let configuration = DocumentSyncManager.Configuration(documentIdentifier: document, documentDescription: "Notes",
                                                               helperDirectory: folder.appendingPathComponent("helper"))
