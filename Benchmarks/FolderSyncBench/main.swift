@@ -1,7 +1,7 @@
 // foldersync-bench: FolderSync's performance against floors and peers measured in the same run.
 //
-//   foldersync-bench [--quick] [--only 1,3] [--big-rows N] [--json PATH] [--work DIR]
-//   foldersync-bench worker client …      (a client process started by the benchmark itself)
+//   foldersync-bench [--quick] [--only 1,3] [--big-rows N] [--large-value-bytes N] [--json PATH] [--work DIR]
+//   foldersync-bench worker client|large …   (a client process started by the benchmark itself)
 //
 // Run it through scripts/bench, which builds in release mode, installs the peers (rsync, unison, curl)
 // and starts a WebDAV server for scenario 4. JSON goes to PATH, by default foldersync-bench.json
@@ -21,6 +21,8 @@ let scenarios: [any Scenario] = [
     WANScenario(),
     ManyClientsScenario(),
     AppReadsScenario(),
+    TombstoneChurnScenario(),
+    LargeValueScenario(),
 ]
 
 func option(_ name: String, in arguments: [String]) -> String? {
@@ -35,17 +37,20 @@ func machineDescription() -> String {
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     if arguments.first == "worker" {
-        guard arguments.dropFirst().first == "client" else { throw BenchError("usage: worker client …") }
-        try await Worker.run(Array(arguments.dropFirst(2)))
+        switch arguments.dropFirst().first {
+        case "client": try await Worker.run(Array(arguments.dropFirst(2)))
+        case "large": try await LargeValueWorker.run(Array(arguments.dropFirst(2)))
+        default: throw BenchError("usage: worker client|large …")
+        }
         exit(0)
     }
     // Anything else (a typo, --help) stops here, before a run of several minutes starts.
-    let usage = "usage: foldersync-bench [--quick] [--only 1,3] [--big-rows N] [--json PATH] [--work DIR]"
+    let usage = "usage: foldersync-bench [--quick] [--only 1,3] [--big-rows N] [--large-value-bytes N] [--json PATH] [--work DIR]"
     var rest = arguments[...]
     while let argument = rest.popFirst() {
         switch argument {
         case "--quick": continue
-        case "--only", "--big-rows", "--json", "--work":
+        case "--only", "--big-rows", "--large-value-bytes", "--json", "--work":
             guard rest.popFirst() != nil else { throw BenchError("\(argument) needs a value\n\(usage)") }
         case "--help", "-h":
             print(usage)
@@ -65,6 +70,10 @@ do {
     if let rows = option("--big-rows", in: arguments) {
         guard let count = Int(rows), count > 0 else { throw BenchError("--big-rows needs a positive number") }
         sizes.bigDocumentRows = count
+    }
+    if let bytes = option("--large-value-bytes", in: arguments) {
+        guard let count = Int(bytes), count > 0 else { throw BenchError("--large-value-bytes needs a positive number") }
+        sizes.largeValueBytes = count
     }
     let context = BenchContext(sizes: sizes, workDirectory: work,
                                webDAVURL: ProcessInfo.processInfo.environment["FOLDERSYNC_BENCH_WEBDAV"])

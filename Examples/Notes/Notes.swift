@@ -189,12 +189,13 @@ struct Delete: AsyncParsableCommand {
 }
 
 struct List: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List every note sorted by ID: id, text, folder, sorted tags.")
+    static let configuration = CommandConfiguration(abstract: "List every note sorted by ID: id, text, folder, sorted tags.",
+                                                    discussion: "A note over 4 KiB shows its first line and its size; --json shows every text whole.")
     @ParentCommand var notes: Notes
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
-        let listing = try notes.database().list()
+        let listing = try notes.database().list(whole: json)
         print(json ? try NotesOutput.json(listing) : NotesOutput.table(listing), terminator: "")
     }
 }
@@ -259,16 +260,23 @@ struct Status: AsyncParsableCommand {
 
 struct Rejoin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Re-join the shared folder after a reset (remote wiped or replaced, document or this device deleted).",
+        abstract: "Re-join the shared folder after a reset (remote wiped or replaced, document or this device deleted, "
+            + "or another device syncing as this one).",
         discussion: "Keeps every note of this device: they are published again and merged with what the others have.")
     @ParentCommand var notes: Notes
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
         let session = try await notes.session()
-        guard session.document.resetState != nil else { throw NotesError("this device has no reset to re-join from (see 'notes status')") }
+        guard let reset = session.document.resetState else {
+            throw NotesError("this device has no reset to re-join from (see 'notes status')")
+        }
+        let before = session.document.clientIdentifier
         let report = try await session.explainingPasswordChange(password: notes.password()) {
             try await session.document.rejoin()
+        }
+        if !json, reset.code == .clientIdentityShared {
+            print("this device now syncs as a new client (\(session.document.clientIdentifier)); the other device keeps \(before)")
         }
         print(json ? try NotesOutput.json(SyncReportSummary(report)) : NotesOutput.describe(report), terminator: "")
     }

@@ -8,7 +8,9 @@ import GRDB
 /// folder at once create the same row. Note–tag links use random IDs: tagging is an add-wins set, and
 /// untagging removes every link that device has seen.
 struct NotesDatabase {
-    static let tables = [SyncedTable("folders"), SyncedTable("notes"), SyncedTable("tags"), SyncedTable("note_tags")]
+    /// Folders and tags reuse the IDs derived from their names: their tombstones are kept, so a deleted one stays refused.
+    static let tables = [SyncedTable("folders", reusesSyncIDs: true), SyncedTable("notes"), SyncedTable("tags", reusesSyncIDs: true),
+                         SyncedTable("note_tags")]
 
     let store: GRDBStore
 
@@ -42,6 +44,13 @@ struct NotesDatabase {
             let identifier = UUID().uuidString
             try db.execute(sql: "INSERT INTO settings(key, value) VALUES ('client', ?)", arguments: [identifier])
             return identifier
+        }
+    }
+
+    /// Keeps `identifier` as this installation's client identifier (after its identity turned out shared with a copy).
+    func setClientIdentifier(_ identifier: String) throws {
+        try store.database.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO settings(key, value) VALUES ('client', ?)", arguments: [identifier])
         }
     }
 
@@ -106,23 +115,40 @@ struct NotesDatabase {
         }
     }
 
-    /// Every note, sorted by ID, with its folder's name and its sorted, distinct tags.
-    func list() throws -> [NoteListing] {
-        try store.database.read(Self.list)
+    /// Every note, sorted by ID, with its folder's name and its sorted, distinct tags. `whole`: each note's whole
+    /// text; otherwise a note over ``shownBytes`` shows its first line and its size, read without loading the rest
+    /// (a 200 MB note costs a few pages, not 200 MB).
+    func list(whole: Bool = true) throws -> [NoteListing] {
+        try store.database.read { db in try Self.list(db, whole: whole) }
     }
 
-    /// Every note in `db`, as ``list()`` gives them: what the interface observes.
-    static func list(_ db: Database) throws -> [NoteListing] {
+    /// Every note in `db`, as ``list(whole:)`` gives them: what the interface observes.
+    static func list(_ db: Database, whole: Bool = true) throws -> [NoteListing] {
         try Row.fetchAll(db, sql: """
-            SELECT n.id, n.body, f.name AS folder,
+            SELECT n.id, \(whole ? "n.body" : "NULL") AS body, f.name AS folder,
                 (SELECT group_concat(name, char(10)) FROM (SELECT DISTINCT t.name FROM note_tags nt
                     JOIN tags t ON t.id = nt.tag_id WHERE nt.note_id = n.id ORDER BY t.name)) AS tags
             FROM notes n LEFT JOIN folders f ON f.id = n.folder_id ORDER BY n.id
             """).map { row in
             let tags: String? = row["tags"]
-            return NoteListing(id: row["id"], text: row["body"], folder: row["folder"],
+            let id: String = row["id"]
+            return NoteListing(id: id, text: whole ? row["body"] : try shownText(db, id: id), folder: row["folder"],
                                tags: tags.map { $0.split(separator: "\n").map(String.init) } ?? [])
         }
+    }
+
+    /// Notes up to this size show whole in a listing.
+    static let shownBytes = 4096
+
+    /// A note's text as a listing shows it: whole up to ``shownBytes``, else its first line and its size.
+    private static func shownText(_ db: Database, id: String) throws -> String {
+        guard let (prefix, size) = try GRDBStore.valuePrefix(db, table: "notes", column: "body", key: id,
+                                                             maxBytes: shownBytes)
+        else { return "" }
+        guard size > prefix.count else { return String(decoding: prefix, as: UTF8.self) }
+        let firstLine = prefix.split(separator: UInt8(ascii: "\n"), maxSplits: 1, omittingEmptySubsequences: false).first
+            ?? prefix[...]
+        return String(decoding: firstLine, as: UTF8.self) + " … (\(size) bytes)"
     }
 
     /// The titles of the notes whose IDs are `ids` (those still there), by ID.

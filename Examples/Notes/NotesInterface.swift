@@ -47,7 +47,7 @@ actor NotesInterface {
     /// Runs until the user quits: the list observed, the sync events followed, the keys read.
     func run() async {
         let database = session.database.store.database
-        let observation = ValueObservation.tracking(NotesDatabase.list)
+        let observation = ValueObservation.tracking { try NotesDatabase.list($0) }
         Task { [weak self] in
             do {
                 for try await listing in observation.values(in: database) { await self?.show(listing) }

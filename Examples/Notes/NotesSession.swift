@@ -49,6 +49,9 @@ struct NotesSession {
                 return request.reason == .newApplication ? .noEncryption : .cancel
             }
         }
+        // A copy of this database used on another computer makes both devices one client: the one that finds out
+        // takes a new identity at 'notes rejoin', kept here.
+        app.clientIdentifierChangeHandler = { [database] identifier in try database.setClientIdentifier(identifier) }
         let name = try database.clientName(given: clientName, fallback: ProcessInfo.processInfo.hostName)
         try app.configure(.init(applicationIdentifier: applicationIdentifier, clientIdentifier: try database.clientIdentifier(),
                                 clientDescription: name))

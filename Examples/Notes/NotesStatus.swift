@@ -4,7 +4,8 @@ import Foundation
 /// What `notes status` prints: read from this device's database and helper folder only, never the shared folder.
 ///
 /// JSON: `{"registered", "unpublishedChanges", "reset"?: {"code", "message", "backupPath"?, "date"}, "lastSync"?,
-/// "lastFailure"?, "lastError"?}` (dates ISO 8601; a key marked `?` is left out when there is no value).
+/// "lastFailure"?, "lastError"?, "waitingFor"?: {client: sequence}}` (dates ISO 8601; a key marked `?` is left out when
+/// there is no value).
 struct NotesStatus: Encodable {
     struct Reset: Encodable {
         var code: String
@@ -19,6 +20,8 @@ struct NotesStatus: Encodable {
     var lastSync: String?
     var lastFailure: String?
     var lastError: String?
+    /// Per client, the change set this device waits for: missing from the shared folder.
+    var waitingFor: [String: Int64]?
 
     init(_ document: DocumentSyncManager) {
         let dates = ISO8601DateFormatter()
@@ -30,6 +33,7 @@ struct NotesStatus: Encodable {
         lastSync = last.lastSuccess.map(dates.string(from:))
         lastFailure = last.lastFailure.map(dates.string(from:))
         lastError = last.lastError?.description
+        waitingFor = last.missingChangeSets.isEmpty ? nil : last.missingChangeSets
     }
 
     var text: String {
@@ -41,6 +45,10 @@ struct NotesStatus: Encodable {
         }
         lines.append("last sync: " + (lastSync ?? "never"))
         if let lastFailure, let lastError { lines.append("last failed sync: \(lastFailure): \(lastError)") }
+        for (client, sequence) in (waitingFor ?? [:]).sorted(by: { $0.key < $1.key }) {
+            lines.append("waits for change set \(sequence) of device \(client): it is missing from the shared folder "
+                         + "(that device covers it with a whole store when it next syncs)")
+        }
         return lines.map { NotesOutput.escaped($0) + "\n" }.joined()
     }
 }

@@ -44,7 +44,7 @@ extension InMemoryModelAdapter {
                                     resolutions: [ColumnKey: ConflictResolution]) throws -> ApplyOutcome {
         try transaction { state, clock in
             var outcome = ApplyOutcome()
-            if state.ledger[header.clientIdentifier]?[header.sequence] != nil { return outcome }
+            if state.ledger.contains(header.sequence, header.changeSetIdentifier, of: header.clientIdentifier) { return outcome }
             let hasUnpublished = !state.pending.isEmpty
             var touched = Set<String>()
             try changes { change in
@@ -52,11 +52,10 @@ extension InMemoryModelAdapter {
                                 checkUnpublished: hasUnpublished, resolutions: resolutions, outcome: &outcome)
                 if change.kind == .delete { touched.formUnion(tablesByName.keys) } else { touched.insert(change.table) }
             }
-            state.ledger[header.clientIdentifier, default: [:]][header.sequence] = header.changeSetIdentifier
+            state.ledger.record(header.sequence, header.changeSetIdentifier, of: header.clientIdentifier)
             if header.clientIdentifier == localClient, state.syncState.progress.ownChangeSetsToReapplyAfter != nil {
                 // Mirrors GRDBStore.finishReapplyingOwnChangeSets.
-                var through: Int64 = 0
-                while state.ledger[localClient]?[through + 1] != nil { through += 1 }
+                let through = state.ledger.applied.highestContiguousSequence(of: localClient)
                 if through >= state.syncState.progress.publishedSequence { state.syncState.progress.ownChangeSetsToReapplyAfter = nil }
             }
             outcome.warnings += danglingReferences(state, tables: touched)

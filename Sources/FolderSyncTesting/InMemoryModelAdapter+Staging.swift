@@ -9,7 +9,11 @@ extension InMemoryModelAdapter {
     }
 
     @_spi(ModelAdapter) public func appliedChangeSets() -> AppliedChangeSets {
-        withState { state in AppliedChangeSets(state.ledger.flatMap { client, sets in sets.keys.map { (client, $0) } }) }
+        withState(\.ledger.applied)
+    }
+
+    @_spi(ModelAdapter) public func appliedChangeSetIdentifiers(of client: String, sequences: [Int64]) -> [Int64: Set<String>]? {
+        withState { $0.ledger.identifiers(of: client, sequences: sequences) }
     }
 
     @_spi(ModelAdapter) public func hasUnpublishedChanges() -> Bool {
@@ -106,9 +110,7 @@ extension InMemoryModelAdapter {
             for (row, entries) in state.pending {
                 state.pending[row] = entries.mapValues { if case .staged(let set) = $0, set > local { .unstaged } else { $0 } }
             }
-            for sequence in Swift.stride(from: 1, through: local, by: 1) where state.ledger[localClient]?[sequence] == nil {
-                state.ledger[localClient, default: [:]][sequence] = ""
-            }
+            if local > 0 { state.ledger.runs[localClient] = max(state.ledger.runs[localClient] ?? 0, local) }
             state.syncState.progress.ownChangeSetsToReapplyAfter = local
             state.syncState.progress.publishedSequence = remote
             state.syncState.progress.nextSequence = max(state.syncState.progress.nextSequence, remote + 1)

@@ -40,8 +40,8 @@ extension InMemoryModelAdapter {
         /// Last writer wins: the values a deleted row keeps (`foldersync_shadow`), for a newer write to bring it back.
         var shadow: [RowKey: [String: SyncValue]] = [:]
         var pending: [RowKey: [String: Pending]] = [:]
-        /// Applied change sets: client → sequence → change-set identifier.
-        var ledger: [String: [Int64: String]] = [:]
+        /// Applied change sets (`foldersync_applied_change_sets` and `_runs`).
+        var ledger = Ledger()
         var syncState = LocalSyncState()
 
         /// Forgets a row's pending changes that are not staged (staged ones wait for their set to be published).
@@ -62,6 +62,34 @@ extension InMemoryModelAdapter {
             let columns = clocks.values.lazy.flatMap(\.values).map(\.timestamp).max() ?? .zero
             let deletes = tombstones.values.lazy.map(\.timestamp).max() ?? .zero
             return max(columns, deletes)
+        }
+    }
+
+    /// Mirrors `GRDBStore+Ledger.swift`: each applied set by client, number and identifier, and the runs a restore
+    /// covered without naming their sets.
+    struct Ledger: Sendable {
+        /// Client → sequence → identifiers of the sets applied under it.
+        var rows: [String: [Int64: Set<String>]] = [:]
+        /// Client → the run covered without rows.
+        var runs: [String: Int64] = [:]
+
+        func contains(_ sequence: Int64, _ identifier: String, of client: String) -> Bool {
+            rows[client]?[sequence]?.contains(identifier) == true
+        }
+
+        mutating func record(_ sequence: Int64, _ identifier: String, of client: String) {
+            rows[client, default: [:]][sequence, default: []].insert(identifier)
+        }
+
+        var applied: AppliedChangeSets {
+            var applied = AppliedChangeSets()
+            for (client, through) in runs where through > 0 { applied.insert(1...through, of: client) }
+            for (client, sets) in rows { for sequence in sets.keys { applied.insert(sequence, of: client) } }
+            return applied
+        }
+
+        func identifiers(of client: String, sequences: [Int64]) -> [Int64: Set<String>] {
+            Dictionary(uniqueKeysWithValues: Set(sequences).map { ($0, rows[client]?[$0] ?? []) })
         }
     }
 }

@@ -13,6 +13,6 @@ struct Foldersync: AsyncParsableCommand {
         subcommands: [
             LayoutCommand.self, InspectCommand.self, DoctorCommand.self,
             DocumentsCommand.self, ClientsCommand.self, VacuumCommand.self, RemovedCommand.self, ExportCommand.self,
-            RecreateCommand.self,
+            RecreateCommand.self, StoreCommand.self,
         ])
 }

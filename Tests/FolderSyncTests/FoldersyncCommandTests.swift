@@ -8,7 +8,7 @@ struct FoldersyncCommandTests {
     static let commands: [[String]] = [
         [], ["layout"], ["inspect"], ["doctor"], ["documents"], ["documents", "list"], ["clients"],
         ["clients", "list"], ["clients", "delete"], ["vacuum"], ["removed"], ["removed", "list"], ["removed", "restore"], ["export"],
-        ["recreate"],
+        ["recreate"], ["store"], ["store", "detach"], ["store", "check"],
     ]
 
     @Test("--help of every subcommand matches its snapshot and exits 0", arguments: commands)

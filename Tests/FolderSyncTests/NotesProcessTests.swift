@@ -22,6 +22,11 @@ struct NotesProcessTests {
         }
 
         func list() async throws -> String { try await succeed(["list", "--json"]) }
+        /// The notes this device lists, by text, sorted.
+        func texts() async throws -> [String] {
+            struct Note: Decodable { var text: String }
+            return try JSONDecoder().decode([Note].self, from: Data(try await list().utf8)).map(\.text).sorted()
+        }
     }
 
     static func devices(_ count: Int, in directory: TemporaryDirectory) -> [Device] {

@@ -106,3 +106,24 @@ struct SimulatorVacuumHazardTests {
         }
     }
 }
+
+/// The lifecycle with what issue 38 found: a client's store copied to a second computer and used beside the first
+/// (with its helper folder or without), one client's change-set folder put back from an older copy, and markers forged
+/// to acknowledge another client's sets up to hostile numbers, among every other lifecycle step.
+@Suite("Simulator identity hazards")
+struct SimulatorIdentityTests {
+    @Test("Simulated clients copied to second computers, with folders put back and markers forged, converge and lose no write")
+    func identityHazards() async {
+        let first: UInt64 = 3_800_001
+        let summary = await SimulatorTests.simulate(first..<first + 120, test: "identityHazards", remote: .fileManager,
+                                                    makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: 40...80,
+                                                    suite: "SimulatorIdentityTests", identityHazards: true)
+        print(SimulatorLifecycleTests.describe(summary, "identity hazard seeds")
+              + "; \(summary.clones) copies (\(summary.sharedIdentitiesFound) found the other installation), "
+              + "\(summary.clientFolderRestores) client folders put back, \(summary.forgedMarkers) forged markers")
+        if SimulatorTests.checksCoverage {
+            #expect(summary.clones > 0 && summary.sharedIdentitiesFound > 0 && summary.clientFolderRestores > 0 && summary.forgedMarkers > 0)
+            #expect(summary.rejoins > 0 && summary.wholeStoreUploads > 0)
+        }
+    }
+}

@@ -86,7 +86,7 @@ struct SimulatorTests {
                     deletePolicy: DeletePolicy = .deleteWins, lifecycle: Bool = false, steps: ClosedRange<Int>? = nil,
                     clockSkews: [TimeInterval]? = nil, restores: Bool = false, outages: Bool = false,
                     vacuumHazards: Bool = false, disabledSafeguards: Set<RemovalSafeguard> = [],
-                    interruptions: Bool = true) async throws -> ConvergenceSimulator.Summary {
+                    interruptions: Bool = true, identityHazards: Bool = false) async throws -> ConvergenceSimulator.Summary {
         let directory = ScratchDirectory(seed: seed)
         var configuration = ConvergenceSimulator.Configuration(seed: seed, directory: directory.url)
         configuration.remote = remote
@@ -100,6 +100,7 @@ struct SimulatorTests {
         configuration.vacuumHazards = vacuumHazards
         configuration.disabledSafeguards = disabledSafeguards
         configuration.interruptions = interruptions
+        configuration.identityHazards = identityHazards
         return try await ConvergenceSimulator(configuration).run()
     }
 
@@ -109,14 +110,16 @@ struct SimulatorTests {
                          steps: ClosedRange<Int>? = nil, skipping known: Set<UInt64> = [],
                          suite: String = "SimulatorTests", clockSkews: [TimeInterval]? = nil,
                          restores: Bool = false, outages: Bool = false, vacuumHazards: Bool = false,
-                         disabledSafeguards: Set<RemovalSafeguard> = []) async -> ConvergenceSimulator.Summary {
+                         disabledSafeguards: Set<RemovalSafeguard> = [],
+                         identityHazards: Bool = false) async -> ConvergenceSimulator.Summary {
         var total = ConvergenceSimulator.Summary()
         var failures = 0
         for seed in Self.seeds(seeds.filter { !known.contains($0) }) {
             do {
                 total = total + (try await run(seed, remote: remote, makeStore: makeStore, deletePolicy: deletePolicy, lifecycle: lifecycle, steps: steps,
                                                clockSkews: clockSkews, restores: restores, outages: outages,
-                                               vacuumHazards: vacuumHazards, disabledSafeguards: disabledSafeguards))
+                                               vacuumHazards: vacuumHazards, disabledSafeguards: disabledSafeguards,
+                                               identityHazards: identityHazards))
             } catch {
                 failures += 1
                 Issue.record("\(error)\nreplay: FOLDERSYNC_SEED=\(seed) swift test --filter '\(suite)/\(test)'")

@@ -1,6 +1,9 @@
 @_spi(ModelAdapter) import FolderSync
 import FolderSyncTesting
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Counts the points a client passes and dies with SIGKILL at a chosen one, as `kill -9` or a power cut would.
 ///
@@ -9,16 +12,23 @@ import Foundation
 /// remote request (`upload change-set`, `write recent-sync`, `remove change-set`, …). A switch for one point
 /// dies at its `after + 1`-th pass; a switch for every point (`point == nil`) dies at the `after + 1`-th pass of
 /// any of them, which spreads seeded kills over every phase of sync, whole-store transfer and vacuum.
+///
+/// A switch made with a `pauseFIFO` pauses instead, once: at the point it writes a line to that named pipe (opening
+/// it blocks until the test reads), then waits for a line on standard input, so that a test can run another process
+/// while this one stands exactly there.
 final class KillSwitch: @unchecked Sendable {
     private let lock = NSLock()
     private let point: String?
     private let after: Int
+    private let pauseFIFO: String?
     private var passedCount = 0
     private var currentAction = ""
+    private var paused = false
 
-    init(point: String?, after: Int) {
+    init(point: String?, after: Int, pauseFIFO: String? = nil) {
         self.point = point
         self.after = after
+        self.pauseFIFO = pauseFIFO
     }
 
     /// Points passed so far (that the switch counts).
@@ -36,7 +46,17 @@ final class KillSwitch: @unchecked Sendable {
             passedCount += 1
             return (passedCount > after, currentAction)
         }
-        if dies { crash(action.isEmpty ? name : "\(name) [\(action)]") }
+        guard dies else { return }
+        guard let pauseFIFO else { crash(action.isEmpty ? name : "\(name) [\(action)]") }
+        let pauses = lock.withLock { () -> Bool in
+            defer { paused = true }
+            return !paused
+        }
+        guard pauses else { return }
+        let fifo = open(pauseFIFO, O_WRONLY)
+        _ = "paused at \(name)\n".withCString { write(fifo, $0, strlen($0)) }
+        close(fifo)
+        _ = readLine()
     }
 }
 
@@ -78,6 +98,12 @@ final class KillingStore: SnapshottingModelAdapter, @unchecked Sendable {
     func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table] { try base.rowsDeleted(by: changeSets) }
     func backup(to url: URL) throws { try base.backup(to: url) }
     func resetForRejoin() throws { try base.resetForRejoin() }
+    func appliedChangeSetIdentifiers(of client: String, sequences: [Int64]) throws -> [Int64: Set<String>]? {
+        try base.appliedChangeSetIdentifiers(of: client, sequences: sequences)
+    }
+    func continueAfterRestore(remotePublishedSequence: Int64, localClient: String) throws {
+        try base.continueAfterRestore(remotePublishedSequence: remotePublishedSequence, localClient: localClient)
+    }
 
     func saveRemoteKnowledge(_ remote: LocalSyncState.RemoteKnowledge) throws {
         killSwitch.reach("save-state")

@@ -62,14 +62,18 @@ func register(store: GRDBStore?) async throws -> DocumentSyncManager {
         documentIdentifier: option("document"), documentDescription: "worker",
         helperDirectory: URL(fileURLWithPath: options["helper"] ?? (option("db") + ".helper")))
     let document: DocumentSyncManager
-    if let crashPoint = options["crash-at"], let store {
-        let killSwitch = KillSwitch(point: crashPoint, after: Int(options["crash-after"] ?? "0") ?? 0)
+    if let crashPoint = options["crash-at"] ?? options["pause-at"], let store {
+        let killSwitch = KillSwitch(point: crashPoint, after: Int(options["crash-after"] ?? "0") ?? 0, pauseFIFO: options["pause-fifo"])
         document = try KillingDocumentSyncManager(applicationSyncManager: app, configuration: configuration,
                                                   store: KillingStore(base: store, killSwitch: killSwitch), killSwitch: killSwitch)
     } else {
         document = try DocumentSyncManager(applicationSyncManager: app, configuration: configuration, store: store)
     }
     document.remoteDocumentCreationHandler = { _ in true }
+    if let file = options["new-client-file"] {
+        // Where a re-join after a shared identity keeps the new client identifier (the test passes it as --client next).
+        app.clientIdentifierChangeHandler = { identifier in try Data(identifier.utf8).write(to: URL(fileURLWithPath: file)) }
+    }
     try await document.registerConfigured()
     return document
 }
@@ -194,6 +198,11 @@ do {
     case "schema":
         // One step of a notes app at schema version 1 to 4 (SchemaVersions.swift), for "Changing a synced schema".
         try await SchemaVersions.run(option, options)
+    case "rejoin":
+        // Re-joins after the reset the last sync stopped on (remembered in the helper folder).
+        let document = try await register(store: try openStore())
+        let report = try await document.rejoin()
+        print("rejoined as \(document.clientIdentifier) sent \(report.changeSetsSent) applied \(report.changeSetsApplied)")
     case "torture":
         // The kill torture (Torture.swift); prints its figures, exits 1 on a lost write, divergence or error.
         let directory = options["dir"].map { URL(fileURLWithPath: $0) }

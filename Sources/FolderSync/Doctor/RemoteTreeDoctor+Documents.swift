@@ -1,6 +1,6 @@
 /// The checks across a document's files: integrity key, sequences, schema versions, registration.
 extension RemoteTreeDoctor {
-    func checkDocuments(_ examination: inout Examination) {
+    func checkDocuments(_ examination: inout Examination) async throws {
         for document in examination.documents.sorted() {
             let facts = examination.documentFacts[document] ?? DocumentFacts()
             if !facts.hasDocumentInfo {
@@ -9,7 +9,7 @@ extension RemoteTreeDoctor {
             }
             checkIntegrityKey(document, facts, &examination)
             for client in Set(facts.changeSets.keys).union(facts.recentSyncs.keys).sorted() {
-                checkSequences(document, client: client, facts, &examination)
+                try await checkSequences(document, client: client, facts, &examination)
             }
             checkSchemaVersions(facts, &examination)
             for client in facts.clients.subtracting(facts.deletedClients).subtracting(examination.registeredClients).sorted() {
@@ -49,26 +49,31 @@ extension RemoteTreeDoctor {
     }
 
     /// Each client's sequences must run from 1 to its highest, except below what a whole store covers (vacuum removes those).
-    private func checkSequences(_ document: String, client: String, _ facts: DocumentFacts, _ examination: inout Examination) {
+    ///
+    /// A set being published is not a gap: a marker that carries its sets is written while they upload, and one that
+    /// names them is written after them but may be read after a listing that came before them. So the sets a marker
+    /// carries count as present, and a gap is looked at a second time (the client's folder listed again) before it
+    /// is reported.
+    private func checkSequences(_ document: String, client: String, _ facts: DocumentFacts,
+                                _ examination: inout Examination) async throws {
         let directory = layout.syncChangesDirectory(document, client: client)
         let sets = facts.changeSets[client] ?? []
         for (sequence, copies) in Dictionary(grouping: sets, by: \.sequence) where copies.count > 1 {
-            examination.add(.error, .duplicateSequence, directory,
-                            "\(copies.count) change sets carry sequence \(sequence): " + copies.map(\.path.name).sorted().joined(separator: ", "))
+            examination.add(.info, .duplicateSequence, directory,
+                            "\(copies.count) change sets carry sequence \(sequence) (two devices shared this client's identity): "
+                            + copies.map(\.path.name).sorted().joined(separator: ", ") + "; every device applies each of them")
         }
-        let present = Set(sets.map(\.sequence))
+        let carried = (facts.recentSyncs[client]?.changeSetContents ?? [:]).keys
+            .compactMap { RemoteLayout.parseChangeSetFileName($0)?.sequence }
+        var present = Set(sets.map(\.sequence) + carried)
+        var missing = missingRanges(client, present: present, facts)
+        if !missing.isEmpty {
+            let listing = try await fileSystem.namesOfDirectoryIfPresent(at: directory)
+            present.formUnion(listing.compactMap { RemoteLayout.parseChangeSetFileName($0.name)?.sequence })
+            missing = missingRanges(client, present: present, facts)
+        }
         let covered = facts.manifests.compactMap { $0.covers[client] }.max() ?? 0
-        let published = facts.recentSyncs[client]?.publishedSequence ?? 0
-        let highest = max(present.max() ?? 0, published)
-        guard highest > covered else { return }
-        var missing: [ClosedRange<Int64>] = []
-        for sequence in (covered + 1)...highest where !present.contains(sequence) {
-            if let last = missing.last, last.upperBound == sequence - 1 {
-                missing[missing.count - 1] = last.lowerBound...sequence
-            } else {
-                missing.append(sequence...sequence)
-            }
-        }
+        let highest = max(present.max() ?? 0, facts.recentSyncs[client]?.publishedSequence ?? 0)
         for range in missing {
             let single = range.count == 1
             let which = single ? "sequence \(range.lowerBound)" : "sequences \(range.lowerBound)–\(range.upperBound)"
@@ -78,6 +83,22 @@ extension RemoteTreeDoctor {
                             "\(which) of client \(client) \(single ? "is" : "are") missing (highest \(highest); \(cover)): "
                             + "clients that have not applied \(it) cannot apply this client's later change sets until a whole store covers \(it)")
         }
+    }
+
+    /// The ranges of `client`'s sequences above what whole stores cover, up to the highest it published, that no set
+    /// in `present` holds: found from the sets (a marker may claim any number, and a loop over the range it claims
+    /// would run as long as the claim).
+    private func missingRanges(_ client: String, present: Set<Int64>, _ facts: DocumentFacts) -> [ClosedRange<Int64>] {
+        let covered = facts.manifests.compactMap { $0.covers[client] }.max() ?? 0
+        let highest = max(present.max() ?? 0, facts.recentSyncs[client]?.publishedSequence ?? 0)
+        guard highest > covered else { return [] }
+        var missing: [ClosedRange<Int64>] = []
+        var previous = covered
+        for sequence in present.filter({ $0 > covered }).sorted() + [highest + 1] {
+            if sequence > previous + 1 { missing.append((previous + 1)...(sequence - 1)) }
+            previous = sequence
+        }
+        return missing
     }
 
     /// Kept simple: a change set is unappliable for now when its schema version is above the highest

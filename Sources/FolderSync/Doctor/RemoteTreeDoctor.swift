@@ -44,7 +44,7 @@ public import Foundation
         if try await checkFormatVersion(&examination) {
             try await walk(layout.applicationDirectory, &examination)
             try await checkFiles(&examination)
-            checkDocuments(&examination)
+            try await checkDocuments(&examination)
             try await checkRemovedAreas(&examination)
         }
         let findings = examination.findings.sorted { ($0.path, $0.check.rawValue, $0.message) < ($1.path, $1.check.rawValue, $1.message) }

@@ -86,6 +86,15 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
         /// The disk that holds the local store or its helper folder is full: SQLite, or a helper file, could not
         /// write. Nothing was half done; once there is space again, the next write or sync goes through.
         public static let localStoreFull = Code(rawValue: 27)
+        /// Another installation syncs as this client: this device's store was copied to another computer (or copied
+        /// from one) and both are used. Their change sets may share numbers; every device applies all of them. This
+        /// device stops, keeps a backup, and continues as a new client with ``DocumentSyncManager/rejoin()``, which
+        /// takes a new identifier (``ApplicationSyncManager/clientIdentifierChangeHandler``) and publishes its data
+        /// under it; the other installation keeps the identity.
+        public static let clientIdentityShared = Code(rawValue: 28)
+        /// Detaching a document (``GRDBStore/stopTracking(documentAt:helperDirectory:keepingUnpublishedChanges:)``)
+        /// would leave local changes that no other device has: nothing was changed.
+        public static let unpublishedChanges = Code(rawValue: 29)
 
         public var description: String {
             switch self {
@@ -116,6 +125,8 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
             case .encryptionMismatch: "encryptionMismatch"
             case .internalError: "internalError"
             case .localStoreFull: "localStoreFull"
+            case .clientIdentityShared: "clientIdentityShared"
+            case .unpublishedChanges: "unpublishedChanges"
             default: "code\(rawValue)"
             }
         }

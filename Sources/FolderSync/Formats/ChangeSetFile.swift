@@ -93,6 +93,13 @@ enum ChangeSetFile {
             dependencies[client] = try source.readInt64()
         }
         guard changeCount <= UInt64(Int.max) else { throw FormatViolation("change count \(changeCount) is out of range") }
+        // Sequences a file name holds: readers compare and count with them.
+        guard RemoteLayout.isSequence(sequence, allowingZero: false) else {
+            throw FormatViolation("sequence \(sequence) is out of range")
+        }
+        for (client, applied) in dependencies where !RemoteLayout.isSequence(applied) {
+            throw FormatViolation("dependency on client \(client) up to \(applied) is out of range")
+        }
         guard source.isAtEnd else { throw FormatViolation("header has \(source.remainingCount) unexpected bytes") }
         return ChangeSetHeader(changeSetIdentifier: changeSetIdentifier, clientIdentifier: clientIdentifier,
                                sequence: sequence, schemaVersion: Int(schemaVersion), changeCount: Int(changeCount),

@@ -344,6 +344,18 @@ enum CanonicalPropertyList {
             guard let sets = dict(contents.map { ($0.key, Node.data(Array($0.value.base64EncodedData()))) }) else { return nil }
             entries.append(("changeSetContents", sets))
         }
+        if let installation = recent.installation {
+            guard let text = escaped(installation) else { return nil }
+            entries.append(("installation", .string(text)))
+        }
+        if let waiting = recent.waitingFor {
+            guard let sets = dict(waiting.map { ($0.key, Node.integer(plain(String($0.value)))) }) else { return nil }
+            entries.append(("waitingFor", sets))
+        }
+        if let former = recent.formerIdentity {
+            guard let text = escaped(former) else { return nil }
+            entries.append(("formerIdentity", .string(text)))
+        }
         return dict(entries)
     }
 
@@ -494,8 +506,24 @@ extension RecentSync {
             guard let sets = Read.values(node, Read.data) else { return nil }
             contents = sets
         }
+        var installation: String?
+        if let node = payload["installation"] {
+            guard let text = Read.string(node) else { return nil }
+            installation = text
+        }
+        var waiting: [String: Int64]?
+        if let node = payload["waitingFor"] {
+            guard let sets = Read.values(node, Read.integer) else { return nil }
+            waiting = sets
+        }
+        var former: String?
+        if let node = payload["formerIdentity"] {
+            guard let text = Read.string(node) else { return nil }
+            former = text
+        }
         self.init(clientIdentifier: client, lastSyncDate: date, publishedSequence: published, acknowledgement: acknowledgement,
-                  schemaVersion: schemaVersion, recentChangeSets: recent, changeSetContents: contents)
+                  schemaVersion: schemaVersion, recentChangeSets: recent, changeSetContents: contents, installation: installation,
+                  waitingFor: waiting, formerIdentity: former)
     }
 }
 

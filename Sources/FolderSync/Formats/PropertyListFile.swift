@@ -19,11 +19,26 @@ public protocol PropertyListPayload: Codable, Sendable, Equatable {
     /// The version this payload is written as: the oldest whose readers read everything it holds, so that a file
     /// without what a newer version added stays readable by older clients (the default: ``formatVersion``).
     var writtenFormatVersion: Int { get }
+    /// Checks what the decoded payload claims that no type checks: every number another device wrote is bounded
+    /// before anything acts on it (a sequence a file name can hold, a count that is not negative). Called by
+    /// ``PropertyListFile/decode(_:from:path:)`` on every file it returns; the default accepts everything.
+    /// - Throws: ``FolderSyncError/Code/corruptFile`` naming `path` and the value.
+    func validate(path: String) throws
 }
 
 extension PropertyListPayload {
     /// ``formatVersion``: a payload whose every version is read by the same readers is written as the newest.
     public var writtenFormatVersion: Int { Self.formatVersion }
+
+    public func validate(path: String) throws {}
+
+    /// Refuses a sequence outside what a change-set file name holds (``RemoteLayout/maximumSequence``), or negative.
+    func validateSequence(_ value: Int64, _ what: String, path: String) throws {
+        guard RemoteLayout.isSequence(value) else {
+            throw FolderSyncError(.corruptFile, "\(Self.kind) claims \(what) \(value): no change-set file name holds that number",
+                                  path: path)
+        }
+    }
 }
 
 /// Writes and reads the versioned, checksummed property-list envelope of every FolderSync property-list file.
@@ -94,8 +109,9 @@ extension PropertyListPayload {
     public static func decode<Payload: PropertyListPayload>(_ type: Payload.Type, from data: Data, path: String) throws -> Payload {
         // Markers and documentInfo.plist as PropertyListEncoder wrote them, without Foundation's decoder (what this
         // path does not take, Foundation reads or refuses below).
-        if let payload = CanonicalPropertyList.decode(type, from: data) { return payload }
-        return try decodeWithFoundation(type, from: data, path: path)
+        let payload = try CanonicalPropertyList.decode(type, from: data) ?? decodeWithFoundation(type, from: data, path: path)
+        try payload.validate(path: path)
+        return payload
     }
 
     /// ``decode(_:from:path:)`` through Foundation's decoder alone: what the fast reader must agree with (fuzzed).

@@ -6,12 +6,13 @@ public import Foundation
 /// change sets are new; vacuum reads the acknowledgements to know what every
 /// client still needs. It is a versioned, checksummed property list.
 ///
-/// Versions: 1, the first; 2 adds ``changeSetContents``. A marker without them is written as version 1, byte for
-/// byte what earlier clients wrote; a reader of version 1 refuses one of version 2 by its number, lists that
-/// client's folder instead, and counts it as acknowledging nothing when it vacuums, until its next marker.
+/// Versions: 1, the first; 2 adds ``changeSetContents``; 3 adds ``installation``, ``waitingFor`` and ``formerIdentity``. A marker is
+/// written as the oldest version that holds what it says: without them as version 1, byte for byte what earlier
+/// clients wrote. A reader of an older version refuses a newer one by its number, lists that client's folder
+/// instead, and counts it as acknowledging nothing when it vacuums, until its next marker it can read.
 @_spi(Tooling) public struct RecentSync: PropertyListPayload, Hashable {
     public static let kind = "recentSync"
-    public static let formatVersion = 2
+    public static let formatVersion = 3
 
     /// The client whose marker this is; also the marker's file name.
     public var clientIdentifier: String
@@ -37,6 +38,24 @@ public import Foundation
     /// markers that announce no new set, and when the sets are larger.
     public var changeSetContents: [String: Data]? = nil
 
+    /// The installation that wrote the marker: a random identifier the writer keeps in its helper folder, made anew
+    /// when its store or helper folder is a copy (another file, another machine). Two installations that share one
+    /// client identity (a device's store copied to a second computer and used beside the first) find each other by
+    /// it: each reads back the marker it wrote, and one that another installation wrote after it says so
+    /// (``FolderSyncError/Code/clientIdentityShared``). Absent from markers of versions 1 and 2.
+    public var installation: String? = nil
+
+    /// Per client, the change set this client waits for: missing from the folder, the next it needs of that client
+    /// (``SyncReport/missingChangeSets``). The author of such a set looks at its own folder when it reads this, and
+    /// uploads a whole store that covers what is gone. Absent when this client waits for nothing.
+    public var waitingFor: [String: Int64]? = nil
+
+    /// The client identifier this client had before it took a new one because another installation shared it
+    /// (``FolderSyncError/Code/clientIdentityShared``). A reader that reads this client's marker for the first time
+    /// lists that client's folder, so that no set this client published under it is skipped (a marker of the shared
+    /// identity that named it may have been overwritten by the other installation's before the reader read it).
+    public var formerIdentity: String? = nil
+
     /// How many change-set names a marker announces.
     public static let announcedChangeSetLimit = 8
 
@@ -44,11 +63,25 @@ public import Foundation
     /// a changed marker anyway, and markers change when their client publishes (or acknowledges, rarely).
     public static let inlineChangeSetLimit = 16 * 1024
 
-    /// Version 1 unless the marker carries change sets.
-    public var writtenFormatVersion: Int { changeSetContents == nil ? 1 : 2 }
+    /// The oldest version that holds what the marker says.
+    public var writtenFormatVersion: Int {
+        if installation != nil || waitingFor != nil || formerIdentity != nil { return 3 }
+        return changeSetContents == nil ? 1 : 2
+    }
 
     /// How old ``lastSyncDate`` may grow while the client keeps syncing (one hour): an idle sync rewrites the
     /// marker when its date is this old, one request an hour. Client expiry refuses durations shorter than
     /// ``VacuumOperation/minimumClientExpiry``, a safe multiple of it.
     public static let heartbeatInterval: TimeInterval = 3600
+
+    /// Every sequence the marker claims is one a file name holds: readers compare and count with them.
+    public func validate(path: String) throws {
+        try validateSequence(publishedSequence, "to have published up to", path: path)
+        for (client, sequence) in acknowledgement {
+            try validateSequence(sequence, "to have applied client \(client)'s change sets up to", path: path)
+        }
+        for (client, sequence) in waitingFor ?? [:] {
+            try validateSequence(sequence, "to wait for client \(client)'s change set", path: path)
+        }
+    }
 }

@@ -59,6 +59,17 @@ public struct WholeStoreManifest: PropertyListPayload, Hashable {
         return covers
     }
 
+    /// Every coverage is a sequence a file name holds, and the counts are not negative: vacuum, downloads and the
+    /// ledger act on them.
+    public func validate(path: String) throws {
+        for (client, sequence) in covers {
+            try validateSequence(sequence, "to cover client \(client)'s change sets up to", path: path)
+        }
+        guard wholeStoreByteCount >= 0, (attachmentReferenceCount ?? 0) >= 0 else {
+            throw FolderSyncError(.corruptFile, "the manifest claims a negative size or count", path: path)
+        }
+    }
+
     /// Whether this store contains every change set `other` contains (it covers at least as much of every client).
     public func dominates(_ other: WholeStoreManifest) -> Bool {
         other.covers.allSatisfy { client, sequence in (covers[client] ?? 0) >= sequence }

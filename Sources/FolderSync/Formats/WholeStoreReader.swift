@@ -140,7 +140,11 @@ final class WholeStoreReader {
                 guard count <= UInt64(length) else { throw corrupt("has an unreadable header") }
                 for _ in 0..<count {
                     let client = try fields.readString(what: "client")
-                    guard covers.updateValue(try fields.readInt64(), forKey: client) == nil else { throw corrupt("names a client twice") }
+                    let sequence = try fields.readInt64()
+                    guard RemoteLayout.isSequence(sequence) else {
+                        throw corrupt("claims to cover client \(client) up to \(sequence)")
+                    }
+                    guard covers.updateValue(sequence, forKey: client) == nil else { throw corrupt("names a client twice") }
                 }
                 parsed.covers = covers
             }

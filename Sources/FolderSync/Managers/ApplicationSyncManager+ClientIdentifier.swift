@@ -35,6 +35,22 @@ extension ApplicationSyncManager {
         return stored
     }
 
+    /// Replaces the identifier ``persistentClientIdentifier(in:)`` keeps in `directory` by `identifier` (durably, in
+    /// place): what an app that keeps its identifier there sets as ``clientIdentifierChangeHandler``:
+    /// ```swift
+    /// app.clientIdentifierChangeHandler = { identifier in
+    ///     try ApplicationSyncManager.replacePersistentClientIdentifier(in: directory, with: identifier)
+    /// }
+    /// ```
+    /// - Throws: ``FolderSyncError/Code/invalidIdentifier`` for an unsafe identifier,
+    ///   ``FolderSyncError/Code/localStoreFailed`` when the file cannot be written.
+    public static func replacePersistentClientIdentifier(in directory: URL, with identifier: String) throws {
+        try Identifier.validate(identifier, role: "client identifier")
+        try LocalFiles.createDirectory(directory)
+        let file = directory.appendingPathComponent(clientIdentifierFileName)
+        try LocalFiles.writeDurably(Data((identifier + "\n").utf8), to: file)
+    }
+
     /// The identifier kept in `file`, or `nil` when there is no file.
     private static func storedClientIdentifier(at file: URL) throws -> String? {
         let fd = open(file.path, O_RDONLY | O_CLOEXEC)

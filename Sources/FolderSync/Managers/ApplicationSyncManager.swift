@@ -75,6 +75,7 @@ open class ApplicationSyncManager: @unchecked Sendable {
         var encryptionKeyStore: (any EncryptionKeyStore)?
         var requiresEncryption = false
         var remoteReplacementHandler: (@Sendable (RemoteReplacementRequest) async -> Bool)?
+        var clientIdentifierChangeHandler: (@Sendable (String) async throws -> Void)?
         /// Whether this launch came up from a remembered registration and has not registered with the remote yet.
         var checksRemote = false
         /// Whether a document of this client remembers registering: the application's tree is then never created again.
@@ -162,6 +163,27 @@ open class ApplicationSyncManager: @unchecked Sendable {
     public var remoteReplacementHandler: (@Sendable (RemoteReplacementRequest) async -> Bool)? {
         get { mutable.current.remoteReplacementHandler }
         set { mutable.withLock { $0.remoteReplacementHandler = newValue } }
+    }
+
+    /// Keeps a new client identifier for this installation, so that every later launch configures with it: called by
+    /// ``DocumentSyncManager/rejoin()`` after ``FolderSyncError/Code/clientIdentityShared`` (this device's data was
+    /// copied to another computer, or from one, and both sync), before the document re-joins under the new identifier.
+    /// Persist it where the app keeps the identifier (its database, or ``replacePersistentClientIdentifier(in:with:)``)
+    /// and return; throwing leaves the manager as it was, and the re-join can be tried again. Without a handler such a
+    /// re-join fails with ``FolderSyncError/Code/invalidConfiguration``.
+    public var clientIdentifierChangeHandler: (@Sendable (String) async throws -> Void)? {
+        get { mutable.current.clientIdentifierChangeHandler }
+        set { mutable.withLock { $0.clientIdentifierChangeHandler = newValue } }
+    }
+
+    /// Takes `identifier` as this installation's client identifier (the app kept it), and registers it with the remote
+    /// at the next registration check: the application's folder gets its device information.
+    func adopt(clientIdentifier identifier: String) throws {
+        try Identifier.validate(identifier, role: "client identifier")
+        mutable.withLock { state in
+            state.configuration?.0.clientIdentifier = identifier
+            state.checksRemote = true
+        }
     }
 
     /// `Encryption/EncryptionKey.plist` of the application this manager registered with, when it is encrypted: what a

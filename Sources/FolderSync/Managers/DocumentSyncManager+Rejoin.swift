@@ -10,6 +10,11 @@ extension DocumentSyncManager {
     ///   remote was wiped, replaced or deleted): forgets the old epoch, records **every** local row as a new
     ///   change, registers with the remote document (creating it if it is missing), and syncs; the first sync
     ///   starts from a whole store if another client re-joined first. Every client's data ends in one state.
+    /// - After ``FolderSyncError/Code/clientIdentityShared`` (another installation syncs as this client): takes a new
+    ///   client identifier, which the app keeps (``ApplicationSyncManager/clientIdentifierChangeHandler``), then re-joins
+    ///   under it as after a wipe: every local row is recorded as a new change of the new identity and published, so
+    ///   that what this device wrote under the shared identity reaches every device even where a set of it was missed.
+    ///   The change sets both installations published under the shared identity stay; every device applies them.
     ///
     /// The error that reported the reset carries the path of a backup made before anything changed.
     @discardableResult
@@ -33,13 +38,18 @@ extension DocumentSyncManager {
                     // the change sets, from the removed area where no store covers them, and this client owes a store.
                     try await oweWholeStore()
                 }
+            case .clientIdentityShared:
+                // The registration names the shared identity: it goes before the app keeps the new one, so that a launch
+                // in between does not find a helper folder of another client.
+                try? FileManager.default.removeItem(at: localLayout.registrationFile)
+                let shared = clientIdentifier
+                try await takeNewClientIdentity()
+                try startOver(store)
+                try store.updateRemoteKnowledge { $0.formerIdentity = shared }
+                try await register(creatingMissingDocument: false, rejoining: true)
             default:
                 try? FileManager.default.removeItem(at: localLayout.registrationFile)
-                try? FileManager.default.removeItem(at: localLayout.stagedSyncChangesDirectory)
-                // What this client knew of the replaced remote goes first (the state's rule: a cache is forgotten
-                // early, never late), then the store starts over.
-                try store.saveRemoteKnowledge(LocalSyncState.RemoteKnowledge())
-                try store.resetForRejoin()
+                try startOver(store)
                 try await register(creatingMissingDocument: true, rejoining: true)
             }
         } catch let error as FolderSyncError where error.isReset {
@@ -50,5 +60,38 @@ extension DocumentSyncManager {
         }
         forgetReset()
         return try await synchronize()
+    }
+
+    /// Forgets what this client knew of the remote (the state's rule: a cache is forgotten early, never late), then
+    /// records every local row as a new change and starts the progress over (``SnapshottingModelAdapter/resetForRejoin()``).
+    private func startOver(_ store: any SnapshottingModelAdapter) throws {
+        try? FileManager.default.removeItem(at: localLayout.stagedSyncChangesDirectory)
+        try store.saveRemoteKnowledge(LocalSyncState.RemoteKnowledge())
+        try store.resetForRejoin()
+    }
+
+    /// Makes a new client identifier, has the app keep it, and takes it (with a new installation identifier).
+    ///
+    /// The new identifier extends the shared one (`<shared>-<random>`), so that it sorts after it: a write this device
+    /// made under the shared identity, published again under the new one with the same time, wins the tie between the
+    /// two stamps (the client identifier breaks it) on every device. So it reaches the device that keeps the shared
+    /// identity too, which never applies change sets of its own identity. An identifier too long to extend is replaced
+    /// by a random one.
+    private func takeNewClientIdentity() async throws {
+        guard let keep = applicationSyncManager.clientIdentifierChangeHandler else {
+            throw FolderSyncError(.invalidConfiguration, "another device syncs as this client: set the application sync manager's "
+                                  + "clientIdentifierChangeHandler, which keeps the new client identifier, to re-join as a new client")
+        }
+        let random = applicationSyncManager.environment.makeIdentifier()
+        let extended = clientIdentifier + "-" + random
+        let identifier = extended.utf8.count <= Identifier.maximumByteCount ? extended : random
+        try await keep(identifier)
+        try applicationSyncManager.adopt(clientIdentifier: identifier)
+        try? FileManager.default.removeItem(at: localLayout.installationFile)
+        mutable.withLock { state in
+            state.clientIdentifier = identifier
+            state.installation = nil
+            state.ownNumbersKnownStore = nil
+        }
     }
 }

@@ -20,6 +20,11 @@ public struct SynchronizationStatus: Sendable, Hashable {
     public var lastFailure: Date?
     /// The error of the last failed sync, with its code; `nil` once a later one completed.
     public var lastError: FolderSyncError?
+    /// Per client, the change set this device waits for: missing from the shared folder, and no whole store covered
+    /// it when the last sync looked (the folder, or that client's folder, put back from an older copy). The device
+    /// says so in its marker, and the set's author uploads a whole store that covers it at its next sync. Empty when
+    /// the device waits for nothing.
+    public var missingChangeSets: [String: Int64] = [:]
 }
 
 /// What an app shows of a document's sync, observable as properties and as ``SyncEvent``s: whether a sync runs,
@@ -38,11 +43,13 @@ extension DocumentSyncManager {
     /// Whether some local change is not published yet (`false` without a store).
     public var hasUnpublishedChanges: Bool { (try? store?.hasUnpublishedChanges()) ?? false }
 
-    /// How the last syncs went, also across launches.
+    /// How the last syncs went, also across launches (the change sets it waits for are read from the store).
     public var lastSynchronization: SynchronizationStatus {
         let last = mutable.current.lastStatus
         let error = last?.lastErrorCode.map { FolderSyncError(FolderSyncError.Code(rawValue: $0), last?.lastErrorMessage ?? "") }
-        return SynchronizationStatus(lastSuccess: last?.lastSuccess, lastFailure: last?.lastFailure, lastError: error)
+        let waiting = (try? store?.loadSyncState().remote.announcedWaitingFor) ?? [:]
+        return SynchronizationStatus(lastSuccess: last?.lastSuccess, lastFailure: last?.lastFailure, lastError: error,
+                                     missingChangeSets: waiting)
     }
 
     /// Reads the remembered reset and sync status from the helper folder, at launch; afterwards the manager keeps both.

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 extension DocumentSyncManager {
     /// Synchronizes the document: publishes local changes and applies other clients' changes.
@@ -141,8 +142,9 @@ extension DocumentSyncManager {
             try snapshotting.markBootstrapped()
             if bootstrapWarning != nil { try store.updateRemoteKnowledge { $0.owesWholeStore = true } }
         }
-        let synchronization = guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy)
+        let synchronization = try guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy)
         var report = try await synchronization.run()
+        try noteInstallationAnnounced(by: synchronization)
         mutable.withLock {
             $0.checkedOwnWholeStore = true
             $0.rejoinedAfterDeletion = false
@@ -157,8 +159,9 @@ extension DocumentSyncManager {
                     installed = manifest
                     attachmentsFetched.add(download.attachmentsFetched)
                     mutable.withLock { $0.ownNumbersKnownStore = nil }   // the store's data and progress were replaced
-                    let again = try await guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy).run()
-                    report.merge(again)
+                    let synchronization = try guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy)
+                    report.merge(try await synchronization.run())
+                    try noteInstallationAnnounced(by: synchronization)
                 }
             } catch let error as FolderSyncError where error.isUnusableWholeStore {
                 // Every store is unusable for now (one being replaced, its manifest and file caught half way, found by
@@ -170,9 +173,16 @@ extension DocumentSyncManager {
         }
         if report.needsWholeStore {
             // No whole store filled the gap: what a vacuum, deletion or repair moved aside for its grace period does.
-            let healing = guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy)
+            let healing = try guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy)
             healing.healsFromRemovedArea = true
             report.merge(try await healing.run())
+        }
+        // Said once per sync, with what a status line shows (``SynchronizationStatus/missingChangeSets``).
+        for (client, sequence) in report.missingChangeSets.sorted(by: { $0.key < $1.key }) {
+            report.warnings.append(SyncWarning(kind: .changeSetMissing,
+                message: "change set \(sequence) of client \(client) is missing from the shared folder: this device waits for it "
+                         + "(a whole store that covers it brings its changes; its author uploads one when it next syncs)",
+                path: layout.syncChangesDirectory(documentIdentifier, client: client).description))
         }
         report.installedWholeStore = installed
         report.goneAttachments.insert(contentsOf: attachmentsFetched.gone, at: 0)
@@ -204,16 +214,39 @@ extension DocumentSyncManager {
         return download
     }
 
-    private func guardedSynchronization(integrityKey: String, store: any ModelAdapter, policy: SyncPolicy) -> SynchronizationOperation {
+    private func guardedSynchronization(integrityKey: String, store: any ModelAdapter,
+                                        policy: SyncPolicy) throws -> SynchronizationOperation {
         let operation = synchronizationOperation(integrityKey: integrityKey, store: store)
         let launch = mutable.current
         // The first sync of a launch looks at this client's whole store; later ones with the heartbeat.
         operation.checksOwnWholeStore = !launch.checkedOwnWholeStore
         operation.ownNumbersKnownThrough = launch.ownNumbersKnownStore === store ? launch.ownNumbersKnownThrough : nil
+        let installation = try currentInstallation(store: store)
+        operation.installation = installation.identifier
+        operation.installationAnnounced = installation.announced
         operation.ownMarkerRemovedByDeletion = launch.rejoinedAfterDeletion
         operation.deletionFailSafe = policy.deletionFailSafe
         operation.confirmMassDeletion = { [weak self] deletion in await self?.confirm(deletion) ?? false }
         return operation
+    }
+
+    /// This installation, read (or made) once per launch (``LocalInstallation``).
+    private func currentInstallation(store: any ModelAdapter) throws -> LocalInstallation {
+        if let installation = mutable.current.installation { return installation }
+        let installation = try LocalInstallation.current(localLayout, storePath: (store as? GRDBStore)?.database.path,
+                                                         makeIdentifier: applicationSyncManager.environment.makeIdentifier)
+        mutable.withLock { $0.installation = installation }
+        return installation
+    }
+
+    /// Remembers, once, that a marker carrying this installation's identifier is out: from then on, another identifier
+    /// in this client's marker is another installation's.
+    private func noteInstallationAnnounced(by synchronization: SynchronizationOperation) throws {
+        guard synchronization.announcedInstallation, var installation = mutable.current.installation,
+              !installation.announced else { return }
+        installation.announced = true
+        try installation.save(localLayout)
+        mutable.withLock { $0.installation = installation }
     }
 
     private func uploadWholeStoreIfDue(_ report: SyncReport, store: any SnapshottingModelAdapter, policy: SyncPolicy) async throws -> WholeStoreManifest? {
@@ -230,7 +263,10 @@ extension DocumentSyncManager {
             remote.bytesSinceWholeStore = 0
             remote.owesWholeStore = false
         }
-        if policy.vacuumsAfterWholeStoreUpload { _ = try await vacuum() }
+        if policy.vacuumsAfterWholeStoreUpload {
+            _ = try await vacuum()
+            _ = try await collectTombstonesNow(store)
+        }
         return manifest
     }
 

@@ -95,17 +95,19 @@ open class DocumentSyncManager: @unchecked Sendable {
     public let layout: RemoteLayout
     /// Where this manager keeps its local bookkeeping.
     public let localLayout: LocalLayout
-    /// This installation's identifier, from the application sync manager's configuration.
-    public let clientIdentifier: String
+    /// This installation's identifier, from the application sync manager's configuration; a new one once
+    /// ``rejoin()`` took a new identity after ``FolderSyncError/Code/clientIdentityShared``.
+    public var clientIdentifier: String { mutable.current.clientIdentifier }
     /// The local data this manager synchronizes: given at creation, or opened by ``openStore(at:_:)``.
     public var store: (any ModelAdapter)? { mutable.current.store }
 
     let coalescer = SyncCoalescer()
-    private let gate = RegistrationGate()
+    let gate = RegistrationGate()
     /// Everything of this manager that changes after creation, behind one lock.
     let mutable: Locked<MutableState>
 
     struct MutableState {
+        var clientIdentifier: String
         var store: (any ModelAdapter)?
         /// What the app sets on the manager.
         var settings = Settings()
@@ -139,6 +141,8 @@ open class DocumentSyncManager: @unchecked Sendable {
         var eventContinuations: [UUID: AsyncStream<SyncEvent>.Continuation] = [:]
         /// The tasks of ``startWatchingRemote(debounce:pollInterval:)``.
         var watchers: [Task<Void, Never>] = []
+        /// This installation (``LocalInstallation``), read from the helper folder at the first sync of a launch.
+        var installation: LocalInstallation?
     }
 
     struct Settings {
@@ -165,8 +169,7 @@ open class DocumentSyncManager: @unchecked Sendable {
         self.configuration = configuration
         self.layout = layout
         self.localLayout = LocalLayout(helperDirectory: configuration.helperDirectory)
-        self.clientIdentifier = app.clientIdentifier
-        self.mutable = Locked(MutableState(store: store))
+        self.mutable = Locked(MutableState(clientIdentifier: app.clientIdentifier, store: store))
         loadRememberedState()   // the reset and sync status a launch shows before it registers: helper files only
     }
 
@@ -322,6 +325,7 @@ open class DocumentSyncManager: @unchecked Sendable {
 
     /// Runs the document registration operation against the remote.
     private func registerDocument(rememberedIntegrityKey: String?, creatingMissingDocument: Bool) async throws -> DocumentInfo {
+        if rememberedIntegrityKey == nil { try await liftOwnDeparture() }
         let proposed = DocumentInfo(documentIdentifier: documentIdentifier, documentDescription: documentDescription,
                                     userInfo: userInfo, integrityKey: "", createdByClient: clientIdentifier,
                                     creationDate: .distantPast)

@@ -67,8 +67,10 @@ extension FolderSyncError {
     }
 
     /// Whether the error stops the document until ``DocumentSyncManager/rejoin()``: the remote wiped or replaced,
-    /// the document or this client deleted.
-    package var isReset: Bool { [.integrityKeyMismatch, .clientDeleted, .documentDeleted].contains(code) }
+    /// the document or this client deleted, this client's identity shared with another installation.
+    package var isReset: Bool {
+        [.integrityKeyMismatch, .clientDeleted, .documentDeleted, .clientIdentityShared].contains(code)
+    }
 
     /// The application's folder missing from a shared folder where this client knows it existed: an unmounted share
     /// (an empty mount point) or one that cannot be reached, never taken for a wipe.

@@ -21,6 +21,10 @@ extension SynchronizationOperation {
     func applyInCausalOrder(_ available: [Available]) async throws -> [Available] {
         var pending = available
         var ledger = try acknowledgement()
+        // This client's own sets it holds need no order: under their numbers, another installation's (a shared
+        // identity) apply at once.
+        let own = try store.loadSyncState().progress
+        let ownHeld = own.ownChangeSetsToReapplyAfter ?? own.publishedSequence
         var parkedClients = Set<String>()
         var index = 0
         var progress = true
@@ -31,8 +35,10 @@ extension SynchronizationOperation {
             var applied = [Bool](repeating: false, count: pending.count)
             for (position, candidate) in pending.enumerated() {
                 try Task.checkCancellation()
+                // The next number of its client, or one applied already: a second set under one number.
                 guard !parkedClients.contains(candidate.client), !unreadable.contains(candidate.client),
-                      (ledger[candidate.client] ?? 0) == candidate.sequence - 1 else { continue }
+                      candidate.sequence <= (ledger[candidate.client] ?? 0) + 1
+                        || candidate.client == clientIdentifier && candidate.sequence <= ownHeld else { continue }
                 guard let set = try await downloadOnce(candidate) else { continue }
                 let header = set.header
                 if header.schemaVersion > store.schemaVersion {
@@ -53,7 +59,7 @@ extension SynchronizationOperation {
                       try await apply(downloaded[candidate.path.description] ?? set, prescan: found, path: candidate.path)
                 else { continue }
                 try? FileManager.default.removeItem(at: set.url)
-                ledger[candidate.client] = candidate.sequence
+                ledger[candidate.client] = max(ledger[candidate.client] ?? 0, candidate.sequence)
                 applied[position] = true
                 progress = true
             }

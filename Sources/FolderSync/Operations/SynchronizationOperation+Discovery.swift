@@ -26,6 +26,14 @@ extension SynchronizationOperation {
         var announced = false
         /// The set's bytes, when a marker read in this sync carried them (``RecentSync/changeSetContents``).
         var contents: Data?
+
+        /// The set's identifier, from its name: what tells two sets under one number apart.
+        var changeSetIdentifier: String { RemoteLayout.parseChangeSetFileName(name)?.changeSetIdentifier ?? "" }
+
+        /// The order every device applies a client's sets in: by number, then, for two sets under one number, by identifier.
+        static func appliedBefore(_ lhs: Available, _ rhs: Available) -> Bool {
+            (lhs.client, lhs.sequence, lhs.changeSetIdentifier) < (rhs.client, rhs.sequence, rhs.changeSetIdentifier)
+        }
     }
 
     /// Finds the change sets this client has not applied: from the markers in `RecentSyncs/`, reading only those
@@ -62,12 +70,20 @@ extension SynchronizationOperation {
         let applied = try appliedChangeSets()
         let acknowledged = try acknowledgement()
         var clientsWithNews: [String] = []
+        /// Per client, sets its marker names under numbers this client already applied, new since the marker was last
+        /// read: a second set under one number (two installations share the client's identity), or one applied already.
+        var renamed: [String: [(sequence: Int64, name: String)]] = [:]
         var listedInstead = Set<String>()
         var withMarkers = Set<String>()
         let fetched = await readRecentSyncs(changedIn: markers, state: state)
         // The highest of this client's sets another client says it applied: more than this store published means it
         // went back (a store restored while its marker was gone, or before another client applied it).
         var ownAppliedElsewhere: Int64 = 0
+        // The lowest of this client's sets another client says it waits for (missing where it looked).
+        var ownAskedFor: Int64?
+        // Whether another installation left this client's identity: its sets under numbers this client published too
+        // are applied (this client applies no other set of its own identity).
+        var ownNumbersShared = false
         for item in markers where item.kind == .file && !TemporaryName.isTemporary(item.name) {
             guard let client = RemoteLayout.parseRecentSyncFileName(item.name) else {
                 warnUnknown(layout.recentSyncsDirectory(documentIdentifier).appending(item.name))
@@ -90,6 +106,7 @@ extension SynchronizationOperation {
                 guard let recent else { continue }
                 if let contents = recent.changeSetContents { markerContents[client] = contents }
                 ownAppliedElsewhere = max(ownAppliedElsewhere, recent.acknowledgement[clientIdentifier] ?? 0)
+                if let asked = recent.waitingFor?[clientIdentifier] { ownAskedFor = min(ownAskedFor ?? asked, asked) }
                 for (other, sequence) in recent.acknowledgement where other != client && other != clientIdentifier {
                     state.remote.acknowledgedByOthers[other] = max(state.remote.acknowledgedByOthers[other] ?? 0, sequence)
                 }
@@ -104,19 +121,74 @@ extension SynchronizationOperation {
                     clientsWithNews.append(client)
                     listedInstead.insert(client)
                 } else {
-                    known = .init(etag: item.etag, publishedSequence: recent.publishedSequence, recentChangeSets: recent.recentChangeSets)
+                    if let before = known?.installation, let now = recent.installation, before != now {
+                        // Another installation wrote it: two may share the client's identity, and publish under one
+                        // number. The folder is listed, which shows a second set under a number this client applied.
+                        listedInstead.insert(client)
+                        clientsWithNews.append(client)
+                    }
+                    if let former = recent.formerIdentity, known?.installation != recent.installation,
+                       DocumentInventory.isIdentifierName(former) {
+                        // A client that left a shared identity: the folder of that identity is listed once, for the sets it
+                        // published there that a marker of the other installation may have hidden. This client, when it
+                        // kept that identity, looks for the sets the other published under numbers it published too.
+                        if former == clientIdentifier { ownNumbersShared = true } else { listedInstead.insert(former) }
+                        clientsWithNews.append(former)
+                    }
+                    // Names new since the marker was last read (not at a first read) under numbers this client
+                    // applied: looked up by identifier below.
+                    if let seen = known?.recentChangeSets.map(Set.init) {
+                        let names = (recent.recentChangeSets ?? []).compactMap { name -> (sequence: Int64, name: String)? in
+                            guard !seen.contains(name), let sequence = RemoteLayout.parseChangeSetFileName(name)?.sequence,
+                                  sequence <= acknowledged[client] ?? 0 else { return nil }
+                            return (sequence, name)
+                        }
+                        if !names.isEmpty { renamed[client] = names }
+                    }
+                    known = .init(etag: item.etag, publishedSequence: recent.publishedSequence,
+                                  recentChangeSets: recent.recentChangeSets, installation: recent.installation)
                 }
                 state.remote.knownRecentSyncs[client] = known
             }
-            if let known, known.publishedSequence > (acknowledged[client] ?? 0) { clientsWithNews.append(client) }
+            if let known, known.publishedSequence > (acknowledged[client] ?? 0) || renamed[client] != nil {
+                clientsWithNews.append(client)
+            }
         }
-        if !isReadOnly, ownAppliedElsewhere > state.progress.publishedSequence, !isStaged(through: ownAppliedElsewhere, state) {
-            // Found by the soak (seed 15800030): a store restored while an expiry had removed its marker never
-            // noticed, and never applied its own published writes again.
-            try continueAfterRestore(publishedOnRemote: ownAppliedElsewhere, &state, path: layout.recentSyncsDirectory(documentIdentifier).description)
+        var ownListing = ownSets
+        if !isReadOnly, ownSets == nil, ownAppliedElsewhere > state.progress.publishedSequence,
+           !isStaged(through: ownAppliedElsewhere, state) {
+            // Another client says it applied sets of this client the store does not know: a store restored while its
+            // marker was gone. That client's word is a hint to look at the folder, never a number to continue after (a
+            // forged marker would make this client number sets no file name holds): this client's own sets there, and,
+            // for sets a vacuum removed since, the whole stores that cover them, up to what the hint says.
+            let listing = try await fetchChangeSetListing(client: clientIdentifier)
+            report.remoteRequests += 1
+            try await checkOwnNumbers(in: listing, &state)
+            ownListing = listing
+            let covered = min(try await wholeStoreCoverage(), ownAppliedElsewhere)
+            if covered > state.progress.publishedSequence {
+                try continueAfterRestore(publishedOnRemote: covered, &state,
+                                         path: layout.wholeStoreDirectory(documentIdentifier).description)
+            }
+        }
+        if !isReadOnly, ownListing != nil || ownAskedFor != nil {
+            // Its own sets gone from the folder: looked at whenever it is listed anyway, and when another client waits.
+            let listing: [RemoteItem]
+            if let ownListing { listing = ownListing } else {
+                listing = try await fetchChangeSetListing(client: clientIdentifier)
+                report.remoteRequests += 1
+            }
+            try await checkOwnSetsPresent(in: listing, askedFor: ownAskedFor, &state)
+        }
+        if let former = state.remote.formerIdentity, state.progress.publishedSequence == 0, former != clientIdentifier {
+            // Until this client publishes under its new identity: the sets of the one it left, which the whole store
+            // it re-joined from may cover without the other installation's sets under the same numbers.
+            listedInstead.insert(former)
+            clientsWithNews.append(former)
         }
         if let after = state.progress.ownChangeSetsToReapplyAfter, state.progress.publishedSequence > after {
             clientsWithNews.append(clientIdentifier)
+            ownNumbersShared = false
         }
         // Clients without a marker: those that others applied sets of, and, once after a fresh start, every
         // client with a folder in SyncChanges/.
@@ -141,8 +213,15 @@ extension SynchronizationOperation {
             let directory = layout.syncChangesDirectory(documentIdentifier, client: client)
             if client != clientIdentifier, !vanished.contains(client), !listing.contains(client), !listedInstead.contains(client),
                let announced = state.remote.knownRecentSyncs[client]?.announcedChangeSets(after: acknowledged[client] ?? 0) {
-                // Its marker names every set this client lacks: no listing of a folder of any size.
-                for (sequence, name) in announced where !applied.contains(sequence, of: client) {
+                // Its marker names every set this client lacks: no listing of a folder of any size. And sets it names
+                // under numbers applied already that the ledger does not name there (a number a whole store covered
+                // names none: applying such a set again changes nothing).
+                var named = announced.filter { !applied.contains($0.sequence, of: client) }
+                if let renamed = renamed[client],
+                   let identifiers = try store.appliedChangeSetIdentifiers(of: client, sequences: renamed.map(\.sequence)) {
+                    named += renamed.filter { !(identifiers[$0.sequence]?.contains(Self.identifier(of: $0.name)) ?? true) }
+                }
+                for (sequence, name) in named {
                     available.append(Available(client: client, sequence: sequence, name: name, path: directory.appending(name), announced: true,
                                                contents: markerContents[client]?[name]))
                 }
@@ -150,26 +229,27 @@ extension SynchronizationOperation {
             }
             let listing = try await fetchChangeSetListing(client: client)
             report.remoteRequests += 1
-            var names: [Int64: String] = [:]
+            var names: [Int64: [String]] = [:]
             for item in listing where item.kind == .file {
                 guard let parsed = RemoteLayout.parseChangeSetFileName(item.name) else {
                     if !TemporaryName.isTemporary(item.name) { warnUnknown(directory.appending(item.name)) }
                     continue
                 }
-                if let other = names.updateValue(item.name, forKey: parsed.sequence) {
-                    report.warnings.append(SyncWarning(kind: .duplicateSequence,
-                        message: "client \(client) published two change sets numbered \(parsed.sequence) (\(other) and \(item.name)); "
-                                 + "only one can be applied", path: directory.appending(item.name).description))
-                    continue
-                }
-                guard !applied.contains(parsed.sequence, of: client) else { continue }
                 if client == clientIdentifier && parsed.sequence > state.progress.publishedSequence { continue }
-                available.append(Available(client: client, sequence: parsed.sequence, name: item.name, path: directory.appending(item.name),
-                                           contents: markerContents[client]?[item.name]))
+                names[parsed.sequence, default: []].append(item.name)
+            }
+            if client == clientIdentifier && ownNumbersShared {
+                // Only the numbers both installations published under: its own set there again changes nothing.
+                names = names.filter { $0.value.count > 1 }
+            }
+            for (sequence, name) in try unapplied(names, of: client, applied: applied) {
+                available.append(Available(client: client, sequence: sequence, name: name, path: directory.appending(name),
+                                           contents: markerContents[client]?[name]))
             }
             let next = (acknowledged[client] ?? 0) + 1
             let present = Set(available.filter { $0.client == client }.map(\.sequence))
             let published = client == clientIdentifier ? state.progress.publishedSequence : state.remote.knownRecentSyncs[client]?.publishedSequence ?? 0
+            if client == clientIdentifier && ownNumbersShared { continue }
             if vanished.contains(client) && present.isEmpty && published < next {
                 // Everything it published, as far as anyone knows, is applied: forget it. A listing that lags
                 // behind cannot make it forgotten early: its published sequence says what must be applied first.
@@ -181,7 +261,39 @@ extension SynchronizationOperation {
                 if healed.isEmpty { report.missingChangeSets[client] = next } else { available += healed }
             }
         }
-        return available.sorted { ($0.client, $0.sequence) < ($1.client, $1.sequence) }
+        return available.sorted(by: Available.appliedBefore)
+    }
+
+    /// The identifier in a change set's file name (empty for a name that does not parse).
+    static func identifier(of name: String) -> String {
+        RemoteLayout.parseChangeSetFileName(name)?.changeSetIdentifier ?? ""
+    }
+
+    /// The sets of `client` a listing shows (`names`, by number) that this store has not applied. A number that holds
+    /// one set counts as applied when the ledger has it (by number: its runs name no set); one that holds more (two
+    /// installations of the client published under it) is asked by identifier, so that each of its sets is applied
+    /// once, in the order of their identifiers, like everywhere. An adapter that records one set per number
+    /// (``ModelAdapter/appliedChangeSetIdentifiers(of:sequences:)`` answers `nil`) applies one of them, as before.
+    func unapplied(_ names: [Int64: [String]], of client: String,
+                   applied: AppliedChangeSets) throws -> [(sequence: Int64, name: String)] {
+        let shared = names.filter { $0.value.count > 1 }.map(\.key)
+        let identifiers = shared.isEmpty ? [:] : try store.appliedChangeSetIdentifiers(of: client, sequences: shared)
+        var found: [(sequence: Int64, name: String)] = []
+        for (sequence, candidates) in names {
+            guard candidates.count > 1, let identifiers else {
+                if !applied.contains(sequence, of: client), let name = candidates.min() { found.append((sequence, name)) }
+                continue
+            }
+            let missing = candidates.filter { !(identifiers[sequence]?.contains(Self.identifier(of: $0)) ?? false) }.sorted()
+            guard !missing.isEmpty else { continue }
+            let sets = candidates.sorted().joined(separator: ", ")
+            report.warnings.append(SyncWarning(kind: .duplicateSequence,
+                message: "client \(client) published \(candidates.count) change sets numbered \(sequence) (\(sets)): "
+                         + "two devices share its identity; each set is applied",
+                path: layout.syncChangesDirectory(documentIdentifier, client: client).description))
+            found += missing.map { (sequence, $0) }
+        }
+        return found
     }
 
     /// This client's own marker in a listing of `RecentSyncs/`, if it is there.
@@ -227,6 +339,7 @@ extension SynchronizationOperation {
             rewritesOwnRecentSync = true
             return
         }
+        try checkInstallation(of: recent, state)
         state.remote.ownRecentSyncEtag = item.etag
         // A marker that acknowledges sets the store no longer holds (it went back) is corrected by this sync: vacuum
         // trusts it. What the store applied since the marker was written waits (SyncPolicy.acknowledgementDelay).
@@ -240,6 +353,37 @@ extension SynchronizationOperation {
         } else if recent.publishedSequence < state.progress.publishedSequence {
             try await checkOwnChangeSets(after: recent.publishedSequence, &state)
         }
+    }
+
+    /// Another installation writing this client's marker: after this installation announced its own identifier in a
+    /// marker, a marker carrying another, dated no earlier than this installation's last one, was written since by an
+    /// installation that shares this client's identity (a copy of this device's store used on another computer).
+    /// Otherwise the marker is this installation's past (written before it announced itself: a copy made from it is
+    /// the other one, and finds this one by the marker written next; or an older copy put back, by a restore of the
+    /// folder or a provider rolling the file back), or an older version's: it is written again, carrying this
+    /// installation's identifier. A clock behind by more than the time between the two markers hides the other
+    /// installation's marker from this one; this one's marker, written after, then looks newer to the other.
+    /// - Throws: ``FolderSyncError/Code/clientIdentityShared`` naming the marker.
+    func checkInstallation(of recent: RecentSync, _ state: LocalSyncState) throws {
+        guard let installation, recent.installation != installation else { return }
+        guard let other = recent.installation else {
+            rewritesOwnRecentSync = true   // an older version's marker: it names this installation from now on
+            return
+        }
+        guard installationAnnounced, recent.lastSyncDate >= state.remote.announcedAt ?? .distantFuture else {
+            rewritesOwnRecentSync = true
+            report.warnings.append(SyncWarning(kind: .staleRecentSync,
+                message: "this client's recent sync was written by another installation of it (\(other)): this device's "
+                         + "earlier self, an older copy put back, or the device this one was copied from; it is written again, "
+                         + "naming this installation",
+                path: layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description))
+            return
+        }
+        environment.logger.notice("Installation \(other) wrote the recent sync of client \(clientIdentifier) after this one, \(installation)")
+        throw FolderSyncError(.clientIdentityShared,
+                              "another device syncs as this client (\(clientIdentifier)): this device's data was copied to it, or from it, "
+                              + "and both are in use; this device continues as a new client when it re-joins, and nothing is lost",
+                              path: layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description)
     }
 
     /// Whether every set of this client after its store's published sequence through `sequence` is still staged here
@@ -269,31 +413,45 @@ extension SynchronizationOperation {
     /// published before a crash are its own (same names); any other after its published sequence means a restore:
     /// it continues after the highest, as when its marker says so, and a number missing below that one (its upload
     /// never happened: sets go four at a time) gets an empty set, since readers apply a client's sets in order.
+    ///
+    /// Only the sets the folder holds after the published sequence, through gaps no wider than one batch of uploads
+    /// (``concurrentPublications``), count: a set numbered beyond a wider gap is no set this client's history explains
+    /// (a hostile file), and is ignored with a warning, so that every loop here is bounded by what the folder holds.
     func checkOwnNumbers(in listing: [RemoteItem], _ state: inout LocalSyncState) async throws {
         let staged = localLayout.stagedSyncChangesDirectory
         let published = state.progress.publishedSequence
-        var present = Set<Int64>()
-        var unknown = false
+        let directory = layout.syncChangesDirectory(documentIdentifier, client: clientIdentifier)
+        var present: [Int64: String] = [:]
         for item in listing where item.kind == .file {
             if TemporaryName.isTemporary(item.name) {
                 // Only this client writes here, under its sync lock: a temporary is what an upload killed mid-way left
                 // (a marker written beside its sets can die while they upload). Removed now, not left for vacuum.
-                try? await fileSystem.remove(layout.syncChangesDirectory(documentIdentifier, client: clientIdentifier).appending(item.name))
+                try? await fileSystem.remove(directory.appending(item.name))
                 report.remoteRequests += 1
                 continue
             }
             guard let sequence = RemoteLayout.changeSetSequence(ofFileName: item.name, after: published) else { continue }
-            present.insert(sequence)
-            if sequence >= state.progress.nextSequence || !FileManager.default.fileExists(atPath: staged.appendingPathComponent(item.name).path) {
-                unknown = true
-            }
+            present[sequence] = item.name
         }
-        guard unknown, let highest = present.max() else { return }
-        for sequence in published + 1..<highest where !present.contains(sequence) {
+        var reached = published
+        for sequence in present.keys.sorted() {
+            guard sequence - reached <= Int64(Self.concurrentPublications) else {
+                report.warnings.append(SyncWarning(kind: .unknownFile,
+                    message: "ignored a change set numbered \(sequence) in this client's own folder: it published only up to \(reached)",
+                    path: directory.appending(present[sequence] ?? "").description))
+                break
+            }
+            reached = sequence
+        }
+        let unknown = present.contains { sequence, name in
+            sequence <= reached && (sequence >= state.progress.nextSequence
+                || !FileManager.default.fileExists(atPath: staged.appendingPathComponent(name).path))
+        }
+        guard unknown, reached > published else { return }
+        for sequence in published + 1..<reached where present[sequence] == nil {
             try await publishEmptyChangeSet(sequence: sequence)
         }
-        try continueAfterRestore(publishedOnRemote: highest, &state,
-                                 path: layout.syncChangesDirectory(documentIdentifier, client: clientIdentifier).description)
+        try continueAfterRestore(publishedOnRemote: reached, &state, path: directory.description)
     }
 
     /// Publishes a change set with no changes under `sequence`, a number this client's sets skip.
@@ -359,9 +517,12 @@ extension SynchronizationOperation {
         rewritesOwnRecentSync = true
         let listing = try await fetchChangeSetListing(client: clientIdentifier)
         report.remoteRequests += 1
-        let present = Set(listing.compactMap { RemoteLayout.parseChangeSetFileName($0.name)?.sequence })
-        let lost = (sequence + 1...state.progress.publishedSequence).filter { !present.contains($0) }
-        if !lost.isEmpty {
+        // Counted, not enumerated: the range is what this client published, the present sets what the folder holds.
+        let published = state.progress.publishedSequence
+        let present = Set(listing.compactMap { RemoteLayout.parseChangeSetFileName($0.name)?.sequence }
+            .filter { $0 > sequence && $0 <= published })
+        let lost = (published - max(sequence, 0)) - Int64(present.count)
+        if lost > 0 {
             // Saved now, not with the rest at the end: this sync rewrites the marker, the only evidence of the loss, and
             // may fail after that (soak seed 11800033: cancelled after the marker went out, the debt was never paid).
             state.remote.owesWholeStore = true
@@ -371,7 +532,8 @@ extension SynchronizationOperation {
         report.warnings.append(SyncWarning(kind: .staleRecentSync,
             message: "this client's recent sync on the remote says it published up to \(sequence), where it published up to "
                      + "\(state.progress.publishedSequence) (the folder or the file was restored from an older copy); it is written again"
-                     + (lost.isEmpty ? "" : ", and \(lost.count) of its change sets are gone from the folder: a whole store that covers them is uploaded"),
+                     + (lost > 0 ? ", and \(lost) of its change sets are gone from the folder: a whole store that covers them "
+                                   + "is uploaded" : ""),
             path: layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description))
     }
 
@@ -456,10 +618,12 @@ extension SynchronizationOperation {
 }
 
 extension LocalSyncState.KnownRecentSync {
-    /// `(sequence, name)` of every set after `acknowledged` through the published sequence, when the marker named them
-    /// all; `nil` otherwise (a marker from before announcements, or more new sets than it names): the folder is listed.
+    /// `(sequence, name)` of every set after `acknowledged` through the published sequence (none when it published no
+    /// more), when the marker named them all; `nil` otherwise (a marker from before announcements, or more new sets
+    /// than it names): the folder is listed.
     func announcedChangeSets(after acknowledged: Int64) -> [(sequence: Int64, name: String)]? {
-        guard let names = recentChangeSets, publishedSequence > acknowledged else { return nil }
+        guard let names = recentChangeSets else { return nil }
+        guard publishedSequence > acknowledged else { return [] }
         // At most eight names: a search, not a [Int64: String] (whose first use costs a conformance lookup across every
         // loaded image, 0.45 M instructions of a one-row sync).
         let numbered = names.compactMap { name in RemoteLayout.parseChangeSetFileName(name).map { (sequence: $0.sequence, name: name) } }

@@ -16,6 +16,13 @@ extension SynchronizationOperation {
         let splitter = ChangeSetSplitter(
             clientIdentifier: clientIdentifier, schemaVersion: store.schemaVersion, firstSequence: state.progress.nextSequence,
             createdAt: environment.now(), dependencies: dependencies, partByteLimit: partByteLimit) { sequence in
+                // A set numbered past what a file name holds could never be published: said, not left staged in silence.
+                guard sequence <= RemoteLayout.maximumSequence else {
+                    let folder = self.layout.syncChangesDirectory(self.documentIdentifier, client: self.clientIdentifier)
+                    throw FolderSyncError(.corruptFile, "this client's change sets reached sequence \(RemoteLayout.maximumSequence), the "
+                                          + "highest a file name holds (a file in its folder claims that number); its changes stay pending",
+                                          path: folder.description)
+                }
                 let identifier = self.environment.makeIdentifier()
                 let name = RemoteLayout.changeSetFileName(sequence: sequence, changeSetIdentifier: identifier)
                 return .init(url: directory.appendingPathComponent(name), changeSetIdentifier: identifier)
@@ -92,7 +99,9 @@ extension SynchronizationOperation {
             let recent = RecentSync(clientIdentifier: clientIdentifier, lastSyncDate: environment.now().wholeSeconds,
                                     publishedSequence: staged.last?.sequence ?? state.progress.publishedSequence,
                                     acknowledgement: acknowledgement, schemaVersion: store.schemaVersion,
-                                    recentChangeSets: announced, changeSetContents: contents)
+                                    recentChangeSets: announced, changeSetContents: contents, installation: installation,
+                                    waitingFor: report.missingChangeSets.isEmpty ? nil : report.missingChangeSets,
+                                    formerIdentity: state.remote.formerIdentity)
             marker = (recent, try PropertyListFile.encode(recent))
         }
         // Written with the sets when it carries them all, after them otherwise.
@@ -122,6 +131,7 @@ extension SynchronizationOperation {
             if let failed = try await upload([], marker: marker.data) { throw failed }
         }
         state.remote.announce(marker.recent)
+        if installation != nil { announcedInstallation = true }
         // Its version tag, so that the next sync does not read it back: asked after a sync that published nothing.
         // One that published does not wait for it (a round trip over a wide-area link): the next sync reads the
         // marker back with its first requests (``checkOwnHistory(_:prefetched:_:)``).

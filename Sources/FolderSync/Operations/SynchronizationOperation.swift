@@ -68,6 +68,15 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     /// The store's next sequence when this sync ended, when it listed this client's sets or knew its numbers.
     private(set) var ownNumbersKnownAtEnd: Int64?
 
+    /// This installation's identifier (``RecentSync/installation``), carried in the marker; `nil`: none is carried, and
+    /// a shared identity is not looked for.
+    var installation: String?
+    /// Whether a marker carrying ``installation`` was written before this sync: a marker of this client found with
+    /// another installation's identifier was then written by another installation since.
+    var installationAnnounced = false
+    /// Whether this sync wrote a marker carrying ``installation``.
+    var announcedInstallation = false
+
     /// Asks ``confirmMassDeletion`` before applying deletions that trip it (`nil`: never asks).
     var deletionFailSafe: DeletionFailSafe?
     /// The app's answer to a mass deletion; without one, a mass deletion is declined.
@@ -120,6 +129,8 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         isReadOnly = standard.isReadOnly
         checksOwnWholeStore = standard.checksOwnWholeStore
         ownNumbersKnownThrough = standard.ownNumbersKnownThrough
+        installation = standard.installation
+        installationAnnounced = standard.installationAnnounced
         ownMarkerRemovedByDeletion = standard.ownMarkerRemovedByDeletion
         deletionFailSafe = standard.deletionFailSafe
         confirmMassDeletion = standard.confirmMassDeletion
@@ -259,7 +270,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         let staged = try stagedChangeSets(state)
         let announces = !staged.isEmpty || !ownRecentSyncExists || rewritesOwnRecentSync || heartbeatDue
             || state.remote.announcedSequence != state.progress.publishedSequence
-            || acknowledges(acknowledgement, state)
+            || acknowledges(acknowledgement, state) || report.missingChangeSets != state.remote.announcedWaitingFor
         unsavedKnowledge = nil
         do {
             try await publish(staged, &state, announcing: announces ? acknowledgement : nil)
@@ -446,6 +457,12 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     /// Lists `WholeStore/`: one folder per client that has a whole store.
     open func fetchWholeStoreClients() async throws -> [RemoteItem] {
         try await fileSystem.contentsOfDirectoryIfPresent(at: layout.wholeStoreDirectory(documentIdentifier))
+    }
+
+    /// Reads a client's whole-store manifest, or `nil`; asked only when this client's own sets are missing from the folder.
+    open func fetchWholeStoreManifest(client: String) async throws -> Data? {
+        try await fileSystem.readIfPresent(layout.appliedSyncChangeSetsFile(documentIdentifier, client: client),
+                                           maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Lists one client's change sets: names and kinds only (``RemoteFileSystem/namesOfDirectory(at:)``; a publishing

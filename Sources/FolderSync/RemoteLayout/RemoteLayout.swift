@@ -144,6 +144,16 @@ public struct RemoteLayout: Hashable, Sendable {
 
     private static let recentSyncSuffix = ".recentsync"
 
+    /// The highest sequence a change-set file name holds (twelve digits). Every sequence read from the folder (a
+    /// marker's, a manifest's, a change set's header) is checked against it when the file is decoded, so that arithmetic
+    /// on one cannot overflow, and a client never numbers a set past it (it could not be published).
+    public static let maximumSequence: Int64 = 999_999_999_999
+
+    /// Whether `sequence` is one a change-set file name holds, or 0 (none): the check of every sequence a file claims.
+    static func isSequence(_ sequence: Int64, allowingZero: Bool = true) -> Bool {
+        sequence <= maximumSequence && (allowingZero ? sequence >= 0 : sequence >= 1)
+    }
+
     /// The file name of a change set: `<sequence>-<changeSetID>.syncchg`, the sequence zero-padded so names sort.
     public static func changeSetFileName(sequence: Int64, changeSetIdentifier: String) -> String {
         let digits = String(sequence)

@@ -3,7 +3,7 @@ import GRDB
 import GRDBSQLite
 
 /// The bookkeeping a captured write makes, run from inside the app's statement by the one function each
-/// change-capture trigger calls (`foldersync_captured_insert`, `…_update`, `…_delete`).
+/// change-capture trigger calls (``StoreSchema/captureFunction(_:)`` of `insert`, `update`, `delete`).
 ///
 /// Why not SQL in the triggers, as before: SQLite compiles a table's trigger programs into every statement prepared
 /// on it, and an app preparing its statements again for each write (GRDB's `execute(sql:)`) paid that compilation at
@@ -42,7 +42,7 @@ final class CaptureWriter: @unchecked Sendable {
         self.now = now
     }
 
-    /// foldersync_captured_insert(table, sync ID, last writer wins, column…): a new row, every column written now.
+    /// The insert capture(table, sync ID, last writer wins, column…): a new row, every column written now.
     func insert(_ arguments: FunctionArguments) throws {
         guard capturing.current else { return }
         let (table, syncID) = (arguments.values![0], arguments.values![1])
@@ -70,7 +70,7 @@ final class CaptureWriter: @unchecked Sendable {
         }
     }
 
-    /// foldersync_captured_update(table, sync ID, sync ID changed, column, changed, …): the columns whose value changed
+    /// The update capture(table, sync ID, sync ID changed, column, changed, …): the columns whose value changed
     /// written now.
     ///
     /// The triggers of the version before (`e578d01`) refused a changed sync ID in SQL and called this without the
@@ -92,7 +92,7 @@ final class CaptureWriter: @unchecked Sendable {
         try stamp(table, syncID, names[...], expectingNone: false)
     }
 
-    /// foldersync_captured_delete(table, sync ID, last writer wins, column, old value, …): the row is gone.
+    /// The delete capture(table, sync ID, last writer wins, column, old value, …): the row is gone.
     func delete(_ arguments: FunctionArguments) throws {
         guard capturing.current else { return }
         let (table, syncID) = (arguments.values![0], arguments.values![1])

@@ -124,7 +124,8 @@ extension GRDBStore {
                                     resolutions: [ColumnKey: ConflictResolution]) throws -> ApplyOutcome {
         try writeWithoutCapture { db in
             var outcome = ApplyOutcome()
-            if try Self.isApplied(db, client: header.clientIdentifier, sequence: header.sequence) { return outcome }
+            if try Self.isApplied(db, client: header.clientIdentifier, sequence: header.sequence,
+                                  changeSetIdentifier: header.changeSetIdentifier) { return outcome }
             let hasUnpublished = try StoreSchema.holdsUnpublishedChanges(db)
             var touched = TouchedRows()
             let inserts = NewRowInserts()

@@ -1,9 +1,17 @@
 import GRDB
 
 /// The ledger of applied change sets, and beside it each client's run: `foldersync_applied_runs` holds, for
-/// every client in the ledger, the highest `through` such that sets 1…through are all in it (0 without set 1).
+/// every client in the ledger, the highest `through` such that every number 1…through holds a set recorded in the
+/// ledger, or was covered by an installed whole store or a restore (0 without set 1).
 ///
-/// Every sync reads the ledger. With the runs kept, a read costs a row per client plus the sets above a gap;
+/// The ledger records each applied set by client, number and change-set identifier (bookkeeping version 7): two
+/// installations of one client (a device copied to a second computer) can publish two sets under one number, and
+/// a reader applies both, so it must know which of them it applied. What a whole store or a restore covers is
+/// recorded as a run alone, without a row per set: a run costs one row whatever number a manifest claims, and a
+/// number covered that way names no set (a reader that finds two sets there applies both again, which changes
+/// nothing it holds).
+///
+/// Every sync reads the ledger. With the runs kept, a read costs a row per client plus the sets above a run;
 /// counting the ledger instead cost 2–3 ms a sync with 10,000 sets applied, and grew with history.
 /// Every write of the ledger goes through here, so that the runs never disagree with it.
 extension GRDBStore {
@@ -28,10 +36,17 @@ extension GRDBStore {
         try Int64.fetchOne(db, sql: "SELECT through FROM \(StoreSchema.appliedRunsTable) WHERE client = ?", arguments: [client])
     }
 
-    /// Whether set `sequence` of `client` is in the ledger.
+    /// Whether a set numbered `sequence` of `client` has a row in the ledger.
     static func isApplied(_ db: Database, client: String, sequence: Int64) throws -> Bool {
         try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(StoreSchema.appliedChangeSetsTable) WHERE client = ? AND sequence = ?)",
                           arguments: [client, sequence]) == true
+    }
+
+    /// Whether the set `changeSetIdentifier`, numbered `sequence`, of `client` has a row in the ledger.
+    static func isApplied(_ db: Database, client: String, sequence: Int64, changeSetIdentifier: String) throws -> Bool {
+        try Bool.fetchOne(db, sql: """
+            SELECT EXISTS (SELECT 1 FROM \(StoreSchema.appliedChangeSetsTable) WHERE client = ? AND sequence = ? AND change_set_id = ?)
+            """, arguments: [client, sequence, changeSetIdentifier]) == true
     }
 
     /// The ledger: each client's run, and the sets above it, found by the ledger's primary key from the run's end.
@@ -49,6 +64,18 @@ extension GRDBStore {
         return applied
     }
 
+    /// The identifiers of the sets of `client` the ledger records under each of `sequences`.
+    static func appliedIdentifiers(_ db: Database, client: String, sequences: [Int64]) throws -> [Int64: Set<String>] {
+        var found: [Int64: Set<String>] = [:]
+        let statement = try db.makeStatement(sql: """
+            SELECT change_set_id FROM \(StoreSchema.appliedChangeSetsTable) WHERE client = ? AND sequence = ?
+            """)
+        for sequence in Set(sequences) {
+            found[sequence] = Set(try String.fetchAll(statement, arguments: [client, sequence]))
+        }
+        return found
+    }
+
     /// Gives a ledger written before the runs its runs, read the slow way once (when the store is opened).
     static func addRuns(_ db: Database) throws {
         var applied = AppliedChangeSets()
@@ -60,25 +87,20 @@ extension GRDBStore {
         }
     }
 
-    /// Records sets 1…`through` of `client` (those not recorded yet) and extends its run over them.
+    /// Records that sets 1…`through` of `client` are covered (a run, no row per set) and extends the run over the
+    /// sets recorded above it.
     static func recordAppliedRun(_ db: Database, client: String, through: Int64) throws {
         guard through > 0 else { return }
-        let ledger = try db.makeStatement(sql: "INSERT OR IGNORE INTO \(StoreSchema.appliedChangeSetsTable)(client, sequence, change_set_id) VALUES (?, ?, '')")
-        for sequence in 1...through { try ledger.execute(arguments: [client, sequence]) }
         var run = max(through, try appliedRun(db, client: client) ?? 0)
         while try isApplied(db, client: client, sequence: run + 1) { run += 1 }
         try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.appliedRunsTable)(client, through) VALUES (?, ?)", arguments: [client, run])
     }
 
-    /// Replaces the ledger by sets 1…n of each client in `covers` (an installed store's), or empties it.
+    /// Replaces the ledger by the runs 1…n of each client in `covers` (an installed store's), or empties it.
     static func replaceLedger(_ db: Database, covers: [String: Int64] = [:]) throws {
         try db.execute(sql: "DELETE FROM \(StoreSchema.appliedChangeSetsTable)")
         try db.execute(sql: "DELETE FROM \(StoreSchema.appliedRunsTable)")
-        let ledger = try db.makeStatement(sql: "INSERT INTO \(StoreSchema.appliedChangeSetsTable)(client, sequence, change_set_id) VALUES (?, ?, '')")
         let run = try db.makeStatement(sql: "INSERT INTO \(StoreSchema.appliedRunsTable)(client, through) VALUES (?, ?)")
-        for (client, highest) in covers where highest > 0 {
-            for sequence in 1...highest { try ledger.execute(arguments: [client, sequence]) }
-            try run.execute(arguments: [client, highest])
-        }
+        for (client, highest) in covers where highest > 0 { try run.execute(arguments: [client, highest]) }
     }
 }

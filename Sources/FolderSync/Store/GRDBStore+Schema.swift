@@ -3,11 +3,12 @@ import Foundation
 
 /// The bookkeeping tables and change-capture triggers a ``GRDBStore`` keeps in the app's database.
 ///
-/// Everything is named `foldersync_…`. Triggers call SQL functions that only the store's own connection
-/// defines (``StoreFunctions``): `foldersync_captured_insert(…)`, `…_update(…)`, `…_delete(…)`, which write the
-/// row's registers, pending marks and tombstone (``CaptureWriter``), and do nothing while remote changes are
-/// applied, so that they are not echoed back. A write through another connection fails with "no such function"
-/// rather than going unrecorded.
+/// Every table and trigger is named `foldersync_…`. Triggers call SQL functions that only the store's own connection
+/// defines (``StoreFunctions``), one per event (``captureFunction(_:)``), which write the row's registers, pending
+/// marks and tombstone (``CaptureWriter``), and do nothing while remote changes are applied, so that they are not
+/// echoed back. A write through another connection (the `sqlite3` shell, a database browser, a script) fails rather
+/// than going unrecorded, and the function's name is its message: SQLite says "no such function: FolderSync tracks
+/// this table (insert): write through the app that syncs it, or detach the file first: foldersync store detach".
 ///
 /// One bookkeeping row per synced row, not per column: `foldersync_clocks` holds a row's last-writer-wins
 /// registers packed in one BLOB (``RowRegisters``), and the pending table one row per changed synced row with
@@ -35,6 +36,9 @@ enum StoreSchema {
     static let appliedChangeSetsTable = "foldersync_applied_change_sets"
     /// The ledger's runs: per client, the sequence up to which every set is applied.
     static let appliedRunsTable = "foldersync_applied_runs"
+    /// Per tombstone, the highest sequence the change set that carried its delete can have: what tombstone
+    /// collection compares with every client's acknowledgement (``TombstoneCollection``). Local: snapshots leave it.
+    static let tombstoneSetsTable = "foldersync_tombstone_sets"
 
     /// The declaration of each bookkeeping table, as a new store creates it and every migration that creates
     /// the table creates it: the same text, so that a migrated store declares its tables exactly as a new one
@@ -72,11 +76,16 @@ enum StoreSchema {
         (StoreSchema.appliedChangeSetsTable, """
             CREATE TABLE IF NOT EXISTS \(StoreSchema.appliedChangeSetsTable)(
                 client TEXT NOT NULL, sequence INTEGER NOT NULL, change_set_id TEXT NOT NULL,
-                PRIMARY KEY(client, sequence)) WITHOUT ROWID
+                PRIMARY KEY(client, sequence, change_set_id)) WITHOUT ROWID
             """),
         (StoreSchema.appliedRunsTable, """
             CREATE TABLE IF NOT EXISTS \(StoreSchema.appliedRunsTable)(
                 client TEXT PRIMARY KEY NOT NULL, through INTEGER NOT NULL) WITHOUT ROWID
+            """),
+        (StoreSchema.tombstoneSetsTable, """
+            CREATE TABLE IF NOT EXISTS \(StoreSchema.tombstoneSetsTable)(
+                tbl TEXT NOT NULL, sync_id TEXT NOT NULL, hlc INTEGER NOT NULL, client TEXT, through INTEGER NOT NULL,
+                PRIMARY KEY(tbl, sync_id)) WITHOUT ROWID
             """),
     ]
 
@@ -116,6 +125,17 @@ enum StoreSchema {
     /// The events a synced table has a change-capture trigger for.
     static let captureTriggerKinds = ["insert", "update", "delete"]
 
+    /// The SQL function the change-capture trigger of `kind` calls (bookkeeping version 7 on), named by what a
+    /// connection without it is told: SQLite reports a missing function by its name, when the write is prepared.
+    static func captureFunction(_ kind: String) -> String {
+        "FolderSync tracks this table (\(kind)): write through the app that syncs it, or detach the file first: "
+            + "foldersync store detach"
+    }
+
+    /// The capture functions' names before bookkeeping version 7: the triggers a store keeps until it is opened
+    /// call them, and the app's migration, which runs first, writes through them.
+    static func legacyCaptureFunction(_ kind: String) -> String { "foldersync_captured_\(kind)" }
+
     /// The name of the change-capture trigger of `table` for `kind` (one of ``captureTriggerKinds``).
     static func triggerName(_ table: String, _ kind: String) -> String {
         "foldersync_\(table.replacingOccurrences(of: "\"", with: ""))_\(kind)"
@@ -151,7 +171,7 @@ enum StoreSchema {
         let policy = lastWriterWins ? "1" : "0"   // the capture functions' `last writer wins` argument
         // The call that records the change.
         func capture(_ kind: String, _ arguments: [String]) -> String {
-            "SELECT foldersync_captured_\(kind)(" + ([literal] + arguments).joined(separator: ", ") + ");"
+            "SELECT \(captureFunction(kind).quotedDatabaseIdentifier)(" + ([literal] + arguments).joined(separator: ", ") + ");"
         }
         try db.execute(sql: """
             CREATE TRIGGER "\(triggerName(table.name, "insert"))" AFTER INSERT ON \(t) BEGIN

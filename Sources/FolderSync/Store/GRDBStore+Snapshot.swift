@@ -13,7 +13,8 @@ extension GRDBStore: SnapshottingModelAdapter {
     @_spi(ModelAdapter) public var snapshotSchemaVersion: Int { 2 }
 
     @_spi(ModelAdapter) public func writeSnapshot(to url: URL, localClient: String) throws -> [String: Int64]? {
-        try wrap("writing a snapshot") {
+        try collectTombstonesWithSavedHorizon(localClient: localClient)
+        return try wrap("writing a snapshot") {
             // A scratch copy is trimmed, then `VACUUM INTO` writes the snapshot: one rewrite of the document where
             // an in-place VACUUM wrote it twice (through a temporary database), and no journal for the scratch copy.
             let scratch = url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent + "-scratch")
@@ -149,13 +150,16 @@ extension GRDBStore: SnapshottingModelAdapter {
                 try db.inTransaction {
                     let unpublished = try unpublishedRows(db)
                     let ownWrites = try ownPublishedWrites(db)
+                    let had = (ledger: try Self.appliedChangeSets(db), published: try loadState(db).progress.publishedSequence)
                     capturing.withLock { $0 = false }
                     try replaceSyncedData(db, path: url.path)
                     try keepNewer(ownWrites, localClient: localClient, db)
                     try recordInstalledStore(covers: covers, localClient: localClient, db)
                     clock.observe(HybridTimestamp(rawValue: try StoreClock.newestStamp(db)))
                     capturing.withLock { $0 = true }
-                    try reapply(unpublished, localClient: localClient, db)
+                    try reapply(unpublished, localClient: localClient, db) { row in
+                        Self.holdsEveryWrite(of: row, covers: covers, had: had, localClient: localClient)
+                    }
                     try notifyObservers(ofChangesIn: tables.map(\.name), db)
                     lastInstallCopiedPages.withLock { $0 = false }
                     return .commit
@@ -232,10 +236,29 @@ extension GRDBStore: SnapshottingModelAdapter {
         }
     }
 
+    /// Whether a store covering `covers` holds every write this client had of `row` (the sets its registers' writes came
+    /// in, bounded by what this client had applied of their authors, and its own published sets): then the store has
+    /// the row, or deleted it; lacking both, the row's delete was collected (<doc:TombstoneCollection>).
+    static func holdsEveryWrite(of row: UnpublishedRow, covers: [String: Int64],
+                                had: (ledger: AppliedChangeSets, published: Int64), localClient: String) -> Bool {
+        row.registers.registers.allSatisfy { register in
+            guard let author = register.client else {
+                // This client's own write: unpublished (a marked column, re-applied) or in a set it published.
+                return row.stamps[register.column] == register.timestamp || (covers[localClient] ?? 0) >= had.published
+            }
+            let applied = max(had.ledger.highestContiguousSequence(of: author), had.ledger.beyond[author]?.max() ?? 0)
+            return (covers[author] ?? 0) >= applied
+        }
+    }
+
     /// Writes unpublished local changes again, with change capture on: they become local changes again. Each keeps
     /// the time it was written: a column the installed store holds from a newer write keeps the store's value, and
     /// one written here later wins and travels, by the writes' own clocks, never by when the store was installed.
-    private func reapply(_ rows: [UnpublishedRow], localClient: String, _ db: Database) throws {
+    /// An update of a row the store lacks, with no tombstone, puts the row back when the store covers less than this
+    /// client had of it (`holdsEveryWrite` false); otherwise the row was deleted and its tombstone collected, and the
+    /// update is dropped as a write to a deleted row (the reset's backup keeps it).
+    private func reapply(_ rows: [UnpublishedRow], localClient: String, _ db: Database,
+                         holdsEveryWrite: (UnpublishedRow) -> Bool) throws {
         for var row in rows {
             // Columns the store holds from a newer write keep the store's value: another client's, or this client's own,
             // published after the local change (a store restored from a copy taken before that change was published
@@ -287,7 +310,7 @@ extension GRDBStore: SnapshottingModelAdapter {
                 try db.execute(sql: "INSERT INTO \(table)(\(all.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: all.count).joined(separator: ", ")))",
                                arguments: [row.syncID] + StatementArguments(names.map { row.values[$0]! }))
                 try keepStamps(row, names: names, db)
-            } else if !exists, let local = row.row, !names.isEmpty, !tombstoned {
+            } else if !exists, let local = row.row, !names.isEmpty, !tombstoned, !holdsEveryWrite(row) {
                 // An update to a row the store does not have yet (it covers less than this client had applied):
                 // put the row back as it was here, with the registers it had (the change sets that brought the other
                 // columns find them as they left them when they come again); only the updated columns become new

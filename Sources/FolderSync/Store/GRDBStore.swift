@@ -168,7 +168,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
                 } else {
                     try migrate(db)
                 }
-                try StoreSchema.openBookkeeping(db, path: path)
+                let firstOpen = try StoreSchema.openBookkeeping(db, path: path)
                 for table in tables {
                     let primaryKey = try db.primaryKey(table.name)
                     guard primaryKey.columns == [table.syncIDColumn] else {
@@ -180,6 +180,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
                     try Self.followRenamedColumns(db, table: table, columns: names)
                     try StoreSchema.installTriggers(db, table: table, columns: names)
                 }
+                if firstOpen { try Self.recordExistingRows(db, tables: tables, columns: columns) }
             }
             clock.startSeeding(fromDocumentAt: path)
             self.columns = columns
@@ -335,6 +336,12 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     @_spi(ModelAdapter) public func appliedChangeSets() throws -> AppliedChangeSets {
         try wrap("reading the ledger") {
             try readOne(Self.appliedChangeSets)
+        }
+    }
+
+    @_spi(ModelAdapter) public func appliedChangeSetIdentifiers(of client: String, sequences: [Int64]) throws -> [Int64: Set<String>]? {
+        try wrap("reading the ledger") {
+            try readOne { db in try Self.appliedIdentifiers(db, client: client, sequences: sequences) }
         }
     }
 

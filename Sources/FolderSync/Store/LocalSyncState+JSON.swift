@@ -33,6 +33,7 @@ extension LocalSyncState {
                         if let etag = marker.etag { fields.string("etag", etag) }
                         fields.int("publishedSequence", marker.publishedSequence)
                         if let names = marker.recentChangeSets { fields.strings("recentChangeSets", names) }
+                        if let installation = marker.installation { fields.string("installation", installation) }
                     }
                 }
             }
@@ -47,6 +48,8 @@ extension LocalSyncState {
             object.bool("hasListedClients", remote.hasListedClients)
             object.strings("recentlyPublished", remote.recentlyPublished)
             if let tag = remote.ownWholeStoreTag { object.string("ownWholeStoreTag", tag) }
+            if !remote.announcedWaitingFor.isEmpty { object.sequences("announcedWaitingFor", remote.announcedWaitingFor) }
+            if let former = remote.formerIdentity { object.string("formerIdentity", former) }
         }
         return Data(out.bytes)
     }
@@ -97,6 +100,8 @@ enum StateJSON {
             case "hasListedClients": state.remote.hasListedClients = try optional(value, bool) ?? false
             case "recentlyPublished": state.remote.recentlyPublished = try optional(value, strings) ?? []
             case "ownWholeStoreTag": state.remote.ownWholeStoreTag = try optional(value, string)
+            case "announcedWaitingFor": state.remote.announcedWaitingFor = try optional(value, sequences) ?? [:]
+            case "formerIdentity": state.remote.formerIdentity = try optional(value, string)
             default: continue   // a key of a newer version: ignored, as JSONDecoder ignores it
             }
         }
@@ -149,7 +154,7 @@ enum StateJSON {
         var result: [String: LocalSyncState.KnownRecentSync] = [:]
         for (client, value) in clients {
             guard case .object(let fields) = value else { throw Malformed() }
-            var etag: String?, published: Int64?, names: [String]?
+            var etag: String?, published: Int64?, names: [String]?, installation: String?
             var seen = Set<String>()
             for (key, value) in fields {
                 guard seen.insert(key).inserted else { throw Malformed() }
@@ -157,11 +162,13 @@ enum StateJSON {
                 case "etag": etag = try optional(value, string)
                 case "publishedSequence": published = try int(value)
                 case "recentChangeSets": names = try optional(value, strings)
+                case "installation": installation = try optional(value, string)
                 default: continue
                 }
             }
             guard let published else { throw Malformed() }
-            guard result.updateValue(.init(etag: etag, publishedSequence: published, recentChangeSets: names), forKey: client) == nil
+            guard result.updateValue(.init(etag: etag, publishedSequence: published, recentChangeSets: names, installation: installation),
+                                     forKey: client) == nil
             else { throw Malformed() }
         }
         return result

@@ -74,6 +74,12 @@ public import Foundation
         /// none): a store found changed since (damaged, or put back from an older copy) covers nothing, and a new one is
         /// owed. `nil`: none uploaded, or it was removed since.
         public var ownWholeStoreTag: String?
+        /// Per client, the change set the marker said this client waits for (``RecentSync/waitingFor``): missing from the
+        /// folder when it was last written. The marker is written again when what it waits for changes.
+        public var announcedWaitingFor: [String: Int64] = [:]
+        /// The client identifier this client had before ``DocumentSyncManager/rejoin()`` took a new one after
+        /// ``FolderSyncError/Code/clientIdentityShared``: its marker says so (``RecentSync/formerIdentity``).
+        public var formerIdentity: String?
 
         public init() {}
 
@@ -88,6 +94,7 @@ public import Foundation
             announcedAt = recent.lastSyncDate
             announcedSequence = recent.publishedSequence
             announcedAcknowledgement = recent.acknowledgement
+            announcedWaitingFor = recent.waitingFor ?? [:]
         }
 
         /// What a store restored from an earlier copy makes stale: the marker it wrote described numbers the remote
@@ -106,11 +113,15 @@ public import Foundation
         public var publishedSequence: Int64
         /// The names of the newest change sets the marker announced (``RecentSync/recentChangeSets``).
         public var recentChangeSets: [String]?
-        /// What was read of a marker: its version tag, its published sequence and the change sets it announced.
-        public init(etag: String?, publishedSequence: Int64, recentChangeSets: [String]? = nil) {
+        /// The installation that wrote the marker (``RecentSync/installation``); `nil` for markers before version 3.
+        public var installation: String?
+        /// What was read of a marker: its version tag, its published sequence, the change sets it announced and the
+        /// installation that wrote it.
+        public init(etag: String?, publishedSequence: Int64, recentChangeSets: [String]? = nil, installation: String? = nil) {
             self.etag = etag
             self.publishedSequence = publishedSequence
             self.recentChangeSets = recentChangeSets
+            self.installation = installation
         }
     }
 
@@ -118,6 +129,7 @@ public import Foundation
         case nextSequence, publishedSequence, ownChangeSetsToReapplyAfter, hasBootstrapped
         case knownRecentSyncs, changeSetsSinceWholeStore, bytesSinceWholeStore, announcedSequence, announcedAcknowledgement
         case announcedAt, ownRecentSyncEtag, owesWholeStore, acknowledgedByOthers, hasListedClients, recentlyPublished, ownWholeStoreTag
+        case announcedWaitingFor, formerIdentity
     }
 
     /// Keys added after the first version are optional, so that state saved by an older version reads.
@@ -139,6 +151,8 @@ public import Foundation
         remote.hasListedClients = try container.decodeIfPresent(Bool.self, forKey: .hasListedClients) ?? false
         remote.recentlyPublished = try container.decodeIfPresent([String].self, forKey: .recentlyPublished) ?? []
         remote.ownWholeStoreTag = try container.decodeIfPresent(String.self, forKey: .ownWholeStoreTag)
+        remote.announcedWaitingFor = try container.decodeIfPresent([String: Int64].self, forKey: .announcedWaitingFor) ?? [:]
+        remote.formerIdentity = try container.decodeIfPresent(String.self, forKey: .formerIdentity)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -159,5 +173,7 @@ public import Foundation
         try container.encode(remote.hasListedClients, forKey: .hasListedClients)
         try container.encode(remote.recentlyPublished, forKey: .recentlyPublished)
         try container.encodeIfPresent(remote.ownWholeStoreTag, forKey: .ownWholeStoreTag)
+        if !remote.announcedWaitingFor.isEmpty { try container.encode(remote.announcedWaitingFor, forKey: .announcedWaitingFor) }
+        try container.encodeIfPresent(remote.formerIdentity, forKey: .formerIdentity)
     }
 }

@@ -101,6 +101,14 @@ public protocol ModelAdapter: AnyObject, Sendable {
     /// number of sets applied so far.
     @_spi(ModelAdapter) func appliedChangeSets() throws -> AppliedChangeSets
 
+    /// The identifiers of the change sets of `client` the ledger records under each of `sequences`: what a reader
+    /// asks about a number that holds more than one set (two installations of one client published under it), so
+    /// that it applies each of them once. A number the ledger covers without naming its sets (an installed whole
+    /// store, a restore) maps to an empty set. Asked rarely: only for numbers that hold more than one set.
+    ///
+    /// The default answers `nil`: an adapter whose ledger holds one set per number, which then applies one of them.
+    @_spi(ModelAdapter) func appliedChangeSetIdentifiers(of client: String, sequences: [Int64]) throws -> [Int64: Set<String>]?
+
     /// Per table, how many existing rows applying all of `changeSets` would delete (each row counted once), and
     /// how many rows the table has; tables losing no row are left out. Reads only: the ``DeletionFailSafe`` asks
     /// before anything is applied. The default reports nothing, so an adapter without it has no fail-safe.
@@ -123,12 +131,22 @@ public protocol ModelAdapter: AnyObject, Sendable {
     /// The default refuses with ``FolderSyncError/Code/invalidConfiguration``: an adapter that cannot recover
     /// must not publish under numbers already taken.
     @_spi(ModelAdapter) func continueAfterRestore(remotePublishedSequence: Int64, localClient: String) throws
+
+    /// Removes the tombstones whose deletes `horizon` makes stable (<doc:TombstoneCollection>), with what a deleted row
+    /// keeps for them, and returns how many went; a row with an unpublished change keeps its tombstone. The default
+    /// keeps every tombstone.
+    @_spi(ModelAdapter) func collectTombstones(_ horizon: TombstoneHorizon, localClient: String) throws -> Int
 }
 
 extension ModelAdapter {
+    @_spi(ModelAdapter) public func appliedChangeSetIdentifiers(of client: String,
+                                                                sequences: [Int64]) throws -> [Int64: Set<String>]? { nil }
+
     @_spi(ModelAdapter) public func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table] { [] }
 
     @_spi(ModelAdapter) public func hasTable(largerThan rowCount: Int) throws -> Bool { true }
+
+    @_spi(ModelAdapter) public func collectTombstones(_ horizon: TombstoneHorizon, localClient: String) throws -> Int { 0 }
 
     @_spi(ModelAdapter) public func markPublished(throughSequence sequence: Int64, savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge) throws {
         try markPublished(throughSequence: sequence)

@@ -4,8 +4,9 @@ import GRDBSQLite
 
 /// The SQL functions the store's own connection defines, which its change-capture triggers call.
 ///
-/// Only that connection defines them: a write through another connection fails with "no such function"
-/// rather than going unrecorded. The triggers keep each synced row's registers (``RowRegisters``) and
+/// Only that connection defines them: a write through another connection fails rather than going unrecorded, with
+/// "no such function: FolderSync tracks this table …", the capture function's name
+/// (``StoreSchema/captureFunction(_:)``). The triggers keep each synced row's registers (``RowRegisters``) and
 /// pending marks (``PendingMarks``) as one BLOB each, so the packing lives here, in Swift, once.
 ///
 /// The connection does not trust its schema (`trusted_schema = OFF`, ``SQLiteHardening``): a trigger or view may
@@ -35,13 +36,15 @@ enum StoreFunctions {
             }
             return registers.encoded
         }
-        // foldersync_captured_insert / _update / _delete: the bookkeeping of one captured row (``CaptureWriter``),
-        // the one call each change-capture trigger makes.
+        // The bookkeeping of one captured row (``CaptureWriter``), the one call each change-capture trigger makes:
+        // under today's names, and under those of the triggers a store of an earlier version keeps until it is opened.
         let writer = CaptureWriter(db, buffers: CaptureBuffers(), capturing: capturing, clock: clock, now: now)
-        for (name, capture) in [("insert", writer.insert), ("update", writer.update), ("delete", writer.delete)] as
+        for (kind, capture) in [("insert", writer.insert), ("update", writer.update), ("delete", writer.delete)] as
             [(String, (FunctionArguments) throws -> Void)] {
-            try addInPlace(db, "foldersync_captured_\(name)", argumentCount: nil, pure: false) { context, arguments in
-                try capture(arguments)
+            for name in [StoreSchema.captureFunction(kind), StoreSchema.legacyCaptureFunction(kind)] {
+                try addInPlace(db, name, argumentCount: nil, pure: false) { context, arguments in
+                    try capture(arguments)
+                }
             }
         }
         try addInPlace(db, "foldersync_rewritten", argumentCount: 1, pure: false) { context, arguments in

@@ -1,6 +1,6 @@
 import GRDB
 
-/// Bookkeeping versions 3 → 4 → 5 → 6 (see the version history in `StoreSchema+Versions.swift`):
+/// Bookkeeping versions 3 → 4 → 5 → 6 → 7 (see the version history in `StoreSchema+Versions.swift`):
 /// - before staged changes had a table of their own, the pending table kept them with their sequence
 ///   (`staged_in` above 0): they are moved when the staged table is created;
 /// - before the ledger kept each client's run (``GRDBStore/appliedRunsTable``), the runs are read from it;
@@ -26,4 +26,27 @@ extension StoreSchema {
     /// values of a version-5 store stay valid (each row takes the new encoding when it is written again). The
     /// version is recorded all the same, so that an earlier FolderSync, which reads neither, refuses the store.
     static func acceptCompactBookkeeping(_ db: Database) throws {}
+
+    /// Version 6 → 7: the table of tombstones' change sets, empty (tombstone collection fills it as it first meets
+    /// each tombstone). The capture triggers of version 7 call their functions by new names; the store makes its
+    /// triggers again once its bookkeeping is current, and still defines the old names for the triggers it meets
+    /// before (``StoreSchema/legacyCaptureFunction(_:)``). The version is recorded so that FolderSync of version 6,
+    /// whose triggers would be made with the old names again, refuses the store.
+    static func addTombstoneSets(_ db: Database) throws {
+        try createBookkeepingTable(StoreSchema.tombstoneSetsTable, db)
+    }
+
+    /// Version 7 → 8: the ledger's primary key gains the change-set identifier, so that two sets under one number
+    /// are both recorded. The rows without an identifier were written for runs an installed whole store or a restore
+    /// covered (each run's number is in `foldersync_applied_runs`): version 8 keeps those runs alone, so they go.
+    static func keyLedgerByIdentifier(_ db: Database) throws {
+        let ledger = StoreSchema.appliedChangeSetsTable
+        try db.execute(sql: "ALTER TABLE \(ledger) RENAME TO foldersync_applied_change_sets_v6")
+        try createBookkeepingTable(ledger, db)
+        try db.execute(sql: """
+            INSERT INTO \(ledger)(client, sequence, change_set_id)
+            SELECT client, sequence, change_set_id FROM foldersync_applied_change_sets_v6 WHERE change_set_id != ''
+            """)
+        try db.execute(sql: "DROP TABLE foldersync_applied_change_sets_v6")
+    }
 }

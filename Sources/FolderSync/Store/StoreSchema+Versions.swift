@@ -24,7 +24,9 @@ import GRDBSQLite
 /// | 3 | `381d80c` | `stamps` carries the newest register's timestamp at its head (``RowRegisters``), same version byte 1 |
 /// | 4 | `b47ea05` | staged changes in `foldersync_staged_changes`; the pending table keeps unstaged ones only |
 /// | 5 | `4128626` | `foldersync_applied_runs`: each client's run of applied change sets beside the ledger |
-/// | 6 | this version | registers written in version 2 (ages instead of timestamps, no client byte for this client's: ``RowRegisters``); a new row's pending marks `#created #all` (``PendingMarks``) |
+/// | 6 | `2d6d128` | registers written in version 2 (ages instead of timestamps, no client byte for this client's: ``RowRegisters``); a new row's pending marks `#created #all` (``PendingMarks``) |
+/// | 7 | `700f4f4` | capture triggers call functions named by the message a connection without them gets (``StoreSchema/captureFunction(_:)``); `foldersync_tombstone_sets` for tombstone collection |
+/// | 8 | this version | the ledger keyed by client, sequence and change-set identifier (two sets under one number both recorded); what a whole store or a restore covers kept as a run alone, without a row per set |
 ///
 /// A change to any `foldersync_…` table, or to the bytes of a BLOB kept in one, is a new version: append a
 /// migration to ``bookkeepingMigrations`` and a golden store of the old version to
@@ -53,6 +55,10 @@ extension StoreSchema {
         BookkeepingMigration(version: 4, name: "staged changes in a table of their own", run: splitStagedChanges),
         BookkeepingMigration(version: 5, name: "each client's run of applied change sets", run: addAppliedRuns),
         BookkeepingMigration(version: 6, name: "compact registers and marks of every column", run: acceptCompactBookkeeping),
+        BookkeepingMigration(version: 7, name: "capture functions named by their message, tombstones' change sets",
+                             run: addTombstoneSets),
+        BookkeepingMigration(version: 8, name: "the ledger keyed by change-set identifier, covered runs without rows",
+                             run: keyLedgerByIdentifier),
     ]
 
     /// The recorded version, or `nil` when none is recorded.
@@ -125,8 +131,9 @@ extension StoreSchema {
     }
 
     /// Brings the bookkeeping to the current version and records it; creates it in a new store. Runs in the
-    /// store's opening transaction, so a store is migrated whole or not at all.
-    static func openBookkeeping(_ db: Database, path: String? = nil) throws {
+    /// store's opening transaction, so a store is migrated whole or not at all. Returns whether it created it.
+    @discardableResult
+    static func openBookkeeping(_ db: Database, path: String? = nil) throws -> Bool {
         try checkBookkeepingVersion(db, path: path)
         let recorded = try recordedBookkeepingVersion(db, path: path)
         let version = try recorded ?? identifyUnversionedBookkeeping(db)
@@ -139,6 +146,7 @@ extension StoreSchema {
             try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.metaTable)(key, value) VALUES (?, ?)",
                            arguments: [bookkeepingVersionKey, currentBookkeepingVersion])
         }
+        return version == nil
     }
 
     /// Whether the store's registers carry their newest timestamp at their head (bookkeeping version 3 and later), so

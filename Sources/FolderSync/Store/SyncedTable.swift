@@ -16,6 +16,12 @@ public struct SyncedTable: Sendable, Hashable {
     /// the app's migration renames it. Keep an entry while older versions may still publish; never list a name
     /// the table has as a column. See <doc:ChangingASyncedSchema>.
     public var renamedColumns: [String: String]
+    /// Whether the app may insert a deleted row's sync ID again: IDs derived from content (a folder's name), not
+    /// random UUIDs. Under ``DeletePolicy/deleteWins`` such a table keeps its tombstones for ever, so that every
+    /// device keeps refusing a deleted ID; otherwise tombstones are collected once no device can need them
+    /// (<doc:TombstoneCollection>), after which a deleted ID is no longer refused. Under
+    /// ``DeletePolicy/lastWriterWins`` it changes nothing: inserting a deleted ID again is a newer write.
+    public var reusesSyncIDs: Bool
 
     /// A synced table.
     /// - Parameters:
@@ -23,19 +29,24 @@ public struct SyncedTable: Sendable, Hashable {
     ///   - syncIDColumn: Its text primary-key column holding the sync ID; `id` by default.
     ///   - deletePolicy: How a delete settles against a concurrent update; delete wins by default.
     ///   - renamedColumns: Columns renamed by this version of the app, old name to new (``renamedColumns``).
+    ///   - reusesSyncIDs: Whether the app may insert a deleted row's sync ID again (``reusesSyncIDs``); no by default.
     public init(_ name: String, syncIDColumn: String = "id", deletePolicy: DeletePolicy = .deleteWins,
-                renamedColumns: [String: String] = [:]) {
+                renamedColumns: [String: String] = [:], reusesSyncIDs: Bool = false) {
         self.name = name
         self.syncIDColumn = syncIDColumn
         self.deletePolicy = deletePolicy
         self.renamedColumns = renamedColumns
+        self.reusesSyncIDs = reusesSyncIDs
     }
+
+    /// Whether the table's tombstones are collected once stable: all but the delete-wins tables whose IDs are reused.
+    var collectsTombstones: Bool { deletePolicy == .lastWriterWins || !reusesSyncIDs }
 }
 
 /// How a table settles a delete against a concurrent update.
 public enum DeletePolicy: Sendable, Hashable {
     /// A deleted row stays deleted: concurrent and later changes to it are dropped (and reported), and its sync ID
-    /// is never reused. The default.
+    /// is refused while its tombstone is kept (for ever, with ``SyncedTable/reusesSyncIDs``). The default.
     case deleteWins
     /// The newer of the delete and the update wins, by hybrid logical clock: a row is alive when its newest column
     /// write is newer than its newest delete. An update made after a delete it did not see brings the row back,

@@ -87,6 +87,11 @@ public struct SyncWarning: Sendable, Hashable, CustomStringConvertible {
         case unknownFile
         /// A change set another client needs from a third client is not visible yet.
         case changeSetWaiting
+        /// A change set this device needs is gone from the shared folder, and the sync could not install a whole store
+        /// that covers it (the folder, or one client's folder, put back from an older copy): this device waits for it,
+        /// and says so in its marker; the set's author uploads a whole store that covers it at its next sync. Also said
+        /// by that author, when it finds its sets gone.
+        case changeSetMissing
         /// No whole store could be used to start from (damaged, or of a newer format); the change sets were used.
         case wholeStoreUnusable
         /// A file another client wrote (its recent sync, a change set, a deletion marker) is damaged, foreign or of a
@@ -95,8 +100,9 @@ public struct SyncWarning: Sendable, Hashable, CustomStringConvertible {
         /// A recent sync says less than was seen before (an older copy: a folder restored from a backup, a file rolled
         /// back): what was seen stays known, and a client's own marker is written again.
         case staleRecentSync
-        /// A client published two change sets under one sequence number (a store restored from an earlier copy by a
-        /// version that did not detect it): only one of them is applied.
+        /// A client published two change sets under one sequence number (two devices shared its identity, or a store
+        /// was restored from an earlier copy by a version that did not detect it): each of them is applied, in the order
+        /// of their identifiers, as on every device.
         case duplicateSequence
         /// This client's store was restored from an earlier copy of itself: it continued after what it had published,
         /// and applies its own change sets in between from the remote.

@@ -94,6 +94,17 @@ public struct ConvergenceSimulator: Sendable {
         /// must say `remoteUnavailable` and change nothing, nothing may be written into the folder, and no outage
         /// may end in a reset. Off, a seed plays as before.
         public var outages = false
+        /// Adds churn to the lifecycle steps: notes inserted and deleted again and again, and explicit tombstone
+        /// collections beside the vacuums' (FolderSync's article "Tombstone collection"); after the final rounds,
+        /// every client collects once more. The invariants must hold with tombstones gone. Off, a seed plays as before.
+        public var churn = false
+        /// Adds, to the lifecycle steps, what issue 38 found: a client's store (with its helper folder or without) copied
+        /// to a new installation of the same client used beside it, which must find out and take a new identity; one
+        /// client's change-set folder put back from an older copy, which its author must cover with a whole store; and a
+        /// marker forged to acknowledge another client's sets up to a hostile number. Every one must leave the invariants
+        /// as they are. The store must be a ``SnapshottingSimulatorStore``; a client folder is put back only on a
+        /// file-manager remote. Off, a seed plays as before.
+        public var identityHazards = false
         /// Faults injected into every client's remote requests during the random steps (their syncs may then fail
         /// with the injected error, and the next one catches up); off for the final rounds.
         public var faults: FaultMix?
@@ -164,6 +175,9 @@ public struct ConvergenceSimulator: Sendable {
         public var resets = 0
         /// Stopped clients that re-joined.
         public var rejoins = 0
+        /// Tombstones collected by explicit collections (zero unless ``Configuration/churn``; the automatic ones
+        /// after vacuums are not counted).
+        public var tombstonesCollected = 0
         /// Writes of large values and of attached files (zero unless ``Configuration/attachments``).
         public var attachmentWrites = 0
         /// Syncs that failed with an injected fault.
@@ -195,6 +209,14 @@ public struct ConvergenceSimulator: Sendable {
         public var damagedStoresRefused = 0
         /// Clients deleted right after another client's join met their damaged store.
         public var deletionsAfterFailedJoin = 0
+        /// Installations made as copies of a client's store (zero unless ``Configuration/identityHazards``).
+        public var clones = 0
+        /// Syncs that stopped because another installation shares their client's identity.
+        public var sharedIdentitiesFound = 0
+        /// Clients' change-set folders put back from an older copy.
+        public var clientFolderRestores = 0
+        /// Markers forged to acknowledge another client's sets up to a hostile number.
+        public var forgedMarkers = 0
         /// The faults injected, by kind (zero unless ``Configuration/faults``).
         public var faultsInjected: [String: Int] = [:]
         /// The converged rows (not added up by `+`).
@@ -215,7 +237,7 @@ public struct ConvergenceSimulator: Sendable {
             sum.wholeStoreInstalls += rhs.wholeStoreInstalls; sum.vacuums += rhs.vacuums
             sum.changeSetsVacuumed += rhs.changeSetsVacuumed; sum.expiredClients += rhs.expiredClients
             sum.clientDeletions += rhs.clientDeletions; sum.wipes += rhs.wipes; sum.resets += rhs.resets; sum.rejoins += rhs.rejoins
-            sum.attachmentWrites += rhs.attachmentWrites
+            sum.attachmentWrites += rhs.attachmentWrites; sum.tombstonesCollected += rhs.tombstonesCollected
             sum.faultedSyncs += rhs.faultedSyncs
             sum.clockSkewWarnings += rhs.clockSkewWarnings
             sum.storeRestores += rhs.storeRestores; sum.restoredStoresNoticed += rhs.restoredStoresNoticed
@@ -227,6 +249,8 @@ public struct ConvergenceSimulator: Sendable {
             sum.syncsRecoveredFromRemoved += rhs.syncsRecoveredFromRemoved
             sum.removalsOnDamagedStores += rhs.removalsOnDamagedStores
             sum.changeSetsInRemovedArea = max(sum.changeSetsInRemovedArea, rhs.changeSetsInRemovedArea)
+            sum.clones += rhs.clones; sum.sharedIdentitiesFound += rhs.sharedIdentitiesFound
+            sum.clientFolderRestores += rhs.clientFolderRestores; sum.forgedMarkers += rhs.forgedMarkers
             sum.faultsInjected.merge(rhs.faultsInjected, uniquingKeysWith: +)
             return sum
         }

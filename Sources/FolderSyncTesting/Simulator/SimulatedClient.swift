@@ -12,7 +12,12 @@ final class SimulatedClient {
     static let document = "SIMULATED-NOTES"
 
     let index: Int
-    let identifier: String
+    /// The client identifier the app keeps: `client-<index>`, the identifier of the client it was copied from (a
+    /// clone), or the new one a re-join after a shared identity took.
+    var identifier: String { identity.current }
+    /// The identifier, and the installation when it is not the client's first (a copy on a second computer), for logs.
+    var name: String { identifier == "client-\(index)" ? identifier : "\(identifier) [installation \(index)]" }
+    private let identity: Locked<String>
     let folder: URL
     let now: @Sendable () -> Date
     let remote: InterruptingFileSystem
@@ -40,10 +45,11 @@ final class SimulatedClient {
     /// The grace period of this client's vacuums: the shortest in lifecycle runs, so that purges happen in them.
     private let keepsRemovedFilesFor: TimeInterval?
 
+    /// - Parameter identifier: the client identifier (`client-<index>` when `nil`).
     init(index: Int, folder: URL, now: @escaping @Sendable () -> Date, remote: any RemoteFileSystem, resolvesConflicts: Bool,
-         configuration: ConvergenceSimulator.Configuration) throws {
+         configuration: ConvergenceSimulator.Configuration, identifier: String? = nil) throws {
         self.index = index
-        self.identifier = "client-\(index)"
+        self.identity = Locked(identifier ?? "client-\(index)")
         self.folder = folder
         self.now = now
         self.remote = InterruptingFileSystem(remote)
@@ -73,6 +79,8 @@ final class SimulatedClient {
                                 clientDescription: "Simulated client \(index)"))
         let confirmsReplacedRemote = self.confirmsReplacedRemote
         app.remoteReplacementHandler = { _ in confirmsReplacedRemote() }
+        // The app keeps the identifier a re-join after a shared identity takes, and configures with it from then on.
+        app.clientIdentifierChangeHandler = { [identity] new in identity.withLock { $0 = new } }
         let document = try makeDocumentSyncManager(
             app, .init(documentIdentifier: Self.document, documentDescription: "Simulated notes",
                        helperDirectory: helperFolder),
@@ -117,6 +125,16 @@ final class SimulatedClient {
         self.store = try store.restored(from: backup.appendingPathComponent("store"))
         try? FileManager.default.removeItem(at: helperFolder)
         if withHelperFolder { try FileManager.default.copyItem(at: backup.appendingPathComponent("helper"), to: helperFolder) }
+        try await start()
+    }
+
+    /// Puts the store copied into `copy` (and the helper folder copied into `helper`, when given) in place of this
+    /// client's fresh ones: a device copied to a second computer, started as a new installation of the same client.
+    func startAsCopy(store copy: URL, helperFolder helper: URL?) async throws {
+        guard let store = store as? any SnapshottingSimulatorStore else { return }
+        self.store = try store.restored(from: copy)
+        try? FileManager.default.removeItem(at: helperFolder)
+        if let helper { try FileManager.default.copyItem(at: helper, to: helperFolder) }
         try await start()
     }
 

@@ -20,30 +20,30 @@ extension SimulationRun {
                 if let manifest = try await document.uploadWholeStore() {
                     summary.wholeStoreUploads += 1
                     folderLostAbove[client.index] = nil
-                    log("\(client.identifier) uploads a whole store covering \(manifest.coveredCount) change sets")
+                    log("\(client.name) uploads a whole store covering \(manifest.coveredCount) change sets")
                 } else {
-                    log("\(client.identifier) uploads no whole store (changes unpublished, or its store on the remote covers more)")
+                    log("\(client.name) uploads no whole store (changes unpublished, or its store on the remote covers more)")
                 }
             } else if let manifest = try await document.downloadWholeStore() {
                 summary.wholeStoreInstalls += 1
-                log("\(client.identifier) installs the whole store of \(manifest.clientIdentifier) covering \(manifest.coveredCount) change sets")
+                log("\(client.name) installs the whole store of \(manifest.clientIdentifier) covering \(manifest.coveredCount) change sets")
             } else {
-                log("\(client.identifier) finds no whole store to download")
+                log("\(client.name) finds no whole store to download")
             }
             // A store must not cross from a wiped epoch to the new one, either way (its manifest names the old epoch's sets).
             if !client.expectedResets.isDisjoint(with: Self.wipeCodes) || client.reset.map(Self.wipeCodes.contains) == true {
-                throw SimulationFailure.Detail("\(client.identifier) transferred a whole store although the remote was wiped since it last synced")
+                throw SimulationFailure.Detail("\(client.name) transferred a whole store although the remote was wiped since it last synced")
             }
         } catch let error as FolderSyncError where isReset(error) {
             try noteReset(client, error, before: before)
         } catch let error as FolderSyncError where error.code == .notRegistered && client.reset != nil {
-            log("\(client.identifier) cannot transfer a whole store before re-joining")
+            log("\(client.name) cannot transfer a whole store before re-joining")
         } catch let error as FolderSyncError where !upload && error.code == .corruptFile && !damagedStores.isEmpty {
-            log("\(client.identifier) finds no usable whole store to download (a vacuum hazard damaged one): \(error)")
+            log("\(client.name) finds no usable whole store to download (a vacuum hazard damaged one): \(error)")
         } catch let failure as SimulationFailure.Detail {
             throw failure
         } catch {
-            throw SimulationFailure.Detail("\(client.identifier) failed to \(upload ? "upload" : "download") a whole store: \(error)")
+            throw SimulationFailure.Detail("\(client.name) failed to \(upload ? "upload" : "download") a whole store: \(error)")
         }
     }
 
@@ -54,32 +54,34 @@ extension SimulationRun {
         if random.chance(30) {
             time.advance(byMilliseconds: Int64(random.int(0...72)) * 3_600_000)
             expiry = TimeInterval(random.int(24...48) * 3600)
+            if clients.contains(where: awaitsCover) { expiry = nil }
         }
         let live = try await liveClientsOnRemote()
         let report: VacuumReport
         do {
             report = try await document.vacuum(expireClientsAfter: expiry)
         } catch let error as FolderSyncError where error.code == .remoteItemNotFound || error.code == .remoteUnavailable {
-            guard try await !documentExists() else { throw SimulationFailure.Detail("\(client.identifier) failed to vacuum: \(error)") }
-            log("\(client.identifier) finds no document to vacuum (wiped)")
+            guard try await !documentExists() else { throw SimulationFailure.Detail("\(client.name) failed to vacuum: \(error)") }
+            log("\(client.name) finds no document to vacuum (wiped)")
             return
         } catch {
-            throw SimulationFailure.Detail("\(client.identifier) failed to vacuum: \(error)")
+            throw SimulationFailure.Detail("\(client.name) failed to vacuum: \(error)")
         }
         guard report.failures.isEmpty else {
-            throw SimulationFailure.Detail("\(client.identifier)'s vacuum failed to remove \(report.failures.map(\.path))")
+            throw SimulationFailure.Detail("\(client.name)'s vacuum failed to remove \(report.failures.map(\.path))")
         }
         if let expiry { try checkExpiry(report.expiredClients, expiry: expiry, live: live) }
         summary.vacuums += 1
         summary.changeSetsVacuumed += report.removedChangeSets.count
         summary.expiredClients += report.expiredClients.count
         for expired in report.expiredClients {
-            guard let target = clients.first(where: { $0.identifier == expired }) else {
+            let targets = clients.filter { $0.identifier == expired }
+            guard !targets.isEmpty else {
                 throw SimulationFailure.Detail("vacuum expired \(expired), which is no client of the simulation")
             }
-            target.expectedResets.insert(.clientDeleted)
+            for target in targets { expectDeletion(of: target) }
         }
-        log("\(client.identifier) vacuums\(expiry.map { " expiring clients silent for \(Int($0 / 3600)) h" } ?? ""): "
+        log("\(client.name) vacuums\(expiry.map { " expiring clients silent for \(Int($0 / 3600)) h" } ?? ""): "
             + "\(report.removedChangeSets.count) change sets removed, expired \(report.expiredClients)")
     }
 
@@ -110,6 +112,32 @@ extension SimulationRun {
         }
     }
 
+    /// `collectTombstones()` by the client (churn runs); a reset found on the way is noted as a sync's would be.
+    func collectTombstones(_ client: SimulatedClient) async throws {
+        guard let document = client.document, client.reset == nil else { return }
+        let before = try localState(client)
+        do {
+            let collected = try await document.collectTombstones()
+            summary.tombstonesCollected += collected
+            log("\(client.identifier) collects \(collected) tombstones")
+        } catch let error as FolderSyncError where isReset(error) {
+            try noteReset(client, error, before: before)
+        } catch let error as FolderSyncError where error.code == .remoteItemNotFound || error.code == .remoteUnavailable {
+            guard try await !documentExists() else {
+                throw SimulationFailure.Detail("\(client.identifier) failed to collect tombstones: \(error)")
+            }
+            log("\(client.identifier) finds no document to collect tombstones of (wiped)")
+        } catch {
+            throw SimulationFailure.Detail("\(client.identifier) failed to collect tombstones: \(error)")
+        }
+    }
+
+    /// A deleted client must stop with `clientDeleted`; an installation of a client copied to a second computer may (the
+    /// other may re-join first and remove the deletion marker: ``noteReset(_:_:before:rejoining:)`` allows it).
+    private func expectDeletion(of client: SimulatedClient) {
+        if !sharedIdentity.contains(client.index) { client.expectedResets.insert(.clientDeleted) }
+    }
+
     private func documentExists() async throws -> Bool {
         guard let remote else { return false }
         return try await remote.item(at: try layout.documentInfoFile(SimulatedClient.document)) != nil
@@ -117,18 +145,18 @@ extension SimulationRun {
 
     /// `deleteClient(_:)` of `target` by a random client (the operator's path through an app).
     func deleteClient(_ target: SimulatedClient) async throws {
-        guard let document = random.pick(clients)?.document else { return }
+        guard let document = random.pick(clients)?.document, !awaitsCover(target) else { return }
         do {
             try await document.deleteClient(target.identifier)
             summary.clientDeletions += 1
-            target.expectedResets.insert(.clientDeleted)
-            log("\(document.clientIdentifier) deletes \(target.identifier) from the document")
+            for installation in clients where installation.identifier == target.identifier { expectDeletion(of: installation) }
+            log("\(document.clientIdentifier) deletes \(target.name) from the document")
         } catch let error as FolderSyncError where error.code == .remoteItemNotFound
                     && (target.reset != nil || !target.expectedResets.isDisjoint(with: Self.wipeCodes)) {
             // After a wipe, a client that has not re-joined is not registered with the new document.
-            log("\(target.identifier) is not registered with the document since the wipe: not deleted")
+            log("\(target.name) is not registered with the document since the wipe: not deleted")
         } catch {
-            throw SimulationFailure.Detail("deleting \(target.identifier) failed: \(error)")
+            throw SimulationFailure.Detail("deleting \(target.name) failed: \(error)")
         }
     }
 

@@ -52,21 +52,21 @@ extension SimulationRun {
         let backups = try backupCount(client)
         do {
             _ = try await client.synchronize()
-            throw SimulationFailure.Detail("\(client.identifier) synced while the shared folder was away")
+            throw SimulationFailure.Detail("\(client.name) synced while the shared folder was away")
         } catch let error as FolderSyncError where error.code == .remoteUnavailable
                     || (client.reset != nil && error.isReset) {
             guard try localState(client) == before else {
-                throw SimulationFailure.Detail("\(client.identifier)'s sync while the folder was away changed its store")
+                throw SimulationFailure.Detail("\(client.name)'s sync while the folder was away changed its store")
             }
             guard try backupCount(client) == backups else {
-                throw SimulationFailure.Detail("\(client.identifier)'s sync while the folder was away made a backup")
+                throw SimulationFailure.Detail("\(client.name)'s sync while the folder was away made a backup")
             }
             summary.unavailableSyncs += 1
-            log("\(client.identifier) syncs: \(error.code), nothing changed")
+            log("\(client.name) syncs: \(error.code), nothing changed")
         } catch let failure as SimulationFailure.Detail {
             throw failure
         } catch {
-            throw SimulationFailure.Detail("\(client.identifier)'s sync while the folder was away failed with \(error), not remoteUnavailable")
+            throw SimulationFailure.Detail("\(client.name)'s sync while the folder was away failed with \(error), not remoteUnavailable")
         }
     }
 

@@ -26,26 +26,34 @@ extension SimulationRun {
         if !rejoining, let reset = client.reset, error.code == reset {
             // The reset the client is stopped on, remembered (no new backup): what it is due to find next still stands.
             guard try localState(client) == before else {
-                throw SimulationFailure.Detail("\(client.identifier) stopped again with \(error.code) but its local data changed")
+                throw SimulationFailure.Detail("\(client.name) stopped again with \(error.code) but its local data changed")
             }
-            return log("\(client.identifier) is still stopped by \(reset)")
+            return log("\(client.name) is still stopped by \(reset)")
         }
         // A client already stopped may find its reset again; once someone re-creates a deleted document, it is a mismatch.
         var allowed = client.expectedResets.union(client.reset.map { [$0] } ?? [])
         if let reset = client.reset, Self.wipeCodes.contains(reset) { allowed.formUnion(Self.wipeCodes) }
+        // Either installation of a copied client may be the one to find the other, and either may be the one that finds
+        // their deletion (the other may re-join first, which removes the deletion marker).
+        if sharedIdentity.contains(client.index) { allowed.formUnion([.clientIdentityShared, .clientDeleted]) }
         guard allowed.contains(error.code) else {
-            throw SimulationFailure.Detail("\(client.identifier) stopped with \(error.code) (\(error.message)), expected one of \(allowed)")
+            throw SimulationFailure.Detail("\(client.name) stopped with \(error.code) (\(error.message)), expected one of \(allowed)")
         }
         guard let backup = error.backupPath, FileManager.default.fileExists(atPath: backup) else {
-            throw SimulationFailure.Detail("\(client.identifier) stopped with \(error.code) without a backup on disk (backupPath \(error.backupPath ?? "nil"))")
+            throw SimulationFailure.Detail("\(client.name) stopped with \(error.code) without a backup on disk (backupPath \(error.backupPath ?? "nil"))")
         }
-        guard try localState(client) == before else {
-            throw SimulationFailure.Detail("\(client.identifier) stopped with \(error.code) but its local data changed")
+        // A shared identity found by a re-join's sync comes after the re-join changed the store (it installed a whole store).
+        guard try localState(client) == before || (rejoining && error.code == .clientIdentityShared) else {
+            throw SimulationFailure.Detail("\(client.name) stopped with \(error.code) but its local data changed")
         }
         client.reset = error.code
-        client.expectedResets = []
+        // What it was due to find is found; but an installation of a copied client may find its deletion by the other
+        // installation in a document wiped since, and still has the wipe to find.
+        client.expectedResets = sharedIdentity.contains(client.index)
+            ? client.expectedResets.intersection(Self.wipeCodes).subtracting([error.code]) : []
         summary.resets += 1
-        log("\(client.identifier) stops with \(error.code), backup kept")
+        if error.code == .clientIdentityShared { summary.sharedIdentitiesFound += 1 }
+        log("\(client.name) stops with \(error.code), backup kept")
     }
 
     /// Re-joins a stopped client. After a wipe, records in the journal what the re-join re-publishes.
@@ -55,7 +63,7 @@ extension SimulationRun {
     func rejoin(_ client: SimulatedClient) async throws {
         guard let document = client.document, let reset = client.reset,
               let store = client.store as? any SnapshottingSimulatorStore else { return }
-        log("\(client.identifier) re-joins after \(reset)")
+        log("\(client.name) re-joins after \(reset)")
         let before = try localState(client)
         let restamped = RestampedRows()
         var unpublishedDeletes: Set<RowReference> = []
@@ -67,7 +75,7 @@ extension SimulationRun {
         func recordRestamped() throws {
             guard Self.wipeCodes.contains(reset) else { return }
             guard let rows = try restamped.take() else {
-                throw SimulationFailure.Detail("\(client.identifier)'s re-join made no remote request")
+                throw SimulationFailure.Detail("\(client.name)'s re-join made no remote request")
             }
             journal.rejoined(client: client.identifier, rows: rows, unpublishedDeletes: unpublishedDeletes)
         }
@@ -86,7 +94,7 @@ extension SimulationRun {
         } catch let failure as SimulationFailure.Detail {
             throw failure
         } catch {
-            throw SimulationFailure.Detail("\(client.identifier) failed to re-join after \(reset): \(error)")
+            throw SimulationFailure.Detail("\(client.name) failed to re-join after \(reset): \(error)")
         }
     }
 
@@ -94,22 +102,38 @@ extension SimulationRun {
     /// find a deletion or wipe not noticed yet) until a whole pass finds no reset.
     func settleResets() async throws {
         for pass in 1...6 {
-            let resetsBefore = summary.resets
+            let resetsBefore = summary.resets, reclaimedBefore = markersReclaimed
             for client in clients {
-                log("settling pass \(pass): \(client.identifier)")
+                log("settling pass \(pass): \(client.name)")
                 if client.reset == nil { try await sync(client) }
                 var attempts = 0
                 while client.reset != nil {
                     attempts += 1
                     guard attempts <= 3 else {
-                        throw SimulationFailure.Detail("\(client.identifier) cannot re-join: still stopped by \(client.reset!) after 3 attempts")
+                        throw SimulationFailure.Detail("\(client.name) cannot re-join: still stopped by \(client.reset!) after 3 attempts")
                     }
                     try await rejoin(client)
                 }
             }
-            if summary.resets == resetsBefore { return }
+            try await settleSharedIdentity()
+            // A marker reclaimed from another installation of its client is read back by that one at its next sync.
+            if summary.resets == resetsBefore && markersReclaimed == reclaimedBefore { return }
         }
         throw SimulationFailure.Detail("resets kept happening after 6 passes over every client")
+    }
+
+    /// The two installations of a copied client, both still under one identity, sync in turn a few times: each reads
+    /// the marker the other wrote last, so that one finds the other (the one whose clock is not ahead, when the other
+    /// reclaims the marker), as two devices in use do within their next syncs. Two that write nothing stay as they are:
+    /// neither has anything the other lacks.
+    private func settleSharedIdentity() async throws {
+        let pair = clients.filter { sharedIdentity.contains($0.index) }
+        guard pair.count == 2, pair[0].identifier == pair[1].identifier else { return }
+        for turn in 0..<4 where pair.allSatisfy({ $0.reset == nil }) {
+            let client = pair[turn % 2]
+            log("settling the copied client: \(client.name)")
+            try await sync(client)
+        }
     }
 }
 

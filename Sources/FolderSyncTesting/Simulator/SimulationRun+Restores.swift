@@ -23,7 +23,8 @@ extension SimulationRun {
 
     /// Copies `client`'s store (and, half the time, its helper folder) aside, or puts an earlier copy back.
     func backUpOrRestore(_ client: SimulatedClient) async throws {
-        guard let store = client.store as? any SnapshottingSimulatorStore, client.reset == nil, client.expectedResets.isEmpty else { return }
+        guard let store = client.store as? any SnapshottingSimulatorStore, client.reset == nil, client.expectedResets.isEmpty,
+              !sharedIdentity.contains(client.index) else { return }
         let copy = configuration.directory.appendingPathComponent("backup-\(client.index)", isDirectory: true)
         let published = try client.store.adapter.loadSyncState().progress.publishedSequence
         if let backup = storeBackups[client.index], backup.wipes == summary.wipes, backup.published < published,
@@ -32,7 +33,7 @@ extension SimulationRun {
             storeBackups[client.index] = nil
             storeRestoredBelow[client.index] = max(storeRestoredBelow[client.index] ?? 0, published)
             summary.storeRestores += 1
-            log("\(client.identifier)'s store is restored from its backup\(backup.withHelperFolder ? " with" : " without") its helper folder")
+            log("\(client.name)'s store is restored from its backup\(backup.withHelperFolder ? " with" : " without") its helper folder")
         } else {
             let withHelperFolder = random.chance(50)
             try? FileManager.default.removeItem(at: copy)
@@ -40,7 +41,7 @@ extension SimulationRun {
             try store.copy(to: copy.appendingPathComponent("store"))
             if withHelperFolder { try FileManager.default.copyItem(at: client.helperFolder, to: copy.appendingPathComponent("helper")) }
             storeBackups[client.index] = .init(wipes: summary.wipes, published: published, withHelperFolder: withHelperFolder)
-            log("\(client.identifier)'s store is backed up\(withHelperFolder ? " with" : " without") its helper folder")
+            log("\(client.name)'s store is backed up\(withHelperFolder ? " with" : " without") its helper folder")
         }
     }
 

@@ -32,6 +32,15 @@ extension SimulationRun {
             return
         }
 
+        if configuration.churn && random.chance(60) {
+            // Churn: a note comes, a note goes (its links first, as under foreign keys).
+            if let note = random.pick(notes), random.chance(50) {
+                try deleteWithChildren(client, "notes", note, rows)
+            } else {
+                try insert(client, "notes", newID("c", client), ["title": word(), "body": word(), "folder_id": optionalFolder])
+            }
+            return
+        }
         switch random.int(0...13) {
         case 0:
             try insert(client, "folders", newID("f", client), ["name": word()])
@@ -63,18 +72,7 @@ extension SimulationRun {
         case 11:
             let table = random.pick(["notes", "notes", "folders", "tags"])!
             guard let row = random.pick(ids(table)) else { return }
-            // Like an app under SQLite's foreign keys: first detach or delete the rows that refer to it.
-            for child in rows {
-                switch (table, child.table) {
-                case ("folders", "notes") where child.values["folder_id"] == .text(row):
-                    try update(client, "notes", child.syncID, ["folder_id": .null])
-                case ("notes", "note_tags") where child.values["note_id"] == .text(row),
-                     ("tags", "note_tags") where child.values["tag_id"] == .text(row):
-                    try delete(client, "note_tags", child.syncID)
-                default: continue
-                }
-            }
-            try delete(client, table, row)
+            try deleteWithChildren(client, table, row, rows)
         case 12:
             let (table, syncID) = random.pick(SimulatedNotes.sharedIDs)!
             guard !rows.contains(where: { $0.table == table && $0.syncID == syncID }) else { return }
@@ -92,6 +90,21 @@ extension SimulationRun {
             guard let target = random.pick(deleted) else { return }
             try reinsert(client, target.table, target.syncID)
         }
+    }
+
+    /// Deletes a row like an app under SQLite's foreign keys: first detaches or deletes the rows that refer to it.
+    private func deleteWithChildren(_ client: SimulatedClient, _ table: String, _ row: String, _ rows: [CanonicalRow]) throws {
+        for child in rows {
+            switch (table, child.table) {
+            case ("folders", "notes") where child.values["folder_id"] == .text(row):
+                try update(client, "notes", child.syncID, ["folder_id": .null])
+            case ("notes", "note_tags") where child.values["note_id"] == .text(row),
+                 ("tags", "note_tags") where child.values["tag_id"] == .text(row):
+                try delete(client, "note_tags", child.syncID)
+            default: continue
+            }
+        }
+        try delete(client, table, row)
     }
 
     /// Inserts a deleted sync ID again: refused under delete wins; under last writer wins the row comes back.
@@ -123,7 +136,7 @@ extension SimulationRun {
         try client.store.insert(table: table, syncID: syncID, values: full)
         try journal.recordWrite(client: client.identifier, store: client.store, table: table, syncID: syncID, values: full)
         summary.writes += 1
-        log("\(client.identifier) inserts \(CanonicalRow(table: table, syncID: syncID, values: full))")
+        log("\(client.name) inserts \(CanonicalRow(table: table, syncID: syncID, values: full))")
     }
 
     private func update(_ client: SimulatedClient, _ table: String, _ syncID: String, _ values: [String: SyncValue]) throws {
@@ -134,28 +147,28 @@ extension SimulationRun {
             previous[column] = try store.stamp(of: ColumnKey(table: table, syncID: syncID, column: column), localClient: client.identifier)
         }
         guard try store.update(table: table, syncID: syncID, values: values) else {
-            throw SimulationFailure.Detail("\(client.identifier) could not update \(table)[\(syncID)], a row it has")
+            throw SimulationFailure.Detail("\(client.name) could not update \(table)[\(syncID)], a row it has")
         }
         // The hybrid logical clock must stamp a new write above the write it replaces, whatever the wall clock says.
         for (column, value) in values where value != current[column] {
             let key = ColumnKey(table: table, syncID: syncID, column: column)
             if let before = previous[column], let after = try store.stamp(of: key, localClient: client.identifier), !(after > before) {
-                throw SimulationFailure.Detail("\(client.identifier) wrote \(key) at \(after.timestamp), not after the value it replaced (\(before.timestamp)/\(before.clientIdentifier))")
+                throw SimulationFailure.Detail("\(client.name) wrote \(key) at \(after.timestamp), not after the value it replaced (\(before.timestamp)/\(before.clientIdentifier))")
             }
         }
         try journal.recordWrite(client: client.identifier, store: client.store, table: table, syncID: syncID, values: values)
         summary.writes += 1
-        log("\(client.identifier) updates \(CanonicalRow(table: table, syncID: syncID, values: values))")
+        log("\(client.name) updates \(CanonicalRow(table: table, syncID: syncID, values: values))")
     }
 
     private func delete(_ client: SimulatedClient, _ table: String, _ syncID: String) throws {
         guard try client.store.delete(table: table, syncID: syncID) else {
-            throw SimulationFailure.Detail("\(client.identifier) could not delete \(table)[\(syncID)], a row it has")
+            throw SimulationFailure.Detail("\(client.name) could not delete \(table)[\(syncID)], a row it has")
         }
         try journal.recordDelete(client: client.identifier, store: client.store, table: table, syncID: syncID)
         summary.writes += 1
         summary.deletes += 1
-        log("\(client.identifier) deletes \(table)[\(syncID)]")
+        log("\(client.name) deletes \(table)[\(syncID)]")
     }
 
     /// Inserting a deleted sync ID must be refused and change nothing.
@@ -165,13 +178,13 @@ extension SimulationRun {
         let columns = SimulatedNotes.tables.first { $0.name == table }!.columns
         do {
             try store.insert(table: table, syncID: syncID, values: Dictionary(uniqueKeysWithValues: columns.map { ($0, SyncValue.text("again")) }))
-            throw SimulationFailure.Detail("\(client.identifier) re-inserted the deleted \(table)[\(syncID)]")
+            throw SimulationFailure.Detail("\(client.name) re-inserted the deleted \(table)[\(syncID)]")
         } catch let error as FolderSyncError where error.code == .invalidConfiguration {
             guard try store.allRows() == before, try store.adapter.hasUnpublishedChanges() == pendingBefore else {
-                throw SimulationFailure.Detail("a refused re-insert of \(table)[\(syncID)] changed \(client.identifier)'s store")
+                throw SimulationFailure.Detail("a refused re-insert of \(table)[\(syncID)] changed \(client.name)'s store")
             }
             summary.refusedReinserts += 1
-            log("\(client.identifier) is refused re-inserting deleted \(table)[\(syncID)]")
+            log("\(client.name) is refused re-inserting deleted \(table)[\(syncID)]")
         }
     }
 }

@@ -27,6 +27,13 @@ final class SimulationRun {
     var storeRestoredBelow: [Int: Int64] = [:]
     /// Clients whose sets above this sequence a folder restore removed, by index, until they upload a whole store.
     var folderLostAbove: [Int: Int64] = [:]
+    /// The installations of one client copied to a second computer, by index (``Configuration/identityHazards``).
+    var sharedIdentity: Set<Int> = []
+    /// Copies of clients' change-set folders, by client index.
+    var clientFolderBackups: [Int: ClientFolderBackup] = [:]
+    /// Syncs that found their client's marker written by another installation and wrote it again: until the other
+    /// installation reads it back and stops, the two have not found each other.
+    var markersReclaimed = 0
     /// The faults of ``ConvergenceSimulator/Configuration/faults``, struck only inside syncs of the random steps.
     private(set) var faults: FaultyFileSystem.Faults?
     /// Set when the random steps are over: settling and the final rounds run without faults.
@@ -47,6 +54,7 @@ final class SimulationRun {
         self.configuration = configuration
         self.random = SeededGenerator(seed: configuration.seed)
         self.journal = WriteJournal(deletePolicy: configuration.deletePolicy)
+        journal.tombstonesMayBeCollected = configuration.lifecycle
     }
 
     func log(_ line: String) {
@@ -103,7 +111,7 @@ final class SimulationRun {
             let folder = configuration.directory.appendingPathComponent("client-\(index)", isDirectory: true)
             let client = try SimulatedClient(index: index, folder: folder, now: time.clock(skew: skew), remote: clientRemote,
                                              resolvesConflicts: resolves, configuration: configuration)
-            log("\(client.identifier) has a clock skewed by \(Int(skew)) s")
+            log("\(client.name) has a clock skewed by \(Int(skew)) s")
             if configuration.lifecycle {
                 guard client.store is any SnapshottingSimulatorStore else {
                     throw SimulationFailure.Detail("lifecycle steps need a SnapshottingSimulatorStore")
@@ -152,6 +160,7 @@ final class SimulationRun {
 
     /// One step of a lifecycle schedule: the ordinary steps, less often, and the lifecycle ones.
     private func lifecycleStep(_ roll: Int, _ client: SimulatedClient) async throws {
+        if configuration.identityHazards, random.chance(7) { return try await identityHazardStep(client) }
         switch roll {
         case 0..<6 where !waiting.isEmpty: try await join()
         case 0..<46: try write(on: client)
@@ -161,7 +170,9 @@ final class SimulationRun {
         case 74..<79: try await restart(client)
         case 79..<85: try await transferWholeStore(client)
         case 85..<90 where configuration.vacuumHazards && random.chance(60): try await vacuumHazard(client)
-        case 85..<90: try await vacuum(client)
+        case 85..<90:
+            try await vacuum(client)
+            if configuration.churn { try await collectTombstones(random.pick(clients)!) }
         case 90..<94 where configuration.restores: try await backUpOrRestore(client)
         case 90..<94: try await deleteClient(random.pick(clients)!)
         case 94..<96 where configuration.restores && random.chance(75): try backUpOrRestoreFolder()
@@ -185,9 +196,12 @@ final class SimulationRun {
         for round in 1...2 {
             for client in clients {
                 time.advance(byMilliseconds: Int64(random.int(0...40)))
-                log("final round \(round): \(client.identifier) syncs")
+                log("final round \(round): \(client.name) syncs")
                 try await sync(client, resetAllowed: false)
             }
+        }
+        if configuration.churn {
+            for client in clients { try await collectTombstones(client) }
         }
     }
 
@@ -200,14 +214,14 @@ final class SimulationRun {
 
     func join() async throws {
         let client = waiting.removeFirst()
-        log("\(client.identifier) joins (\(client.resolvesConflicts ? "merging resolver" : "last writer wins")\(client.wholeStoreUploadThreshold.map { ", uploads a whole store every \($0) sets" } ?? ""))")
+        log("\(client.name) joins (\(client.resolvesConflicts ? "merging resolver" : "last writer wins")\(client.wholeStoreUploadThreshold.map { ", uploads a whole store every \($0) sets" } ?? ""))")
         clients.append(client)
         do {
             try await client.start()
         } catch let error as FolderSyncError where isReset(error) {
-            throw SimulationFailure.Detail("\(client.identifier) was reset while joining for the first time: \(error)")
+            throw SimulationFailure.Detail("\(client.name) was reset while joining for the first time: \(error)")
         } catch {
-            throw SimulationFailure.Detail("\(client.identifier) failed to register: \(error)")
+            throw SimulationFailure.Detail("\(client.name) failed to register: \(error)")
         }
     }
 
@@ -219,12 +233,13 @@ final class SimulationRun {
         if report.warnings.contains(where: { $0.kind == .clockSkew }) { summary.clockSkewWarnings += 1 }
         if report.warnings.contains(where: { $0.kind == .restoredStore }) { summary.restoredStoresNoticed += 1 }
         if report.warnings.contains(where: { $0.kind == .recoveredFromRemoved }) { summary.syncsRecoveredFromRemoved += 1 }
+        if report.warnings.contains(where: { $0.kind == .staleRecentSync && $0.message.contains("another installation") }) { markersReclaimed += 1 }
         if report.uploadedWholeStore != nil { folderLostAbove[client.index] = nil }
         if configuration.lifecycle {
             if report.uploadedWholeStore != nil { summary.automaticWholeStoreUploads += 1 }
             if report.installedWholeStore != nil { summary.wholeStoreInstalls += 1 }
         }
-        log("\(client.identifier) \(what): sent \(report.changeSetsSent) sets, applied \(report.changeSetsApplied), conflicts \(report.conflicts.count)"
+        log("\(client.name) \(what): sent \(report.changeSetsSent) sets, applied \(report.changeSetsApplied), conflicts \(report.conflicts.count)"
             + (report.installedWholeStore.map { ", installed the whole store of \($0.clientIdentifier)" } ?? "")
             + (report.uploadedWholeStore != nil ? ", uploaded a whole store" : ""))
     }
@@ -238,7 +253,7 @@ final class SimulationRun {
                                            + " (\(refused.path ?? ""))")
         }
         if !client.expectedResets.isEmpty {
-            throw SimulationFailure.Detail("\(client.identifier) synced although it should have stopped with one of \(client.expectedResets)")
+            throw SimulationFailure.Detail("\(client.name) synced although it should have stopped with one of \(client.expectedResets)")
         }
     }
 
@@ -251,14 +266,14 @@ final class SimulationRun {
             try completed(try await underFaults(resetAllowed) { try await client.synchronize() }, client, "syncs")
         } catch let error as FolderSyncError where resetAllowed && configuration.faults?.injectedCodes.contains(error.code) == true {
             summary.faultedSyncs += 1
-            log("\(client.identifier) sync failed under an injected fault: \(error)")
+            log("\(client.name) sync failed under an injected fault: \(error)")
         } catch let error as FolderSyncError where resetAllowed && isReset(error) {
             try noteReset(client, error, before: before)
             if random.chance(60) { try await rejoin(client) }
         } catch let failure as SimulationFailure.Detail {
             throw failure
         } catch {
-            throw SimulationFailure.Detail("\(client.identifier) failed to sync: \(error)")
+            throw SimulationFailure.Detail("\(client.name) failed to sync: \(error)")
         }
     }
 
@@ -267,7 +282,7 @@ final class SimulationRun {
         summary.duplicatedSyncs += 1
         guard let document = client.document, client.reset == nil else { return try await sync(client) }
         if random.chance(50) {
-            log("\(client.identifier) requests two syncs at once")
+            log("\(client.name) requests two syncs at once")
             let before = try localState(client)
             do {
                 async let first = document.synchronize()
@@ -280,7 +295,7 @@ final class SimulationRun {
             } catch let failure as SimulationFailure.Detail {
                 throw failure
             } catch {
-                throw SimulationFailure.Detail("\(client.identifier) failed a duplicated sync: \(error)")
+                throw SimulationFailure.Detail("\(client.name) failed a duplicated sync: \(error)")
             }
         } else {
             try await sync(client)
@@ -312,17 +327,17 @@ final class SimulationRun {
             try completed(report, client, "syncs (armed to cancel \(caller == nil ? "the sync" : "the caller") at request \(request))")
         } catch let error as FolderSyncError where error.code == .cancelled {
             summary.interruptedSyncs += 1
-            log("\(client.identifier) sync cancelled at remote request \(request)\(failing ? ", which failed" : "")")
+            log("\(client.name) sync cancelled at remote request \(request)\(failing ? ", which failed" : "")")
         } catch is CancellationError {
             summary.interruptedSyncs += 1
-            log("\(client.identifier) sync cancelled at remote request \(request)\(failing ? ", which failed" : "") (CancellationError)")
+            log("\(client.name) sync cancelled at remote request \(request)\(failing ? ", which failed" : "") (CancellationError)")
         } catch let error as FolderSyncError where isReset(error) {
             client.remote.disarm()
             try noteReset(client, error, before: before)
         } catch let failure as SimulationFailure.Detail {
             throw failure
         } catch {
-            throw SimulationFailure.Detail("\(client.identifier) sync cancelled at remote request \(request) failed with a non-cancellation error: \(error)")
+            throw SimulationFailure.Detail("\(client.name) sync cancelled at remote request \(request) failed with a non-cancellation error: \(error)")
         }
         client.remote.disarm()
         if random.chance(40) { try await restart(client) }
@@ -331,19 +346,19 @@ final class SimulationRun {
     /// Kills and relaunches the client; a relaunch may find a reset at registration.
     func restart(_ client: SimulatedClient) async throws {
         summary.restarts += 1
-        log("\(client.identifier) restarts")
+        log("\(client.name) restarts")
         let before = configuration.lifecycle ? try localState(client) : nil
         do {
             try await client.restart()
             if let reset = client.reset, client.document?.resetState?.code != reset {
-                throw SimulationFailure.Detail("\(client.identifier) forgot across a relaunch that it was stopped by \(reset)")
+                throw SimulationFailure.Detail("\(client.name) forgot across a relaunch that it was stopped by \(reset)")
             }
         } catch let error as FolderSyncError where isReset(error) {
             try noteReset(client, error, before: before!)
         } catch let failure as SimulationFailure.Detail {
             throw failure
         } catch {
-            throw SimulationFailure.Detail("\(client.identifier) failed to restart: \(error)")
+            throw SimulationFailure.Detail("\(client.name) failed to restart: \(error)")
         }
     }
 
@@ -360,13 +375,13 @@ final class SimulationRun {
                 let missing = expected.filter { !rows.contains($0) }.prefix(3)
                 let extra = rows.filter { !expected.contains($0) }.prefix(3)
                 throw SimulationFailure.Detail("""
-                    replicas differ: \(client.identifier) lacks \(missing.map(\.description)) and has \(extra.map(\.description)) \
+                    replicas differ: \(client.name) lacks \(missing.map(\.description)) and has \(extra.map(\.description)) \
                     that \(reference.identifier) does not
                     """)
             }
             try journal.check(replica: client.store, replicaClient: client.identifier, rows: rows)
             if try client.store.adapter.hasUnpublishedChanges() {
-                throw SimulationFailure.Detail("\(client.identifier) still has unpublished changes after the final syncs")
+                throw SimulationFailure.Detail("\(client.name) still has unpublished changes after the final syncs")
             }
         }
     }

@@ -23,6 +23,10 @@
 /// Under delete wins a deleted row covers every write to it. Under last writer wins the newer of a write and a
 /// delete is the one that must hold: a write is covered by a delete newer than it, and a deleted row may be there
 /// only with a write newer than the delete.
+///
+/// When tombstones may be collected (``tombstonesMayBeCollected``: runs with vacuums, which collect), a delete holds on a replica
+/// that no longer has its tombstone when the row is gone, and a write to a row deleted that way is covered by the
+/// delete this journal recorded.
 struct WriteJournal {
     struct ColumnWrite: Sendable {
         var client: String
@@ -41,6 +45,8 @@ struct WriteJournal {
 
     /// The delete policy of every table.
     let deletePolicy: DeletePolicy
+    /// Whether replicas may have collected tombstones (FolderSync's article "Tombstone collection").
+    var tombstonesMayBeCollected = false
 
     private(set) var writes: [ColumnWrite] = []
     private(set) var deletes: [RowDelete] = []
@@ -104,8 +110,12 @@ struct WriteJournal {
         for row in rows { byKey[row.table + "\u{0}" + row.syncID] = row.values }
         for write in writes {
             let row = byKey[write.key.table + "\u{0}" + write.key.syncID]
-            if let deleted = try replica.deletionStamp(table: write.key.table, syncID: write.key.syncID, localClient: replicaClient),
-               deletePolicy == .deleteWins || (row == nil && deleted > write.stamp) { continue }
+            let deleted = try replica.deletionStamp(table: write.key.table, syncID: write.key.syncID, localClient: replicaClient)
+            if let deleted, deletePolicy == .deleteWins || (row == nil && deleted > write.stamp) { continue }
+            if deleted == nil, row == nil, tombstonesMayBeCollected, deletes.contains(where: {
+                $0.table == write.key.table && $0.syncID == write.key.syncID
+                    && (deletePolicy == .deleteWins || ($0.stamp.map { $0 > write.stamp } ?? false))
+            }) { continue }
             let current = row?[write.key.column]
             if current == write.value { continue }
             let stamp = try replica.stamp(of: write.key, localClient: replicaClient)
@@ -131,8 +141,10 @@ struct WriteJournal {
     /// published may never travel).
     private func holds(_ delete: RowDelete, tombstone: ChangeStamp?, row: [String: SyncValue]?, replica: any SimulatorStore,
                        replicaClient: String) throws -> Bool {
-        guard deletePolicy == .lastWriterWins, let stamp = delete.stamp else { return row == nil && tombstone != nil }
-        guard let row else { return tombstone.map { $0 >= stamp } ?? false }
+        guard deletePolicy == .lastWriterWins, let stamp = delete.stamp else {
+            return row == nil && (tombstone != nil || tombstonesMayBeCollected)
+        }
+        guard let row else { return tombstone.map { $0 >= stamp } ?? tombstonesMayBeCollected }
         let newest = try row.keys.compactMap {
             try replica.stamp(of: ColumnKey(table: delete.table, syncID: delete.syncID, column: $0), localClient: replicaClient)
         }.max()

@@ -48,7 +48,7 @@ struct DoctorOutput: Encodable {
     }
 
     /// Each finding on two lines (severity, check, path; then the message), and a summary line.
-    private static func list(_ findings: [DoctorFinding]) -> String {
+    static func list(_ findings: [DoctorFinding]) -> String {
         var text = ""
         for finding in findings {
             let check = finding.check.rawValue.padding(toLength: 22, withPad: " ", startingAt: 0)

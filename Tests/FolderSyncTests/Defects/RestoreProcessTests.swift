@@ -8,12 +8,6 @@ import Testing
 struct RestoreProcessTests {
     typealias Device = NotesProcessTests.Device
 
-    /// The notes every device lists, by text, sorted.
-    private func texts(_ device: Device) async throws -> [String] {
-        struct Note: Decodable { var text: String }
-        return try JSONDecoder().decode([Note].self, from: Data(try await device.list().utf8)).map(\.text).sorted()
-    }
-
     private func copy(_ source: URL, to destination: URL) throws {
         try? FileManager.default.removeItem(at: destination)
         try FileManager.default.copyItem(at: source, to: destination)
@@ -57,7 +51,7 @@ struct RestoreProcessTests {
         for _ in 0..<2 { for device in [a, b] { _ = try await device.succeed(["sync"]) } }
         _ = try await c.succeed(["sync"])
         for device in [a, b, c] {
-            #expect(try await texts(device) == ["a1", "a2", "a3"], "\(device.name)")
+            #expect(try await device.texts() == ["a1", "a2", "a3"], "\(device.name)")
         }
         let verdict = try await doctor(a.remote)
         #expect(verdict.contains("Healthy") && !verdict.contains("duplicateSequence"), "\(verdict)")
@@ -80,14 +74,14 @@ struct RestoreProcessTests {
         try restore(saved, to: a.remote)
         // A device that joins before the authors notice gets only what the backup held, then catches up.
         _ = try await c.succeed(["sync"])
-        #expect(try await texts(c) == ["a1", "b1"])
+        #expect(try await c.texts() == ["a1", "b1"])
         for device in [a, b] {
             let report = try await device.succeed(["sync", "--json"])
             #expect(report.contains("staleRecentSync"), "\(device.name) did not notice: \(report)")
         }
         for device in [a, b, c, late] { _ = try await device.succeed(["sync"]) }
         for device in [a, b, c, late] {
-            #expect(try await texts(device) == ["a1", "a2", "b1", "b2"], "\(device.name)")
+            #expect(try await device.texts() == ["a1", "a2", "b1", "b2"], "\(device.name)")
         }
         let verdict = try await doctor(a.remote)
         #expect(verdict.contains("Healthy"), "\(verdict)")
@@ -115,6 +109,6 @@ struct RestoreProcessTests {
         try older.write(to: old)                 // and the provider rolls it back again
         let report = try await b.succeed(["sync", "--json"])
         #expect(report.contains("staleRecentSync"), "\(report)")
-        #expect(try await texts(b) == ["a1", "a2", "a3"])
+        #expect(try await b.texts() == ["a1", "a2", "a3"])
     }
 }

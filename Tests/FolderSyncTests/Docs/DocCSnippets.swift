@@ -231,6 +231,16 @@ try await document.synchronize()
 _ = store
 }
 
+// DOCC-SNIPPET-BEGIN StoppingSyncAndCheckingADevice
+// (Leaving sync from an app.)
+func doccStopSyncing(store: GRDBStore, document: DocumentSyncManager) async throws {
+let waiting = try store.unpublishedChanges()          // "2 rows (notes 2)", or none
+let report = try await document.stopSyncing()          // publishes them, leaves the folder, detaches
+// report.untrackedTables == ["notes", "tags"]; the app keeps using store.database on a plain file
+// DOCC-SNIPPET-END
+_ = (waiting, report)
+}
+
 /// The backend article's store: what its subclass calls.
 final class MyBucket: Sendable {
     func putIfAbsent(_ url: URL, at path: RemotePath) async throws {}

@@ -26,7 +26,7 @@ struct BookkeepingVersionTests {
     func migrationsAreOrdered() {
         let versions = StoreSchema.bookkeepingMigrations.map(\.version)
         #expect(versions == Array(1...versions.count))
-        #expect(StoreSchema.currentBookkeepingVersion == 6)
+        #expect(StoreSchema.currentBookkeepingVersion == 8)
         #expect(Set(StoreSchema.bookkeepingMigrations.map(\.name)).count == versions.count)
         #expect(StoreSchema.bookkeepingMigrations.allSatisfy { !$0.name.isEmpty })
     }

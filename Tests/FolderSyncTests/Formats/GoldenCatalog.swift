@@ -239,6 +239,17 @@ enum GoldenCatalog {
                           changeSetContents: [name: try! Golden.data("change-sets/v1-inserts.syncchg")])
     }()
 
+    /// Version 3: the marker names the installation that wrote it, the change set it waits for, and the identity its
+    /// client left.
+    static let recentSyncGeneration4 = RecentSync(clientIdentifier: Golden.clientA, lastSyncDate: Golden.date, publishedSequence: 1,
+                                                  acknowledgement: [Golden.clientA: 1, Golden.clientB: 2], schemaVersion: 1,
+                                                  recentChangeSets: [RemoteLayout.changeSetFileName(sequence: 1, changeSetIdentifier: insertsHeader.changeSetIdentifier)],
+                                                  installation: "1A000000-0000-4000-8000-000000000001", waitingFor: [Golden.clientB: 3],
+                                                  formerIdentity: "CCCCCCCC-CCCC-4CCC-8CCC-CCCCCCCCCCCC")
+    /// The helper folder's installation, announced in a marker.
+    static let localInstallation = LocalInstallation(identifier: "1A000000-0000-4000-8000-000000000001",
+                                                     binding: "0f1e2d3c4b5a69788796a5b4c3d2e1f0 2049:1310721 2049:1310722", announced: true)
+
     // MARK: Encryption
 
     static let password = "correct horse battery staple (golden)"
@@ -306,6 +317,8 @@ enum GoldenCatalog {
                        content: .propertyList(recentSyncGeneration2)),
             GoldenFile(path: "recent-syncs/generation3.recentsync", kind: .propertyList, version: 2, writer: .current,
                        content: .propertyList(recentSyncGeneration3)),
+            GoldenFile(path: "recent-syncs/generation4.recentsync", kind: .propertyList, version: 3, writer: .current,
+                       content: .propertyList(recentSyncGeneration4)),
             GoldenFile(path: "property-lists/FormatVersion.plist", kind: .propertyList, version: 1, writer: .commit("8a96d90"),
                        content: .propertyList(formatVersion)),
             GoldenFile(path: "property-lists/FormatVersion-encrypted.plist", kind: .propertyList, version: 1, writer: .commit("8a96d90"),
@@ -338,6 +351,8 @@ enum GoldenCatalog {
                        content: .propertyList(localReset)),
             GoldenFile(path: "property-lists/Status.plist", kind: .propertyList, version: 1, writer: .current,
                        content: .propertyList(localSyncStatus)),
+            GoldenFile(path: "property-lists/Installation.plist", kind: .propertyList, version: 1, writer: .current,
+                       content: .propertyList(localInstallation)),
             GoldenFile(path: "property-lists/EncryptionKey.plist", kind: .propertyList, version: 1, writer: .current,
                        content: .propertyList(GoldenWriters.encryptionKeyInfo)),
             GoldenFile(path: "attachments/\(storedAttachment.sha256)", kind: .attachment, version: 1, writer: .current,
@@ -390,9 +405,15 @@ enum GoldenCatalog {
         // Version 5 as its last writer left it (e578d01, recorded there before version 6 changed the writer).
         files.append(GoldenFile(path: "local-stores/bookkeeping-v5-e578d01.sqlite", kind: .localStore, version: 5, writer: .commit("e578d01"),
                                 content: .localStore(bookkeepingVersion: 5, expected: "local-stores/bookkeeping-v5-e578d01.expected.txt")))
-        // Version 6: registers in their compact encoding, a new row's columns marked `#all`.
-        files.append(GoldenFile(path: "local-stores/bookkeeping-v6.sqlite", kind: .localStore, version: 6, writer: .current,
+        // Version 6: registers in their compact encoding, a new row's columns marked `#all` (its last writer, accab24).
+        files.append(GoldenFile(path: "local-stores/bookkeeping-v6.sqlite", kind: .localStore, version: 6, writer: .commit("accab24"),
                                 content: .localStore(bookkeepingVersion: 6, expected: "local-stores/bookkeeping-v6.expected.txt")))
+        // Version 7: capture functions named by their message, the table of tombstones' change sets.
+        files.append(GoldenFile(path: "local-stores/bookkeeping-v7.sqlite", kind: .localStore, version: 7, writer: .commit("fc5d52a"),
+                                content: .localStore(bookkeepingVersion: 7, expected: "local-stores/bookkeeping-v7.expected.txt")))
+        // Version 8: the ledger keyed by change-set identifier, covered runs without rows.
+        files.append(GoldenFile(path: "local-stores/bookkeeping-v8.sqlite", kind: .localStore, version: 8, writer: .current,
+                                content: .localStore(bookkeepingVersion: 8, expected: "local-stores/bookkeeping-v8.expected.txt")))
         return files
     }()
 

@@ -8,8 +8,12 @@ import S3Backend
 enum NotesSchema {
     static let tables = tables(deletePolicy: .deleteWins)
 
+    /// Folders and tags may be created again under a sync ID another client deleted (the simulator's shared IDs):
+    /// their tombstones stay under delete wins.
     static func tables(deletePolicy: DeletePolicy) -> [SyncedTable] {
-        ["folders", "notes", "tags", "note_tags"].map { SyncedTable($0, deletePolicy: deletePolicy) }
+        ["folders", "notes", "tags", "note_tags"].map {
+            SyncedTable($0, deletePolicy: deletePolicy, reusesSyncIDs: $0 == "folders" || $0 == "tags")
+        }
     }
 
     /// Opens the store at `url`, creating its tables with `createTables` (another version of the app's schema, say).
@@ -50,18 +54,19 @@ struct TestClient {
     let store: GRDBStore
 
     static func make(_ remote: any RemoteFileSystem, name: String, in directory: TemporaryDirectory,
-                     document: String = "DOC", schemaVersion: Int = 1, createTables: String = NotesSchema.createTables,
-                     environment: SyncEnvironment = Fixture.quietEnvironment(),
+                     document: String = "DOC", schemaVersion: Int = 1, deletePolicy: DeletePolicy = .deleteWins,
+                     createTables: String = NotesSchema.createTables,
+                     environment: SyncEnvironment = Fixture.quietEnvironment(), clientIdentifier: String? = nil,
                      configure: (ApplicationSyncManager) -> Void = { _ in }) async throws -> TestClient {
         let folder = directory.subdirectory(name)
         let store = try NotesSchema.open(folder.appendingPathComponent("notes.sqlite"), schemaVersion: schemaVersion,
-                                         createTables: createTables, now: environment.now)
+                                         deletePolicy: deletePolicy, createTables: createTables, now: environment.now)
         // On S3, the example backend's managers, which run its operation subclasses.
         let s3 = remote as? S3FileSystem
         let app = s3.map { S3ApplicationSyncManager(s3: $0, environment: environment) }
             ?? ApplicationSyncManager(remote: remote, environment: environment)
         configure(app)
-        try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)",
+        try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: clientIdentifier ?? "client-\(name)",
                                      clientDescription: name))
         let configuration = DocumentSyncManager.Configuration(documentIdentifier: document, documentDescription: "Notes",
                                                               helperDirectory: folder.appendingPathComponent("helper"))

@@ -195,7 +195,7 @@ struct FixedCostTests {
         for marker in Self.markers() {
             let file = try PropertyListFile.encode(marker)
             #expect(CanonicalPropertyList.decode(RecentSync.self, from: file) == marker, "\(String(decoding: file, as: UTF8.self))")
-            #expect(try PropertyListFile.decode(RecentSync.self, from: file, path: "m") == marker)
+            #expect(try PropertyListFile.decodeWithFoundation(RecentSync.self, from: file, path: "m") == marker)
         }
         let info = DocumentInfo(documentIdentifier: "DOC", documentDescription: "Notes & <things>", userInfo: ["kind": "notes", "k&": "v<"],
                                 integrityKey: "4B16109C-8588-4B86-81E4-469E1FDDAA6C", createdByClient: "client-A",
@@ -218,11 +218,11 @@ struct FixedCostTests {
             taken += 1
             // Only a byte that carries nothing (layout Foundation's decoder skips too) may still read, as the same marker.
             #expect(read == marker, "byte \(offset)")
-            #expect(try PropertyListFile.decode(RecentSync.self, from: damaged, path: "m") == marker, "byte \(offset)")
+            #expect(try PropertyListFile.decodeWithFoundation(RecentSync.self, from: damaged, path: "m") == marker, "byte \(offset)")
         }
         #expect(taken < file.count / 7 / 10, "almost every changed byte is refused: \(taken)")
         #expect(CanonicalPropertyList.decode(DocumentInfo.self, from: file) == nil, "another kind")
-        let newer = Data(String(decoding: file, as: UTF8.self).replacingOccurrences(of: "<integer>2</integer>", with: "<integer>3</integer>").utf8)
+        let newer = Data(String(decoding: file, as: UTF8.self).replacingOccurrences(of: "<integer>2</integer>", with: "<integer>4</integer>").utf8)
         #expect(CanonicalPropertyList.decode(RecentSync.self, from: newer) == nil)
         #expect(throws: FolderSyncError.self) { try PropertyListFile.decode(RecentSync.self, from: newer, path: "m") }
     }
@@ -262,7 +262,7 @@ struct FixedCostTests {
                 #expect(written == foundation, "round \(round): \(String(decoding: written, as: UTF8.self))")
             }
             if plain, seconds == seconds.rounded(.down) {
-                #expect(try PropertyListFile.decode(RecentSync.self, from: foundation, path: "m") == marker, "round \(round)")
+                #expect(try PropertyListFile.decodeWithFoundation(RecentSync.self, from: foundation, path: "m") == marker, "round \(round)")
             }
         }
         #expect(fast > 120, "most markers are written without Foundation: \(fast)")
