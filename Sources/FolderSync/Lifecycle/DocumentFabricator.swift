@@ -18,6 +18,8 @@ package struct DocumentFabricator {
     }
 
     package func createDocumentFolders() async throws {
+        // The application's folder first: a backend makes a folder of its root only when asked for that folder.
+        try await remote.createDirectory(at: layout.applicationDirectory)
         for path in [layout.syncChangesDirectory(document), layout.recentSyncsDirectory(document), layout.deletedClientsDirectory(document),
                      layout.wholeStoreDirectory(document), layout.integrityKeyDirectory(document)] {
             try await remote.createDirectory(at: path)

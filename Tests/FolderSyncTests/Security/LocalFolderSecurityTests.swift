@@ -57,6 +57,7 @@ struct LocalFolderSecurityTests {
         try LocalFiles.writeDurably(Data("secret-of-the-NAS-user".utf8), to: secret)
         #expect(Self.mode(secret) == 0o600)
         let remote = FileManagerFileSystem(rootURL: root)
+        try await remote.createDirectory(at: try RemotePath("SyncChanges"))   // a folder of the root is made only by itself
         try await remote.createDirectory(at: try RemotePath("SyncChanges/B"))
         try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("SyncChanges/B/1-X.syncchg").path, withDestinationPath: secret.path)
         let path = try RemotePath("SyncChanges/B/1-X.syncchg")
@@ -79,6 +80,7 @@ struct LocalFolderSecurityTests {
         let outside = directory.subdirectory("outside")
         try Data("keep me".utf8).write(to: outside.appendingPathComponent("victim.txt"))
         let remote = FileManagerFileSystem(rootURL: root)
+        try await remote.createDirectory(at: try RemotePath("Documents"))
         try await remote.createDirectory(at: try RemotePath("Documents/DOC/SyncChanges"))
         try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("Documents/DOC/SyncChanges/A").path, withDestinationPath: outside.path)
         let folder = try RemotePath("Documents/DOC/SyncChanges/A")
@@ -130,6 +132,7 @@ struct LocalFolderSecurityTests {
         let link = directory.url.appendingPathComponent("share")
         try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: real.path)
         let remote = FileManagerFileSystem(rootURL: link)
+        try await remote.createDirectory(at: try RemotePath("a"))
         try await remote.createDirectory(at: try RemotePath("a/b"))
         try await remote.write(Data("x".utf8), to: try RemotePath("a/b/f"))
         #expect(try await remote.read(try RemotePath("a/b/f"), maximumSize: 10) == Data("x".utf8))
