@@ -246,7 +246,8 @@ extension GRDBStore: SnapshottingModelAdapter {
                                 had: (ledger: AppliedChangeSets, published: Int64), localClient: String) -> Bool {
         let ownCovered = (covers[localClient] ?? 0) >= had.published
         func coversApplied(of author: String) -> Bool {
-            (covers[author] ?? 0) >= max(had.ledger.highestContiguousSequence(of: author), had.ledger.beyond[author]?.max() ?? 0)
+            let applied = max(had.ledger.highestContiguousSequence(of: author), had.ledger.beyond[author]?.max() ?? 0)
+            return (covers[author] ?? 0) >= applied
         }
         return row.registers.registers.allSatisfy { register in
             guard let author = register.client else {
