@@ -129,6 +129,24 @@ struct TombstoneCollectionTests {
         #expect(try NotesSchema.dump(a.store) == (try NotesSchema.dump(c.store)))
     }
 
+    @Test("A deleted device that comes back keeps its unpublished update of a row the installed store lacks, every column written again")
+    func returningDeviceKeepsAnUpdateTheStoreLacks() async throws {
+        let directory = TemporaryDirectory()
+        let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
+        let a = try await Self.client(remote, "A", directory), c = try await Self.client(remote, "C", directory)
+        try await converge(a, c)
+        _ = try await a.document.uploadWholeStore()   // what C re-joins from: it never has t1
+        try c.execute("INSERT INTO tags(id, name) VALUES ('t1', 'first')")
+        try await c.sync()
+        // Every column of t1 written again here: no register of the row tells any more which set created it.
+        try c.execute("UPDATE tags SET name = 'second' WHERE id = 't1'")
+        try await a.document.deleteClient("client-C")
+        await #expect { try await c.sync() } throws: { ($0 as? FolderSyncError)?.code == .clientDeleted }
+        try await c.document.rejoin()
+        try await converge(a, c)
+        for client in [a, c] { #expect(try client.value("SELECT name FROM tags WHERE id = 't1'") == "second") }
+    }
+
     @Test("Delete-wins tables whose sync IDs are reused keep their tombstones, so a deleted ID stays refused")
     func reusedIDsKeepTheirTombstones() async throws {
         let directory = TemporaryDirectory()

@@ -239,15 +239,23 @@ extension GRDBStore: SnapshottingModelAdapter {
     /// Whether a store covering `covers` holds every write this client had of `row` (the sets its registers' writes came
     /// in, bounded by what this client had applied of their authors, and its own published sets): then the store has
     /// the row, or deleted it; lacking both, the row's delete was collected (<doc:TombstoneCollection>).
+    ///
+    /// A column written here and not yet published names no set: the write it replaced, which may be the row's
+    /// creation, came in any set this client had. Such a column is held only by a store that covers all of them.
     static func holdsEveryWrite(of row: UnpublishedRow, covers: [String: Int64],
                                 had: (ledger: AppliedChangeSets, published: Int64), localClient: String) -> Bool {
-        row.registers.registers.allSatisfy { register in
-            guard let author = register.client else {
-                // This client's own write: unpublished (a marked column, re-applied) or in a set it published.
-                return row.stamps[register.column] == register.timestamp || (covers[localClient] ?? 0) >= had.published
-            }
+        let ownCovered = (covers[localClient] ?? 0) >= had.published
+        func coversApplied(of author: String) -> Bool {
             let applied = max(had.ledger.highestContiguousSequence(of: author), had.ledger.beyond[author]?.max() ?? 0)
             return (covers[author] ?? 0) >= applied
+        }
+        return row.registers.registers.allSatisfy { register in
+            guard let author = register.client else {
+                guard row.stamps[register.column] == register.timestamp else { return ownCovered }
+                let authors = Set(had.ledger.contiguous.keys).union(had.ledger.beyond.keys)
+                return ownCovered && authors.allSatisfy(coversApplied)
+            }
+            return coversApplied(of: author)
         }
     }
 
