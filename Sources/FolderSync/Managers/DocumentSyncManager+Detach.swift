@@ -85,18 +85,19 @@ extension DocumentSyncManager {
         }
     }
 
-    /// Before a first registration (no registration remembered in the helper folder): a deletion marker this device
-    /// wrote of itself (``stopSyncing(removingTracking:publishingFirst:)``) is lifted, so that attaching the document
-    /// again registers it as any new device. A deletion by anyone else (an operator, an expiry) stays, and stops the
-    /// registration with ``FolderSyncError/Code/clientDeleted`` as before.
-    func liftOwnDeparture() async throws {
+    /// When a first registration (no registration remembered in the helper folder) found this client deleted: a
+    /// deletion marker this device wrote of itself (``stopSyncing(removingTracking:publishingFirst:)``) is lifted, so
+    /// that attaching the document again registers it as any new device; returns whether it was. A deletion by anyone
+    /// else (an operator, an expiry) stays, and the registration stops with ``FolderSyncError/Code/clientDeleted``.
+    func liftOwnDeparture() async throws -> Bool {
         let remote = applicationSyncManager.remote
         let marker = layout.deletedClientFile(documentIdentifier, client: clientIdentifier)
         guard let data = try? await remote.readIfPresent(marker, maximumSize: PropertyListFile.maximumByteCount),
               let info = try? PropertyListFile.decode(DeletedClientInfo.self, from: data, path: marker.description),
-              info.clientIdentifier == clientIdentifier, info.deletedBy == clientIdentifier else { return }
+              info.clientIdentifier == clientIdentifier, info.deletedBy == clientIdentifier else { return false }
         try await remote.remove(marker)
         applicationSyncManager.environment.logger.info(
             "Attaching document \(documentIdentifier) again: lifted this device's own departure")
+        return true
     }
 }

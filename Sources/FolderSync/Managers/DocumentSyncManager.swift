@@ -324,13 +324,22 @@ open class DocumentSyncManager: @unchecked Sendable {
     }
 
     /// Runs the document registration operation against the remote.
+    /// A first registration (nothing remembered) that finds a departure this device made of itself lifts it and
+    /// registers again; the marker is read only then, so that a registration stays one round of requests.
     private func registerDocument(rememberedIntegrityKey: String?, creatingMissingDocument: Bool) async throws -> DocumentInfo {
-        if rememberedIntegrityKey == nil { try await liftOwnDeparture() }
         let proposed = DocumentInfo(documentIdentifier: documentIdentifier, documentDescription: documentDescription,
                                     userInfo: userInfo, integrityKey: "", createdByClient: clientIdentifier,
                                     creationDate: .distantPast)
-        let operation = documentRegistrationOperation(proposedDocumentInfo: proposed, rememberedIntegrityKey: rememberedIntegrityKey)
-        return try await (creatingMissingDocument ? operation.creatingWithoutAsking() : operation).run()
+        func register() async throws -> DocumentInfo {
+            let operation = documentRegistrationOperation(proposedDocumentInfo: proposed, rememberedIntegrityKey: rememberedIntegrityKey)
+            return try await (creatingMissingDocument ? operation.creatingWithoutAsking() : operation).run()
+        }
+        do {
+            return try await register()
+        } catch let error as FolderSyncError where error.code == .clientDeleted && rememberedIntegrityKey == nil {
+            guard try await liftOwnDeparture() else { throw error }
+            return try await register()
+        }
     }
 
     /// After a launch that came up from the remembered registration: registers with the remote now, once, so that an
