@@ -29,6 +29,8 @@ struct OfflineClientTests {
         try c.execute("INSERT INTO notes(id, title) VALUES ('c-offline-1', 'written on the plane')")
         try c.execute("UPDATE notes SET body = 'C was here' WHERE id = 'start'")
         let cBefore = try NotesSchema.dump(c.store)
+        // Expiry judges silence by the folder's own dates, not by the clients' clocks: the folder shows C silent.
+        try await backdateFiles(of: "client-C", in: remote, to: Date().addingTimeInterval(-60 * day))
 
         for round in 1...50 {
             clock.withLock { $0 += 2 * day }

@@ -80,8 +80,11 @@ struct ClientsOutput: Encodable {
             var table = TextTable()
             table.append("CLIENT", "DESCRIPTION", "LAST SYNC", "WHOLE STORE", "HOLDS VACUUM BACK", "ACKNOWLEDGED (AUTHOR SEQUENCE)")
             for client in document.clients {
-                // When the folder saw it write, by the folder's clock: a device's own clock may be days off.
-                table.append(client.identifier, client.description ?? "-", Formatting.dateAndAge(client.lastSeen ?? client.lastSync, now: now),
+                // When the folder saw it write, by the folder's clock: a device's own clock may be days off. A device
+                // whose clock says a time ahead of this computer's is shown by that time, which says so.
+                let clockAhead = client.lastSync.map { $0 > now } ?? false
+                let lastSync = clockAhead ? client.lastSync : client.lastSeen ?? client.lastSync
+                table.append(client.identifier, client.description ?? "-", Formatting.dateAndAge(lastSync, now: now),
                              Formatting.date(client.wholeStoreDate), client.heldBackText, client.acknowledgementText)
             }
             text += table.render(indent: "  ")
