@@ -72,6 +72,9 @@ extension SimulationRun {
             clientFolderBackups[client.index] = nil
             folderLostAbove[client.index] = backup.published
             summary.clientFolderRestores += 1
+            // The user's doing, not a removal: the sets it took away are not the removal check's to find.
+            let clientFolder = layout.syncChangesDirectory(SimulatedClient.document, client: client.identifier)
+            keptChangeSets = keptChangeSets.filter { $0.value.removal != nil || $0.value.path.parent != clientFolder }
             log("\(client.name)'s change-set folder is put back from its copy: sets \(backup.published + 1)–\(published) are gone")
         } else if FileManager.default.fileExists(atPath: folder.path) {
             try? FileManager.default.removeItem(at: copy)
