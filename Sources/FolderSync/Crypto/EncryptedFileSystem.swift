@@ -107,7 +107,7 @@ public struct EncryptedFileSystem: RemoteFileSystem, RemoteChangeNotifying {
 
     public func remove(_ path: RemotePath) async throws { try await base.remove(path) }
 
-    /// The base's: a sealed file stays bound to the path it was published at (``RemoteLayout/publishedPath(of:)``),
+    /// The base's: a sealed file stays bound to the path it was published at (`RemoteLayout.publishedPath(of:)`),
     /// wherever it is moved aside.
     public func moveAside(_ source: RemotePath, to destination: RemotePath) async throws {
         try await base.moveAside(source, to: destination)

@@ -21,7 +21,7 @@ public protocol PropertyListPayload: Codable, Sendable, Equatable {
     var writtenFormatVersion: Int { get }
     /// Checks what the decoded payload claims that no type checks: every number another device wrote is bounded
     /// before anything acts on it (a sequence a file name can hold, a count that is not negative). Called by
-    /// ``PropertyListFile/decode(_:from:path:)`` on every file it returns; the default accepts everything.
+    /// `PropertyListFile.decode(_:from:path:)` on every file it returns; the default accepts everything.
     /// - Throws: ``FolderSyncError/Code/corruptFile`` naming `path` and the value.
     func validate(path: String) throws
 }

@@ -39,7 +39,7 @@ public struct LocalLayout: Hashable, Sendable {
     /// When this client last read its own whole store through (``DocumentSyncManager``'s daily check of it).
     public var ownWholeStoreReadFile: URL { helperDirectory.appendingPathComponent("OwnWholeStoreRead.json") }
 
-    /// Which installation of its client this helper folder belongs to (``RecentSync/installation``).
+    /// Which installation of its client this helper folder belongs to (a recent-sync marker's `installation`).
     public var installationFile: URL { helperDirectory.appendingPathComponent("Installation.plist") }
     /// Locked while a sync runs, so two processes never sync one document at once.
     public var syncLockFile: URL { helperDirectory.appendingPathComponent("sync.lock") }

@@ -11,7 +11,10 @@ extension GRDBStore {
     ///
     /// - Parameters:
     ///   - db: A connection to the document (``GRDBStore/database``, in a read).
-    ///   - table: The table; `column`: its column; `keyColumn` and `key`: the row, by its primary key.
+    ///   - table: The table.
+    ///   - column: The column of the value.
+    ///   - keyColumn: The row's primary key column.
+    ///   - key: The row's primary key.
     ///   - maxBytes: How many bytes of the value to read at most.
     /// - Throws: `DatabaseError` from SQLite.
     public static func valuePrefix(_ db: Database, table: String, column: String, keyColumn: String = "id",

@@ -195,7 +195,7 @@ public struct ConvergenceSimulator: Sendable {
         /// Syncs that found the shared folder away and said so (``/FolderSync/FolderSyncError/Code/remoteUnavailable``).
         public var unavailableSyncs = 0
         /// Vacuums that removed change sets on the word of a store damaged in place, their safeguards being off
-        /// (``Configuration/disabledSafeguards``): the removed area alone kept those writes.
+        /// (the configuration's `disabledSafeguards`): the removed area alone kept those writes.
         public var removalsOnDamagedStores = 0
         /// Syncs that applied change sets from the removed area (``/FolderSync/SyncWarning/Kind/recoveredFromRemoved``).
         public var syncsRecoveredFromRemoved = 0
