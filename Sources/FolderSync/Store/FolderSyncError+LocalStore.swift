@@ -1,10 +1,5 @@
 import Foundation
 import GRDB
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 extension FolderSyncError {
     /// An error of the local store's SQLite while doing `what`, naming the store at `path`: ``Code/localStoreFull``
@@ -23,8 +18,7 @@ extension FolderSyncError {
 
     /// Whether the volume of the file at `path` has no room left for a page of SQLite.
     private static func diskIsFull(holding path: String) -> Bool {
-        var info = statvfs()
-        guard statvfs(URL(fileURLWithPath: path).deletingLastPathComponent().path, &info) == 0 else { return false }
-        return UInt64(info.f_bavail) * UInt64(info.f_frsize) < 64 * 1024
+        guard let space = LocalFiles.volumeSpace(of: URL(fileURLWithPath: path).deletingLastPathComponent()) else { return false }
+        return space.available < 64 * 1024
     }
 }

@@ -246,6 +246,15 @@ enum LocalFiles {
         return result
     }
 
+    /// The bytes an unprivileged writer may still use on the volume holding `directory`, and the volume's size;
+    /// `nil` when the system does not say.
+    static func volumeSpace(of directory: URL) -> (available: UInt64, total: UInt64)? {
+        var info = statvfs()
+        guard statvfs(directory.path, &info) == 0 else { return nil }
+        let unit = UInt64(info.f_frsize == 0 ? info.f_bsize : info.f_frsize)
+        return (UInt64(info.f_bavail) &* unit, UInt64(info.f_blocks) &* unit)
+    }
+
     /// The free space a download must leave on the local disk: 5% of the volume, at most 1 GiB.
     static func reserve(ofVolumeBytes total: UInt64) -> UInt64 { min(total / 20, 1 << 30) }
 
@@ -254,10 +263,8 @@ enum LocalFiles {
     /// than the disk holds must not fill it. Checked before the first byte is written.
     /// - Throws: ``FolderSyncError/Code/localStoreFailed`` naming `path` (the remote file).
     static func checkFreeSpace(for byteCount: UInt64, in directory: URL, path: String) throws {
-        var info = statvfs()
-        guard statvfs(directory.path, &info) == 0 else { return }   // unknown: the writes themselves fail when full
-        let unit = UInt64(info.f_frsize == 0 ? info.f_bsize : info.f_frsize)
-        let available = UInt64(info.f_bavail) &* unit, total = UInt64(info.f_blocks) &* unit
+        // Unknown: the writes themselves fail when full.
+        guard let (available, total) = volumeSpace(of: directory) else { return }
         let reserve = reserve(ofVolumeBytes: total)
         guard byteCount > available || available - byteCount < reserve else { return }
         throw FolderSyncError(.localStoreFailed, """
