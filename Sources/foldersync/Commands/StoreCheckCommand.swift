@@ -65,16 +65,7 @@ struct StoreCheckOutput: Encodable {
     var text: String {
         let version = bookkeepingVersion.map { " (bookkeeping version \($0))" } ?? ""
         let folder = helper.map { " and \(TerminalText.escaped($0))" } ?? ""
-        var text = "Checked \(TerminalText.escaped(store))\(version)\(folder).\n"
-        text += DoctorOutput.list(findings)
-        if let repairs {
-            var table = TextTable()
-            for repair in repairs { table.append("removed", repair.path) }
-            text += repairs.isEmpty ? "Nothing needed repair.\n" : "Repairs:\n" + table.render(indent: "  ")
-            text += "After repair:\n" + DoctorOutput.list(remaining ?? [])
-        } else if findings.contains(where: { $0.repair != nil }) {
-            text += "Run with --repair to fix the findings marked [repair: …].\n"
-        }
-        return text
+        return "Checked \(TerminalText.escaped(store))\(version)\(folder).\n" + DoctorOutput.list(findings)
+            + DoctorOutput.repairs(repairs, remaining: remaining, findings: findings)
     }
 }

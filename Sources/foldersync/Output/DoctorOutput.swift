@@ -21,30 +21,36 @@ struct DoctorOutput: Encodable {
     func text(repairable: Bool) -> String {
         let count = documents.count == 1 ? "1 document" : "\(documents.count) documents"
         var text = "Checked \(application) (\(count)).\n" + Self.list(findings)
-        if let repairs {
-            if !repairable {
-                text += "Nothing repaired: the tree's layout is newer than this tool's.\n"
-            } else if repairs.isEmpty {
-                text += "Nothing needed repair.\n"
-            } else {
-                var table = TextTable()
-                for repair in repairs {
-                    let done = switch repair.action {
-                    case .remove: "removed"
-                    case .quarantine: "quarantined"
-                    case .restore: "restored"
-                    case .writeIntegrityKey: "written"
-                    }
-                    table.append(done,
-                                 repair.path + (repair.destination.map { " -> " + $0 } ?? ""))
-                }
-                text += "Repairs:\n" + table.render(indent: "  ")
-            }
+        if let repairs, !repairable {
+            text += "Nothing repaired: the tree's layout is newer than this tool's.\n"
             text += "After repair:\n" + Self.list(remaining ?? [])
-        } else if findings.contains(where: { $0.repair != nil }) {
-            text += "Run with --repair to fix the findings marked [repair: …].\n"
+        } else {
+            text += Self.repairs(repairs, remaining: remaining, findings: findings)
         }
         return text
+    }
+
+    /// What a run with `--repair` did (`repairs`: each done, then the findings `remaining`), or without it, how to
+    /// repair what can be; shared with `store check`.
+    static func repairs(_ repairs: [DoctorRepairAction]?, remaining: [DoctorFinding]?, findings: [DoctorFinding]) -> String {
+        guard let repairs else {
+            return findings.contains(where: { $0.repair != nil }) ? "Run with --repair to fix the findings marked [repair: …].\n" : ""
+        }
+        var text = "Nothing needed repair.\n"
+        if !repairs.isEmpty {
+            var table = TextTable()
+            for repair in repairs {
+                let done = switch repair.action {
+                case .remove: "removed"
+                case .quarantine: "quarantined"
+                case .restore: "restored"
+                case .writeIntegrityKey: "written"
+                }
+                table.append(done, repair.path + (repair.destination.map { " -> " + $0 } ?? ""))
+            }
+            text = "Repairs:\n" + table.render(indent: "  ")
+        }
+        return text + "After repair:\n" + Self.list(remaining ?? [])
     }
 
     /// Each finding on two lines (severity, check, path; then the message), and a summary line.
