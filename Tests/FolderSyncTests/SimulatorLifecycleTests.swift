@@ -60,7 +60,7 @@ struct SimulatorRestoreTests {
         let first: UInt64 = 800_001
         let summary = await SimulatorTests.simulate(first..<first + 150, test: "restores", remote: .fileManager,
                                                     makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: 40...80,
-                                                    suite: "SimulatorRestoreTests", restores: true)
+                                                    suite: "SimulatorRestoreTests") { $0.restores = true }
         print(SimulatorLifecycleTests.describe(summary, "restore seeds")
               + "; \(summary.storeRestores) store restores (\(summary.restoredStoresNoticed) noticed), \(summary.folderRestores) folder restores")
         if SimulatorTests.checksCoverage {
@@ -80,7 +80,7 @@ struct SimulatorVacuumHazardTests {
         let first: UInt64 = 900_001
         let summary = await SimulatorTests.simulate(first..<first + 60, test: "hazards", remote: .fileManager,
                                                     makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: 40...80,
-                                                    suite: "SimulatorVacuumHazardTests", vacuumHazards: true)
+                                                    suite: "SimulatorVacuumHazardTests") { $0.vacuumHazards = true }
         print(SimulatorLifecycleTests.describe(summary, "vacuum hazard seeds")
               + "; \(summary.storesDamagedInPlace) stores damaged in place (\(summary.damagedStoresRefused) read and refused by "
               + "the next vacuum), \(summary.deletionsAfterFailedJoin) deletions after a failed join")
@@ -95,8 +95,10 @@ struct SimulatorVacuumHazardTests {
         let first: UInt64 = 910_001
         let summary = await SimulatorTests.simulate(first..<first + 60, test: "hazardsWithoutSafeguards", remote: .fileManager,
                                                     makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: 40...80,
-                                                    suite: "SimulatorVacuumHazardTests", vacuumHazards: true,
-                                                    disabledSafeguards: Set(RemovalSafeguard.allCases))
+                                                    suite: "SimulatorVacuumHazardTests") {
+            $0.vacuumHazards = true
+            $0.disabledSafeguards = Set(RemovalSafeguard.allCases)
+        }
         print(SimulatorLifecycleTests.describe(summary, "vacuum hazard seeds without safeguards")
               + "; \(summary.storesDamagedInPlace) stores damaged in place, \(summary.removalsOnDamagedStores) vacuums removing on "
               + "their word, \(summary.syncsRecoveredFromRemoved) syncs healed "
@@ -117,7 +119,7 @@ struct SimulatorIdentityTests {
         let first: UInt64 = 3_800_001
         let summary = await SimulatorTests.simulate(first..<first + 120, test: "identityHazards", remote: .fileManager,
                                                     makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: 40...80,
-                                                    suite: "SimulatorIdentityTests", identityHazards: true)
+                                                    suite: "SimulatorIdentityTests") { $0.identityHazards = true }
         print(SimulatorLifecycleTests.describe(summary, "identity hazard seeds")
               + "; \(summary.clones) copies (\(summary.sharedIdentitiesFound) found the other installation), "
               + "\(summary.clientFolderRestores) client folders put back, \(summary.forgedMarkers) forged markers")

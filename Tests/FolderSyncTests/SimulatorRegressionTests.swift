@@ -56,6 +56,9 @@ struct SimulatorRegressionTests {
 
     static func replay(_ seed: UInt64, outages: Bool) async throws -> ConvergenceSimulator.Summary {
         try await SimulatorTests.run(seed, remote: .fileManager, makeStore: GRDBSimulatorStore.factory, lifecycle: true,
-                                     steps: 40...80, restores: !outages, outages: outages)
+                                     steps: 40...80) {
+            $0.restores = !outages
+            $0.outages = outages
+        }
     }
 }

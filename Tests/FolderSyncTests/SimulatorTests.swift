@@ -82,11 +82,11 @@ struct SimulatorTests {
         return all.prefix(TestTier.count(all.count)).map { $0 + seedOffset }
     }
 
+    /// Plays `seed`; `hazards` switches on the scenario's situations (restores, outages, vacuum or identity hazards).
     static func run(_ seed: UInt64, remote: ConvergenceSimulator.Remote, makeStore: @escaping ConvergenceSimulator.StoreFactory,
                     deletePolicy: DeletePolicy = .deleteWins, lifecycle: Bool = false, steps: ClosedRange<Int>? = nil,
-                    clockSkews: [TimeInterval]? = nil, restores: Bool = false, outages: Bool = false,
-                    vacuumHazards: Bool = false, disabledSafeguards: Set<RemovalSafeguard> = [],
-                    interruptions: Bool = true, identityHazards: Bool = false) async throws -> ConvergenceSimulator.Summary {
+                    clockSkews: [TimeInterval]? = nil, interruptions: Bool = true,
+                    hazards: (inout ConvergenceSimulator.Configuration) -> Void = { _ in }) async throws -> ConvergenceSimulator.Summary {
         let directory = ScratchDirectory(seed: seed)
         var configuration = ConvergenceSimulator.Configuration(seed: seed, directory: directory.url)
         configuration.remote = remote
@@ -95,12 +95,8 @@ struct SimulatorTests {
         configuration.lifecycle = lifecycle
         if let steps { configuration.steps = steps }
         if let clockSkews { configuration.clockSkews = clockSkews }
-        configuration.restores = restores
-        configuration.outages = outages
-        configuration.vacuumHazards = vacuumHazards
-        configuration.disabledSafeguards = disabledSafeguards
         configuration.interruptions = interruptions
-        configuration.identityHazards = identityHazards
+        hazards(&configuration)
         return try await ConvergenceSimulator(configuration).run()
     }
 
@@ -109,17 +105,13 @@ struct SimulatorTests {
                          makeStore: @escaping ConvergenceSimulator.StoreFactory, deletePolicy: DeletePolicy = .deleteWins, lifecycle: Bool = false,
                          steps: ClosedRange<Int>? = nil, skipping known: Set<UInt64> = [],
                          suite: String = "SimulatorTests", clockSkews: [TimeInterval]? = nil,
-                         restores: Bool = false, outages: Bool = false, vacuumHazards: Bool = false,
-                         disabledSafeguards: Set<RemovalSafeguard> = [],
-                         identityHazards: Bool = false) async -> ConvergenceSimulator.Summary {
+                         hazards: (inout ConvergenceSimulator.Configuration) -> Void = { _ in }) async -> ConvergenceSimulator.Summary {
         var total = ConvergenceSimulator.Summary()
         var failures = 0
         for seed in Self.seeds(seeds.filter { !known.contains($0) }) {
             do {
                 total = total + (try await run(seed, remote: remote, makeStore: makeStore, deletePolicy: deletePolicy, lifecycle: lifecycle, steps: steps,
-                                               clockSkews: clockSkews, restores: restores, outages: outages,
-                                               vacuumHazards: vacuumHazards, disabledSafeguards: disabledSafeguards,
-                                               identityHazards: identityHazards))
+                                               clockSkews: clockSkews, hazards: hazards))
             } catch {
                 failures += 1
                 Issue.record("\(error)\nreplay: FOLDERSYNC_SEED=\(seed) swift test --filter '\(suite)/\(test)'")

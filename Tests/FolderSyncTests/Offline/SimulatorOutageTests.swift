@@ -13,7 +13,7 @@ struct SimulatorOutageTests {
         let first: UInt64 = 900_001
         let summary = await SimulatorTests.simulate(first..<first + 300, test: "outages", remote: .inMemory,
                                                     makeStore: ConvergenceSimulator.inMemoryStore, steps: 60...120,
-                                                    suite: "SimulatorOutageTests", outages: true)
+                                                    suite: "SimulatorOutageTests") { $0.outages = true }
         print(Self.describe(summary, "outage seeds"))
         if SimulatorTests.checksCoverage {
             #expect(summary.steps > 10_000 && summary.outages > 100 && summary.unavailableSyncs > 500 && summary.restarts > 0)
@@ -25,7 +25,7 @@ struct SimulatorOutageTests {
         let first: UInt64 = 910_001
         let summary = await SimulatorTests.simulate(first..<first + 60, test: "outagesWithLifecycle", remote: .fileManager,
                                                     makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: 40...80,
-                                                    suite: "SimulatorOutageTests", outages: true)
+                                                    suite: "SimulatorOutageTests") { $0.outages = true }
         print(SimulatorLifecycleTests.describe(summary, "lifecycle outage seeds") + "; \(summary.outages) outages, \(summary.unavailableSyncs) unavailable syncs")
         if SimulatorTests.checksCoverage {
             #expect(summary.outages > 0 && summary.unavailableSyncs > 0 && summary.wipes > 0 && summary.rejoins > 0)
