@@ -92,6 +92,10 @@ struct VacuumScenario: Scenario {
         result.figure("\(label): vacuum and purge per removed change set", timing.vacuum / Double(count) * 1e6, "µs")
         result.figure("\(label): requests of the vacuum", Double(timing.requests), "")
         result.figure("\(label): requests of the purge", Double(timing.purgeRequests), "")
+        if let http = timing.httpRequests {
+            result.figure("\(label): HTTP requests of the vacuum per moved file", Double(http.move) / Double(count), "")
+            result.figure("\(label): HTTP requests of the purge per purged file", Double(http.purge) / Double(count), "")
+        }
     }
 
     /// A document of A's `count + kept` change sets (their files written by `writeFiles`), all acknowledged by B,
@@ -134,6 +138,8 @@ struct VacuumScenario: Scenario {
         var purge: Double
         var requests: Int
         var purgeRequests: Int
+        /// HTTP requests the WebDAV backend sent (its statistics) for the vacuum and for the purge.
+        var httpRequests: (move: Int, purge: Int)?
         /// What is judged: removing the files, from the vacuum to their purge.
         var vacuum: Double { move + purge }
     }
@@ -142,6 +148,7 @@ struct VacuumScenario: Scenario {
         var environment = SyncEnvironment.live
         environment.logger.logLevel = .error
         let counting = CountingFileSystem(remote)
+        let http = { (remote as? WebDAVFileSystem)?.statistics.requests }
         let maintenance = try DocumentMaintenance(remote: counting, layout: fabricator.layout, documentIdentifier: fabricator.document,
                                                   environment: environment)
         var started = ContinuousClock.now
@@ -149,10 +156,12 @@ struct VacuumScenario: Scenario {
         let dryRun = (ContinuousClock.now - started).seconds
         try Floors.flushWrites()
         _ = counting.take()
+        let httpBefore = http()
         started = ContinuousClock.now
         let report = try await maintenance.vacuum()
         let seconds = (ContinuousClock.now - started).seconds
         let requests = counting.take().requests
+        let httpAfterMove = http()
         guard report.removedChangeSets.count == count, report.failures.isEmpty else {
             throw BenchError("the vacuum removed \(report.removedChangeSets.count) change sets, expected \(count); \(report.failures.count) failures")
         }
@@ -161,14 +170,21 @@ struct VacuumScenario: Scenario {
         // The same files' later purge: a vacuum once the grace period has passed by the folder's clock.
         try Floors.flushWrites()
         counting.folderClockAhead = VacuumOperation.defaultRemovedFileGracePeriod + 86_400
+        let httpBeforePurge = http()
         started = ContinuousClock.now
         let purge = try await maintenance.vacuum()
         let purgeSeconds = (ContinuousClock.now - started).seconds
         let purgeRequests = counting.take().requests
+        let httpAfterPurge = http()
         guard let removal = report.removalFolder, purge.purgedRemovals == [removal], purge.failures.isEmpty,
               try await remote.item(at: removal) == nil else {
             throw BenchError("the later vacuum purged \(purge.purgedRemovals), expected \(report.removalFolder.map { "\($0)" } ?? "a removal")")
         }
-        return Timing(dryRun: dryRun, move: seconds, purge: purgeSeconds, requests: requests, purgeRequests: purgeRequests)
+        var httpRequests: (move: Int, purge: Int)?
+        if let httpBefore, let httpAfterMove, let httpBeforePurge, let httpAfterPurge {
+            httpRequests = (httpAfterMove - httpBefore, httpAfterPurge - httpBeforePurge)
+        }
+        return Timing(dryRun: dryRun, move: seconds, purge: purgeSeconds, requests: requests, purgeRequests: purgeRequests,
+                      httpRequests: httpRequests)
     }
 }

@@ -87,6 +87,13 @@ struct RemovedArea: Sendable {
         }
     }
 
+    /// Moves `path` (a file, or a folder with everything in it) into the area, as a removal of its own.
+    func remove(_ path: RemotePath, as operation: RemovalRecord.Operation, by actor: String, at date: Date) async throws {
+        let removal = try await begin(operation, by: actor, at: date)
+        try await makeFolders(for: [path], in: removal)
+        try await fileSystem.moveAside(path, to: removal.destination(of: path))
+    }
+
     // MARK: Reading
 
     /// A removal found in the area.

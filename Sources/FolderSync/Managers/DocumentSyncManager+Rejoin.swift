@@ -10,6 +10,9 @@ extension DocumentSyncManager {
     ///   remote was wiped, replaced or deleted): forgets the old epoch, records **every** local row as a new
     ///   change, registers with the remote document (creating it if it is missing), and syncs; the first sync
     ///   starts from a whole store if another client re-joined first. Every client's data ends in one state.
+    /// - After ``FolderSyncError/Code/documentDeleted`` when the document is back with the integrity key this client
+    ///   registered with (an operator restored it from the removed area: `foldersync removed restore --document`):
+    ///   nothing was lost or replaced, so it resumes where it stopped, with its unpublished changes, and syncs.
     /// - After ``FolderSyncError/Code/clientIdentityShared`` (another installation syncs as this client): takes a new
     ///   client identifier, which the app keeps (``ApplicationSyncManager/clientIdentifierChangeHandler``), then re-joins
     ///   under it as after a wipe: every local row is recorded as a new change of the new identity and published, so
@@ -27,6 +30,8 @@ extension DocumentSyncManager {
         }
         do {
             switch reset.code {
+            case .documentDeleted where try await isRestoredDocument():
+                try await register(creatingMissingDocument: false, rejoining: true)
             case .clientDeleted:
                 try await applicationSyncManager.remote.remove(layout.deletedClientFile(documentIdentifier, client: clientIdentifier))
                 mutable.withLock { $0.rejoinedAfterDeletion = true }
@@ -60,6 +65,15 @@ extension DocumentSyncManager {
         }
         forgetReset()
         return try await synchronize()
+    }
+
+    /// Whether the deleted document is back as this client knew it: no deletion marker, and the integrity key this
+    /// client registered with (a document created again since has another).
+    private func isRestoredDocument() async throws -> Bool {
+        guard let key = mutable.current.registration?.integrityKey else { return false }
+        let remote = applicationSyncManager.remote
+        guard try await !remote.exists(layout.deletedDocumentFile(documentIdentifier)) else { return false }
+        return try await remote.integrityKeys(of: documentIdentifier, layout: layout) == [key]
     }
 
     /// Forgets what this client knew of the remote (the state's rule: a cache is forgotten early, never late), then

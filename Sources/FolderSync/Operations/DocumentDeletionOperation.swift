@@ -83,9 +83,7 @@ open class DocumentDeletionOperation: @unchecked Sendable {
     open func removeDocumentDirectory() async throws {
         let folder = layout.documentDirectory(documentIdentifier)
         guard try await fileSystem.exists(folder) else { return }
-        let area = RemovedArea(fileSystem: fileSystem, layout: layout)
-        let removal = try await area.begin(.documentDeletion, by: actorIdentifier, at: environment.now())
-        try await area.makeFolders(for: [folder], in: removal)
-        try await fileSystem.moveAside(folder, to: removal.destination(of: folder))
+        try await RemovedArea(fileSystem: fileSystem, layout: layout).remove(folder, as: .documentDeletion, by: actorIdentifier,
+                                                                            at: environment.now())
     }
 }

@@ -238,9 +238,13 @@ open class DocumentRegistrationOperation: @unchecked Sendable {
         try await fileSystem.readIfPresent(layout.documentInfoFile(documentIdentifier), maximumSize: PropertyListFile.maximumByteCount)
     }
 
-    /// Removes what is left of a deleted document's tree.
+    /// Moves what is left of a deleted document's tree (a deletion that stopped, a restore that has not removed the
+    /// marker yet) into the application's removed area, as a document deletion by this client.
     open func removeDocumentDirectory() async throws {
-        try await fileSystem.remove(layout.documentDirectory(documentIdentifier))
+        let folder = layout.documentDirectory(documentIdentifier)
+        guard try await fileSystem.exists(folder) else { return }
+        try await RemovedArea(fileSystem: fileSystem, layout: layout).remove(folder, as: .documentDeletion, by: clientIdentifier,
+                                                                            at: environment.now())
     }
 
     /// Creates the document's shared folders (idempotent).

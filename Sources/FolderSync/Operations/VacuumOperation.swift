@@ -520,9 +520,33 @@ open class VacuumOperation: @unchecked Sendable {
         try await fileSystem.moveAside(path, to: destination)
     }
 
-    /// Purges, for good, one removal of a removed area older than the grace period: its folder with everything in it,
-    /// then its day's folder when that is left empty.
+    /// Purges, for good, one removal of a removed area older than the grace period: its files with a few removals in
+    /// flight, its record last (a removal interrupted here keeps its date, and the next vacuum purges the rest), then
+    /// its folder, then its day's folder when that is left empty.
+    ///
+    /// File by file rather than one removal of the folder: a server removes a folder's tree in one thread (Apache's
+    /// recursive `DELETE`: 2 ms a file on a busy disk, eight times what the same files' `DELETE`s take eight at a time).
     open func purgeRemoval(_ folder: RemotePath) async throws {
+        let tree: [RemotePath: [RemoteItem]]
+        do {
+            tree = try await fileSystem.listTree(at: folder)
+        } catch FolderSyncError.Code.remoteItemNotFound {
+            return   // purged by another vacuum meanwhile
+        }
+        let files = tree.flatMap { parent, items in items.filter { $0.kind == .file }.map { parent.appending($0.name) } }
+            .filter { $0 != folder.appending(RemoteLayout.removalRecordFileName) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var next = files.startIndex
+            func start() {
+                let file = files[next]
+                next += 1
+                group.addTask { [fileSystem] in try await fileSystem.remove(file) }
+            }
+            while next < files.endIndex && next < max(1, maximumConcurrentRemovals) { start() }
+            while try await group.next() != nil {
+                if next < files.endIndex { start() }
+            }
+        }
         try await fileSystem.remove(folder)
         if try await fileSystem.contentsOfDirectoryIfPresent(at: folder.parent).isEmpty { try await fileSystem.remove(folder.parent) }
     }

@@ -6,7 +6,7 @@ import Foundation
 struct RemovedCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "removed",
-        abstract: "List and restore what vacuum, client deletion and repair removed (kept for a grace period).",
+        abstract: "List and restore what vacuum, client and document deletion and repair removed (kept for a grace period).",
         discussion: """
             Nothing removed from a shared folder is gone at once: it stays in the document's Removed/ area until a \
             vacuum purges it (after 14 days by default, see vacuum --keep-removed). Devices that meet a gap apply \
@@ -18,7 +18,10 @@ struct RemovedCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List what each document's removed area keeps: who removed what, when, why, and its size.",
-            discussion: "Reads the shared folder and writes nothing. Dates of removals are the folder's own.")
+            discussion: """
+                Reads the shared folder and writes nothing. Dates of removals are the folder's own. A deleted document \
+                is listed too, with the deletion that keeps its folder.
+                """)
 
         @OptionGroup var remote: RemoteOptions
 
@@ -30,9 +33,10 @@ struct RemovedCommand: AsyncParsableCommand {
         func run() async throws {
             let opened = try await remote.open()
             var documents: [RemovedOutput.Document] = []
-            for entry in try await opened.documents(selecting: document) {
+            for entry in try await opened.removedAreaDocuments(selecting: document, includingDeleted: true) {
                 let removals = try await opened.maintenance(document: entry.identifier).removals()
-                documents.append(.init(identifier: entry.identifier, removals: removals.map(RemovedOutput.Removal.init)))
+                documents.append(.init(identifier: entry.identifier, deleted: entry.deleted,
+                                       removals: removals.map(RemovedOutput.Removal.init)))
             }
             let result = RemovedOutput(application: opened.applicationIdentifier, documents: documents)
             if output.json {
@@ -52,7 +56,8 @@ struct RemovedCommand: AsyncParsableCommand {
                 sync and whole store), only removals made at or after --since (an ISO 8601 date or time in UTC, \
                 2026-11-29 or 2026-11-29T10:00:00Z, compared with the folder's own dates). A file goes back only where \
                 nothing is again, a whole store only into an empty folder; temporaries stay. A later vacuum removes \
-                again what nobody needs.
+                again what nobody needs. --document naming a deleted document brings it back whole (unless it was \
+                created again since), and devices sync it again; without --document deleted documents stay deleted.
                 """)
 
         @OptionGroup var remote: RemoteOptions
@@ -72,7 +77,7 @@ struct RemovedCommand: AsyncParsableCommand {
         func run() async throws {
             let opened = try await remote.open()
             var documents: [RestoreOutput.Document] = []
-            for entry in try await opened.documents(selecting: document) {
+            for entry in try await opened.removedAreaDocuments(selecting: document, includingDeleted: false) {
                 let report = try await opened.maintenance(document: entry.identifier).restoreRemoved(client: client, since: since)
                 documents.append(.init(identifier: entry.identifier, report: report))
             }

@@ -71,11 +71,28 @@ extension RemoteOptions.Opened {
         throw try await unknownDocument(identifier, found: try await documents().map(\.identifier))
     }
 
+    /// The documents `removed` works on: the one `--document` names, deleted or not, or every document that is there
+    /// and, with `includingDeleted`, every deleted one (whose folder the application's removed area may keep).
+    func removedAreaDocuments(selecting identifier: String?, includingDeleted: Bool) async throws -> [(identifier: String, deleted: Bool)] {
+        if let identifier, try await isDeleted(identifier) { return [(identifier, true)] }
+        let present = try await documents(selecting: identifier).map { (identifier: $0.identifier, deleted: false) }
+        guard identifier == nil, includingDeleted else { return present }
+        let layout = try RemoteLayout(applicationIdentifier: applicationIdentifier)
+        let deleted = try await fileSystem.contentsOfDirectoryIfPresent(at: layout.deletedDocumentsDirectory).compactMap { item in
+            item.kind == .file && item.name.hasSuffix(".plist") ? String(item.name.dropLast(".plist".count)) : nil
+        }.filter { name in (try? maintenance(document: name)) != nil && !present.contains { $0.identifier == name } }
+        return (present + deleted.map { (identifier: $0, deleted: true) }).sorted { $0.identifier < $1.identifier }
+    }
+
+    /// Whether the document was deleted (its marker is there).
+    private func isDeleted(_ identifier: String) async throws -> Bool {
+        _ = try maintenance(document: identifier) // refuses an unsafe identifier before it becomes a path
+        return try await fileSystem.exists(try RemoteLayout(applicationIdentifier: applicationIdentifier).deletedDocumentFile(identifier))
+    }
+
     /// The one message for a `--document` that names no document: deleted, or never there (with those that are).
     private func unknownDocument(_ identifier: String, found: [String]) async throws -> ToolFailure {
-        _ = try maintenance(document: identifier) // refuses an unsafe identifier before it becomes a path
-        let layout = try RemoteLayout(applicationIdentifier: applicationIdentifier)
-        if try await fileSystem.exists(layout.deletedDocumentFile(identifier)) {
+        if try await isDeleted(identifier) {
             return ToolFailure("--document \(identifier): the document was deleted from \(applicationIdentifier)")
         }
         let listing = found.isEmpty ? "" : " (found: \(found.joined(separator: ", ")))"

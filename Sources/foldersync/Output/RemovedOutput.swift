@@ -1,7 +1,7 @@
 @_spi(Tooling) import FolderSync
 import Foundation
 
-/// What `removed list` prints. JSON: `{"application", "documents": [{"identifier", "removals": [R]}]}`, where R is
+/// What `removed list` prints. JSON: `{"application", "documents": [{"identifier", "deleted", "removals": [R]}]}`, where R is
 /// `{"folder", "removedBy"?, "operation"?, "removalDate"? (the remover's clock), "date"? (the folder's), "bytes",
 /// "files": [{"path", "originalPath", "kind", "bytes"}]}`; `kind` is `changeSet`, `wholeStore`, `wholeStoreManifest`,
 /// `recentSync`, `attachment`, `temporary` or `other`.
@@ -48,6 +48,8 @@ struct RemovedOutput: Encodable {
 
     struct Document: Encodable {
         let identifier: String
+        /// Deleted: its folder is kept by the application's removed area, in a removal listed here.
+        let deleted: Bool
         let removals: [Removal]
     }
 
@@ -60,7 +62,7 @@ struct RemovedOutput: Encodable {
         guard !documents.isEmpty else { return "\(application) has no documents.\n" }
         var text = ""
         for document in documents {
-            text += "Document \(document.identifier): "
+            text += "Document \(document.identifier)\(document.deleted ? " (deleted)" : ""): "
                 + (document.removals.isEmpty ? "nothing removed is kept\n" : "\(Formatting.count(document.removals.count, "removal")) kept\n")
             for removal in document.removals {
                 let how = [removal.operation, removal.removedBy.map { "by \($0)" }].compactMap { $0 }.joined(separator: " ")

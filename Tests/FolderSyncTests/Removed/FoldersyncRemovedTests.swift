@@ -37,14 +37,21 @@ struct FoldersyncRemovedTests {
         }
         struct Document: Decodable {
             var identifier: String
+            var deleted: Bool
             var removals: [Removal]
         }
         var documents: [Document]
     }
 
     struct RestoreJSON: Decodable {
+        struct Skipped: Decodable {
+            var path: String
+            var reason: String
+        }
         struct Document: Decodable {
+            var identifier: String
             var restored: [String]
+            var skipped: [Skipped]
         }
         var documents: [Document]
     }
@@ -103,5 +110,41 @@ struct FoldersyncRemovedTests {
         // What the restore put back and the later vacuum removed again is kept, in a removal of its own.
         let after = try await run(ListJSON.self, ["removed", "list"] + remote)
         #expect(after.documents.first?.removals.map(\.folder) == [kept.removalFolder].compactMap { $0 }, "\(after)")
+    }
+
+    @Test("removed list shows a deleted document; restore --document brings it back; devices sync it again")
+    func deletedDocument() async throws {
+        let directory = TemporaryDirectory()
+        let scenario = try await MaintenanceScenario(directory)
+        let remote = ["--remote", scenario.root.path]
+        let rowsBefore = try NotesSchema.dump(scenario.a.store)
+        try await scenario.b.app.deleteDocument(identifier: "DOC")
+        await #expect { try await scenario.a.sync() } throws: { ($0 as? FolderSyncError)?.code == .documentDeleted }
+
+        let listed = try #require(try await run(ListJSON.self, ["removed", "list"] + remote).documents.first)
+        #expect(listed.identifier == "DOC" && listed.deleted, "\(listed)")
+        let deletion = try #require(listed.removals.first { $0.operation == "documentDeletion" })
+        #expect(deletion.removedBy == "client-B" && deletion.folder.hasPrefix(scenario.layout.applicationRemovedDirectory.description + "/"))
+        let info = scenario.layout.documentInfoFile("DOC").description
+        #expect(deletion.files.contains { $0.originalPath == info })
+        #expect(try await run(ListJSON.self, ["removed", "list", "--document", "DOC"] + remote).documents.map(\.identifier) == ["DOC"])
+
+        // Without --document a deleted document stays deleted.
+        #expect(try await run(RestoreJSON.self, ["removed", "restore"] + remote).documents.isEmpty)
+        #expect(!scenario.exists(info))
+
+        let restored = try #require(try await run(RestoreJSON.self, ["removed", "restore", "--document", "DOC"] + remote).documents.first)
+        #expect(restored.identifier == "DOC" && restored.skipped.isEmpty, "\(restored)")
+        #expect(Set(restored.restored) == Set(deletion.files.map(\.originalPath)))
+        #expect(scenario.exists(info) && !scenario.exists(scenario.layout.deletedDocumentFile("DOC").description))
+        let after = try #require(try await run(ListJSON.self, ["removed", "list"] + remote).documents.first)
+        #expect(!after.deleted && !after.removals.contains { $0.operation == "documentDeletion" }, "\(after)")
+
+        // The device that saw the deletion resumes; a new device joins with every row.
+        try await scenario.a.document.rejoin()
+        let d = try await TestClient.make(scenario.remote, name: "D", in: directory)
+        try await d.sync()
+        #expect(try NotesSchema.dump(d.store) == rowsBefore)
+        #expect(try NotesSchema.dump(scenario.a.store) == rowsBefore)
     }
 }
