@@ -303,6 +303,11 @@ extension GRDBStore: SnapshottingModelAdapter {
                 }
                 continue
             }
+            if !exists, row.table.deletePolicy == .lastWriterWins,
+               let tombstone = try tombstone(db, row.table.name, row.syncID, localClient: localClient) {
+                try reapplyToDeletedRow(row, deletedAt: tombstone, localClient: localClient, db)
+                continue
+            }
             let names = row.values.keys.sorted()
             if exists, !names.isEmpty {
                 try db.execute(sql: "UPDATE \(table) SET \(names.map { "\($0.quotedDatabaseIdentifier) = ?" }.joined(separator: ", ")) WHERE \(id) = ?",
@@ -334,6 +339,42 @@ extension GRDBStore: SnapshottingModelAdapter {
                 try saveRegisters(db, row.registers, table: row.table.name, syncID: row.syncID)
             }
         }
+    }
+
+    /// Last writer wins, a row the installed store deleted: this client's writes to it merge into the deleted row's
+    /// registers and kept values, as a remote write's do (`applyToDeletedRow`), and stay local changes. The row comes
+    /// back only when one of them is newer than the delete; otherwise they travel as writes to the deleted row, and
+    /// every replica keeps the row deleted.
+    private func reapplyToDeletedRow(_ row: UnpublishedRow, deletedAt tombstone: ChangeStamp, localClient: String,
+                                     _ db: Database) throws {
+        let table = row.table.name
+        let names = row.stamps.keys.filter { row.values[$0] != nil }.sorted()
+        guard !names.isEmpty else { return }
+        var registers = try self.registers(db, table: table, syncID: row.syncID) ?? RowRegisters()
+        for name in names {
+            registers.set(name, timestamp: row.stamps[name]!, client: nil)
+            try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.shadowTable)(tbl, sync_id, col, value) VALUES (?, ?, ?, ?)",
+                           arguments: [table, row.syncID, name, row.values[name]!])
+        }
+        try saveRegisters(db, registers, table: table, syncID: row.syncID)
+        try updatePendingMarks(db, table: table, syncID: row.syncID,
+                               add: names + (row.created ? [StoreSchema.createdMarker] : []), remove: [])
+        guard MergeRule.isAlive(newestWrite: registers.newest(localClient: localClient), deletedAt: tombstone) else { return }
+        // Back with the kept values (the row's own here for a column with none); registers and marks are set above.
+        var values = row.row ?? [:]
+        for kept in try Row.fetchAll(db, sql: "SELECT col, value FROM \(StoreSchema.shadowTable) WHERE tbl = ? AND sync_id = ?",
+                                     arguments: [table, row.syncID]) {
+            values[kept[0]] = kept[1] as DatabaseValue
+        }
+        try db.execute(sql: "DELETE FROM \(StoreSchema.shadowTable) WHERE tbl = ? AND sync_id = ?", arguments: [table, row.syncID])
+        let all = values.keys.sorted()
+        capturing.withLock { $0 = false }
+        defer { capturing.withLock { $0 = true } }
+        let id = row.table.syncIDColumn.quotedDatabaseIdentifier
+        try db.execute(sql: """
+            INSERT INTO \(table.quotedDatabaseIdentifier)(\(([id] + all.map(\.quotedDatabaseIdentifier)).joined(separator: ", ")))
+            VALUES (\(Array(repeating: "?", count: all.count + 1).joined(separator: ", ")))
+            """, arguments: [row.syncID] + StatementArguments(all.map { values[$0]! }))
     }
 
     /// Gives the columns `names` of a row put back the times they were written here (the trigger stamped them now).
