@@ -356,12 +356,17 @@ extension GRDBStore: SnapshottingModelAdapter {
             try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.shadowTable)(tbl, sync_id, col, value) VALUES (?, ?, ?, ?)",
                            arguments: [table, row.syncID, name, row.values[name]!])
         }
+        let alive = MergeRule.isAlive(newestWrite: registers.newest(localClient: localClient), deletedAt: tombstone)
+        // Back, a column the store kept nothing of has the value and register it had here.
+        var values = row.row ?? [:]
+        for register in row.registers.registers where alive && values[register.column] != nil && registers[register.column] == nil {
+            registers.set(register.column, timestamp: register.timestamp, client: register.client)
+        }
         try saveRegisters(db, registers, table: table, syncID: row.syncID)
         try updatePendingMarks(db, table: table, syncID: row.syncID,
                                add: names + (row.created ? [StoreSchema.createdMarker] : []), remove: [])
-        guard MergeRule.isAlive(newestWrite: registers.newest(localClient: localClient), deletedAt: tombstone) else { return }
-        // Back with the kept values (the row's own here for a column with none); registers and marks are set above.
-        var values = row.row ?? [:]
+        guard alive else { return }
+        // The row's values: the store's kept ones and this client's writes (registers and marks are set above).
         for kept in try Row.fetchAll(db, sql: "SELECT col, value FROM \(StoreSchema.shadowTable) WHERE tbl = ? AND sync_id = ?",
                                      arguments: [table, row.syncID]) {
             values[kept[0]] = kept[1] as DatabaseValue

@@ -38,4 +38,35 @@ struct RejoinAfterNewerDeleteTests {
         }
         #expect(try NotesSchema.dump(a.store) == NotesSchema.dump(b.store))
     }
+
+    @Test("After a wipe, a write newer than the delete in the installed store brings the row back on every device")
+    func newerWriteThanTheInstalledDelete() async throws {
+        let directory = TemporaryDirectory()
+        let clock = LivenessTests.TestClock()
+        let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
+        let a = try await TestClient.make(remote, name: "A", in: directory, deletePolicy: .lastWriterWins, environment: clock.environment)
+        let b = try await TestClient.make(remote, name: "B", in: directory, deletePolicy: .lastWriterWins, environment: clock.environment)
+        try a.execute("INSERT INTO notes(id, title, body) VALUES ('n1', 'first', 'first')")
+        try await converge(a, b)
+
+        try await remote.remove(a.document.relativePathToThisDocumentDirectory)
+        clock.advance(60)
+        try b.execute("DELETE FROM notes WHERE id = 'n1'")
+        clock.advance(60)
+        try a.execute("UPDATE notes SET title = 'after the delete' WHERE id = 'n1'")
+        for client in [a, b] {
+            await #expect { try await client.sync() } throws: { ($0 as? FolderSyncError)?.code == .integrityKeyMismatch }
+        }
+        try await b.document.rejoin()
+        #expect(try await b.document.uploadWholeStore() != nil)
+        let report = try await a.document.rejoin()
+        #expect(report.installedWholeStore?.clientIdentifier == b.document.clientIdentifier)
+        try await converge(a, b)
+
+        for client in [a, b] {
+            #expect(try client.value("SELECT title || '/' || body FROM notes WHERE id = 'n1'") == "after the delete/first",
+                    "\(client.document.clientIdentifier)")
+        }
+        #expect(try NotesSchema.dump(a.store) == NotesSchema.dump(b.store))
+    }
 }
