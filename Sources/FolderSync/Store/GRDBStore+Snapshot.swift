@@ -264,7 +264,8 @@ extension GRDBStore: SnapshottingModelAdapter {
     /// one written here later wins and travels, by the writes' own clocks, never by when the store was installed.
     /// An update of a row the store lacks, with no tombstone, puts the row back when the store covers less than this
     /// client had of it (`holdsEveryWrite` false); otherwise the row was deleted and its tombstone collected, and the
-    /// update is dropped as a write to a deleted row (the reset's backup keeps it).
+    /// update is dropped as a write to a deleted row (the reset's backup keeps it). Under last writer wins, a row the
+    /// store deleted takes the writes as a remote write does (`reapplyToDeletedRow`): it comes back only if one is newer.
     private func reapply(_ rows: [UnpublishedRow], localClient: String, _ db: Database,
                          holdsEveryWrite: (UnpublishedRow) -> Bool) throws {
         for var row in rows {
@@ -294,9 +295,12 @@ extension GRDBStore: SnapshottingModelAdapter {
                         try db.execute(sql: "UPDATE \(StoreSchema.tombstonesTable) SET hlc = ? WHERE tbl = ? AND sync_id = ?",
                                        arguments: [Int64(bitPattern: stamp), row.table.name, row.syncID])
                     }
-                } else if !tombstoned {
+                } else if try !tombstoned || row.table.deletePolicy == .lastWriterWins && deletion.map({
+                    MergeRule.isNewer($0, than: try tombstone(db, row.table.name, row.syncID, localClient: localClient))
+                }) ?? false {
                     // A row the store does not have (created here, or by a change set the store does not cover):
-                    // the delete must still stand and travel, or that change set would bring the row back.
+                    // the delete must still stand and travel, or that change set would bring the row back. Under last
+                    // writer wins, one newer than the store's delete travels too: it removes writes made in between.
                     try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.tombstonesTable)(tbl, sync_id, hlc, client) VALUES (?, ?, ?, NULL)",
                                    arguments: [row.table.name, row.syncID, try Int64(bitPattern: row.deletionStamp ?? clock.tick(now: now()).rawValue)])
                     try updatePendingMarks(db, table: row.table.name, syncID: row.syncID, add: [StoreSchema.deletedMarker], remove: [])
@@ -357,7 +361,7 @@ extension GRDBStore: SnapshottingModelAdapter {
                            arguments: [table, row.syncID, name, row.values[name]!])
         }
         let alive = MergeRule.isAlive(newestWrite: registers.newest(localClient: localClient), deletedAt: tombstone)
-        // Back, a column the store kept nothing of has the value and register it had here.
+        // A row coming back: a column the store kept nothing of keeps the value and the register it had here.
         var values = row.row ?? [:]
         for register in row.registers.registers where alive && values[register.column] != nil && registers[register.column] == nil {
             registers.set(register.column, timestamp: register.timestamp, client: register.client)
