@@ -11,11 +11,6 @@ import FolderSyncTesting
 @Suite("Simulator tombstone collection")
 struct SimulatorTombstoneTests {
     static let seeds: UInt64 = 30
-    /// Seeds that diverge under last writer wins with tombstone collection switched off as well (collection, the
-    /// re-join rule and the recording of a first open's rows all disabled, at 5258ff5): a pre-existing divergence of
-    /// last-writer-wins tables after remote wipes and re-joins, which no lifecycle simulation ran before. Left out
-    /// until fixed; replaying one runs it anyway.
-    static let failingWithoutCollection: Set<UInt64> = [420_015, 420_022]
 
     static func run(_ seed: UInt64, deletePolicy: DeletePolicy) async throws -> ConvergenceSimulator.Summary {
         let directory = ScratchDirectory(seed: seed)
@@ -33,7 +28,7 @@ struct SimulatorTombstoneTests {
     func churn(deletePolicy: DeletePolicy) async {
         let first: UInt64 = deletePolicy == .deleteWins ? 410_001 : 420_001
         var total = ConvergenceSimulator.Summary(), failures = 0
-        for seed in SimulatorTests.seeds(Array(first..<first + Self.seeds).filter { !Self.failingWithoutCollection.contains($0) }) {
+        for seed in SimulatorTests.seeds(Array(first..<first + Self.seeds)) {
             do {
                 total = total + (try await Self.run(seed, deletePolicy: deletePolicy))
             } catch {

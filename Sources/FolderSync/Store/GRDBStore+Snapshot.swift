@@ -264,7 +264,8 @@ extension GRDBStore: SnapshottingModelAdapter {
     /// one written here later wins and travels, by the writes' own clocks, never by when the store was installed.
     /// An update of a row the store lacks, with no tombstone, puts the row back when the store covers less than this
     /// client had of it (`holdsEveryWrite` false); otherwise the row was deleted and its tombstone collected, and the
-    /// update is dropped as a write to a deleted row (the reset's backup keeps it).
+    /// update is dropped as a write to a deleted row (the reset's backup keeps it). Under last writer wins, a row the
+    /// store deleted takes the writes as a remote write does (`reapplyToDeletedRow`): it comes back only if one is newer.
     private func reapply(_ rows: [UnpublishedRow], localClient: String, _ db: Database,
                          holdsEveryWrite: (UnpublishedRow) -> Bool) throws {
         for var row in rows {
@@ -294,13 +295,21 @@ extension GRDBStore: SnapshottingModelAdapter {
                         try db.execute(sql: "UPDATE \(StoreSchema.tombstonesTable) SET hlc = ? WHERE tbl = ? AND sync_id = ?",
                                        arguments: [Int64(bitPattern: stamp), row.table.name, row.syncID])
                     }
-                } else if !tombstoned {
+                } else if try !tombstoned || row.table.deletePolicy == .lastWriterWins && deletion.map({
+                    MergeRule.isNewer($0, than: try tombstone(db, row.table.name, row.syncID, localClient: localClient))
+                }) ?? false {
                     // A row the store does not have (created here, or by a change set the store does not cover):
-                    // the delete must still stand and travel, or that change set would bring the row back.
+                    // the delete must still stand and travel, or that change set would bring the row back. Under last
+                    // writer wins, one newer than the store's delete travels too: it removes writes made in between.
                     try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.tombstonesTable)(tbl, sync_id, hlc, client) VALUES (?, ?, ?, NULL)",
                                    arguments: [row.table.name, row.syncID, try Int64(bitPattern: row.deletionStamp ?? clock.tick(now: now()).rawValue)])
                     try updatePendingMarks(db, table: row.table.name, syncID: row.syncID, add: [StoreSchema.deletedMarker], remove: [])
                 }
+                continue
+            }
+            if !exists, row.table.deletePolicy == .lastWriterWins,
+               let tombstone = try tombstone(db, row.table.name, row.syncID, localClient: localClient) {
+                try reapplyToDeletedRow(row, deletedAt: tombstone, localClient: localClient, db)
                 continue
             }
             let names = row.values.keys.sorted()
@@ -334,6 +343,47 @@ extension GRDBStore: SnapshottingModelAdapter {
                 try saveRegisters(db, row.registers, table: row.table.name, syncID: row.syncID)
             }
         }
+    }
+
+    /// Last writer wins, a row the installed store deleted: this client's writes to it merge into the deleted row's
+    /// registers and kept values, as a remote write's do (`applyToDeletedRow`), and stay local changes. The row comes
+    /// back only when one of them is newer than the delete; otherwise they travel as writes to the deleted row, and
+    /// every replica keeps the row deleted.
+    private func reapplyToDeletedRow(_ row: UnpublishedRow, deletedAt tombstone: ChangeStamp, localClient: String,
+                                     _ db: Database) throws {
+        let table = row.table.name
+        let names = row.stamps.keys.filter { row.values[$0] != nil }.sorted()
+        guard !names.isEmpty else { return }
+        var registers = try self.registers(db, table: table, syncID: row.syncID) ?? RowRegisters()
+        for name in names {
+            registers.set(name, timestamp: row.stamps[name]!, client: nil)
+            try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.shadowTable)(tbl, sync_id, col, value) VALUES (?, ?, ?, ?)",
+                           arguments: [table, row.syncID, name, row.values[name]!])
+        }
+        let alive = MergeRule.isAlive(newestWrite: registers.newest(localClient: localClient), deletedAt: tombstone)
+        // A row coming back: a column the store kept nothing of keeps the value and the register it had here.
+        var values = row.row ?? [:]
+        for register in row.registers.registers where alive && values[register.column] != nil && registers[register.column] == nil {
+            registers.set(register.column, timestamp: register.timestamp, client: register.client)
+        }
+        try saveRegisters(db, registers, table: table, syncID: row.syncID)
+        try updatePendingMarks(db, table: table, syncID: row.syncID,
+                               add: names + (row.created ? [StoreSchema.createdMarker] : []), remove: [])
+        guard alive else { return }
+        // The row's values: the store's kept ones and this client's writes (registers and marks are set above).
+        for kept in try Row.fetchAll(db, sql: "SELECT col, value FROM \(StoreSchema.shadowTable) WHERE tbl = ? AND sync_id = ?",
+                                     arguments: [table, row.syncID]) {
+            values[kept[0]] = kept[1] as DatabaseValue
+        }
+        try db.execute(sql: "DELETE FROM \(StoreSchema.shadowTable) WHERE tbl = ? AND sync_id = ?", arguments: [table, row.syncID])
+        let all = values.keys.sorted()
+        capturing.withLock { $0 = false }
+        defer { capturing.withLock { $0 = true } }
+        let id = row.table.syncIDColumn.quotedDatabaseIdentifier
+        try db.execute(sql: """
+            INSERT INTO \(table.quotedDatabaseIdentifier)(\(([id] + all.map(\.quotedDatabaseIdentifier)).joined(separator: ", ")))
+            VALUES (\(Array(repeating: "?", count: all.count + 1).joined(separator: ", ")))
+            """, arguments: [row.syncID] + StatementArguments(all.map { values[$0]! }))
     }
 
     /// Gives the columns `names` of a row put back the times they were written here (the trigger stamped them now).
