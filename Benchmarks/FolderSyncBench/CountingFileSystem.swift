@@ -120,4 +120,9 @@ final class CountingFileSystem: RemoteFileSystem, @unchecked Sendable {
         count()
         try await traced("upload", path) { try await base.upload(fromLocalFile: url, to: path) }
     }
+
+    func upload(to path: RemotePath, producing produce: (_ write: (Data) throws -> Void) throws -> Void) async throws {
+        count()
+        try await traced("upload", path) { try await base.upload(to: path, producing: produce) }
+    }
 }

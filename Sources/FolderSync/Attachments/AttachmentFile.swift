@@ -32,97 +32,147 @@ enum AttachmentFile {
 
     enum Encoding: UInt8 { case stored = 0, zlib = 1 }
 
-    /// Encodes the local file `source` into `destination`, checking it still has `reference`'s contents.
+    /// Encodes the local file `source`, handing the encoded file to `write` piece by piece (an upload), checking it
+    /// still has `reference`'s contents.
+    ///
+    /// The header, written first, says what the reference says; a file that turns out to differ throws before the
+    /// last piece, so an upload that streams the pieces publishes nothing. An attached file is hashed again (the app
+    /// may have changed it); a large value's own copy, which FolderSync wrote durably under the SHA-256 it hashed
+    /// then, is checked by its size alone: hashing 200 MB again cost a tenth of the sync, and every reader checks the
+    /// SHA-256 of what it decodes anyway.
     ///
     /// - Throws: ``FolderSyncError/Code/attachmentChanged`` when the file no longer hashes to the reference
     ///   (an immutable attachment changed before it was uploaded).
-    static func encode(_ source: URL, as reference: AttachmentReference, to destination: URL) throws {
+    static func encode(_ source: URL, as reference: AttachmentReference, into write: (Data) throws -> Void) throws {
+        // The deflater keeps its sink, but not past this call (it is finished here).
+        try withoutActuallyEscaping(write) { try encode(source, as: reference, escapingInto: $0) }
+    }
+
+    private static func encode(_ source: URL, as reference: AttachmentReference,
+                               escapingInto write: @escaping (Data) throws -> Void) throws {
         let input = try LocalStream(reading: source)
-        let output = try LocalStream(writing: destination)
         let sample = try input.read(chunkSize)
         let encoding = try compressesWell(sample) ? Encoding.zlib : .stored
-        try output.write(Data(count: headerSize))
-        var hasher = SHA256()
+        let digest = AttachmentReference.digestBytes(reference.sha256) ?? []
+        try write(header(encoding: encoding, size: reference.size, digest: digest))
+        var hasher: SHA256? = reference.isInlineValue ? nil : SHA256()
         var size: Int64 = 0
         var deflater: DeflateStream?
-        if encoding == .zlib { deflater = try DeflateStream(path: destination.path) { try output.write(Data($0)) } }
+        if encoding == .zlib { deflater = try DeflateStream(path: source.path) { try write(Data($0)) } }
         var chunk = sample
+        var changed: FolderSyncError {
+            FolderSyncError(.attachmentChanged, "the file changed after it was attached (\(size) bytes, \(reference.size) expected)",
+                            path: source.path)
+        }
         while !chunk.isEmpty {
-            hasher.update(data: chunk)
+            hasher?.update(data: chunk)
             size += Int64(chunk.count)
-            if let deflater { try chunk.withUnsafeBytes { try deflater.write($0) } } else { try output.write(chunk) }
+            guard size <= reference.size else { throw changed }
+            if let deflater { try chunk.withUnsafeBytes { try deflater.write($0) } } else { try write(chunk) }
             chunk = try input.read(chunkSize)
         }
-        try deflater?.finish()
-        let digest = Array(hasher.finalize())
-        guard AttachmentReference.hex(digest) == reference.sha256, size == reference.size else {
-            throw FolderSyncError(.attachmentChanged, "the file changed after it was attached (\(size) bytes, \(reference.size) expected)",
-                                  path: source.path)
+        guard size == reference.size, hasher.map({ AttachmentReference.hex($0.finalize()) == reference.sha256 }) ?? true else {
+            throw changed
         }
-        try output.write(header(encoding: encoding, size: size, digest: digest), at: 0)
-        try output.close()
+        try deflater?.finish()
     }
 
     /// Decodes a downloaded attachment into `destination`, checking it is `reference`'s contents.
     ///
     /// - Throws: ``FolderSyncError/Code/corruptFile`` naming `path` when it is not.
     static func decode(_ source: URL, as reference: AttachmentReference, to destination: URL, path: String) throws {
-        try decode(source, sha256: reference.sha256, size: reference.size, to: destination, path: path)
+        let decoder = Decoder(sha256: reference.sha256, size: reference.size, to: destination, durably: true, path: path)
+        try LocalFiles.readPieces(of: source, size: 1 << 20) { piece, _ in try decoder.take(piece) }
+        try decoder.finish()
     }
 
     /// Checks that a file is a well-formed attachment whose contents hash to `sha256` (its name), writing nothing.
     static func verify(_ source: URL, sha256: String, path: String) throws {
-        try decode(source, sha256: sha256, size: nil, to: nil, path: path)
+        let decoder = Decoder(sha256: sha256, size: nil, to: nil, durably: false, path: path)
+        try LocalFiles.readPieces(of: source, size: 1 << 20) { piece, _ in try decoder.take(piece) }
+        try decoder.finish()
     }
 
-    /// Decodes into `destination` (or nowhere), checking the contents' SHA-256 and, when given, their size.
-    private static func decode(_ source: URL, sha256: String, size expectedSize: Int64?, to destination: URL?, path: String) throws {
-        let input = try LocalStream(reading: source)
-        var header = ArrayByteSource(Array(try input.read(headerSize)))
-        func corrupt(_ reason: String) -> FolderSyncError { FolderSyncError(.corruptFile, "attachment \(reason)", path: path) }
-        guard (try? header.readBytes(magic.count)) == magic else { throw corrupt("does not start with FSATTACH") }
-        let version = try header.readByte()
-        guard version == Self.version else {
-            throw FolderSyncError(.unsupportedFormatVersion, "attachment format version \(version) is not supported", path: path)
+    /// An attachment file's bytes handed over piece by piece as they are read (a download), decoded into
+    /// `destination` (or nowhere; flushed to disk when `durably`) and checked: the contents' SHA-256 and, when given,
+    /// their size. No copy of the encoded file is needed.
+    final class Decoder {
+        private let sha256: String, expectedSize: Int64?, destination: URL?, durably: Bool, path: String
+        private var header = Data()
+        private var size: UInt64 = 0
+        private var output: LocalStream?
+        private var inflater: InflatePushStream?
+        private var hasher = SHA256()
+        private var written: UInt64 = 0
+        /// The encoded bytes taken so far.
+        private(set) var encodedByteCount: Int64 = 0
+
+        init(sha256: String, size: Int64?, to destination: URL?, durably: Bool, path: String) {
+            (self.sha256, expectedSize, self.destination, self.durably, self.path) = (sha256, size, destination, durably, path)
         }
-        guard let encoding = Encoding(rawValue: try header.readByte()) else { throw corrupt("has an unknown encoding") }
-        let size = try header.readUInt64()
-        let digest = try header.readBytes(32)
-        guard expectedSize.map({ UInt64($0) == size }) ?? true, AttachmentReference.hex(digest) == sha256 else {
-            throw corrupt("header does not match its name")
+
+        /// The next piece of the file.
+        func take(_ piece: Data) throws {
+            encodedByteCount += Int64(piece.count)
+            var payload = piece
+            if header.count < headerSize {
+                let needed = headerSize - header.count
+                header.append(piece.prefix(needed))
+                payload = piece.count > needed ? piece.dropFirst(needed) : Data()
+                guard header.count == headerSize else { return }
+                try start()
+            }
+            guard !payload.isEmpty else { return }
+            if let inflater { try payload.withUnsafeBytes { try inflater.write($0) } } else { try append(payload) }
         }
-        // A zlib body of a few kilobytes can claim any size: the disk must have room for the claim before a byte
-        // is written (and `take` never writes more than it).
-        if let destination { try LocalFiles.checkFreeSpace(for: size, in: destination.deletingLastPathComponent(), path: path) }
-        let output = try destination.map { try LocalStream(writing: $0) }
-        var hasher = SHA256()
-        var written: UInt64 = 0
-        func take(_ data: Data) throws {
+
+        /// The end of the file: checks that the contents were whole and are the named ones, then closes the decoded
+        /// file.
+        func finish() throws {
+            guard header.count == headerSize else {
+                throw header.starts(with: magic.prefix(header.count)) && !header.isEmpty
+                    ? corrupt("ends inside its header") : corrupt("does not start with FSATTACH")
+            }
+            try inflater?.finish()
+            guard written == size, AttachmentReference.hex(hasher.finalize()) == sha256 else {
+                throw corrupt("contents do not match its SHA-256")
+            }
+            try output?.close(durably: durably)
+        }
+
+        private func corrupt(_ reason: String) -> FolderSyncError {
+            FolderSyncError(.corruptFile, "attachment \(reason)", path: path)
+        }
+
+        /// Reads the complete header and opens the destination.
+        private func start() throws {
+            var fields = ArrayByteSource(Array(header))
+            guard (try? fields.readBytes(magic.count)) == magic else { throw corrupt("does not start with FSATTACH") }
+            let version = try fields.readByte()
+            guard version == AttachmentFile.version else {
+                throw FolderSyncError(.unsupportedFormatVersion, "attachment format version \(version) is not supported", path: path)
+            }
+            guard let encoding = Encoding(rawValue: try fields.readByte()) else { throw corrupt("has an unknown encoding") }
+            size = try fields.readUInt64()
+            let digest = try fields.readBytes(32)
+            guard expectedSize.map({ UInt64($0) == size }) ?? true, AttachmentReference.hex(digest) == sha256 else {
+                throw corrupt("header does not match its name")
+            }
+            // A zlib body of a few kilobytes can claim any size: the disk must have room for the claim before a byte
+            // is written (and `append` never writes more than it).
+            if let destination {
+                try LocalFiles.checkFreeSpace(for: size, in: destination.deletingLastPathComponent(), path: path)
+                output = try LocalStream(writing: destination)
+            }
+            if encoding == .zlib { inflater = try InflatePushStream(path: path) { [unowned self] in try self.append(Data($0)) } }
+        }
+
+        private func append(_ data: Data) throws {
             written += UInt64(data.count)
             guard written <= size else { throw corrupt("is longer than its header says") }
             hasher.update(data: data)
             try output?.write(data)
         }
-        switch encoding {
-        case .stored:
-            while case let chunk = try input.read(chunkSize), !chunk.isEmpty { try take(chunk) }
-        case .zlib:
-            let inflater = try InflateStream(path: path) { buffer in
-                let data = try input.read(buffer.count)
-                data.copyBytes(to: buffer)
-                return data.count
-            }
-            var buffer = Data(count: chunkSize)
-            while true {
-                let count = try buffer.withUnsafeMutableBytes { try inflater.read(into: $0) }
-                if count == 0 { break }
-                try take(buffer.prefix(count))
-            }
-        }
-        guard written == size, AttachmentReference.hex(hasher.finalize()) == sha256 else {
-            throw corrupt("contents do not match its SHA-256")
-        }
-        try output?.close()
     }
 
     private static func header(encoding: Encoding, size: Int64, digest: [UInt8]) -> Data {

@@ -31,13 +31,16 @@ struct AttachmentTransfer: Sendable {
         if try await fileSystem.exists(path) { return .alreadyThere }
         guard local.contains(reference) else { return .missingEverywhere }
         emit(.uploadingAttachment(reference))
-        let encoded = try local.temporaryURL(for: reference.sha256 + ".upload")
-        defer { unlink(encoded.path) }
-        try AttachmentFile.encode(local.url(for: reference.sha256), as: reference, to: encoded)
-        let bytes = (try? FileManager.default.attributesOfItem(atPath: encoded.path)[.size] as? Int64) ?? 0
         try await fileSystem.createDirectory(at: path.parent)
         let temporary = path.parent.appending(TemporaryName.make(for: path.name))
-        try await fileSystem.upload(fromLocalFile: encoded, to: temporary)
+        var bytes: Int64 = 0
+        // Encoded as it is uploaded: no local copy of the encoded form (which cost a 200 MB value's size in writes).
+        try await fileSystem.upload(to: temporary) { write in
+            try AttachmentFile.encode(local.url(for: reference.sha256), as: reference) { piece in
+                bytes += Int64(piece.count)
+                try write(piece)
+            }
+        }
         do {
             try await fileSystem.move(from: temporary, to: path, replacing: false)
         } catch FolderSyncError.Code.remoteItemExists {
@@ -57,21 +60,29 @@ struct AttachmentTransfer: Sendable {
     /// - Throws: ``FolderSyncError/Code/attachmentGone`` when the remote does not have it,
     ///   ``FolderSyncError/Code/corruptFile`` when the remote copy is damaged.
     func download(_ reference: AttachmentReference) async throws -> Int64 {
+        let decoded = try local.temporaryURL(for: reference.sha256)
+        defer { unlink(decoded.path) }
+        let bytes = try await download(reference, to: decoded, durably: true)
+        try local.install(decoded, as: reference)
+        return bytes
+    }
+
+    /// Downloads and verifies the attachment into `destination` (replaced), made durable or not; returns the bytes
+    /// downloaded.
+    ///
+    /// The remote file is decoded as it is read: its encoded form is never written locally (a 200 MB value was
+    /// written twice and read back once more before).
+    func download(_ reference: AttachmentReference, to destination: URL, durably: Bool) async throws -> Int64 {
         let path = remotePath(reference)
         emit(.downloadingAttachment(reference))
-        let downloaded = try local.temporaryURL(for: reference.sha256 + ".download")
-        let decoded = try local.temporaryURL(for: reference.sha256)
-        defer {
-            unlink(downloaded.path)
-            unlink(decoded.path)
-        }
+        let decoder = AttachmentFile.Decoder(sha256: reference.sha256, size: reference.size, to: destination,
+                                             durably: durably, path: path.description)
         do {
-            try await fileSystem.download(path, toLocalFile: downloaded)
+            try await fileSystem.readPieces(of: path, size: 1 << 20) { try decoder.take($0) }
         } catch FolderSyncError.Code.remoteItemNotFound {
             throw FolderSyncError(.attachmentGone, "the attachment is not on the remote", path: path.description)
         }
-        try AttachmentFile.decode(downloaded, as: reference, to: decoded, path: path.description)
-        try local.install(decoded, as: reference)
-        return (try? FileManager.default.attributesOfItem(atPath: downloaded.path)[.size] as? Int64) ?? 0
+        try decoder.finish()
+        return decoder.encodedByteCount
     }
 }

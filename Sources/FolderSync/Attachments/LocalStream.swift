@@ -35,18 +35,11 @@ final class LocalStream {
         do { try handle.write(contentsOf: data) } catch { throw Self.failure("write", path, error) }
     }
 
-    func write(_ data: Data, at offset: UInt64) throws {
+    /// Closes the file, first flushing it to disk unless it is a scratch file (`durably: false`) that is read once
+    /// and removed: its fsync made the disk write what nobody reads after a crash.
+    func close(durably: Bool = true) throws {
         do {
-            try handle.seek(toOffset: offset)
-            try handle.write(contentsOf: data)
-            try handle.seekToEnd()
-        } catch { throw Self.failure("write", path, error) }
-    }
-
-    /// Flushes to disk, then closes.
-    func close() throws {
-        do {
-            try handle.synchronize()
+            if durably { try handle.synchronize() }
             try handle.close()
         } catch { throw Self.failure("close", path, error) }
     }

@@ -35,9 +35,15 @@ extension SynchronizationOperation {
         for (index, column) in change.columns.enumerated() {
             guard case .blob(let data) = column.value, let reference = AttachmentReference(databaseValue: data),
                   reference.isInlineValue else { continue }
-            if local == nil { local = localLayout.attachmentStore }
-            guard local!.contains(reference) else { continue }
-            restored.columns[index].value = .blob(try LocalFiles.read(local!.url(for: reference.sha256)))
+            let url: URL
+            if let fetched = fetchedValues[reference.sha256] {
+                url = fetched
+            } else {
+                if local == nil { local = localLayout.attachmentStore }
+                guard local!.contains(reference) else { continue }
+                url = local!.url(for: reference.sha256)
+            }
+            restored.columns[index].value = .blob(try LocalFiles.read(url))
         }
         return restored
     }
@@ -86,7 +92,7 @@ extension SynchronizationOperation {
         for (reference, keys) in references {
             try Task.checkCancellation()
             let gone = keys.map { GoneAttachment(key: $0, reference: reference, path: transfer.remotePath(reference).description) }
-            if transfer.local.contains(reference) { continue }
+            if fetchedValues[reference.sha256] != nil || transfer.local.contains(reference) { continue }
             if !reference.isInlineValue && attachmentDownloads == .lazy {
                 guard !attachmentsOnRemote.contains(reference.sha256) else { continue }
                 report.remoteRequests += 1
@@ -95,7 +101,17 @@ extension SynchronizationOperation {
             }
             do {
                 report.remoteRequests += 1
-                let bytes = try await transfer.download(reference)
+                let bytes: Int64
+                if reference.isInlineValue {
+                    // Read only to be put into its column, where the apply makes it durable: a file in the downloads
+                    // folder, not fsynced nor kept (a second durable copy of a 200 MB value cost as much as a `cp`).
+                    // This client keeps no copy; staging one of its own changes to the row writes one again.
+                    let url = localLayout.downloadsDirectory.appendingPathComponent(reference.sha256 + ".value")
+                    bytes = try await transfer.download(reference, to: url, durably: false)
+                    fetchedValues[reference.sha256] = url
+                } else {
+                    bytes = try await transfer.download(reference)
+                }
                 report.attachmentsDownloaded += 1
                 report.attachmentBytesReceived += bytes
                 report.bytesReceived += bytes

@@ -47,6 +47,8 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     var isReadOnly = false
     /// Attachments this sync found on the remote or uploaded, so each is checked once.
     var attachmentsOnRemote = Set<String>()
+    /// Large values this sync downloaded to apply, by SHA-256: scratch files in the downloads folder, removed when it ends.
+    var fetchedValues: [String: URL] = [:]
     /// Change sets this sync staged with no attachment reference in them (seen as they were written), by file
     /// name: publishing them needs no scan for attachments. Sets staged by an earlier sync are scanned.
     var stagedWithoutAttachments = Set<String>()
@@ -164,6 +166,8 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         var finished: SyncReport?
         var failure: (any Error)?
         do { finished = try await runPhases(started: started) } catch { failure = error }
+        for url in fetchedValues.values { try? FileManager.default.removeItem(at: url) }
+        fetchedValues = [:]
         // No prescan outlives the sync (one of a set never applied may still be reading its file).
         for set in downloaded.values { await set.prescan.ended() }
         if let failure { throw failure }

@@ -90,6 +90,11 @@ public protocol RemoteFileSystem: Sendable {
     func download(_ path: RemotePath, toLocalFile url: URL) async throws
     /// Uploads a local file atomically, without holding it whole in memory when the backend can stream.
     func upload(fromLocalFile url: URL, to path: RemotePath) async throws
+    /// Uploads atomically, as the file at `path` (its parent folder exists), the bytes `produce` hands to its `write`
+    /// function piece by piece: what is encoded as it is read (an attachment) is written once, where it lands, when the
+    /// backend can stream (a local folder); the default puts the pieces into a local scratch file first and uploads it
+    /// with ``upload(fromLocalFile:to:)``. An error `produce` throws is thrown, and nothing is published.
+    func upload(to path: RemotePath, producing produce: (_ write: (Data) throws -> Void) throws -> Void) async throws
     /// Reads a file from start to end, handing `body` one piece at a time (about `size` bytes each), so that
     /// the reader can check and use the bytes while they arrive instead of reading a downloaded copy again.
     func readPieces(of path: RemotePath, size: Int, _ body: (Data) throws -> Void) async throws
@@ -132,6 +137,16 @@ extension RemoteFileSystem {
     public func upload(fromLocalFile url: URL, to path: RemotePath) async throws {
         let data = try LocalFiles.read(url)
         try await write(data, to: path)
+    }
+
+    /// Default: writes the pieces into a scratch file (`0600` in a `0700` folder of this user's alone, not made
+    /// durable: it is read once and removed), then uploads it with ``upload(fromLocalFile:to:)``.
+    public func upload(to path: RemotePath, producing produce: (_ write: (Data) throws -> Void) throws -> Void) async throws {
+        let folder = try LocalFiles.privateScratchDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let scratch = folder.appendingPathComponent("upload")
+        try LocalFiles.writeReplacing(scratch, durably: false, produce)
+        try await upload(fromLocalFile: scratch, to: path)
     }
 
     /// Default: downloads the file into a temporary local file, then reads that in pieces. Backends that can

@@ -69,6 +69,13 @@ struct AttachmentTests {
         #expect(received.goneAttachments.isEmpty)
         let bodies = try await b.store.database.read { try Data.fetchAll($0, sql: "SELECT body FROM notes ORDER BY id") }
         #expect(bodies == [image, image, image])
+        // B keeps no copy of a value it applied (the row holds it), and the download it applied from is gone.
+        let name = try #require(stored.keys.first)
+        #expect(!FileManager.default.fileExists(atPath: b.document.localLayout.attachmentsDirectory.appendingPathComponent(name).path))
+        let downloads = try FileManager.default.contentsOfDirectory(atPath: b.document.localLayout.downloadsDirectory.path)
+        #expect(!downloads.contains { $0.hasPrefix(name) }, "\(downloads)")
+        #expect(FileManager.default.fileExists(atPath: a.document.localLayout.attachmentsDirectory.appendingPathComponent(name).path),
+                "the writer keeps its copy")
         try await converge(a, b)
         #expect(try NotesSchema.dump(a.store) == NotesSchema.dump(b.store))
     }
@@ -254,10 +261,15 @@ struct AttachmentTests {
         #expect(try Data(contentsOf: b.document.localFile(for: reference)!) == Data(contentsOf: file))
     }
 
-    @Test("An immutable file changed before its upload is reported with its row; the change set still goes")
-    func immutableFileChanged() async throws {
+    @Test("An immutable file changed before its upload is reported with its row; the change set still goes; nothing of it is published",
+          arguments: [false, true])
+    func immutableFileChanged(throughDefaultUpload: Bool) async throws {
         let directory = TemporaryDirectory()
-        let (a, b) = try await TestClient.pair(FileManagerFileSystem(rootURL: directory.subdirectory("remote")), in: directory)
+        let root = directory.subdirectory("remote")
+        // Wrapped, the upload takes the protocol's default (a scratch file) rather than the local folder's streaming one.
+        let local = FileManagerFileSystem(rootURL: root)
+        let remote: any RemoteFileSystem = throughDefaultUpload ? ForwardingFileSystem(local) : local
+        let (a, b) = try await TestClient.pair(remote, in: directory)
         let file = directory.url.appendingPathComponent("draft.txt")
         try Data("first draft".utf8).write(to: file)
         let reference = try a.document.attachFile(at: file, mode: .immutable)
@@ -270,6 +282,7 @@ struct AttachmentTests {
         #expect(report.changeSetsSent == 1)
         #expect(a.document.localFile(for: reference) == nil)
         #expect(try String(contentsOf: file, encoding: .utf8) == "FIRST draft", "the app's file is left alone")
+        #expect(try remoteAttachments(root).isEmpty, "no attachment and no temporary")
         let received = try await b.sync()
         #expect(received.goneAttachments.count == 1)
     }

@@ -43,8 +43,9 @@ enum GoldenWriters {
         case .attachment(let reference, let contents):
             let source = scratch.appendingPathComponent("contents-" + reference.sha256)
             try contents.write(to: source)
-            try AttachmentFile.encode(source, as: reference, to: output)
-            return try Data(contentsOf: output)
+            var encoded = Data()
+            try AttachmentFile.encode(source, as: reference) { encoded.append($0) }
+            return encoded
         case .sealed(let plaintext, let remotePath):
             return try SealedFile.seal(try Golden.data(plaintext), dataKey: GoldenCatalog.dataKey, path: try RemotePath(remotePath),
                                        fixedSalt: fileSalt(for: file.path))

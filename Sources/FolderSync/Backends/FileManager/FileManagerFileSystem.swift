@@ -384,9 +384,16 @@ public struct FileManagerFileSystem: RemoteFileSystem {
 
     /// Streams the file into place (temporary, fsync, rename, fsync of the folder): a whole store is never loaded whole.
     public func upload(fromLocalFile source: URL, to path: RemotePath) async throws {
-        let folder = try openFolder(path.parent)
-        try LocalFiles.writeReplacing(in: folder.fd, name: path.name, path: path.description, durably: true, remote: true) { write in
+        try await upload(to: path) { write in
             try LocalFiles.readPieces(of: source, size: 1 << 20) { piece, _ in try write(piece) }
+        }
+    }
+
+    /// Writes the pieces into place as they come, as ``upload(fromLocalFile:to:)`` writes a file's.
+    public func upload(to path: RemotePath, producing produce: (_ write: (Data) throws -> Void) throws -> Void) async throws {
+        let folder = try openFolder(path.parent)
+        try withExtendedLifetime(folder) {
+            try LocalFiles.writeReplacing(in: folder.fd, name: path.name, path: path.description, durably: true, remote: true, produce)
         }
     }
 }
