@@ -81,16 +81,12 @@ enum AttachmentFile {
     ///
     /// - Throws: ``FolderSyncError/Code/corruptFile`` naming `path` when it is not.
     static func decode(_ source: URL, as reference: AttachmentReference, to destination: URL, path: String) throws {
-        let decoder = Decoder(sha256: reference.sha256, size: reference.size, to: destination, durably: true, path: path)
-        try LocalFiles.readPieces(of: source, size: 1 << 20) { piece, _ in try decoder.take(piece) }
-        try decoder.finish()
+        try Decoder(sha256: reference.sha256, size: reference.size, to: destination, durably: true, path: path).decode(source)
     }
 
     /// Checks that a file is a well-formed attachment whose contents hash to `sha256` (its name), writing nothing.
     static func verify(_ source: URL, sha256: String, path: String) throws {
-        let decoder = Decoder(sha256: sha256, size: nil, to: nil, durably: false, path: path)
-        try LocalFiles.readPieces(of: source, size: 1 << 20) { piece, _ in try decoder.take(piece) }
-        try decoder.finish()
+        try Decoder(sha256: sha256, size: nil, to: nil, durably: false, path: path).decode(source)
     }
 
     /// An attachment file's bytes handed over piece by piece as they are read (a download), decoded into
@@ -109,6 +105,12 @@ enum AttachmentFile {
 
         init(sha256: String, size: Int64?, to destination: URL?, durably: Bool, path: String) {
             (self.sha256, expectedSize, self.destination, self.durably, self.path) = (sha256, size, destination, durably, path)
+        }
+
+        /// The whole local file `source`, read piece by piece.
+        func decode(_ source: URL) throws {
+            try LocalFiles.readPieces(of: source, size: 1 << 20) { piece, _ in try take(piece) }
+            try finish()
         }
 
         /// The next piece of the file.

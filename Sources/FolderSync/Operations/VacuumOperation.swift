@@ -429,37 +429,45 @@ open class VacuumOperation: @unchecked Sendable {
             let moved = removals.filter { $0.reason != .deletedClientFolder }.map(\.path)
             try await documentArea.makeFolders(for: moved, in: removal)
         }
-        return try await withThrowingTaskGroup(of: (RemotePath, FolderSyncError)?.self) { group in
-            var failures: [(RemotePath, FolderSyncError)] = []
-            var next = removals.startIndex
-            func start() {
-                let removal = removals[next]
-                next += 1
-                group.addTask { [self] in
-                    do {
-                        if removal.reason == .deletedClientFolder {
-                            try await removeDirectoryIfEmpty(removal.path)
-                        } else if removal.reason == .dominatedWholeStore, !disabledSafeguards.contains(.removesWhatItPlanned),
-                                  let planned = plan?.removedWholeStores[removal.path] {
-                            try await removeWholeStore(client: removal.path.name, identifier: planned)
-                        } else {
-                            try await moveToRemovedArea(removal.path)
-                        }
-                        return nil
-                    } catch {
-                        return (removal.path, FolderSyncError.wrapping(error, "removal failed"))
-                    }
+        return try await withRemovalsInFlight(removals) { [self] removal -> (RemotePath, FolderSyncError)? in
+            do {
+                if removal.reason == .deletedClientFolder {
+                    try await removeDirectoryIfEmpty(removal.path)
+                } else if removal.reason == .dominatedWholeStore, !disabledSafeguards.contains(.removesWhatItPlanned),
+                          let planned = plan?.removedWholeStores[removal.path] {
+                    try await removeWholeStore(client: removal.path.name, identifier: planned)
+                } else {
+                    try await moveToRemovedArea(removal.path)
                 }
+                return nil
+            } catch {
+                return (removal.path, FolderSyncError.wrapping(error, "removal failed"))
             }
-            while next < removals.endIndex && next - removals.startIndex < max(1, maximumConcurrentRemovals) { start() }
+        }.compactMap { $0 }
+    }
+
+    /// Runs `body` on each of `items` with at most ``maximumConcurrentRemovals`` in flight, checking for cancellation
+    /// before each start after the first few; returns the results in the order they finished.
+    private func withRemovalsInFlight<Item: Sendable, Result: Sendable>(
+        _ items: [Item], _ body: @escaping @Sendable (Item) async throws -> Result
+    ) async throws -> [Result] {
+        try await withThrowingTaskGroup(of: Result.self) { group in
+            var results: [Result] = []
+            var next = items.startIndex
+            func start() {
+                let item = items[next]
+                next += 1
+                group.addTask { try await body(item) }
+            }
+            while next < items.endIndex && next - items.startIndex < max(1, maximumConcurrentRemovals) { start() }
             while let result = try await group.next() {
-                if let result { failures.append(result) }
-                if next < removals.endIndex {
+                results.append(result)
+                if next < items.endIndex {
                     try Task.checkCancellation()
                     start()
                 }
             }
-            return failures
+            return results
         }
     }
 
@@ -535,18 +543,7 @@ open class VacuumOperation: @unchecked Sendable {
         }
         let files = tree.flatMap { parent, items in items.filter { $0.kind == .file }.map { parent.appending($0.name) } }
             .filter { $0 != folder.appending(RemoteLayout.removalRecordFileName) }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            var next = files.startIndex
-            func start() {
-                let file = files[next]
-                next += 1
-                group.addTask { [fileSystem] in try await fileSystem.remove(file) }
-            }
-            while next < files.endIndex && next < max(1, maximumConcurrentRemovals) { start() }
-            while try await group.next() != nil {
-                if next < files.endIndex { start() }
-            }
-        }
+        _ = try await withRemovalsInFlight(files) { [fileSystem] file in try await fileSystem.remove(file) }
         try await fileSystem.remove(folder)
         if try await fileSystem.contentsOfDirectoryIfPresent(at: folder.parent).isEmpty { try await fileSystem.remove(folder.parent) }
     }
