@@ -379,17 +379,25 @@ extension GRDBStore {
             outcome.changesIgnored += 1
             return
         }
-        let kept = try Row.fetchAll(db, sql: "SELECT col, value FROM \(StoreSchema.shadowTable) WHERE tbl = ? AND sync_id = ?",
-                                    arguments: [table.name, change.syncID])
-        let names = [table.syncIDColumn] + kept.map { $0[0] as String }
-        var arguments: StatementArguments = [change.syncID]
-        arguments += StatementArguments(kept.map { $0[1] as DatabaseValue })
-        try db.execute(sql: """
-            INSERT INTO \(table.name.quotedDatabaseIdentifier)(\(names.map(\.quotedDatabaseIdentifier).joined(separator: ", ")))
-            VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))
-            """, arguments: arguments)
-        try db.execute(sql: "DELETE FROM \(StoreSchema.shadowTable) WHERE tbl = ? AND sync_id = ?", arguments: [table.name, change.syncID])
+        try bringBack(db, table: table, syncID: change.syncID)
         outcome.changedRows.inserted(table.name, change.syncID)
         outcome.changesApplied += 1
+    }
+
+    /// Inserts a deleted row that comes back (last writer wins): `values` with the values kept for it while it was
+    /// deleted (the shadow table) over them, whose kept values are then forgotten.
+    func bringBack(_ db: Database, table: SyncedTable, syncID: String, values: [String: DatabaseValue] = [:]) throws {
+        var values = values
+        for kept in try Row.fetchAll(db, sql: "SELECT col, value FROM \(StoreSchema.shadowTable) WHERE tbl = ? AND sync_id = ?",
+                                     arguments: [table.name, syncID]) {
+            values[kept[0]] = kept[1] as DatabaseValue
+        }
+        let names = values.keys.sorted()
+        let columns = ([table.syncIDColumn] + names).map(\.quotedDatabaseIdentifier).joined(separator: ", ")
+        try db.execute(sql: """
+            INSERT INTO \(table.name.quotedDatabaseIdentifier)(\(columns))
+            VALUES (\(Array(repeating: "?", count: names.count + 1).joined(separator: ", ")))
+            """, arguments: [syncID] + StatementArguments(names.map { values[$0]! }))
+        try db.execute(sql: "DELETE FROM \(StoreSchema.shadowTable) WHERE tbl = ? AND sync_id = ?", arguments: [table.name, syncID])
     }
 }

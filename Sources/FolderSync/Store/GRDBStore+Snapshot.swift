@@ -362,7 +362,7 @@ extension GRDBStore: SnapshottingModelAdapter {
         }
         let alive = MergeRule.isAlive(newestWrite: registers.newest(localClient: localClient), deletedAt: tombstone)
         // A row coming back: a column the store kept nothing of keeps the value and the register it had here.
-        var values = row.row ?? [:]
+        let values = row.row ?? [:]
         for register in row.registers.registers where alive && values[register.column] != nil && registers[register.column] == nil {
             registers.set(register.column, timestamp: register.timestamp, client: register.client)
         }
@@ -371,19 +371,9 @@ extension GRDBStore: SnapshottingModelAdapter {
                                add: names + (row.created ? [StoreSchema.createdMarker] : []), remove: [])
         guard alive else { return }
         // The row's values: the store's kept ones and this client's writes (registers and marks are set above).
-        for kept in try Row.fetchAll(db, sql: "SELECT col, value FROM \(StoreSchema.shadowTable) WHERE tbl = ? AND sync_id = ?",
-                                     arguments: [table, row.syncID]) {
-            values[kept[0]] = kept[1] as DatabaseValue
-        }
-        try db.execute(sql: "DELETE FROM \(StoreSchema.shadowTable) WHERE tbl = ? AND sync_id = ?", arguments: [table, row.syncID])
-        let all = values.keys.sorted()
         capturing.withLock { $0 = false }
         defer { capturing.withLock { $0 = true } }
-        let id = row.table.syncIDColumn.quotedDatabaseIdentifier
-        try db.execute(sql: """
-            INSERT INTO \(table.quotedDatabaseIdentifier)(\(([id] + all.map(\.quotedDatabaseIdentifier)).joined(separator: ", ")))
-            VALUES (\(Array(repeating: "?", count: all.count + 1).joined(separator: ", ")))
-            """, arguments: [row.syncID] + StatementArguments(all.map { values[$0]! }))
+        try bringBack(db, table: row.table, syncID: row.syncID, values: values)
     }
 
     /// Gives the columns `names` of a row put back the times they were written here (the trigger stamped them now).
