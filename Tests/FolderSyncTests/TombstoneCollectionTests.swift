@@ -129,6 +129,28 @@ struct TombstoneCollectionTests {
         #expect(try NotesSchema.dump(a.store) == (try NotesSchema.dump(c.store)))
     }
 
+    @Test("A store that covers every set of a device holds its own rows, or their collected deletes: none comes back at install",
+          arguments: [DeletePolicy.deleteWins, .lastWriterWins])
+    func installDropsOwnRowWhoseDeleteWasCollected(deletePolicy: DeletePolicy) async throws {
+        let directory = TemporaryDirectory()
+        let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
+        let a = try await Self.client(remote, "A", directory, deletePolicy: deletePolicy)
+        let b = try await Self.client(remote, "B", directory, deletePolicy: deletePolicy)
+        let c = try await Self.client(remote, "C", directory, deletePolicy: deletePolicy)
+        try c.execute("INSERT INTO notes(id, title) VALUES ('c1', 'from C'), ('c2', 'from C')")
+        try await converge(c, a, b)
+        try await a.document.deleteClient("client-C")   // C holds nothing back any more
+        try b.execute("DELETE FROM notes WHERE id = 'c1'")
+        try await converge(b, a)
+        #expect(try await a.document.collectTombstones() == 1)
+        // A's store, as a whole store carries it: C's set covered, neither c1 nor its tombstone.
+        let snapshot = directory.url.appendingPathComponent("a-snapshot.sqlite")
+        let covers = try #require(try a.store.writeSnapshot(to: snapshot, localClient: "client-A"))
+        #expect(covers["client-C"] == 1)
+        try c.store.restoreSnapshot(from: snapshot, covers: covers, localClient: "client-C")
+        #expect(try c.value("SELECT group_concat(id) FROM notes") == "c2")
+    }
+
     @Test("A deleted device that comes back keeps its unpublished update of a row the installed store lacks, every column written again")
     func returningDeviceKeepsAnUpdateTheStoreLacks() async throws {
         let directory = TemporaryDirectory()

@@ -149,8 +149,10 @@ extension GRDBStore: SnapshottingModelAdapter {
                 }
                 try db.inTransaction {
                     let unpublished = try unpublishedRows(db)
-                    let ownWrites = try ownPublishedWrites(db)
                     let had = (ledger: try Self.appliedChangeSets(db), published: try loadState(db).progress.publishedSequence)
+                    // A store covering every set this client published holds each of its published writes, or the delete
+                    // that ended the row (whose tombstone may be collected, <doc:TombstoneCollection>): none is kept over it.
+                    let ownWrites = (covers[localClient] ?? 0) >= had.published ? OwnWrites() : try ownPublishedWrites(db)
                     capturing.withLock { $0 = false }
                     try replaceSyncedData(db, path: url.path)
                     try keepNewer(ownWrites, localClient: localClient, db)
