@@ -27,7 +27,8 @@ public struct UnpublishedChanges: Sendable, Hashable, CustomStringConvertible {
 public struct DetachReport: Sendable, Hashable {
     /// The local changes no other device had received when the detach began; with
     /// ``DocumentSyncManager/stopSyncing(removingTracking:publishingFirst:)`` they were published first unless the app
-    /// said otherwise (``publishedFirst``). Counted by table for a ``GRDBStore``; empty for another adapter.
+    /// said otherwise (``publishedFirst``). Counted by table by a ``GRDBStore``; empty for an adapter that does not
+    /// count them.
     public var unpublishedChanges = UnpublishedChanges()
     /// Whether a last sync published ``unpublishedChanges`` before the device left.
     public var publishedFirst = false
