@@ -183,7 +183,8 @@ extension ModelAdapter {
 
     @_spi(ModelAdapter) public func unpublishedChanges() throws -> UnpublishedChanges { UnpublishedChanges() }
 
-    @_spi(ModelAdapter) public func stopTracking(helperDirectory: URL?, keepingUnpublishedChanges: Bool) throws -> DetachReport {
+    @_spi(ModelAdapter) public func stopTracking(helperDirectory: URL?,
+                                                 keepingUnpublishedChanges: Bool) throws -> DetachReport {
         throw FolderSyncError(.invalidConfiguration, "this store's change tracking cannot be removed")
     }
 
