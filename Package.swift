@@ -41,7 +41,7 @@ let package = Package(
             dependencies: [
                 "CZlib", "CFileSystem",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                // SQLite's C API, for the few statements a bulk apply runs per change (Store/SQLiteStatement.swift).
+                // SQLite's C API, for the few statements a bulk apply runs per change (GRDBStore/SQLite/SQLiteStatement.swift).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),

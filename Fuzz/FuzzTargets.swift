@@ -1,6 +1,6 @@
 // libFuzzer targets for every parser of remote input. Built by scripts/fuzz, which compiles this file with the
 // parser sources directly (`swiftc -sanitize=fuzzer`), not the package: no GRDB, about ten seconds. The snapshot
-// check (Store/SnapshotCheck.swift) uses SQLite's C API only: it links the system libsqlite3 through the module map
+// check (GRDBStore/SQLite/SnapshotCheck.swift) uses SQLite's C API only: it links the system libsqlite3 through the module map
 // in Fuzz/modules/GRDBSQLite (named as GRDB names it), so whole stores are checked here as in the package.
 //
 // FOLDERSYNC_FUZZ_TARGET picks the parser. Every input must end in a value or a FolderSyncError; a crash, a

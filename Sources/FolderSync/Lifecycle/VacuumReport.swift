@@ -127,7 +127,7 @@ public struct VacuumReport: Sendable, Hashable {
     }
 
     /// How long what this run removed stays in the removed area before a later vacuum purges it.
-    public var keepRemovedFor: TimeInterval = VacuumOperation.defaultRemovedFileGracePeriod
+    public var keepRemovedFor: TimeInterval = RemovedArea.defaultGracePeriod
     /// The removal in the document's removed area that holds what this run removed (`nil` in a dry run, or when it
     /// removed nothing): `Removed/<day>/<removal>/`, each file under its path below the document.
     public var removalFolder: RemotePath?

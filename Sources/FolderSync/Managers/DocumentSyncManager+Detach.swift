@@ -26,13 +26,12 @@ extension DocumentSyncManager {
     @discardableResult
     public func stopSyncing(removingTracking: Bool = true, publishingFirst: Bool = true) async throws -> DetachReport {
         guard state == .ableToSync else { throw notRegistered(before: "stopping sync") }
-        let grdb = store as? GRDBStore
-        if removingTracking, store != nil, grdb == nil {
+        if removingTracking, let store, !store.canStopTracking {
             throw FolderSyncError(.invalidConfiguration, "only a GRDBStore's change tracking can be removed")
         }
         stopWatchingRemote()
         var report = DetachReport()
-        report.unpublishedChanges = try grdb?.unpublishedChanges() ?? UnpublishedChanges()
+        report.unpublishedChanges = try store?.unpublishedChanges() ?? UnpublishedChanges()
         if publishingFirst, hasUnpublishedChanges {
             // A sync whose resolutions keep local values publishes them in the same sync; an app still writing may
             // leave more, which a second sync publishes.
@@ -48,8 +47,8 @@ extension DocumentSyncManager {
         defer { lock.release() }
         try await leaveSharedFolder()
         report.leftSharedFolder = true
-        if removingTracking, let grdb {
-            let local = try grdb.stopTracking(helperDirectory: localLayout.helperDirectory, keepingUnpublishedChanges: true)
+        if removingTracking, let store {
+            let local = try store.stopTracking(helperDirectory: localLayout.helperDirectory, keepingUnpublishedChanges: true)
             report.untrackedTables = local.untrackedTables
             report.keptHelperItems = local.keptHelperItems
         } else {

@@ -39,10 +39,8 @@ extension DocumentSyncManager {
         }
         await delegate?.documentSyncManagerDidBeginSynchronizing(self)
         syncStarted()
-        // The store's first read of its registers, when it still runs (a launch), waits for this sync.
-        let clock = (store as? GRDBStore)?.clock
-        clock?.syncBegan()
-        defer { clock?.syncEnded() }
+        store.synchronizationBegan()
+        defer { store.synchronizationEnded() }
         do {
             let report = try await withRemote("synchronization failed") {
                 try await synchronizeWithPolicy(integrityKey: integrityKey, store: store)
@@ -196,12 +194,10 @@ extension DocumentSyncManager {
         return report
     }
 
-    /// `store` as a store that takes whole stores, when it is one. The store of this package by a cast to its class: a
-    /// cast to a protocol looks the conformance up across every loaded image the first time a process makes it (0.28 M
-    /// instructions, a twentieth of a one-row sync in a fresh process, callgrind).
+    /// `store` as a store that takes whole stores, when it is one (``ModelAdapter/snapshotting``, not a cast to the
+    /// protocol, which looks the conformance up across every loaded image the first time a process makes it).
     static func snapshotting(_ store: any ModelAdapter) -> (any SnapshottingModelAdapter)? {
-        if let grdb = store as? GRDBStore { return grdb }
-        return store as? any SnapshottingModelAdapter
+        store.snapshotting
     }
 
     /// The factory's operation with the deletion fail-safe, set here so that backend subclasses get it too.
@@ -233,7 +229,7 @@ extension DocumentSyncManager {
     /// This installation, read (or made) once per launch (``LocalInstallation``).
     private func currentInstallation(store: any ModelAdapter) throws -> LocalInstallation {
         if let installation = mutable.current.installation { return installation }
-        let installation = try LocalInstallation.current(localLayout, storePath: (store as? GRDBStore)?.database.path,
+        let installation = try LocalInstallation.current(localLayout, storePath: store.storeFilePath,
                                                          makeIdentifier: applicationSyncManager.environment.makeIdentifier)
         mutable.withLock { $0.installation = installation }
         return installation

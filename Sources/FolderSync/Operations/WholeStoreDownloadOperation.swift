@@ -146,7 +146,7 @@ open class WholeStoreDownloadOperation: DocumentOperation, @unchecked Sendable {
                 try store.checkSnapshotSchemaVersion(file.header.snapshotSchemaVersion, path: path)
                 // Refused here rather than at install, so that the next store is tried: tables, views or columns the
                 // store does not declare.
-                if checksSchemaOfCandidates { try (store as? GRDBStore)?.checkSnapshot(at: snapshot) }
+                if checksSchemaOfCandidates { try store.checkSnapshot(at: snapshot) }
                 return manifest
             } catch let error as FolderSyncError where error.isUnusableWholeStore || error.code == .remoteItemNotFound {
                 environment.logger.warning("Skipping whole store of \(manifest.clientIdentifier): \(error)")

@@ -3,25 +3,6 @@ public import Foundation
 /// Streams the changes of one change set into `body`, one at a time, without holding them all.
 @_spi(ModelAdapter) public typealias ChangeStream = ((SyncChange) throws -> Void) throws -> Void
 
-/// One column of one row: the unit of last-writer-wins merging.
-public struct ColumnKey: Hashable, Sendable, CustomStringConvertible {
-    /// The synced table's name.
-    public var table: String
-    /// The row's sync ID.
-    public var syncID: String
-    /// The column's name.
-    public var column: String
-
-    /// The register of `column` in the row of `table` whose sync ID is `syncID`.
-    public init(table: String, syncID: String, column: String) {
-        self.table = table
-        self.syncID = syncID
-        self.column = column
-    }
-
-    public var description: String { "\(table)[\(syncID)].\(column)" }
-}
-
 /// The seam between the sync engine and the app's data model (in the spirit of SyncKit's `ModelAdapter`).
 ///
 /// The engine never touches SQL: it asks the adapter to stage pending local
@@ -136,6 +117,35 @@ public protocol ModelAdapter: AnyObject, Sendable {
     /// keeps for them, and returns how many went; a row with an unpublished change keeps its tombstone. The default
     /// keeps every tombstone.
     @_spi(ModelAdapter) func collectTombstones(_ horizon: TombstoneHorizon, localClient: String) throws -> Int
+
+    /// This adapter as one that takes whole stores (``SnapshottingModelAdapter``), or `nil`: what the engine asks
+    /// instead of a cast, which looks a conformance up across every loaded image the first time a process makes it.
+    /// The defaults answer `self` for a ``SnapshottingModelAdapter``, `nil` for any other adapter.
+    @_spi(ModelAdapter) var snapshotting: (any SnapshottingModelAdapter)? { get }
+
+    /// The path of the file that holds the store's data, if it has one: the installation this client records is
+    /// bound to it, so that a copy of the store on another machine or path is told apart. The default is `nil`.
+    @_spi(ModelAdapter) var storeFilePath: String? { get }
+
+    /// A sync of this store starts; ``synchronizationEnded()`` follows, whether it succeeds or fails. A store whose
+    /// first read of its merge state runs in the background may make that read wait for the sync. The default does
+    /// nothing.
+    @_spi(ModelAdapter) func synchronizationBegan()
+
+    /// The sync that ``synchronizationBegan()`` announced ended. The default does nothing.
+    @_spi(ModelAdapter) func synchronizationEnded()
+
+    /// Whether ``stopTracking(helperDirectory:keepingUnpublishedChanges:)`` can remove this store's change capture
+    /// and bookkeeping, leaving the app's data as a plain file. The default is `false`.
+    @_spi(ModelAdapter) var canStopTracking: Bool { get }
+
+    /// The local changes of this store that no other device has received yet. The default reports none.
+    @_spi(ModelAdapter) func unpublishedChanges() throws -> UnpublishedChanges
+
+    /// Removes the store's change capture and bookkeeping, and the helper folder at `helperDirectory` if given
+    /// (keeping what rows still reference when `keepingUnpublishedChanges`): the store then syncs no more. Asked
+    /// only when ``canStopTracking`` is true; the default refuses with ``FolderSyncError/Code/invalidConfiguration``.
+    @_spi(ModelAdapter) func stopTracking(helperDirectory: URL?, keepingUnpublishedChanges: Bool) throws -> DetachReport
 }
 
 extension ModelAdapter {
@@ -159,6 +169,23 @@ extension ModelAdapter {
         let outcome = try apply(header, localClient: localClient, changes: changes, resolutions: resolutions)
         try saveRemoteKnowledge(remote)
         return outcome
+    }
+
+    @_spi(ModelAdapter) public var snapshotting: (any SnapshottingModelAdapter)? { nil }
+
+    @_spi(ModelAdapter) public var storeFilePath: String? { nil }
+
+    @_spi(ModelAdapter) public func synchronizationBegan() {}
+
+    @_spi(ModelAdapter) public func synchronizationEnded() {}
+
+    @_spi(ModelAdapter) public var canStopTracking: Bool { false }
+
+    @_spi(ModelAdapter) public func unpublishedChanges() throws -> UnpublishedChanges { UnpublishedChanges() }
+
+    @_spi(ModelAdapter) public func stopTracking(helperDirectory: URL?,
+                                                 keepingUnpublishedChanges: Bool) throws -> DetachReport {
+        throw FolderSyncError(.invalidConfiguration, "this store's change tracking cannot be removed")
     }
 
     @_spi(ModelAdapter) public func continueAfterRestore(remotePublishedSequence: Int64, localClient: String) throws {
@@ -234,10 +261,18 @@ public protocol SnapshottingModelAdapter: ModelAdapter {
     /// (format 3 on) so that a reader decides by number how to read them: a newer one is refused with
     /// ``FolderSyncError/Code/unsupportedFormatVersion``, never guessed at. The default is 1.
     @_spi(ModelAdapter) var snapshotSchemaVersion: Int { get }
+
+    /// Checks a downloaded snapshot at `url` against this store's schema without installing it, so that a download
+    /// tries the next whole store when one is refused. The default accepts it: the install checks it anyway.
+    @_spi(ModelAdapter) func checkSnapshot(at url: URL) throws
 }
 
 extension SnapshottingModelAdapter {
     @_spi(ModelAdapter) public var snapshotSchemaVersion: Int { 1 }
+
+    @_spi(ModelAdapter) public var snapshotting: (any SnapshottingModelAdapter)? { self }
+
+    @_spi(ModelAdapter) public func checkSnapshot(at url: URL) throws {}
 
     /// Refuses a snapshot whose bookkeeping is newer than this adapter's (`nil`: a file from before whole-store
     /// format 3, read by the shape of its tables).

@@ -13,7 +13,7 @@ public struct SyncPolicy: Sendable, Hashable {
     public var vacuumsAfterWholeStoreUpload = true
     /// How long what this client's vacuums remove stays in the document's removed area, where readers that meet a
     /// gap heal from it, before a later vacuum purges it (default 14 days; at least a day, or vacuum refuses to run).
-    public var keepsRemovedFilesFor: TimeInterval = VacuumOperation.defaultRemovedFileGracePeriod
+    public var keepsRemovedFilesFor: TimeInterval = RemovedArea.defaultGracePeriod
     /// How long a client that applied other clients' change sets, with nothing of its own to publish, may wait before
     /// it rewrites its recent sync only to acknowledge them (default 10 minutes; 0: at every such sync).
     ///

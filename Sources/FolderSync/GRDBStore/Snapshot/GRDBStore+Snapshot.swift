@@ -89,7 +89,7 @@ extension GRDBStore: SnapshottingModelAdapter {
     /// it: for a download that tries the next whole store when one is refused. The install runs it again (cheaply:
     /// SQLite's quick check is not repeated for a file that passed it unchanged).
     /// - Throws: ``FolderSyncError/Code/corruptFile`` naming the whole store and what it holds.
-    func checkSnapshot(at url: URL) throws {
+    @_spi(ModelAdapter) public func checkSnapshot(at url: URL) throws {
         try wrap("checking a whole store") {
             try database.read { db in try verifySnapshot(url, db) }
         }

@@ -3,7 +3,7 @@ import GRDB
 /// Bookkeeping versions 3 → 4 → 5 → 6 → 7 (see the version history in `StoreSchema+Versions.swift`):
 /// - before staged changes had a table of their own, the pending table kept them with their sequence
 ///   (`staged_in` above 0): they are moved when the staged table is created;
-/// - before the ledger kept each client's run (``GRDBStore/appliedRunsTable``), the runs are read from it;
+/// - before the ledger kept each client's run (``StoreSchema/appliedRunsTable``), the runs are read from it;
 /// - before registers were written in version 2 and new rows marked `#all`, they were written in version 1 and
 ///   marked column by column: both stay as they are.
 extension StoreSchema {
@@ -15,10 +15,17 @@ extension StoreSchema {
         try db.execute(sql: "DELETE FROM \(pending) WHERE staged_in > 0")
     }
 
-    /// Version 4 → 5: each client's run of applied change sets, read from the ledger once.
+    /// Version 4 → 5: each client's run of applied change sets, read from the ledger once (the slow way, when the
+    /// store is opened).
     static func addAppliedRuns(_ db: Database) throws {
         try createBookkeepingTable(StoreSchema.appliedRunsTable, db)
-        try GRDBStore.addRuns(db)
+        var applied = AppliedChangeSets()
+        let rows = try Row.fetchCursor(db, sql: "SELECT client, sequence FROM \(StoreSchema.appliedChangeSetsTable)")
+        while let row = try rows.next() { applied.insert(row[1], of: row[0]) }
+        let run = try db.makeStatement(sql: "INSERT INTO \(StoreSchema.appliedRunsTable)(client, through) VALUES (?, ?)")
+        for client in Set(applied.contiguous.keys).union(applied.beyond.keys) {
+            try run.execute(arguments: [client, applied.highestContiguousSequence(of: client)])
+        }
     }
 
     /// Version 5 → 6: nothing to rewrite. Version 6 writes registers in version 2 and marks a new row's columns with

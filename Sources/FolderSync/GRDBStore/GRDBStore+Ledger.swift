@@ -76,17 +76,6 @@ extension GRDBStore {
         return found
     }
 
-    /// Gives a ledger written before the runs its runs, read the slow way once (when the store is opened).
-    static func addRuns(_ db: Database) throws {
-        var applied = AppliedChangeSets()
-        let rows = try Row.fetchCursor(db, sql: "SELECT client, sequence FROM \(StoreSchema.appliedChangeSetsTable)")
-        while let row = try rows.next() { applied.insert(row[1], of: row[0]) }
-        let run = try db.makeStatement(sql: "INSERT INTO \(StoreSchema.appliedRunsTable)(client, through) VALUES (?, ?)")
-        for client in Set(applied.contiguous.keys).union(applied.beyond.keys) {
-            try run.execute(arguments: [client, applied.highestContiguousSequence(of: client)])
-        }
-    }
-
     /// Records that sets 1…`through` of `client` are covered (a run, no row per set) and extends the run over the
     /// sets recorded above it.
     static func recordAppliedRun(_ db: Database, client: String, through: Int64) throws {
