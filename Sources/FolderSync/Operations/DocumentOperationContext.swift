@@ -37,9 +37,21 @@ public struct DocumentOperationContext: Sendable {
         self.policy = policy
         self.emit = emit
     }
+
+    /// A context for the operations that keep nothing on this device: vacuum, the client listing, client and document
+    /// deletion, run by the `foldersync` tool or by a manager. `clientIdentifier` is who acts (a client identifier or
+    /// an operator's name), written in the markers they write. They have no helper folder: ``localLayout`` is one
+    /// under the system's temporary folder, which none of them reads or writes.
+    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
+                environment: SyncEnvironment = .live) {
+        let unused = FileManager.default.temporaryDirectory.appendingPathComponent("FolderSync-no-helper-folder", isDirectory: true)
+        self.init(fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
+                  clientIdentifier: clientIdentifier, localLayout: LocalLayout(helperDirectory: unused), environment: environment)
+    }
 }
 
 /// An operation on one document, set up by a ``DocumentOperationContext``: what its steps read of the context.
+/// Every document operation takes one, and its settings in an `Options` value of its own when it has any.
 ///
 /// The operation classes are `@unchecked Sendable`, and need to be: a run calls its steps from several tasks or
 /// threads at once (a sync uploads four change sets at a time and encodes staged changes on a thread of its own,
