@@ -7,6 +7,8 @@ public import Foundation
 /// syncs would hold vacuum back for ever). ``DocumentSyncManager``'s
 /// maintenance methods forward to one. Subclass it and override the factory
 /// methods to run backend subclasses of the operations.
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; its context and options are `let`s.
 open class DocumentMaintenance: DocumentOperation, @unchecked Sendable {
     /// What the maintenance keeps between the operations it runs: where vacuums remember what they verified, and the
     /// safeguards in force. Set before the object is made.

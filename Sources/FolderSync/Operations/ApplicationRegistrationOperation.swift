@@ -19,6 +19,10 @@ public struct RemoteReplacementRequest: Sendable, Hashable {
 /// Later clients only write their own `ClientDevices/<client>/` folder, and only when it does not say what this
 /// client would write (``deviceInfoOnRemote``): a launch whose registration is on the folder writes nothing, so a
 /// device syncs from a read-only or full share.
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; its context and options are `let`s, and
+/// what a run finds (``fileSystem``, ``deviceInfoOnRemote``, ``encryptionKeyFile``) is changed only by the task
+/// that runs ``run()``, and read once it returns.
 open class ApplicationRegistrationOperation: ApplicationOperation, @unchecked Sendable {
     /// What a registration is asked to do, beside where: the device it registers, how it answers encryption, and what
     /// the manager remembers of earlier registrations. Set before the operation is made; a backend subclass built with

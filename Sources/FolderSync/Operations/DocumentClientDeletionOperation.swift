@@ -30,6 +30,9 @@ public struct ClientDeletionReport: Sendable, Hashable {
 /// its grace period, 14 days by default). Its change sets are **kept**: other
 /// clients may not have applied them yet. Vacuum removes them once nobody
 /// needs them.
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; its context and options are `let`s, and
+/// the removal a run began is changed only by the task that runs ``run()``.
 open class DocumentClientDeletionOperation: DocumentOperation, @unchecked Sendable {
     /// Which client to delete, and the safeguards in force.
     public struct Options: Sendable {

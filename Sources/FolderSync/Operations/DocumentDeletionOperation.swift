@@ -11,6 +11,8 @@ import Logging
 /// ``FolderSyncError/Code/documentDeleted`` keeping its local data; a client
 /// that registers afterwards is asked whether to create the document anew.
 /// Running it again after an interruption finishes the removal.
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; it holds only its context, a `let`.
 open class DocumentDeletionOperation: DocumentOperation, @unchecked Sendable {
     /// The remote, the document, and who deletes it (``DocumentOperationContext/clientIdentifier``: a client
     /// identifier or an operator's name, written in the marker).

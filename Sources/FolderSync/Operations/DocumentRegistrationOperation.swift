@@ -31,6 +31,8 @@ public struct RemoteDocumentCreationRequest: Sendable, Hashable {
 ///    then writes `IntegrityKey/<key>`. A document found with its info but no key file is one whose creation
 ///    stopped between the two: its key file is written (``DocumentInfo``'s `keyCompletingCreation`).
 /// 4. This client's folders are created.
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; its context and options are `let`s.
 open class DocumentRegistrationOperation: DocumentOperation, @unchecked Sendable {
     /// What a registration is asked to do, beside where: the document it would create, the key this client knew, and
     /// whether to create a missing document. Set before the operation is made; a backend subclass built with

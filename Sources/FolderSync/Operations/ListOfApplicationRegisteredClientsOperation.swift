@@ -5,6 +5,8 @@ public import Foundation
 /// Clients come from `ClientDevices/` and from the documents' change-set
 /// folders and recent syncs, so a client whose device folder is missing is
 /// still listed. Reads only listings and `deviceInfo.plist` files.
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; it holds only its context, a `let`.
 open class ListOfApplicationRegisteredClientsOperation: ApplicationOperation, @unchecked Sendable {
     /// The remote, the application's layout, and the environment.
     public let context: ApplicationOperationContext

@@ -5,6 +5,8 @@ public import Foundation
 /// What a client holds back comes from a dry-run vacuum (``makeVacuumOperation()``),
 /// so the listing and the vacuum never disagree about the rule. Deleted
 /// clients are listed too, flagged.
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; it holds only its context, a `let`.
 open class ListOfDocumentRegisteredClientsOperation: DocumentOperation, @unchecked Sendable {
     /// The remote and the document.
     public let context: DocumentOperationContext

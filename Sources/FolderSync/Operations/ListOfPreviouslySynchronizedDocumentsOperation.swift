@@ -4,6 +4,8 @@ public import Foundation
 ///
 /// TICoreDataSync offered this list so that a new device could pick a
 /// document to download. Documents with a deletion marker are left out.
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; it holds only its context, a `let`.
 open class ListOfPreviouslySynchronizedDocumentsOperation: ApplicationOperation, @unchecked Sendable {
     /// The remote, the application's layout, and the environment.
     public let context: ApplicationOperationContext

@@ -5,6 +5,8 @@ import Logging
 /// Other clients then find their documents gone (an integrity-key mismatch
 /// at their next sync, keeping their local data) and recreate the tree when
 /// they register again. Nothing else on the remote is touched.
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; it holds only its context, a `let`.
 open class RemoveAllRemoteSyncDataOperation: ApplicationOperation, @unchecked Sendable {
     /// The remote, the application's layout, and the environment.
     public let context: ApplicationOperationContext

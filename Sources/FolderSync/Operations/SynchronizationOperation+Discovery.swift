@@ -46,7 +46,7 @@ extension SynchronizationOperation {
     ///   - listing: clients whose folder is listed even when their marker names every set they have new.
     ///   - markers: the listing of `RecentSyncs/` when the caller already asked for it, `nil` to ask for it here.
     ///   - ownSets: the listing of this client's own change sets, asked before a sync that numbers new sets
-    ///     (``listsOwnChangeSets(_:)``), checked for sets its store does not know (``checkOwnNumbers(in:_:)``).
+    ///     (``listsOwnChangeSets(_:)``), checked for sets its store does not know (``checkOwnNumbers(in:_:_:)``).
     ///   - ownMarker: this client's own marker, when the caller read it with the listings.
     func findNewChangeSets(_ state: inout LocalSyncState, listing: Set<String> = [],
                            markers listed: [RemoteItem]? = nil, ownSets: [RemoteItem]? = nil,
@@ -313,8 +313,8 @@ extension SynchronizationOperation {
     ///   continues after the published sequence (``ModelAdapter/continueAfterRestore(remotePublishedSequence:localClient:)``),
     ///   its own sets in between come back from the remote, and nothing is ever numbered twice. Unless the sets it
     ///   names beyond are still staged here under the same names: a marker written with its sets, whose upload failed
-    ///   (``publish(_:_:announcing:)``); this sync publishes them. Another client's marker acknowledging more of this
-    ///   client's sets than its store published tells the same (``findNewChangeSets(_:listing:markers:ownSets:ownMarker:)``);
+    ///   (``publish(_:_:announcing:_:)``); this sync publishes them. Another client's marker acknowledging more of this
+    ///   client's sets than its store published tells the same (``findNewChangeSets(_:listing:markers:ownSets:ownMarker:_:)``);
     /// - the marker says less: the folder was restored from an older copy, or the marker rolled back. The marker is
     ///   written again, and when this client's own sets are gone from the folder, it owes a whole store that
     ///   covers them (uploaded by the manager after this sync), so that the folder heals;
@@ -388,7 +388,7 @@ extension SynchronizationOperation {
 
     /// Whether every set of this client after its store's published sequence through `sequence` is still staged here
     /// (under its name in `names`, when given): sets that went out (or whose marker did) before the store marked them
-    /// published (``publish(_:_:announcing:)``), not a store restored from an earlier copy.
+    /// published (``publish(_:_:announcing:_:)``), not a store restored from an earlier copy.
     private func isStaged(through sequence: Int64, _ state: LocalSyncState, names: [String]? = nil) -> Bool {
         let staged = localLayout.stagedSyncChangesDirectory
         var stagedNames: [Int64: String] = [:]

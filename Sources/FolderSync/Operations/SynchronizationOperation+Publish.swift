@@ -82,7 +82,7 @@ extension SynchronizationOperation {
     /// see the marker before the files, and takes the sets from the marker; a reader that comes later finds the
     /// files, since this client writes its next marker only after publishing again whatever is still staged. A
     /// marker written when a set's upload failed names a set the folder lacks and says more than the store marked
-    /// published: the next sync knows it by the staged file of that name (``checkOwnHistory(_:prefetched:_:)``).
+    /// published: the next sync knows it by the staged file of that name (``checkOwnHistory(_:prefetched:_:_:)``).
     func publish(_ staged: [(name: String, sequence: Int64)], _ state: inout LocalSyncState,
                  announcing acknowledgement: [String: Int64]?, _ run: inout Run) async throws {
         let directory = localLayout.stagedSyncChangesDirectory
@@ -134,7 +134,7 @@ extension SynchronizationOperation {
         if installation != nil { run.announcedInstallation = true }
         // Its version tag, so that the next sync does not read it back: asked after a sync that published nothing.
         // One that published does not wait for it (a round trip over a wide-area link): the next sync reads the
-        // marker back with its first requests (``checkOwnHistory(_:prefetched:_:)``).
+        // marker back with its first requests (``checkOwnHistory(_:prefetched:_:_:)``).
         if staged.isEmpty {
             state.remote.ownRecentSyncEtag = try await fetchOwnRecentSyncVersionTag()
             run.report.remoteRequests += 1

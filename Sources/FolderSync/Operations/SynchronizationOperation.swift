@@ -227,7 +227,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         try await checkIntegrityKey(&run)
         // What the local changes were made after: they are staged once this sync's sets are applied, but they do
         // not depend on those (a set of a newer format parked here must not hold them back at every reader), but for
-        // the sets that took over columns of a row this client created (``suppliersOfUnpublishedInserts``).
+        // the sets that took over columns of a row this client created (``Run/suppliersOfUnpublishedInserts``).
         let dependencies = try acknowledgement(&run)
         try Task.checkCancellation()
 
@@ -368,7 +368,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         return isDue(state, after: context.policy.acknowledgementDelay)
     }
 
-    /// Whether this sync looks at this client's whole store (``checkOwnWholeStore(_:tag:)``), as known when it starts.
+    /// Whether this sync looks at this client's whole store (``checkOwnWholeStore(_:tag:_:)``), as known when it starts.
     private func looksAtOwnWholeStore(_ state: LocalSyncState) -> Bool {
         !isReadOnly && (isHeartbeatDue(state) || checksOwnWholeStore) && state.remote.ownWholeStoreTag != nil
     }

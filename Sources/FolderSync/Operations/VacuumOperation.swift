@@ -33,6 +33,10 @@ import Logging
 ///
 /// Anything it cannot read or does not know is left alone and reported.
 /// Modification dates are used for one thing only: the age of temporaries.
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`, and a run shares it with the tasks that
+/// remove files (``Options/maximumConcurrentRemovals`` at once); its context and options are `let`s, and the removal
+/// a run began is changed only by the task that runs ``run()``.
 open class VacuumOperation: DocumentOperation, @unchecked Sendable {
     /// How a vacuum runs: whether it only reports, what it expires, how long what it removes is kept, and what it
     /// remembers between runs. Set before the operation is made; a backend subclass built with

@@ -18,6 +18,9 @@ extension FolderSyncError {
 /// fails (being replaced, or damaged) is skipped for the next best. Local changes not yet published survive:
 /// the store re-applies them as new changes. The change sets the store does not contain are applied by the
 /// next sync.
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; its context, store and options are
+/// `let`s, and what a run fetched is a value it returns.
 open class WholeStoreDownloadOperation: DocumentOperation, @unchecked Sendable {
     /// What a download is asked to do beside where: whom to tell before and after the local data is replaced, and
     /// how the manager installs the store. Set before the operation is made; a backend subclass built with
