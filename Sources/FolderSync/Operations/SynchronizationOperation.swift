@@ -28,7 +28,7 @@ public import Foundation
 /// PUT then MOVE on WebDAV), and one that applies it two (the listings; the marker, which carries the set).
 ///
 /// The operation holds only what it was built with: its context, its store and its ``Options``, none of which
-/// changes after it is made. What one run learns and changes is a ``Run`` value that ``run()`` creates and hands to
+/// changes after it is made. What one run learns and changes is a value (`Run`) that ``run()`` creates and hands to
 /// each phase, so that two runs share nothing and nothing must be reset.
 ///
 /// This file holds ``run()`` and the backend steps; each phase is a file of its own:
