@@ -82,10 +82,14 @@ open class ApplicationRegistrationOperation: ApplicationOperation, @unchecked Se
     public var encryptionKeyStore: (any EncryptionKeyStore)? { options.encryptionKeyStore }
     /// Asks the app whether to encrypt a new application, or for the password of an encrypted one.
     public var askAboutEncryption: @Sendable (EncryptionRequest) async -> EncryptionAnswer { options.askAboutEncryption }
-    var requiresEncryption: Bool { options.requiresEncryption }
-    var registeredBefore: Bool { options.registeredBefore }
-    var joinedClear: Bool { options.joinedClear }
-    var askToReplaceRemote: (@Sendable (RemoteReplacementRequest) async -> Bool)? { options.askToReplaceRemote }
+    /// Whether the app requires the application to be encrypted (``Options/requiresEncryption``).
+    public var requiresEncryption: Bool { options.requiresEncryption }
+    /// Whether this client registered with the application before (``Options/registeredBefore``).
+    public var registeredBefore: Bool { options.registeredBefore }
+    /// Whether this client joined the application when it was not encrypted (``Options/joinedClear``).
+    public var joinedClear: Bool { options.joinedClear }
+    /// Asked whether the remote was really replaced (``Options/askToReplaceRemote``).
+    public var askToReplaceRemote: (@Sendable (RemoteReplacementRequest) async -> Bool)? { options.askToReplaceRemote }
     var foundApplication: (@Sendable () throws -> Void)? { options.foundApplication }
 
     /// How many passwords one registration tries before it stops with ``FolderSyncError/Code/wrongPassword``.
