@@ -30,8 +30,9 @@ struct DocumentExportTests {
         let before = treeListing(of: root)
 
         let output = directory.url.appendingPathComponent("export.sqlite")
-        let result = try await DocumentExport(remote: remote, layout: clients[0].document.layout, documentIdentifier: "DOC",
-                                              environment: Fixture.quietEnvironment()).run(to: output)
+        let context = DocumentOperationContext(fileSystem: remote, layout: clients[0].document.layout, documentIdentifier: "DOC",
+                                               clientIdentifier: "foldersync", environment: Fixture.quietEnvironment())
+        let result = try await DocumentExport(context: context).run(to: output)
         #expect((result.wholeStore != nil) == withWholeStore)
         #expect(treeListing(of: root) == before, "the export wrote to the remote")
         let exported = try await DatabaseQueue(path: output.path).read { db in
@@ -51,7 +52,9 @@ struct DocumentExportTests {
         let tables = try await DatabaseQueue(path: output.path).read { try String.fetchAll($0, sql: "SELECT name FROM sqlite_master") }
         #expect(!tables.contains { $0.hasPrefix("foldersync_") })
         await #expect(throws: FolderSyncError.self) {
-            try await DocumentExport(remote: remote, layout: clients[0].document.layout, documentIdentifier: "DOC").run(to: output)
+            try await DocumentExport(context: DocumentOperationContext(fileSystem: remote, layout: clients[0].document.layout,
+                                                                       documentIdentifier: "DOC", clientIdentifier: "foldersync"))
+                .run(to: output)
         }
     }
 

@@ -163,8 +163,8 @@ final class KillingDocumentSyncManager: DocumentSyncManager, @unchecked Sendable
         try super.init(applicationSyncManager: applicationSyncManager, configuration: configuration, store: store)
     }
 
-    override func synchronizationOperation(integrityKey: String, store: any ModelAdapter) -> SynchronizationOperation {
-        let operation = super.synchronizationOperation(integrityKey: integrityKey, store: store)
+    override func synchronizationOperation(store: any ModelAdapter, options: SynchronizationOperation.Options) -> SynchronizationOperation {
+        let operation = super.synchronizationOperation(store: store, options: options)
         return KillingSynchronizationOperation(copying: operation, killSwitch: killSwitch)
     }
 }

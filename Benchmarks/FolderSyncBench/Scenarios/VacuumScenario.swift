@@ -149,8 +149,9 @@ struct VacuumScenario: Scenario {
         environment.logger.logLevel = .error
         let counting = CountingFileSystem(remote)
         let http = { (remote as? WebDAVFileSystem)?.statistics.requests }
-        let maintenance = try DocumentMaintenance(remote: counting, layout: fabricator.layout, documentIdentifier: fabricator.document,
-                                                  environment: environment)
+        let context = DocumentOperationContext(fileSystem: counting, layout: fabricator.layout, documentIdentifier: fabricator.document,
+                                               clientIdentifier: "foldersync", environment: environment)
+        let maintenance = try DocumentMaintenance(context: context)
         var started = ContinuousClock.now
         _ = try await maintenance.vacuum(dryRun: true)
         let dryRun = (ContinuousClock.now - started).seconds

@@ -21,7 +21,8 @@ open class S3ApplicationSyncManager: ApplicationSyncManager, @unchecked Sendable
         super.init(remote: remote ?? s3, environment: environment)
     }
 
-    open override func applicationRegistrationOperation(layout: RemoteLayout, deviceInfo: DeviceInfo) -> ApplicationRegistrationOperation {
-        S3ApplicationRegistrationOperation(s3: s3, standard: super.applicationRegistrationOperation(layout: layout, deviceInfo: deviceInfo))
+    open override func applicationRegistrationOperation(layout: RemoteLayout,
+                                                        options: ApplicationRegistrationOperation.Options) -> ApplicationRegistrationOperation {
+        S3ApplicationRegistrationOperation(s3: s3, standard: super.applicationRegistrationOperation(layout: layout, options: options))
     }
 }

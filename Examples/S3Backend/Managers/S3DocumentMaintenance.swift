@@ -7,24 +7,27 @@ open class S3DocumentMaintenance: DocumentMaintenance, @unchecked Sendable {
     /// The bucket the S3 steps talk to.
     public let s3: S3FileSystem
 
-    /// - Parameter remote: what the standard steps use; `s3` unless a test wraps it.
-    public init(s3: S3FileSystem, remote: (any RemoteFileSystem)? = nil, layout: RemoteLayout, documentIdentifier: String,
-                actorIdentifier: String = "foldersync", environment: SyncEnvironment = .live) throws {
+    /// Maintenance of the document `context` names, with its S3 steps talking to `s3`. `context`'s file system is
+    /// what the standard steps use: `s3`, unless a test wraps it.
+    public init(s3: S3FileSystem, context: DocumentOperationContext, options: Options = Options()) throws {
         self.s3 = s3
-        try super.init(remote: remote ?? s3, layout: layout, documentIdentifier: documentIdentifier,
-                       actorIdentifier: actorIdentifier, environment: environment)
+        try super.init(context: context, options: options)
     }
 
-    open override func vacuumOperation(dryRun: Bool, expireClientsAfter: TimeInterval?, temporaryFileAge: TimeInterval) -> VacuumOperation {
-        S3VacuumOperation(s3: s3, standard: super.vacuumOperation(dryRun: dryRun, expireClientsAfter: expireClientsAfter,
-                                                                  temporaryFileAge: temporaryFileAge))
+    /// The maintenance `standard` does (same context and options), with S3 steps.
+    public convenience init(s3: S3FileSystem, standard: DocumentMaintenance) throws {
+        try self.init(s3: s3, context: standard.context, options: standard.options)
+    }
+
+    open override func vacuumOperation(options: VacuumOperation.Options) -> VacuumOperation {
+        S3VacuumOperation(s3: s3, standard: super.vacuumOperation(options: options))
     }
 
     open override func listOfDocumentRegisteredClientsOperation() -> ListOfDocumentRegisteredClientsOperation {
         S3ListOfDocumentRegisteredClientsOperation(s3: s3, standard: super.listOfDocumentRegisteredClientsOperation())
     }
 
-    open override func documentClientDeletionOperation(clientIdentifier: String) -> DocumentClientDeletionOperation {
-        S3DocumentClientDeletionOperation(s3: s3, standard: super.documentClientDeletionOperation(clientIdentifier: clientIdentifier))
+    open override func documentClientDeletionOperation(options: DocumentClientDeletionOperation.Options) -> DocumentClientDeletionOperation {
+        S3DocumentClientDeletionOperation(s3: s3, standard: super.documentClientDeletionOperation(options: options))
     }
 }

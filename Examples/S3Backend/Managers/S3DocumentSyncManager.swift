@@ -14,15 +14,14 @@ open class S3DocumentSyncManager: DocumentSyncManager, @unchecked Sendable {
         return (applicationSyncManager as? S3ApplicationSyncManager)?.s3
     }
 
-    open override func documentRegistrationOperation(proposedDocumentInfo: DocumentInfo,
-                                                     rememberedIntegrityKey: String?) -> DocumentRegistrationOperation {
-        let standard = super.documentRegistrationOperation(proposedDocumentInfo: proposedDocumentInfo,
-                                                           rememberedIntegrityKey: rememberedIntegrityKey)
+    open override func documentRegistrationOperation(options: DocumentRegistrationOperation.Options) -> DocumentRegistrationOperation {
+        let standard = super.documentRegistrationOperation(options: options)
         return s3.map { S3DocumentRegistrationOperation(s3: $0, standard: standard) } ?? standard
     }
 
-    open override func synchronizationOperation(integrityKey: String, store: any ModelAdapter) -> SynchronizationOperation {
-        let standard = super.synchronizationOperation(integrityKey: integrityKey, store: store)
+    open override func synchronizationOperation(store: any ModelAdapter,
+                                                 options: SynchronizationOperation.Options) -> SynchronizationOperation {
+        let standard = super.synchronizationOperation(store: store, options: options)
         return s3.map { S3SynchronizationOperation(s3: $0, standard: standard) } ?? standard
     }
 
@@ -31,15 +30,14 @@ open class S3DocumentSyncManager: DocumentSyncManager, @unchecked Sendable {
         return s3.map { S3WholeStoreUploadOperation(s3: $0, standard: standard) } ?? standard
     }
 
-    open override func wholeStoreDownloadOperation(store: any SnapshottingModelAdapter) -> WholeStoreDownloadOperation {
-        let standard = super.wholeStoreDownloadOperation(store: store)
+    open override func wholeStoreDownloadOperation(store: any SnapshottingModelAdapter,
+                                                   options: WholeStoreDownloadOperation.Options) -> WholeStoreDownloadOperation {
+        let standard = super.wholeStoreDownloadOperation(store: store, options: options)
         return s3.map { S3WholeStoreDownloadOperation(s3: $0, standard: standard) } ?? standard
     }
 
-    open override func documentMaintenance() throws -> DocumentMaintenance {
-        guard let s3 else { return try super.documentMaintenance() }
-        return try S3DocumentMaintenance(s3: s3, remote: applicationSyncManager.remote, layout: layout,
-                                         documentIdentifier: documentIdentifier, actorIdentifier: clientIdentifier,
-                                         environment: applicationSyncManager.environment)
+    open override func documentMaintenance(options: DocumentMaintenance.Options) throws -> DocumentMaintenance {
+        let standard = try super.documentMaintenance(options: options)
+        return try s3.map { try S3DocumentMaintenance(s3: $0, standard: standard) } ?? standard
     }
 }

@@ -13,7 +13,7 @@ public final class S3DocumentClientDeletionOperation: DocumentClientDeletionOper
     }
 
     public override func clientIsKnown() async throws -> Bool {
-        let document = documentIdentifier, client = clientIdentifier
+        let document = documentIdentifier, client = deletedClientIdentifier
         for file in [layout.recentSyncFile(document, client: client), layout.deletedClientFile(document, client: client)]
         where try await s3.fileExists(at: file) {
             return true

@@ -108,9 +108,16 @@ extension GRDBStore {
 
     @_spi(ModelAdapter) public func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
                       resolutions: [ColumnKey: ConflictResolution]) throws -> ApplyOutcome {
+        try apply(header, localClient: localClient, changes: changes, resolutions: resolutions, remote: nil)
+    }
+
+    /// Applies the set in one transaction, saving `remote` (what the sync learned of the remote) in it when given.
+    func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
+               resolutions: [ColumnKey: ConflictResolution], remote: LocalSyncState.RemoteKnowledge?) throws -> ApplyOutcome {
         try wrap("applying change set \(header.sequence) of client \(header.clientIdentifier)") {
             do {
-                return try applyInTransaction(header, localClient: localClient, changes: changes, resolutions: resolutions)
+                return try applyInTransaction(header, localClient: localClient, changes: changes, resolutions: resolutions,
+                                              remote: remote)
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                 // Rolled back whole: a set another client published may supply what the constraint asks for.
                 var outcome = ApplyOutcome()
@@ -121,8 +128,9 @@ extension GRDBStore {
     }
 
     private func applyInTransaction(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
-                                    resolutions: [ColumnKey: ConflictResolution]) throws -> ApplyOutcome {
-        try writeWithoutCapture { db in
+                                    resolutions: [ColumnKey: ConflictResolution],
+                                    remote: LocalSyncState.RemoteKnowledge?) throws -> ApplyOutcome {
+        try writeWithoutCapture(savingRemoteKnowledge: remote) { db in
             var outcome = ApplyOutcome()
             if try Self.isApplied(db, client: header.clientIdentifier, sequence: header.sequence,
                                   changeSetIdentifier: header.changeSetIdentifier) { return outcome }

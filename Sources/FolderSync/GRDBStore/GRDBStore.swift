@@ -59,9 +59,6 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     /// The sync state as last read or written, with its bytes (``loadState(_:)``): a cache by content, so that a
     /// write by any other path (or a transaction rolled back) is read again.
     let stateCache = Locked<(data: Data, state: LocalSyncState)?>(nil)
-    /// What ``apply(_:localClient:changes:resolutions:savingRemoteKnowledge:)`` saves with the change set it applies:
-    /// taken by the next transaction of ``writeWithoutCapture(_:)`` (the apply's), which writes it before it commits.
-    let knowledgeToSave = Locked<LocalSyncState.RemoteKnowledge?>(nil)
 
     /// How the store connects to its file.
     ///
@@ -236,7 +233,11 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     /// only return, and a statement that fires triggers runs in a statement transaction, whose journal copies every
     /// page it changes (B's apply in benchmark scenario 1: 1.16 s with them, 0.99 s without). An app's own
     /// trigger keeps them on, so that it runs for remote changes as for local ones.
-    func writeWithoutCapture<T>(_ body: (Database) throws -> T) throws -> T {
+    ///
+    /// `remote`, when given, is what a sync learned of the remote: saved in the same transaction, before it commits
+    /// (one commit instead of two).
+    func writeWithoutCapture<T>(savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge? = nil,
+                                _ body: (Database) throws -> T) throws -> T {
         try database.writeWithoutTransaction { db in
             let connection = db.sqliteConnection.map { UnsafeMutableRawPointer($0) }
             var triggersOff = false
@@ -253,8 +254,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
             var result: T?
             try db.inTransaction {
                 result = try body(db)
-                // What a sync learned of the remote, handed over for the apply under way (one commit instead of two).
-                if let remote = knowledgeToSave.withLock({ pending in defer { pending = nil }; return pending }) {
+                if let remote {
                     var state = try loadState(db)
                     state.remote = remote
                     try save(state, db)
@@ -380,11 +380,9 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     @_spi(ModelAdapter) public func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
                                           resolutions: [ColumnKey: ConflictResolution],
                                           savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge) throws -> ApplyOutcome {
-        // Saved by the apply's own transaction (``writeWithoutCapture(_:)``), or after it when that did not happen.
-        knowledgeToSave.withLock { $0 = remote }
-        defer { knowledgeToSave.withLock { $0 = nil } }
-        let outcome = try apply(header, localClient: localClient, changes: changes, resolutions: resolutions)
-        if knowledgeToSave.withLock({ $0 != nil }) { try saveRemoteKnowledge(remote) }
+        // Saved by the apply's own transaction, or after it when a constraint rolled that back.
+        let outcome = try apply(header, localClient: localClient, changes: changes, resolutions: resolutions, remote: remote)
+        if outcome.unmetConstraint != nil { try saveRemoteKnowledge(remote) }
         return outcome
     }
 

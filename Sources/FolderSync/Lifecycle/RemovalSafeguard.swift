@@ -1,5 +1,5 @@
 /// The safeguards of vacuum and client deletion against the wrong beliefs once found in them, each of which a test
-/// can switch off (``VacuumOperation/disabledSafeguards``) to replay its defect and show that the removed area alone
+/// can switch off (``VacuumOperation/Options/disabledSafeguards``) to replay its defect and show that the removed area alone
 /// still keeps every write (issue 39). Not API: `package`, a seam for tests.
 package enum RemovalSafeguard: Hashable, Sendable, CaseIterable {
     /// A whole store counts as covering anything only once read whole and matched against its manifest (issue 19,

@@ -255,15 +255,18 @@ open class ApplicationSyncManager: @unchecked Sendable {
     private func registerWithRemote(_ configuration: Configuration, layout: RemoteLayout, rejoining: Bool = false) async throws {
         let device = DeviceInfo(clientIdentifier: configuration.clientIdentifier, clientDescription: configuration.clientDescription,
                                 userInfo: configuration.userInfo, registrationDate: environment.now().wholeSeconds)
-        let operation = applicationRegistrationOperation(layout: layout, deviceInfo: device)
-        // Set here, not in the factory, so that a backend's subclass gets them too.
+        // Passed to the factory, so that a backend's subclass gets them too.
         let remembered = mutable.current
-        operation.requiresEncryption = requiresEncryption
-        operation.registeredBefore = remembered.registeredBefore && !rejoining
-        operation.joinedClear = operation.registeredBefore && remembered.joinedClear
-        operation.deviceInfoOnRemote = rejoining ? nil : remembered.deviceInfoOnRemote
-        operation.foundApplication = remembered.foundApplication
-        operation.askToReplaceRemote = { [unowned self] request in await self.remoteReplacementHandler?(request) ?? false }
+        var options = ApplicationRegistrationOperation.Options(
+            deviceInfo: device, encryptionKeyStore: encryptionKeyStore,
+            askAboutEncryption: { [unowned self] request in await self.askAboutEncryption(request) })
+        options.requiresEncryption = requiresEncryption
+        options.registeredBefore = remembered.registeredBefore && !rejoining
+        options.joinedClear = options.registeredBefore && remembered.joinedClear
+        options.deviceInfoOnRemote = rejoining ? nil : remembered.deviceInfoOnRemote
+        options.foundApplication = remembered.foundApplication
+        options.askToReplaceRemote = { [unowned self] request in await self.remoteReplacementHandler?(request) ?? false }
+        let operation = applicationRegistrationOperation(layout: layout, options: options)
         try await operation.run()
         mutable.withLock { state in
             state.remote = operation.fileSystem
@@ -355,11 +358,14 @@ open class ApplicationSyncManager: @unchecked Sendable {
         return true
     }
 
-    /// Builds the registration operation. Override to return a backend subclass.
-    open func applicationRegistrationOperation(layout: RemoteLayout, deviceInfo: DeviceInfo) -> ApplicationRegistrationOperation {
-        ApplicationRegistrationOperation(fileSystem: underlyingRemote, layout: layout, deviceInfo: deviceInfo, environment: environment,
-                                         encryptionKeyStore: encryptionKeyStore,
-                                         askAboutEncryption: { [unowned self] request in await self.askAboutEncryption(request) })
+    /// Builds the registration operation, on the remote as the app gave it, with `options` (the device, the
+    /// encryption answers, what this client remembers). Override to return a backend subclass, built with
+    /// ``ApplicationRegistrationOperation/init(copying:)`` from the operation this returns.
+    open func applicationRegistrationOperation(layout: RemoteLayout,
+                                               options: ApplicationRegistrationOperation.Options) -> ApplicationRegistrationOperation {
+        ApplicationRegistrationOperation(context: ApplicationOperationContext(fileSystem: underlyingRemote, layout: layout,
+                                                                              environment: environment),
+                                         options: options)
     }
 
     private func askAboutEncryption(_ request: EncryptionRequest) async -> EncryptionAnswer {
@@ -370,22 +376,29 @@ open class ApplicationSyncManager: @unchecked Sendable {
 
     /// Builds the operation that lists registered clients. Override to return a backend subclass.
     open func listOfApplicationRegisteredClientsOperation(layout: RemoteLayout) -> ListOfApplicationRegisteredClientsOperation {
-        ListOfApplicationRegisteredClientsOperation(fileSystem: remote, layout: layout, environment: environment)
+        ListOfApplicationRegisteredClientsOperation(context: applicationContext(layout: layout))
     }
 
     /// Builds the operation that lists documents. Override to return a backend subclass.
     open func listOfPreviouslySynchronizedDocumentsOperation(layout: RemoteLayout) -> ListOfPreviouslySynchronizedDocumentsOperation {
-        ListOfPreviouslySynchronizedDocumentsOperation(fileSystem: remote, layout: layout, environment: environment)
+        ListOfPreviouslySynchronizedDocumentsOperation(context: applicationContext(layout: layout))
     }
 
     /// Builds the document deletion operation. Override to return a backend subclass.
     open func documentDeletionOperation(layout: RemoteLayout, documentIdentifier: String) -> DocumentDeletionOperation {
-        DocumentDeletionOperation(fileSystem: remote, layout: layout, documentIdentifier: documentIdentifier,
-                                  actorIdentifier: clientIdentifier ?? "unknown", environment: environment)
+        DocumentDeletionOperation(context: DocumentOperationContext(
+            fileSystem: remote, layout: layout, documentIdentifier: documentIdentifier,
+            clientIdentifier: clientIdentifier ?? "unknown", environment: environment))
     }
 
     /// Builds the operation that removes the application's remote folder. Override to return a backend subclass.
     open func removeAllRemoteSyncDataOperation(layout: RemoteLayout) -> RemoveAllRemoteSyncDataOperation {
-        RemoveAllRemoteSyncDataOperation(fileSystem: remote, layout: layout, environment: environment)
+        RemoveAllRemoteSyncDataOperation(context: applicationContext(layout: layout))
+    }
+
+    /// What this manager's application-level operations receive: its remote (unlocked, when the application is
+    /// encrypted), the application's layout, and its environment.
+    func applicationContext(layout: RemoteLayout) -> ApplicationOperationContext {
+        ApplicationOperationContext(fileSystem: remote, layout: layout, environment: environment)
     }
 }

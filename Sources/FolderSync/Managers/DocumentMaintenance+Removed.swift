@@ -40,14 +40,14 @@ extension DocumentMaintenance {
                     let isWholeStore = destination.parent.parent == layout.wholeStoreDirectory(documentIdentifier)
                     if isWholeStore, refusedStores.contains(destination.parent) { continue }
                     if isWholeStore, destination.name == RemoteLayout.wholeStoreFileName,
-                       !(try await remote.contentsOfDirectoryIfPresent(at: destination.parent).isEmpty) {
+                       !(try await fileSystem.contentsOfDirectoryIfPresent(at: destination.parent).isEmpty) {
                         refusedStores.insert(destination.parent)
                         report.skipped.append(.init(path: file.path, reason: "the client has a whole store again; this one stays"))
                         continue
                     }
-                    try await remote.createDirectory(at: destination.parent)
+                    try await fileSystem.createDirectory(at: destination.parent)
                     do {
-                        try await remote.move(from: file.path, to: destination, replacing: false)
+                        try await fileSystem.move(from: file.path, to: destination, replacing: false)
                         report.restored.append(destination)
                     } catch FolderSyncError.Code.remoteItemExists {
                         report.skipped.append(.init(path: file.path, reason: "something is at \(destination) again; this stays"))
@@ -62,7 +62,7 @@ extension DocumentMaintenance {
 
     /// The removals the document's own removed area keeps, oldest first.
     private func areaRemovals() async throws -> [RemovalListing] {
-        let area = RemovedArea(fileSystem: remote, layout: layout, document: documentIdentifier)
+        let area = RemovedArea(fileSystem: fileSystem, layout: layout, document: documentIdentifier)
         var listings: [RemovalListing] = []
         for removal in try await area.removals() {
             listings.append(RemovalListing(folder: removal.folder, record: await area.record(of: removal), date: removal.date,
@@ -80,13 +80,13 @@ extension DocumentMaintenance {
     /// The deletions of the document the application's removed area keeps, oldest first: removals of a document
     /// deletion that hold the document's folder, each listed with the files of that folder alone.
     private func deletions() async throws -> [Deletion] {
-        let area = RemovedArea(fileSystem: remote, layout: layout)
+        let area = RemovedArea(fileSystem: fileSystem, layout: layout)
         let document = layout.documentDirectory(documentIdentifier)
         var deletions: [Deletion] = []
         for removal in try await area.removals() {
             guard let record = await area.record(of: removal), record.operation == .documentDeletion else { continue }
             let folder = RemovedArea.Removal(folder: removal.folder, base: area.base).destination(of: document)
-            guard try await remote.item(at: folder)?.kind == .directory else { continue }
+            guard try await fileSystem.item(at: folder)?.kind == .directory else { continue }
             let files = try await area.files(of: removal).filter { $0.originalPath.hasPrefix(document) }
             deletions.append(Deletion(listing: RemovalListing(folder: removal.folder, record: record, date: removal.date, files: files),
                                       folder: folder))
@@ -102,11 +102,11 @@ extension DocumentMaintenance {
     private func restoreDeletedDocument(since: Date?, into report: inout RemovalRestoreReport) async throws {
         let folder = layout.documentDirectory(documentIdentifier), marker = layout.deletedDocumentFile(documentIdentifier)
         let newest = try await deletions().last { deletion in since.map { since in deletion.listing.date.map { $0 >= since } ?? false } ?? true }
-        if try await remote.exists(layout.documentInfoFile(documentIdentifier)) {
+        if try await fileSystem.exists(layout.documentInfoFile(documentIdentifier)) {
             if let newest { report.skipped.append(.init(path: newest.folder, reason: "document \(documentIdentifier) is there again; this stays")) }
         } else if let newest {
             do {
-                try await remote.move(from: newest.folder, to: folder, replacing: false)
+                try await fileSystem.move(from: newest.folder, to: folder, replacing: false)
             } catch FolderSyncError.Code.remoteItemExists {
                 report.skipped.append(.init(path: newest.folder, reason: "something is at \(folder) again; this stays"))
                 return
@@ -115,7 +115,7 @@ extension DocumentMaintenance {
         } else {
             return
         }
-        if try await remote.exists(marker) { try await remote.remove(marker) }
+        if try await fileSystem.exists(marker) { try await fileSystem.remove(marker) }
     }
 
     /// Whether a path of the document is one of `client`'s own files.

@@ -7,31 +7,35 @@ public import Foundation
 /// syncs would hold vacuum back for ever). ``DocumentSyncManager``'s
 /// maintenance methods forward to one. Subclass it and override the factory
 /// methods to run backend subclasses of the operations.
-open class DocumentMaintenance: @unchecked Sendable {
-    /// The shared folder holding the document.
-    public let remote: any RemoteFileSystem
-    /// The layout of the application tree the document belongs to.
-    public let layout: RemoteLayout
-    /// The document maintained: the name of its folder in `Documents/`.
-    public let documentIdentifier: String
-    /// Who acts (a client identifier or an operator's name), written in the markers this writes.
-    public let actorIdentifier: String
-    /// Time, identifiers and logging for the operations this runs.
-    public let environment: SyncEnvironment
-    /// Where vacuums remember the whole stores they verified (``VacuumOperation/verificationCacheFile``); `nil`
-    /// reads every whole store at every vacuum.
-    public var verificationCacheFile: URL?
-    /// Safeguards switched off in the vacuums and client deletions this runs, for tests that replay their defects.
-    package var disabledSafeguards: Set<RemovalSafeguard> = []
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; its context and options are `let`s.
+open class DocumentMaintenance: DocumentOperation, @unchecked Sendable {
+    /// What the maintenance keeps between the operations it runs: where vacuums remember what they verified, and the
+    /// safeguards in force. Set before the object is made.
+    public struct Options: Sendable {
+        /// Where vacuums remember the whole stores they verified (``VacuumOperation/Options/verificationCacheFile``);
+        /// `nil` reads every whole store at every vacuum.
+        public var verificationCacheFile: URL?
+        /// Safeguards switched off in the vacuums and client deletions this runs, for tests that replay their defects.
+        package var disabledSafeguards: Set<RemovalSafeguard> = []
+
+        /// Options; see the properties for each argument.
+        public init(verificationCacheFile: URL? = nil) {
+            self.verificationCacheFile = verificationCacheFile
+        }
+    }
+
+    /// The shared folder, the document, and who acts (``DocumentOperationContext/clientIdentifier``: a client
+    /// identifier or an operator's name, written in the markers this writes).
+    public let context: DocumentOperationContext
+    /// What the operations this runs share.
+    public let options: Options
 
     /// - Throws: ``FolderSyncError/Code/invalidIdentifier`` for an unsafe document identifier.
-    public init(remote: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String,
-                actorIdentifier: String = "foldersync", environment: SyncEnvironment = .live) throws {
-        self.remote = remote
-        self.layout = layout
-        self.documentIdentifier = try Identifier.validate(documentIdentifier, role: "document identifier")
-        self.actorIdentifier = actorIdentifier
-        self.environment = environment
+    public init(context: DocumentOperationContext, options: Options = Options()) throws {
+        _ = try Identifier.validate(context.documentIdentifier, role: "document identifier")
+        self.context = context
+        self.options = options
     }
 
     /// Removes what nobody needs any more; in a dry run, only reports it.
@@ -46,15 +50,15 @@ open class DocumentMaintenance: @unchecked Sendable {
                        temporaryFileAge: TimeInterval = VacuumOperation.defaultTemporaryFileAge,
                        keepRemovedFor: TimeInterval = VacuumOperation.defaultRemovedFileGracePeriod) async throws -> VacuumReport {
         do {
-            // Set here, not in the factory, so that a backend's subclass gets them too.
-            let operation = vacuumOperation(dryRun: dryRun, expireClientsAfter: expireClientsAfter, temporaryFileAge: temporaryFileAge)
-            operation.verificationCacheFile = verificationCacheFile
-            operation.keepRemovedFor = keepRemovedFor
-            operation.disabledSafeguards = disabledSafeguards
-            return try await operation.run()
+            // Passed to the factory, so that a backend's subclass gets them too.
+            var vacuum = VacuumOperation.Options(dryRun: dryRun, expireClientsAfter: expireClientsAfter,
+                                                 temporaryFileAge: temporaryFileAge, keepRemovedFor: keepRemovedFor,
+                                                 verificationCacheFile: options.verificationCacheFile)
+            vacuum.disabledSafeguards = options.disabledSafeguards
+            return try await vacuumOperation(options: vacuum).run()
         } catch let error as FolderSyncError where error.code == .remoteItemNotFound {
             // A folder that is away (an unmounted share is an empty folder) is not a document without files.
-            if try await !remote.exists(layout.formatVersionFile) {
+            if try await !fileSystem.exists(layout.formatVersionFile) {
                 throw FolderSyncError.applicationFolderAway(layout)
             }
             throw error
@@ -76,9 +80,9 @@ open class DocumentMaintenance: @unchecked Sendable {
     @discardableResult
     public func deleteClient(_ identifier: String) async throws -> ClientDeletionReport {
         do {
-            let operation = documentClientDeletionOperation(clientIdentifier: identifier)
-            operation.disabledSafeguards = disabledSafeguards
-            return try await operation.run()
+            var deletion = DocumentClientDeletionOperation.Options(deletedClient: identifier)
+            deletion.disabledSafeguards = options.disabledSafeguards
+            return try await documentClientDeletionOperation(options: deletion).run()
         } catch {
             throw FolderSyncError.wrapping(error, "deleting client \(identifier) from document \(documentIdentifier) failed")
         }
@@ -86,22 +90,20 @@ open class DocumentMaintenance: @unchecked Sendable {
 
     // MARK: Operation factories
 
-    /// Builds the vacuum operation. Override to return a backend subclass.
-    open func vacuumOperation(dryRun: Bool, expireClientsAfter: TimeInterval?, temporaryFileAge: TimeInterval) -> VacuumOperation {
-        VacuumOperation(fileSystem: remote, layout: layout, documentIdentifier: documentIdentifier, dryRun: dryRun,
-                        expireClientsAfter: expireClientsAfter, temporaryFileAge: temporaryFileAge,
-                        actorIdentifier: actorIdentifier, environment: environment)
+    /// Builds the vacuum operation with `options`. Override to return a backend subclass, built with
+    /// ``VacuumOperation/init(copying:)`` from the operation this returns.
+    open func vacuumOperation(options: VacuumOperation.Options) -> VacuumOperation {
+        VacuumOperation(context: context, options: options)
     }
 
     /// Builds the client listing operation. Override to return a backend subclass.
     open func listOfDocumentRegisteredClientsOperation() -> ListOfDocumentRegisteredClientsOperation {
-        ListOfDocumentRegisteredClientsOperation(fileSystem: remote, layout: layout, documentIdentifier: documentIdentifier,
-                                                 environment: environment)
+        ListOfDocumentRegisteredClientsOperation(context: context)
     }
 
-    /// Builds the client deletion operation. Override to return a backend subclass.
-    open func documentClientDeletionOperation(clientIdentifier: String) -> DocumentClientDeletionOperation {
-        DocumentClientDeletionOperation(fileSystem: remote, layout: layout, documentIdentifier: documentIdentifier,
-                                        clientIdentifier: clientIdentifier, actorIdentifier: actorIdentifier, environment: environment)
+    /// Builds the client deletion operation with `options` (the client to delete). Override to return a backend
+    /// subclass, built with ``DocumentClientDeletionOperation/init(copying:)`` from the operation this returns.
+    open func documentClientDeletionOperation(options: DocumentClientDeletionOperation.Options) -> DocumentClientDeletionOperation {
+        DocumentClientDeletionOperation(context: context, options: options)
     }
 }

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// Document maintenance from an app: forwards to ``DocumentMaintenance`` (see ``DocumentSyncManager/documentMaintenance()``).
+/// Document maintenance from an app: forwards to ``DocumentMaintenance`` (see ``DocumentSyncManager/documentMaintenance(options:)``).
 ///
 /// These need neither a local store nor a finished document registration:
 /// only the configured application and the document identifier.

@@ -49,10 +49,10 @@ extension DocumentSyncManager {
         let blank = try open(work.appendingPathComponent("new.sqlite"))
         defer { try? blank.close() }
         let opened = Locked<GRDBStore?>(nil)
-        let download = bootstrapDownloadOperation(integrityKey: integrityKey, store: blank)
-        download.workDirectory = work.appendingPathComponent("download", isDirectory: true)
-        download.snapshotBecomesStore = true
-        download.install = { [clientIdentifier] snapshot, manifest in
+        var options = wholeStoreDownloadOptions()
+        options.workDirectory = work.appendingPathComponent("download", isDirectory: true)
+        options.snapshotBecomesStore = true
+        let install = { [clientIdentifier] (snapshot: URL, manifest: WholeStoreManifest) throws -> any SnapshottingModelAdapter in
             let renamable = try blank.completeForRename(snapshot, covers: manifest.covers, localClient: clientIdentifier)
             if renamable { try LocalFiles.placeDurably(snapshot, at: url) }
             let store = try open(url)
@@ -60,8 +60,9 @@ extension DocumentSyncManager {
             opened.withLock { $0 = store }
             return store
         }
+        let download = bootstrapDownloadOperation(integrityKey: integrityKey, store: blank, options: options)
         do {
-            _ = try await download.run()
+            _ = try await download.perform(install: install)
         } catch let error as FolderSyncError where error.isUnusableWholeStore {
             // Starting from a whole store saves time; the first sync looks again, or starts from the change sets.
             applicationSyncManager.environment.logger.warning("Opening the store without a whole store: \(error)")

@@ -3,7 +3,7 @@ import Logging
 
 /// This client reading its own whole store through once a day: the only way to notice a store damaged in place,
 /// since such damage keeps the file's size and often its version tag (an inode, time and size), which is all the
-/// sync's own look compares (``SynchronizationOperation/checkOwnWholeStore(_:tag:)``).
+/// sync's own look compares (``SynchronizationOperation/checkOwnWholeStore(_:tag:_:)``).
 extension DocumentSyncManager {
     /// How long this client trusts its own whole store between two reads of it: a day.
     static let ownWholeStoreReadInterval: TimeInterval = 86_400

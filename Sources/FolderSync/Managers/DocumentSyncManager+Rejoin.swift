@@ -37,7 +37,7 @@ extension DocumentSyncManager {
                 mutable.withLock { $0.rejoinedAfterDeletion = true }
                 try await register(creatingMissingDocument: false, rejoining: true)
                 do {
-                    _ = try await wholeStoreDownloadOperation(store: store).run()
+                    _ = try await wholeStoreDownloadOperation(store: store, options: wholeStoreDownloadOptions()).run()
                 } catch let error as FolderSyncError where error.isUnusableWholeStore {
                     // No store is usable (damaged, found by the vacuum hazards of the simulator): the sync below brings
                     // the change sets, from the removed area where no store covers them, and this client owes a store.

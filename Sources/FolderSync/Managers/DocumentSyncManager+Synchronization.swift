@@ -125,8 +125,7 @@ extension DocumentSyncManager {
         if policy.automaticallyDownloadsWholeStore, let snapshotting, try !store.loadSyncState().progress.hasBootstrapped {
             do {
                 let download = bootstrapDownloadOperation(integrityKey: integrityKey, store: snapshotting)
-                installed = try await download.run()
-                attachmentsFetched = download.attachmentsFetched
+                (installed, attachmentsFetched) = try await download.perform()
             } catch let error as FolderSyncError where error.isUnusableWholeStore {
                 // Starting from a whole store saves time; the change sets bring the same data. Once they are
                 // applied, this client uploads a store of its own, so that the next device finds a usable one.
@@ -140,9 +139,8 @@ extension DocumentSyncManager {
             try snapshotting.markBootstrapped()
             if bootstrapWarning != nil { try store.updateRemoteKnowledge { $0.owesWholeStore = true } }
         }
-        let synchronization = try guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy)
-        var report = try await synchronization.run()
-        try noteInstallationAnnounced(by: synchronization)
+        let synchronization = try await guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy)
+        var report = synchronization.report
         mutable.withLock {
             $0.checkedOwnWholeStore = true
             $0.rejoinedAfterDeletion = false
@@ -150,16 +148,15 @@ extension DocumentSyncManager {
             $0.ownNumbersKnownThrough = synchronization.ownNumbersKnownAtEnd ?? 0
         }
         if let bootstrapWarning { report.warnings.insert(bootstrapWarning, at: 0) }
-        let download = snapshotting.map { wholeStoreDownloadOperation(store: $0) }
+        let download = snapshotting.map { wholeStoreDownloadOperation(store: $0, options: wholeStoreDownloadOptions()) }
         if report.needsWholeStore, policy.automaticallyDownloadsWholeStore, let download {
             do {
-                if let manifest = try await download.run(covering: report.missingChangeSets) {
+                let downloaded = try await download.perform(covering: report.missingChangeSets)
+                if let manifest = downloaded.manifest {
                     installed = manifest
-                    attachmentsFetched.add(download.attachmentsFetched)
+                    attachmentsFetched.add(downloaded.attachmentsFetched)
                     mutable.withLock { $0.ownNumbersKnownStore = nil }   // the store's data and progress were replaced
-                    let synchronization = try guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy)
-                    report.merge(try await synchronization.run())
-                    try noteInstallationAnnounced(by: synchronization)
+                    report.merge(try await guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy).report)
                 }
             } catch let error as FolderSyncError where error.isUnusableWholeStore {
                 // Every store is unusable for now (one being replaced, its manifest and file caught half way, found by
@@ -171,9 +168,9 @@ extension DocumentSyncManager {
         }
         if report.needsWholeStore {
             // No whole store filled the gap: what a vacuum, deletion or repair moved aside for its grace period does.
-            let healing = try guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy)
-            healing.healsFromRemovedArea = true
-            report.merge(try await healing.run())
+            let healing = try await guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy,
+                                                           healsFromRemovedArea: true)
+            report.merge(healing.report)
         }
         // Said once per sync, with what a status line shows (``SynchronizationStatus/missingChangeSets``).
         for (client, sequence) in report.missingChangeSets.sorted(by: { $0.key < $1.key }) {
@@ -200,30 +197,36 @@ extension DocumentSyncManager {
         store.snapshotting
     }
 
-    /// The factory's operation with the deletion fail-safe, set here so that backend subclasses get it too.
     /// A new device's first whole-store download, which checks, once a store is found, that installing it does
-    /// not change local data from a replaced remote or on a deleted client.
-    func bootstrapDownloadOperation(integrityKey: String, store: any SnapshottingModelAdapter) -> WholeStoreDownloadOperation {
-        let download = wholeStoreDownloadOperation(store: store)
-        let check = synchronizationOperation(integrityKey: integrityKey, store: store)
-        download.checkBeforeInstalling = { try await check.checkStillRegistered() }
-        return download
+    /// not change local data from a replaced remote or on a deleted client. `options`: the download's, before that
+    /// check is added (the manager's by default).
+    func bootstrapDownloadOperation(integrityKey: String, store: any SnapshottingModelAdapter,
+                                    options: WholeStoreDownloadOperation.Options? = nil) -> WholeStoreDownloadOperation {
+        let check = synchronizationOperation(store: store, options: synchronizationOptions(integrityKey: integrityKey))
+        var options = options ?? wholeStoreDownloadOptions()
+        options.checkBeforeInstalling = { try await check.checkStillRegistered() }
+        return wholeStoreDownloadOperation(store: store, options: options)
     }
 
-    private func guardedSynchronization(integrityKey: String, store: any ModelAdapter,
-                                        policy: SyncPolicy) throws -> SynchronizationOperation {
-        let operation = synchronizationOperation(integrityKey: integrityKey, store: store)
+    /// Runs one sync with the settings this launch keeps for it (set before the factory makes the operation, so that
+    /// backend subclasses get them too), and notes what the launch keeps of it.
+    private func guardedSynchronization(integrityKey: String, store: any ModelAdapter, policy: SyncPolicy,
+                                        healsFromRemovedArea: Bool = false) async throws -> SynchronizationOperation.Run {
         let launch = mutable.current
-        // The first sync of a launch looks at this client's whole store; later ones with the heartbeat.
-        operation.checksOwnWholeStore = !launch.checkedOwnWholeStore
-        operation.ownNumbersKnownThrough = launch.ownNumbersKnownStore === store ? launch.ownNumbersKnownThrough : nil
         let installation = try currentInstallation(store: store)
-        operation.installation = installation.identifier
-        operation.installationAnnounced = installation.announced
-        operation.ownMarkerRemovedByDeletion = launch.rejoinedAfterDeletion
-        operation.deletionFailSafe = policy.deletionFailSafe
-        operation.confirmMassDeletion = { [weak self] deletion in await self?.confirm(deletion) ?? false }
-        return operation
+        var options = synchronizationOptions(integrityKey: integrityKey)
+        // The first sync of a launch looks at this client's whole store; later ones with the heartbeat.
+        options.checksOwnWholeStore = !launch.checkedOwnWholeStore
+        options.ownNumbersKnownThrough = launch.ownNumbersKnownStore === store ? launch.ownNumbersKnownThrough : nil
+        options.installation = installation.identifier
+        options.installationAnnounced = installation.announced
+        options.ownMarkerRemovedByDeletion = launch.rejoinedAfterDeletion
+        options.deletionFailSafe = policy.deletionFailSafe
+        options.confirmMassDeletion = { [weak self] deletion in await self?.confirm(deletion) ?? false }
+        options.healsFromRemovedArea = healsFromRemovedArea
+        let run = try await synchronizationOperation(store: store, options: options).perform()
+        try noteInstallationAnnounced(by: run)
+        return run
     }
 
     /// This installation, read (or made) once per launch (``LocalInstallation``).
@@ -237,7 +240,7 @@ extension DocumentSyncManager {
 
     /// Remembers, once, that a marker carrying this installation's identifier is out: from then on, another identifier
     /// in this client's marker is another installation's.
-    private func noteInstallationAnnounced(by synchronization: SynchronizationOperation) throws {
+    private func noteInstallationAnnounced(by synchronization: SynchronizationOperation.Run) throws {
         guard synchronization.announcedInstallation, var installation = mutable.current.installation,
               !installation.announced else { return }
         installation.announced = true
@@ -336,7 +339,7 @@ extension DocumentSyncManager {
     public func downloadWholeStore() async throws -> WholeStoreManifest? {
         let store = try snapshottingStore()
         try await checkStillRegistered(store)
-        return try await wholeStoreDownloadOperation(store: store).run()
+        return try await wholeStoreDownloadOperation(store: store, options: wholeStoreDownloadOptions()).run()
     }
 
     /// Before a whole-store transfer: a store of a wiped epoch must not reach the new one, nor the reverse.
@@ -346,7 +349,8 @@ extension DocumentSyncManager {
             throw notRegistered(before: "transferring whole stores")
         }
         try await withRemote("checking the remote document failed") {
-            try await synchronizationOperation(integrityKey: integrityKey, store: store).checkStillRegistered()
+            try await synchronizationOperation(store: store, options: synchronizationOptions(integrityKey: integrityKey))
+                .checkStillRegistered()
         }
     }
 

@@ -22,8 +22,7 @@ extension DocumentSyncManager {
 
     /// ``collectTombstones()`` for a store the manager syncs, from inside a task that holds the remote already.
     func collectTombstonesNow(_ store: any ModelAdapter) async throws -> Int {
-        let survey = try maintenance().vacuumOperation(dryRun: true, expireClientsAfter: nil,
-                                                       temporaryFileAge: VacuumOperation.defaultTemporaryFileAge)
+        let survey = try maintenance().vacuumOperation(options: VacuumOperation.Options(dryRun: true))
         let (inventory, _) = try await survey.survey()
         // Under the sync lock, like every writer of the store's bookkeeping: the ledger read is the one collected against.
         let lock = try await FileLock.acquire(localLayout.syncLockFile)

@@ -331,8 +331,11 @@ open class DocumentSyncManager: @unchecked Sendable {
                                     userInfo: userInfo, integrityKey: "", createdByClient: clientIdentifier,
                                     creationDate: .distantPast)
         func register() async throws -> DocumentInfo {
-            let operation = documentRegistrationOperation(proposedDocumentInfo: proposed, rememberedIntegrityKey: rememberedIntegrityKey)
-            return try await (creatingMissingDocument ? operation.creatingWithoutAsking() : operation).run()
+            var options = DocumentRegistrationOperation.Options(
+                proposedDocumentInfo: proposed, rememberedIntegrityKey: rememberedIntegrityKey,
+                askToCreateRemoteDocument: { [unowned self] request in await self.askToCreate(request) })
+            if creatingMissingDocument { options.askToCreateRemoteDocument = { _ in true } }   // re-joining a wiped remote
+            return try await documentRegistrationOperation(options: options).run()
         }
         do {
             return try await register()
@@ -427,28 +430,24 @@ open class DocumentSyncManager: @unchecked Sendable {
 
     // MARK: Operation factories
 
-    /// Builds the registration operation. Override to return a backend subclass.
-    open func documentRegistrationOperation(proposedDocumentInfo: DocumentInfo,
-                                            rememberedIntegrityKey: String?) -> DocumentRegistrationOperation {
-        DocumentRegistrationOperation(
-            fileSystem: applicationSyncManager.remote, layout: layout, clientIdentifier: clientIdentifier,
-            proposedDocumentInfo: proposedDocumentInfo, rememberedIntegrityKey: rememberedIntegrityKey,
-            environment: applicationSyncManager.environment,
-            askToCreateRemoteDocument: { [unowned self] request in await self.askToCreate(request) })
+    /// Builds the registration operation with `options` (the proposed document, the remembered key, the question to
+    /// create a missing document). Override to return a backend subclass, built with
+    /// ``DocumentRegistrationOperation/init(copying:)`` from the operation this returns.
+    open func documentRegistrationOperation(options: DocumentRegistrationOperation.Options) -> DocumentRegistrationOperation {
+        DocumentRegistrationOperation(context: operationContext, options: options)
     }
 
-    /// Builds the maintenance object that vacuums, lists and deletes clients. Override to return a backend subclass.
-    open func documentMaintenance() throws -> DocumentMaintenance {
-        try DocumentMaintenance(remote: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
-                                actorIdentifier: clientIdentifier, environment: applicationSyncManager.environment)
+    /// Builds the maintenance object that vacuums, lists and deletes clients, with `options` (this client's cache of
+    /// verified whole stores). Override to return a backend subclass.
+    open func documentMaintenance(options: DocumentMaintenance.Options = DocumentMaintenance.Options()) throws -> DocumentMaintenance {
+        try DocumentMaintenance(context: operationContext, options: options)
     }
 
-    /// The maintenance object of ``documentMaintenance()``, with this client's cache of verified whole stores.
+    /// The maintenance object of ``documentMaintenance(options:)``, with this client's cache of verified whole stores.
     func maintenance() throws -> DocumentMaintenance {
-        let maintenance = try documentMaintenance()
-        maintenance.verificationCacheFile = localLayout.verifiedWholeStoresFile
-        maintenance.disabledSafeguards = disabledSafeguards
-        return maintenance
+        var options = DocumentMaintenance.Options(verificationCacheFile: localLayout.verifiedWholeStoresFile)
+        options.disabledSafeguards = disabledSafeguards
+        return try documentMaintenance(options: options)
     }
 
     /// What this manager's document operations receive: its remote, identifiers, helper folder, environment,
@@ -461,14 +460,21 @@ open class DocumentSyncManager: @unchecked Sendable {
                                  emit: { [weak self] event in self?.publish(event) })
     }
 
-    /// Builds the synchronization operation. Override to return a backend subclass, built with
+    /// Builds the synchronization operation with `options` (the integrity key, the resolver and the settings the
+    /// manager chose for this sync). Override to return a backend subclass, built with
     /// ``SynchronizationOperation/init(copying:)`` from the operation this returns.
-    open func synchronizationOperation(integrityKey: String, store: any ModelAdapter) -> SynchronizationOperation {
+    open func synchronizationOperation(store: any ModelAdapter,
+                                       options: SynchronizationOperation.Options) -> SynchronizationOperation {
+        SynchronizationOperation(context: operationContext, store: store, options: options)
+    }
+
+    /// The options of a sync with `integrityKey`: this manager's resolver, and the defaults for the rest.
+    func synchronizationOptions(integrityKey: String) -> SynchronizationOperation.Options {
         var resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?
         if conflictResolver != nil || delegate != nil {
             resolver = { [unowned self] conflict in await self.resolve(conflict) }
         }
-        return SynchronizationOperation(context: operationContext, integrityKey: integrityKey, store: store, resolver: resolver)
+        return SynchronizationOperation.Options(integrityKey: integrityKey, resolver: resolver)
     }
 
     /// Builds the whole-store upload operation. Override to return a backend subclass, built with
@@ -477,11 +483,17 @@ open class DocumentSyncManager: @unchecked Sendable {
         WholeStoreUploadOperation(context: operationContext, store: store)
     }
 
-    /// Builds the whole-store download operation. Override to return a backend subclass, built with
+    /// Builds the whole-store download operation with `options` (the delegate's calls around the replacement, and how
+    /// the store is installed). Override to return a backend subclass, built with
     /// ``WholeStoreDownloadOperation/init(copying:)`` from the operation this returns.
-    open func wholeStoreDownloadOperation(store: any SnapshottingModelAdapter) -> WholeStoreDownloadOperation {
-        WholeStoreDownloadOperation(
-            context: operationContext, store: store,
+    open func wholeStoreDownloadOperation(store: any SnapshottingModelAdapter,
+                                          options: WholeStoreDownloadOperation.Options) -> WholeStoreDownloadOperation {
+        WholeStoreDownloadOperation(context: operationContext, store: store, options: options)
+    }
+
+    /// The options of a whole-store download: the delegate told before and after the local data is replaced.
+    func wholeStoreDownloadOptions() -> WholeStoreDownloadOperation.Options {
+        WholeStoreDownloadOperation.Options(
             willReplace: { [weak self] manifest in
                 guard let self else { return }
                 await self.delegate?.documentSyncManager(self, willReplaceLocalDataWith: manifest)

@@ -19,80 +19,103 @@ public struct RemoteReplacementRequest: Sendable, Hashable {
 /// Later clients only write their own `ClientDevices/<client>/` folder, and only when it does not say what this
 /// client would write (``deviceInfoOnRemote``): a launch whose registration is on the folder writes nothing, so a
 /// device syncs from a read-only or full share.
-open class ApplicationRegistrationOperation: @unchecked Sendable {
-    /// The remote. Once registration has unlocked an encrypted application, its ``EncryptedFileSystem`` view,
-    /// so later steps (and overrides that use it) read and write sealed files.
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; its context and options are `let`s, and
+/// what a run finds (``fileSystem``, ``deviceInfoOnRemote``, ``encryptionKeyFile``) is changed only by the task
+/// that runs ``run()``, and read once it returns.
+open class ApplicationRegistrationOperation: ApplicationOperation, @unchecked Sendable {
+    /// What a registration is asked to do, beside where: the device it registers, how it answers encryption, and what
+    /// the manager remembers of earlier registrations. Set before the operation is made; a backend subclass built with
+    /// ``ApplicationRegistrationOperation/init(copying:)`` receives the same value.
+    public struct Options: Sendable {
+        /// What this client writes to `ClientDevices/<client>/deviceInfo.plist`.
+        public var deviceInfo: DeviceInfo
+        /// Where the password key of an encrypted application is saved, so the password is asked once.
+        public var encryptionKeyStore: (any EncryptionKeyStore)?
+        /// Asks the app whether to encrypt a new application, or for the password of an encrypted one.
+        public var askAboutEncryption: @Sendable (EncryptionRequest) async -> EncryptionAnswer
+        /// Whether the app requires the application to be encrypted (``ApplicationSyncManager/requiresEncryption``):
+        /// a folder that says it is clear is then refused, and a new application is encrypted or not created.
+        public var requiresEncryption = false
+        /// Whether this client registered with the application before: its tree missing then means an unreachable
+        /// folder (an unmounted share is an empty folder), not a new application, unless ``askToReplaceRemote`` says
+        /// the remote was really replaced.
+        public var registeredBefore = false
+        /// Whether this client joined the application when it was not encrypted (its documents remember no key
+        /// file): a `FormatVersion.plist` that says so is then believed without a look for a key file. An
+        /// application is encrypted when it is created or never, and a client that holds a key refuses a folder that
+        /// says it is clear all the same.
+        public var joinedClear = false
+        /// The device info this client knows `ClientDevices/<client>/deviceInfo.plist` holds (its documents remember
+        /// it), or `nil`: the file is then read. Nothing is written when it describes the device as ``deviceInfo``
+        /// does (its registration date aside); otherwise it is written, keeping the date of the first registration.
+        public var deviceInfoOnRemote: DeviceInfo?
+        /// Asked, when this client registered before and the application's tree is gone, whether the remote was
+        /// really replaced (``ApplicationSyncManager/remoteReplacementHandler``); `nil` or `false`: it was not.
+        public var askToReplaceRemote: (@Sendable (RemoteReplacementRequest) async -> Bool)?
+        /// Told as soon as the application's tree is found or made, before anything else is written: the manager
+        /// remembers it, so that a first registration killed after this point never has the tree made again.
+        var foundApplication: (@Sendable () throws -> Void)?
+
+        /// Options for registering `deviceInfo`. `encryptionKeyStore` keeps the derived key of an encrypted
+        /// application between launches, and `askAboutEncryption` answers whether to encrypt a new application or
+        /// gives the password of an existing one.
+        public init(deviceInfo: DeviceInfo, encryptionKeyStore: (any EncryptionKeyStore)? = nil,
+                    askAboutEncryption: @escaping @Sendable (EncryptionRequest) async -> EncryptionAnswer = EncryptionAnswer.unattended) {
+            self.deviceInfo = deviceInfo
+            self.encryptionKeyStore = encryptionKeyStore
+            self.askAboutEncryption = askAboutEncryption
+        }
+    }
+
+    /// The remote, the application's layout, and the environment.
+    public let context: ApplicationOperationContext
+    /// The device, the encryption answers, and what the manager remembers.
+    public let options: Options
+    /// The remote the steps use: the context's, until this registration unlocks an encrypted application; then its
+    /// ``EncryptedFileSystem`` view, so that later steps (and overrides that use it) read and write sealed files.
+    /// What the run found, not a setting: the manager adopts it once ``run()`` returns.
     public private(set) var fileSystem: any RemoteFileSystem
-    /// Where the application's files are in the remote tree.
-    public let layout: RemoteLayout
     /// What this client writes to `ClientDevices/<client>/deviceInfo.plist`.
-    public let deviceInfo: DeviceInfo
-    /// The clock, identifier source and logger the operation uses.
-    public let environment: SyncEnvironment
+    public var deviceInfo: DeviceInfo { options.deviceInfo }
     /// Where the password key of an encrypted application is saved, so the password is asked once.
-    public let encryptionKeyStore: (any EncryptionKeyStore)?
+    public var encryptionKeyStore: (any EncryptionKeyStore)? { options.encryptionKeyStore }
     /// Asks the app whether to encrypt a new application, or for the password of an encrypted one.
-    public let askAboutEncryption: @Sendable (EncryptionRequest) async -> EncryptionAnswer
+    public var askAboutEncryption: @Sendable (EncryptionRequest) async -> EncryptionAnswer { options.askAboutEncryption }
+    /// Whether the app requires the application to be encrypted (``Options/requiresEncryption``).
+    public var requiresEncryption: Bool { options.requiresEncryption }
+    /// Whether this client registered with the application before (``Options/registeredBefore``).
+    public var registeredBefore: Bool { options.registeredBefore }
+    /// Whether this client joined the application when it was not encrypted (``Options/joinedClear``).
+    public var joinedClear: Bool { options.joinedClear }
+    /// Asked whether the remote was really replaced (``Options/askToReplaceRemote``).
+    public var askToReplaceRemote: (@Sendable (RemoteReplacementRequest) async -> Bool)? { options.askToReplaceRemote }
+    var foundApplication: (@Sendable () throws -> Void)? { options.foundApplication }
 
     /// How many passwords one registration tries before it stops with ``FolderSyncError/Code/wrongPassword``.
     public static let maximumPasswordAttempts = 5
 
-    /// An operation ready to ``run()``; see the properties for each argument.
-    /// `encryptionKeyStore` keeps the derived key of an encrypted application between launches, and
-    /// `askAboutEncryption` answers whether to encrypt a new application or gives the password of an existing one.
-    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, deviceInfo: DeviceInfo, environment: SyncEnvironment,
-                encryptionKeyStore: (any EncryptionKeyStore)? = nil,
-                askAboutEncryption: @escaping @Sendable (EncryptionRequest) async -> EncryptionAnswer = EncryptionAnswer.unattended) {
-        self.fileSystem = fileSystem
-        self.layout = layout
-        self.deviceInfo = deviceInfo
-        self.environment = environment
-        self.encryptionKeyStore = encryptionKeyStore
-        self.askAboutEncryption = askAboutEncryption
+    /// An operation ready to ``run()``: it registers as `options` say, where `context` says.
+    public init(context: ApplicationOperationContext, options: Options) {
+        self.context = context
+        self.options = options
+        fileSystem = context.fileSystem
+        deviceInfoOnRemote = options.deviceInfoOnRemote
     }
 
-    /// The operation `standard` is, for a backend subclass to run with its own steps: the same configuration,
-    /// callbacks and settings, so that nothing the manager set is lost.
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same context and options,
+    /// so that nothing the manager set is lost.
     public init(copying standard: ApplicationRegistrationOperation) {
-        fileSystem = standard.fileSystem
-        layout = standard.layout
-        deviceInfo = standard.deviceInfo
-        environment = standard.environment
-        encryptionKeyStore = standard.encryptionKeyStore
-        askAboutEncryption = standard.askAboutEncryption
-        requiresEncryption = standard.requiresEncryption
-        registeredBefore = standard.registeredBefore
-        joinedClear = standard.joinedClear
-        deviceInfoOnRemote = standard.deviceInfoOnRemote
-        askToReplaceRemote = standard.askToReplaceRemote
-        foundApplication = standard.foundApplication
+        context = standard.context
+        options = standard.options
+        fileSystem = standard.context.fileSystem
+        deviceInfoOnRemote = standard.options.deviceInfoOnRemote
     }
 
     /// Whether the application is encrypted; known once ``run()`` returns.
     public var isEncrypted: Bool { fileSystem is EncryptedFileSystem }
-    /// Whether the app requires the application to be encrypted (``ApplicationSyncManager/requiresEncryption``):
-    /// a folder that says it is clear is then refused, and a new application is encrypted or not created.
-    public var requiresEncryption = false
-    /// Whether this client registered with the application before: its tree missing then means an unreachable
-    /// folder (an unmounted share is an empty folder), not a new application, unless ``askToReplaceRemote`` says
-    /// the remote was really replaced.
-    public var registeredBefore = false
-    /// Whether this client joined the application when it was not encrypted (its documents remember no key file):
-    /// a `FormatVersion.plist` that says so is then believed without a look for a key file. An application is
-    /// encrypted when it is created or never, and a client that holds a key refuses a folder that says it is clear
-    /// all the same.
-    public var joinedClear = false
-    /// The device info this client knows `ClientDevices/<client>/deviceInfo.plist` holds (its documents remember
-    /// it), or `nil`: the file is then read. Nothing is written when it describes the device as ``deviceInfo`` does
-    /// (its registration date aside); otherwise it is written, keeping the date of the first registration. After
-    /// ``run()``, what the file holds now.
-    public var deviceInfoOnRemote: DeviceInfo?
-    /// Asked, when this client registered before and the application's tree is gone, whether the remote was really
-    /// replaced (``ApplicationSyncManager/remoteReplacementHandler``); `nil` or `false`: it was not.
-    public var askToReplaceRemote: (@Sendable (RemoteReplacementRequest) async -> Bool)?
-    /// Told as soon as the application's tree is found or made, before anything else is written: the manager
-    /// remembers it, so that a first registration killed after this point never has the tree made again.
-    var foundApplication: (@Sendable () throws -> Void)?
+    /// What `ClientDevices/<client>/deviceInfo.plist` holds once ``run()`` returns (before: ``Options/deviceInfoOnRemote``).
+    public private(set) var deviceInfoOnRemote: DeviceInfo?
     /// `Encryption/EncryptionKey.plist` as read or written by this registration, when the application is encrypted.
     public private(set) var encryptionKeyFile: Data?
 

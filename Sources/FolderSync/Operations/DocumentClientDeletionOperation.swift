@@ -30,44 +30,44 @@ public struct ClientDeletionReport: Sendable, Hashable {
 /// its grace period, 14 days by default). Its change sets are **kept**: other
 /// clients may not have applied them yet. Vacuum removes them once nobody
 /// needs them.
-open class DocumentClientDeletionOperation: @unchecked Sendable {
-    /// The remote the operation works on; the default backend steps call it.
-    public let fileSystem: any RemoteFileSystem
-    /// Where the application's files are in the remote tree.
-    public let layout: RemoteLayout
-    /// The document concerned: the name of its folder in `Documents/`.
-    public let documentIdentifier: String
-    /// The client to delete.
-    public let clientIdentifier: String
-    /// Who deletes it (a client identifier or an operator's name), written in the marker.
-    public let actorIdentifier: String
-    /// The clock, identifier source and logger the operation uses.
-    public let environment: SyncEnvironment
-    /// Where what this deletion moves goes, once it began moving.
-    private var removal: RemovedArea.Removal?
-    /// Safeguards switched off, for tests that replay the defects they guard against.
-    package var disabledSafeguards: Set<RemovalSafeguard> = []
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; its context and options are `let`s, and
+/// the removal a run began is changed only by the task that runs ``run()``.
+open class DocumentClientDeletionOperation: DocumentOperation, @unchecked Sendable {
+    /// Which client to delete, and the safeguards in force.
+    public struct Options: Sendable {
+        /// The client to delete.
+        public var deletedClient: String
+        /// Safeguards switched off, for tests that replay the defects they guard against.
+        package var disabledSafeguards: Set<RemovalSafeguard> = []
 
-    /// An operation ready to ``run()``; see the properties for each argument.
-    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
-                actorIdentifier: String, environment: SyncEnvironment) {
-        self.fileSystem = fileSystem
-        self.layout = layout
-        self.documentIdentifier = documentIdentifier
-        self.clientIdentifier = clientIdentifier
-        self.actorIdentifier = actorIdentifier
-        self.environment = environment
+        /// Options that delete `deletedClient`.
+        public init(deletedClient: String) {
+            self.deletedClient = deletedClient
+        }
     }
 
-    /// The operation `standard` is, for a backend subclass to run with its own steps: the same configuration.
+    /// The remote, the document, and who deletes the client (``DocumentOperationContext/clientIdentifier``: a client
+    /// identifier or an operator's name, written in the marker).
+    public let context: DocumentOperationContext
+    /// The client to delete and the safeguards.
+    public let options: Options
+    /// The client to delete.
+    public var deletedClientIdentifier: String { options.deletedClient }
+    var disabledSafeguards: Set<RemovalSafeguard> { options.disabledSafeguards }
+    /// Where what this deletion moves goes, once it began moving.
+    private var removal: RemovedArea.Removal?
+
+    /// An operation ready to ``run()``: it deletes the client `options` names, where `context` says.
+    public init(context: DocumentOperationContext, options: Options) {
+        self.context = context
+        self.options = options
+    }
+
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same context and options.
     public init(copying standard: DocumentClientDeletionOperation) {
-        fileSystem = standard.fileSystem
-        layout = standard.layout
-        documentIdentifier = standard.documentIdentifier
-        clientIdentifier = standard.clientIdentifier
-        actorIdentifier = standard.actorIdentifier
-        environment = standard.environment
-        disabledSafeguards = standard.disabledSafeguards
+        context = standard.context
+        options = standard.options
     }
 
     /// Runs the deletion.
@@ -76,13 +76,13 @@ open class DocumentClientDeletionOperation: @unchecked Sendable {
     ///   ``FolderSyncError/Code/remoteItemNotFound`` when the client never registered with the document.
     @discardableResult
     public func run() async throws -> ClientDeletionReport {
-        let client = try Identifier.validate(clientIdentifier, role: "client identifier")
+        let client = try Identifier.validate(deletedClientIdentifier, role: "client identifier")
         guard try await clientIsKnown() else {
             throw FolderSyncError(.remoteItemNotFound, "client \(client) is not registered with document \(documentIdentifier)",
                                   path: layout.documentDirectory(documentIdentifier).description)
         }
         var report = ClientDeletionReport()
-        let marker = DeletedClientInfo(clientIdentifier: client, deletedBy: actorIdentifier, deletionDate: environment.now().wholeSeconds)
+        let marker = DeletedClientInfo(clientIdentifier: client, deletedBy: clientIdentifier, deletionDate: environment.now().wholeSeconds)
         try await writeDeletedClientMarker(try PropertyListFile.encode(marker))
 
         // Reported only when it was there (a client that never synced has none).
@@ -110,8 +110,8 @@ open class DocumentClientDeletionOperation: @unchecked Sendable {
     /// still in the folder, or another whole store, read whole and matching its manifest, holds every one it holds that
     /// is not. A store whose manifest is gone or unreadable is removable: nobody can install it.
     private func wholeStoreIsRemovable() async throws -> Bool {
-        let manifestPath = layout.appliedSyncChangeSetsFile(documentIdentifier, client: clientIdentifier)
-        guard let data = try await fetchWholeStoreManifest(client: clientIdentifier),
+        let manifestPath = layout.appliedSyncChangeSetsFile(documentIdentifier, client: deletedClientIdentifier)
+        guard let data = try await fetchWholeStoreManifest(client: deletedClientIdentifier),
               let own = try? PropertyListFile.decode(WholeStoreManifest.self, from: data, path: manifestPath.description) else {
             return true
         }
@@ -123,7 +123,7 @@ open class DocumentClientDeletionOperation: @unchecked Sendable {
         }
         if WholeStoreReplacement.replaces([:], own, present: present) { return true }
         let anySoundStore = disabledSafeguards.contains(.keepsOnlyStoreOfDeletedClient)
-        for item in try await fetchWholeStoreListing() where item.kind == .directory && item.name != clientIdentifier
+        for item in try await fetchWholeStoreListing() where item.kind == .directory && item.name != deletedClientIdentifier
             && DocumentInventory.isIdentifierName(item.name) {
             let path = layout.appliedSyncChangeSetsFile(documentIdentifier, client: item.name)
             let file = layout.wholeStoreFile(documentIdentifier, client: item.name)
@@ -143,7 +143,7 @@ open class DocumentClientDeletionOperation: @unchecked Sendable {
 
     /// Whether the client has a change-set folder, a recent sync, a whole store or a deletion marker in the document.
     open func clientIsKnown() async throws -> Bool {
-        let document = documentIdentifier, client = clientIdentifier
+        let document = documentIdentifier, client = deletedClientIdentifier
         for path in [layout.syncChangesDirectory(document, client: client), layout.recentSyncFile(document, client: client),
                      layout.wholeStoreDirectory(document, client: client), layout.deletedClientFile(document, client: client)]
         where try await fileSystem.exists(path) {
@@ -155,12 +155,12 @@ open class DocumentClientDeletionOperation: @unchecked Sendable {
     /// Writes `DeletedClients/<client>.plist`.
     open func writeDeletedClientMarker(_ data: Data) async throws {
         try await fileSystem.createDirectory(at: layout.deletedClientsDirectory(documentIdentifier))
-        try await fileSystem.write(data, to: layout.deletedClientFile(documentIdentifier, client: clientIdentifier))
+        try await fileSystem.write(data, to: layout.deletedClientFile(documentIdentifier, client: deletedClientIdentifier))
     }
 
     /// Moves `RecentSyncs/<client>.recentsync` into the removed area.
     open func removeRecentSync() async throws {
-        try await moveToRemovedArea(layout.recentSyncFile(documentIdentifier, client: clientIdentifier))
+        try await moveToRemovedArea(layout.recentSyncFile(documentIdentifier, client: deletedClientIdentifier))
     }
 
     /// Lists `WholeStore/`.
@@ -180,13 +180,13 @@ open class DocumentClientDeletionOperation: @unchecked Sendable {
 
     /// Moves `WholeStore/<client>/` into the removed area.
     open func removeWholeStore() async throws {
-        try await moveToRemovedArea(layout.wholeStoreDirectory(documentIdentifier, client: clientIdentifier))
+        try await moveToRemovedArea(layout.wholeStoreDirectory(documentIdentifier, client: deletedClientIdentifier))
     }
 
     /// Moves a file or folder into this deletion's removal of the document's removed area (begun with the first).
     private func moveToRemovedArea(_ path: RemotePath) async throws {
         let area = RemovedArea(fileSystem: fileSystem, layout: layout, document: documentIdentifier)
-        if removal == nil { removal = try await area.begin(.clientDeletion, by: actorIdentifier, at: environment.now()) }
+        if removal == nil { removal = try await area.begin(.clientDeletion, by: clientIdentifier, at: environment.now()) }
         guard let removal else { return }
         try await area.makeFolders(for: [path], in: removal)
         try await fileSystem.moveAside(path, to: removal.destination(of: path))

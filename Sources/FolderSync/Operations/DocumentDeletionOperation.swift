@@ -11,35 +11,21 @@ import Logging
 /// ``FolderSyncError/Code/documentDeleted`` keeping its local data; a client
 /// that registers afterwards is asked whether to create the document anew.
 /// Running it again after an interruption finishes the removal.
-open class DocumentDeletionOperation: @unchecked Sendable {
-    /// The remote the operation works on; the default backend steps call it.
-    public let fileSystem: any RemoteFileSystem
-    /// Where the application's files are in the remote tree.
-    public let layout: RemoteLayout
-    /// The document concerned: the name of its folder in `Documents/`.
-    public let documentIdentifier: String
-    /// Who deletes it (a client identifier or an operator's name), written in the marker.
-    public let actorIdentifier: String
-    /// The clock, identifier source and logger the operation uses.
-    public let environment: SyncEnvironment
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; it holds only its context, a `let`.
+open class DocumentDeletionOperation: DocumentOperation, @unchecked Sendable {
+    /// The remote, the document, and who deletes it (``DocumentOperationContext/clientIdentifier``: a client
+    /// identifier or an operator's name, written in the marker).
+    public let context: DocumentOperationContext
 
-    /// An operation ready to ``run()``; see the properties for each argument.
-    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, actorIdentifier: String,
-                environment: SyncEnvironment) {
-        self.fileSystem = fileSystem
-        self.layout = layout
-        self.documentIdentifier = documentIdentifier
-        self.actorIdentifier = actorIdentifier
-        self.environment = environment
+    /// An operation ready to ``run()`` where `context` says.
+    public init(context: DocumentOperationContext) {
+        self.context = context
     }
 
-    /// The operation `standard` is, for a backend subclass to run with its own steps: the same configuration.
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same context.
     public init(copying standard: DocumentDeletionOperation) {
-        fileSystem = standard.fileSystem
-        layout = standard.layout
-        documentIdentifier = standard.documentIdentifier
-        actorIdentifier = standard.actorIdentifier
-        environment = standard.environment
+        context = standard.context
     }
 
     /// Runs the deletion.
@@ -53,7 +39,7 @@ open class DocumentDeletionOperation: @unchecked Sendable {
             throw FolderSyncError(.remoteItemNotFound, "there is no document \(document)", path: layout.documentDirectory(document).description)
         }
         if !markerExists {
-            let marker = DeletedDocumentInfo(documentIdentifier: document, deletedByClient: actorIdentifier,
+            let marker = DeletedDocumentInfo(documentIdentifier: document, deletedByClient: clientIdentifier,
                                              deletionDate: environment.now().wholeSeconds)
             try await writeDeletedDocumentMarker(try PropertyListFile.encode(marker))
         }
@@ -83,7 +69,7 @@ open class DocumentDeletionOperation: @unchecked Sendable {
     open func removeDocumentDirectory() async throws {
         let folder = layout.documentDirectory(documentIdentifier)
         guard try await fileSystem.exists(folder) else { return }
-        try await RemovedArea(fileSystem: fileSystem, layout: layout).remove(folder, as: .documentDeletion, by: actorIdentifier,
+        try await RemovedArea(fileSystem: fileSystem, layout: layout).remove(folder, as: .documentDeletion, by: clientIdentifier,
                                                                             at: environment.now())
     }
 }

@@ -8,21 +8,18 @@ import GRDB
 /// tables are made from the change sets themselves (columns without declared types). The output holds the
 /// synced tables only, without FolderSync's bookkeeping.
 public struct DocumentExport: Sendable {
-    /// The remote the export reads; nothing is written to it.
-    public let remote: any RemoteFileSystem
-    /// Where the application's files are in the remote tree.
-    public let layout: RemoteLayout
-    /// The document concerned: the name of its folder in `Documents/`.
-    public let documentIdentifier: String
-    /// The clock, identifier source and logger the operation uses.
-    public let environment: SyncEnvironment
+    /// The remote the export reads (nothing is written to it), the document, and the environment. The export
+    /// applies the document's change sets as a client of its own, with a fresh identifier and a scratch helper
+    /// folder beside the output: the context's client and helper folder are not used.
+    public let context: DocumentOperationContext
+    var remote: any RemoteFileSystem { context.fileSystem }
+    var layout: RemoteLayout { context.layout }
+    var documentIdentifier: String { context.documentIdentifier }
+    var environment: SyncEnvironment { context.environment }
 
-    /// An export of `documentIdentifier` from `remote`, ready to ``run(to:)``.
-    public init(remote: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, environment: SyncEnvironment = .live) {
-        self.remote = remote
-        self.layout = layout
-        self.documentIdentifier = documentIdentifier
-        self.environment = environment
+    /// An export of the document `context` names, ready to ``run(to:)``.
+    public init(context: DocumentOperationContext) {
+        self.context = context
     }
 
     /// What an export did.
@@ -57,10 +54,12 @@ public struct DocumentExport: Sendable {
 
         // Tables: from the best whole store's schema, or else from the change sets' names.
         let scratch = try GRDBStore(path: work.appendingPathComponent("scratch.sqlite").path, tables: [], schemaVersion: Int.max) { _ in }
-        let context = DocumentOperationContext(fileSystem: remote, layout: layout, documentIdentifier: documentIdentifier,
-                                               clientIdentifier: exporter, localLayout: localLayout, environment: environment)
-        let probe = WholeStoreDownloadOperation(context: context, store: scratch)
-        probe.checksSchemaOfCandidates = false
+        var context = self.context
+        context.clientIdentifier = exporter
+        context.localLayout = localLayout
+        var download = WholeStoreDownloadOperation.Options()
+        download.checksSchemaOfCandidates = false
+        let probe = WholeStoreDownloadOperation(context: context, store: scratch, options: download)
         let snapshot = work.appendingPathComponent("snapshot.sqlite")
         let manifest = try await probe.bestWholeStore(into: snapshot)
         let schema = manifest != nil ? try Self.schema(ofSnapshot: snapshot) : try await schemaFromChangeSets(localLayout: localLayout)
@@ -68,8 +67,9 @@ public struct DocumentExport: Sendable {
             for statement in schema.creates { try db.execute(sql: statement) }
         }
         if let manifest { try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: exporter) }
-        let sync = SynchronizationOperation(context: context, integrityKey: integrityKey, store: store, resolver: nil)
-        sync.isReadOnly = true
+        var options = SynchronizationOperation.Options(integrityKey: integrityKey)
+        options.isReadOnly = true
+        let sync = SynchronizationOperation(context: context, store: store, options: options)
         let report = try await sync.run()
         let counts = try await store.database.write { db in
             for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger'") {

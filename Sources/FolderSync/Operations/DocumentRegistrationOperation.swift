@@ -31,58 +31,54 @@ public struct RemoteDocumentCreationRequest: Sendable, Hashable {
 ///    then writes `IntegrityKey/<key>`. A document found with its info but no key file is one whose creation
 ///    stopped between the two: its key file is written (``DocumentInfo``'s `keyCompletingCreation`).
 /// 4. This client's folders are created.
-open class DocumentRegistrationOperation: @unchecked Sendable {
-    /// The remote the operation works on; the default backend steps call it.
-    public let fileSystem: any RemoteFileSystem
-    /// Where the application's files are in the remote tree.
-    public let layout: RemoteLayout
-    /// This client's identifier, naming the files only it writes.
-    public let clientIdentifier: String
-    /// The document concerned: the name of its folder in `Documents/`.
-    public let documentIdentifier: String
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; its context and options are `let`s.
+open class DocumentRegistrationOperation: DocumentOperation, @unchecked Sendable {
+    /// What a registration is asked to do, beside where: the document it would create, the key this client knew, and
+    /// whether to create a missing document. Set before the operation is made; a backend subclass built with
+    /// ``DocumentRegistrationOperation/init(copying:)`` receives the same value.
+    public struct Options: Sendable {
+        /// The document description and user info used if this client creates the document.
+        public var proposedDocumentInfo: DocumentInfo
+        /// The integrity key this client's local store belongs to, if it registered before.
+        public var rememberedIntegrityKey: String?
+        /// Asks the app whether to create the missing remote document (the manager's handler or delegate); `true`
+        /// creates it. A re-join of a wiped remote answers `true` by itself.
+        public var askToCreateRemoteDocument: @Sendable (RemoteDocumentCreationRequest) async -> Bool
+
+        /// Options; see the properties for each argument.
+        public init(proposedDocumentInfo: DocumentInfo, rememberedIntegrityKey: String?,
+                    askToCreateRemoteDocument: @escaping @Sendable (RemoteDocumentCreationRequest) async -> Bool) {
+            self.proposedDocumentInfo = proposedDocumentInfo
+            self.rememberedIntegrityKey = rememberedIntegrityKey
+            self.askToCreateRemoteDocument = askToCreateRemoteDocument
+        }
+    }
+
+    /// The remote, the document and this client.
+    public let context: DocumentOperationContext
+    /// The proposed document, the remembered key, and the question to create a missing document.
+    public let options: Options
     /// The document description and user info used if this client creates the document.
-    public let proposedDocumentInfo: DocumentInfo
+    public var proposedDocumentInfo: DocumentInfo { options.proposedDocumentInfo }
     /// The integrity key this client's local store belongs to, if it registered before.
-    public let rememberedIntegrityKey: String?
-    /// The clock, identifier source and logger the operation uses.
-    public let environment: SyncEnvironment
-    /// Asks the app whether to create the missing remote document (the manager's handler or delegate).
-    /// Readable so that a factory override can build its subclass with the callback of the standard operation.
-    public internal(set) var askToCreateRemoteDocument: @Sendable (RemoteDocumentCreationRequest) async -> Bool
-
-    /// This operation, answering "create" by itself when the remote document is missing (re-joining a wiped remote).
-    func creatingWithoutAsking() -> Self {
-        askToCreateRemoteDocument = { _ in true }
-        return self
+    public var rememberedIntegrityKey: String? { options.rememberedIntegrityKey }
+    /// Asks the app whether to create the missing remote document.
+    public var askToCreateRemoteDocument: @Sendable (RemoteDocumentCreationRequest) async -> Bool {
+        options.askToCreateRemoteDocument
     }
 
-    /// An operation ready to ``run()``; see the properties for each argument.
-    ///
-    /// `askToCreateRemoteDocument` is asked when the remote document is missing or deleted; `true` creates it.
-    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, clientIdentifier: String,
-                proposedDocumentInfo: DocumentInfo, rememberedIntegrityKey: String?, environment: SyncEnvironment,
-                askToCreateRemoteDocument: @escaping @Sendable (RemoteDocumentCreationRequest) async -> Bool) {
-        self.fileSystem = fileSystem
-        self.layout = layout
-        self.clientIdentifier = clientIdentifier
-        self.documentIdentifier = proposedDocumentInfo.documentIdentifier
-        self.proposedDocumentInfo = proposedDocumentInfo
-        self.rememberedIntegrityKey = rememberedIntegrityKey
-        self.environment = environment
-        self.askToCreateRemoteDocument = askToCreateRemoteDocument
+    /// An operation ready to ``run()``: it registers as `options` say, where `context` says.
+    public init(context: DocumentOperationContext, options: Options) {
+        self.context = context
+        self.options = options
     }
 
-    /// The operation `standard` is, for a backend subclass to run with its own steps: the same configuration and
-    /// callback, so that nothing the manager set is lost.
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same context and options,
+    /// so that nothing the manager set is lost.
     public init(copying standard: DocumentRegistrationOperation) {
-        fileSystem = standard.fileSystem
-        layout = standard.layout
-        clientIdentifier = standard.clientIdentifier
-        documentIdentifier = standard.documentIdentifier
-        proposedDocumentInfo = standard.proposedDocumentInfo
-        rememberedIntegrityKey = standard.rememberedIntegrityKey
-        environment = standard.environment
-        askToCreateRemoteDocument = standard.askToCreateRemoteDocument
+        context = standard.context
+        options = standard.options
     }
 
     /// Runs the registration algorithm and returns the remote document's information (with its integrity key).

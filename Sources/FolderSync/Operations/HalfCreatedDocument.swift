@@ -40,8 +40,8 @@ extension SynchronizationOperation {
     /// its key file is then written and the sync goes on. Asked only once `IntegrityKey/` showed no key, the file
     /// itself was not there and no deletion marker was found. A sync that writes nothing, or a folder that refuses the
     /// write (read-only, full), goes on without it: the document is whole all the same, and the next writer completes it.
-    func completesHalfCreatedDocument() async throws -> Bool {
-        report.remoteRequests += 2
+    func completesHalfCreatedDocument(_ run: inout Run) async throws -> Bool {
+        run.report.remoteRequests += 2
         let path = layout.documentInfoFile(documentIdentifier).description
         async let folderExists = integrityKeyDirectoryExists()
         let info = try await fetchDocumentInfoFile()
@@ -50,7 +50,7 @@ extension SynchronizationOperation {
         guard let key = DocumentInfo.keyCompletingCreation(of: documentIdentifier, info: info, keysPresent: keys,
                                                            deleted: false, expected: integrityKey) else { return false }
         guard !isReadOnly else { return true }
-        report.remoteRequests += 1
+        run.report.remoteRequests += 1
         try await DocumentInfo.completeCreation(of: documentIdentifier, key: key, logger: environment.logger,
                                                 write: writeIntegrityKeyFile)
         return true

@@ -5,26 +5,22 @@ public import Foundation
 /// Clients come from `ClientDevices/` and from the documents' change-set
 /// folders and recent syncs, so a client whose device folder is missing is
 /// still listed. Reads only listings and `deviceInfo.plist` files.
-open class ListOfApplicationRegisteredClientsOperation: @unchecked Sendable {
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; it holds only its context, a `let`.
+open class ListOfApplicationRegisteredClientsOperation: ApplicationOperation, @unchecked Sendable {
+    /// The remote, the application's layout, and the environment.
+    public let context: ApplicationOperationContext
     /// The remote the operation works on; the default backend steps call it.
-    public let fileSystem: any RemoteFileSystem
-    /// Where the application's files are in the remote tree.
-    public let layout: RemoteLayout
-    /// The clock, identifier source and logger the operation uses.
-    public let environment: SyncEnvironment
+    public var fileSystem: any RemoteFileSystem { context.fileSystem }
 
-    /// An operation ready to ``run()``; see the properties for each argument.
-    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, environment: SyncEnvironment) {
-        self.fileSystem = fileSystem
-        self.layout = layout
-        self.environment = environment
+    /// An operation ready to ``run()`` where `context` says.
+    public init(context: ApplicationOperationContext) {
+        self.context = context
     }
 
-    /// The operation `standard` is, for a backend subclass to run with its own steps: the same configuration.
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same context.
     public init(copying standard: ListOfApplicationRegisteredClientsOperation) {
-        fileSystem = standard.fileSystem
-        layout = standard.layout
-        environment = standard.environment
+        context = standard.context
     }
 
     /// Runs the listing; clients sorted by identifier.

@@ -5,30 +5,20 @@ public import Foundation
 /// What a client holds back comes from a dry-run vacuum (``makeVacuumOperation()``),
 /// so the listing and the vacuum never disagree about the rule. Deleted
 /// clients are listed too, flagged.
-open class ListOfDocumentRegisteredClientsOperation: @unchecked Sendable {
-    /// The remote the operation works on; the default backend steps call it.
-    public let fileSystem: any RemoteFileSystem
-    /// Where the application's files are in the remote tree.
-    public let layout: RemoteLayout
-    /// The document concerned: the name of its folder in `Documents/`.
-    public let documentIdentifier: String
-    /// The clock, identifier source and logger the operation uses.
-    public let environment: SyncEnvironment
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; it holds only its context, a `let`.
+open class ListOfDocumentRegisteredClientsOperation: DocumentOperation, @unchecked Sendable {
+    /// The remote and the document.
+    public let context: DocumentOperationContext
 
-    /// An operation ready to ``run()``; see the properties for each argument.
-    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, environment: SyncEnvironment) {
-        self.fileSystem = fileSystem
-        self.layout = layout
-        self.documentIdentifier = documentIdentifier
-        self.environment = environment
+    /// An operation ready to ``run()`` where `context` says.
+    public init(context: DocumentOperationContext) {
+        self.context = context
     }
 
-    /// The operation `standard` is, for a backend subclass to run with its own steps: the same configuration.
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same context.
     public init(copying standard: ListOfDocumentRegisteredClientsOperation) {
-        fileSystem = standard.fileSystem
-        layout = standard.layout
-        documentIdentifier = standard.documentIdentifier
-        environment = standard.environment
+        context = standard.context
     }
 
     /// Runs the listing; clients sorted by identifier.
@@ -60,8 +50,7 @@ open class ListOfDocumentRegisteredClientsOperation: @unchecked Sendable {
 
     /// The dry-run vacuum whose plan tells what each client holds back. Override to return a backend subclass.
     open func makeVacuumOperation() -> VacuumOperation {
-        VacuumOperation(fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier, dryRun: true,
-                        actorIdentifier: "listing", environment: environment)
+        VacuumOperation(context: context, options: VacuumOperation.Options(dryRun: true))
     }
 
     /// Reads `ClientDevices/<client>/deviceInfo.plist`, or `nil`.

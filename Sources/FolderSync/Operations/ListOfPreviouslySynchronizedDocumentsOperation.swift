@@ -4,26 +4,22 @@ public import Foundation
 ///
 /// TICoreDataSync offered this list so that a new device could pick a
 /// document to download. Documents with a deletion marker are left out.
-open class ListOfPreviouslySynchronizedDocumentsOperation: @unchecked Sendable {
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; it holds only its context, a `let`.
+open class ListOfPreviouslySynchronizedDocumentsOperation: ApplicationOperation, @unchecked Sendable {
+    /// The remote, the application's layout, and the environment.
+    public let context: ApplicationOperationContext
     /// The remote the operation works on; the default backend steps call it.
-    public let fileSystem: any RemoteFileSystem
-    /// Where the application's files are in the remote tree.
-    public let layout: RemoteLayout
-    /// The clock, identifier source and logger the operation uses.
-    public let environment: SyncEnvironment
+    public var fileSystem: any RemoteFileSystem { context.fileSystem }
 
-    /// An operation ready to ``run()``; see the properties for each argument.
-    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, environment: SyncEnvironment) {
-        self.fileSystem = fileSystem
-        self.layout = layout
-        self.environment = environment
+    /// An operation ready to ``run()`` where `context` says.
+    public init(context: ApplicationOperationContext) {
+        self.context = context
     }
 
-    /// The operation `standard` is, for a backend subclass to run with its own steps: the same configuration.
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same context.
     public init(copying standard: ListOfPreviouslySynchronizedDocumentsOperation) {
-        fileSystem = standard.fileSystem
-        layout = standard.layout
-        environment = standard.environment
+        context = standard.context
     }
 
     /// Runs the listing; documents sorted by identifier.

@@ -5,26 +5,22 @@ import Logging
 /// Other clients then find their documents gone (an integrity-key mismatch
 /// at their next sync, keeping their local data) and recreate the tree when
 /// they register again. Nothing else on the remote is touched.
-open class RemoveAllRemoteSyncDataOperation: @unchecked Sendable {
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; it holds only its context, a `let`.
+open class RemoveAllRemoteSyncDataOperation: ApplicationOperation, @unchecked Sendable {
+    /// The remote, the application's layout, and the environment.
+    public let context: ApplicationOperationContext
     /// The remote the operation works on; the default backend steps call it.
-    public let fileSystem: any RemoteFileSystem
-    /// Where the application's files are in the remote tree.
-    public let layout: RemoteLayout
-    /// The clock, identifier source and logger the operation uses.
-    public let environment: SyncEnvironment
+    public var fileSystem: any RemoteFileSystem { context.fileSystem }
 
-    /// An operation ready to ``run()``; see the properties for each argument.
-    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, environment: SyncEnvironment) {
-        self.fileSystem = fileSystem
-        self.layout = layout
-        self.environment = environment
+    /// An operation ready to ``run()`` where `context` says.
+    public init(context: ApplicationOperationContext) {
+        self.context = context
     }
 
-    /// The operation `standard` is, for a backend subclass to run with its own steps: the same configuration.
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same context.
     public init(copying standard: RemoveAllRemoteSyncDataOperation) {
-        fileSystem = standard.fileSystem
-        layout = standard.layout
-        environment = standard.environment
+        context = standard.context
     }
 
     /// Runs the removal.

@@ -26,8 +26,9 @@ extension SynchronizationOperation {
         return stored
     }
 
-    /// Puts back the bytes of each large value this client has; one it lacks (gone) stays a reference.
-    func restoringLargeValues(of change: SyncChange) throws -> SyncChange {
+    /// Puts back the bytes of each large value this client has, or this sync fetched (`fetched`, by SHA-256); one it
+    /// lacks (gone) stays a reference.
+    func restoringLargeValues(of change: SyncChange, fetched: [String: URL]) throws -> SyncChange {
         var restored = change
         // The store (a URL built from the layout) only when a value needs it: this runs for every applied change.
         var local: LocalAttachmentStore?
@@ -36,8 +37,8 @@ extension SynchronizationOperation {
             guard case .blob(let data) = column.value, let reference = AttachmentReference(databaseValue: data),
                   reference.isInlineValue else { continue }
             let url: URL
-            if let fetched = fetchedValues[reference.sha256] {
-                url = fetched
+            if let scratch = fetched[reference.sha256] {
+                url = scratch
             } else {
                 if local == nil { local = localLayout.attachmentStore }
                 guard local!.contains(reference) else { continue }
@@ -49,12 +50,12 @@ extension SynchronizationOperation {
     }
 
     /// Uploads what a staged change set references and the remote lacks, before the change set is published.
-    func publishAttachments(referencedBy url: URL) async throws {
+    func publishAttachments(referencedBy url: URL, _ run: inout Run) async throws {
         let transfer = attachmentTransfer
         for (reference, keys) in try AttachmentScan.references(inChangeSet: url, path: url.path)
-        where !attachmentsOnRemote.contains(reference.sha256) {
+        where !run.attachmentsOnRemote.contains(reference.sha256) {
             try Task.checkCancellation()
-            report.remoteRequests += 1
+            run.report.remoteRequests += 1
             let gone = keys.map { GoneAttachment(key: $0, reference: reference, path: transfer.remotePath(reference).description) }
             let publication: AttachmentTransfer.Publication
             do {
@@ -64,43 +65,43 @@ extension SynchronizationOperation {
                 // set still goes (its other changes matter); the rows are reported so the app can attach again.
                 environment.logger.error("\(error)")
                 try? FileManager.default.removeItem(at: transfer.local.url(for: reference.sha256))
-                report.goneAttachments += gone
+                run.report.goneAttachments += gone
                 continue
             }
             switch publication {
             case .uploaded(let bytes):
-                report.remoteRequests += 2
-                report.attachmentsUploaded += 1
-                report.attachmentBytesSent += bytes
-                report.bytesSent += bytes
-                emit(.transferred(sent: report.bytesSent, received: report.bytesReceived))
+                run.report.remoteRequests += 2
+                run.report.attachmentsUploaded += 1
+                run.report.attachmentBytesSent += bytes
+                run.report.bytesSent += bytes
+                emit(.transferred(sent: run.report.bytesSent, received: run.report.bytesReceived))
             case .alreadyThere:
                 break
             case .missingEverywhere:
                 // Re-published from another client (a resolution, a re-join) after the remote lost it.
-                report.goneAttachments += gone
+                run.report.goneAttachments += gone
                 continue
             }
-            attachmentsOnRemote.insert(reference.sha256)
+            run.attachmentsOnRemote.insert(reference.sha256)
         }
     }
 
     /// Downloads what a change set references (its prescan found them) before it is applied: large values always, files by policy.
     /// Attachments the remote lacks are reported as gone with their rows; the change set still applies.
-    func fetchAttachments(_ references: [(AttachmentReference, [ColumnKey])]) async throws {
+    func fetchAttachments(_ references: [(AttachmentReference, [ColumnKey])], _ run: inout Run) async throws {
         let transfer = attachmentTransfer
         for (reference, keys) in references {
             try Task.checkCancellation()
             let gone = keys.map { GoneAttachment(key: $0, reference: reference, path: transfer.remotePath(reference).description) }
-            if fetchedValues[reference.sha256] != nil || transfer.local.contains(reference) { continue }
+            if run.fetchedValues[reference.sha256] != nil || transfer.local.contains(reference) { continue }
             if !reference.isInlineValue && attachmentDownloads == .lazy {
-                guard !attachmentsOnRemote.contains(reference.sha256) else { continue }
-                report.remoteRequests += 1
-                if try await transfer.isOnRemote(reference) { attachmentsOnRemote.insert(reference.sha256) } else { report.goneAttachments += gone }
+                guard !run.attachmentsOnRemote.contains(reference.sha256) else { continue }
+                run.report.remoteRequests += 1
+                if try await transfer.isOnRemote(reference) { run.attachmentsOnRemote.insert(reference.sha256) } else { run.report.goneAttachments += gone }
                 continue
             }
             do {
-                report.remoteRequests += 1
+                run.report.remoteRequests += 1
                 let bytes: Int64
                 if reference.isInlineValue {
                     // Read only to be put into its column, where the apply makes it durable: a file in the downloads
@@ -108,17 +109,17 @@ extension SynchronizationOperation {
                     // This client keeps no copy; staging one of its own changes to the row writes one again.
                     let url = localLayout.downloadsDirectory.appendingPathComponent(reference.sha256 + ".value")
                     bytes = try await transfer.download(reference, to: url, durably: false)
-                    fetchedValues[reference.sha256] = url
+                    run.fetchedValues[reference.sha256] = url
                 } else {
                     bytes = try await transfer.download(reference)
                 }
-                report.attachmentsDownloaded += 1
-                report.attachmentBytesReceived += bytes
-                report.bytesReceived += bytes
-                emit(.transferred(sent: report.bytesSent, received: report.bytesReceived))
+                run.report.attachmentsDownloaded += 1
+                run.report.attachmentBytesReceived += bytes
+                run.report.bytesReceived += bytes
+                emit(.transferred(sent: run.report.bytesSent, received: run.report.bytesReceived))
             } catch let error as FolderSyncError where error.code == .attachmentGone || error.code == .corruptFile {
                 environment.logger.warning("Attachment \(reference.sha256) unavailable: \(error)")
-                report.goneAttachments += gone
+                run.report.goneAttachments += gone
             }
         }
     }

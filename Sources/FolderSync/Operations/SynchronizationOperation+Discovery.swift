@@ -5,16 +5,16 @@ import Logging
 /// with news their marker does not name, and this client's own history on the remote (a restored folder, a
 /// whole store changed or gone since upload). Costs two requests when nothing is new.
 extension SynchronizationOperation {
-    func appliedChangeSets() throws -> AppliedChangeSets {
-        if let ledger { return ledger }
+    func appliedChangeSets(_ run: inout Run) throws -> AppliedChangeSets {
+        if let ledger = run.ledger { return ledger }
         let read = try store.appliedChangeSets()
-        ledger = read
+        run.ledger = read
         return read
     }
 
     /// Per client, the highest sequence up to which every change set is in the ledger.
-    func acknowledgement() throws -> [String: Int64] {
-        try appliedChangeSets().contiguous
+    func acknowledgement(_ run: inout Run) throws -> [String: Int64] {
+        try appliedChangeSets(&run).contiguous
     }
 
     struct Available {
@@ -46,36 +46,36 @@ extension SynchronizationOperation {
     ///   - listing: clients whose folder is listed even when their marker names every set they have new.
     ///   - markers: the listing of `RecentSyncs/` when the caller already asked for it, `nil` to ask for it here.
     ///   - ownSets: the listing of this client's own change sets, asked before a sync that numbers new sets
-    ///     (``listsOwnChangeSets(_:)``), checked for sets its store does not know (``checkOwnNumbers(in:_:)``).
+    ///     (``listsOwnChangeSets(_:)``), checked for sets its store does not know (``checkOwnNumbers(in:_:_:)``).
     ///   - ownMarker: this client's own marker, when the caller read it with the listings.
     func findNewChangeSets(_ state: inout LocalSyncState, listing: Set<String> = [],
                            markers listed: [RemoteItem]? = nil, ownSets: [RemoteItem]? = nil,
-                           ownMarker: RecentSyncRead? = nil) async throws -> [Available] {
+                           ownMarker: RecentSyncRead? = nil, _ run: inout Run) async throws -> [Available] {
         let markers: [RemoteItem]
         if let listed { markers = listed } else { markers = try await fetchRecentSyncListing() }
-        report.remoteRequests += 1
+        run.report.remoteRequests += 1
         // Once after a fresh start, SyncChanges/ is listed too (below): asked now, with the markers' reads.
         let listsClients = !state.remote.hasListedClients && !isReadOnly
         async let clientFolders = listsClients ? fetchClientsWithChangeSets() : nil
         if let item = ownRecentSync(in: markers) {
-            try await checkOwnHistory(item, prefetched: ownMarker, &state)
+            try await checkOwnHistory(item, prefetched: ownMarker, &state, &run)
         } else if !isReadOnly, state.progress.publishedSequence > 0 {
             // Gone although this client published: deleted (checked next), or a folder restored to before its first marker.
-            try await checkOwnChangeSets(after: 0, &state, warning: !ownMarkerRemovedByDeletion)
+            try await checkOwnChangeSets(after: 0, &state, warning: !ownMarkerRemovedByDeletion, &run)
         }
         if let ownSets {
-            report.remoteRequests += 1
-            try await checkOwnNumbers(in: ownSets, &state)
+            run.report.remoteRequests += 1
+            try await checkOwnNumbers(in: ownSets, &state, &run)
         }
-        let applied = try appliedChangeSets()
-        let acknowledged = try acknowledgement()
+        let applied = try appliedChangeSets(&run)
+        let acknowledged = try acknowledgement(&run)
         var clientsWithNews: [String] = []
         /// Per client, sets its marker names under numbers this client already applied, new since the marker was last
         /// read: a second set under one number (two installations share the client's identity), or one applied already.
         var renamed: [String: [(sequence: Int64, name: String)]] = [:]
         var listedInstead = Set<String>()
         var withMarkers = Set<String>()
-        let fetched = await readRecentSyncs(changedIn: markers, state: state)
+        let fetched = await readRecentSyncs(changedIn: markers, state: state, &run)
         // The highest of this client's sets another client says it applied: more than this store published means it
         // went back (a store restored while its marker was gone, or before another client applied it).
         var ownAppliedElsewhere: Int64 = 0
@@ -86,7 +86,7 @@ extension SynchronizationOperation {
         var ownNumbersShared = false
         for item in markers where item.kind == .file && !TemporaryName.isTemporary(item.name) {
             guard let client = RemoteLayout.parseRecentSyncFileName(item.name) else {
-                warnUnknown(layout.recentSyncsDirectory(documentIdentifier).appending(item.name))
+                warnUnknown(layout.recentSyncsDirectory(documentIdentifier).appending(item.name), &run)
                 continue
             }
             withMarkers.insert(client)
@@ -95,16 +95,16 @@ extension SynchronizationOperation {
             if Self.hasChanged(item, since: known) {
                 let recent: RecentSync?
                 do {
-                    if let prefetched = fetched[client] { recent = try prefetched.get() } else { recent = try await readRecentSync(client: client) }
+                    if let prefetched = fetched[client] { recent = try prefetched.get() } else { recent = try await readRecentSync(client: client, &run) }
                 } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
                     // Its folder is listed instead: what the marker would have said is what the folder holds.
-                    warnUnreadable(error, "the recent sync of client \(client)")
+                    warnUnreadable(error, "the recent sync of client \(client)", &run)
                     clientsWithNews.append(client)
                     listedInstead.insert(client)
                     continue
                 }
                 guard let recent else { continue }
-                if let contents = recent.changeSetContents { markerContents[client] = contents }
+                if let contents = recent.changeSetContents { run.markerContents[client] = contents }
                 ownAppliedElsewhere = max(ownAppliedElsewhere, recent.acknowledgement[clientIdentifier] ?? 0)
                 if let asked = recent.waitingFor?[clientIdentifier] { ownAskedFor = min(ownAskedFor ?? asked, asked) }
                 for (other, sequence) in recent.acknowledgement where other != client && other != clientIdentifier {
@@ -113,7 +113,7 @@ extension SynchronizationOperation {
                 if let previous = known, recent.publishedSequence < previous.publishedSequence {
                     // A marker never goes back: this one is an older copy (a restored folder, a provider rolling it
                     // back). What was seen stays known, and the folder is listed for what the marker no longer says.
-                    report.warnings.append(SyncWarning(kind: .staleRecentSync,
+                    run.report.warnings.append(SyncWarning(kind: .staleRecentSync,
                         message: "client \(client)'s recent sync says it published up to \(recent.publishedSequence), "
                                  + "where it said \(previous.publishedSequence) before; the older copy is ignored",
                         path: layout.recentSyncFile(documentIdentifier, client: client).description))
@@ -162,13 +162,13 @@ extension SynchronizationOperation {
             // forged marker would make this client number sets no file name holds): this client's own sets there, and,
             // for sets a vacuum removed since, the whole stores that cover them, up to what the hint says.
             let listing = try await fetchChangeSetListing(client: clientIdentifier)
-            report.remoteRequests += 1
-            try await checkOwnNumbers(in: listing, &state)
+            run.report.remoteRequests += 1
+            try await checkOwnNumbers(in: listing, &state, &run)
             ownListing = listing
-            let covered = min(try await wholeStoreCoverage(), ownAppliedElsewhere)
+            let covered = min(try await wholeStoreCoverage(&run), ownAppliedElsewhere)
             if covered > state.progress.publishedSequence {
                 try continueAfterRestore(publishedOnRemote: covered, &state,
-                                         path: layout.wholeStoreDirectory(documentIdentifier).description)
+                                         path: layout.wholeStoreDirectory(documentIdentifier).description, &run)
             }
         }
         if !isReadOnly, ownListing != nil || ownAskedFor != nil {
@@ -176,9 +176,9 @@ extension SynchronizationOperation {
             let listing: [RemoteItem]
             if let ownListing { listing = ownListing } else {
                 listing = try await fetchChangeSetListing(client: clientIdentifier)
-                report.remoteRequests += 1
+                run.report.remoteRequests += 1
             }
-            try await checkOwnSetsPresent(in: listing, askedFor: ownAskedFor, &state)
+            try await checkOwnSetsPresent(in: listing, askedFor: ownAskedFor, &state, &run)
         }
         if let former = state.remote.formerIdentity, state.progress.publishedSequence == 0, former != clientIdentifier {
             // Until this client publishes under its new identity: the sets of the one it left, which the whole store
@@ -197,7 +197,7 @@ extension SynchronizationOperation {
             state.remote.knownRecentSyncs[client] = .init(etag: nil, publishedSequence: max(known?.publishedSequence ?? 0, sequence))
         }
         if let folders = try await clientFolders {
-            report.remoteRequests += 1
+            run.report.remoteRequests += 1
             for item in folders where item.kind == .directory && !withMarkers.contains(item.name)
                 && state.remote.knownRecentSyncs[item.name] == nil && DocumentInventory.isIdentifierName(item.name) {
                 state.remote.knownRecentSyncs[item.name] = .init(etag: nil, publishedSequence: 0)
@@ -223,16 +223,16 @@ extension SynchronizationOperation {
                 }
                 for (sequence, name) in named {
                     available.append(Available(client: client, sequence: sequence, name: name, path: directory.appending(name), announced: true,
-                                               contents: markerContents[client]?[name]))
+                                               contents: run.markerContents[client]?[name]))
                 }
                 continue
             }
             let listing = try await fetchChangeSetListing(client: client)
-            report.remoteRequests += 1
+            run.report.remoteRequests += 1
             var names: [Int64: [String]] = [:]
             for item in listing where item.kind == .file {
                 guard let parsed = RemoteLayout.parseChangeSetFileName(item.name) else {
-                    if !TemporaryName.isTemporary(item.name) { warnUnknown(directory.appending(item.name)) }
+                    if !TemporaryName.isTemporary(item.name) { warnUnknown(directory.appending(item.name), &run) }
                     continue
                 }
                 if client == clientIdentifier && parsed.sequence > state.progress.publishedSequence { continue }
@@ -242,9 +242,9 @@ extension SynchronizationOperation {
                 // Only the numbers both installations published under: its own set there again changes nothing.
                 names = names.filter { $0.value.count > 1 }
             }
-            for (sequence, name) in try unapplied(names, of: client, applied: applied) {
+            for (sequence, name) in try unapplied(names, of: client, applied: applied, &run) {
                 available.append(Available(client: client, sequence: sequence, name: name, path: directory.appending(name),
-                                           contents: markerContents[client]?[name]))
+                                           contents: run.markerContents[client]?[name]))
             }
             let next = (acknowledged[client] ?? 0) + 1
             let present = Set(available.filter { $0.client == client }.map(\.sequence))
@@ -257,8 +257,8 @@ extension SynchronizationOperation {
             } else if published >= next, !present.contains(next), present.min().map({ $0 > next }) ?? true {
                 // The next set this client needs is gone: vacuum removed it, so only a whole store has its changes, or,
                 // when none filled the gap, the removed area.
-                let healed = healsFromRemovedArea ? try await changeSetsInRemovedArea(of: client, from: next, before: present.min()) : []
-                if healed.isEmpty { report.missingChangeSets[client] = next } else { available += healed }
+                let healed = healsFromRemovedArea ? try await changeSetsInRemovedArea(of: client, from: next, before: present.min(), &run) : []
+                if healed.isEmpty { run.report.missingChangeSets[client] = next } else { available += healed }
             }
         }
         return available.sorted(by: Available.appliedBefore)
@@ -275,7 +275,7 @@ extension SynchronizationOperation {
     /// once, in the order of their identifiers, like everywhere. An adapter that records one set per number
     /// (``ModelAdapter/appliedChangeSetIdentifiers(of:sequences:)`` answers `nil`) applies one of them, as before.
     func unapplied(_ names: [Int64: [String]], of client: String,
-                   applied: AppliedChangeSets) throws -> [(sequence: Int64, name: String)] {
+                   applied: AppliedChangeSets, _ run: inout Run) throws -> [(sequence: Int64, name: String)] {
         let shared = names.filter { $0.value.count > 1 }.map(\.key)
         let identifiers = shared.isEmpty ? [:] : try store.appliedChangeSetIdentifiers(of: client, sequences: shared)
         var found: [(sequence: Int64, name: String)] = []
@@ -287,7 +287,7 @@ extension SynchronizationOperation {
             let missing = candidates.filter { !(identifiers[sequence]?.contains(Self.identifier(of: $0)) ?? false) }.sorted()
             guard !missing.isEmpty else { continue }
             let sets = candidates.sorted().joined(separator: ", ")
-            report.warnings.append(SyncWarning(kind: .duplicateSequence,
+            run.report.warnings.append(SyncWarning(kind: .duplicateSequence,
                 message: "client \(client) published \(candidates.count) change sets numbered \(sequence) (\(sets)): "
                          + "two devices share its identity; each set is applied",
                 path: layout.syncChangesDirectory(documentIdentifier, client: client).description))
@@ -313,45 +313,45 @@ extension SynchronizationOperation {
     ///   continues after the published sequence (``ModelAdapter/continueAfterRestore(remotePublishedSequence:localClient:)``),
     ///   its own sets in between come back from the remote, and nothing is ever numbered twice. Unless the sets it
     ///   names beyond are still staged here under the same names: a marker written with its sets, whose upload failed
-    ///   (``publish(_:_:announcing:)``); this sync publishes them. Another client's marker acknowledging more of this
-    ///   client's sets than its store published tells the same (``findNewChangeSets(_:listing:markers:ownSets:ownMarker:)``);
+    ///   (``publish(_:_:announcing:_:)``); this sync publishes them. Another client's marker acknowledging more of this
+    ///   client's sets than its store published tells the same (``findNewChangeSets(_:listing:markers:ownSets:ownMarker:_:)``);
     /// - the marker says less: the folder was restored from an older copy, or the marker rolled back. The marker is
     ///   written again, and when this client's own sets are gone from the folder, it owes a whole store that
     ///   covers them (uploaded by the manager after this sync), so that the folder heals;
     /// - the marker acknowledges more than the store applied: the store went back. The marker is written again.
-    func checkOwnHistory(_ item: RemoteItem, prefetched: RecentSyncRead?, _ state: inout LocalSyncState) async throws {
+    func checkOwnHistory(_ item: RemoteItem, prefetched: RecentSyncRead?, _ state: inout LocalSyncState, _ run: inout Run) async throws {
         guard !isReadOnly, item.etag == nil || item.etag != state.remote.ownRecentSyncEtag else { return }
         let path = layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description
         let recent: RecentSync
         do {
             let read: RecentSync?
             if let prefetched {
-                report.remoteRequests += prefetched.requests
-                report.bytesReceived += prefetched.bytes
+                run.report.remoteRequests += prefetched.requests
+                run.report.bytesReceived += prefetched.bytes
                 read = try prefetched.recent.get()
             } else {
-                read = try await readRecentSync(client: clientIdentifier)
+                read = try await readRecentSync(client: clientIdentifier, &run)
             }
             guard let read else { return }
             recent = read
         } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
-            warnUnreadable(error, "this client's own recent sync")
-            rewritesOwnRecentSync = true
+            warnUnreadable(error, "this client's own recent sync", &run)
+            run.rewritesOwnRecentSync = true
             return
         }
-        try checkInstallation(of: recent, state)
+        try checkInstallation(of: recent, state, &run)
         state.remote.ownRecentSyncEtag = item.etag
         // A marker that acknowledges sets the store no longer holds (it went back) is corrected by this sync: vacuum
         // trusts it. What the store applied since the marker was written waits (SyncPolicy.acknowledgementDelay).
-        let held = try acknowledgement()
-        if recent.acknowledgement.contains(where: { $0.value > held[$0.key] ?? 0 }) { rewritesOwnRecentSync = true }
+        let held = try acknowledgement(&run)
+        if recent.acknowledgement.contains(where: { $0.value > held[$0.key] ?? 0 }) { run.rewritesOwnRecentSync = true }
         if recent.publishedSequence > state.progress.publishedSequence {
             // Every set the marker carried or named beyond, by the name it gave it.
             let names = (recent.recentChangeSets ?? []) + (recent.changeSetContents.map { Array($0.keys) } ?? [])
             guard !isStaged(through: recent.publishedSequence, state, names: names) else { return }
-            try continueAfterRestore(publishedOnRemote: recent.publishedSequence, &state, path: path)
+            try continueAfterRestore(publishedOnRemote: recent.publishedSequence, &state, path: path, &run)
         } else if recent.publishedSequence < state.progress.publishedSequence {
-            try await checkOwnChangeSets(after: recent.publishedSequence, &state)
+            try await checkOwnChangeSets(after: recent.publishedSequence, &state, &run)
         }
     }
 
@@ -364,15 +364,15 @@ extension SynchronizationOperation {
     /// installation's identifier. A clock behind by more than the time between the two markers hides the other
     /// installation's marker from this one; this one's marker, written after, then looks newer to the other.
     /// - Throws: ``FolderSyncError/Code/clientIdentityShared`` naming the marker.
-    func checkInstallation(of recent: RecentSync, _ state: LocalSyncState) throws {
+    func checkInstallation(of recent: RecentSync, _ state: LocalSyncState, _ run: inout Run) throws {
         guard let installation, recent.installation != installation else { return }
         guard let other = recent.installation else {
-            rewritesOwnRecentSync = true   // an older version's marker: it names this installation from now on
+            run.rewritesOwnRecentSync = true   // an older version's marker: it names this installation from now on
             return
         }
         guard installationAnnounced, recent.lastSyncDate >= state.remote.announcedAt ?? .distantFuture else {
-            rewritesOwnRecentSync = true
-            report.warnings.append(SyncWarning(kind: .staleRecentSync,
+            run.rewritesOwnRecentSync = true
+            run.report.warnings.append(SyncWarning(kind: .staleRecentSync,
                 message: "this client's recent sync was written by another installation of it (\(other)): this device's "
                          + "earlier self, an older copy put back, or the device this one was copied from; it is written again, "
                          + "naming this installation",
@@ -388,7 +388,7 @@ extension SynchronizationOperation {
 
     /// Whether every set of this client after its store's published sequence through `sequence` is still staged here
     /// (under its name in `names`, when given): sets that went out (or whose marker did) before the store marked them
-    /// published (``publish(_:_:announcing:)``), not a store restored from an earlier copy.
+    /// published (``publish(_:_:announcing:_:)``), not a store restored from an earlier copy.
     private func isStaged(through sequence: Int64, _ state: LocalSyncState, names: [String]? = nil) -> Bool {
         let staged = localLayout.stagedSyncChangesDirectory
         var stagedNames: [Int64: String] = [:]
@@ -417,7 +417,7 @@ extension SynchronizationOperation {
     /// Only the sets the folder holds after the published sequence, through gaps no wider than one batch of uploads
     /// (``concurrentPublications``), count: a set numbered beyond a wider gap is no set this client's history explains
     /// (a hostile file), and is ignored with a warning, so that every loop here is bounded by what the folder holds.
-    func checkOwnNumbers(in listing: [RemoteItem], _ state: inout LocalSyncState) async throws {
+    func checkOwnNumbers(in listing: [RemoteItem], _ state: inout LocalSyncState, _ run: inout Run) async throws {
         let staged = localLayout.stagedSyncChangesDirectory
         let published = state.progress.publishedSequence
         let directory = layout.syncChangesDirectory(documentIdentifier, client: clientIdentifier)
@@ -427,7 +427,7 @@ extension SynchronizationOperation {
                 // Only this client writes here, under its sync lock: a temporary is what an upload killed mid-way left
                 // (a marker written beside its sets can die while they upload). Removed now, not left for vacuum.
                 try? await fileSystem.remove(directory.appending(item.name))
-                report.remoteRequests += 1
+                run.report.remoteRequests += 1
                 continue
             }
             guard let sequence = RemoteLayout.changeSetSequence(ofFileName: item.name, after: published) else { continue }
@@ -436,7 +436,7 @@ extension SynchronizationOperation {
         var reached = published
         for sequence in present.keys.sorted() {
             guard sequence - reached <= Int64(Self.concurrentPublications) else {
-                report.warnings.append(SyncWarning(kind: .unknownFile,
+                run.report.warnings.append(SyncWarning(kind: .unknownFile,
                     message: "ignored a change set numbered \(sequence) in this client's own folder: it published only up to \(reached)",
                     path: directory.appending(present[sequence] ?? "").description))
                 break
@@ -449,13 +449,13 @@ extension SynchronizationOperation {
         }
         guard unknown, reached > published else { return }
         for sequence in published + 1..<reached where present[sequence] == nil {
-            try await publishEmptyChangeSet(sequence: sequence)
+            try await publishEmptyChangeSet(sequence: sequence, &run)
         }
-        try continueAfterRestore(publishedOnRemote: reached, &state, path: directory.description)
+        try continueAfterRestore(publishedOnRemote: reached, &state, path: directory.description, &run)
     }
 
     /// Publishes a change set with no changes under `sequence`, a number this client's sets skip.
-    private func publishEmptyChangeSet(sequence: Int64) async throws {
+    private func publishEmptyChangeSet(sequence: Int64, _ run: inout Run) async throws {
         let identifier = environment.makeIdentifier()
         let name = RemoteLayout.changeSetFileName(sequence: sequence, changeSetIdentifier: identifier)
         let url = localLayout.downloadsDirectory.appendingPathComponent(name)
@@ -463,16 +463,16 @@ extension SynchronizationOperation {
         _ = try ChangeSetWriter(url: url, changeSetIdentifier: identifier, clientIdentifier: clientIdentifier, sequence: sequence,
                                 schemaVersion: store.schemaVersion, createdAt: environment.now()).finish()
         try await publishChangeSet(from: url, name: name)
-        report.remoteRequests += 1
+        run.report.remoteRequests += 1
     }
 
     /// The store went back in time: the remote holds this client's change sets up to `remote`, more than it knows.
     /// It continues after them (``ModelAdapter/continueAfterRestore(remotePublishedSequence:localClient:)``), its own
     /// sets in between come back from the remote, and nothing is ever numbered twice.
-    private func continueAfterRestore(publishedOnRemote remote: Int64, _ state: inout LocalSyncState, path: String) throws {
+    private func continueAfterRestore(publishedOnRemote remote: Int64, _ state: inout LocalSyncState, path: String, _ run: inout Run) throws {
         let restoredAt = state.progress.publishedSequence
         try store.continueAfterRestore(remotePublishedSequence: remote, localClient: clientIdentifier)
-        ledger = nil
+        run.ledger = nil
         state.progress = try store.loadSyncState().progress
         // Saved with the rest at the end of the sync: until then the old announcement is only stale, never wrong
         // (its marker is written again, since it no longer says the published sequence).
@@ -483,7 +483,7 @@ extension SynchronizationOperation {
         where (RemoteLayout.parseChangeSetFileName(name)?.sequence ?? 0) > restoredAt {
             try? FileManager.default.removeItem(at: staged.appendingPathComponent(name))
         }
-        report.warnings.append(SyncWarning(kind: .restoredStore,
+        run.report.warnings.append(SyncWarning(kind: .restoredStore,
             message: "this store was restored from an earlier copy: the remote holds this client's change sets up to "
                      + "\(remote), the store knew only up to \(restoredAt); it continues after "
                      + "\(remote) and applies its own sets in between from the remote", path: path))
@@ -494,16 +494,16 @@ extension SynchronizationOperation {
     /// one is owed. One that is gone was removed by a vacuum, because another store covers more, and is forgotten;
     /// unless no store is left at all (an operator quarantined it): then a new one is owed too.
     /// - Parameter tag: what ``fetchOwnWholeStoreVersionTag()`` answered (asked when the sync began).
-    func checkOwnWholeStore(_ state: inout LocalSyncState, tag: String?) async throws {
-        report.remoteRequests += 1
+    func checkOwnWholeStore(_ state: inout LocalSyncState, tag: String?, _ run: inout Run) async throws {
+        run.report.remoteRequests += 1
         guard tag != state.remote.ownWholeStoreTag else { return }
         state.remote.ownWholeStoreTag = nil
         if tag == nil {
-            report.remoteRequests += 1
+            run.report.remoteRequests += 1
             guard try await fetchWholeStoreClients().isEmpty else { return }
         }
         state.remote.owesWholeStore = true
-        report.warnings.append(SyncWarning(kind: .wholeStoreUnusable,
+        run.report.warnings.append(SyncWarning(kind: .wholeStoreUnusable,
             message: "this client's whole store " + (tag == nil ? "is gone and no other is left" : "changed since it uploaded it (damaged, or put back from an older copy)")
                      + ": a new one is uploaded",
             path: layout.wholeStoreFile(documentIdentifier, client: clientIdentifier).description))
@@ -513,10 +513,10 @@ extension SynchronizationOperation {
     /// did: the folder or the file was restored from an older copy. The marker is written again; when some of its
     /// change sets after `sequence` are gone from the folder, this client owes a whole store that covers them, a debt
     /// saved at once. Said as a warning, unless the marker went with a deletion this client re-joined from (`warning`).
-    func checkOwnChangeSets(after sequence: Int64, _ state: inout LocalSyncState, warning: Bool = true) async throws {
-        rewritesOwnRecentSync = true
+    func checkOwnChangeSets(after sequence: Int64, _ state: inout LocalSyncState, warning: Bool = true, _ run: inout Run) async throws {
+        run.rewritesOwnRecentSync = true
         let listing = try await fetchChangeSetListing(client: clientIdentifier)
-        report.remoteRequests += 1
+        run.report.remoteRequests += 1
         // Counted, not enumerated: the range is what this client published, the present sets what the folder holds.
         let published = state.progress.publishedSequence
         let present = Set(listing.compactMap { RemoteLayout.parseChangeSetFileName($0.name)?.sequence }
@@ -529,7 +529,7 @@ extension SynchronizationOperation {
             try store.updateRemoteKnowledge { $0.owesWholeStore = true }
         }
         guard warning else { return }
-        report.warnings.append(SyncWarning(kind: .staleRecentSync,
+        run.report.warnings.append(SyncWarning(kind: .staleRecentSync,
             message: "this client's recent sync on the remote says it published up to \(sequence), where it published up to "
                      + "\(state.progress.publishedSequence) (the folder or the file was restored from an older copy); it is written again"
                      + (lost > 0 ? ", and \(lost) of its change sets are gone from the folder: a whole store that covers them "
@@ -538,17 +538,17 @@ extension SynchronizationOperation {
     }
 
     /// Reads another client's recent-sync marker, or `nil` if it vanished.
-    func readRecentSync(client: String) async throws -> RecentSync? {
+    func readRecentSync(client: String, _ run: inout Run) async throws -> RecentSync? {
         let read = await loadRecentSync(client: client)
-        report.remoteRequests += read.requests
-        report.bytesReceived += read.bytes
+        run.report.remoteRequests += read.requests
+        run.report.bytesReceived += read.bytes
         return try read.recent.get()
     }
 
     /// Reads the markers of other clients whose version tag changed since this client last read them, all at once:
     /// over a wide-area link one after another would cost a round trip each. What each read gave (or threw), by client;
     /// the caller takes them in listing order, as it would have read them.
-    func readRecentSyncs(changedIn markers: [RemoteItem], state: LocalSyncState) async -> [String: Result<RecentSync?, any Error>] {
+    func readRecentSyncs(changedIn markers: [RemoteItem], state: LocalSyncState, _ run: inout Run) async -> [String: Result<RecentSync?, any Error>] {
         var changed: [String] = []
         for item in markers where item.kind == .file && !TemporaryName.isTemporary(item.name) {
             guard let client = RemoteLayout.parseRecentSyncFileName(item.name), client != clientIdentifier else { continue }
@@ -563,8 +563,8 @@ extension SynchronizationOperation {
         }
         var results: [String: Result<RecentSync?, any Error>] = [:]
         for (client, read) in reads {
-            report.remoteRequests += read.requests
-            report.bytesReceived += read.bytes
+            run.report.remoteRequests += read.requests
+            run.report.bytesReceived += read.bytes
             results[client] = read.recent
         }
         return results
@@ -607,13 +607,13 @@ extension SynchronizationOperation {
     }
 
     /// Reports a file another client wrote that this sync cannot use.
-    func warnUnreadable(_ error: FolderSyncError, _ what: String) {
-        report.warnings.append(SyncWarning(kind: .unreadableFile,
+    func warnUnreadable(_ error: FolderSyncError, _ what: String, _ run: inout Run) {
+        run.report.warnings.append(SyncWarning(kind: .unreadableFile,
             message: "\(what) cannot be used (\(error.message)); the sync went on without it", path: error.path))
     }
 
-    func warnUnknown(_ path: RemotePath) {
-        report.warnings.append(SyncWarning(kind: .unknownFile, message: "ignored a file the layout does not know", path: path.description))
+    func warnUnknown(_ path: RemotePath, _ run: inout Run) {
+        run.report.warnings.append(SyncWarning(kind: .unknownFile, message: "ignored a file the layout does not know", path: path.description))
     }
 }
 

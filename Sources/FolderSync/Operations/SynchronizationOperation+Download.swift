@@ -17,26 +17,26 @@ extension SynchronizationOperation {
     /// its marker announced it but reads lag behind writes, or a listing showed it and a vacuum removed it since
     /// (found by the kill torture). Its client's folder is then listed again (see ``run()``): a gap there fetches
     /// a whole store, as any vacuumed set does; otherwise the client waits for the next sync.
-    func downloadOnce(_ candidate: Available) async throws -> Downloaded? {
-        if let done = downloaded[candidate.path.description] { return done }
-        guard !notYetVisible.contains(candidate.client), !unreadable.contains(candidate.client) else { return nil }
+    func downloadOnce(_ candidate: Available, _ run: inout Run) async throws -> Downloaded? {
+        if let done = run.downloaded[candidate.path.description] { return done }
+        guard !run.notYetVisible.contains(candidate.client), !run.unreadable.contains(candidate.client) else { return nil }
         do {
-            let done = try await download(candidate)
-            downloaded[candidate.path.description] = done
+            let done = try await download(candidate, &run)
+            run.downloaded[candidate.path.description] = done
             return done
         } catch let error as FolderSyncError where error.code == .remoteItemNotFound {
-            notYetVisible.insert(candidate.client)
+            run.notYetVisible.insert(candidate.client)
             return nil
         } catch let error as FolderSyncError where error.isDamagedFile {
             // This client's sets wait from this one on; the others go on.
-            unreadable.insert(candidate.client)
-            warnUnreadable(error, "change set \(candidate.sequence) of client \(candidate.client)")
+            run.unreadable.insert(candidate.client)
+            warnUnreadable(error, "change set \(candidate.sequence) of client \(candidate.client)", &run)
             return nil
         } catch let error as FolderSyncError where error.code == .unsupportedFormatVersion {
             // A newer app's file: parked with its client's later sets, like a set of a newer schema.
-            unreadable.insert(candidate.client)
-            report.parkedChangeSets.append(candidate.path.description)
-            report.warnings.append(SyncWarning(kind: .changeSetParked, message: error.message, path: candidate.path.description))
+            run.unreadable.insert(candidate.client)
+            run.report.parkedChangeSets.append(candidate.path.description)
+            run.report.warnings.append(SyncWarning(kind: .changeSetParked, message: error.message, path: candidate.path.description))
             return nil
         }
     }
@@ -52,27 +52,27 @@ extension SynchronizationOperation {
     /// What the set's prescan found, once it is done; `nil` when the set is damaged (its client then waits). A set
     /// the prescan finds damaged (a read that caught a replacement half done) is downloaded once more, as a damaged
     /// download is.
-    func prescan(_ candidate: Available) async throws -> ChangeSetPrescan? {
+    func prescan(_ candidate: Available, _ run: inout Run) async throws -> ChangeSetPrescan? {
         let path = candidate.path.description
-        guard let set = downloaded[path] else { throw FolderSyncError(.corruptFile, "the change set was not downloaded", path: path) }
+        guard let set = run.downloaded[path] else { throw FolderSyncError(.corruptFile, "the change set was not downloaded", path: path) }
         do {
             do {
                 return try await set.prescan.result()
             } catch let error as FolderSyncError where error.isDamagedFile {
                 environment.logger.debug("Downloading \(candidate.path) again: \(error)")
-                let again = try await download(candidate)
-                downloaded[path] = again
+                let again = try await download(candidate, &run)
+                run.downloaded[path] = again
                 return try await again.prescan.result()
             }
         } catch let error as FolderSyncError where error.isDamagedFile {
-            unreadable.insert(candidate.client)
+            run.unreadable.insert(candidate.client)
             warnUnreadable(FolderSyncError(.corruptFile, "the change set is damaged", path: path),
-                           "change set \(candidate.sequence) of client \(candidate.client)")
+                           "change set \(candidate.sequence) of client \(candidate.client)", &run)
             return nil
         }
     }
 
-    func download(_ candidate: Available) async throws -> Downloaded {
+    func download(_ candidate: Available, _ run: inout Run) async throws -> Downloaded {
         let url = localLayout.downloadsDirectory.appendingPathComponent(candidate.name)
         var header: ChangeSetHeader?
         // A change set is written once, but re-published after a crash: a read can catch that replacement half
@@ -90,9 +90,9 @@ extension SynchronizationOperation {
                     } else {
                         try await downloadChangeSet(client: candidate.client, name: candidate.name, to: url)
                     }
-                    report.remoteRequests += 1
-                    report.bytesReceived += LocalFiles.size(of: url) ?? 0
-                    emit(.transferred(sent: report.bytesSent, received: report.bytesReceived))
+                    run.report.remoteRequests += 1
+                    run.report.bytesReceived += LocalFiles.size(of: url) ?? 0
+                    emit(.transferred(sent: run.report.bytesSent, received: run.report.bytesReceived))
                 }
                 header = try ChangeSetReader.verify(at: url, path: candidate.path.description)
             } catch let error as FolderSyncError where error.isDamagedFile && attempt == 1 {

@@ -14,7 +14,7 @@ extension SynchronizationOperation {
     /// Looks at this client's sets in `listing` (its own folder): a number missing between the lowest present and the
     /// published sequence, or `asked` (a set another client waits for) missing, is owed a whole store unless one
     /// covers it. Counted from the sets present, not by walking the range.
-    func checkOwnSetsPresent(in listing: [RemoteItem], askedFor asked: Int64?, _ state: inout LocalSyncState) async throws {
+    func checkOwnSetsPresent(in listing: [RemoteItem], askedFor asked: Int64?, _ state: inout LocalSyncState, _ run: inout Run) async throws {
         let published = state.progress.publishedSequence
         guard !isReadOnly, !state.remote.owesWholeStore, published > 0 else { return }
         let present = Set(listing.compactMap { RemoteLayout.parseChangeSetFileName($0.name)?.sequence }.filter { $0 <= published })
@@ -27,11 +27,11 @@ extension SynchronizationOperation {
             if expected > lowest { lost = ((present.filter { $0 < expected }.max() ?? lowest) + 1)...expected }
         }
         if let asked, asked <= published, !present.contains(asked), (lost?.upperBound ?? 0) < asked { lost = asked...asked }
-        guard let lost, try await wholeStoreCoverage() < lost.upperBound else { return }
+        guard let lost, try await wholeStoreCoverage(&run) < lost.upperBound else { return }
         // Saved now: the debt must outlive a sync that fails after this.
         state.remote.owesWholeStore = true
         try store.updateRemoteKnowledge { $0.owesWholeStore = true }
-        report.warnings.append(SyncWarning(kind: .changeSetMissing,
+        run.report.warnings.append(SyncWarning(kind: .changeSetMissing,
             message: "this client's change "
                      + (lost.count == 1 ? "set \(lost.lowerBound) is" : "sets \(lost.lowerBound)–\(lost.upperBound) are")
                      + " gone from the folder (put back from an older copy?) and no whole store covers them: "
@@ -40,12 +40,12 @@ extension SynchronizationOperation {
     }
 
     /// The highest of this client's sequences a whole store's manifest says it covers (0 when none does).
-    func wholeStoreCoverage() async throws -> Int64 {
-        report.remoteRequests += 1
+    func wholeStoreCoverage(_ run: inout Run) async throws -> Int64 {
+        run.report.remoteRequests += 1
         var highest: Int64 = 0
         let clients = try await fetchWholeStoreClients()
         for item in clients where item.kind == .directory && DocumentInventory.isIdentifierName(item.name) {
-            report.remoteRequests += 1
+            run.report.remoteRequests += 1
             let path = layout.appliedSyncChangeSetsFile(documentIdentifier, client: item.name).description
             // A manifest that does not read covers nothing.
             guard let data = try await fetchWholeStoreManifest(client: item.name),

@@ -3,7 +3,7 @@ import Logging
 
 /// Staging local changes into change sets, publishing them, and writing this client's recent-sync marker.
 extension SynchronizationOperation {
-    func stageLocalChanges(_ state: inout LocalSyncState, dependencies: [String: Int64]) throws {
+    func stageLocalChanges(_ state: inout LocalSyncState, dependencies: [String: Int64], _ run: inout Run) throws {
         let directory = localLayout.stagedSyncChangesDirectory
         // A file numbered at or past the next sequence was written by a staging that never committed.
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
@@ -49,7 +49,7 @@ extension SynchronizationOperation {
             return parts.last?.header.sequence ?? state.progress.nextSequence
         })
         if count > 0, let last = parts.last {
-            if !referencesAttachments { stagedWithoutAttachments.formUnion(parts.map(\.url.lastPathComponent)) }
+            if !referencesAttachments { run.stagedWithoutAttachments.formUnion(parts.map(\.url.lastPathComponent)) }
             state.progress = try store.loadSyncState().progress
             environment.logger.debug("Staged \(count) changes in \(parts.count) change set(s) up to \(last.header.sequence)")
         }
@@ -82,14 +82,14 @@ extension SynchronizationOperation {
     /// see the marker before the files, and takes the sets from the marker; a reader that comes later finds the
     /// files, since this client writes its next marker only after publishing again whatever is still staged. A
     /// marker written when a set's upload failed names a set the folder lacks and says more than the store marked
-    /// published: the next sync knows it by the staged file of that name (``checkOwnHistory(_:prefetched:_:)``).
+    /// published: the next sync knows it by the staged file of that name (``checkOwnHistory(_:prefetched:_:_:)``).
     func publish(_ staged: [(name: String, sequence: Int64)], _ state: inout LocalSyncState,
-                 announcing acknowledgement: [String: Int64]?) async throws {
+                 announcing acknowledgement: [String: Int64]?, _ run: inout Run) async throws {
         let directory = localLayout.stagedSyncChangesDirectory
         // Attachments first: the remote has what a set references before the set (or a marker carrying it) appears.
-        for (name, _) in staged where !stagedWithoutAttachments.contains(name) {
+        for (name, _) in staged where !run.stagedWithoutAttachments.contains(name) {
             // Reading a set again only to find its attachments cost a third of publishing millions of changes.
-            try await publishAttachments(referencedBy: directory.appendingPathComponent(name))
+            try await publishAttachments(referencedBy: directory.appendingPathComponent(name), &run)
         }
         let names = staged.map(\.name)
         let announced = Array((state.remote.recentlyPublished + names).suffix(RecentSync.announcedChangeSetLimit))
@@ -100,7 +100,7 @@ extension SynchronizationOperation {
                                     publishedSequence: staged.last?.sequence ?? state.progress.publishedSequence,
                                     acknowledgement: acknowledgement, schemaVersion: store.schemaVersion,
                                     recentChangeSets: announced, changeSetContents: contents, installation: installation,
-                                    waitingFor: report.missingChangeSets.isEmpty ? nil : report.missingChangeSets,
+                                    waitingFor: run.report.missingChangeSets.isEmpty ? nil : run.report.missingChangeSets,
                                     formerIdentity: state.remote.formerIdentity)
             marker = (recent, try PropertyListFile.encode(recent))
         }
@@ -108,7 +108,7 @@ extension SynchronizationOperation {
         let together = marker?.recent.changeSetContents != nil
         if together { emit(.phase(.writingRecentSync)) }
         // A marker that failed beside sets that went out: they are marked published all the same, then it throws.
-        let failedMarker = try await upload(staged, marker: together ? marker?.data : nil)
+        let failedMarker = try await upload(staged, marker: together ? marker?.data : nil, &run)
         if let last = staged.last {
             state.remote.recentlyPublished = announced
             if together, failedMarker == nil, let marker {
@@ -116,7 +116,7 @@ extension SynchronizationOperation {
                 var settled = state.remote
                 settled.announce(marker.recent)
                 settled.ownRecentSyncEtag = nil
-                countPublished(&settled)
+                countPublished(&settled, &run)
                 try store.markPublished(throughSequence: last.sequence, savingRemoteKnowledge: settled)
             } else {
                 try store.markPublished(throughSequence: last.sequence)
@@ -128,16 +128,16 @@ extension SynchronizationOperation {
         guard let marker else { return }
         if !together {
             emit(.phase(.writingRecentSync))
-            if let failed = try await upload([], marker: marker.data) { throw failed }
+            if let failed = try await upload([], marker: marker.data, &run) { throw failed }
         }
         state.remote.announce(marker.recent)
-        if installation != nil { announcedInstallation = true }
+        if installation != nil { run.announcedInstallation = true }
         // Its version tag, so that the next sync does not read it back: asked after a sync that published nothing.
         // One that published does not wait for it (a round trip over a wide-area link): the next sync reads the
-        // marker back with its first requests (``checkOwnHistory(_:prefetched:_:)``).
+        // marker back with its first requests (``checkOwnHistory(_:prefetched:_:_:)``).
         if staged.isEmpty {
             state.remote.ownRecentSyncEtag = try await fetchOwnRecentSyncVersionTag()
-            report.remoteRequests += 1
+            run.report.remoteRequests += 1
         } else {
             state.remote.ownRecentSyncEtag = nil
         }
@@ -162,7 +162,7 @@ extension SynchronizationOperation {
     /// Uploads `staged` (a few at a time: over HTTP each set waits for its PUT and MOVE round trips, not for
     /// bandwidth) and the marker `data` beside them. Readers apply a client's sets in sequence order whatever order
     /// they appear in. Throws when a set fails; returns the marker's error, once every set went out.
-    private func upload(_ staged: [(name: String, sequence: Int64)], marker data: Data?) async throws -> (any Error)? {
+    private func upload(_ staged: [(name: String, sequence: Int64)], marker data: Data?, _ run: inout Run) async throws -> (any Error)? {
         enum Upload { case changeSet(ChangeSetHeader, Int64), marker(Result<Int, any Error>) }
         let directory = localLayout.stagedSyncChangesDirectory
         return try await withThrowingTaskGroup(of: Upload.self) { group in
@@ -194,15 +194,15 @@ extension SynchronizationOperation {
             while let upload = try await group.next() {
                 switch upload {
                 case .changeSet(let header, let size):
-                    report.remoteRequests += 1
-                    report.changeSetsSent += 1
-                    report.changesSent += header.changeCount
-                    report.bytesSent += size
-                    emit(.transferred(sent: report.bytesSent, received: report.bytesReceived))
+                    run.report.remoteRequests += 1
+                    run.report.changeSetsSent += 1
+                    run.report.changesSent += header.changeCount
+                    run.report.bytesSent += size
+                    emit(.transferred(sent: run.report.bytesSent, received: run.report.bytesReceived))
                     try publishNext()
                 case .marker(.success(let size)):
-                    report.remoteRequests += 1
-                    report.bytesSent += Int64(size)
+                    run.report.remoteRequests += 1
+                    run.report.bytesSent += Int64(size)
                 case .marker(.failure(let error)):
                     markerError = error
                 }

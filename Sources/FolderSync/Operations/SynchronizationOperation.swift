@@ -1,6 +1,7 @@
 public import Foundation
 
-/// One synchronization of a document: stage, fetch and apply, publish, acknowledge.
+/// One synchronization of a document: find and apply what other clients published, stage local changes,
+/// publish, acknowledge.
 ///
 /// The algorithm (``run()``) is fixed; the remote steps it calls are `open`,
 /// each with a default on ``RemoteFileSystem``:
@@ -26,131 +27,162 @@ public import Foundation
 /// that publishes one small set takes three round trips (the listings; the set and the marker written together,
 /// PUT then MOVE on WebDAV), and one that applies it two (the listings; the marker, which carries the set).
 ///
+/// The operation holds only what it was built with: its context, its store and its ``Options``, none of which
+/// changes after it is made. What one run learns and changes is a value (`Run`) that ``run()`` creates and hands to
+/// each phase, so that two runs share nothing and nothing must be reset.
+///
 /// This file holds ``run()`` and the backend steps; each phase is a file of its own:
 /// `SynchronizationOperation+Discovery` (markers and listings), `+Download` (each set fetched once and verified;
 /// how often a set is read, and why), `+Apply` (causal order, the deletion fail-safe, conflicts), `+Publish`
 /// (staging, publishing, the marker), `+Attachments`.
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; its stored properties are all `let`s of
+/// `Sendable` types, and a run's state is a local value of ``run()`` (see ``DocumentOperation``).
 open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
-    /// Where and as whom the operation works, the manager's policy, and where events go.
-    public let context: DocumentOperationContext
-    /// The integrity key this client registered with; a different remote key stops the sync.
-    public let integrityKey: String
-    /// The local data synced: changes are staged from it and applied to it.
-    public let store: any ModelAdapter
-    /// Answers conflicts (the manager's resolver or delegate), or `nil` to let the last writer win.
-    public let resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?
+    /// What a sync is asked to do, beside where it works: the integrity key, the conflict resolver, and the settings
+    /// the manager derives for each sync. Set before the operation is made; a backend subclass built with
+    /// ``SynchronizationOperation/init(copying:)`` receives the same value, so no setting is lost.
+    public struct Options: Sendable {
+        /// The integrity key this client registered with; a different remote key stops the sync.
+        public var integrityKey: String
+        /// Answers conflicts (the manager's resolver or delegate), or `nil` to let the last writer win.
+        public var resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?
 
+        /// Largest change set, before compression; larger batches are split into consecutive sets.
+        var partByteLimit = ChangeSetSplitter.defaultPartByteLimit
+        /// Only fetch and apply: stage, publish and write nothing (an operator's export reads a tree it must not change).
+        var isReadOnly = false
+        /// Whether this sync looks at this client's whole store whatever the heartbeat says (the first of a launch).
+        var checksOwnWholeStore = false
+        /// Whether a change set this client needs that is gone from its folder is looked for in the removed area
+        /// (``changeSetsInRemovedArea(of:from:before:_:)``): set by the manager once no whole store filled the gap.
+        var healsFromRemovedArea = false
+        /// The next sequence of this client's store when the last sync of the launch that knew its numbers ended
+        /// (`nil`: none did). A sync with something to publish lists this client's own change sets before numbering
+        /// new ones (``checkOwnNumbers(in:_:_:)``) unless its store still numbers at or past it: a store goes back to an
+        /// earlier copy while it is closed, or when the app copies a backup into it (its sequence goes back with it),
+        /// and a listing costs what the folder holds.
+        var ownNumbersKnownThrough: Int64?
+        /// Whether this client's marker went with its deletion, which it re-joined from since: the marker's absence
+        /// is then no sign of a folder restored from an older copy.
+        var ownMarkerRemovedByDeletion = false
+        /// This installation's identifier (``RecentSync/installation``), carried in the marker; `nil`: none is
+        /// carried, and a shared identity is not looked for.
+        var installation: String?
+        /// Whether a marker carrying ``installation`` was written before this sync: a marker of this client found
+        /// with another installation's identifier was then written by another installation since.
+        var installationAnnounced = false
+        /// Asks ``confirmMassDeletion`` before applying deletions that trip it (`nil`: never asks).
+        var deletionFailSafe: DeletionFailSafe?
+        /// The app's answer to a mass deletion; without one, a mass deletion is declined.
+        var confirmMassDeletion: (@Sendable (MassDeletion) async -> Bool)?
 
-    /// Largest change set, before compression; larger batches are split into consecutive sets.
-    var partByteLimit = ChangeSetSplitter.defaultPartByteLimit
-    /// Only fetch and apply: stage, publish and write nothing (an operator's export reads a tree it must not change).
-    var isReadOnly = false
-    /// Attachments this sync found on the remote or uploaded, so each is checked once.
-    var attachmentsOnRemote = Set<String>()
-    /// Large values this sync downloaded to apply, by SHA-256: scratch files in the downloads folder, removed when it ends.
-    var fetchedValues: [String: URL] = [:]
-    /// Change sets this sync staged with no attachment reference in them (seen as they were written), by file
-    /// name: publishing them needs no scan for attachments. Sets staged by an earlier sync are scanned.
-    var stagedWithoutAttachments = Set<String>()
-
-    /// Whether this sync looks at this client's whole store whatever the heartbeat says (the first of a launch).
-    var checksOwnWholeStore = false
-    /// Whether a change set this client needs that is gone from its folder is looked for in the removed area
-    /// (``changeSetsInRemovedArea(of:from:before:)``): set by the manager once no whole store filled the gap.
-    var healsFromRemovedArea = false
-    /// The next sequence of this client's store when the last sync of the launch that knew its numbers ended (`nil`:
-    /// none did). A sync with something to publish lists this client's own change sets before numbering new ones
-    /// (``checkOwnNumbers(in:_:)``) unless its store still numbers at or past it: a store goes back to an earlier copy
-    /// while it is closed, or when the app copies a backup into it (its sequence goes back with it), and a listing
-    /// costs what the folder holds (3 ms for 10,000 names on a local disk, the kernel's part alone).
-    var ownNumbersKnownThrough: Int64?
-    /// Whether this client's marker went with its deletion, which it re-joined from since: the marker's absence is
-    /// then no sign of a folder restored from an older copy.
-    var ownMarkerRemovedByDeletion = false
-    /// The store's next sequence when this sync ended, when it listed this client's sets or knew its numbers.
-    private(set) var ownNumbersKnownAtEnd: Int64?
-
-    /// This installation's identifier (``RecentSync/installation``), carried in the marker; `nil`: none is carried, and
-    /// a shared identity is not looked for.
-    var installation: String?
-    /// Whether a marker carrying ``installation`` was written before this sync: a marker of this client found with
-    /// another installation's identifier was then written by another installation since.
-    var installationAnnounced = false
-    /// Whether this sync wrote a marker carrying ``installation``.
-    var announcedInstallation = false
-
-    /// Asks ``confirmMassDeletion`` before applying deletions that trip it (`nil`: never asks).
-    var deletionFailSafe: DeletionFailSafe?
-    /// The app's answer to a mass deletion; without one, a mass deletion is declined.
-    var confirmMassDeletion: (@Sendable (MassDeletion) async -> Bool)?
-
-    /// Change sets downloaded and verified in this sync, by remote path.
-    var downloaded: [String: Downloaded] = [:]
-    /// The change sets the markers read in this sync carried, by client and file name (``RecentSync/changeSetContents``).
-    var markerContents: [String: [String: Data]] = [:]
-    /// Clients with a set their marker announced that the remote does not show (yet).
-    var notYetVisible: Set<String> = []
-    /// Clients with a file this sync could not use (a damaged marker or change set): reported once, and their sets
-    /// from the damaged one on wait, while every other client's sync goes on (one client's file never stops others).
-    var unreadable: Set<String> = []
-    /// Whether this client's own recent sync must be written whatever it would say (found damaged or older).
-    var rewritesOwnRecentSync = false
-    /// Sets applied in this sync that took over columns of rows this client created and has not published, by
-    /// author (the highest sequence): the inserts staged next leave those columns out, so they depend on these sets.
-    var suppliersOfUnpublishedInserts: [String: Int64] = [:]
-    /// Sets a constraint of the store refused in this sync, by remote path, with SQLite's words: they wait.
-    var unmetConstraints: [String: String] = [:]
-    var report = SyncReport()
-    /// The ledger, read once per sync and kept current as sets are applied: reading it (every set ever applied)
-    /// at each step made a sync cost what exists rather than what is new.
-    var ledger: AppliedChangeSets?
-    /// What this sync learned of the remote before applying, when the store does not have it yet: saved in the
-    /// transaction of the first set applied, so that a sync that only applies commits once (its end saves what
-    /// changed after, when anything did).
-    var unsavedKnowledge: LocalSyncState.RemoteKnowledge?
-
-    /// An operation ready to ``run()``; see the properties for each argument.
-    ///
-    /// `resolver` settles conflicts (`nil`, or a `nil` answer, lets the last writer win).
-    public init(context: DocumentOperationContext, integrityKey: String, store: any ModelAdapter,
-                resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?) {
-        self.context = context
-        self.integrityKey = integrityKey
-        self.store = store
-        self.resolver = resolver
+        /// Options with the manager's defaults for every other setting.
+        ///
+        /// `resolver` settles conflicts (`nil`, or a `nil` answer, lets the last writer win).
+        public init(integrityKey: String, resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)? = nil) {
+            self.integrityKey = integrityKey
+            self.resolver = resolver
+        }
     }
 
-    /// The operation `standard` is, for a backend subclass to run with its own steps: the same context, store,
-    /// resolver and settings, so that nothing the manager set is lost.
+    /// What one run learns and changes, created by ``run()`` and handed to each phase: a value, so that what a
+    /// phase changes is visible in its signature and no run sees another's.
+    struct Run {
+        var report = SyncReport()
+        /// The ledger, read once per sync and kept current as sets are applied: reading it (every set ever applied)
+        /// at each step would make a sync cost what exists rather than what is new.
+        var ledger: AppliedChangeSets?
+        /// What this sync learned of the remote before applying, when the store does not have it yet: saved in the
+        /// transaction of the first set applied, so that a sync that only applies commits once (its end saves what
+        /// changed after, when anything did).
+        var unsavedKnowledge: LocalSyncState.RemoteKnowledge?
+        /// Change sets downloaded and verified in this sync, by remote path.
+        var downloaded: [String: Downloaded] = [:]
+        /// The change sets the markers read in this sync carried, by client and file name
+        /// (``RecentSync/changeSetContents``).
+        var markerContents: [String: [String: Data]] = [:]
+        /// Clients with a set their marker announced that the remote does not show (yet).
+        var notYetVisible: Set<String> = []
+        /// Clients with a file this sync could not use (a damaged marker or change set): reported once, and their
+        /// sets from the damaged one on wait, while every other client's sync goes on (one client's file never stops
+        /// others).
+        var unreadable: Set<String> = []
+        /// Whether this client's own recent sync must be written whatever it would say (found damaged or older).
+        var rewritesOwnRecentSync = false
+        /// Sets applied in this sync that took over columns of rows this client created and has not published, by
+        /// author (the highest sequence): the inserts staged next leave those columns out, so they depend on these
+        /// sets.
+        var suppliersOfUnpublishedInserts: [String: Int64] = [:]
+        /// Sets a constraint of the store refused in this sync, by remote path, with SQLite's words: they wait.
+        var unmetConstraints: [String: String] = [:]
+        /// Attachments this sync found on the remote or uploaded, so each is checked once.
+        var attachmentsOnRemote = Set<String>()
+        /// Large values this sync downloaded to apply, by SHA-256: scratch files in the downloads folder, removed
+        /// when it ends.
+        var fetchedValues: [String: URL] = [:]
+        /// Change sets this sync staged with no attachment reference in them (seen as they were written), by file
+        /// name: publishing them needs no scan for attachments. Sets staged by an earlier sync are scanned.
+        var stagedWithoutAttachments = Set<String>()
+        /// Whether this sync wrote a marker carrying ``Options/installation``.
+        var announcedInstallation = false
+        /// The store's next sequence when this sync ended, when it listed this client's sets or knew its numbers.
+        var ownNumbersKnownAtEnd: Int64?
+    }
+
+    /// Where and as whom the operation works, the manager's policy, and where events go.
+    public let context: DocumentOperationContext
+    /// The local data synced: changes are staged from it and applied to it.
+    public let store: any ModelAdapter
+    /// The integrity key, the resolver and the sync's settings.
+    public let options: Options
+
+    /// The integrity key this client registered with; a different remote key stops the sync.
+    public var integrityKey: String { options.integrityKey }
+    /// Answers conflicts (the manager's resolver or delegate), or `nil` to let the last writer win.
+    public var resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)? { options.resolver }
+    var partByteLimit: Int { options.partByteLimit }
+    var isReadOnly: Bool { options.isReadOnly }
+    var checksOwnWholeStore: Bool { options.checksOwnWholeStore }
+    var healsFromRemovedArea: Bool { options.healsFromRemovedArea }
+    var ownNumbersKnownThrough: Int64? { options.ownNumbersKnownThrough }
+    var ownMarkerRemovedByDeletion: Bool { options.ownMarkerRemovedByDeletion }
+    var installation: String? { options.installation }
+    var installationAnnounced: Bool { options.installationAnnounced }
+    var deletionFailSafe: DeletionFailSafe? { options.deletionFailSafe }
+    var confirmMassDeletion: (@Sendable (MassDeletion) async -> Bool)? { options.confirmMassDeletion }
+
+    /// An operation ready to ``run()``: it syncs `store` where `context` says, as `options` say.
+    public init(context: DocumentOperationContext, store: any ModelAdapter, options: Options) {
+        self.context = context
+        self.store = store
+        self.options = options
+    }
+
+    /// An operation ready to ``run()`` with the default settings; see ``Options`` for `integrityKey` and `resolver`.
+    public convenience init(context: DocumentOperationContext, integrityKey: String, store: any ModelAdapter,
+                            resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?) {
+        self.init(context: context, store: store, options: Options(integrityKey: integrityKey, resolver: resolver))
+    }
+
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same context, store and
+    /// options, so that nothing the manager set is lost.
     public init(copying standard: SynchronizationOperation) {
         context = standard.context
-        integrityKey = standard.integrityKey
         store = standard.store
-        resolver = standard.resolver
-        partByteLimit = standard.partByteLimit
-        isReadOnly = standard.isReadOnly
-        checksOwnWholeStore = standard.checksOwnWholeStore
-        ownNumbersKnownThrough = standard.ownNumbersKnownThrough
-        installation = standard.installation
-        installationAnnounced = standard.installationAnnounced
-        ownMarkerRemovedByDeletion = standard.ownMarkerRemovedByDeletion
-        deletionFailSafe = standard.deletionFailSafe
-        confirmMassDeletion = standard.confirmMassDeletion
+        options = standard.options
     }
 
     /// Runs one synchronization and reports what it did.
     public func run() async throws -> SyncReport {
+        try await perform().report
+    }
+
+    /// Runs one synchronization and returns all it learned: the report, and what the manager keeps for the next
+    /// sync of the launch (``Run/ownNumbersKnownAtEnd``, ``Run/announcedInstallation``).
+    func perform() async throws -> Run {
         let started = Date()
-        report = SyncReport()
-        ledger = nil
-        unsavedKnowledge = nil
-        downloaded = [:]
-        markerContents = [:]
-        notYetVisible = []
-        unreadable = []
-        rewritesOwnRecentSync = false
-        suppliersOfUnpublishedInserts = [:]
-        unmetConstraints = [:]
+        var run = Run()
         for directory in [localLayout.stagedSyncChangesDirectory, localLayout.downloadsDirectory] {
             try LocalFiles.createDirectory(directory)
         }
@@ -162,20 +194,18 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         }
         localLayout.attachmentStore.removeStaleTemporaries(now: Date())   // file dates are the wall clock, not the sync clock
         // Not a Result: a process's first Result of an error type costs a lookup of the type's conformance across
-        // every loaded image (0.3 M instructions of a one-row sync, callgrind).
-        var finished: SyncReport?
+        // every loaded image.
         var failure: (any Error)?
-        do { finished = try await runPhases(started: started) } catch { failure = error }
-        for url in fetchedValues.values { try? FileManager.default.removeItem(at: url) }
-        fetchedValues = [:]
+        do { try await runPhases(started: started, &run) } catch { failure = error }
+        for url in run.fetchedValues.values { try? FileManager.default.removeItem(at: url) }
         // No prescan outlives the sync (one of a set never applied may still be reading its file).
-        for set in downloaded.values { await set.prescan.ended() }
+        for set in run.downloaded.values { await set.prescan.ended() }
         if let failure { throw failure }
-        return finished!
+        return run
     }
 
     /// The phases of ``run()``, under the sync lock.
-    private func runPhases(started: Date) async throws -> SyncReport {
+    private func runPhases(started: Date, _ run: inout Run) async throws {
         emit(.phase(.checkingIntegrity))
         // The markers' listing goes out with the integrity key's (over a wide-area link each request is a round
         // trip); what it shows is used only once the key is found. So does the look at this client's whole store, when
@@ -194,11 +224,11 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         // every backend, and asking for it would be a round trip of the sync that wrote it): read with the listings.
         let readsOwnMarker = !isReadOnly && state.remote.ownRecentSyncEtag == nil && state.remote.announcedAt != nil
         async let ownMarker = readsOwnMarker ? loadRecentSync(client: clientIdentifier) : nil
-        try await checkIntegrityKey()
+        try await checkIntegrityKey(&run)
         // What the local changes were made after: they are staged once this sync's sets are applied, but they do
         // not depend on those (a set of a newer format parked here must not hold them back at every reader), but for
-        // the sets that took over columns of a row this client created (``suppliersOfUnpublishedInserts``).
-        let dependencies = try acknowledgement()
+        // the sets that took over columns of a row this client created (``Run/suppliersOfUnpublishedInserts``).
+        let dependencies = try acknowledgement(&run)
         try Task.checkCancellation()
 
         emit(.phase(.findingRemoteChanges))
@@ -209,10 +239,10 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         let ownRecentSyncExists = ownRecentSync(in: markers) != nil
         let checksDeletion = !isReadOnly && !ownRecentSyncExists
         async let deletionMarker = checksDeletion ? readOwnDeletionMarker() : .read(nil)
-        let available = try await findNewChangeSets(&state, markers: markers, ownSets: try await ownSets, ownMarker: await ownMarker)
+        let available = try await findNewChangeSets(&state, markers: markers, ownSets: try await ownSets, ownMarker: await ownMarker, &run)
         if checksDeletion {
-            report.remoteRequests += 1
-            if try isDeleted(by: await deletionMarker) {
+            run.report.remoteRequests += 1
+            if try isDeleted(by: await deletionMarker, &run) {
                 throw FolderSyncError(.clientDeleted, "this client was deleted from document \(documentIdentifier)",
                                       path: layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description)
             }
@@ -228,21 +258,21 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
             // is read back until it was, so its tag is saved at the end, after the write.
             var learned = state.remote
             learned.ownRecentSyncEtag = storedKnowledge.ownRecentSyncEtag
-            unsavedKnowledge = learned == storedKnowledge ? nil : learned
+            run.unsavedKnowledge = learned == storedKnowledge ? nil : learned
         }
-        var waiting = try await applyUnlessDeclined(available, declined: &declined)
-        if !notYetVisible.isEmpty && declined == nil {
+        var waiting = try await applyUnlessDeclined(available, declined: &declined, &run)
+        if !run.notYetVisible.isEmpty && declined == nil {
             // A set a marker named or a listing showed is not there (reads lagging behind writes, or vacuumed): its
             // client's folder is listed again, so that a gap is seen and a whole store fetched if need be.
-            let listing = notYetVisible
-            notYetVisible = []
-            let listed = try await findNewChangeSets(&state, listing: listing)
+            let listing = run.notYetVisible
+            run.notYetVisible = []
+            let listed = try await findNewChangeSets(&state, listing: listing, &run)
             // The new listing holds every set still unapplied, so only this pass's leftovers are waiting.
-            waiting = try await applyUnlessDeclined(listed, declined: &declined)
+            waiting = try await applyUnlessDeclined(listed, declined: &declined, &run)
         }
-        for left in waiting where !unreadable.contains(left.client) {
+        for left in waiting where !run.unreadable.contains(left.client) {
             let path = left.path.description
-            report.warnings.append(unmetConstraints[path].map {
+            run.report.warnings.append(run.unmetConstraints[path].map {
                 SyncWarning(kind: .changeSetRefused,
                             message: "this store refuses it as it stands (\($0)); it waits for the change sets that let it apply",
                             path: path)
@@ -250,14 +280,14 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
                              path: path))
         }
         if isReadOnly {
-            report.duration = Date().timeIntervalSince(started)
+            run.report.duration = Date().timeIntervalSince(started)
             if let declined { throw declined }
-            return report
+            return
         }
         emit(.phase(.stagingLocalChanges))
         if try store.hasUnpublishedChanges() {
-            let stated = dependencies.merging(suppliersOfUnpublishedInserts, uniquingKeysWith: max)
-            try stageLocalChanges(&state, dependencies: stated)
+            let stated = dependencies.merging(run.suppliersOfUnpublishedInserts, uniquingKeysWith: max)
+            try stageLocalChanges(&state, dependencies: stated, &run)
         }
 
         emit(.phase(.publishingLocalChanges))
@@ -266,44 +296,43 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         if heartbeatDue || checksOwnWholeStore, state.remote.ownWholeStoreTag != nil {
             let tag: String?
             if looksAtWholeStore, let asked = try await wholeStoreTag { tag = asked } else { tag = try await fetchOwnWholeStoreVersionTag() }
-            try await checkOwnWholeStore(&state, tag: tag)
+            try await checkOwnWholeStore(&state, tag: tag, &run)
         }
         // Also when an earlier sync published or applied but failed to write the marker (found by the simulator
         // under faults: a set published then never announced stayed invisible to every other client).
-        let acknowledgement = try acknowledgement()
+        let acknowledgement = try acknowledgement(&run)
         let staged = try stagedChangeSets(state)
-        let announces = !staged.isEmpty || !ownRecentSyncExists || rewritesOwnRecentSync || heartbeatDue
+        let announces = !staged.isEmpty || !ownRecentSyncExists || run.rewritesOwnRecentSync || heartbeatDue
             || state.remote.announcedSequence != state.progress.publishedSequence
-            || acknowledges(acknowledgement, state) || report.missingChangeSets != state.remote.announcedWaitingFor
-        unsavedKnowledge = nil
+            || acknowledges(acknowledgement, state) || run.report.missingChangeSets != state.remote.announcedWaitingFor
+        run.unsavedKnowledge = nil
         do {
-            try await publish(staged, &state, announcing: announces ? acknowledgement : nil)
+            try await publish(staged, &state, announcing: announces ? acknowledgement : nil, &run)
         } catch let error as FolderSyncError
                     where staged.isEmpty && (error.code == .permissionDenied || error.code == .remoteFull) {
             // A reader of a read-only or full share: what it applied stays applied; it says why it cannot acknowledge.
-            report.warnings.append(SyncWarning(kind: .acknowledgementNotWritten,
+            run.report.warnings.append(SyncWarning(kind: .acknowledgementNotWritten,
                 message: "the shared folder refused this device's recent-sync marker (\(error.code): \(error.message)): "
                     + "other devices' changes were applied, but cannot be acknowledged until it accepts writes",
                 path: error.path))
         }
         // The whole-store policy's counters go with the rest (they had a write transaction, an fsync, of their own).
-        countPublished(&state.remote)
+        countPublished(&state.remote, &run)
         // Saving is a write transaction (fsyncs): an idle sync that learned nothing skips it, and so does one that
         // saved it all with its last store write (a set applied, or its sets marked published with their marker).
         let learned = state.remote
         try store.updateRemoteKnowledge { $0 = learned }
-        if numbersKnown || listsOwnSets { ownNumbersKnownAtEnd = state.progress.nextSequence }
-        report.duration = Date().timeIntervalSince(started)
-        if let declined { throw self.declined(declined, afterPublishing: report.changesSent) }
+        if numbersKnown || listsOwnSets { run.ownNumbersKnownAtEnd = state.progress.nextSequence }
+        run.report.duration = Date().timeIntervalSince(started)
+        if let declined { throw self.declined(declined, afterPublishing: run.report.changesSent) }
         emit(.phase(.finished))
-        return report
     }
 
     /// Adds what this sync published to the whole-store policy's counters.
-    func countPublished(_ remote: inout LocalSyncState.RemoteKnowledge) {
-        guard report.changeSetsSent > 0 else { return }
-        remote.changeSetsSinceWholeStore += report.changeSetsSent
-        remote.bytesSinceWholeStore += report.bytesSent - report.attachmentBytesSent
+    func countPublished(_ remote: inout LocalSyncState.RemoteKnowledge, _ run: inout Run) {
+        guard run.report.changeSetsSent > 0 else { return }
+        remote.changeSetsSinceWholeStore += run.report.changeSetsSent
+        remote.bytesSinceWholeStore += run.report.bytesSent - run.report.attachmentBytesSent
     }
 
     /// Checks, without changing anything, that this client may still change its local data from this remote:
@@ -311,8 +340,9 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     /// outside ``run()``, so they check first: a store of another epoch, or installed on a deleted client, would
     /// change local data before the reset is noticed.
     func checkStillRegistered() async throws {
-        try await checkIntegrityKey()
-        if try isDeleted(by: await readOwnDeletionMarker()) {
+        var run = Run()   // what the check counts and warns of is no sync's
+        try await checkIntegrityKey(&run)
+        if try isDeleted(by: await readOwnDeletionMarker(), &run) {
             throw FolderSyncError(.clientDeleted, "this client was deleted from document \(documentIdentifier)",
                                   path: layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description)
         }
@@ -338,7 +368,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         return isDue(state, after: context.policy.acknowledgementDelay)
     }
 
-    /// Whether this sync looks at this client's whole store (``checkOwnWholeStore(_:tag:)``), as known when it starts.
+    /// Whether this sync looks at this client's whole store (``checkOwnWholeStore(_:tag:_:)``), as known when it starts.
     private func looksAtOwnWholeStore(_ state: LocalSyncState) -> Bool {
         !isReadOnly && (isHeartbeatDue(state) || checksOwnWholeStore) && state.remote.ownWholeStoreTag != nil
     }
@@ -364,7 +394,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
 
     /// Whether the marker ``readOwnDeletionMarker()`` read deletes this client: it exists, opens, and names this
     /// client (``DeletedClientInfo/verify(_:deleted:path:)``). One that does not open is ignored with a warning.
-    private func isDeleted(by marker: DeletionMarkerRead) throws -> Bool {
+    private func isDeleted(by marker: DeletionMarkerRead, _ run: inout Run) throws -> Bool {
         let path = layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description
         do {
             let data: Data
@@ -376,32 +406,32 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
             try DeletedClientInfo.verify(data, deleted: clientIdentifier, path: path)
             return true
         } catch let error as FolderSyncError where error.isDamagedFile {
-            report.warnings.append(SyncWarning(kind: .unreadableFile,
+            run.report.warnings.append(SyncWarning(kind: .unreadableFile,
                 message: "ignored a deletion marker that does not open (\(error.message)): this client is not deleted", path: path))
             return false
         }
     }
 
-    private func checkIntegrityKey() async throws {
+    private func checkIntegrityKey(_ run: inout Run) async throws {
         let keys = try await fetchIntegrityKeys()
-        report.remoteRequests += 1
+        run.report.remoteRequests += 1
         guard !keys.contains(integrityKey) else { return }
         // A listing can lag behind the folder (NFS attribute caching, eventually consistent stores): before
         // declaring the remote replaced, ask for the key file itself (found by the simulator under faults).
-        report.remoteRequests += 1
+        run.report.remoteRequests += 1
         if try await integrityKeyExists() { return }
         if keys.isEmpty, try await !applicationTreeExists() {
             // Not a wipe: the application's folder is not there at all. An unmounted share is an empty folder.
             throw FolderSyncError.applicationFolderAway(layout)
         }
         if keys.isEmpty, let marker = try await fetchDeletedDocumentMarker() {
-            report.remoteRequests += 1
+            run.report.remoteRequests += 1
             let path = layout.deletedDocumentFile(documentIdentifier).description
             let deletedBy = (try? PropertyListFile.decode(DeletedDocumentInfo.self, from: marker, path: path))
                 .map { " by client \($0.deletedByClient)" } ?? ""
             throw FolderSyncError(.documentDeleted, "document \(documentIdentifier) was deleted\(deletedBy)", path: path)
         }
-        if keys.isEmpty, try await completesHalfCreatedDocument() { return }
+        if keys.isEmpty, try await completesHalfCreatedDocument(&run) { return }
         throw FolderSyncError(.integrityKeyMismatch,
                               keys.isEmpty ? "the remote document is gone (wiped or replaced)"
                                            : "the remote document has integrity key \(keys.sorted().joined(separator: ", ")), this store belongs to \(integrityKey)",

@@ -33,36 +33,68 @@ import Logging
 ///
 /// Anything it cannot read or does not know is left alone and reported.
 /// Modification dates are used for one thing only: the age of temporaries.
-open class VacuumOperation: @unchecked Sendable {
-    /// The remote the operation works on; the default backend steps call it.
-    public let fileSystem: any RemoteFileSystem
-    /// Where the application's files are in the remote tree.
-    public let layout: RemoteLayout
-    /// The document concerned: the name of its folder in `Documents/`.
-    public let documentIdentifier: String
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`, and a run shares it with the tasks that
+/// remove files (``Options/maximumConcurrentRemovals`` at once); its context and options are `let`s, and the removal
+/// a run began is changed only by the task that runs ``run()``.
+open class VacuumOperation: DocumentOperation, @unchecked Sendable {
+    /// How a vacuum runs: whether it only reports, what it expires, how long what it removes is kept, and what it
+    /// remembers between runs. Set before the operation is made; a backend subclass built with
+    /// ``VacuumOperation/init(copying:)`` receives the same value.
+    public struct Options: Sendable {
+        /// Compute and report the plan, write and remove nothing.
+        public var dryRun = false
+        /// Mark clients deleted whose last sync is older than this; `nil` never expires anyone.
+        public var expireClientsAfter: TimeInterval?
+        /// Temporaries older than this are interrupted writes and are removed.
+        public var temporaryFileAge = VacuumOperation.defaultTemporaryFileAge
+        /// How long what this vacuum removes stays in the document's removed area
+        /// (``RemoteLayout/removedDirectory(_:)``) before a later vacuum purges it for good; at least a day
+        /// (``VacuumOperation/minimumRemovedFileGracePeriod``). Nothing in the folder shortens it: a removal's age is
+        /// the folder's own date of its record against the folder's time now.
+        public var keepRemovedFor = VacuumOperation.defaultRemovedFileGracePeriod
+        /// How many removals run at once; remote backends gain from a few in flight.
+        public var maximumConcurrentRemovals = 8
+        /// A local file where the whole stores this vacuum verified are remembered, so that the next run reads only
+        /// those that changed or that it removes something on the strength of (`nil`: every store is read at every
+        /// run).
+        public var verificationCacheFile: URL?
+        /// Safeguards switched off, for tests that replay the defects they guard against.
+        package var disabledSafeguards: Set<RemovalSafeguard> = []
+
+        /// Options; see the properties for each argument.
+        public init(dryRun: Bool = false, expireClientsAfter: TimeInterval? = nil,
+                    temporaryFileAge: TimeInterval = VacuumOperation.defaultTemporaryFileAge,
+                    keepRemovedFor: TimeInterval = VacuumOperation.defaultRemovedFileGracePeriod,
+                    verificationCacheFile: URL? = nil) {
+            self.dryRun = dryRun
+            self.expireClientsAfter = expireClientsAfter
+            self.temporaryFileAge = temporaryFileAge
+            self.keepRemovedFor = keepRemovedFor
+            self.verificationCacheFile = verificationCacheFile
+        }
+    }
+
+    /// The remote, the document, and who vacuums (``DocumentOperationContext/clientIdentifier``: a client identifier
+    /// or an operator's name, written in the markers of expired clients and in the removal's record).
+    public let context: DocumentOperationContext
+    /// How the vacuum runs.
+    public let options: Options
     /// Compute and report the plan, write and remove nothing.
-    public let dryRun: Bool
+    public var dryRun: Bool { options.dryRun }
     /// Mark clients deleted whose last sync is older than this; `nil` never expires anyone.
-    public let expireClientsAfter: TimeInterval?
+    public var expireClientsAfter: TimeInterval? { options.expireClientsAfter }
     /// Temporaries older than this are interrupted writes and are removed.
-    public let temporaryFileAge: TimeInterval
-    /// How long what this vacuum removes stays in the document's removed area (``RemoteLayout/removedDirectory(_:)``)
-    /// before a later vacuum purges it for good; at least a day (``minimumRemovedFileGracePeriod``). Nothing in the
-    /// folder shortens it: a removal's age is the folder's own date of its record against the folder's time now.
-    public var keepRemovedFor = VacuumOperation.defaultRemovedFileGracePeriod
-    /// Who is vacuuming (a client identifier or an operator's name), written in the markers of expired clients.
-    public let actorIdentifier: String
-    /// The clock, identifier source and logger the operation uses.
-    public let environment: SyncEnvironment
-    /// How many removals run at once; remote backends gain from a few in flight.
-    public var maximumConcurrentRemovals = 8
+    public var temporaryFileAge: TimeInterval { options.temporaryFileAge }
+    /// How long what this vacuum removes stays in the document's removed area (``Options/keepRemovedFor``).
+    public var keepRemovedFor: TimeInterval { options.keepRemovedFor }
+    /// How many removals run at once.
+    public var maximumConcurrentRemovals: Int { options.maximumConcurrentRemovals }
+    /// Where the whole stores this vacuum verified are remembered (``Options/verificationCacheFile``).
+    public var verificationCacheFile: URL? { options.verificationCacheFile }
+    var disabledSafeguards: Set<RemovalSafeguard> { options.disabledSafeguards }
     /// This run's removal in the removed area, once it began (a real run that removes something).
     private var removal: RemovedArea.Removal?
-    /// Safeguards switched off, for tests that replay the defects they guard against.
-    package var disabledSafeguards: Set<RemovalSafeguard> = []
-    /// A local file where the whole stores this vacuum verified are remembered, so that the next run reads only
-    /// those that changed or that it removes something on the strength of (`nil`: every store is read at every run).
-    public var verificationCacheFile: URL?
 
     /// The default age after which a temporary counts as an interrupted write: one hour, in seconds.
     public static let defaultTemporaryFileAge: TimeInterval = 3600
@@ -77,35 +109,17 @@ open class VacuumOperation: @unchecked Sendable {
     /// clients that sync every minute.
     public static let minimumClientExpiry: TimeInterval = 24 * RecentSync.heartbeatInterval
 
-    /// An operation ready to ``run()``; see the properties for each argument.
-    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, dryRun: Bool = false,
-                expireClientsAfter: TimeInterval? = nil, temporaryFileAge: TimeInterval = VacuumOperation.defaultTemporaryFileAge,
-                actorIdentifier: String, environment: SyncEnvironment) {
-        self.fileSystem = fileSystem
-        self.layout = layout
-        self.documentIdentifier = documentIdentifier
-        self.dryRun = dryRun
-        self.expireClientsAfter = expireClientsAfter
-        self.temporaryFileAge = temporaryFileAge
-        self.actorIdentifier = actorIdentifier
-        self.environment = environment
+    /// An operation ready to ``run()``: it vacuums as `options` say, where `context` says.
+    public init(context: DocumentOperationContext, options: Options = Options()) {
+        self.context = context
+        self.options = options
     }
 
-    /// The operation `standard` is, for a backend subclass to run with its own steps: the same configuration and
-    /// settings, so that nothing the maintenance object set is lost.
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same context and options,
+    /// so that nothing the maintenance object set is lost.
     public init(copying standard: VacuumOperation) {
-        fileSystem = standard.fileSystem
-        layout = standard.layout
-        documentIdentifier = standard.documentIdentifier
-        dryRun = standard.dryRun
-        expireClientsAfter = standard.expireClientsAfter
-        temporaryFileAge = standard.temporaryFileAge
-        actorIdentifier = standard.actorIdentifier
-        environment = standard.environment
-        maximumConcurrentRemovals = standard.maximumConcurrentRemovals
-        verificationCacheFile = standard.verificationCacheFile
-        keepRemovedFor = standard.keepRemovedFor
-        disabledSafeguards = standard.disabledSafeguards
+        context = standard.context
+        options = standard.options
     }
 
     /// Runs the vacuum and reports what it removed (or, in a dry run, would remove).
@@ -123,7 +137,7 @@ open class VacuumOperation: @unchecked Sendable {
         let expired = expiredClients(inventory, now: folderTime.now)
         if !dryRun {
             for client in expired.sorted() {
-                let marker = DeletedClientInfo(clientIdentifier: client, deletedBy: actorIdentifier,
+                let marker = DeletedClientInfo(clientIdentifier: client, deletedBy: clientIdentifier,
                                                deletionDate: environment.now().wholeSeconds)
                 try await writeDeletedClientMarker(try PropertyListFile.encode(marker), client: client)
                 environment.logger.info("Expired client \(client) of document \(documentIdentifier)")
@@ -148,7 +162,7 @@ open class VacuumOperation: @unchecked Sendable {
         guard !dryRun else { return report }
 
         if report.removed.contains(where: { $0.reason != .deletedClientFolder }) {
-            removal = try await documentArea.begin(.vacuum, by: actorIdentifier, at: folderTime.now ?? environment.now())
+            removal = try await documentArea.begin(.vacuum, by: clientIdentifier, at: folderTime.now ?? environment.now())
             report.removalFolder = removal?.folder
         }
         var failed: [RemotePath: FolderSyncError] = [:]

@@ -18,33 +18,52 @@ extension FolderSyncError {
 /// fails (being replaced, or damaged) is skipped for the next best. Local changes not yet published survive:
 /// the store re-applies them as new changes. The change sets the store does not contain are applied by the
 /// next sync.
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; its context, store and options are
+/// `let`s, and what a run fetched is a value it returns.
 open class WholeStoreDownloadOperation: DocumentOperation, @unchecked Sendable {
+    /// What a download is asked to do beside where: whom to tell before and after the local data is replaced, and
+    /// how the manager installs the store. Set before the operation is made; a backend subclass built with
+    /// ``WholeStoreDownloadOperation/init(copying:)`` receives the same value.
+    public struct Options: Sendable {
+        /// Tells the manager's delegate that the local data is about to be replaced by a whole store.
+        public var willReplace: @Sendable (WholeStoreManifest) async -> Void
+        /// Tells the manager's delegate that the whole store replaced the local data.
+        public var didReplace: @Sendable (WholeStoreManifest) async -> Void
+        /// Runs once a store was found, before it replaces anything: a bootstrap checks there that the remote is
+        /// still this client's epoch and the client is not deleted (only when there is a store, so it costs nothing
+        /// otherwise).
+        var checkBeforeInstalling: (@Sendable () async throws -> Void)?
+        /// Where the snapshot is written: a scratch folder of its own, on the file system of whatever it is installed
+        /// in (`nil`: one in the helper folder).
+        var workDirectory: URL?
+        /// Whether the snapshot becomes the store's file, to be fsynced: then the disk writes it while it arrives.
+        var snapshotBecomesStore = false
+        /// Whether a candidate is checked against the store's declared schema before it is chosen; an export, whose
+        /// store is made from the snapshot's own schema afterwards, checks it at install only.
+        var checksSchemaOfCandidates = true
+
+        /// Options; `willReplace` is called with the chosen store's manifest just before it replaces the local
+        /// data, `didReplace` once it has.
+        public init(willReplace: @escaping @Sendable (WholeStoreManifest) async -> Void = { _ in },
+                    didReplace: @escaping @Sendable (WholeStoreManifest) async -> Void = { _ in }) {
+            self.willReplace = willReplace
+            self.didReplace = didReplace
+        }
+    }
+
     /// Where and as whom the operation works, the manager's policy, and where events go.
     public let context: DocumentOperationContext
     /// The local data a downloaded whole store replaces.
     public let store: any SnapshottingModelAdapter
-
+    /// The callbacks and how the store is installed.
+    public let options: Options
     /// Tells the manager's delegate that the local data is about to be replaced by a whole store.
-    public let willReplace: @Sendable (WholeStoreManifest) async -> Void
+    public var willReplace: @Sendable (WholeStoreManifest) async -> Void { options.willReplace }
     /// Tells the manager's delegate that the whole store replaced the local data.
-    public let didReplace: @Sendable (WholeStoreManifest) async -> Void
-    /// Runs once a store was found, before it replaces anything: a bootstrap checks there that the remote is
-    /// still this client's epoch and the client is not deleted (only when there is a store, so it costs nothing otherwise).
-    var checkBeforeInstalling: (@Sendable () async throws -> Void)?
-    /// Installs the verified snapshot and returns the store that now holds it; by default, the store's
-    /// ``SnapshottingModelAdapter/restoreSnapshot(from:covers:localClient:)``. A new device's first open puts
-    /// the snapshot in place of a store it has not opened yet instead (``DocumentSyncManager/openStore(at:_:)``).
-    var install: ((_ snapshot: URL, _ manifest: WholeStoreManifest) throws -> any SnapshottingModelAdapter)?
-    /// Where the snapshot is written: a scratch folder of its own, on the file system of whatever it is installed in.
-    var workDirectory: URL?
-    /// Whether the snapshot becomes the store's file, to be fsynced: then the disk writes it while it arrives.
-    var snapshotBecomesStore = false
-    /// Whether a candidate is checked against the store's declared schema before it is chosen; an export, whose
-    /// store is made from the snapshot's own schema afterwards, checks it at install only.
-    var checksSchemaOfCandidates = true
-    /// What the last install downloaded of the attachments its store references, and what the remote lacked.
-    private(set) var attachmentsFetched = AttachmentsFetched()
+    public var didReplace: @Sendable (WholeStoreManifest) async -> Void { options.didReplace }
 
+    /// What one download fetched of the attachments its store references, and what the remote lacked.
     struct AttachmentsFetched {
         var count = 0
         var bytes: Int64 = 0
@@ -57,30 +76,19 @@ open class WholeStoreDownloadOperation: DocumentOperation, @unchecked Sendable {
         }
     }
 
-    /// An operation ready to ``run(covering:)``; see the properties for each argument.
-    ///
-    /// `willReplace` is called with the chosen store's manifest just before it replaces the local data, `didReplace` once it has.
-    public init(context: DocumentOperationContext, store: any SnapshottingModelAdapter,
-                willReplace: @escaping @Sendable (WholeStoreManifest) async -> Void = { _ in },
-                didReplace: @escaping @Sendable (WholeStoreManifest) async -> Void = { _ in }) {
+    /// An operation ready to ``run(covering:)``: it replaces `store`'s data as `options` say, from where `context` says.
+    public init(context: DocumentOperationContext, store: any SnapshottingModelAdapter, options: Options = Options()) {
         self.context = context
         self.store = store
-        self.willReplace = willReplace
-        self.didReplace = didReplace
+        self.options = options
     }
 
-    /// The operation `standard` is, for a backend subclass to run with its own steps: the same context, store,
-    /// callbacks and settings, so that nothing the manager set is lost.
+    /// The operation `standard` is, for a backend subclass to run with its own steps: the same context, store and
+    /// options, so that nothing the manager set is lost.
     public init(copying standard: WholeStoreDownloadOperation) {
         context = standard.context
         store = standard.store
-        willReplace = standard.willReplace
-        didReplace = standard.didReplace
-        checkBeforeInstalling = standard.checkBeforeInstalling
-        install = standard.install
-        workDirectory = standard.workDirectory
-        snapshotBecomesStore = standard.snapshotBecomesStore
-        checksSchemaOfCandidates = standard.checksSchemaOfCandidates
+        options = standard.options
     }
 
     /// Installs the best whole store; returns its manifest, or `nil` when the remote has no usable one.
@@ -88,18 +96,30 @@ open class WholeStoreDownloadOperation: DocumentOperation, @unchecked Sendable {
     /// - Parameter missing: per client, a sequence the store must contain (a vacuumed change set); a store that
     ///   covers none of them is not worth installing, since a listing that lags behind looks the same.
     public func run(covering missing: [String: Int64] = [:]) async throws -> WholeStoreManifest? {
-        let work = workDirectory ?? localLayout.helperDirectory.appendingPathComponent("WholeStoreDownload", isDirectory: true)
+        try await perform(covering: missing).manifest
+    }
+
+    /// Installs the best whole store, as ``run(covering:)`` does; returns its manifest (`nil`: none was usable) and
+    /// what it fetched of the attachments the store references.
+    ///
+    /// `install` installs the verified snapshot and returns the store that now holds it; `nil`: the store's
+    /// ``SnapshottingModelAdapter/restoreSnapshot(from:covers:localClient:)``. A new device's first open puts the
+    /// snapshot in place of a store it has not opened yet instead (``DocumentSyncManager/openStore(at:_:)``).
+    func perform(covering missing: [String: Int64] = [:],
+                 install: ((_ snapshot: URL, _ manifest: WholeStoreManifest) throws -> any SnapshottingModelAdapter)? = nil)
+        async throws -> (manifest: WholeStoreManifest?, attachmentsFetched: AttachmentsFetched) {
+        var fetched = AttachmentsFetched()
+        let work = options.workDirectory ?? localLayout.helperDirectory.appendingPathComponent("WholeStoreDownload", isDirectory: true)
         try? FileManager.default.removeItem(at: work)
         try LocalFiles.createDirectory(work)
         defer { try? FileManager.default.removeItem(at: work) }
         let lock = try await FileLock.acquire(localLayout.syncLockFile)
         defer { lock.release() }
         let snapshot = work.appendingPathComponent("snapshot.sqlite")
-        attachmentsFetched = AttachmentsFetched()
-        guard let manifest = try await bestWholeStore(into: snapshot, covering: missing) else { return nil }
-        try await checkBeforeInstalling?()
+        guard let manifest = try await bestWholeStore(into: snapshot, covering: missing) else { return (nil, fetched) }
+        try await options.checkBeforeInstalling?()
         // A store whose uploader counted no reference is not searched for them.
-        let holdsLargeValues = manifest.attachmentReferenceCount == 0 ? false : try await fetchAttachments(of: snapshot)
+        let holdsLargeValues = manifest.attachmentReferenceCount == 0 ? false : try await fetchAttachments(of: snapshot, &fetched)
         await willReplace(manifest)
         let installed: any SnapshottingModelAdapter
         if let install {
@@ -117,7 +137,7 @@ open class WholeStoreDownloadOperation: DocumentOperation, @unchecked Sendable {
         }
         await didReplace(manifest)
         environment.logger.info("Installed whole store \(manifest.wholeStoreIdentifier) of client \(manifest.clientIdentifier)")
-        return manifest
+        return (manifest, fetched)
     }
 
     /// Finds the whole store that covers the most, downloads and verifies it, and decompresses it into `snapshot`.
@@ -146,7 +166,7 @@ open class WholeStoreDownloadOperation: DocumentOperation, @unchecked Sendable {
                 try store.checkSnapshotSchemaVersion(file.header.snapshotSchemaVersion, path: path)
                 // Refused here rather than at install, so that the next store is tried: tables, views or columns the
                 // store does not declare.
-                if checksSchemaOfCandidates { try store.checkSnapshot(at: snapshot) }
+                if options.checksSchemaOfCandidates { try store.checkSnapshot(at: snapshot) }
                 return manifest
             } catch let error as FolderSyncError where error.isUnusableWholeStore || error.code == .remoteItemNotFound {
                 environment.logger.warning("Skipping whole store of \(manifest.clientIdentifier): \(error)")
@@ -159,8 +179,8 @@ open class WholeStoreDownloadOperation: DocumentOperation, @unchecked Sendable {
 
     /// Downloads the attachments a snapshot references, before it is installed: large values always, files by
     /// policy. One the remote lacks is reported as gone; its column keeps the reference. Returns whether the
-    /// snapshot references any large value.
-    private func fetchAttachments(of snapshot: URL) async throws -> Bool {
+    /// snapshot references any large value. What it fetched is added to `attachmentsFetched`.
+    private func fetchAttachments(of snapshot: URL, _ attachmentsFetched: inout AttachmentsFetched) async throws -> Bool {
         guard store is any LargeValueRestoring else { return false }
         let transfer = AttachmentTransfer(fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
                                           local: localLayout.attachmentStore, emit: emit)
@@ -197,7 +217,7 @@ open class WholeStoreDownloadOperation: DocumentOperation, @unchecked Sendable {
     /// Reads a client's whole store into `snapshot` in pieces (``readWholeStore(client:_:)``), checked as it is read,
     /// telling the event streams how many of its `total` bytes arrived after each piece.
     private func readWholeStore(client: String, into snapshot: URL, path: String, total: Int64) async throws -> WholeStoreReader.Result {
-        let reader = try WholeStoreReader(snapshot: snapshot, path: path, startWriteback: snapshotBecomesStore ? { fd, offset, length in
+        let reader = try WholeStoreReader(snapshot: snapshot, path: path, startWriteback: options.snapshotBecomesStore ? { fd, offset, length in
             _ = foldersync_start_writeback(fd, offset, length)   // a hint: the fsync before the rename is what counts
         } : nil)
         var received: Int64 = 0

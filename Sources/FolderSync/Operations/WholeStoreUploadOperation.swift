@@ -8,6 +8,8 @@ import Logging
 /// `WholeStore/<client>/`: the store file first, the manifest last. The manifest names the store file's
 /// identifier, size and checksum, so a reader that catches a replacement half done sees the mismatch and
 /// never installs it.
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; its context and store are `let`s.
 open class WholeStoreUploadOperation: DocumentOperation, @unchecked Sendable {
     /// Where and as whom the operation works, the manager's policy, and where events go.
     public let context: DocumentOperationContext

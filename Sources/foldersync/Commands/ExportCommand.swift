@@ -45,8 +45,9 @@ struct ExportCommand: AsyncParsableCommand {
         _ = try await opened.documents(selecting: document)
         let environment = RemoteOptions.Opened.environment
         let layout = try RemoteLayout(applicationIdentifier: opened.applicationIdentifier)
-        let result = try await DocumentExport(remote: opened.fileSystem, layout: layout, documentIdentifier: document,
-                                              environment: environment).run(to: url)
+        let context = DocumentOperationContext(fileSystem: opened.fileSystem, layout: layout, documentIdentifier: document,
+                                               clientIdentifier: RemoteOptions.Opened.actorIdentifier, environment: environment)
+        let result = try await DocumentExport(context: context).run(to: url)
         let summary = Summary(output: url.path, wholeStore: result.wholeStore.map { "\($0.clientIdentifier) (\($0.coveredCount) change sets)" },
                               changeSetsApplied: result.changeSetsApplied, rows: result.rowCounts,
                               warnings: result.warnings.map(\.description))

@@ -63,14 +63,15 @@ struct RecreateCommand: AsyncParsableCommand {
         let environment = RemoteOptions.Opened.environment
         let device = DeviceInfo(clientIdentifier: RemoteOptions.Opened.actorIdentifier, clientDescription: "foldersync recreate",
                                 userInfo: [:], registrationDate: environment.now())
-        let operation = ApplicationRegistrationOperation(fileSystem: fileSystem, layout: layout, deviceInfo: device,
-                                                         environment: environment) { request in
+        let options = ApplicationRegistrationOperation.Options(deviceInfo: device) { request in
             switch (request.reason, password) {
             case (_, nil): .noEncryption
             case (.wrongPassword, _): .cancel
             case (_, let password?): .password(password)
             }
         }
+        let operation = ApplicationRegistrationOperation(
+            context: ApplicationOperationContext(fileSystem: fileSystem, layout: layout, environment: environment), options: options)
         guard try await operation.createApplicationTree() else {
             throw ToolFailure("\(shown) holds \(application) already; nothing was written")
         }

@@ -66,8 +66,9 @@ extension StoreCommand {
             if let passwordFile { arguments += ["--password-file", passwordFile] }
             let opened = try await RemoteOptions.parse(arguments).open()
             let layout = try RemoteLayout(applicationIdentifier: identity.application)
-            let maintenance = try DocumentMaintenance(remote: opened.fileSystem, layout: layout, documentIdentifier: identity.document,
-                                                      actorIdentifier: identity.client, environment: RemoteOptions.Opened.environment)
+            let maintenance = try DocumentMaintenance(context: DocumentOperationContext(
+                fileSystem: opened.fileSystem, layout: layout, documentIdentifier: identity.document,
+                clientIdentifier: identity.client, environment: RemoteOptions.Opened.environment))
             do {
                 try await maintenance.deleteClient(identity.client)
             } catch FolderSyncError.Code.remoteItemNotFound {

@@ -28,11 +28,11 @@ extension RemoteOptions.Opened {
 
     /// Vacuum, client listing and client deletion of one document, without registering.
     func maintenance(document: String) throws -> DocumentMaintenance {
-        let maintenance = try DocumentMaintenance(remote: fileSystem, layout: try RemoteLayout(applicationIdentifier: applicationIdentifier),
-                                                  documentIdentifier: document, actorIdentifier: Self.actorIdentifier,
-                                                  environment: Self.environment)
-        maintenance.verificationCacheFile = verificationCacheFile(document: document)
-        return maintenance
+        let context = DocumentOperationContext(fileSystem: fileSystem, layout: try RemoteLayout(applicationIdentifier: applicationIdentifier),
+                                               documentIdentifier: document, clientIdentifier: Self.actorIdentifier,
+                                               environment: Self.environment)
+        return try DocumentMaintenance(context: context,
+                                       options: DocumentMaintenance.Options(verificationCacheFile: verificationCacheFile(document: document)))
     }
 
     /// Where vacuums of this folder's `document` remember the whole stores they read and found sound, so that a cron

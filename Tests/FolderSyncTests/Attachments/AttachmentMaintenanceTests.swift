@@ -26,9 +26,10 @@ struct AttachmentMaintenanceTests {
         try a.execute("DELETE FROM notes WHERE id = 'n1'")
         try await converge(a, b)
         func vacuum(dryRun: Bool, age: TimeInterval) async throws -> [String] {
-            let report = try await VacuumOperation(fileSystem: remote, layout: a.document.layout, documentIdentifier: "DOC", dryRun: dryRun,
-                                                   temporaryFileAge: age, actorIdentifier: "operator",
-                                                   environment: Fixture.quietEnvironment()).run()
+            let context = DocumentOperationContext(fileSystem: remote, layout: a.document.layout, documentIdentifier: "DOC",
+                                                   clientIdentifier: "operator", environment: Fixture.quietEnvironment())
+            let report = try await VacuumOperation(context: context,
+                                                   options: VacuumOperation.Options(dryRun: dryRun, temporaryFileAge: age)).run()
             return report.removed.filter { $0.reason == .unreferencedAttachment }.map(\.path.name)
         }
         #expect(try await vacuum(dryRun: true, age: 0) == [], "the first change set still references it")
@@ -72,8 +73,9 @@ struct AttachmentMaintenanceTests {
                 return try await super.fetchDocumentTree()
             }
         }
-        let vacuum = RacingVacuum(fileSystem: remote, layout: a.document.layout, documentIdentifier: "DOC", temporaryFileAge: 0,
-                                  actorIdentifier: "operator", environment: Fixture.quietEnvironment())
+        let vacuum = RacingVacuum(context: DocumentOperationContext(fileSystem: remote, layout: a.document.layout, documentIdentifier: "DOC",
+                                                                    clientIdentifier: "operator", environment: Fixture.quietEnvironment()),
+                                  options: VacuumOperation.Options(temporaryFileAge: 0))
         vacuum.race = {
             try a.execute("INSERT INTO notes(id, body) VALUES ('n2', ?)", [try a.document.attachFile(at: file).databaseValue])
             let report = try await a.sync()

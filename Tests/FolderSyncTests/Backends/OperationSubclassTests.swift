@@ -105,26 +105,26 @@ private final class SubclassingManager: DocumentSyncManager, @unchecked Sendable
         try super.init(applicationSyncManager: applicationSyncManager, configuration: configuration, store: store)
     }
 
-    override func documentRegistrationOperation(proposedDocumentInfo: DocumentInfo, rememberedIntegrityKey: String?) -> DocumentRegistrationOperation {
-        LoggingRegistration(log: log, standard: super.documentRegistrationOperation(proposedDocumentInfo: proposedDocumentInfo,
-                                                                                    rememberedIntegrityKey: rememberedIntegrityKey))
+    override func documentRegistrationOperation(options: DocumentRegistrationOperation.Options) -> DocumentRegistrationOperation {
+        LoggingRegistration(log: log, standard: super.documentRegistrationOperation(options: options))
     }
 
-    override func synchronizationOperation(integrityKey: String, store: any ModelAdapter) -> SynchronizationOperation {
-        LoggingSynchronization(log: log, standard: super.synchronizationOperation(integrityKey: integrityKey, store: store))
+    override func synchronizationOperation(store: any ModelAdapter,
+                                           options: SynchronizationOperation.Options) -> SynchronizationOperation {
+        LoggingSynchronization(log: log, standard: super.synchronizationOperation(store: store, options: options))
     }
 
     override func wholeStoreUploadOperation(store: any SnapshottingModelAdapter) -> WholeStoreUploadOperation {
         LoggingUpload(log: log, standard: super.wholeStoreUploadOperation(store: store))
     }
 
-    override func wholeStoreDownloadOperation(store: any SnapshottingModelAdapter) -> WholeStoreDownloadOperation {
-        LoggingDownload(log: log, standard: super.wholeStoreDownloadOperation(store: store))
+    override func wholeStoreDownloadOperation(store: any SnapshottingModelAdapter,
+                                              options: WholeStoreDownloadOperation.Options) -> WholeStoreDownloadOperation {
+        LoggingDownload(log: log, standard: super.wholeStoreDownloadOperation(store: store, options: options))
     }
 
-    override func documentMaintenance() throws -> DocumentMaintenance {
-        try LoggingMaintenance(log: log, remote: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
-                               actorIdentifier: clientIdentifier, environment: applicationSyncManager.environment)
+    override func documentMaintenance(options: DocumentMaintenance.Options) throws -> DocumentMaintenance {
+        try LoggingMaintenance(log: log, standard: super.documentMaintenance(options: options))
     }
 }
 
@@ -187,16 +187,13 @@ private final class LoggingDownload: WholeStoreDownloadOperation, @unchecked Sen
 private final class LoggingMaintenance: DocumentMaintenance, @unchecked Sendable {
     let log: StepLog
 
-    init(log: StepLog, remote: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, actorIdentifier: String,
-         environment: SyncEnvironment) throws {
+    init(log: StepLog, standard: DocumentMaintenance) throws {
         self.log = log
-        try super.init(remote: remote, layout: layout, documentIdentifier: documentIdentifier, actorIdentifier: actorIdentifier,
-                       environment: environment)
+        try super.init(context: standard.context, options: standard.options)
     }
 
-    override func vacuumOperation(dryRun: Bool, expireClientsAfter: TimeInterval?, temporaryFileAge: TimeInterval) -> VacuumOperation {
-        LoggingVacuum(log: log, standard: super.vacuumOperation(dryRun: dryRun, expireClientsAfter: expireClientsAfter,
-                                                               temporaryFileAge: temporaryFileAge))
+    override func vacuumOperation(options: VacuumOperation.Options) -> VacuumOperation {
+        LoggingVacuum(log: log, standard: super.vacuumOperation(options: options))
     }
 }
 

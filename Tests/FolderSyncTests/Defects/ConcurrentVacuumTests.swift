@@ -64,8 +64,8 @@ struct ConcurrentVacuumTests {
 
         // V1 plans (keep B's store, remove A's, remove the change sets B's store covers), then is held.
         let held = HeldBeforeRemoving(remote)
-        let maintenance = try DocumentMaintenance(remote: held, layout: a.document.layout, documentIdentifier: "DOC",
-                                                  actorIdentifier: "operator", environment: Fixture.quietEnvironment())
+        let maintenance = try DocumentMaintenance(context: DocumentOperationContext(fileSystem: held, layout: a.document.layout,
+                                                                                    documentIdentifier: "DOC", clientIdentifier: "operator", environment: Fixture.quietEnvironment()))
         let first = Task { try await maintenance.vacuum() }
         await held.waitUntilHeld()
 

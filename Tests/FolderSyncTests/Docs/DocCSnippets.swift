@@ -265,8 +265,8 @@ final class MySynchronizationOperation: SynchronizationOperation, @unchecked Sen
 final class MyDocumentSyncManager: DocumentSyncManager, @unchecked Sendable {
     var bucket: MyBucket!
 
-    override func synchronizationOperation(integrityKey: String, store: any ModelAdapter) -> SynchronizationOperation {
-        MySynchronizationOperation(bucket: bucket, standard: super.synchronizationOperation(integrityKey: integrityKey, store: store))
+    override func synchronizationOperation(store: any ModelAdapter, options: SynchronizationOperation.Options) -> SynchronizationOperation {
+        MySynchronizationOperation(bucket: bucket, standard: super.synchronizationOperation(store: store, options: options))
     }
 }
 // DOCC-SNIPPET-END

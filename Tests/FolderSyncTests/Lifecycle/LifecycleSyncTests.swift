@@ -157,8 +157,8 @@ struct LifecycleSyncTests {
         for sequence in 3...4 as ClosedRange<Int64> { try await fabricator.changeSet("c1", sequence) } // 1 and 2 were vacuumed
         try await fabricator.recentSync("c1", acknowledgement: [:], published: 4)
         try await fabricator.wholeStore("c1", covers: ["c1": 2])
-        let maintenance = try DocumentMaintenance(remote: remote, layout: fabricator.layout, documentIdentifier: "DOC",
-                                                  environment: Fixture.environment())
+        let maintenance = try DocumentMaintenance(context: DocumentOperationContext(fileSystem: remote, layout: fabricator.layout,
+                                                                                    documentIdentifier: "DOC", clientIdentifier: "foldersync", environment: Fixture.environment()))
         let report = try await maintenance.deleteClient("c1")
         #expect(report.keptWholeStore)
         #expect(try await remote.exists(fabricator.layout.wholeStoreFile("DOC", client: "c1")))
@@ -179,8 +179,8 @@ struct LifecycleSyncTests {
 
         // An operator's view: no registration, no local store, and nothing written.
         let before = await remote.allPaths()
-        let maintenance = try DocumentMaintenance(remote: remote, layout: fabricator.layout, documentIdentifier: "DOC",
-                                                  environment: Fixture.environment())
+        let maintenance = try DocumentMaintenance(context: DocumentOperationContext(fileSystem: remote, layout: fabricator.layout,
+                                                                                    documentIdentifier: "DOC", clientIdentifier: "foldersync", environment: Fixture.environment()))
         let listed = try await maintenance.registeredClients()
         #expect(await remote.allPaths() == before)
         #expect(listed.map(\.identifier) == ["client-A", "client-B", "client-C"])

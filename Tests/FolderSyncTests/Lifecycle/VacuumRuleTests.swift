@@ -139,8 +139,8 @@ struct VacuumRuleTests {
         #expect(everything.count == 19 * 10_000 + 40)
         #expect(!expected.isEmpty && expected.count < everything.count)
 
-        let maintenance = try DocumentMaintenance(remote: remote, layout: fabricator.layout, documentIdentifier: fabricator.document,
-                                                  environment: Fixture.environment())
+        let maintenance = try DocumentMaintenance(context: DocumentOperationContext(fileSystem: remote, layout: fabricator.layout,
+                                                                                    documentIdentifier: fabricator.document, clientIdentifier: "foldersync", environment: Fixture.environment()))
         let before = try await everyPath(remote)
         clock = Date()
         let dry = try await maintenance.vacuum(dryRun: true)
@@ -210,8 +210,8 @@ struct VacuumRuleTests {
             try await fabricator.wholeStore(owner, covers: covers)
         }
 
-        let maintenance = try DocumentMaintenance(remote: remote, layout: fabricator.layout, documentIdentifier: fabricator.document,
-                                                  environment: Fixture.environment())
+        let maintenance = try DocumentMaintenance(context: DocumentOperationContext(fileSystem: remote, layout: fabricator.layout,
+                                                                                    documentIdentifier: fabricator.document, clientIdentifier: "foldersync", environment: Fixture.environment()))
         let everything = try await remainingChangeSets(remote, fabricator)
         let before = await remote.allPaths()
         let dry = try await maintenance.vacuum(dryRun: true)
@@ -240,8 +240,8 @@ struct VacuumRuleTests {
         try await fabricator.recentSync("c2", acknowledgement: ["c1": 3])
         try await fabricator.wholeStore("c2", covers: ["c1": 3])
 
-        let maintenance = try DocumentMaintenance(remote: remote, layout: fabricator.layout, documentIdentifier: fabricator.document,
-                                                  environment: Fixture.environment())
+        let maintenance = try DocumentMaintenance(context: DocumentOperationContext(fileSystem: remote, layout: fabricator.layout,
+                                                                                    documentIdentifier: fabricator.document, clientIdentifier: "foldersync", environment: Fixture.environment()))
         let report = try await maintenance.vacuum()
         #expect(Set(report.removedChangeSets) == [fabricator.changeSetPath("c1", 1), fabricator.changeSetPath("c1", 3)])
         #expect(try await remote.exists(twin))
@@ -277,7 +277,8 @@ struct VacuumRuleTests {
 
         var environment = Fixture.environment()
         environment.now = { now }
-        let maintenance = try DocumentMaintenance(remote: remote, layout: layout, documentIdentifier: document, environment: environment)
+        let maintenance = try DocumentMaintenance(context: DocumentOperationContext(fileSystem: remote, layout: layout,
+                                                                                    documentIdentifier: document, clientIdentifier: "foldersync", environment: environment))
         let report = try await maintenance.vacuum()
         #expect(Set(report.removed.map(\.path)) == [old, oldFolder])
         #expect(report.removed.allSatisfy { $0.reason == .staleTemporary })

@@ -41,7 +41,8 @@ struct DeletedDocumentRestoreTests {
         await #expect { try await a.sync() } throws: { ($0 as? FolderSyncError)?.code == .documentDeleted }
         await #expect { try await b.sync() } throws: { ($0 as? FolderSyncError)?.code == .documentDeleted }
 
-        let maintenance = try DocumentMaintenance(remote: remote, layout: layout, documentIdentifier: "DOC")
+        let maintenance = try DocumentMaintenance(context: DocumentOperationContext(fileSystem: remote, layout: layout,
+                                                                                    documentIdentifier: "DOC", clientIdentifier: "foldersync"))
         let deletion = try #require(try await maintenance.removals().first { $0.record?.operation == .documentDeletion })
         #expect(deletion.record?.removedBy == "client-A" && deletion.folder.hasPrefix(layout.applicationRemovedDirectory))
         #expect(Set(deletion.files.map(\.originalPath.description)) == Set(before.keys))
@@ -85,7 +86,8 @@ struct DeletedDocumentRestoreTests {
         try await b.document.rejoin()
         #expect(b.document.integrityKey != key, "a new epoch")
 
-        let maintenance = try DocumentMaintenance(remote: remote, layout: layout, documentIdentifier: "DOC")
+        let maintenance = try DocumentMaintenance(context: DocumentOperationContext(fileSystem: remote, layout: layout,
+                                                                                    documentIdentifier: "DOC", clientIdentifier: "foldersync"))
         let report = try await maintenance.restoreRemoved()
         #expect(report.restored.isEmpty)
         #expect(report.skipped.count == 1 && report.skipped.first?.reason.contains("is there again") == true, "\(report)")
@@ -114,7 +116,8 @@ struct DeletedDocumentRestoreTests {
 
         let e = try await TestClient.make(remote, name: "E", in: directory)
         #expect(e.document.integrityKey != a.document.integrityKey, "E created the document anew")
-        let maintenance = try DocumentMaintenance(remote: remote, layout: layout, documentIdentifier: "DOC")
+        let maintenance = try DocumentMaintenance(context: DocumentOperationContext(fileSystem: remote, layout: layout,
+                                                                                    documentIdentifier: "DOC", clientIdentifier: "foldersync"))
         let kept = try #require(try await maintenance.removals().first { $0.record?.operation == .documentDeletion },
                                 "the old folder was deleted at once")
         #expect(kept.record?.removedBy == "client-E")

@@ -150,7 +150,8 @@ struct RemovedAreaBackendTests {
         #expect(try await remote.item(at: forged.appending(RemoteLayout.removalRecordFileName)) != nil)
         // And nobody can make it shorter than a day.
         await #expect(throws: FolderSyncError.self) {
-            _ = try await DocumentMaintenance(remote: remote, layout: a.document.layout, documentIdentifier: "DOC")
+            _ = try await DocumentMaintenance(context: DocumentOperationContext(fileSystem: remote, layout: a.document.layout,
+                                                                                documentIdentifier: "DOC", clientIdentifier: "foldersync"))
                 .vacuum(keepRemovedFor: 3600)
         }
     }

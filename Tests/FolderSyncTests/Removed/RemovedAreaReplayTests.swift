@@ -31,12 +31,12 @@ struct RemovedAreaReplayTests {
     /// The operator's vacuum and client deletion, with `disabled` safeguards off.
     private func operatorTool(_ remote: any RemoteFileSystem, disabled: Set<RemovalSafeguard>,
                               cache: URL? = nil) throws -> DocumentMaintenance {
-        let maintenance = try DocumentMaintenance(remote: remote, layout: RemoteLayout(applicationIdentifier: Fixture.application),
-                                                  documentIdentifier: "DOC", actorIdentifier: "operator",
-                                                  environment: Fixture.quietEnvironment())
-        maintenance.verificationCacheFile = cache
-        maintenance.disabledSafeguards = disabled
-        return maintenance
+        let context = DocumentOperationContext(fileSystem: remote, layout: try RemoteLayout(applicationIdentifier: Fixture.application),
+                                               documentIdentifier: "DOC", clientIdentifier: "operator",
+                                               environment: Fixture.quietEnvironment())
+        var options = DocumentMaintenance.Options(verificationCacheFile: cache)
+        options.disabledSafeguards = disabled
+        return try DocumentMaintenance(context: context, options: options)
     }
 
     /// A new device joins and must end with `expected`, having healed from the removed area.

@@ -141,4 +141,35 @@ struct SharedRowTests {
         #expect(try memory.allRows().map(\.syncID) == ["f1", "tag:red"], "nothing of the refused set")
         #expect(staged[0] == staged[1] && staged[0].isEmpty, "an insert with nothing left to say: \(staged[0])")
     }
+
+    @Test("What a sync learned of the remote is saved by the apply it is passed to: in the set's own commit, or after a set a constraint refused")
+    func knowledgeSavedWithApply() throws {
+        let directory = TemporaryDirectory()
+        let time = SimulatedTime()
+        let sqlite = try GRDBSimulatorStore(url: directory.url.appendingPathComponent("notes.sqlite"), now: time.clock(skew: 0))
+        let author = InMemoryModelAdapter(tables: SimulatedNotes.tables, now: time.clock(skew: 0))
+        try author.insert(table: "folders", syncID: "f1", values: ["name": .text("Work")])
+        let (header, changes) = try RowRegistersTests.changeSet(from: author, client: "A", sequence: 1)
+        let refused = ChangeSetHeader(changeSetIdentifier: "A-2", clientIdentifier: "A", sequence: 2, schemaVersion: 1, changeCount: 1,
+                                      createdAt: Date(timeIntervalSince1970: 0))
+        let nameless = [SyncChange(kind: .insert, table: "tags", syncID: "tag:green", columns: [])]
+        func stream(_ changes: [SyncChange]) -> ChangeStream { { body in for change in changes { try body(change) } } }
+        let commits = try FixedCostTests.Commits.counting(sqlite.store)
+        _ = commits.take()
+
+        var learned = LocalSyncState.RemoteKnowledge()
+        learned.announcedSequence = 7
+        let outcome = try sqlite.store.apply(header, localClient: "L", changes: stream(changes), resolutions: [:],
+                                             savingRemoteKnowledge: learned)
+        #expect(outcome.applied)
+        #expect(commits.take() == 1, "the set and what the sync learned, in one commit")
+        #expect(try sqlite.store.loadSyncState().remote == learned)
+
+        learned.announcedSequence = 8
+        let waiting = try sqlite.store.apply(refused, localClient: "L", changes: stream(nameless), resolutions: [:],
+                                             savingRemoteKnowledge: learned)
+        #expect(waiting.unmetConstraint != nil && !waiting.applied)
+        #expect(try sqlite.store.loadSyncState().remote == learned, "saved although the set's transaction rolled back")
+        #expect(try !sqlite.store.appliedChangeSets().contains(2, of: "A"))
+    }
 }
