@@ -21,7 +21,7 @@ struct DoctorOutput: Encodable {
     func text(repairable: Bool) -> String {
         let count = documents.count == 1 ? "1 document" : "\(documents.count) documents"
         var text = "Checked \(application) (\(count)).\n" + Self.list(findings)
-        if let repairs, !repairable {
+        if repairs != nil, !repairable {
             text += "Nothing repaired: the tree's layout is newer than this tool's.\n"
             text += "After repair:\n" + Self.list(remaining ?? [])
         } else {
