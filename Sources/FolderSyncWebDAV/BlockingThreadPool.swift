@@ -3,8 +3,8 @@ import Foundation
 /// Threads for work that blocks (a libcurl transfer sleeping in poll(2)), kept between jobs instead of made for each.
 ///
 /// Starting a `Thread` per request cost about 70 µs on the project's machine, handing a job to a waiting thread
-/// about 10 µs: for a vacuum's thousands of DELETEs that was most of what separated it from `curl` (benchmark
-/// scenario 8). Never more than `maximumThreads` threads; a thread idle for `idleLifetime` ends, so an engine that
+/// about 10 µs: for a vacuum's thousands of DELETEs that was most of what separated it from `curl`. Never more
+/// than `maximumThreads` threads; a thread idle for `idleLifetime` ends, so an engine that
 /// is dropped leaves none behind. A job starts at once while fewer than `maximumThreads` run; jobs beyond the
 /// threads wait in order.
 final class BlockingThreadPool: @unchecked Sendable {

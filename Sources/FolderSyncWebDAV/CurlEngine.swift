@@ -12,10 +12,9 @@ import Glibc
 /// (swift-corelibs-foundation's `_MultiHandle`) creates a write-readiness source when libcurl asks for one
 /// (while connecting or sending) and never removes it when libcurl then asks only to read. A connected
 /// socket is always writable, so while a request waits for its answer that source fires without pause:
-/// measured here, a server that accepts and never answers cost 18 s of CPU in 20 s (1,300
-/// `epoll_wait`/`poll`/`ioctl` rounds a second under `strace -c -f`), and a slow answer costs as much CPU
-/// as it takes. `curl_easy_perform` instead sleeps in poll(2) until a byte, its one-second speed check, or
-/// the timeout.
+/// a server that accepts and never answers costs 18 s of CPU in 20 s (1,300 `epoll_wait`/`poll`/`ioctl`
+/// rounds a second), and a slow answer costs as much CPU as it takes. `curl_easy_perform` instead sleeps in
+/// poll(2) until a byte, its one-second speed check, or the timeout.
 ///
 /// Each attempt blocks one thread of the engine's own (``BlockingThreadPool``, never one of Swift's cooperative
 /// pool); at most ``maximumConcurrentRequests`` run at once, the others wait their turn without a thread. Easy handles are

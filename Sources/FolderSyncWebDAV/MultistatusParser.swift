@@ -23,9 +23,9 @@ struct MultistatusEntry: Equatable, Sendable {
 enum MultistatusParser {
     static func parse(_ data: Data, path: RemotePath) throws -> [MultistatusEntry] {
         // FoundationXML stops the process (not a thrown error) on element names that are not valid UTF-8, and on a
-        // processing instruction without data, such as a bare `<?xml?>` (both found by fuzzing): such answers are
+        // processing instruction without data, such as a bare `<?xml?>`: such answers, and any with a NUL byte, are
         // refused before they reach it. A multistatus answer has no processing instruction but the XML declaration,
-        // which is dropped here (the text is UTF-8, checked, which is also XMLParser's default).
+        // which is dropped here; any other is refused (the text is UTF-8, checked, which is also XMLParser's default).
         // Checked byte by byte: Foundation's String search would copy the whole answer to UTF-16 first (on Linux).
         guard String(validating: data, as: UTF8.self) != nil, Self.find([0], in: data) == nil else {
             throw FolderSyncError(.remoteIOFailed, "the server's PROPFIND answer cannot be read: it is not UTF-8 text", path: path.description)

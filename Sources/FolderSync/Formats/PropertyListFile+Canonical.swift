@@ -5,8 +5,8 @@ import Foundation
 ///
 /// Foundation's decoder parses a file twice (its header, then its envelope), decodes through `Codable` and encodes
 /// the payload again to check its checksum; in a fresh process each new type it meets costs generic metadata and
-/// conformance lookups across every loaded image. Reading one marker and `documentInfo.plist` was a quarter of a
-/// one-row sync's instructions (callgrind, benchmark scenario 5: 1.8 M and 1.05 M of 12 M).
+/// conformance lookups across every loaded image. Reading one marker and `documentInfo.plist` so costs a quarter of
+/// a one-row sync's instructions.
 ///
 /// This reads a file as Foundation's `PropertyListEncoder` writes it (XML, sorted keys, tab indentation): it parses
 /// the elements once, keeps each value's text as written, checks the checksum on the payload written again from

@@ -97,7 +97,7 @@ extension PropertyListPayload {
     }
 
     /// Foundation's property-list decoder stops the process (a fatal error, not a thrown one) on an XML property
-    /// list that is not valid UTF-8 (found by fuzzing): only binary ones and valid UTF-8 text reach it.
+    /// list that is not valid UTF-8: only binary ones and valid UTF-8 text reach it.
     static func isSafeToParse(_ data: Data) -> Bool {
         data.starts(with: Array("bplist".utf8)) || String(validating: data, as: UTF8.self) != nil
     }

@@ -5,9 +5,9 @@ import GRDB
 ///
 /// Such a store lacks this client's latest published change sets; they come back from the remote at the next
 /// sync (``LocalSyncState/Progress/ownChangeSetsToReapplyAfter``). Until then the app must not see its own committed
-/// writes vanish: a delete or update made in that window would hit a missing row and be lost (found by the kill
-/// torture). So this client's own registers and deletes that are newer than the store's are kept, with their
-/// stamps: not new changes, since their change sets are published, and applying those sets again changes nothing.
+/// writes vanish: a delete or update made in that window would hit a missing row and be lost. So this client's own
+/// registers and deletes that are newer than the store's are kept, with their stamps: not new changes, since their
+/// change sets are published, and applying those sets again changes nothing.
 extension GRDBStore {
     struct OwnWrites {
         struct Column { var syncID: String; var column: String; var stamp: Int64; var value: DatabaseValue }

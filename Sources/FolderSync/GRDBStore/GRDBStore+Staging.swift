@@ -33,8 +33,8 @@ extension GRDBStore {
                 }
                 let last = try seal()
                 // Moved to a table of their own, in key order (appended, when no other set waits to be published), and
-                // the pending table emptied whole: in one table, copying them under the new key cost 2.8× as much
-                // (sqlite3 .timer, scenario 1's 100,000 rows). The sequence is new, so no staged row has its key yet.
+                // the pending table emptied whole: in one table, copying them under the new key cost 2.8× as much.
+                // The sequence is new, so no staged row has its key yet.
                 let pendingTable = StoreSchema.pendingChangesTable
                 try db.execute(sql: """
                     INSERT INTO \(StoreSchema.stagedChangesTable)(tbl, sync_id, staged_in, marks)

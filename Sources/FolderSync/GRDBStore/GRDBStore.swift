@@ -149,8 +149,7 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
             case .pool: try DatabasePool(path: path, configuration: configuration)
             }
             // Full sync once the connection is open: GRDB's WAL set-up, which runs after `prepareDatabase`, sets
-            // `synchronous = NORMAL`, under which a commit is not synced and a power loss can take it back (the
-            // store ran so until this was found by counting fdatasyncs while profiling scenario 7).
+            // `synchronous = NORMAL`, under which a commit is not synced and a power loss can take it back.
             try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
             if let migrator { try Self.migrate(database, with: migrator, clock: clock, path: path) }
             var columns: [String: [String]] = [:]
@@ -209,8 +208,8 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
             // Temporary files in memory: a statement that fires triggers runs in a statement transaction, which copies
             // each page it changes into a statement journal. On a temporary file (the default) that is a 64 KiB buffer
             // allocated and freed per statement, then, once one statement needed more, two writes per page to a file
-            // for the rest of the transaction: 2.5 s of system time for 100,000 captured inserts and 100,000 captured
-            // updates (scenario 7 of the benchmarks). Android's SQLite keeps every temporary in memory the same way.
+            // for the rest of the transaction: seconds of system time for a bulk of captured inserts and updates.
+            // Android's SQLite keeps every temporary in memory the same way.
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
         if case .immediateError = configuration.busyMode { configuration.busyMode = .timeout(30) }
@@ -231,8 +230,8 @@ public final class GRDBStore: ModelAdapter, @unchecked Sendable {
     ///
     /// When the database has no trigger but the capture's, triggers are off meanwhile: the capture functions would
     /// only return, and a statement that fires triggers runs in a statement transaction, whose journal copies every
-    /// page it changes (B's apply in benchmark scenario 1: 1.16 s with them, 0.99 s without). An app's own
-    /// trigger keeps them on, so that it runs for remote changes as for local ones.
+    /// page it changes (about a seventh of a bulk apply's time). An app's own trigger keeps them on, so that it runs
+    /// for remote changes as for local ones.
     ///
     /// `remote`, when given, is what a sync learned of the remote: saved in the same transaction, before it commits
     /// (one commit instead of two).

@@ -1,8 +1,7 @@
 package import Foundation
 
 /// Writes the remote files of one document directly, without clients or syncs: thousands of change sets in
-/// seconds, for the vacuum and listing tests and the vacuum benchmark (scenario 8). Not API: `package`, so that
-/// both reach it.
+/// seconds, for the vacuum and listing tests and the vacuum benchmark. Not API: `package`, so that both reach it.
 package struct DocumentFabricator {
     package let remote: any RemoteFileSystem
     package let layout: RemoteLayout

@@ -39,8 +39,8 @@ extension DocumentSyncManager {
                 do {
                     _ = try await wholeStoreDownloadOperation(store: store, options: wholeStoreDownloadOptions()).run()
                 } catch let error as FolderSyncError where error.isUnusableWholeStore {
-                    // No store is usable (damaged, found by the vacuum hazards of the simulator): the sync below brings
-                    // the change sets, from the removed area where no store covers them, and this client owes a store.
+                    // No store is usable (damaged, of a newer format, or too large): the sync below brings the change
+                    // sets, from the removed area where no store covers them, and this client owes a store.
                     try await oweWholeStore()
                 }
             case .clientIdentityShared:

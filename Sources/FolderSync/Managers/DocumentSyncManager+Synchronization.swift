@@ -159,8 +159,8 @@ extension DocumentSyncManager {
                     report.merge(try await guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy).report)
                 }
             } catch let error as FolderSyncError where error.isUnusableWholeStore {
-                // Every store is unusable for now (one being replaced, its manifest and file caught half way, found by
-                // the kill torture): this sync keeps what it applied, reports the store, and the next one looks again.
+                // Every store is unusable for now (one being replaced, its manifest and file caught half way): this
+                // sync keeps what it applied, reports the store, and the next one looks again.
                 // This client owes a store of its own, so that the tree does not stay without a usable one.
                 report.warnings.append(SyncWarning(kind: .wholeStoreUnusable, message: error.message, path: error.path))
                 try await oweWholeStore()

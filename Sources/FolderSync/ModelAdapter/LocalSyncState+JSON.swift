@@ -4,12 +4,11 @@ import Foundation
 ///
 /// The state is read and written by every sync, and a sync is often the first thing a process does: Foundation's
 /// coders then instantiate their generic machinery for each type the first time (metadata, conformance lookups
-/// across every loaded image), which was a sixth of a one-row sync's instructions (callgrind, benchmark scenario 5:
-/// 1.8–2.0 M of 13 M for the first read, 0.5–0.8 M per write). These write the same JSON object, key for key and
-/// value for value (dates as `JSONEncoder`'s default, seconds since 2001; absent optionals left out), so that every
-/// version reads what any other wrote; only the order of keys, which `JSONEncoder` does not fix either, differs.
-/// Anything this reader does not take (a shape it does not expect) goes to `JSONDecoder`, which says what it says
-/// today: `LocalSyncState`'s `Codable` conformance stays the definition.
+/// across every loaded image), which costs a sixth of a one-row sync's instructions. These write the same JSON object,
+/// key for key and value for value (dates as `JSONEncoder`'s default, seconds since 2001; absent optionals left out),
+/// so that every version reads what any other wrote; only the order of keys, which `JSONEncoder` does not fix either,
+/// differs. Anything this reader does not take (a shape it does not expect) goes to `JSONDecoder`, which says what it
+/// says today: `LocalSyncState`'s `Codable` conformance stays the definition.
 extension LocalSyncState {
     /// The state in `data`, as `JSONDecoder` would read it.
     static func decodeJSON(_ data: Data) throws -> LocalSyncState {

@@ -31,7 +31,7 @@ extension SynchronizationOperation {
         while progress && !pending.isEmpty {
             progress = false
             // Positions in `pending`, not a Set<Int>: a process's first Set of a type costs a conformance lookup
-            // across every loaded image (0.13 ms of a one-row sync, callgrind).
+            // across every loaded image.
             var applied = [Bool](repeating: false, count: pending.count)
             for (position, candidate) in pending.enumerated() {
                 try Task.checkCancellation()
@@ -81,8 +81,7 @@ extension SynchronizationOperation {
         }
         // Sets too small to trip it even if every change were a delete, or a store whose tables are all too small to
         // trip it (at most `minimumTableRows` rows: a new device's, catching up): the prescans are not waited for, and
-        // the first set is applied while the others' still run (scenario 1 of the benchmarks: B's apply began 0.1 s
-        // later, after all ten sets' prescans).
+        // the first set is applied while the others' still run, not after the last of them.
         guard failSafe.couldTrip(changes: sets.reduce(0) { $0 + $1.1.header.changeCount }),
               try store.hasTable(largerThan: failSafe.minimumTableRows) else { return }
         for (candidate, set) in sets {

@@ -16,7 +16,7 @@ extension SynchronizationOperation {
         // The store (a URL built from the layout) only when a value needs it: this runs for every staged change.
         var local: LocalAttachmentStore?
         // Read from `change`, written to `stored`: reading through `stored` copied every change's columns (shared with
-        // the batch the change came in), a twentieth of scenario 1's staging.
+        // the batch the change came in), a copy per staged change.
         for (index, column) in change.columns.enumerated() {
             guard case .blob(let data) = column.value, data.count >= threshold,
                   !AttachmentReference.looksLikeReference(data) else { continue }

@@ -408,11 +408,11 @@ extension SynchronizationOperation {
 
     /// Before this client numbers new change sets: its own folder, for sets its store does not know. A store restored
     /// from a copy taken before a sync that published sets but died before writing the marker has nothing else to
-    /// tell it so (found by the soak): numbering new sets after its own published sequence would give them numbers
-    /// those sets hold, and every reader that applied one would skip the other as applied. Sets this store staged and
-    /// published before a crash are its own (same names); any other after its published sequence means a restore:
-    /// it continues after the highest, as when its marker says so, and a number missing below that one (its upload
-    /// never happened: sets go four at a time) gets an empty set, since readers apply a client's sets in order.
+    /// tell it so: numbering new sets after its own published sequence would give them numbers those sets hold, and
+    /// every reader that applied one would skip the other as applied. Sets this store staged and published before a
+    /// crash are its own (same names); any other after its published sequence means a restore: it continues after the
+    /// highest, as when its marker says so, and a number missing below that one (its upload never happened: sets go
+    /// four at a time) gets an empty set, since readers apply a client's sets in order.
     ///
     /// Only the sets the folder holds after the published sequence, through gaps no wider than one batch of uploads
     /// (``concurrentPublications``), count: a set numbered beyond a wider gap is no set this client's history explains
@@ -524,7 +524,7 @@ extension SynchronizationOperation {
         let lost = (published - max(sequence, 0)) - Int64(present.count)
         if lost > 0 {
             // Saved now, not with the rest at the end: this sync rewrites the marker, the only evidence of the loss, and
-            // may fail after that (soak seed 11800033: cancelled after the marker went out, the debt was never paid).
+            // may fail after that (a sync cancelled once the marker went out would leave the debt unpaid).
             state.remote.owesWholeStore = true
             try store.updateRemoteKnowledge { $0.owesWholeStore = true }
         }

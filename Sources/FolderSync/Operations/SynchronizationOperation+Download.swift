@@ -14,9 +14,9 @@ import Logging
 /// 5. the apply, in one transaction with the ledger entry.
 extension SynchronizationOperation {
     /// The set's header and local copy, downloaded at most once per sync; `nil` when the remote does not have it:
-    /// its marker announced it but reads lag behind writes, or a listing showed it and a vacuum removed it since
-    /// (found by the kill torture). Its client's folder is then listed again (see ``run()``): a gap there fetches
-    /// a whole store, as any vacuumed set does; otherwise the client waits for the next sync.
+    /// its marker announced it but reads lag behind writes, or a listing showed it and a vacuum removed it since.
+    /// Its client's folder is then listed again (see ``run()``): a gap there fetches a whole store, as any vacuumed
+    /// set does; otherwise the client waits for the next sync.
     func downloadOnce(_ candidate: Available, _ run: inout Run) async throws -> Downloaded? {
         if let done = run.downloaded[candidate.path.description] { return done }
         guard !run.notYetVisible.contains(candidate.client), !run.unreadable.contains(candidate.client) else { return nil }

@@ -298,8 +298,8 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
             if looksAtWholeStore, let asked = try await wholeStoreTag { tag = asked } else { tag = try await fetchOwnWholeStoreVersionTag() }
             try await checkOwnWholeStore(&state, tag: tag, &run)
         }
-        // Also when an earlier sync published or applied but failed to write the marker (found by the simulator
-        // under faults: a set published then never announced stayed invisible to every other client).
+        // Also when an earlier sync published or applied but failed to write the marker: a set published and never
+        // announced stays invisible to every other client.
         let acknowledgement = try acknowledgement(&run)
         let staged = try stagedChangeSets(state)
         let announces = !staged.isEmpty || !ownRecentSyncExists || run.rewritesOwnRecentSync || heartbeatDue
@@ -417,7 +417,7 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         run.report.remoteRequests += 1
         guard !keys.contains(integrityKey) else { return }
         // A listing can lag behind the folder (NFS attribute caching, eventually consistent stores): before
-        // declaring the remote replaced, ask for the key file itself (found by the simulator under faults).
+        // declaring the remote replaced, ask for the key file itself.
         run.report.remoteRequests += 1
         if try await integrityKeyExists() { return }
         if keys.isEmpty, try await !applicationTreeExists() {

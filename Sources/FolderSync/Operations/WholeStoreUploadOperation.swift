@@ -35,8 +35,8 @@ open class WholeStoreUploadOperation: DocumentOperation, @unchecked Sendable {
     /// this client's whole store on the remote covers more of some client's change sets than this store does.
     ///
     /// A store restored from an older copy (before its first sync notices) would otherwise replace the one store
-    /// that may hold sets a vacuum has removed since (found by the soak): the older store is kept, and a sync that
-    /// misses those sets installs it.
+    /// that may hold sets a vacuum has removed since: the older store is kept, and a sync that misses those sets
+    /// installs it.
     public func run() async throws -> WholeStoreManifest? {
         let work = localLayout.helperDirectory.appendingPathComponent("WholeStoreUpload", isDirectory: true)
         try? FileManager.default.removeItem(at: work)
@@ -80,7 +80,7 @@ open class WholeStoreUploadOperation: DocumentOperation, @unchecked Sendable {
                 break
             } catch let error as FolderSyncError where error.code == .remoteItemNotFound && attempt == 1 {
                 // Another client's vacuum, judging this client's previous store dominated, removed its folder while
-                // this upload replaced it (found by the kill torture): upload again, once.
+                // this upload replaced it: upload again, once.
                 environment.logger.debug("Uploading whole store \(identifier) again: \(error)")
             }
         }

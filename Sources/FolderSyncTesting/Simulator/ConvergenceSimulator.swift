@@ -98,12 +98,12 @@ public struct ConvergenceSimulator: Sendable {
         /// collections beside the vacuums' (FolderSync's article "Tombstone collection"); after the final rounds,
         /// every client collects once more. The invariants must hold with tombstones gone. Off, a seed plays as before.
         public var churn = false
-        /// Adds, to the lifecycle steps, what issue 38 found: a client's store (with its helper folder or without) copied
-        /// to a new installation of the same client used beside it, which must find out and take a new identity; one
-        /// client's change-set folder put back from an older copy, which its author must cover with a whole store; and a
-        /// marker forged to acknowledge another client's sets up to a hostile number. Every one must leave the invariants
-        /// as they are. The store must be a ``SnapshottingSimulatorStore``; a client folder is put back only on a
-        /// file-manager remote. Off, a seed plays as before.
+        /// Adds, to the lifecycle steps, hazards to a client's identity: a client's store (with its helper folder or
+        /// without) copied to a new installation of the same client used beside it, which must find out and take a new
+        /// identity; one client's change-set folder put back from an older copy, which its author must cover with a
+        /// whole store; and a marker forged to acknowledge another client's sets up to a hostile number. Every one must
+        /// leave the invariants as they are. The store must be a ``SnapshottingSimulatorStore``; a client folder is put
+        /// back only on a file-manager remote. Off, a seed plays as before.
         public var identityHazards = false
         /// Faults injected into every client's remote requests during the random steps (their syncs may then fail
         /// with the injected error, and the next one catches up); off for the final rounds.

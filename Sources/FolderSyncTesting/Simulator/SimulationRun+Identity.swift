@@ -1,9 +1,9 @@
 import Foundation
 @_spi(ModelAdapter) @_spi(Tooling) import FolderSync
 
-/// The steps of ``ConvergenceSimulator/Configuration/identityHazards`` (issue 38, items 1, 2 and 5): a device copied to
-/// a second computer and used beside the first, one client's change-set folder put back from an older copy, and a
-/// marker forged to acknowledge another client's sets up to a hostile number.
+/// The steps of ``ConvergenceSimulator/Configuration/identityHazards``: a device copied to a second computer and used
+/// beside the first, one client's change-set folder put back from an older copy, and a marker forged to acknowledge
+/// another client's sets up to a hostile number.
 ///
 /// Each must heal by itself with the invariants unchanged: the two installations of a copied client find each other
 /// and one re-joins as a new client (publishing everything it holds); the author of the sets a folder lost covers them

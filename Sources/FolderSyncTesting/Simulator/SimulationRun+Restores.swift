@@ -14,7 +14,7 @@ import Foundation
 /// its client published only while the folder holds those sets (no folder restore took them since, unless the client
 /// uploaded a whole store after it), and the folder only while every author holds the sets it would take away (no
 /// store of theirs put back below them and not caught up): with both undone, a write would be nowhere, or only in
-/// another client's replica, which no restore heals from (soak seeds 9800006 and 9800150).
+/// another client's replica, which no restore heals from.
 extension SimulationRun {
     /// What decides whether a copy may be put back: nothing that changes who belongs to the document happened since.
     var restoreEpoch: [Int] {

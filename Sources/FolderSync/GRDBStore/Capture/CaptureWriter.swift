@@ -7,8 +7,8 @@ import GRDBSQLite
 ///
 /// Why not SQL in the triggers, as before: SQLite compiles a table's trigger programs into every statement prepared
 /// on it, and an app preparing its statements again for each write (GRDB's `execute(sql:)`) paid that compilation at
-/// every write: 25 µs for an insert, 75 µs for an update of a ten-column table, more than the write itself
-/// (scenario 7 of the benchmarks). A trigger that calls one function compiles in a few microseconds; the
+/// every write, which cost more than the write itself (most for an update, whose trigger names every column).
+/// A trigger that calls one function compiles in a few microseconds; the
 /// function runs statements prepared once per connection (GRDB's cache of the connection, which finalizes them
 /// when it closes). SQLite supports statements run from inside a function of the same connection; they are part of
 /// the app's statement and transaction: a capture that fails takes back the app's whole statement, the rows it

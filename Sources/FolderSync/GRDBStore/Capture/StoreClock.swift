@@ -9,9 +9,8 @@ import GRDBSQLite
 /// therefore starts that read on a thread and connection of its own, and the clock's first use waits for it:
 /// the app can read its document at once, and a big store's first write waits at most for the rest of the read.
 ///
-/// The read gives way to the store's syncs: an app that syncs at launch ran its first sync beside it, on a
-/// 2-core machine two threads at once, with the read's pages coming from disk at 5,000,000 rows (benchmark
-/// scenario 5: B's one-row sync took 2–4 ms more at 1,000,000 rows). While a sync of the store runs
+/// The read gives way to the store's syncs: an app that syncs at launch runs its first sync beside it, and on a
+/// 2-core machine the two would share the cores and the disk, which slows the sync. While a sync of the store runs
 /// (``syncBegan()``), the read pauses between steps, until a moment after the sync ends, a write needs the clock
 /// (``tick(now:)``: it never waits for a sync), or it has paused ``maximumPause`` (half a second) in all (its read transaction
 /// keeps the log from being checkpointed past it, so a long sync does not hold it back for long).
@@ -211,9 +210,8 @@ final class SeedRead: @unchecked Sendable {
         return try withExtendedLifetime(self) { try body() }
     }
 
-    /// How long the read keeps still after a sync ended: the sync's caller takes its result and goes on first (the
-    /// read had resumed at once, and took the core the caller was waiting for on a loaded machine: 3–5 ms of a
-    /// one-row sync's wall time, benchmark scenario 5).
+    /// How long the read keeps still after a sync ended: the sync's caller takes its result and goes on first (a
+    /// read that resumed at once would take the core the caller waits for on a loaded machine).
     static let quietAfterSync: TimeInterval = 0.1
 
     /// SQLite virtual-machine steps between two looks at the syncs (a few hundred clock rows).

@@ -28,8 +28,8 @@ struct FunctionArguments {
 }
 
 /// A captured row's new pending marks and registers, as ``CaptureWriter`` makes them once per row: read in place
-/// and written into buffers kept from call to call, so a captured row costs no boxed value, string or array
-/// (scenario 7 of the benchmarks). They give the same bytes as ``PendingMarks`` and ``RowRegisters/encoded``,
+/// and written into buffers kept from call to call, so a captured row costs no boxed value, string or array.
+/// They give the same bytes as ``PendingMarks`` and ``RowRegisters/encoded``,
 /// which stay the one description of both formats; registers naming other clients (installed from a snapshot, or
 /// merged from remote changes) go through ``RowRegisters`` itself. Names are compared byte for byte, as SQLite
 /// compares column names.

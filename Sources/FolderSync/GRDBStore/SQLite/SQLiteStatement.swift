@@ -6,8 +6,8 @@ import GRDBSQLite
 /// apply runs once per change.
 ///
 /// GRDB's `StatementArguments` and `Row` cost allocations, existential boxes and dictionary work per call; for a
-/// change set of 100,000 new rows that was most of the apply's CPU (profiled: benchmark scenario 1). These
-/// bind values straight from the decoded change. Use only inside the `Database` access they were made in.
+/// change set of 100,000 new rows that was most of the apply's CPU. These bind values straight from the decoded change.
+/// Use only inside the `Database` access they were made in.
 final class SQLiteStatement {
     private var handle: OpaquePointer?
     private let connection: OpaquePointer?

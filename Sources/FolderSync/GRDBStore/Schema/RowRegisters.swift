@@ -3,8 +3,8 @@ import Foundation
 /// One synced row's last-writer-wins registers, packed into the `stamps` BLOB of its `foldersync_clocks` row.
 ///
 /// One row per synced row, not one per column: a bulk sync writes and reads a tenth of the B-tree rows it
-/// would with a row per register (scenario 1 of the benchmarks). Registers are named by column, not by
-/// position, so a migration that adds, drops or reorders columns leaves them meaning what they meant.
+/// would with a row per register. Registers are named by column, not by position, so a migration that adds, drops or
+/// reorders columns leaves them meaning what they meant.
 ///
 /// Two encodings, told by their first byte; both start with the same head, so that SQL finds the newest
 /// register of all (`max(substr(stamps, 2, 8))`) without decoding one:
@@ -20,10 +20,10 @@ import Foundation
 /// Version 2 (``encoded``, bookkeeping version 6) is what a store writes: a row's registers come from a few
 /// writes, whose timestamps are close (a write's columns are ticked in turn, one counter step apart), so their
 /// ages take a byte or a few where version 1 spent eight, and this client's own registers need no client byte:
-/// a new row of ten columns keeps 50 bytes of registers instead of 130 (scenario 7 of the benchmarks). At least
-/// one register of a version-2 value is as old as its head. Version 1 (``snapshotEncoded``) is what a snapshot
-/// carries, as every earlier version wrote it, so whole stores keep their format; a store reads both (stores of
-/// earlier bookkeeping versions, and installed snapshots, keep version 1 until a row is written again).
+/// a new row of ten columns keeps 50 bytes of registers instead of 130. At least one register of a version-2 value is
+/// as old as its head. Version 1 (``snapshotEncoded``) is what a snapshot carries, as every earlier version wrote it,
+/// so whole stores keep their format; a store reads both (stores of earlier bookkeeping versions, and installed
+/// snapshots, keep version 1 until a row is written again).
 ///
 /// "This client" is stored without an identifier: local writes not yet published are the registers with no
 /// client, and a snapshot names the client in every register (``owned(by:)``).
@@ -55,8 +55,8 @@ struct RowRegisters: Equatable {
             clients.reserveCapacity(Int(clientCount))
             for _ in 0..<clientCount { clients.append(try reader.string(what: "register client")) }
             var registers: [Register] = []
-            // A register takes at least 3 bytes: one allocation for a row's registers, not one per doubling (a
-            // twentieth of staging scenario 1's 100,000 rows went to growing these arrays).
+            // A register takes at least 3 bytes: one allocation for a row's registers, not one per doubling (a bulk
+            // staging decodes every staged row's registers).
             registers.reserveCapacity(min(reader.remaining / 3, 1024))
             var newestSeen = version == 1
             while reader.remaining > 0 {

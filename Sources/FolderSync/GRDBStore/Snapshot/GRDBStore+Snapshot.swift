@@ -70,7 +70,7 @@ extension GRDBStore: SnapshottingModelAdapter {
             progress.ownChangeSetsToReapplyAfter = ownCovered < progress.publishedSequence ? ownCovered : nil
             progress.publishedSequence = max(progress.publishedSequence, ownCovered)
             // Never number a set again: one staged before may already be on the remote (a sync stopped between
-            // its upload and its bookkeeping), and is published again as it is (found by the kill torture).
+            // its upload and its bookkeeping), and is published again as it is.
             progress.nextSequence = max(progress.nextSequence, progress.publishedSequence + 1)
             // In the install's own transaction (or file): an installed store is never looked for again by a first sync.
             progress.hasBootstrapped = true
@@ -273,7 +273,7 @@ extension GRDBStore: SnapshottingModelAdapter {
         for var row in rows {
             // Columns the store holds from a newer write keep the store's value: another client's, or this client's own,
             // published after the local change (a store restored from a copy taken before that change was published
-            // brings it back as unpublished: soak seed 19800051).
+            // brings it back as unpublished).
             let stored = try registers(db, table: row.table.name, syncID: row.syncID) ?? RowRegisters()
             for (name, timestamp) in row.stamps {
                 guard let theirs = stored.stamp(of: name, localClient: localClient) else { continue }
