@@ -113,11 +113,56 @@ let package = Package(
             path: "Benchmarks/FolderSyncBench",
             swiftSettings: strict
         ),
-        .testTarget(
-            name: "FolderSyncTests",
-            dependencies: ["FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "foldersync", "TestProcesses", .product(name: "GRDB", package: "GRDB.swift"),
+        // The tests, by tier; `scripts/test` runs TimedTests first on their own, then the rest, with the servers up.
+        // What the test targets share: clients, fixtures, folders, the servers' locations, the built tools. Built with
+        // the tests (debug, so testable): the test targets import it with `@testable`, as they import FolderSync,
+        // because its helpers speak FolderSync's internal types.
+        .target(
+            name: "TestSupport",
+            dependencies: ["FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "TestProcesses",
+                           .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
                            .product(name: "Crypto", package: "swift-crypto")],
-            exclude: ["Snapshots"],   // read from the checkout (FoldersyncTool.swift), so that they can be re-recorded
+            path: "Tests/TestSupport",
+            swiftSettings: strict
+        ),
+        // In one process, no server, no child process: `swift test --filter UnitTests` on a fresh clone.
+        .testTarget(
+            name: "UnitTests",
+            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "CZlib",
+                           .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+                           .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
+        // Several clients at once, most in child processes: the built `foldersync`, `notes` and `todo`, the test worker.
+        .testTarget(
+            name: "MultiClientTests",
+            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "foldersync", "TestProcesses",
+                           .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+                           .product(name: "Crypto", package: "swift-crypto")],
+            exclude: ["Snapshots"],   // read from the checkout (TestSupport/FoldersyncTool.swift), so that they can be re-recorded
+            swiftSettings: strict
+        ),
+        // Suites that measure time (timeouts, retries, watching, held requests, a screen awaited in tmux); most need the
+        // WebDAV servers. `scripts/test` runs them before everything else, on their own.
+        .testTarget(
+            name: "TimedTests",
+            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "TestProcesses",
+                           .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
+        // Against the WebDAV and S3 servers `scripts/test` starts: without them they fail, saying so.
+        .testTarget(
+            name: "ServerTests",
+            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "TestProcesses",
+                           .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
+        // The seeded suites (the convergence simulator on every remote, clocks years apart, delete policies, the kill
+        // torture), which `scripts/soak` runs again on new seeds; the runs on WebDAV, S3 and a mounted share need the servers.
+        .testTarget(
+            name: "SoakTests",
+            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "TestProcesses",
+                           .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
     ],
