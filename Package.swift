@@ -133,13 +133,22 @@ let package = Package(
                            .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
-        // Several clients at once, most in child processes: the built `foldersync`, `notes` and `todo`, the test worker.
+        // Several clients at once: in child processes (the built `foldersync`, `notes` and `todo`, the test worker), or
+        // many in this one (20 clients × 10,000 change sets).
         .testTarget(
             name: "MultiClientTests",
             dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "foldersync", "TestProcesses",
                            .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
                            .product(name: "Crypto", package: "swift-crypto")],
             exclude: ["Snapshots"],   // read from the checkout (TestSupport/FoldersyncTool.swift), so that they can be re-recorded
+            swiftSettings: strict
+        ),
+        // In one process, no server, but long: every input of a kind (each golden file with each byte flipped, hostile
+        // numbers in every numeric field, every Unicode scalar through the WebDAV text functions).
+        .testTarget(
+            name: "SweepTests",
+            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV",
+                           .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         // Suites that measure time (timeouts, retries, watching, held requests, a screen awaited in tmux); most need the
@@ -150,7 +159,8 @@ let package = Package(
                            .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
-        // Against the WebDAV and S3 servers `scripts/test` starts: without them they fail, saying so.
+        // Against the WebDAV and S3 servers `scripts/test` starts (without them they fail, saying so), or wsgidav behind
+        // a fault proxy the test starts.
         .testTarget(
             name: "ServerTests",
             dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "TestProcesses",

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 @_spi(Tooling) @testable import FolderSync
-@testable import TestSupport
 
 /// Today's writers, fed the fixed inputs of the catalog: what pins each current format's bytes, and what
 /// records a new golden file.

@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 @_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
-@testable import TestSupport
 
 /// The store every golden local store and whole store holds, driven through the adapter API as a sync drives
 /// it. The same steps as the generator run against earlier commits (see the fixtures' README), so that every

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 @_spi(Tooling) @testable import FolderSync
-@testable import TestSupport
 
 /// One golden file: what it is, which version of its format, who wrote it, and what it holds.
 struct GoldenFile: Sendable, CustomStringConvertible {
