@@ -114,10 +114,10 @@ let package = Package(
             swiftSettings: strict
         ),
         // The tests, by tier; `scripts/test` runs TimedTests first on their own, then the rest, with the servers up.
-        // What the test targets share: clients, fixtures, folders, the servers' locations, the built tools. Built with
-        // the tests (debug, so testable): the test targets import it with `@testable`, as they import FolderSync,
-        // because its helpers speak FolderSync's internal types.
-        .target(
+        // What the test targets share: clients, fixtures, folders, the servers' locations, the built tools. A test
+        // target itself, so that only test builds (debug, testable) compile it; the test targets import it with
+        // `@testable`, as they import FolderSync, because its helpers speak FolderSync's internal types.
+        .testTarget(
             name: "TestSupport",
             dependencies: ["FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "TestProcesses",
                            .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
