@@ -120,7 +120,8 @@ let package = Package(
         .testTarget(
             name: "TestSupport",
             dependencies: ["FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "TestProcesses",
-                           .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+                           .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "Logging", package: "swift-log"),
                            .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/TestSupport",
             swiftSettings: strict
@@ -129,50 +130,58 @@ let package = Package(
         .testTarget(
             name: "UnitTests",
             dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "CZlib",
-                           .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+                           .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "Logging", package: "swift-log"),
                            .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
-        // Several clients at once: in child processes (the built `foldersync`, `notes` and `todo`, the test worker), or
-        // many in this one (20 clients × 10,000 change sets).
-        .testTarget(
-            name: "MultiClientTests",
-            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "foldersync", "TestProcesses",
-                           .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
-                           .product(name: "Crypto", package: "swift-crypto")],
-            exclude: ["Snapshots"],   // read from the checkout (TestSupport/FoldersyncTool.swift), so that they can be re-recorded
-            swiftSettings: strict
-        ),
-        // In one process, no server, but long: every input of a kind (each golden file with each byte flipped, hostile
-        // numbers in every numeric field, every Unicode scalar through the WebDAV text functions).
+        // In one process, no server, but long: every input of a kind (each golden file with each byte flipped,
+        // hostile numbers in every numeric field, every Unicode scalar through the WebDAV text functions).
         .testTarget(
             name: "SweepTests",
             dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV",
-                           .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")],
+                           .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
-        // Suites that measure time (timeouts, retries, watching, held requests, a screen awaited in tmux); most need the
-        // WebDAV servers. `scripts/test` runs them before everything else, on their own.
+        // Several clients at once: in child processes (the built `foldersync`, `notes` and `todo`, the test
+        // worker), or in this one where they share those suites' helpers (whole stores passed on, 20 clients ×
+        // 10,000 change sets).
+        .testTarget(
+            name: "MultiClientTests",
+            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "foldersync",
+                           "TestProcesses",
+                           .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "Logging", package: "swift-log"),
+                           .product(name: "Crypto", package: "swift-crypto")],
+            // Read from the checkout (TestSupport/FoldersyncTool.swift), so that they can be re-recorded.
+            exclude: ["Snapshots"],
+            swiftSettings: strict
+        ),
+        // Suites that measure time (timeouts, retries, watching, held requests, a screen awaited in tmux); most
+        // need the WebDAV servers. `scripts/test` runs them before everything else, on their own.
         .testTarget(
             name: "TimedTests",
             dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "TestProcesses",
                            .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
-        // Against the WebDAV and S3 servers `scripts/test` starts (without them they fail, saying so), or wsgidav behind
-        // a fault proxy the test starts.
+        // Against the WebDAV and S3 servers `scripts/test` starts (without them they fail, saying so), or against
+        // wsgidav behind a fault proxy the test starts.
         .testTarget(
             name: "ServerTests",
-            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "TestProcesses",
-                           .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend",
+                           "TestProcesses", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
-        // The seeded suites (the convergence simulator on every remote, clocks years apart, delete policies, the kill
-        // torture), which `scripts/soak` runs again on new seeds; the runs on WebDAV, S3 and a mounted share need the servers.
+        // The seeded suites (the convergence simulator on every remote, clocks years apart, delete policies, the
+        // kill torture), which `scripts/soak` runs again on new seeds (it picks them by name). The runs on WebDAV,
+        // S3 and a mounted share need the servers; S3BackendTests and MountedShareTests are here whole, for the
+        // seeds of SimulatorTests they run.
         .testTarget(
             name: "SoakTests",
-            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "TestProcesses",
-                           .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend",
+                           "TestProcesses", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
     ],
