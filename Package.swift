@@ -113,11 +113,75 @@ let package = Package(
             path: "Benchmarks/FolderSyncBench",
             swiftSettings: strict
         ),
+        // The tests, by tier; `scripts/test` runs TimedTests first on their own, then the rest, with the servers up.
+        // What the test targets share: clients, fixtures, folders, the servers' locations, the built tools. A test
+        // target itself, so that only test builds (debug, testable) compile it; the test targets import it with
+        // `@testable`, as they import FolderSync, because its helpers speak FolderSync's internal types.
         .testTarget(
-            name: "FolderSyncTests",
-            dependencies: ["FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "foldersync", "TestProcesses", .product(name: "GRDB", package: "GRDB.swift"),
+            name: "TestSupport",
+            dependencies: ["FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "TestProcesses",
+                           .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "Logging", package: "swift-log"),
                            .product(name: "Crypto", package: "swift-crypto")],
-            exclude: ["Snapshots"],   // read from the checkout (FoldersyncTool.swift), so that they can be re-recorded
+            path: "Tests/TestSupport",
+            swiftSettings: strict
+        ),
+        // In one process, no server, no child process: `swift test --filter UnitTests` on a fresh clone.
+        .testTarget(
+            name: "UnitTests",
+            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "CZlib",
+                           .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "Logging", package: "swift-log"),
+                           .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
+        // In one process, no server, but long: every input of a kind (each golden file with each byte flipped,
+        // hostile numbers in every numeric field, every Unicode scalar through the WebDAV text functions).
+        .testTarget(
+            name: "SweepTests",
+            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV",
+                           .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
+        // Several clients at once: in child processes (the built `foldersync`, `notes` and `todo`, the test
+        // worker), or in this one where they share those suites' helpers (whole stores passed on, 20 clients ×
+        // 10,000 change sets).
+        .testTarget(
+            name: "MultiClientTests",
+            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "foldersync",
+                           "TestProcesses",
+                           .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "Logging", package: "swift-log"),
+                           .product(name: "Crypto", package: "swift-crypto")],
+            // Read from the checkout (TestSupport/FoldersyncTool.swift), so that they can be re-recorded.
+            exclude: ["Snapshots"],
+            swiftSettings: strict
+        ),
+        // Suites that measure time (timeouts, retries, watching, held requests, a screen awaited in tmux); most
+        // need the WebDAV servers. `scripts/test` runs them before everything else, on their own.
+        .testTarget(
+            name: "TimedTests",
+            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "TestProcesses",
+                           .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
+        // Against the WebDAV and S3 servers `scripts/test` starts (without them they fail, saying so), or against
+        // wsgidav behind a fault proxy the test starts.
+        .testTarget(
+            name: "ServerTests",
+            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend",
+                           "TestProcesses", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
+        // The seeded suites (the convergence simulator on every remote, clocks years apart, delete policies, the
+        // kill torture), which `scripts/soak` runs again on new seeds (it picks them by name). The runs on WebDAV,
+        // S3 and a mounted share need the servers; S3BackendTests and MountedShareTests are here whole, for the
+        // seeds of SimulatorTests they run.
+        .testTarget(
+            name: "SoakTests",
+            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend",
+                           "TestProcesses", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
     ],

@@ -5,7 +5,7 @@
 //
 // FOLDERSYNC_FUZZ_TARGET picks the parser. Every input must end in a value or a FolderSyncError; a crash, a
 // sanitizer report or any other error is a finding (libFuzzer saves the input; turn it into a regression test in
-// Tests/FolderSyncTests/FuzzRegressionTests.swift and keep it in Fuzz/corpus/<target>/).
+// Tests/UnitTests/FuzzRegressionTests.swift and keep it in Fuzz/corpus/<target>/).
 //
 // The encryption targets parse what needs no key: the sealed-file header and the key property list. The chunks
 // and the wrapped key are AES-GCM, whose parsing is swift-crypto's and whose failures SealedFile and
