@@ -14,7 +14,7 @@ public import Foundation
 ///
 /// Values compare as ``/FolderSync/SyncValue``s, without SQLite's type affinity: use one
 /// storage class per column (the simulator uses text) when comparing with GRDBStore.
-public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, @unchecked Sendable {
+public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, Sendable {
     /// A synced table: its columns (sync ID excluded), its foreign keys (column → referenced table) and its delete policy.
     public struct Table: Sendable, Hashable {
         /// The table's SQL name, as change sets name it.
@@ -64,11 +64,9 @@ public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, @unchecke
     public let schemaVersion: Int
     let tablesByName: [String: Table]
     let now: @Sendable () -> Date
-    private let lock = NSLock()
-    /// Guarded by `lock`. Transactions work on a copy and store it back only when they succeed.
-    private var state: State
-    /// Guarded by `lock`. Like GRDBStore's clock, it lives outside transactions.
-    private var clock = HybridLogicalClock()
+    /// The committed state, and the clock. Transactions work on a copy of the state and store it back only when
+    /// they succeed; like GRDBStore's clock, the clock lives outside transactions.
+    private let guarded = Locked((state: State(), clock: HybridLogicalClock()))
 
     /// An empty store with the given tables.
     public init(tables: [Table], schemaVersion: Int = 1, now: @escaping @Sendable () -> Date = { Date() }) {
@@ -76,14 +74,15 @@ public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, @unchecke
         self.schemaVersion = schemaVersion
         self.tablesByName = Dictionary(uniqueKeysWithValues: tables.map { ($0.name, $0) })
         self.now = now
-        self.state = State()
     }
 
     /// Reopens a store from what it had committed; the clock restarts from the newest stored stamp, as GRDBStore's does.
     public convenience init(restoring snapshot: Snapshot, now: @escaping @Sendable () -> Date = { Date() }) {
         self.init(tables: snapshot.tables, schemaVersion: snapshot.schemaVersion, now: now)
-        state = snapshot.state
-        clock.observe(snapshot.state.newestStamp)
+        guarded.withLock { guarded in
+            guarded.state = snapshot.state
+            guarded.clock.observe(snapshot.state.newestStamp)
+        }
     }
 
     /// What was committed, to hand to ``init(restoring:now:)``.
@@ -93,18 +92,16 @@ public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, @unchecke
 
     /// Runs `body` on a copy of the state under the lock and commits the copy only if `body` returns.
     func transaction<T>(_ body: (inout State, inout HybridLogicalClock) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        var working = state
-        let result = try body(&working, &clock)
-        state = working
-        return result
+        try guarded.withLock { guarded in
+            var working = guarded.state
+            let result = try body(&working, &guarded.clock)
+            guarded.state = working
+            return result
+        }
     }
 
     func withState<T>(_ body: (State) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(state)
+        try guarded.withLock { try body($0.state) }
     }
 
     func table(_ name: String) throws -> Table {

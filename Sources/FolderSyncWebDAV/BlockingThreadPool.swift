@@ -7,6 +7,9 @@ import Foundation
 /// than `maximumThreads` threads; a thread idle for `idleLifetime` ends, so an engine that
 /// is dropped leaves none behind. A job starts at once while fewer than `maximumThreads` run; jobs beyond the
 /// threads wait in order.
+///
+/// `@unchecked Sendable`: its state is guarded by an `NSCondition` that idle threads wait on, which `Locked` (a lock
+/// without waiting) cannot stand for; every access to that state holds the condition's lock.
 final class BlockingThreadPool: @unchecked Sendable {
     private let maximumThreads: Int
     private let idleLifetime: TimeInterval

@@ -49,12 +49,13 @@ final class CurlEngine: HTTPEngine {
         defer { slots.release() }
         let transfer = try CurlTransfer(request: request, download: download, maximumBodySize: maximumBodySize,
                                         idleTimeout: timeouts.request)
+        let cancelled = transfer.cancelled
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
                 threads.run { [self] in continuation.resume(with: Result { try self.performBlocking(transfer) }) }
             }
         } onCancel: {
-            transfer.cancel()
+            cancelled.withLock { $0 = true }
         }
     }
 
@@ -126,8 +127,8 @@ final class CurlEngine: HTTPEngine {
     }
 }
 
-/// An easy handle kept for reuse; used by one thread at a time.
-private struct CurlHandle: @unchecked Sendable {
+/// An easy handle kept for reuse; used by one thread at a time, handed between threads through the engine's `Locked` list.
+private struct CurlHandle {
     let raw: UnsafeMutableRawPointer?
 }
 
@@ -169,8 +170,8 @@ private func transportFailure(_ code: CURLcode, detail: String) -> TransportFail
 }
 
 /// The state of one attempt, shared with libcurl's callbacks (which run on the attempt's thread) and, for
-/// cancellation only, with the task that waits for it.
-private final class CurlTransfer: @unchecked Sendable {
+/// cancellation only (``cancelled``), with the task that waits for it.
+private final class CurlTransfer {
     let request: HTTPRequest
     let maximumBodySize: Int64?
     let errorBuffer = UnsafeMutableRawPointer.allocate(byteCount: Int(CURL_ERROR_SIZE), alignment: 1)
@@ -191,7 +192,8 @@ private final class CurlTransfer: @unchecked Sendable {
     private var received: Int64 = 0
     private var tooLarge: Int64?
     private var localFailure: String?
-    private let cancelled = Locked(false)
+    /// Set by the task that waits for the attempt when it is cancelled: the one field another thread touches.
+    let cancelled = Locked(false)
 
     // Idleness: the last time bytes moved, in either direction.
     private let idleTimeout: Duration
@@ -233,7 +235,6 @@ private final class CurlTransfer: @unchecked Sendable {
         errorBuffer.deallocate()
     }
 
-    func cancel() { cancelled.withLock { $0 = true } }
     var isCancelled: Bool { cancelled.withLock { $0 } }
 
     /// libcurl's progress report, at least once a second: `false` stops the transfer (cancelled, or idle too long).

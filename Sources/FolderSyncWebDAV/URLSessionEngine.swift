@@ -160,7 +160,7 @@ final class URLSessionEngine: HTTPEngine {
 /// configured credentials, then cancelled (the task is remembered as refused,
 /// so the transport reports `permissionDenied`); every redirect is handed
 /// back to the transport, which follows it itself only for GET and PROPFIND.
-final class SessionDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+final class SessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
     private let credentials: WebDAVCredentials?
     /// Tasks that were challenged already, and tasks whose credentials were refused.
     private let state = Locked((answered: Set<Int>(), refused: Set<Int>()))

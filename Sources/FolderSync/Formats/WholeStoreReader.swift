@@ -77,7 +77,7 @@ final class WholeStoreReader {
     }
 
     /// The checksum thread's running CRC, the caller's to read once the thread finished.
-    private final class RunningChecksum: @unchecked Sendable {
+    private final class RunningChecksum {
         var value: UInt32 = 0
     }
 

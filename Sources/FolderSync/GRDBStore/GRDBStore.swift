@@ -28,7 +28,7 @@ import CFileSystem
 ///
 /// A `DatabasePool` (``Connection/pool``) lets the app read while a sync writes; every change a sync makes reaches
 /// the app's GRDB observers in the transaction that made it (<doc:GRDBApps>).
-public final class GRDBStore: ModelAdapter, @unchecked Sendable {
+public final class GRDBStore: ModelAdapter, Sendable {
     /// The app's connection to the document: a `DatabaseQueue` or a `DatabasePool` (``Connection``). Read and
     /// write through it, observe it (`ValueObservation`, `DatabaseRegionObservation`); writes through other
     /// connections fail. Every change a sync makes reaches its transaction observers in the transaction that made it.

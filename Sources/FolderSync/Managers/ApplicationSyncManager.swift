@@ -38,6 +38,9 @@ extension ApplicationSyncManagerDelegate {
 /// ```
 /// Configure first and register later with ``configure(_:)`` and
 /// ``registerConfigured()``, or do both with ``register(_:)``.
+///
+/// `@unchecked Sendable`: an `open` class (backends subclass it) cannot be checked `Sendable`; its stored
+/// properties are `let`s of `Sendable` types, and what changes after creation is behind one `Locked`.
 open class ApplicationSyncManager: @unchecked Sendable {
     /// Who this client is, and which application it syncs.
     public struct Configuration: Sendable, Hashable {

@@ -65,6 +65,9 @@ extension DocumentSyncManagerDelegate {
 /// Creating the manager configures it (delayed registration); the
 /// `registering:` initializer registers at once (one-shot). Registration
 /// waits for the application sync manager to be registered.
+///
+/// `@unchecked Sendable`: an `open` class (backends subclass it) cannot be checked `Sendable`; its stored
+/// properties are `let`s of `Sendable` types, and what changes after creation is behind one `Locked`.
 open class DocumentSyncManager: @unchecked Sendable {
     /// Which document this manager syncs, and where it keeps its local bookkeeping.
     public struct Configuration: Sendable, Hashable {

@@ -174,7 +174,7 @@ extension SynchronizationOperation {
     }
 
     /// The newest timestamp of the changes a stream delivered (read on the stream's thread, then after it).
-    final class NewestTimestamp: @unchecked Sendable {
+    final class NewestTimestamp {
         private(set) var value = HybridTimestamp.zero
         func take(_ change: SyncChange) {
             for column in change.columns where column.timestamp > value { value = column.timestamp }

@@ -11,6 +11,9 @@ public import Foundation
 /// stores are read through it), or sets `transfersThroughReadAndWrite` so that all of them go through its own
 /// ``read(_:)`` and ``write(_:to:)``. Change notifications are not forwarded: a wrapper that should pass them
 /// on adopts ``RemoteChangeNotifying`` and forwards `base`'s (or watching falls back to polling).
+///
+/// `@unchecked Sendable`: an `open` class cannot be checked `Sendable`; its own stored properties are `let`s of
+/// `Sendable` types, and a subclass keeps its state the same way (or in a `Locked`).
 open class ForwardingFileSystem: RemoteFileSystem, @unchecked Sendable {
     /// The kind of a request, for ``willForward(_:path:)``.
     public enum Request: String, Sendable, Hashable, CaseIterable {

@@ -12,6 +12,9 @@ import Foundation
 /// few go with the handoff): freed by the consumer, each value's memory would return to the malloc arena of the
 /// thread that allocated it, under that arena's lock, which the producer takes at every allocation: the two threads
 /// would contend for that lock all through a bulk sync.
+///
+/// `@unchecked Sendable`: its state is guarded by an `NSCondition` that either side waits on, which `Locked` (a lock
+/// without waiting) cannot stand for; every access to that state holds the condition's lock.
 final class BatchHandoff<Element>: @unchecked Sendable {
     /// Thrown by ``send(_:)`` once the consumer has gone.
     struct Cancelled: Error {}
@@ -223,6 +226,9 @@ final class HandoffThread: Sendable {
 }
 
 /// A value handed to exactly one other thread, which alone uses it until it is handed back.
+///
+/// `@unchecked Sendable`: that handoff (a thread started with the value and joined before the owner uses it
+/// again) is one the compiler cannot follow; it holds only where each use says so.
 struct UncheckedSendable<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }

@@ -8,7 +8,7 @@ import Glibc
 /// `flock` (not `fcntl`) because POSIX record locks are dropped by any
 /// unrelated `close()` of the same file in the process. A lock held by another
 /// process is waited for on a thread of its own, never on Swift's cooperative pool.
-final class FileLock: @unchecked Sendable {
+final class FileLock: Sendable {
     private let descriptor: Int32
 
     private init(descriptor: Int32) { self.descriptor = descriptor }

@@ -6,6 +6,9 @@ public import Foundation
 /// Faults are drawn from a seeded generator, so a seed replays them. Clients of one simulation share a
 /// ``Faults`` record of recent writes, so that a listing can lag behind another client's write. Faults strike
 /// only while ``Faults/isEnabled``; a simulation turns them off for its final rounds, where every client must converge.
+///
+/// `@unchecked Sendable` as its base class is (Swift asks a subclass to say so again): its own state is a `let` of a
+/// checked `Sendable` type.
 public final class FaultyFileSystem: ForwardingFileSystem, @unchecked Sendable {
     /// What the clients of one simulation share: the request clock and when each path was last written.
     public final class Faults: Sendable {

@@ -8,6 +8,8 @@ public import Foundation
 /// refused and remembered in ``writesWhileAway``: a client must never write into a folder that is not its share,
 /// since what it writes there hides the real tree when the share is mounted again. Outside an outage every
 /// request reaches `base` unchanged.
+///
+/// `@unchecked Sendable` as its base class is (Swift asks a subclass to say so again): its own state is in `Locked`s.
 public final class OutageFileSystem: ForwardingFileSystem, @unchecked Sendable {
     /// How the folder is away.
     public enum Outage: String, Sendable, CaseIterable {

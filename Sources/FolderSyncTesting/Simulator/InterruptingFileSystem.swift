@@ -9,55 +9,58 @@ import Foundation
 /// (as a cancelled network call would) or lets it complete (as a local file
 /// operation would), so the engine sees cancellation before, inside and after
 /// remote steps.
+///
+/// `@unchecked Sendable` as its base class is (Swift asks a subclass to say so again): its own state is in a `Locked`.
 public final class InterruptingFileSystem: ForwardingFileSystem, @unchecked Sendable {
-    private let lock = NSLock()
-    private var remaining: Int?
-    private var failRequest = false
-    private var fired = false
-    private var cancel: (@Sendable () -> Void)?
-    private var observer: (@Sendable () -> Void)?
+    private struct State {
+        var remaining: Int?
+        var failRequest = false
+        var fired = false
+        var cancel: (@Sendable () -> Void)?
+        var observer: (@Sendable () -> Void)?
+    }
+    private let state = Locked(State())
 
     /// At the `request`-th request from now, cancels the task making it, or calls `cancel` instead
     /// (to cancel the app's task that awaits the sync rather than the sync's own task).
     public func arm(atRequest request: Int, failing: Bool, cancel: (@Sendable () -> Void)? = nil) {
-        lock.lock(); defer { lock.unlock() }
-        remaining = request
-        failRequest = failing
-        fired = false
-        self.cancel = cancel
+        state.withLock { state in
+            state.remaining = request
+            state.failRequest = failing
+            state.fired = false
+            state.cancel = cancel
+        }
     }
 
     /// Stops interrupting; returns whether the armed interruption happened.
     @discardableResult
     public func disarm() -> Bool {
-        lock.lock(); defer { lock.unlock() }
-        remaining = nil
-        return fired
+        state.withLock { state in
+            state.remaining = nil
+            return state.fired
+        }
     }
 
     /// Calls `body` once, just before the next request reaches the remote: to look at local state at a point
     /// inside an operation that has no callback there (a re-join, after its local reset and before registering).
     public func beforeNextRequest(_ body: @escaping @Sendable () -> Void) {
-        lock.lock(); defer { lock.unlock() }
-        observer = body
+        state.withLock { $0.observer = body }
     }
 
     public override func willForward(_ request: Request, path: RemotePath) async throws {
-        let observe: (@Sendable () -> Void)? = {
-            lock.lock(); defer { lock.unlock() }
-            defer { observer = nil }
-            return observer
-        }()
+        let observe = state.withLock { state in
+            defer { state.observer = nil }
+            return state.observer
+        }
         observe?()
-        let fail: Bool = {
-            lock.lock(); defer { lock.unlock() }
-            guard let count = remaining else { return false }
-            if count > 1 { remaining = count - 1; return false }
-            remaining = nil
-            fired = true
-            if let cancel { cancel() } else { withUnsafeCurrentTask { $0?.cancel() } }
-            return failRequest
-        }()
+        let fail = state.withLock { state -> Bool in
+            guard let count = state.remaining else { return false }
+            if count > 1 { state.remaining = count - 1; return false }
+            state.remaining = nil
+            state.fired = true
+            if let cancel = state.cancel { cancel() } else { withUnsafeCurrentTask { $0?.cancel() } }
+            return state.failRequest
+        }
         if fail { throw CancellationError() }
     }
 }

@@ -8,7 +8,9 @@ public import Foundation
 ///
 /// It also answers, independently of what vacuum computes, when the folder last saw a client write a file of a
 /// document (``lastWrite(of:in:layout:)``): what the simulation's expiry check compares vacuum's decisions with.
-/// (`@unchecked Sendable` as its base class is: its own state is behind a lock.)
+///
+/// `@unchecked Sendable` as its base class is (Swift asks a subclass to say so again): its own state is `let`s of
+/// `Sendable` types, the dates in a `Locked`.
 public final class SimulatedFolderClock: ForwardingFileSystem, @unchecked Sendable {
     private let now: @Sendable () -> Date
     private let start: Date

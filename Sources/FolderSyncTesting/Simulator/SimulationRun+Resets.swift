@@ -138,16 +138,15 @@ extension SimulationRun {
 }
 
 /// The rows and stamps of a store read from inside a re-join (on the re-join's task), handed back to the run.
-final class RestampedRows: @unchecked Sendable {
-    private let lock = NSLock()
-    private var result: Result<[WriteJournal.ColumnWrite], any Error>?
+final class RestampedRows: Sendable {
+    private let result = Locked<Result<[WriteJournal.ColumnWrite], any Error>?>(nil)
 
     func read(_ store: any SimulatorStore, client: String) {
         let read = Result { try WriteJournal.currentWrites(of: store, client: client) }
-        lock.withLock { result = read }
+        result.withLock { $0 = read }
     }
 
     func take() throws -> [WriteJournal.ColumnWrite]? {
-        try lock.withLock { result }?.get()
+        try result.current?.get()
     }
 }

@@ -17,7 +17,7 @@ import GRDBSQLite
 /// The BLOBs written are those of bookkeeping version 6: registers in version 2 (``RowRegisters/encoded``), a new
 /// row's marks `#created #all` (``PendingMarks``). One instance per connection: SQLite calls a connection's functions
 /// one at a time.
-final class CaptureWriter: @unchecked Sendable {
+final class CaptureWriter {
     /// The connection the functions belong to; it outlives them (SQLite destroys them as it closes), and a strong
     /// reference would keep it open through its own function.
     private unowned(unsafe) let db: Database

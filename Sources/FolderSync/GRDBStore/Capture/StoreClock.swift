@@ -14,7 +14,7 @@ import GRDBSQLite
 /// (``syncBegan()``), the read pauses between steps, until a moment after the sync ends, a write needs the clock
 /// (``tick(now:)``: it never waits for a sync), or it has paused ``maximumPause`` (half a second) in all (its read transaction
 /// keeps the log from being checkpointed past it, so a long sync does not hold it back for long).
-final class StoreClock: @unchecked Sendable {
+final class StoreClock: Sendable {
     private let clock = Locked(HybridLogicalClock())
 
     /// Where the clock learns the document's newest stamp before its next use.
@@ -140,8 +140,14 @@ final class StoreClock: @unchecked Sendable {
 /// The clock's first read of a document's registers, on a connection of its own, pausing for the store's syncs
 /// (``StoreClock``): SQLite calls back every few thousand steps of the query, and the callback waits while a sync
 /// runs and nobody waits for the read.
+///
+/// `@unchecked Sendable`: `wanted` is guarded by the `NSCondition` of ``Syncs`` (a paused read waits on it), the rest
+/// is touched only by the read's thread; SQLite's progress callback reaches it through an unmanaged pointer.
 final class SeedRead: @unchecked Sendable {
     /// The syncs of one store that run now, and the condition a paused read waits on.
+    ///
+    /// `@unchecked Sendable`: its fields are guarded by `condition`, which a paused read waits on and `Locked` (a
+    /// lock without waiting) cannot stand for.
     final class Syncs: @unchecked Sendable {
         let condition = NSCondition()
         var running = 0

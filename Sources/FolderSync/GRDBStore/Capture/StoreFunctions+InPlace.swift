@@ -35,7 +35,7 @@ struct FunctionArguments {
 /// compares column names.
 ///
 /// One instance per connection: SQLite calls a connection's functions one at a time.
-final class CaptureBuffers: @unchecked Sendable {
+final class CaptureBuffers {
     // Only this connection's functions touch them, one call at a time: no exclusivity check per access.
     @exclusivity(unchecked) private var output: [UInt8] = []
     @exclusivity(unchecked) private var registers: [(column: UnsafeRawBufferPointer, timestamp: UInt64)] = []

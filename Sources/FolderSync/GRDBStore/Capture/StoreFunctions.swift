@@ -70,7 +70,7 @@ enum StoreFunctions {
 
     // MARK: Registration through the C API
 
-    private final class InPlaceBody: @unchecked Sendable {
+    private final class InPlaceBody {
         let run: (OpaquePointer?, FunctionArguments) throws -> Void
         init(_ run: @escaping (OpaquePointer?, FunctionArguments) throws -> Void) { self.run = run }
     }
@@ -94,7 +94,7 @@ enum StoreFunctions {
         })
     }
 
-    private final class Body: @unchecked Sendable {
+    private final class Body {
         let run: ([DatabaseValue]) throws -> (any DatabaseValueConvertible)?
         init(_ run: @escaping ([DatabaseValue]) throws -> (any DatabaseValueConvertible)?) { self.run = run }
     }
