@@ -41,7 +41,8 @@ let package = Package(
             dependencies: [
                 "CZlib", "CFileSystem",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                // SQLite's C API, for the few statements a bulk apply runs per change (GRDBStore/SQLite/SQLiteStatement.swift).
+                // SQLite's C API, for the few statements a bulk apply runs per change
+                // (GRDBStore/SQLite/SQLiteStatement.swift).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -90,8 +91,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "foldersync",
-            dependencies: ["FolderSync", "FolderSyncWebDAV", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                           .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "FolderSync", "FolderSyncWebDAV", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Sources/foldersync",
             swiftSettings: strict
         ),
@@ -103,7 +106,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "foldersync-test-worker",
-            dependencies: ["FolderSync", "FolderSyncTesting", "TestProcesses", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "FolderSync", "FolderSyncTesting", "TestProcesses", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             path: "Tests/TestWorker",
             swiftSettings: strict
         ),
@@ -119,29 +124,35 @@ let package = Package(
         // `@testable`, as they import FolderSync, because its helpers speak FolderSync's internal types.
         .testTarget(
             name: "TestSupport",
-            dependencies: ["FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "TestProcesses",
-                           .product(name: "GRDB", package: "GRDB.swift"),
-                           .product(name: "Logging", package: "swift-log"),
-                           .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "TestProcesses",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Tests/TestSupport",
             swiftSettings: strict
         ),
         // In one process, no server, no child process: `swift test --filter UnitTests` on a fresh clone.
         .testTarget(
             name: "UnitTests",
-            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "CZlib",
-                           .product(name: "GRDB", package: "GRDB.swift"),
-                           .product(name: "Logging", package: "swift-log"),
-                           .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend", "CZlib",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strict
         ),
         // In one process, no server, but long: every input of a kind (each golden file with each byte flipped,
         // hostile numbers in every numeric field, every Unicode scalar through the WebDAV text functions).
         .testTarget(
             name: "SweepTests",
-            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV",
-                           .product(name: "GRDB", package: "GRDB.swift"),
-                           .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strict
         ),
         // Several clients at once: in child processes (the built `foldersync`, `notes` and `todo`, the test
@@ -149,11 +160,13 @@ let package = Package(
         // 10,000 change sets).
         .testTarget(
             name: "MultiClientTests",
-            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "foldersync",
-                           "TestProcesses",
-                           .product(name: "GRDB", package: "GRDB.swift"),
-                           .product(name: "Logging", package: "swift-log"),
-                           .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "foldersync",
+                "TestProcesses",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             // Read from the checkout (TestSupport/FoldersyncTool.swift), so that they can be re-recorded.
             exclude: ["Snapshots"],
             swiftSettings: strict
@@ -162,16 +175,20 @@ let package = Package(
         // need the WebDAV servers. `scripts/test` runs them before everything else, on their own.
         .testTarget(
             name: "TimedTests",
-            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "TestProcesses",
-                           .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "TestProcesses",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strict
         ),
         // Against the WebDAV and S3 servers `scripts/test` starts (without them they fail, saying so), or against
         // wsgidav behind a fault proxy the test starts.
         .testTarget(
             name: "ServerTests",
-            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend",
-                           "TestProcesses", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend",
+                "TestProcesses", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strict
         ),
         // The seeded suites (the convergence simulator on every remote, clocks years apart, delete policies, the
@@ -180,8 +197,10 @@ let package = Package(
         // seeds of SimulatorTests they run.
         .testTarget(
             name: "SoakTests",
-            dependencies: ["TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend",
-                           "TestProcesses", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "TestSupport", "FolderSync", "FolderSyncTesting", "FolderSyncWebDAV", "S3Backend",
+                "TestProcesses", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strict
         ),
     ],

@@ -1,7 +1,7 @@
-// libFuzzer targets for every parser of remote input. Built by scripts/fuzz, which compiles this file with the
-// parser sources directly (`swiftc -sanitize=fuzzer`), not the package: no GRDB, about ten seconds. The snapshot
-// check (GRDBStore/SQLite/SnapshotCheck.swift) uses SQLite's C API only: it links the system libsqlite3 through the module map
-// in Fuzz/modules/GRDBSQLite (named as GRDB names it), so whole stores are checked here as in the package.
+// libFuzzer targets for every parser of remote input. Built by scripts/fuzz, which compiles this file with the parser
+// sources directly (`swiftc -sanitize=fuzzer`), not the package: no GRDB, about ten seconds. The snapshot check
+// (GRDBStore/SQLite/SnapshotCheck.swift) uses SQLite's C API only: it links the system libsqlite3 through the module
+// map in Fuzz/modules/GRDBSQLite (named as GRDB names it), so whole stores are checked here as in the package.
 //
 // FOLDERSYNC_FUZZ_TARGET picks the parser. Every input must end in a value or a FolderSyncError; a crash, a
 // sanitizer report or any other error is a finding (libFuzzer saves the input; turn it into a regression test in
@@ -28,7 +28,8 @@ let targets: [String: (Data) throws -> Void] = [
         // receiving store of one synced table and the merge metadata (SnapshotCheck, linked to the system SQLite).
         try data.write(to: scratchSnapshot)
         try SnapshotCheck.verify(at: scratchSnapshot, path: "WholeStore.ticdsync", schema: nil, integrity: .quick)
-        try SnapshotCheck.verify(at: scratchSnapshot, path: "WholeStore.ticdsync", schema: snapshotSchema, integrity: .full)
+        try SnapshotCheck.verify(
+            at: scratchSnapshot, path: "WholeStore.ticdsync", schema: snapshotSchema, integrity: .full)
     },
     "whole-store-manifest": { data in
         _ = try PropertyListFile.decode(WholeStoreManifest.self, from: data, path: "AppliedSyncChangeSets.ticdsync")
@@ -36,7 +37,8 @@ let targets: [String: (Data) throws -> Void] = [
     "recent-sync": { data in
         // The fast reader takes only what Foundation's decoder reads, as the same marker.
         if let fast = CanonicalPropertyList.decode(RecentSync.self, from: data),
-           fast != (try? PropertyListFile.decodeWithFoundation(RecentSync.self, from: data, path: "client.recentsync")) {
+            fast != (try? PropertyListFile.decodeWithFoundation(RecentSync.self, from: data, path: "client.recentsync"))
+        {
             fatalError("the fast reader read a marker Foundation's decoder reads otherwise or refuses")
         }
         _ = try PropertyListFile.decode(RecentSync.self, from: data, path: "client.recentsync")
@@ -44,12 +46,15 @@ let targets: [String: (Data) throws -> Void] = [
     "plist": { data in
         // Every other FolderSync property list a remote holds; each must refuse or accept the same bytes cleanly.
         _ = PropertyListFile.kind(of: data)
-        for decode in [{ _ = try PropertyListFile.decode(FormatVersionInfo.self, from: $0, path: "FormatVersion.plist") },
-                       { _ = try PropertyListFile.decode(DeviceInfo.self, from: $0, path: "deviceInfo.plist") },
-                       { _ = try PropertyListFile.decode(DocumentInfo.self, from: $0, path: "documentInfo.plist") },
-                       { _ = try PropertyListFile.decode(DeletedDocumentInfo.self, from: $0, path: "deleted.plist") },
-                       { _ = try PropertyListFile.decode(DeletedClientInfo.self, from: $0, path: "deletedClient.plist") }]
-            as [(Data) throws -> Void] {
+        for decode in [
+            { _ = try PropertyListFile.decode(FormatVersionInfo.self, from: $0, path: "FormatVersion.plist") },
+            { _ = try PropertyListFile.decode(DeviceInfo.self, from: $0, path: "deviceInfo.plist") },
+            { _ = try PropertyListFile.decode(DocumentInfo.self, from: $0, path: "documentInfo.plist") },
+            { _ = try PropertyListFile.decode(DeletedDocumentInfo.self, from: $0, path: "deleted.plist") },
+            { _ = try PropertyListFile.decode(DeletedClientInfo.self, from: $0, path: "deletedClient.plist") },
+        ]
+            as [(Data) throws -> Void]
+        {
             do { try decode(data) } catch let error as FolderSyncError { _ = error }
         }
     },
@@ -69,15 +74,20 @@ let targets: [String: (Data) throws -> Void] = [
 let snapshotSchema = SnapshotSchema(tables: [
     "notes": .init(required: ["id"], allowed: ["id", "title", "body"]),
     "foldersync_clocks": .init(required: ["tbl", "sync_id", "stamps"], allowed: ["tbl", "sync_id", "stamps"]),
-    "foldersync_tombstones": .init(required: ["tbl", "sync_id", "hlc", "client"], allowed: ["tbl", "sync_id", "hlc", "client"]),
-    "foldersync_shadow": .init(required: ["tbl", "sync_id", "col", "value"], allowed: ["tbl", "sync_id", "col", "value"]),
+    "foldersync_tombstones": .init(
+        required: ["tbl", "sync_id", "hlc", "client"], allowed: ["tbl", "sync_id", "hlc", "client"]),
+    "foldersync_shadow": .init(
+        required: ["tbl", "sync_id", "col", "value"], allowed: ["tbl", "sync_id", "col", "value"]),
 ])
 
 let scratch = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("foldersync-fuzz-\(getpid()).input")
-let scratchSnapshot = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("foldersync-fuzz-\(getpid()).sqlite")
+let scratchSnapshot = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+    "foldersync-fuzz-\(getpid()).sqlite")
 let target: (Data) throws -> Void = {
     let name = ProcessInfo.processInfo.environment["FOLDERSYNC_FUZZ_TARGET"] ?? ""
-    guard let target = targets[name] else { fatalError("FOLDERSYNC_FUZZ_TARGET must be one of \(targets.keys.sorted())") }
+    guard let target = targets[name] else {
+        fatalError("FOLDERSYNC_FUZZ_TARGET must be one of \(targets.keys.sorted())")
+    }
     return target
 }()
 

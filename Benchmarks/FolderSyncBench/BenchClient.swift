@@ -12,8 +12,10 @@ struct BenchClient: Sendable {
     /// Whether its store is a `DatabasePool` (scenario 12), not a queue.
     let pool: Bool
 
-    init(_ name: String, in folder: URL, remote: String, document: String, schema: BenchSchema, password: String? = nil,
-         pool: Bool = false) {
+    init(
+        _ name: String, in folder: URL, remote: String, document: String, schema: BenchSchema, password: String? = nil,
+        pool: Bool = false
+    ) {
         self.name = name
         self.db = folder.appendingPathComponent("\(name).sqlite")
         self.remote = remote
@@ -25,9 +27,12 @@ struct BenchClient: Sendable {
 
     /// Runs `steps` in one process (see ``Worker``) with the scenario's manual whole-store policy.
     func run(_ steps: String, rows: Int = 0, updatedValues: Int = 0) throws -> WorkerOutput {
-        try ChildProcess.worker(["client", "--db", db.path, "--remote", remote, "--client", name, "--document", document,
-                                 "--schema", schema.rawValue, "--rows", "\(rows)", "--updated-values", "\(updatedValues)",
-                                 "--manual-policy", "--steps", steps] + (password.map { ["--password", $0] } ?? [])
-                                 + (pool ? ["--pool"] : []))
+        try ChildProcess.worker(
+            [
+                "client", "--db", db.path, "--remote", remote, "--client", name, "--document", document,
+                "--schema", schema.rawValue, "--rows", "\(rows)", "--updated-values", "\(updatedValues)",
+                "--manual-policy", "--steps", steps,
+            ] + (password.map { ["--password", $0] } ?? [])
+                + (pool ? ["--pool"] : []))
     }
 }

@@ -37,18 +37,20 @@ struct Sizes: Sendable {
     /// Scenario 12: the size of the large value, in bytes.
     var largeValueBytes: Int
 
-    static let full = Sizes(bulkRows: 100_000, bulkUpdatedValues: 1_000_000, bulkRuns: 3, incrementalSmall: 100, incrementalLarge: 10_000,
-                            incrementalClients: 20, incrementalRounds: 40, bigDocumentRows: 5_000_000,
-                            captureDeletes: 50_000, captureTransactions: 1_000, vacuumLocal: 100_000, vacuumWebDAV: 10_000,
-                            wanNotes: 26_591, wanRounds: 7,
-                            manyClients: 100, manyClientsActive: 10, manyClientsRounds: 20, manyClientsOverWebDAV: true,
-                            churnLiveRows: 10_000, churnOperations: 1_000_000, largeValueBytes: 200 << 20)
-    static let quick = Sizes(bulkRows: 10_000, bulkUpdatedValues: 100_000, bulkRuns: 1, incrementalSmall: 100, incrementalLarge: 1_000,
-                             incrementalClients: 20, incrementalRounds: 8, bigDocumentRows: 100_000,
-                             captureDeletes: 5_000, captureTransactions: 200, vacuumLocal: 10_000, vacuumWebDAV: 1_000,
-                             wanNotes: 2_000, wanRounds: 3,
-                             manyClients: 100, manyClientsActive: 10, manyClientsRounds: 3, manyClientsOverWebDAV: false,
-                             churnLiveRows: 2_000, churnOperations: 40_000, largeValueBytes: 20 << 20)
+    static let full = Sizes(
+        bulkRows: 100_000, bulkUpdatedValues: 1_000_000, bulkRuns: 3, incrementalSmall: 100, incrementalLarge: 10_000,
+        incrementalClients: 20, incrementalRounds: 40, bigDocumentRows: 5_000_000,
+        captureDeletes: 50_000, captureTransactions: 1_000, vacuumLocal: 100_000, vacuumWebDAV: 10_000,
+        wanNotes: 26_591, wanRounds: 7,
+        manyClients: 100, manyClientsActive: 10, manyClientsRounds: 20, manyClientsOverWebDAV: true,
+        churnLiveRows: 10_000, churnOperations: 1_000_000, largeValueBytes: 200 << 20)
+    static let quick = Sizes(
+        bulkRows: 10_000, bulkUpdatedValues: 100_000, bulkRuns: 1, incrementalSmall: 100, incrementalLarge: 1_000,
+        incrementalClients: 20, incrementalRounds: 8, bigDocumentRows: 100_000,
+        captureDeletes: 5_000, captureTransactions: 200, vacuumLocal: 10_000, vacuumWebDAV: 1_000,
+        wanNotes: 2_000, wanRounds: 3,
+        manyClients: 100, manyClientsActive: 10, manyClientsRounds: 3, manyClientsOverWebDAV: false,
+        churnLiveRows: 2_000, churnOperations: 40_000, largeValueBytes: 20 << 20)
 }
 
 /// What every scenario shares: sizes, a work folder, the way to start workers, the WebDAV server.

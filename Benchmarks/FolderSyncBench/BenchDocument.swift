@@ -29,7 +29,9 @@ enum BenchSchema: String, Sendable {
 
     /// Opens the store at `path`: a queue, or a pool (`connection`) for an app that reads while it syncs.
     func openStore(_ path: String, connection: GRDBStore.Connection = .queue) throws -> GRDBStore {
-        try GRDBStore(path: path, tables: [SyncedTable(rawValue)], connection: connection) { db in try db.execute(sql: createSQL) }
+        try GRDBStore(path: path, tables: [SyncedTable(rawValue)], connection: connection) { db in
+            try db.execute(sql: createSQL)
+        }
     }
 
     /// Creates the same table without FolderSync: the floor's database.
@@ -45,14 +47,19 @@ enum BenchSchema: String, Sendable {
 
     /// A body of about 190 bytes that compresses like text (not all alike, not random).
     static func docBody(_ index: Int, version: Int = 0) -> String {
-        var state = UInt64(truncatingIfNeeded: index &* 6_364_136_223_846_793_005 &+ version &+ 1_442_695_040_888_963_407)
+        var state = UInt64(
+            truncatingIfNeeded: index &* 6_364_136_223_846_793_005 &+ version &+ 1_442_695_040_888_963_407)
         var words: [String] = []
-        let vocabulary = ["sync", "folder", "change", "set", "whole", "store", "client", "device", "note", "merge", "clock",
-                          "row", "column", "value", "apply", "publish", "marker", "vacuum", "bootstrap", "snapshot"]
+        let vocabulary = [
+            "sync", "folder", "change", "set", "whole", "store", "client", "device", "note", "merge", "clock",
+            "row", "column", "value", "apply", "publish", "marker", "vacuum", "bootstrap", "snapshot",
+        ]
         var length = 0
         while length < 180 {
             state = state &* 6_364_136_223_846_793_005 &+ 1
-            let word = (state >> 33) % 3 == 0 ? String(state >> 40, radix: 36) : vocabulary[Int(state >> 35) % vocabulary.count]
+            let word =
+                (state >> 33) % 3 == 0
+                ? String(state >> 40, radix: 36) : vocabulary[Int(state >> 35) % vocabulary.count]
             words.append(word)
             length += word.count + 1
         }
@@ -68,14 +75,18 @@ enum BenchSchema: String, Sendable {
 }
 
 /// Registers a client with the application and the document, as an app does at launch.
-func registerClient(store: GRDBStore?, remote: any RemoteFileSystem, client: String, document: String,
-                    helper: URL, manualPolicy: Bool, password: String? = nil) async throws -> DocumentSyncManager {
+func registerClient(
+    store: GRDBStore?, remote: any RemoteFileSystem, client: String, document: String,
+    helper: URL, manualPolicy: Bool, password: String? = nil
+) async throws -> DocumentSyncManager {
     var environment = SyncEnvironment.live
     environment.logger.logLevel = .error
     let app = ApplicationSyncManager(remote: remote, environment: environment)
     if let password { app.encryptionHandler = { _ in .password(password) } }
-    try await app.register(.init(applicationIdentifier: BenchSchema.applicationIdentifier, clientIdentifier: client,
-                                 clientDescription: "bench \(client)"))
+    try await app.register(
+        .init(
+            applicationIdentifier: BenchSchema.applicationIdentifier, clientIdentifier: client,
+            clientDescription: "bench \(client)"))
     let manager = try await DocumentSyncManager(
         applicationSyncManager: app,
         registering: .init(documentIdentifier: document, documentDescription: "bench", helperDirectory: helper),

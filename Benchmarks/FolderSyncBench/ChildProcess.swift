@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,7 +21,8 @@ enum ChildProcess {
 
     /// Runs `arguments[0]` (searched in `PATH`) and waits; standard error passes through, standard output is captured.
     static func run(_ arguments: [String], quietStandardError: Bool = false) throws -> ChildResult {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("bench-child-\(UUID().uuidString).out")
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "bench-child-\(UUID().uuidString).out")
         defer { try? FileManager.default.removeItem(at: output) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -28,11 +30,13 @@ enum ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 1, output.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         if quietStandardError { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
         let argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
         let started = ContinuousClock.now
         let spawned = posix_spawnp(&pid, arguments[0], &actions, nil, argv, environ)
-        guard spawned == 0 else { throw BenchError("cannot start \(arguments[0]): \(String(cString: strerror(spawned)))") }
+        guard spawned == 0 else {
+            throw BenchError("cannot start \(arguments[0]): \(String(cString: strerror(spawned)))")
+        }
         var status: Int32 = 0
         var usage = rusage()
         while wait4(pid, &status, 0, &usage) < 0 {
@@ -41,7 +45,8 @@ enum ChildProcess {
         let seconds = (ContinuousClock.now - started).seconds
         let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
         // ru_maxrss is in KiB on Linux.
-        return ChildResult(status: status, output: text, maxResidentBytes: Int64(usage.ru_maxrss) * 1024, seconds: seconds)
+        return ChildResult(
+            status: status, output: text, maxResidentBytes: Int64(usage.ru_maxrss) * 1024, seconds: seconds)
     }
 
     /// Runs a command that must succeed; returns its result.
@@ -49,7 +54,9 @@ enum ChildProcess {
     static func mustRun(_ arguments: [String], quietStandardError: Bool = false) throws -> ChildResult {
         let result = try run(arguments, quietStandardError: quietStandardError)
         guard result.status == 0 else {
-            throw BenchError("\(arguments.prefix(3).joined(separator: " ")) … exited with status \(result.status): \(result.output.suffix(500))")
+            throw BenchError(
+                "\(arguments.prefix(3).joined(separator: " ")) … exited with status \(result.status): \(result.output.suffix(500))"
+            )
         }
         return result
     }
@@ -58,7 +65,8 @@ enum ChildProcess {
     static func worker(_ arguments: [String]) throws -> WorkerOutput {
         let result = try mustRun([ownExecutable, "worker"] + arguments)
         guard let line = result.output.split(separator: "\n").last,
-              var decoded = try? JSONDecoder().decode(WorkerOutput.self, from: Data(line.utf8)) else {
+            var decoded = try? JSONDecoder().decode(WorkerOutput.self, from: Data(line.utf8))
+        else {
             throw BenchError("worker \(arguments.first ?? "") printed no result: \(result.output.suffix(500))")
         }
         decoded.maxResidentBytes = result.maxResidentBytes

@@ -23,7 +23,9 @@ final class CountingFileSystem: RemoteFileSystem, @unchecked Sendable {
         let started = (ContinuousClock.now - traceStart).seconds * 1000
         defer {
             let ended = (ContinuousClock.now - traceStart).seconds * 1000
-            FileHandle.standardError.write(Data(String(format: "request %8.1f %8.1f ms %@ %@\n", started, ended, operation, path.description).utf8))
+            FileHandle.standardError.write(
+                Data(String(format: "request %8.1f %8.1f ms %@ %@\n", started, ended, operation, path.description).utf8)
+            )
         }
         return try await body()
     }
@@ -78,7 +80,9 @@ final class CountingFileSystem: RemoteFileSystem, @unchecked Sendable {
 
     func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws {
         count()
-        try await traced("move", destination) { try await base.move(from: source, to: destination, replacing: replacing) }
+        try await traced("move", destination) {
+            try await base.move(from: source, to: destination, replacing: replacing)
+        }
     }
 
     /// The base's move aside (one rename locally, one `MOVE` over WebDAV), so that a vacuum's moves are what is timed.
@@ -93,7 +97,8 @@ final class CountingFileSystem: RemoteFileSystem, @unchecked Sendable {
     /// The base's clock (one request counted), `folderClockAhead` later.
     func recordedTime(in folder: RemotePath) async throws -> Date? {
         count()
-        return try await traced("clock", folder) { try await base.recordedTime(in: folder) }?.addingTimeInterval(folderClockAhead)
+        return try await traced("clock", folder) { try await base.recordedTime(in: folder) }?.addingTimeInterval(
+            folderClockAhead)
     }
 
     func remove(_ path: RemotePath) async throws {

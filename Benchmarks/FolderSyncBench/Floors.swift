@@ -4,7 +4,8 @@ import GRDB
 
 /// What the same work costs without FolderSync: plain SQLite and plain file transfer.
 enum Floors {
-    /// Inserts the final rows of `items` (or `docs`) into a fresh SQLite file in one transaction with one prepared statement.
+    /// Inserts the final rows of `items` (or `docs`) into a fresh SQLite file in one transaction with one prepared
+    /// statement.
     static func plainInsertSeconds(schema: BenchSchema, rows: Int, version: Int, at url: URL) throws -> Double {
         try? FileManager.default.removeItem(at: url)
         let started = ContinuousClock.now
@@ -14,17 +15,27 @@ enum Floors {
             switch schema {
             case .items:
                 let columns = BenchSchema.itemColumns
-                let insert = try db.makeStatement(sql: "INSERT INTO items(id, \(columns.joined(separator: ", "))) VALUES (?\(String(repeating: ", ?", count: columns.count)))")
+                let insert = try db.makeStatement(
+                    sql:
+                        "INSERT INTO items(id, \(columns.joined(separator: ", "))) VALUES (?\(String(repeating: ", ?", count: columns.count)))"
+                )
                 for index in 0..<rows {
-                    try insert.execute(arguments: StatementArguments([BenchSchema.rowID(index)] + columns.indices.map { BenchSchema.itemValue(index, column: $0, version: version) }))
+                    try insert.execute(
+                        arguments: StatementArguments(
+                            [BenchSchema.rowID(index)]
+                                + columns.indices.map { BenchSchema.itemValue(index, column: $0, version: version) }))
                 }
             case .docs:
                 let insert = try db.makeStatement(sql: "INSERT INTO docs(id, body) VALUES (?, ?)")
-                for index in 0..<rows { try insert.execute(arguments: [BenchSchema.rowID(index), BenchSchema.docBody(index)]) }
+                for index in 0..<rows {
+                    try insert.execute(arguments: [BenchSchema.rowID(index), BenchSchema.docBody(index)])
+                }
             case .notes:
                 let insert = try db.makeStatement(sql: "INSERT INTO notes(id, title, body) VALUES (?, ?, ?)")
                 for index in 0..<rows {
-                    try insert.execute(arguments: [BenchSchema.rowID(index), BenchSchema.noteTitle(index), BenchSchema.noteBody(index)])
+                    try insert.execute(arguments: [
+                        BenchSchema.rowID(index), BenchSchema.noteTitle(index), BenchSchema.noteBody(index),
+                    ])
                 }
             }
         }
@@ -36,7 +47,8 @@ enum Floors {
     static func fetch(_ folder: RemotePath, from remote: any RemoteFileSystem, into local: URL) async throws -> [URL] {
         try FileManager.default.createDirectory(at: local, withIntermediateDirectories: true)
         var files: [URL] = []
-        for item in try await remote.contentsOfDirectory(at: folder) where item.kind == .file && !TemporaryName.isTemporary(item.name) {
+        for item in try await remote.contentsOfDirectory(at: folder)
+        where item.kind == .file && !TemporaryName.isTemporary(item.name) {
             let url = local.appendingPathComponent(item.name)
             try await remote.download(folder.appending(item.name), toLocalFile: url)
             files.append(url)
@@ -67,22 +79,31 @@ enum Floors {
     /// One `curl` that PUTs every file to `baseURL` (a WebDAV folder URL ending in `/`), on one connection.
     static func curlPutSeconds(_ files: [URL], to baseURL: String) throws -> Double {
         let (arguments, base) = try curl(baseURL)
-        return try ChildProcess.mustRun(arguments + files.flatMap { ["-T", $0.path, base + $0.lastPathComponent] }).seconds
+        return try ChildProcess.mustRun(arguments + files.flatMap { ["-T", $0.path, base + $0.lastPathComponent] })
+            .seconds
     }
 
     /// One `curl` that runs `requests` (each a file to PUT, or `nil` to DELETE, and the URL relative to `baseURL`),
     /// `parallel` at a time, the list in a config file so that its length is not bounded by the command line.
-    static func curlParallelSeconds(_ requests: [(upload: URL?, path: String)], baseURL: String, parallel: Int, scratch: URL) throws -> Double {
+    static func curlParallelSeconds(
+        _ requests: [(upload: URL?, path: String)], baseURL: String, parallel: Int, scratch: URL
+    ) throws -> Double {
         let (arguments, base) = try curl(baseURL)
-        func quoted(_ text: String) -> String { "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        func quoted(_ text: String) -> String {
+            "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }
         var config = ""
         for request in requests {
             config += "url = \(quoted(base + request.path))\n"
-            config += request.upload.map { "upload-file = \(quoted($0.path))\n" } ?? "request = \"DELETE\"\noutput = \"/dev/null\"\n"
+            config +=
+                request.upload.map { "upload-file = \(quoted($0.path))\n" }
+                ?? "request = \"DELETE\"\noutput = \"/dev/null\"\n"
         }
         try Data(config.utf8).write(to: scratch)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        return try ChildProcess.mustRun(arguments + ["--parallel", "--parallel-max", "\(parallel)", "--config", scratch.path]).seconds
+        return try ChildProcess.mustRun(
+            arguments + ["--parallel", "--parallel-max", "\(parallel)", "--config", scratch.path]
+        ).seconds
     }
 
     /// One `curl` that GETs `paths` (relative to `baseURL`) one after another on one connection, keeping no byte:
@@ -106,13 +127,18 @@ enum Floors {
 
     /// The arguments of a `curl` for a WebDAV URL with `user:password` in it, and the URL without them.
     private static func curl(_ baseURL: String) throws -> (arguments: [String], base: String) {
-        guard let components = URLComponents(string: baseURL), let user = components.user, let password = components.password else {
+        guard let components = URLComponents(string: baseURL), let user = components.user,
+            let password = components.password
+        else {
             throw BenchError("the WebDAV URL needs user:password")
         }
         var plain = components
         plain.user = nil
         plain.password = nil
-        return (["curl", "--silent", "--no-progress-meter", "--show-error", "--fail", "--user", "\(user):\(password)"], plain.string ?? baseURL)
+        return (
+            ["curl", "--silent", "--no-progress-meter", "--show-error", "--fail", "--user", "\(user):\(password)"],
+            plain.string ?? baseURL
+        )
     }
 
     static func fileSize(_ url: URL) -> Int64 {

@@ -13,13 +13,16 @@ struct BenchReport: Codable, Sendable {
     func table() -> String {
         var lines = ["FolderSync benchmarks (\(mode)), \(machine)", ""]
         for scenario in scenarios {
-            lines.append("\(scenario.number). \(scenario.title) [\(scenario.status)]" + (scenario.note.map { ": \($0)" } ?? ""))
+            lines.append(
+                "\(scenario.number). \(scenario.title) [\(scenario.status)]" + (scenario.note.map { ": \($0)" } ?? ""))
             for figure in scenario.figures {
                 lines.append("     " + pad(figure.name, 60) + format(figure.value, figure.unit))
             }
             for check in scenario.checks {
-                lines.append("   " + (check.passed ? "ok   " : "MISS ") + pad(check.name, 58)
-                             + pad(format(check.measured, check.unit), 14) + "target \(check.comparison) " + format(check.target, check.unit))
+                lines.append(
+                    "   " + (check.passed ? "ok   " : "MISS ") + pad(check.name, 58)
+                        + pad(format(check.measured, check.unit), 14) + "target \(check.comparison) "
+                        + format(check.target, check.unit))
             }
             lines.append("")
         }

@@ -28,11 +28,17 @@ struct ScenarioResult: Codable, Sendable {
 
     /// Records a check that `measured` is at most `target` (or at least, with `atLeast`).
     mutating func check(_ name: String, _ measured: Double, atMost target: Double, unit: String = "×") {
-        checks.append(Check(name: name, measured: measured, target: target, comparison: "<=", unit: unit, passed: measured <= target))
+        checks.append(
+            Check(
+                name: name, measured: measured, target: target, comparison: "<=", unit: unit, passed: measured <= target
+            ))
     }
 
     mutating func check(_ name: String, _ measured: Double, atLeast target: Double, unit: String = "×") {
-        checks.append(Check(name: name, measured: measured, target: target, comparison: ">=", unit: unit, passed: measured >= target))
+        checks.append(
+            Check(
+                name: name, measured: measured, target: target, comparison: ">=", unit: unit, passed: measured >= target
+            ))
     }
 }
 

@@ -14,18 +14,23 @@ final class ViewRefreshes: @unchecked Sendable {
     private let counted: Bool
 
     /// Starts refreshing: until ``stop()``, or `count` times when given (``stop()`` then waits for them).
-    init(_ store: GRDBStore, schema: BenchSchema, rows: Int, count: Int? = nil, interval: Duration = .milliseconds(5)) throws {
+    init(_ store: GRDBStore, schema: BenchSchema, rows: Int, count: Int? = nil, interval: Duration = .milliseconds(5))
+        throws
+    {
         counted = count != nil
         let database = store.database
         let sql = "SELECT * FROM \(schema.rawValue) WHERE id >= ? ORDER BY id LIMIT 20"
-        let pause = useconds_t(interval.components.attoseconds / 1_000_000_000_000 + interval.components.seconds * 1_000_000)
+        let pause = useconds_t(
+            interval.components.attoseconds / 1_000_000_000_000 + interval.components.seconds * 1_000_000)
         Thread { [self] in
             var generator = SystemRandomNumberGenerator()
             var done = 0
             while lock.withLock({ !stopping }) && done < (count ?? .max) {
                 let key = BenchSchema.rowID(Int.random(in: 0..<max(1, rows), using: &generator))
                 let started = ContinuousClock.now
-                let fetched = try? database.read { db in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [key]).count }
+                let fetched = try? database.read { db in
+                    try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [key]).count
+                }
                 let seconds = (ContinuousClock.now - started).seconds
                 // A read that failed counts as one that never answered (JSON has no infinity).
                 lock.withLock { latencies.append(fetched == nil ? Latencies.failed : seconds) }
@@ -58,7 +63,10 @@ struct Latencies {
     }
 
     func figures(_ label: String) -> [String: Double] {
-        ["\(label).reads": Double(seconds.count), "\(label).readP50": quantile(0.5), "\(label).readP99": quantile(0.99),
-         "\(label).readMax": seconds.max() ?? Self.failed]
+        [
+            "\(label).reads": Double(seconds.count), "\(label).readP50": quantile(0.5),
+            "\(label).readP99": quantile(0.99),
+            "\(label).readMax": seconds.max() ?? Self.failed,
+        ]
     }
 }

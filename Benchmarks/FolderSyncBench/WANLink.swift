@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,13 +27,18 @@ final class WANLink {
             .appendingPathComponent("wan_proxy.py").path
     }
 
-    /// Starts the proxy in front of `serverURL` (an `http://user:password@127.0.0.1:port/…` URL) and waits until it listens.
+    /// Starts the proxy in front of `serverURL` (an `http://user:password@127.0.0.1:port/…` URL) and waits until it
+    /// listens.
     init(inFrontOf serverURL: String) throws {
-        guard var components = URLComponents(string: serverURL), let host = components.host, let port = components.port else {
+        guard var components = URLComponents(string: serverURL), let host = components.host, let port = components.port
+        else {
             throw BenchError("the WebDAV URL has no host and port")
         }
-        guard FileManager.default.fileExists(atPath: Self.script) else { throw BenchError("no WAN proxy at \(Self.script)") }
-        var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0]
+        guard FileManager.default.fileExists(atPath: Self.script) else {
+            throw BenchError("no WAN proxy at \(Self.script)")
+        }
+        var toChild: [Int32] = [0, 0]
+        var fromChild: [Int32] = [0, 0]
         guard pipe(&toChild) == 0, pipe(&fromChild) == 0 else { throw BenchError("pipe failed") }
         // The parent's ends must not leak into the child (nor into later children): close-on-exec.
         _ = fcntl(toChild[1], F_SETFD, FD_CLOEXEC)
@@ -42,10 +48,12 @@ final class WANLink {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
-        let arguments = ["python3", Self.script, "--target", "\(host):\(port)",
-                         "--delay", "\(Self.oneWayDelay)", "--rate", "\(Self.bitsPerSecond)"]
+        let arguments = [
+            "python3", Self.script, "--target", "\(host):\(port)",
+            "--delay", "\(Self.oneWayDelay)", "--rate", "\(Self.bitsPerSecond)",
+        ]
         let argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
         let spawned = posix_spawnp(&pid, arguments[0], &actions, nil, argv, environ)
         close(toChild[0])

@@ -45,7 +45,8 @@ do {
         exit(0)
     }
     // Anything else (a typo, --help) stops here, before a run of several minutes starts.
-    let usage = "usage: foldersync-bench [--quick] [--only 1,3] [--big-rows N] [--large-value-bytes N] [--json PATH] [--work DIR]"
+    let usage =
+        "usage: foldersync-bench [--quick] [--only 1,3] [--big-rows N] [--large-value-bytes N] [--json PATH] [--work DIR]"
     var rest = arguments[...]
     while let argument = rest.popFirst() {
         switch argument {
@@ -61,9 +62,13 @@ do {
     let quick = arguments.contains("--quick")
     let executableFolder = URL(fileURLWithPath: ChildProcess.ownExecutable).deletingLastPathComponent()
     // A folder of this run's own inside --work, so that removing it never touches anything else.
-    let work = URL(fileURLWithPath: option("--work", in: arguments) ?? executableFolder.appendingPathComponent("bench-work").path)
-        .appendingPathComponent("run-\(ProcessInfo.processInfo.processIdentifier)")
-    let jsonURL = URL(fileURLWithPath: option("--json", in: arguments) ?? executableFolder.appendingPathComponent("foldersync-bench.json").path)
+    let work = URL(
+        fileURLWithPath: option("--work", in: arguments) ?? executableFolder.appendingPathComponent("bench-work").path
+    )
+    .appendingPathComponent("run-\(ProcessInfo.processInfo.processIdentifier)")
+    let jsonURL = URL(
+        fileURLWithPath: option("--json", in: arguments)
+            ?? executableFolder.appendingPathComponent("foldersync-bench.json").path)
     let only = option("--only", in: arguments).map { Set($0.split(separator: ",").map(String.init)) }
     try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
     var sizes = quick ? Sizes.quick : Sizes.full
@@ -75,8 +80,9 @@ do {
         guard let count = Int(bytes), count > 0 else { throw BenchError("--large-value-bytes needs a positive number") }
         sizes.largeValueBytes = count
     }
-    let context = BenchContext(sizes: sizes, workDirectory: work,
-                               webDAVURL: ProcessInfo.processInfo.environment["FOLDERSYNC_BENCH_WEBDAV"])
+    let context = BenchContext(
+        sizes: sizes, workDirectory: work,
+        webDAVURL: ProcessInfo.processInfo.environment["FOLDERSYNC_BENCH_WEBDAV"])
     var results: [ScenarioResult] = []
     for scenario in scenarios where only?.contains(scenario.number) ?? true {
         FileHandle.standardError.write(Data("scenario \(scenario.number): \(scenario.title)\n".utf8))
@@ -91,8 +97,12 @@ do {
         results.append(result)
     }
     try? FileManager.default.removeItem(at: work)
-    let mode = quick ? "quick" : sizes.bigDocumentRows == Sizes.full.bigDocumentRows ? "full"
-        : "full sizes, except scenarios 3 and 5 on \(sizes.bigDocumentRows) rows"
+    let mode =
+        quick
+        ? "quick"
+        : sizes.bigDocumentRows == Sizes.full.bigDocumentRows
+            ? "full"
+            : "full sizes, except scenarios 3 and 5 on \(sizes.bigDocumentRows) rows"
     let report = BenchReport(mode: mode, date: Date(), machine: machineDescription(), scenarios: results)
     print(report.table())
     try report.json().write(to: jsonURL)

@@ -30,7 +30,9 @@ struct ConfirmReplaced: AsyncParsableCommand {
             do {
                 let report = try await session.document.synchronize()
                 if !json { print("The shared folder holds this device's notes: nothing was replaced.") }
-                print(json ? try NotesOutput.json(SyncReportSummary(report)) : NotesOutput.describe(report), terminator: "")
+                print(
+                    json ? try NotesOutput.json(SyncReportSummary(report)) : NotesOutput.describe(report),
+                    terminator: "")
                 return
             } catch let error as FolderSyncError where error.isReset {
                 // The folder set up again (by this command or by another device): re-joined below, keeping every note.

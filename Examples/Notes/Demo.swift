@@ -11,8 +11,10 @@ struct Demo: AsyncParsableCommand {
     var folder: String?
 
     func run() async throws {
-        let base = folder.map { URL(fileURLWithPath: $0) }
-            ?? FileManager.default.temporaryDirectory.appendingPathComponent("notes-demo-\(UUID().uuidString.prefix(8))")
+        let base =
+            folder.map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent(
+                "notes-demo-\(UUID().uuidString.prefix(8))")
         defer { if folder == nil { try? FileManager.default.removeItem(at: base) } }
         try await narrate(in: base)
     }
@@ -25,7 +27,8 @@ struct Demo: AsyncParsableCommand {
         }
         let remote = base.appendingPathComponent("shared")
         try FileManager.default.createDirectory(at: remote, withIntermediateDirectories: true)
-        say("""
+        say(
+            """
             FolderSync demo. Two devices, a laptop and a phone, each keep their notes in their own SQLite file
             and sync through the shared folder \(remote.path). Nobody runs a server for it.
             """)
@@ -35,7 +38,9 @@ struct Demo: AsyncParsableCommand {
         step("The phone does the same; it finds the document the laptop created and adopts its integrity key.")
         let phone = try await open("phone", base: base, remote: remote)
 
-        step("The laptop writes two notes, files one in a folder and tags it. Each write is recorded as a change in the same SQLite transaction.")
+        step(
+            "The laptop writes two notes, files one in a folder and tags it. Each write is recorded as a change in the same SQLite transaction."
+        )
         let groceries = try laptop.database.add("Groceries: milk, eggs")
         let ideas = try laptop.database.add("Ideas for the weekend")
         try laptop.database.move(groceries, toFolder: "Home")
@@ -51,8 +56,12 @@ struct Demo: AsyncParsableCommand {
         try phone.database.edit(ideas, "Ideas for the weekend: cinema")
         try phone.database.tag(ideas, "fun")
         phone.document.conflictResolver = { conflict in
-            guard case .text(let mine) = conflict.localValue, case .text(let theirs) = conflict.remoteValue else { return nil }
-            say("    phone's conflict resolver: \(conflict.table).\(conflict.column) is \"\(mine)\" here and \"\(theirs)\" there; keeping both.")
+            guard case .text(let mine) = conflict.localValue, case .text(let theirs) = conflict.remoteValue else {
+                return nil
+            }
+            say(
+                "    phone's conflict resolver: \(conflict.table).\(conflict.column) is \"\(mine)\" here and \"\(theirs)\" there; keeping both."
+            )
             return .merged(.text(theirs + " / " + mine.replacingOccurrences(of: "Ideas for the weekend: ", with: "")))
         }
         try await sync(laptop, "laptop")
@@ -70,9 +79,10 @@ struct Demo: AsyncParsableCommand {
     }
 
     private func open(_ name: String, base: URL, remote: URL) async throws -> NotesSession {
-        try await NotesSession.open(databasePath: base.appendingPathComponent("\(name).sqlite").path, remote: remote.path,
-                                    applicationIdentifier: "com.example.notes", documentIdentifier: "notes",
-                                    clientName: name, narrate: { say("    \(name): \($0)") })
+        try await NotesSession.open(
+            databasePath: base.appendingPathComponent("\(name).sqlite").path, remote: remote.path,
+            applicationIdentifier: "com.example.notes", documentIdentifier: "notes",
+            clientName: name, narrate: { say("    \(name): \($0)") })
     }
 
     private func sync(_ session: NotesSession, _ name: String) async throws {
@@ -85,6 +95,5 @@ struct Demo: AsyncParsableCommand {
         for line in NotesOutput.table(try session.database.list()).split(separator: "\n") { say("      \(line)") }
     }
 }
-
 
 func say(_ line: String) { print(line) }

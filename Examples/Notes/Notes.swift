@@ -19,7 +19,7 @@ enum NotesMain {
             Foundation.exit(exit == .success ? 0 : 1)
         } catch {
             if Notes.exitCode(for: error) == .success {
-                print(Notes.fullMessage(for: error))   // --help, help
+                print(Notes.fullMessage(for: error))  // --help, help
                 exit(0)
             }
             NotesOutput.printError(message(for: error))
@@ -50,14 +50,18 @@ struct Notes: AsyncParsableCommand {
             do. Only add, sync and app create a database that is not there. Exit code 0 on success; otherwise 1 with a \
             one-line error on stderr.
             """,
-        subcommands: [Add.self, Edit.self, Move.self, Tag.self, Untag.self, Delete.self, List.self, Sync.self, Status.self,
-                      Rejoin.self, ChangePassword.self, ConfirmReplaced.self, App.self, Demo.self])
+        subcommands: [
+            Add.self, Edit.self, Move.self, Tag.self, Untag.self, Delete.self, List.self, Sync.self, Status.self,
+            Rejoin.self, ChangePassword.self, ConfirmReplaced.self, App.self, Demo.self,
+        ])
 
     @Option(help: "The notes database (SQLite file) of this device.")
     var db: String?
 
-    @Option(help: ArgumentHelp("The shared folder: a directory path, a file:// URL, or an http:// or https:// WebDAV URL "
-                               + "(credentials from FOLDERSYNC_WEBDAV_USER and FOLDERSYNC_WEBDAV_PASSWORD).", valueName: "LOCATION"))
+    @Option(
+        help: ArgumentHelp(
+            "The shared folder: a directory path, a file:// URL, or an http:// or https:// WebDAV URL "
+                + "(credentials from FOLDERSYNC_WEBDAV_USER and FOLDERSYNC_WEBDAV_PASSWORD).", valueName: "LOCATION"))
     var remote: String?
 
     @Option(help: "The application identifier.")
@@ -66,15 +70,19 @@ struct Notes: AsyncParsableCommand {
     @Option(help: "The document identifier.")
     var document = "notes"
 
-    @Option(help: "A name for this device, remembered in the database (default: the name given before, else the host name).")
+    @Option(
+        help: "A name for this device, remembered in the database (default: the name given before, else the host name)."
+    )
     var clientName: String?
 
-    @Option(help: ArgumentHelp("A file whose first line is the encryption password: a new shared folder is encrypted "
-                               + "with it, an encrypted one opened with it.", valueName: "PATH"))
+    @Option(
+        help: ArgumentHelp(
+            "A file whose first line is the encryption password: a new shared folder is encrypted "
+                + "with it, an encrypted one opened with it.", valueName: "PATH"))
     var passwordFile: String?
 
-    /// The path given with `--db`; unless `creating` (add, sync and app), a database that is not there is an error, so that
-    /// a mistyped path is said, not made into an empty database.
+    /// The path given with `--db`; unless `creating` (add, sync and app), a database that is not there is an error, so
+    /// that a mistyped path is said, not made into an empty database.
     func databasePath(creating: Bool) throws -> String {
         guard let db else { throw NotesError("missing --db PATH (see 'notes --help')") }
         guard creating || FileManager.default.fileExists(atPath: db) else {
@@ -109,8 +117,9 @@ struct Notes: AsyncParsableCommand {
         let db = try databasePath(creating: creating)
         guard let remote else { throw NotesError("missing --remote LOCATION (see 'notes --help')") }
         let password = try password()
-        let session = try NotesSession.configure(databasePath: db, remote: remote, applicationIdentifier: app,
-                                                 documentIdentifier: document, clientName: clientName, password: password)
+        let session = try NotesSession.configure(
+            databasePath: db, remote: remote, applicationIdentifier: app,
+            documentIdentifier: document, clientName: clientName, password: password)
         return (session, remote, password)
     }
 
@@ -122,7 +131,8 @@ struct Notes: AsyncParsableCommand {
     }
 }
 
-/// A note's text from the command line, or from standard input when it is `-` (for notes longer than an argument may be).
+/// A note's text from the command line, or from standard input when it is `-` (for notes longer than an argument may
+/// be).
 func noteText(_ argument: String) throws -> String {
     guard argument == "-" else { return argument }
     let data = FileHandle.standardInput.readDataToEndOfFile()
@@ -189,8 +199,9 @@ struct Delete: AsyncParsableCommand {
 }
 
 struct List: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List every note sorted by ID: id, text, folder, sorted tags.",
-                                                    discussion: "A note over 4 KiB shows its first line and its size; --json shows every text whole.")
+    static let configuration = CommandConfiguration(
+        abstract: "List every note sorted by ID: id, text, folder, sorted tags.",
+        discussion: "A note over 4 KiB shows its first line and its size; --json shows every text whole.")
     @ParentCommand var notes: Notes
     @Flag(help: "Print JSON.") var json = false
 
@@ -232,8 +243,9 @@ struct Sync: AsyncParsableCommand {
         if json {
             print(try NotesOutput.json(SyncReportSummary(report, names: names)), terminator: "")
         } else {
-            let titles = try session.database.titles(of: report.rowChanges.filter { $0.table == "notes" }
-                .flatMap { $0.inserted + $0.updated.keys })
+            let titles = try session.database.titles(
+                of: report.rowChanges.filter { $0.table == "notes" }
+                    .flatMap { $0.inserted + $0.updated.keys })
             print(NotesOutput.describe(report), terminator: "")
             for line in NotesOutput.changedNotes(report.rowChanges, names: names, titles: titles) { print(line) }
         }
@@ -243,16 +255,18 @@ struct Sync: AsyncParsableCommand {
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show this device's sync status, without touching the shared folder.",
-        discussion: "Whether the device registered, the reset it stopped on (until rejoin), whether notes wait to be published, "
+        discussion:
+            "Whether the device registered, the reset it stopped on (until rejoin), whether notes wait to be published, "
             + "and how the last sync went.")
     @ParentCommand var notes: Notes
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
         // The managers on a remote that is never asked: --remote is not needed, and a folder away changes nothing.
-        let session = try NotesSession.configure(databasePath: notes.databasePath(creating: false),
-                                                 remote: NoSharedFolder(), applicationIdentifier: notes.app,
-                                                 documentIdentifier: notes.document, clientName: notes.clientName)
+        let session = try NotesSession.configure(
+            databasePath: notes.databasePath(creating: false),
+            remote: NoSharedFolder(), applicationIdentifier: notes.app,
+            documentIdentifier: notes.document, clientName: notes.clientName)
         let status = NotesStatus(session.document)
         print(json ? try NotesOutput.json(status) : status.text, terminator: "")
     }
@@ -276,7 +290,9 @@ struct Rejoin: AsyncParsableCommand {
             try await session.document.rejoin()
         }
         if !json, reset.code == .clientIdentityShared {
-            print("this device now syncs as a new client (\(session.document.clientIdentifier)); the other device keeps \(before)")
+            print(
+                "this device now syncs as a new client (\(session.document.clientIdentifier)); the other device keeps \(before)"
+            )
         }
         print(json ? try NotesOutput.json(SyncReportSummary(report)) : NotesOutput.describe(report), terminator: "")
     }
@@ -302,8 +318,9 @@ struct ChangePassword: AsyncParsableCommand {
         let new = try Notes.password(inFile: newPasswordFile, option: "--new-password-file")
         let session = try await notes.session()
         try await session.document.applicationSyncManager.changeEncryptionPassword(from: current, to: new)
-        print("changed the password of \(NotesOutput.escaped(notes.app)); "
-              + "other devices are asked for the new one at their next sync")
+        print(
+            "changed the password of \(NotesOutput.escaped(notes.app)); "
+                + "other devices are asked for the new one at their next sync")
     }
 }
 
@@ -324,8 +341,9 @@ struct App: AsyncParsableCommand {
         let (session, remote, password) = try notes.configuredSession(creating: true)
         let terminal = try RawTerminal()
         defer { terminal.restore() }
-        let interface = NotesInterface(session: session, remote: remote, password: password,
-                                       pollInterval: .milliseconds(Int(max(0.1, poll) * 1000)), terminal: terminal)
+        let interface = NotesInterface(
+            session: session, remote: remote, password: password,
+            pollInterval: .milliseconds(Int(max(0.1, poll) * 1000)), terminal: terminal)
         await interface.run()
     }
 }

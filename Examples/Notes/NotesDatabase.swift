@@ -8,9 +8,12 @@ import GRDB
 /// folder at once create the same row. Note–tag links use random IDs: tagging is an add-wins set, and
 /// untagging removes every link that device has seen.
 struct NotesDatabase {
-    /// Folders and tags reuse the IDs derived from their names: their tombstones are kept, so a deleted one stays refused.
-    static let tables = [SyncedTable("folders", reusesSyncIDs: true), SyncedTable("notes"), SyncedTable("tags", reusesSyncIDs: true),
-                         SyncedTable("note_tags")]
+    /// Folders and tags reuse the IDs derived from their names: their tombstones are kept, so a deleted one stays
+    /// refused.
+    static let tables = [
+        SyncedTable("folders", reusesSyncIDs: true), SyncedTable("notes"), SyncedTable("tags", reusesSyncIDs: true),
+        SyncedTable("note_tags"),
+    ]
 
     let store: GRDBStore
 
@@ -19,15 +22,16 @@ struct NotesDatabase {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("notes") { db in
-            try db.execute(sql: """
-                CREATE TABLE IF NOT EXISTS folders(id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
-                CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL DEFAULT '',
-                    body TEXT NOT NULL DEFAULT '', folder_id TEXT REFERENCES folders(id));
-                CREATE TABLE IF NOT EXISTS tags(id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
-                CREATE TABLE IF NOT EXISTS note_tags(id TEXT PRIMARY KEY NOT NULL,
-                    note_id TEXT NOT NULL REFERENCES notes(id), tag_id TEXT NOT NULL REFERENCES tags(id));
-                CREATE TABLE IF NOT EXISTS settings(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE IF NOT EXISTS folders(id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
+                    CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL DEFAULT '',
+                        body TEXT NOT NULL DEFAULT '', folder_id TEXT REFERENCES folders(id));
+                    CREATE TABLE IF NOT EXISTS tags(id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
+                    CREATE TABLE IF NOT EXISTS note_tags(id TEXT PRIMARY KEY NOT NULL,
+                        note_id TEXT NOT NULL REFERENCES notes(id), tag_id TEXT NOT NULL REFERENCES tags(id));
+                    CREATE TABLE IF NOT EXISTS settings(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                    """)
         }
         return migrator
     }
@@ -40,7 +44,9 @@ struct NotesDatabase {
     /// This installation's client identifier, made once and kept in the database.
     func clientIdentifier() throws -> String {
         try write("saving this device's identifier") { db in
-            if let existing = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = 'client'") { return existing }
+            if let existing = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = 'client'") {
+                return existing
+            }
             let identifier = UUID().uuidString
             try db.execute(sql: "INSERT INTO settings(key, value) VALUES ('client', ?)", arguments: [identifier])
             return identifier
@@ -50,7 +56,8 @@ struct NotesDatabase {
     /// Keeps `identifier` as this installation's client identifier (after its identity turned out shared with a copy).
     func setClientIdentifier(_ identifier: String) throws {
         try store.database.write { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO settings(key, value) VALUES ('client', ?)", arguments: [identifier])
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO settings(key, value) VALUES ('client', ?)", arguments: [identifier])
         }
     }
 
@@ -59,7 +66,8 @@ struct NotesDatabase {
     func clientName(given: String?, fallback: String) throws -> String {
         try write("saving this device's name") { db in
             if let given {
-                try db.execute(sql: "INSERT OR REPLACE INTO settings(key, value) VALUES ('clientName', ?)", arguments: [given])
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO settings(key, value) VALUES ('clientName', ?)", arguments: [given])
                 return given
             }
             return try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = 'clientName'") ?? fallback
@@ -69,14 +77,16 @@ struct NotesDatabase {
     func add(_ text: String) throws -> String {
         let id = UUID().uuidString
         try write("adding the note") { db in
-            try db.execute(sql: "INSERT INTO notes(id, title, body) VALUES (?, ?, ?)", arguments: [id, Self.title(of: text), text])
+            try db.execute(
+                sql: "INSERT INTO notes(id, title, body) VALUES (?, ?, ?)", arguments: [id, Self.title(of: text), text])
         }
         return id
     }
 
     func edit(_ id: String, _ text: String) throws {
         try write(note: id, "editing the note") { db in
-            try db.execute(sql: "UPDATE notes SET title = ?, body = ? WHERE id = ?", arguments: [Self.title(of: text), text, id])
+            try db.execute(
+                sql: "UPDATE notes SET title = ?, body = ? WHERE id = ?", arguments: [Self.title(of: text), text, id])
         }
     }
 
@@ -92,10 +102,14 @@ struct NotesDatabase {
         try write(note: id, "tagging the note") { db in
             let tag = "tag:" + name
             try db.execute(sql: "INSERT OR IGNORE INTO tags(id, name) VALUES (?, ?)", arguments: [tag, name])
-            let linked = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM note_tags WHERE note_id = ? AND tag_id = ?)",
-                                           arguments: [id, tag]) ?? false
+            let linked =
+                try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM note_tags WHERE note_id = ? AND tag_id = ?)",
+                    arguments: [id, tag]) ?? false
             if !linked {
-                try db.execute(sql: "INSERT INTO note_tags(id, note_id, tag_id) VALUES (?, ?, ?)", arguments: [UUID().uuidString, id, tag])
+                try db.execute(
+                    sql: "INSERT INTO note_tags(id, note_id, tag_id) VALUES (?, ?, ?)",
+                    arguments: [UUID().uuidString, id, tag])
             }
         }
     }
@@ -103,7 +117,8 @@ struct NotesDatabase {
     /// Removes the tag; a note without it is an error, as a missing note is.
     func untag(_ id: String, _ name: String) throws {
         try write(note: id, "untagging the note") { db in
-            try db.execute(sql: "DELETE FROM note_tags WHERE note_id = ? AND tag_id = ?", arguments: [id, "tag:" + name])
+            try db.execute(
+                sql: "DELETE FROM note_tags WHERE note_id = ? AND tag_id = ?", arguments: [id, "tag:" + name])
             guard db.changesCount > 0 else { throw NotesError("note \(id) has no tag \(name)") }
         }
     }
@@ -124,16 +139,20 @@ struct NotesDatabase {
 
     /// Every note in `db`, as ``list(whole:)`` gives them: what the interface observes.
     static func list(_ db: Database, whole: Bool = true) throws -> [NoteListing] {
-        try Row.fetchAll(db, sql: """
-            SELECT n.id, \(whole ? "n.body" : "NULL") AS body, f.name AS folder,
-                (SELECT group_concat(name, char(10)) FROM (SELECT DISTINCT t.name FROM note_tags nt
-                    JOIN tags t ON t.id = nt.tag_id WHERE nt.note_id = n.id ORDER BY t.name)) AS tags
-            FROM notes n LEFT JOIN folders f ON f.id = n.folder_id ORDER BY n.id
-            """).map { row in
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT n.id, \(whole ? "n.body" : "NULL") AS body, f.name AS folder,
+                    (SELECT group_concat(name, char(10)) FROM (SELECT DISTINCT t.name FROM note_tags nt
+                        JOIN tags t ON t.id = nt.tag_id WHERE nt.note_id = n.id ORDER BY t.name)) AS tags
+                FROM notes n LEFT JOIN folders f ON f.id = n.folder_id ORDER BY n.id
+                """
+        ).map { row in
             let tags: String? = row["tags"]
             let id: String = row["id"]
-            return NoteListing(id: id, text: whole ? row["body"] : try shownText(db, id: id), folder: row["folder"],
-                               tags: tags.map { $0.split(separator: "\n").map(String.init) } ?? [])
+            return NoteListing(
+                id: id, text: whole ? row["body"] : try shownText(db, id: id), folder: row["folder"],
+                tags: tags.map { $0.split(separator: "\n").map(String.init) } ?? [])
         }
     }
 
@@ -142,11 +161,14 @@ struct NotesDatabase {
 
     /// A note's text as a listing shows it: whole up to ``shownBytes``, else its first line and its size.
     private static func shownText(_ db: Database, id: String) throws -> String {
-        guard let (prefix, size) = try GRDBStore.valuePrefix(db, table: "notes", column: "body", key: id,
-                                                             maxBytes: shownBytes)
+        guard
+            let (prefix, size) = try GRDBStore.valuePrefix(
+                db, table: "notes", column: "body", key: id,
+                maxBytes: shownBytes)
         else { return "" }
         guard size > prefix.count else { return String(decoding: prefix, as: UTF8.self) }
-        let firstLine = prefix.split(separator: UInt8(ascii: "\n"), maxSplits: 1, omittingEmptySubsequences: false).first
+        let firstLine =
+            prefix.split(separator: UInt8(ascii: "\n"), maxSplits: 1, omittingEmptySubsequences: false).first
             ?? prefix[...]
         return String(decoding: firstLine, as: UTF8.self) + " … (\(size) bytes)"
     }
@@ -156,8 +178,10 @@ struct NotesDatabase {
         guard !ids.isEmpty else { return [:] }
         return try store.database.read { db in
             var titles: [String: String] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT id, title FROM notes WHERE id IN (\(ids.map { _ in "?" }.joined(separator: ", ")))",
-                                        arguments: StatementArguments(Array(ids))) {
+            for row in try Row.fetchAll(
+                db, sql: "SELECT id, title FROM notes WHERE id IN (\(ids.map { _ in "?" }.joined(separator: ", ")))",
+                arguments: StatementArguments(Array(ids)))
+            {
                 titles[row["id"]] = row["title"]
             }
             return titles
@@ -167,7 +191,9 @@ struct NotesDatabase {
     /// A write to the note `id`, which must exist.
     private func write(note id: String, _ what: String, _ body: (Database) throws -> Void) throws {
         try write(what) { db in
-            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM notes WHERE id = ?)", arguments: [id]) == true else {
+            guard
+                try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM notes WHERE id = ?)", arguments: [id]) == true
+            else {
                 throw NotesError("no note with ID \(id)")
             }
             try body(db)

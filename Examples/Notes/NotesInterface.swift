@@ -82,7 +82,7 @@ actor NotesInterface {
             } catch {
                 syncStatus = "not registered yet: \(Self.describe(error)); trying again"
                 render()
-                try? await Task.sleep(for: wait)   // an example app's retry, not a test's synchronisation
+                try? await Task.sleep(for: wait)  // an example app's retry, not a test's synchronisation
                 wait = min(wait * 2, .seconds(30))
             }
         }
@@ -104,19 +104,22 @@ actor NotesInterface {
         case .applyingChangeSet(let index, let count, let changes):
             syncStatus = "syncing: applying change set \(index) of \(count) (\(changes) changes)"
         case .wholeStoreTransfer(let direction, let bytes, let total):
-            syncStatus = "syncing: \(direction == .upload ? "uploading" : "downloading") the whole store, "
+            syncStatus =
+                "syncing: \(direction == .upload ? "uploading" : "downloading") the whole store, "
                 + "\(bytes >> 20) of \(max(1, total >> 20)) MiB"
         case .rowsChanged(let rows):
             await learnNames(of: rows)
             changes = describe(rows) + Array(changes.prefix(2))
         case .completed(let report):
-            syncStatus = "synced at \(Self.time())"
+            syncStatus =
+                "synced at \(Self.time())"
                 + (report.changesSent > 0 ? ", sent \(report.changesSent) change(s)" : "")
             if !report.conflicts.isEmpty {
                 conflicts = report.conflicts.map { "\($0.conflict.key): \($0.resolution)" }
             }
         case .failed(let error):
-            syncStatus = error.code == .remoteUnavailable
+            syncStatus =
+                error.code == .remoteUnavailable
                 ? "shared folder unavailable since \(Self.time()): notes are kept here, and synced when it is back"
                 : "sync failed at \(Self.time()): \(error.message)"
         default: return
@@ -166,7 +169,13 @@ actor NotesInterface {
         case (.browsing, .down), (.browsing, .character("j")): moveSelection(by: 1)
         case (.adding(let text), _): mode = edit(text, key, done: { try self.session.database.add($0) }) { .adding($0) }
         case (.editing(let id, let text), _):
-            mode = edit(text, key, done: { try self.session.database.edit(id, $0); return id }) { .editing(id: id, text: $0) }
+            mode = edit(
+                text, key,
+                done: {
+                    try self.session.database.edit(id, $0)
+                    return id
+                }
+            ) { .editing(id: id, text: $0) }
         case (.confirmingDelete(let id), .character("y")):
             write { try self.session.database.delete(id) }
             mode = .browsing
@@ -177,8 +186,10 @@ actor NotesInterface {
     }
 
     /// The mode after `key` typed into `text`: Enter saves (`done`), Escape cancels, others edit the text.
-    private func edit(_ text: String, _ key: RawTerminal.Key, done: (String) throws -> String,
-                      typing: (String) -> Mode) -> Mode {
+    private func edit(
+        _ text: String, _ key: RawTerminal.Key, done: (String) throws -> String,
+        typing: (String) -> Mode
+    ) -> Mode {
         switch key {
         case .enter:
             if !text.isEmpty { write { selectedID = try done(text) } }
@@ -203,7 +214,10 @@ actor NotesInterface {
     private var selected: NoteListing? { notes.first { $0.id == selectedID } }
 
     private func moveSelection(by offset: Int) {
-        guard let index = notes.firstIndex(where: { $0.id == selectedID }) else { return selectedID = notes.first?.id }
+        guard let index = notes.firstIndex(where: { $0.id == selectedID }) else {
+            selectedID = notes.first?.id
+            return
+        }
         selectedID = notes[max(0, min(notes.count - 1, index + offset))].id
     }
 
@@ -211,7 +225,9 @@ actor NotesInterface {
 
     private func render() {
         let (rows, _) = terminal.size
-        var lines = ["\u{1B}[7m Notes on \(NotesOutput.escaped(deviceName)) — \(notes.count) note\(notes.count == 1 ? "" : "s") \u{1B}[0m"]
+        var lines = [
+            "\u{1B}[7m Notes on \(NotesOutput.escaped(deviceName)) — \(notes.count) note\(notes.count == 1 ? "" : "s") \u{1B}[0m"
+        ]
         let footer = footerLines()
         let room = max(1, rows - lines.count - footer.count)
         let index = notes.firstIndex { $0.id == selectedID } ?? 0

@@ -35,12 +35,14 @@ enum NotesOutput {
     }
 
     static func describe(_ report: SyncReport) -> String {
-        var text = "sent \(report.changesSent) change(s) in \(report.changeSetsSent) set(s); "
+        var text =
+            "sent \(report.changesSent) change(s) in \(report.changeSetsSent) set(s); "
             + "applied \(report.changesApplied) change(s) from \(report.changeSetsApplied) set(s)"
         if !report.conflicts.isEmpty { text += "; \(report.conflicts.count) conflict(s)" }
         text += "\n"
         for conflict in report.conflicts {
-            text += "  conflict on \(escaped(conflict.conflict.key.description)): \(escaped(conflict.resolution.description))\n"
+            text +=
+                "  conflict on \(escaped(conflict.conflict.key.description)): \(escaped(conflict.resolution.description))\n"
         }
         // Each warning once, however many steps of the sync noticed it.
         var seen: Set<String> = []
@@ -58,11 +60,14 @@ enum NotesOutput {
                 let title = titles[id].map { $0.isEmpty ? "(untitled)" : $0 } ?? id
                 return escaped(title.count > 40 ? title.prefix(39) + "…" : title)
             }
-            var parts = change.inserted.map { title($0) + " (new)" } + change.updated.keys.sorted().map { title($0) + " (edited)" }
+            var parts =
+                change.inserted.map { title($0) + " (new)" }
+                + change.updated.keys.sorted().map { title($0) + " (edited)" }
             if change.deleteCount > 0 { parts.append("\(change.deleteCount) deleted") }
             if !change.listsEveryRow { parts.append("and more") }
             let device = escaped(names[change.client] ?? change.client)
-            return "\(change.count) note\(change.count == 1 ? "" : "s") changed on \(device): " + parts.joined(separator: ", ")
+            return "\(change.count) note\(change.count == 1 ? "" : "s") changed on \(device): "
+                + parts.joined(separator: ", ")
         }
     }
 
@@ -100,9 +105,11 @@ struct SyncReportSummary: Codable {
 
     init(_ report: SyncReport, names: [String: String] = [:]) {
         rowChanges = report.rowChanges.map { change in
-            ChangedRows(table: change.table, client: change.client, device: names[change.client], insertCount: change.insertCount,
-                        updateCount: change.updateCount, deleteCount: change.deleteCount, inserted: change.inserted,
-                        updated: change.updated, deleted: change.deleted, listsEveryRow: change.listsEveryRow)
+            ChangedRows(
+                table: change.table, client: change.client, device: names[change.client],
+                insertCount: change.insertCount,
+                updateCount: change.updateCount, deleteCount: change.deleteCount, inserted: change.inserted,
+                updated: change.updated, deleted: change.deleted, listsEveryRow: change.listsEveryRow)
         }
         changeSetsSent = report.changeSetsSent
         changesSent = report.changesSent

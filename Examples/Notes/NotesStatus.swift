@@ -27,8 +27,11 @@ struct NotesStatus: Encodable {
         let dates = ISO8601DateFormatter()
         registered = document.remembersRegistration
         unpublishedChanges = document.hasUnpublishedChanges
-        reset = document.resetState.map { Reset(code: $0.code.description, message: $0.message, backupPath: $0.backupPath,
-                                                date: dates.string(from: $0.date)) }
+        reset = document.resetState.map {
+            Reset(
+                code: $0.code.description, message: $0.message, backupPath: $0.backupPath,
+                date: dates.string(from: $0.date))
+        }
         let last = document.lastSynchronization
         lastSync = last.lastSuccess.map(dates.string(from:))
         lastFailure = last.lastFailure.map(dates.string(from:))
@@ -46,8 +49,9 @@ struct NotesStatus: Encodable {
         lines.append("last sync: " + (lastSync ?? "never"))
         if let lastFailure, let lastError { lines.append("last failed sync: \(lastFailure): \(lastError)") }
         for (client, sequence) in (waitingFor ?? [:]).sorted(by: { $0.key < $1.key }) {
-            lines.append("waits for change set \(sequence) of device \(client): it is missing from the shared folder "
-                         + "(that device covers it with a whole store when it next syncs)")
+            lines.append(
+                "waits for change set \(sequence) of device \(client): it is missing from the shared folder "
+                    + "(that device covers it with a whole store when it next syncs)")
         }
         return lines.map { NotesOutput.escaped($0) + "\n" }.joined()
     }
@@ -62,15 +66,16 @@ final class SyncProgressLine: @unchecked Sendable {
     init(_ events: AsyncStream<SyncEvent>) {
         task = Task { [weak self] in
             for await event in events {
-                let line: String? = switch event {
-                case .applyingChangeSet(let index, let count, _): "applying change set \(index) of \(count)"
-                case .wholeStoreTransfer(let direction, let bytes, let total):
-                    "\(direction == .upload ? "uploading" : "downloading") the whole store: \(bytes >> 20) of \(max(1, total >> 20)) MiB"
-                case .uploadingAttachment: "uploading an attachment"
-                case .downloadingAttachment: "downloading an attachment"
-                case .phase(.publishingLocalChanges): "publishing this device's changes"
-                default: nil
-                }
+                let line: String? =
+                    switch event {
+                    case .applyingChangeSet(let index, let count, _): "applying change set \(index) of \(count)"
+                    case .wholeStoreTransfer(let direction, let bytes, let total):
+                        "\(direction == .upload ? "uploading" : "downloading") the whole store: \(bytes >> 20) of \(max(1, total >> 20)) MiB"
+                    case .uploadingAttachment: "uploading an attachment"
+                    case .downloadingAttachment: "downloading an attachment"
+                    case .phase(.publishingLocalChanges): "publishing this device's changes"
+                    default: nil
+                    }
                 guard let line, let self else { continue }
                 self.lock.withLock { self.shown = true }
                 FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
@@ -80,7 +85,10 @@ final class SyncProgressLine: @unchecked Sendable {
 
     func stop() {
         task?.cancel()
-        let wasShown = lock.withLock { () -> Bool in defer { shown = false }; return shown }
+        let wasShown = lock.withLock { () -> Bool in
+            defer { shown = false }
+            return shown
+        }
         if wasShown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 }
@@ -96,7 +104,9 @@ struct NoSharedFolder: RemoteFileSystem {
     func item(at path: RemotePath) async throws -> RemoteItem? { throw refuse(path) }
     func read(_ path: RemotePath) async throws -> Data { throw refuse(path) }
     func write(_ data: Data, to path: RemotePath) async throws { throw refuse(path) }
-    func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws { throw refuse(source) }
+    func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws {
+        throw refuse(source)
+    }
     func remove(_ path: RemotePath) async throws { throw refuse(path) }
     func createDirectory(at path: RemotePath) async throws { throw refuse(path) }
 }

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -30,12 +31,15 @@ final class RawTerminal: @unchecked Sendable {
         var raw = saved
         cfmakeraw(&raw)
         tcsetattr(STDIN_FILENO, TCSANOW, &raw)
-        write("\u{1B}[?1049h\u{1B}[?25l")   // the alternate screen, no cursor
+        write("\u{1B}[?1049h\u{1B}[?25l")  // the alternate screen, no cursor
     }
 
     /// Puts the terminal back as it was (once).
     func restore() {
-        let first = lock.withLock { () -> Bool in defer { restored = true }; return !restored }
+        let first = lock.withLock { () -> Bool in
+            defer { restored = true }
+            return !restored
+        }
         guard first else { return }
         write("\u{1B}[?25h\u{1B}[?1049l")
         tcsetattr(STDIN_FILENO, TCSANOW, &saved)
@@ -64,7 +68,7 @@ final class RawTerminal: @unchecked Sendable {
         let (stream, continuation) = AsyncStream<Key>.makeStream()
         let thread = Thread {
             var buffer = [UInt8](repeating: 0, count: 256)
-            var pending: [UInt8] = []   // a character's UTF-8 bytes split across reads
+            var pending: [UInt8] = []  // a character's UTF-8 bytes split across reads
             while true {
                 let count = read(STDIN_FILENO, &buffer, buffer.count)
                 guard count > 0 else {
@@ -109,7 +113,9 @@ final class RawTerminal: @unchecked Sendable {
 
     /// `line` cut to `columns` characters, its escape sequences (colours) not counted.
     static func cut(_ line: String, to columns: Int) -> String {
-        var result = "", shown = 0, inEscape = false
+        var result = ""
+        var shown = 0
+        var inEscape = false
         for character in line {
             if character == "\u{1B}" { inEscape = true }
             if inEscape {

@@ -23,36 +23,43 @@ final class S3Bucket: Sendable {
 
     init(_ configuration: S3Configuration) throws {
         guard let scheme = configuration.endpoint.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              var host = configuration.endpoint.host, !configuration.bucket.isEmpty else {
-            throw FolderSyncError(.invalidConfiguration, "an S3 endpoint must be an http:// or https:// URL, with a bucket")
+            var host = configuration.endpoint.host, !configuration.bucket.isEmpty
+        else {
+            throw FolderSyncError(
+                .invalidConfiguration, "an S3 endpoint must be an http:// or https:// URL, with a bucket")
         }
         if !configuration.usesPathStyle { host = "\(configuration.bucket).\(host)" }
         var parts = URLComponents()
         parts.scheme = scheme
         parts.host = host
         parts.port = configuration.endpoint.port
-        guard let origin = parts.url else { throw FolderSyncError(.invalidConfiguration, "the S3 endpoint is not a valid URL") }
+        guard let origin = parts.url else {
+            throw FolderSyncError(.invalidConfiguration, "the S3 endpoint is not a valid URL")
+        }
         self.configuration = configuration
         self.origin = origin
         self.host = configuration.endpoint.port.map { "\(host):\($0)" } ?? host
         bucketPath = configuration.usesPathStyle ? "/" + SignatureV4.uriEncode(configuration.bucket) : ""
         let signer = SignatureV4(credentials: configuration.credentials, region: configuration.region)
         let signedHost = self.host
-        transport = HTTPTransport(baseURL: origin, credentials: nil, retry: configuration.retryPolicy,
-                                  requestTimeout: configuration.requestTimeout, resourceTimeout: configuration.resourceTimeout,
-                                  authorize: { request in
-                                      let payloadHash: String = switch request.body {
-                                      case .none: SignatureV4.payloadHash(Data())
-                                      case .data(let data): SignatureV4.payloadHash(data)
-                                      case .file: SignatureV4.unsignedPayload
-                                      }
-                                      let url = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
-                                      let query = url?.queryItems?.map { ($0.name, $0.value ?? "") } ?? []
-                                      return signer.authorization(method: request.method, host: signedHost,
-                                                                  encodedPath: url?.percentEncodedPath ?? "/",
-                                                                  query: query, headers: request.headers,
-                                                                  payloadHash: payloadHash, date: Date())
-                                  })
+        transport = HTTPTransport(
+            baseURL: origin, credentials: nil, retry: configuration.retryPolicy,
+            requestTimeout: configuration.requestTimeout, resourceTimeout: configuration.resourceTimeout,
+            authorize: { request in
+                let payloadHash: String =
+                    switch request.body {
+                    case .none: SignatureV4.payloadHash(Data())
+                    case .data(let data): SignatureV4.payloadHash(data)
+                    case .file: SignatureV4.unsignedPayload
+                    }
+                let url = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
+                let query = url?.queryItems?.map { ($0.name, $0.value ?? "") } ?? []
+                return signer.authorization(
+                    method: request.method, host: signedHost,
+                    encodedPath: url?.percentEncodedPath ?? "/",
+                    query: query, headers: request.headers,
+                    payloadHash: payloadHash, date: Date())
+            })
     }
 
     // MARK: Keys
@@ -70,7 +77,10 @@ final class S3Bucket: Sendable {
     }
 
     private func url(key: String, query: [(String, String)] = []) -> URL {
-        let path = key.isEmpty ? (bucketPath.isEmpty ? "/" : bucketPath) : bucketPath + "/" + SignatureV4.uriEncode(key, keepingSlash: true)
+        let path =
+            key.isEmpty
+            ? (bucketPath.isEmpty ? "/" : bucketPath)
+            : bucketPath + "/" + SignatureV4.uriEncode(key, keepingSlash: true)
         var text = origin.absoluteString + path
         if !query.isEmpty { text += "?" + SignatureV4.canonicalQuery(query) }
         return URL(string: text)!
@@ -83,17 +93,21 @@ final class S3Bucket: Sendable {
         let response = try await transport.send(HTTPRequest(method: "HEAD", url: url(key: key)), path: path)
         if response.status == 404 { return nil }
         guard (200..<300).contains(response.status) else { throw error(response, "HEAD", path: path) }
-        return ObjectInfo(size: response.header("Content-Length").flatMap(Int64.init),
-                          etag: response.header("ETag")?.trimmingCharacters(in: CharacterSet(charactersIn: "\"")),
-                          lastModified: response.header("Last-Modified").flatMap(Self.httpDate))
+        return ObjectInfo(
+            size: response.header("Content-Length").flatMap(Int64.init),
+            etag: response.header("ETag")?.trimmingCharacters(in: CharacterSet(charactersIn: "\"")),
+            lastModified: response.header("Last-Modified").flatMap(Self.httpDate))
     }
 
-    /// GET into memory, or into `file` (streamed); `nil` when there is no such object.
-    /// - Parameter maximumSize: A larger object is refused with `corruptFile` by its `Content-Length` (or as soon as more
-    ///   bytes came), without downloading the rest.
-    func get(_ key: String, path: RemotePath, downloadingTo file: URL? = nil, maximumSize: Int? = nil) async throws -> HTTPResponse? {
-        let response = try await transport.send(HTTPRequest(method: "GET", url: url(key: key)), path: path, downloadingTo: file,
-                                                maximumBodySize: maximumSize)
+    /// GET into memory, or into `file` (streamed); `nil` when there is no such object. - Parameter maximumSize: A
+    /// larger object is refused with `corruptFile` by its `Content-Length` (or as soon as more bytes came), without
+    /// downloading the rest.
+    func get(_ key: String, path: RemotePath, downloadingTo file: URL? = nil, maximumSize: Int? = nil) async throws
+        -> HTTPResponse?
+    {
+        let response = try await transport.send(
+            HTTPRequest(method: "GET", url: url(key: key)), path: path, downloadingTo: file,
+            maximumBodySize: maximumSize)
         if response.status == 404 {
             if let file = response.bodyFile { try? FileManager.default.removeItem(at: file) }
             return nil
@@ -116,7 +130,8 @@ final class S3Bucket: Sendable {
         var headers = ["Content-Type": "application/octet-stream"]
         if ifAbsent { headers["If-None-Match"] = "*" }
         for attempt in 1...5 {
-            let response = try await transport.send(HTTPRequest(method: "PUT", url: url(key: key), headers: headers, body: body), path: path)
+            let response = try await transport.send(
+                HTTPRequest(method: "PUT", url: url(key: key), headers: headers, body: body), path: path)
             switch response.status {
             case 200..<300: return true
             case 412 where ifAbsent: return false
@@ -130,17 +145,22 @@ final class S3Bucket: Sendable {
     /// Server-side copy (the destination appears whole); the source must exist.
     func copy(from source: String, to destination: String, path: RemotePath) async throws {
         let copySource = bucketPath.isEmpty ? "/" + SignatureV4.uriEncode(configuration.bucket) : bucketPath
-        let request = HTTPRequest(method: "PUT", url: url(key: destination),
-                                  headers: ["x-amz-copy-source": copySource + "/" + SignatureV4.uriEncode(source, keepingSlash: true)])
+        let request = HTTPRequest(
+            method: "PUT", url: url(key: destination),
+            headers: ["x-amz-copy-source": copySource + "/" + SignatureV4.uriEncode(source, keepingSlash: true)])
         let response = try await transport.send(request, path: path)
         // A copy can fail after its 200 status line: the error is then in the body.
-        guard (200..<300).contains(response.status), S3XML.error(response.body) == nil else { throw error(response, "COPY", path: path) }
+        guard (200..<300).contains(response.status), S3XML.error(response.body) == nil else {
+            throw error(response, "COPY", path: path)
+        }
     }
 
     /// DELETE of one object; deleting a missing key succeeds.
     func delete(_ key: String, path: RemotePath) async throws {
         let response = try await transport.send(HTTPRequest(method: "DELETE", url: url(key: key)), path: path)
-        guard (200..<300).contains(response.status) || response.status == 404 else { throw error(response, "DELETE", path: path) }
+        guard (200..<300).contains(response.status) || response.status == 404 else {
+            throw error(response, "DELETE", path: path)
+        }
     }
 
     /// DeleteObjects: up to 1,000 keys per request.
@@ -148,11 +168,15 @@ final class S3Bucket: Sendable {
         for start in stride(from: 0, to: keys.count, by: 1000) {
             let batch = keys[start..<min(start + 1000, keys.count)]
             let objects = batch.map { "<Object><Key>\(Self.xmlEscaped($0))</Key></Object>" }.joined()
-            let body = Data("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Delete><Quiet>true</Quiet>\(objects)</Delete>".utf8)
-            let request = HTTPRequest(method: "POST", url: url(key: "", query: [("delete", "")]),
-                                      headers: ["Content-Type": "application/xml",
-                                                "Content-MD5": Data(Insecure.MD5.hash(data: body)).base64EncodedString()],
-                                      body: .data(body))
+            let body = Data(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Delete><Quiet>true</Quiet>\(objects)</Delete>".utf8)
+            let request = HTTPRequest(
+                method: "POST", url: url(key: "", query: [("delete", "")]),
+                headers: [
+                    "Content-Type": "application/xml",
+                    "Content-MD5": Data(Insecure.MD5.hash(data: body)).base64EncodedString(),
+                ],
+                body: .data(body))
             let response = try await transport.send(request, path: path)
             // With <Quiet>, the answer lists only the keys that could not be deleted.
             guard (200..<300).contains(response.status), S3XML.error(response.body) == nil else {
@@ -164,7 +188,8 @@ final class S3Bucket: Sendable {
     /// ListObjectsV2 of every key under `prefix`, following continuation tokens; with `delimiter`, one level only.
     ///
     /// - Parameter limit: stop after this many keys and prefixes (a page is at most 1,000 anyway).
-    func list(prefix: String, delimiter: String? = "/", limit: Int? = nil, path: RemotePath) async throws -> S3ListPage {
+    func list(prefix: String, delimiter: String? = "/", limit: Int? = nil, path: RemotePath) async throws -> S3ListPage
+    {
         var result = S3ListPage()
         var token: String?
         repeat {
@@ -172,7 +197,8 @@ final class S3Bucket: Sendable {
             if let delimiter { query.append(("delimiter", delimiter)) }
             if let limit { query.append(("max-keys", String(limit))) }
             if let token { query.append(("continuation-token", token)) }
-            let response = try await transport.send(HTTPRequest(method: "GET", url: url(key: "", query: query)), path: path)
+            let response = try await transport.send(
+                HTTPRequest(method: "GET", url: url(key: "", query: query)), path: path)
             guard (200..<300).contains(response.status) else { throw error(response, "ListObjectsV2", path: path) }
             let page = try S3XML.listPage(response.body, path: path)
             result.objects += page.objects
@@ -196,11 +222,15 @@ final class S3Bucket: Sendable {
         let at = path.description
         switch (status, s3?.code) {
         case (401, _), (403, _): return FolderSyncError(.permissionDenied, "\(what)", path: at)
-        case (404, "NoSuchBucket"): return FolderSyncError(.invalidConfiguration, "\(what): the bucket does not exist", path: at)
+        case (404, "NoSuchBucket"):
+            return FolderSyncError(.invalidConfiguration, "\(what): the bucket does not exist", path: at)
         case (404, _): return FolderSyncError(.remoteItemNotFound, "\(what): no such object", path: at)
         case (412, _): return FolderSyncError(.remoteItemExists, "\(what): already exists", path: at)
-        case (_, "EntityTooLarge"), (_, "QuotaExceeded"), (507, _), (413, _): return FolderSyncError(.remoteFull, what, path: at)
-        case (300..<400, _): return FolderSyncError(.remoteIOFailed, "\(what): the bucket is elsewhere (another region or endpoint)", path: at)
+        case (_, "EntityTooLarge"), (_, "QuotaExceeded"), (507, _), (413, _):
+            return FolderSyncError(.remoteFull, what, path: at)
+        case (300..<400, _):
+            return FolderSyncError(
+                .remoteIOFailed, "\(what): the bucket is elsewhere (another region or endpoint)", path: at)
         default: return FolderSyncError(.remoteIOFailed, what, path: at)
         }
     }

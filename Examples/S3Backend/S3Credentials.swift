@@ -11,9 +11,12 @@ public struct S3Credentials: Sendable, CustomStringConvertible {
     }
 
     /// From `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`, or `nil` when either is missing.
-    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> S3Credentials? {
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> S3Credentials?
+    {
         guard let id = environment["AWS_ACCESS_KEY_ID"], !id.isEmpty,
-              let secret = environment["AWS_SECRET_ACCESS_KEY"], !secret.isEmpty else { return nil }
+            let secret = environment["AWS_SECRET_ACCESS_KEY"], !secret.isEmpty
+        else { return nil }
         return S3Credentials(accessKeyID: id, secretAccessKey: secret)
     }
 

@@ -1,6 +1,7 @@
 public import FolderSync
 public import FolderSyncWebDAV
 public import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -37,22 +38,31 @@ public final class S3FileSystem: RemoteFileSystem {
         var exists = path.isRoot
         for object in listing.objects {
             let name = String(object.key.dropFirst(prefix.count))
-            if name.isEmpty { exists = true; continue }   // the folder's own marker
-            items.append(RemoteItem(name: name, kind: .file, size: object.size, modificationDate: object.lastModified, etag: object.etag))
+            if name.isEmpty {
+                exists = true
+                continue
+            }  // the folder's own marker
+            items.append(
+                RemoteItem(
+                    name: name, kind: .file, size: object.size, modificationDate: object.lastModified, etag: object.etag
+                ))
         }
         for folder in listing.prefixes {
             let name = String(folder.dropFirst(prefix.count).dropLast())
             guard !name.isEmpty else { continue }
             items.append(RemoteItem(name: name, kind: .directory))
         }
-        guard exists || !items.isEmpty else { throw FolderSyncError(.remoteItemNotFound, "no such folder", path: path.description) }
+        guard exists || !items.isEmpty else {
+            throw FolderSyncError(.remoteItemNotFound, "no such folder", path: path.description)
+        }
         return items
     }
 
     public func item(at path: RemotePath) async throws -> RemoteItem? {
         if path.isRoot { return RemoteItem(name: "", kind: .directory) }
         if let info = try await bucket.head(bucket.key(for: path), path: path) {
-            return RemoteItem(name: path.name, kind: .file, size: info.size, modificationDate: info.lastModified, etag: info.etag)
+            return RemoteItem(
+                name: path.name, kind: .file, size: info.size, modificationDate: info.lastModified, etag: info.etag)
         }
         return try await containsAnything(below: path) ? RemoteItem(name: path.name, kind: .directory) : nil
     }
@@ -76,17 +86,23 @@ public final class S3FileSystem: RemoteFileSystem {
 
     /// Streams the object into a temporary file next to `url`, then renames it over `url`.
     public func download(_ path: RemotePath, toLocalFile url: URL) async throws {
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(TemporaryName.make(for: url.lastPathComponent))
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(
+            TemporaryName.make(for: url.lastPathComponent))
         defer { try? FileManager.default.removeItem(at: temporary) }
         guard let response = try await bucket.get(bucket.key(for: path), path: path, downloadingTo: temporary) else {
             throw FolderSyncError(.remoteItemNotFound, "no such file", path: path.description)
         }
         let size = (try? FileManager.default.attributesOfItem(atPath: temporary.path)[.size] as? NSNumber)?.int64Value
         if let expected = response.header("Content-Length").flatMap(Int64.init), size != expected {
-            throw FolderSyncError(.remoteIOFailed, "the download stopped early (\(size ?? 0) of \(expected) bytes)", path: path.description)
+            throw FolderSyncError(
+                .remoteIOFailed, "the download stopped early (\(size ?? 0) of \(expected) bytes)",
+                path: path.description)
         }
         let fd = open(temporary.path, O_RDONLY)
-        if fd >= 0 { _ = fsync(fd); close(fd) }
+        if fd >= 0 {
+            _ = fsync(fd)
+            close(fd)
+        }
         guard rename(temporary.path, url.path) == 0 else {
             throw FolderSyncError(.localStoreFailed, "cannot move the download into place", path: url.path)
         }
@@ -111,13 +127,15 @@ public final class S3FileSystem: RemoteFileSystem {
     /// (one atomic check-and-store on S3; see the README for servers that do not honour it). Folders: every
     /// object under it, copied then deleted; not atomic.
     public func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws {
-        let sourceKey = bucket.key(for: source), destinationKey = bucket.key(for: destination)
+        let sourceKey = bucket.key(for: source)
+        let destinationKey = bucket.key(for: destination)
         if try await bucket.head(sourceKey, path: source) != nil {
             if replacing {
                 try await bucket.copy(from: sourceKey, to: destinationKey, path: destination)
             } else {
                 if try await containsAnything(below: destination) {
-                    throw FolderSyncError(.remoteItemExists, "a folder is at the destination", path: destination.description)
+                    throw FolderSyncError(
+                        .remoteItemExists, "a folder is at the destination", path: destination.description)
                 }
                 guard let data = try await bucket.get(sourceKey, path: source)?.body else {
                     throw FolderSyncError(.remoteItemNotFound, "the file to move vanished", path: source.description)
@@ -129,14 +147,18 @@ public final class S3FileSystem: RemoteFileSystem {
             try await bucket.delete(sourceKey, path: source)
             return
         }
-        let sourcePrefix = bucket.folderPrefix(for: source), destinationPrefix = bucket.folderPrefix(for: destination)
+        let sourcePrefix = bucket.folderPrefix(for: source)
+        let destinationPrefix = bucket.folderPrefix(for: destination)
         let objects = try await bucket.list(prefix: sourcePrefix, delimiter: nil, path: source).objects
-        guard !objects.isEmpty else { throw FolderSyncError(.remoteItemNotFound, "nothing to move", path: source.description) }
+        guard !objects.isEmpty else {
+            throw FolderSyncError(.remoteItemNotFound, "nothing to move", path: source.description)
+        }
         if !replacing, try await item(at: destination) != nil {
             throw FolderSyncError(.remoteItemExists, "the destination exists", path: destination.description)
         }
         for object in objects {
-            try await bucket.copy(from: object.key, to: destinationPrefix + object.key.dropFirst(sourcePrefix.count), path: destination)
+            try await bucket.copy(
+                from: object.key, to: destinationPrefix + object.key.dropFirst(sourcePrefix.count), path: destination)
         }
         try await bucket.delete(keys: objects.map(\.key), path: source)
     }
@@ -149,7 +171,9 @@ public final class S3FileSystem: RemoteFileSystem {
 
     /// The object, and every object under it as a folder (DeleteObjects, 1,000 keys a request).
     public func remove(_ path: RemotePath) async throws {
-        guard !path.isRoot else { throw FolderSyncError(.permissionDenied, "the root of the shared folder cannot be removed", path: "/") }
+        guard !path.isRoot else {
+            throw FolderSyncError(.permissionDenied, "the root of the shared folder cannot be removed", path: "/")
+        }
         try await bucket.delete(bucket.key(for: path), path: path)
         let inside = try await bucket.list(prefix: bucket.folderPrefix(for: path), delimiter: nil, path: path).objects
         if !inside.isEmpty { try await bucket.delete(keys: inside.map(\.key), path: path) }
@@ -195,10 +219,18 @@ extension S3FileSystem {
         let prefix = bucket.folderPrefix(for: folder)
         var files: [(RemotePath, RemoteItem)] = []
         for object in try await bucket.list(prefix: prefix, delimiter: nil, path: folder).objects {
-            let components = object.key.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-            guard let name = components.last, !name.isEmpty, !components.contains(where: \.isEmpty) else { continue } // folder markers
+            let components = object.key.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false)
+                .map(String.init)
+            // folder markers
+            guard let name = components.last, !name.isEmpty, !components.contains(where: \.isEmpty) else { continue }
             let path = components.reduce(folder) { $0.appending($1) }
-            files.append((path, RemoteItem(name: name, kind: .file, size: object.size, modificationDate: object.lastModified, etag: object.etag)))
+            files.append(
+                (
+                    path,
+                    RemoteItem(
+                        name: name, kind: .file, size: object.size, modificationDate: object.lastModified,
+                        etag: object.etag)
+                ))
         }
         return files
     }
@@ -210,17 +242,22 @@ extension S3FileSystem {
     func tree(below folder: RemotePath) async throws -> [RemotePath: [RemoteItem]] {
         let prefix = bucket.folderPrefix(for: folder)
         let objects = try await bucket.list(prefix: prefix, delimiter: nil, path: folder).objects
-        guard !objects.isEmpty else { throw FolderSyncError(.remoteItemNotFound, "no such folder", path: folder.description) }
+        guard !objects.isEmpty else {
+            throw FolderSyncError(.remoteItemNotFound, "no such folder", path: folder.description)
+        }
         var tree: [RemotePath: [RemoteItem]] = [folder: []]
         var known: Set<RemotePath> = [folder]
         for object in objects {
-            let components = object.key.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            let components = object.key.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false)
+                .map(String.init)
             var parent = folder
             for (index, component) in components.enumerated() where !component.isEmpty {
                 let path = parent.appending(component)
                 if index == components.count - 1 {
-                    tree[parent, default: []].append(RemoteItem(name: component, kind: .file, size: object.size,
-                                                                modificationDate: object.lastModified, etag: object.etag))
+                    tree[parent, default: []].append(
+                        RemoteItem(
+                            name: component, kind: .file, size: object.size,
+                            modificationDate: object.lastModified, etag: object.etag))
                 } else if known.insert(path).inserted {
                     tree[parent, default: []].append(RemoteItem(name: component, kind: .directory))
                     tree[path, default: []] = tree[path] ?? []
@@ -235,6 +272,7 @@ extension S3FileSystem {
 extension S3FileSystem {
     /// Whether any key (a file, or a folder marker) is below `folder`: one listing of at most one key.
     func containsAnything(below folder: RemotePath) async throws -> Bool {
-        try await !bucket.list(prefix: bucket.folderPrefix(for: folder), delimiter: nil, limit: 1, path: folder).objects.isEmpty
+        try await !bucket.list(prefix: bucket.folderPrefix(for: folder), delimiter: nil, limit: 1, path: folder).objects
+            .isEmpty
     }
 }

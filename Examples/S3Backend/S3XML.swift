@@ -1,5 +1,6 @@
 import FolderSync
 import Foundation
+
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
@@ -55,8 +56,10 @@ final class S3XML: NSObject, XMLParserDelegate {
         }
     }
 
-    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
-                attributes: [String: String] = [:]) {
+    func parser(
+        _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+        attributes: [String: String] = [:]
+    ) {
         text = ""
         if name == "Contents" { object = .init(key: "") }
         if name == "CommonPrefixes" { inPrefixes = true }

@@ -26,8 +26,10 @@ struct SignatureV4: Sendable {
     ///   - encodedPath: the path exactly as it is sent (already percent-encoded, `/`-separated).
     ///   - query: the query items, unencoded; they are sent and signed in the same encoding.
     ///   - headers: the other headers sent, all signed (they must reach the server unchanged).
-    func authorization(method: String, host: String, encodedPath: String, query: [(String, String)],
-                       headers: [String: String], payloadHash: String, date: Date) -> [String: String] {
+    func authorization(
+        method: String, host: String, encodedPath: String, query: [(String, String)],
+        headers: [String: String], payloadHash: String, date: Date
+    ) -> [String: String] {
         let (day, time) = Self.timestamps(date)
         var signed: [String: String] = ["host": host, "x-amz-date": time, "x-amz-content-sha256": payloadHash]
         for (name, value) in headers {
@@ -60,7 +62,8 @@ struct SignatureV4: Sendable {
 
     /// `key=value` pairs, each part URI-encoded, sorted, joined with `&`: how the query is both sent and signed.
     static func canonicalQuery(_ items: [(String, String)]) -> String {
-        items.map { (uriEncode($0.0), uriEncode($0.1)) }.sorted { $0 < $1 }.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
+        items.map { (uriEncode($0.0), uriEncode($0.1)) }.sorted { $0 < $1 }.map { "\($0.0)=\($0.1)" }.joined(
+            separator: "&")
     }
 
     /// Percent-encodes every byte but the unreserved characters `A–Z a–z 0–9 - . _ ~` (and `/` when asked).
@@ -68,8 +71,9 @@ struct SignatureV4: Sendable {
         var encoded = ""
         for byte in text.utf8 {
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 encoded.append(Character(UnicodeScalar(byte)))
             case UInt8(ascii: "/") where keepingSlash:
                 encoded.append("/")

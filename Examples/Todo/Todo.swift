@@ -16,15 +16,19 @@ struct Todo: AsyncParsableCommand {
             by their ID or its \
             first characters, as show prints them.
             """,
-        subcommands: [Add.self, Done.self, Undone.self, Rename.self, Prioritize.self, Assign.self, Unassign.self,
-                      Delete.self, Show.self, Sync.self, ConfirmReplaced.self])
+        subcommands: [
+            Add.self, Done.self, Undone.self, Rename.self, Prioritize.self, Assign.self, Unassign.self,
+            Delete.self, Show.self, Sync.self, ConfirmReplaced.self,
+        ])
 
     @Option(help: "This device's database (SQLite file).")
     var db: String
 
-    @Option(help: ArgumentHelp("The shared folder, for sync: a directory path, a file:// URL, or an http(s):// WebDAV URL "
-                               + "(credentials from FOLDERSYNC_WEBDAV_USER and FOLDERSYNC_WEBDAV_PASSWORD).",
-                               valueName: "LOCATION"))
+    @Option(
+        help: ArgumentHelp(
+            "The shared folder, for sync: a directory path, a file:// URL, or an http(s):// WebDAV URL "
+                + "(credentials from FOLDERSYNC_WEBDAV_USER and FOLDERSYNC_WEBDAV_PASSWORD).",
+            valueName: "LOCATION"))
     var remote: String?
 
     /// This device's database: all that reading and writing items needs (never the shared folder).
@@ -41,17 +45,24 @@ struct Todo: AsyncParsableCommand {
     static func main() async {
         do {
             var command = try parseAsRoot()
-            if var asyncCommand = command as? any AsyncParsableCommand { try await asyncCommand.run() } else { try command.run() }
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
         } catch {
             if exitCode(for: error) == .success {
-                print(fullMessage(for: error))   // --help
+                print(fullMessage(for: error))  // --help
                 return
             }
-            let line = switch error {
-            case let error as FolderSyncError: error.description + ConfirmReplaced.hint(for: error)
-            case let error as TodoError: error.description
-            default: (message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)") + " (see 'todo --help')"
-            }
+            let line =
+                switch error {
+                case let error as FolderSyncError: error.description + ConfirmReplaced.hint(for: error)
+                case let error as TodoError: error.description
+                default:
+                    (message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)")
+                        + " (see 'todo --help')"
+                }
             FileHandle.standardError.write(Data(("todo: " + line + "\n").utf8))
             Foundation.exit(1)
         }
@@ -145,7 +156,9 @@ struct Show: ParsableCommand {
             print(TodoText.safe(list.name))
             for item in list.items {
                 let people = item.people.isEmpty ? "" : "  @" + item.people.map(TodoText.safe).joined(separator: " @")
-                print("  \(item.done ? "[x]" : "[ ]") \(item.id.prefix(8))  \(TodoText.safe(item.title))  p\(item.priority)\(people)")
+                print(
+                    "  \(item.done ? "[x]" : "[ ]") \(item.id.prefix(8))  \(TodoText.safe(item.title))  p\(item.priority)\(people)"
+                )
             }
         }
     }
@@ -160,11 +173,14 @@ struct Sync: AsyncParsableCommand {
         let model = try todo.model()
         model.onProgress = { line in FileHandle.standardError.write(Data(("  " + line + "\n").utf8)) }
         let report = try await model.sync()
-        print("sent \(report.changesSent) change(s), applied \(report.changesApplied), \(report.conflicts.count) conflict(s)")
+        print(
+            "sent \(report.changesSent) change(s), applied \(report.changesApplied), \(report.conflicts.count) conflict(s)"
+        )
         for resolved in report.conflicts {
             let conflict = resolved.conflict
-            print("  \(conflict.table) \(conflict.syncID.prefix(8)) \(conflict.column): \(resolved.resolution)"
-                  + (resolved.decidedByResolver ? " (the app's rule)" : " (last writer wins)"))
+            print(
+                "  \(conflict.table) \(conflict.syncID.prefix(8)) \(conflict.column): \(resolved.resolution)"
+                    + (resolved.decidedByResolver ? " (the app's rule)" : " (last writer wins)"))
         }
     }
 }

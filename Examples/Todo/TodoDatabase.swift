@@ -23,14 +23,15 @@ struct TodoDatabase {
 
     init(path: String) throws {
         store = try GRDBStore(path: path, tables: Self.tables) { db in
-            try db.execute(sql: """
-                CREATE TABLE IF NOT EXISTS lists(id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
-                CREATE TABLE IF NOT EXISTS items(id TEXT PRIMARY KEY NOT NULL, list_id TEXT NOT NULL REFERENCES lists(id),
-                    title TEXT NOT NULL, done INTEGER NOT NULL DEFAULT 0, priority INTEGER NOT NULL DEFAULT 0);
-                CREATE TABLE IF NOT EXISTS people(id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
-                CREATE TABLE IF NOT EXISTS assignments(id TEXT PRIMARY KEY NOT NULL,
-                    item_id TEXT NOT NULL REFERENCES items(id), person_id TEXT NOT NULL REFERENCES people(id));
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE IF NOT EXISTS lists(id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
+                    CREATE TABLE IF NOT EXISTS items(id TEXT PRIMARY KEY NOT NULL, list_id TEXT NOT NULL REFERENCES lists(id),
+                        title TEXT NOT NULL, done INTEGER NOT NULL DEFAULT 0, priority INTEGER NOT NULL DEFAULT 0);
+                    CREATE TABLE IF NOT EXISTS people(id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
+                    CREATE TABLE IF NOT EXISTS assignments(id TEXT PRIMARY KEY NOT NULL,
+                        item_id TEXT NOT NULL REFERENCES items(id), person_id TEXT NOT NULL REFERENCES people(id));
+                    """)
         }
     }
 
@@ -38,9 +39,11 @@ struct TodoDatabase {
     func add(_ title: String, to list: String, priority: Int) throws -> String {
         let id = UUID().uuidString.lowercased()
         try store.database.write { db in
-            try db.execute(sql: "INSERT OR IGNORE INTO lists(id, name) VALUES (?, ?)", arguments: ["list:" + list, list])
-            try db.execute(sql: "INSERT INTO items(id, list_id, title, priority) VALUES (?, ?, ?, ?)",
-                           arguments: [id, "list:" + list, title, priority])
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO lists(id, name) VALUES (?, ?)", arguments: ["list:" + list, list])
+            try db.execute(
+                sql: "INSERT INTO items(id, list_id, title, priority) VALUES (?, ?, ?, ?)",
+                arguments: [id, "list:" + list, title, priority])
         }
         return id
     }
@@ -51,16 +54,20 @@ struct TodoDatabase {
             let item = try Self.itemID(id, in: db)
             if let title { try db.execute(sql: "UPDATE items SET title = ? WHERE id = ?", arguments: [title, item]) }
             if let done { try db.execute(sql: "UPDATE items SET done = ? WHERE id = ?", arguments: [done, item]) }
-            if let priority { try db.execute(sql: "UPDATE items SET priority = ? WHERE id = ?", arguments: [priority, item]) }
+            if let priority {
+                try db.execute(sql: "UPDATE items SET priority = ? WHERE id = ?", arguments: [priority, item])
+            }
         }
     }
 
     func assign(_ id: String, to person: String) throws {
         try store.database.write { db in
             let item = try Self.itemID(id, in: db)
-            try db.execute(sql: "INSERT OR IGNORE INTO people(id, name) VALUES (?, ?)", arguments: ["person:" + person, person])
-            try db.execute(sql: "INSERT OR IGNORE INTO assignments(id, item_id, person_id) VALUES (?, ?, ?)",
-                           arguments: ["\(item)/\(person)", item, "person:" + person])
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO people(id, name) VALUES (?, ?)", arguments: ["person:" + person, person])
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO assignments(id, item_id, person_id) VALUES (?, ?, ?)",
+                arguments: ["\(item)/\(person)", item, "person:" + person])
         }
     }
 
@@ -85,22 +92,25 @@ struct TodoDatabase {
     /// Assignments whose item or person has not arrived yet are left out, as a row whose list is missing is.
     func lists() throws -> [TodoList] {
         try store.database.read { db in
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT l.name AS list, i.id, i.title, i.done, i.priority,
-                    (SELECT group_concat(name, char(10)) FROM (SELECT p.name FROM assignments a
-                        JOIN people p ON p.id = a.person_id WHERE a.item_id = i.id ORDER BY p.name)) AS people
-                FROM lists l LEFT JOIN items i ON i.list_id = l.id
-                ORDER BY l.name, i.priority DESC, i.title, i.id
-                """)
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT l.name AS list, i.id, i.title, i.done, i.priority,
+                        (SELECT group_concat(name, char(10)) FROM (SELECT p.name FROM assignments a
+                            JOIN people p ON p.id = a.person_id WHERE a.item_id = i.id ORDER BY p.name)) AS people
+                    FROM lists l LEFT JOIN items i ON i.list_id = l.id
+                    ORDER BY l.name, i.priority DESC, i.title, i.id
+                    """)
             var lists: [TodoList] = []
             for row in rows {
                 let name: String = row["list"]
                 if lists.last?.name != name { lists.append(TodoList(name: name, items: [])) }
                 guard let id: String = row["id"] else { continue }
                 let people: String? = row["people"]
-                lists[lists.count - 1].items.append(TodoItem(
-                    id: id, title: row["title"], done: row["done"], priority: row["priority"],
-                    people: people.map { $0.split(separator: "\n").map(String.init) } ?? []))
+                lists[lists.count - 1].items.append(
+                    TodoItem(
+                        id: id, title: row["title"], done: row["done"], priority: row["priority"],
+                        people: people.map { $0.split(separator: "\n").map(String.init) } ?? []))
             }
             return lists
         }
@@ -108,8 +118,9 @@ struct TodoDatabase {
 
     /// The one item whose ID is `id` or starts with it (the listing shows the first eight characters).
     private static func itemID(_ id: String, in db: Database) throws -> String {
-        let matches = try String.fetchAll(db, sql: "SELECT id FROM items WHERE id = ? OR substr(id, 1, length(?)) = ? LIMIT 2",
-                                          arguments: [id, id, id])
+        let matches = try String.fetchAll(
+            db, sql: "SELECT id FROM items WHERE id = ? OR substr(id, 1, length(?)) = ? LIMIT 2",
+            arguments: [id, id, id])
         switch matches.count {
         case 0: throw TodoError("no item with ID \(id)")
         case 1: return matches[0]

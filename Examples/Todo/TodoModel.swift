@@ -23,19 +23,22 @@ final class TodoModel: DocumentSyncManagerDelegate {
     init(databasePath: String, remote location: String) throws {
         database = try TodoDatabase(path: databasePath)
         var environment = SyncEnvironment.live
-        environment.logger.logLevel = ProcessInfo.processInfo.environment["FOLDERSYNC_LOG_LEVEL"]
+        environment.logger.logLevel =
+            ProcessInfo.processInfo.environment["FOLDERSYNC_LOG_LEVEL"]
             .flatMap { Logger.Level(rawValue: $0) } ?? .critical
         let app = ApplicationSyncManager(remote: try RemoteLocation.fileSystem(for: location), environment: environment)
         let helper = URL(fileURLWithPath: databasePath + ".foldersync", isDirectory: true)
-        try app.configure(.init(applicationIdentifier: "com.example.todo",
-                                clientIdentifier: try ApplicationSyncManager.persistentClientIdentifier(in: helper),
-                                clientDescription: ProcessInfo.processInfo.hostName))
+        try app.configure(
+            .init(
+                applicationIdentifier: "com.example.todo",
+                clientIdentifier: try ApplicationSyncManager.persistentClientIdentifier(in: helper),
+                clientDescription: ProcessInfo.processInfo.hostName))
         document = try DocumentSyncManager(
             applicationSyncManager: app,
             configuration: .init(documentIdentifier: "todo", documentDescription: "To do", helperDirectory: helper),
             store: database.store)
         document.delegate = self
-        document.remoteDocumentCreationHandler = { _ in true }   // the first device creates the shared document
+        document.remoteDocumentCreationHandler = { _ in true }  // the first device creates the shared document
         lists = try database.lists()
     }
 
@@ -52,7 +55,7 @@ final class TodoModel: DocumentSyncManagerDelegate {
         }
         defer { following.cancel() }
         let report = try await document.synchronize()
-        await following.value   // the stream ends with `.completed`, sent before synchronize() returns
+        await following.value  // the stream ends with `.completed`, sent before synchronize() returns
         return report
     }
 
@@ -85,7 +88,8 @@ enum TodoConflicts {
         case "done":
             return conflict.localValue == .integer(1) ? .localWins : .remoteWins
         case "priority":
-            guard case .integer(let local) = conflict.localValue, case .integer(let remote) = conflict.remoteValue else { return nil }
+            guard case .integer(let local) = conflict.localValue, case .integer(let remote) = conflict.remoteValue
+            else { return nil }
             return local >= remote ? .localWins : .remoteWins
         default:
             return nil
@@ -98,7 +102,8 @@ enum TodoProgress {
     static func line(for event: SyncEvent) -> String? {
         switch event {
         case .phase(.findingRemoteChanges): "looking for changes from other devices"
-        case .applyingChangeSet(let index, let count, let changes): "applying change set \(index) of \(count) (\(changes) changes)"
+        case .applyingChangeSet(let index, let count, let changes):
+            "applying change set \(index) of \(count) (\(changes) changes)"
         case .phase(.publishingLocalChanges): "publishing this device's changes"
         case .wholeStoreTransfer(let direction, let bytes, let total):
             "\(direction == .download ? "downloading" : "uploading") the whole store: \(bytes) of \(total) bytes"

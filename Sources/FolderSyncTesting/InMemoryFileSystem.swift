@@ -1,5 +1,5 @@
-public import Foundation
 @_spi(ModelAdapter) public import FolderSync
+public import Foundation
 
 /// A ``/FolderSync/RemoteFileSystem`` held in memory, for tests of apps and backends.
 ///
@@ -72,7 +72,9 @@ public actor InMemoryFileSystem: RemoteFileSystem {
     private func itemInfo(_ path: RemotePath) -> RemoteItem? {
         switch nodes[path] {
         case .file(let data, let modified, let version):
-            RemoteItem(name: path.name, kind: .file, size: Int64(data.count), modificationDate: modified, etag: String(version))
+            RemoteItem(
+                name: path.name, kind: .file, size: Int64(data.count), modificationDate: modified, etag: String(version)
+            )
         case .directory: RemoteItem(name: path.name, kind: .directory)
         case nil: nil
         }
@@ -101,7 +103,9 @@ public actor InMemoryFileSystem: RemoteFileSystem {
         guard nodes[source] != nil else { throw notFound(source) }
         try requireParentDirectory(destination)
         if nodes[destination] != nil {
-            guard replacing else { throw FolderSyncError(.remoteItemExists, "already exists", path: destination.description) }
+            guard replacing else {
+                throw FolderSyncError(.remoteItemExists, "already exists", path: destination.description)
+            }
             removeSubtree(destination)
         }
         for key in nodes.keys where key.hasPrefix(source) {

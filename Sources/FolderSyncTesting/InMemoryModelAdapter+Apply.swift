@@ -3,28 +3,39 @@
 /// Merging remote change sets, mirroring `GRDBStore+Apply.swift` step for step: both ask `MergeRule` what counts
 /// as a conflict and who wins, and differ only in where they keep rows, registers and marks.
 extension InMemoryModelAdapter {
-    @_spi(ModelAdapter) public func conflicts(author: String, localClient: String, changes: ChangeStream) throws -> [SyncConflict] {
+    @_spi(ModelAdapter) public func conflicts(author: String, localClient: String, changes: ChangeStream) throws
+        -> [SyncConflict]
+    {
         let state = withState { $0 }
         var found: [SyncConflict] = []
         try changes { change in
             let row = RowKey(table: change.table, syncID: change.syncID)
-            guard change.kind != .delete, tablesByName[change.table] != nil, let values = state.rows[change.table]?[change.syncID] else { return }
+            guard change.kind != .delete, tablesByName[change.table] != nil,
+                let values = state.rows[change.table]?[change.syncID]
+            else { return }
             let unpublished = state.pending[row] ?? [:]
             for column in change.columns where unpublished[column.column] != nil {
                 let local = state.clocks[row]?[column.column]?.stamp(localClient: localClient)
                 let remote = ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)
                 let localValue = values[column.column] ?? .null
-                guard MergeRule.write(remote, value: column.value, over: local, unpublished: true, localValue: localValue,
-                                      localClient: localClient) == .conflict, let local else { continue }
-                found.append(SyncConflict(key: ColumnKey(table: change.table, syncID: change.syncID, column: column.column),
-                                          localValue: localValue, remoteValue: column.value, localStamp: local, remoteStamp: remote))
+                guard
+                    MergeRule.write(
+                        remote, value: column.value, over: local, unpublished: true, localValue: localValue,
+                        localClient: localClient) == .conflict, let local
+                else { continue }
+                found.append(
+                    SyncConflict(
+                        key: ColumnKey(table: change.table, syncID: change.syncID, column: column.column),
+                        localValue: localValue, remoteValue: column.value, localStamp: local, remoteStamp: remote))
             }
         }
         return found
     }
 
-    @_spi(ModelAdapter) public func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
-                      resolutions: [ColumnKey: ConflictResolution]) throws -> ApplyOutcome {
+    @_spi(ModelAdapter) public func apply(
+        _ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
+        resolutions: [ColumnKey: ConflictResolution]
+    ) throws -> ApplyOutcome {
         do {
             return try applyInTransaction(header, localClient: localClient, changes: changes, resolutions: resolutions)
         } catch let refused as UnmetConstraint {
@@ -40,23 +51,30 @@ extension InMemoryModelAdapter {
         var message: String
     }
 
-    private func applyInTransaction(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
-                                    resolutions: [ColumnKey: ConflictResolution]) throws -> ApplyOutcome {
+    private func applyInTransaction(
+        _ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
+        resolutions: [ColumnKey: ConflictResolution]
+    ) throws -> ApplyOutcome {
         try transaction { state, clock in
             var outcome = ApplyOutcome()
-            if state.ledger.contains(header.sequence, header.changeSetIdentifier, of: header.clientIdentifier) { return outcome }
+            if state.ledger.contains(header.sequence, header.changeSetIdentifier, of: header.clientIdentifier) {
+                return outcome
+            }
             let hasUnpublished = !state.pending.isEmpty
             var touched = Set<String>()
             try changes { change in
-                try applyChange(&state, &clock, change, author: header.clientIdentifier, localClient: localClient,
-                                checkUnpublished: hasUnpublished, resolutions: resolutions, outcome: &outcome)
+                try applyChange(
+                    &state, &clock, change, author: header.clientIdentifier, localClient: localClient,
+                    checkUnpublished: hasUnpublished, resolutions: resolutions, outcome: &outcome)
                 if change.kind == .delete { touched.formUnion(tablesByName.keys) } else { touched.insert(change.table) }
             }
             state.ledger.record(header.sequence, header.changeSetIdentifier, of: header.clientIdentifier)
             if header.clientIdentifier == localClient, state.syncState.progress.ownChangeSetsToReapplyAfter != nil {
                 // Mirrors GRDBStore.finishReapplyingOwnChangeSets.
                 let through = state.ledger.applied.highestContiguousSequence(of: localClient)
-                if through >= state.syncState.progress.publishedSequence { state.syncState.progress.ownChangeSetsToReapplyAfter = nil }
+                if through >= state.syncState.progress.publishedSequence {
+                    state.syncState.progress.ownChangeSetsToReapplyAfter = nil
+                }
             }
             outcome.warnings += danglingReferences(state, tables: touched)
             outcome.applied = true
@@ -64,20 +82,25 @@ extension InMemoryModelAdapter {
         }
     }
 
-    private func applyChange(_ state: inout State, _ clock: inout HybridLogicalClock, _ change: SyncChange, author: String,
-                             localClient: String, checkUnpublished: Bool, resolutions: [ColumnKey: ConflictResolution],
-                             outcome: inout ApplyOutcome) throws {
+    private func applyChange(
+        _ state: inout State, _ clock: inout HybridLogicalClock, _ change: SyncChange, author: String,
+        localClient: String, checkUnpublished: Bool, resolutions: [ColumnKey: ConflictResolution],
+        outcome: inout ApplyOutcome
+    ) throws {
         guard let table = tablesByName[change.table] else {
             outcome.changesIgnored += 1
-            outcome.warnings.append(SyncWarning(kind: .unknownFile, message: "change to unknown table \(change.table) ignored",
-                                                table: change.table, syncID: change.syncID))
+            outcome.warnings.append(
+                SyncWarning(
+                    kind: .unknownFile, message: "change to unknown table \(change.table) ignored",
+                    table: change.table, syncID: change.syncID))
             return
         }
         let syncID = change.syncID
         let row = RowKey(table: table.name, syncID: syncID)
         if change.kind == .delete {
-            return try applyDelete(&state, &clock, change, table: table, author: author, localClient: localClient,
-                                   checkUnpublished: checkUnpublished, resolutions: resolutions, outcome: &outcome)
+            return try applyDelete(
+                &state, &clock, change, table: table, author: author, localClient: localClient,
+                checkUnpublished: checkUnpublished, resolutions: resolutions, outcome: &outcome)
         }
         if let tombstone = state.tombstones[row]?.stamp(localClient: localClient) {
             guard MergeRule.writeAfterDelete(policy: table.deletePolicy) == .apply else {
@@ -85,8 +108,9 @@ extension InMemoryModelAdapter {
                 return
             }
             if state.rows[table.name]?[syncID] == nil {
-                return try applyToDeletedRow(&state, &clock, change, table: table, author: author, localClient: localClient,
-                                             tombstone: tombstone, outcome: &outcome)
+                return try applyToDeletedRow(
+                    &state, &clock, change, table: table, author: author, localClient: localClient,
+                    tombstone: tombstone, outcome: &outcome)
             }
         }
 
@@ -97,11 +121,13 @@ extension InMemoryModelAdapter {
         for column in change.columns where table.columns.contains(column.column) {
             clock.observe(column.timestamp)
             let name = column.column
-            switch MergeRule.merge(ColumnKey(table: table.name, syncID: syncID, column: name),
-                                   remote: ChangeStamp(timestamp: column.timestamp, clientIdentifier: author), value: column.value,
-                                   over: stamps[name]?.stamp(localClient: localClient), unpublished: unpublished.contains(name),
-                                   localValue: current.map { $0[name] ?? .null },
-                                   localClient: localClient, resolutions: resolutions, conflicts: &outcome.conflicts) {
+            switch MergeRule.merge(
+                ColumnKey(table: table.name, syncID: syncID, column: name),
+                remote: ChangeStamp(timestamp: column.timestamp, clientIdentifier: author), value: column.value,
+                over: stamps[name]?.stamp(localClient: localClient), unpublished: unpublished.contains(name),
+                localValue: current.map { $0[name] ?? .null },
+                localClient: localClient, resolutions: resolutions, conflicts: &outcome.conflicts)
+            {
             case .ignore:
                 continue
             case .record(let decided):
@@ -131,34 +157,46 @@ extension InMemoryModelAdapter {
     /// A remote delete, by the table's policy, as `GRDBStore.applyDelete`: the newest delete is kept either way;
     /// delete wins drops the row's registers and its local changes not yet staged (and says so), last writer wins
     /// keeps both, and the row's values in the shadow.
-    private func applyDelete(_ state: inout State, _ clock: inout HybridLogicalClock, _ change: SyncChange, table: Table, author: String,
-                             localClient: String, checkUnpublished: Bool, resolutions: [ColumnKey: ConflictResolution],
-                             outcome: inout ApplyOutcome) throws {
+    private func applyDelete(
+        _ state: inout State, _ clock: inout HybridLogicalClock, _ change: SyncChange, table: Table, author: String,
+        localClient: String, checkUnpublished: Bool, resolutions: [ColumnKey: ConflictResolution],
+        outcome: inout ApplyOutcome
+    ) throws {
         let syncID = change.syncID
         let row = RowKey(table: table.name, syncID: syncID)
         if table.deletePolicy == .lastWriterWins, !change.columns.isEmpty {
             // First the writes the author made before deleting, like any update.
             let writes = SyncChange(kind: .update, table: change.table, syncID: syncID, columns: change.columns)
-            try applyChange(&state, &clock, writes, author: author, localClient: localClient, checkUnpublished: checkUnpublished,
-                            resolutions: resolutions, outcome: &outcome)
+            try applyChange(
+                &state, &clock, writes, author: author, localClient: localClient, checkUnpublished: checkUnpublished,
+                resolutions: resolutions, outcome: &outcome)
         }
         let timestamp = change.deletionTimestamp ?? .zero
         clock.observe(timestamp)
         let delete = ChangeStamp(timestamp: timestamp, clientIdentifier: author)
         let tombstone = state.tombstones[row]?.stamp(localClient: localClient)
-        if MergeRule.isNewer(delete, than: tombstone) { state.tombstones[row] = Register(timestamp: timestamp, client: author) }
+        if MergeRule.isNewer(delete, than: tombstone) {
+            state.tombstones[row] = Register(timestamp: timestamp, client: author)
+        }
         let current = state.rows[table.name]?[syncID]
         let newest = state.clocks[row]?.values.map { $0.stamp(localClient: localClient) }.max()
-        guard MergeRule.delete(delete, policy: table.deletePolicy, tombstone: tombstone, rowExists: current != nil, newestWrite: newest) == .apply else {
+        guard
+            MergeRule.delete(
+                delete, policy: table.deletePolicy, tombstone: tombstone, rowExists: current != nil, newestWrite: newest
+            ) == .apply
+        else {
             outcome.changesIgnored += 1
             return
         }
         switch table.deletePolicy {
         case .deleteWins:
             if checkUnpublished, state.pending[row]?.isEmpty == false {
-                outcome.warnings.append(SyncWarning(kind: .changeToDeletedRow,
-                                                    message: "local changes to \(table.name) \(syncID) were dropped: client \(author) deleted the row",
-                                                    table: table.name, syncID: syncID))
+                outcome.warnings.append(
+                    SyncWarning(
+                        kind: .changeToDeletedRow,
+                        message:
+                            "local changes to \(table.name) \(syncID) were dropped: client \(author) deleted the row",
+                        table: table.name, syncID: syncID))
             }
             state.clocks[row] = nil
             state.dropUnstaged(row)
@@ -172,21 +210,29 @@ extension InMemoryModelAdapter {
 
     /// Last writer wins: column writes to a deleted row update its kept registers, and bring the row back when
     /// the newest of them is newer than the delete.
-    private func applyToDeletedRow(_ state: inout State, _ clock: inout HybridLogicalClock, _ change: SyncChange, table: Table,
-                                   author: String, localClient: String, tombstone: ChangeStamp, outcome: inout ApplyOutcome) throws {
+    private func applyToDeletedRow(
+        _ state: inout State, _ clock: inout HybridLogicalClock, _ change: SyncChange, table: Table,
+        author: String, localClient: String, tombstone: ChangeStamp, outcome: inout ApplyOutcome
+    ) throws {
         let row = RowKey(table: table.name, syncID: change.syncID)
         var stamps = state.clocks[row] ?? [:]
         for column in change.columns where table.columns.contains(column.column) {
             clock.observe(column.timestamp)
             let remote = ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)
             // The row is not here: no local value, so no conflict.
-            guard MergeRule.write(remote, value: column.value, over: stamps[column.column]?.stamp(localClient: localClient),
-                                  unpublished: false, localValue: nil, localClient: localClient) == .apply else { continue }
+            guard
+                MergeRule.write(
+                    remote, value: column.value, over: stamps[column.column]?.stamp(localClient: localClient),
+                    unpublished: false, localValue: nil, localClient: localClient) == .apply
+            else { continue }
             stamps[column.column] = Register(timestamp: column.timestamp, client: author)
             state.shadow[row, default: [:]][column.column] = column.value
         }
         if !stamps.isEmpty { state.clocks[row] = stamps }
-        guard MergeRule.isAlive(newestWrite: stamps.values.map { $0.stamp(localClient: localClient) }.max(), deletedAt: tombstone) else {
+        guard
+            MergeRule.isAlive(
+                newestWrite: stamps.values.map { $0.stamp(localClient: localClient) }.max(), deletedAt: tombstone)
+        else {
             outcome.changesIgnored += 1
             return
         }
@@ -206,8 +252,10 @@ extension InMemoryModelAdapter {
             for (syncID, values) in (state.rows[name] ?? [:]).sorted(by: { utf8Less($0.key, $1.key) }) {
                 for (column, parent) in table.references.sorted(by: { $0.key < $1.key }) {
                     guard case .text(let target)? = values[column], state.rows[parent]?[target] == nil else { continue }
-                    warnings.append(SyncWarning(kind: .danglingReference, message: "\(name) \(syncID) refers to a missing row of \(parent)",
-                                                table: name, syncID: syncID))
+                    warnings.append(
+                        SyncWarning(
+                            kind: .danglingReference, message: "\(name) \(syncID) refers to a missing row of \(parent)",
+                            table: name, syncID: syncID))
                 }
             }
         }
@@ -222,7 +270,9 @@ extension InMemoryModelAdapter {
         var deleted: [String: Set<String>] = [:]
         for changes in changeSets {
             try changes { change in
-                guard change.kind == .delete, tablesByName[change.table] != nil, rows[change.table]?[change.syncID] != nil else { return }
+                guard change.kind == .delete, tablesByName[change.table] != nil,
+                    rows[change.table]?[change.syncID] != nil
+                else { return }
                 deleted[change.table, default: []].insert(change.syncID)
             }
         }

@@ -12,7 +12,9 @@ extension InMemoryModelAdapter {
         withState(\.ledger.applied)
     }
 
-    @_spi(ModelAdapter) public func appliedChangeSetIdentifiers(of client: String, sequences: [Int64]) -> [Int64: Set<String>]? {
+    @_spi(ModelAdapter) public func appliedChangeSetIdentifiers(of client: String, sequences: [Int64]) -> [Int64: Set<
+        String
+    >]? {
         withState { $0.ledger.identifiers(of: client, sequences: sequences) }
     }
 
@@ -30,7 +32,9 @@ extension InMemoryModelAdapter {
         }
     }
 
-    @_spi(ModelAdapter) public func stageChanges(sequence: Int64, emit: (SyncChange) throws -> Void, seal: () throws -> Int64) throws -> Int {
+    @_spi(ModelAdapter) public func stageChanges(
+        sequence: Int64, emit: (SyncChange) throws -> Void, seal: () throws -> Int64
+    ) throws -> Int {
         try transaction { state, _ in
             let rows = state.pending.filter { $0.value.values.contains(.unstaged) }.keys.sorted(by: RowKey.sqlOrder)
             var count = 0
@@ -60,11 +64,15 @@ extension InMemoryModelAdapter {
         guard let table = tablesByName[row.table] else { return nil }
         if marked.contains(State.deletedMarker) {
             guard let tombstone = state.tombstones[row] else { return nil }
-            // A delete another client made later than this one (applied before staging) supersedes it: only the writes go.
-            guard tombstone.client == nil else { return writesToDeletedRow(state, table: table, row: row, marked: marked) }
-            return SyncChange(kind: .delete, table: row.table, syncID: row.syncID,
-                              columns: localWritesOfDeletedRow(state, table: table, row: row, marked: marked),
-                              deletionTimestamp: tombstone.timestamp)
+            // A delete another client made later than this one (applied before staging) supersedes it: only the writes
+            // go.
+            guard tombstone.client == nil else {
+                return writesToDeletedRow(state, table: table, row: row, marked: marked)
+            }
+            return SyncChange(
+                kind: .delete, table: row.table, syncID: row.syncID,
+                columns: localWritesOfDeletedRow(state, table: table, row: row, marked: marked),
+                deletionTimestamp: tombstone.timestamp)
         }
         guard let values = state.rows[row.table]?[row.syncID] else {
             return writesToDeletedRow(state, table: table, row: row, marked: marked)
@@ -90,12 +98,16 @@ extension InMemoryModelAdapter {
 
     /// The marked columns of a deleted row that this client wrote last, with their values, in name order (last
     /// writer wins only): from the shadow, or from the row when another client's newer write brought it back.
-    private func localWritesOfDeletedRow(_ state: State, table: Table, row: RowKey, marked: Set<String>) -> [ColumnChange] {
+    private func localWritesOfDeletedRow(_ state: State, table: Table, row: RowKey, marked: Set<String>)
+        -> [ColumnChange]
+    {
         guard table.deletePolicy == .lastWriterWins else { return [] }
         let registers = state.clocks[row] ?? [:]
         let values = state.rows[row.table]?[row.syncID] ?? state.shadow[row] ?? [:]
         return table.columns.sorted(by: utf8Less).compactMap { name in
-            guard marked.contains(name), let register = registers[name], register.client == nil, let value = values[name] else { return nil }
+            guard marked.contains(name), let register = registers[name], register.client == nil,
+                let value = values[name]
+            else { return nil }
             return ColumnChange(column: name, value: value, timestamp: register.timestamp)
         }
     }
@@ -108,7 +120,9 @@ extension InMemoryModelAdapter {
             let local = state.syncState.progress.publishedSequence
             guard remote > local else { return }
             for (row, entries) in state.pending {
-                state.pending[row] = entries.mapValues { if case .staged(let set) = $0, set > local { .unstaged } else { $0 } }
+                state.pending[row] = entries.mapValues {
+                    if case .staged(let set) = $0, set > local { .unstaged } else { $0 }
+                }
             }
             if local > 0 { state.ledger.runs[localClient] = max(state.ledger.runs[localClient] ?? 0, local) }
             state.syncState.progress.ownChangeSetsToReapplyAfter = local

@@ -13,7 +13,8 @@ extension InMemoryModelAdapter {
         }
     }
 
-    /// A column's last-writer-wins register (one of those packed in a `foldersync_clocks` row) or a tombstone: `client == nil` means this client.
+    /// A column's last-writer-wins register (one of those packed in a `foldersync_clocks` row) or a tombstone: `client
+    /// == nil` means this client.
     struct Register: Hashable, Sendable {
         var timestamp: HybridTimestamp
         var client: String?
@@ -23,7 +24,8 @@ extension InMemoryModelAdapter {
         }
     }
 
-    /// A pending local change: not staged yet (`foldersync_pending_changes`), or staged in a change set (`foldersync_staged_changes`).
+    /// A pending local change: not staged yet (`foldersync_pending_changes`), or staged in a change set
+    /// (`foldersync_staged_changes`).
     enum Pending: Hashable, Sendable {
         case unstaged
         case staged(Int64)

@@ -1,7 +1,8 @@
-public import Foundation
 @_spi(ModelAdapter) public import FolderSync
+public import Foundation
 
-/// A ``/FolderSync/ModelAdapter`` that keeps its tables in memory, with exactly ``/FolderSync/GRDBStore``'s merge semantics.
+/// A ``/FolderSync/ModelAdapter`` that keeps its tables in memory, with exactly ``/FolderSync/GRDBStore``'s merge
+/// semantics.
 ///
 /// It proves that the engine depends only on the seam, and lets the simulator
 /// run thousands of schedules quickly. App writes (``insert(table:syncID:values:)``,
@@ -15,15 +16,18 @@ public import Foundation
 /// Values compare as ``/FolderSync/SyncValue``s, without SQLite's type affinity: use one
 /// storage class per column (the simulator uses text) when comparing with GRDBStore.
 public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, Sendable {
-    /// A synced table: its columns (sync ID excluded), its foreign keys (column → referenced table) and its delete policy.
+    /// A synced table: its columns (sync ID excluded), its foreign keys (column → referenced table) and its delete
+    /// policy.
     public struct Table: Sendable, Hashable {
         /// The table's SQL name, as change sets name it.
         public var name: String
         /// The synced columns, without the sync ID; other columns of a remote change are ignored.
         public var columns: [String]
-        /// Foreign keys, column name → referenced table: applying remote changes reports rows left pointing at a deleted or missing row.
+        /// Foreign keys, column name → referenced table: applying remote changes reports rows left pointing at a
+        /// deleted or missing row.
         public var references: [String: String]
-        /// How a delete settles against a concurrent update, as ``/FolderSync/SyncedTable/deletePolicy`` says for GRDBStore.
+        /// How a delete settles against a concurrent update, as ``/FolderSync/SyncedTable/deletePolicy`` says for
+        /// GRDBStore.
         public var deletePolicy: DeletePolicy
         /// The columns that must hold a value, as SQLite's `NOT NULL` says: a write that leaves one null is refused,
         /// the app's and a remote change set's alike.
@@ -36,8 +40,10 @@ public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, Sendable 
         ///   - references: Its foreign keys, column name → referenced table; none by default.
         ///   - deletePolicy: How a delete settles against a concurrent update; delete wins by default.
         ///   - notNullColumns: The columns that must hold a value (`NOT NULL`); none by default.
-        public init(_ name: String, columns: [String], references: [String: String] = [:],
-                    deletePolicy: DeletePolicy = .deleteWins, notNullColumns: Set<String> = []) {
+        public init(
+            _ name: String, columns: [String], references: [String: String] = [:],
+            deletePolicy: DeletePolicy = .deleteWins, notNullColumns: Set<String> = []
+        ) {
             self.name = name
             self.columns = columns
             self.references = references
@@ -76,7 +82,8 @@ public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, Sendable 
         self.now = now
     }
 
-    /// Reopens a store from what it had committed; the clock restarts from the newest stored stamp, as GRDBStore's does.
+    /// Reopens a store from what it had committed; the clock restarts from the newest stored stamp, as GRDBStore's
+    /// does.
     public convenience init(restoring snapshot: Snapshot, now: @escaping @Sendable () -> Date = { Date() }) {
         self.init(tables: snapshot.tables, schemaVersion: snapshot.schemaVersion, now: now)
         guarded.withLock { guarded in
@@ -133,13 +140,17 @@ public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, Sendable 
                 // Delete wins: a deleted sync ID is refused. Last writer wins: it comes back, newer than its delete,
                 // and the delete not yet staged is forgotten.
                 guard table.deletePolicy == .lastWriterWins else {
-                    throw FolderSyncError(.invalidConfiguration, "this sync ID belongs to a deleted row and cannot be reused: \(name) \(syncID)")
+                    throw FolderSyncError(
+                        .invalidConfiguration,
+                        "this sync ID belongs to a deleted row and cannot be reused: \(name) \(syncID)")
                 }
                 state.shadow[row] = nil
                 state.dropUnstaged(row, column: State.deletedMarker)
             }
             let inserted = Dictionary(uniqueKeysWithValues: table.columns.map { ($0, values[$0] ?? .null) })
-            if let constraint = table.unmetConstraint(inserted) { throw FolderSyncError(.invalidConfiguration, constraint) }
+            if let constraint = table.unmetConstraint(inserted) {
+                throw FolderSyncError(.invalidConfiguration, constraint)
+            }
             state.rows[name, default: [:]][syncID] = inserted
             state.pending[row, default: [:]][State.createdMarker] = .unstaged
             for column in table.columns {
@@ -202,13 +213,17 @@ public final class InMemoryModelAdapter: ModelAdapter, SimulatorStore, Sendable 
     public func allRows() -> [CanonicalRow] {
         withState { state in
             tables.flatMap { table in
-                (state.rows[table.name] ?? [:]).map { CanonicalRow(table: table.name, syncID: $0.key, values: $0.value) }
+                (state.rows[table.name] ?? [:]).map {
+                    CanonicalRow(table: table.name, syncID: $0.key, values: $0.value)
+                }
             }.sorted()
         }
     }
 
     public func stamp(of key: ColumnKey, localClient: String) -> ChangeStamp? {
-        withState { $0.clocks[RowKey(table: key.table, syncID: key.syncID)]?[key.column]?.stamp(localClient: localClient) }
+        withState {
+            $0.clocks[RowKey(table: key.table, syncID: key.syncID)]?[key.column]?.stamp(localClient: localClient)
+        }
     }
 
     public func deletionStamp(table: String, syncID: String, localClient: String) -> ChangeStamp? {

@@ -1,7 +1,8 @@
-public import Foundation
 @_spi(ModelAdapter) public import FolderSync
+public import Foundation
 
-/// A local store the simulator can write to like an app and inspect like a test: a ``/FolderSync/ModelAdapter`` plus app-side writes.
+/// A local store the simulator can write to like an app and inspect like a test: a ``/FolderSync/ModelAdapter`` plus
+/// app-side writes.
 ///
 /// ``InMemoryModelAdapter`` conforms directly; a test wraps ``/FolderSync/GRDBStore`` (whose
 /// schema lives with the app) to run the same schedules on SQLite.

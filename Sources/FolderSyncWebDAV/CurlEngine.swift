@@ -16,16 +16,17 @@ import Glibc
 /// rounds a second), and a slow answer costs as much CPU as it takes. `curl_easy_perform` instead sleeps in
 /// poll(2) until a byte, its one-second speed check, or the timeout.
 ///
-/// Each attempt blocks one thread of the engine's own (``BlockingThreadPool``, never one of Swift's cooperative
-/// pool); at most ``maximumConcurrentRequests`` run at once, the others wait their turn without a thread. Easy handles are
-/// kept between requests, so their connections are reused. Timeouts: connecting, and going without any byte
-/// in either direction, are bounded by the request timeout (`CURLOPT_CONNECTTIMEOUT`, and the progress
-/// callback, which libcurl calls at least once a second); the whole transfer by the resource timeout.
-/// Cancellation is seen by the progress callback too.
+/// Each attempt blocks one thread of the engine's own (``BlockingThreadPool``, never one of Swift's cooperative pool);
+/// at most ``maximumConcurrentRequests`` run at once, the others wait their turn without a thread. Easy handles are
+/// kept between requests, so their connections are reused. Timeouts: connecting, and going without any byte in either
+/// direction, are bounded by the request timeout (`CURLOPT_CONNECTTIMEOUT`, and the progress callback, which libcurl
+/// calls at least once a second); the whole transfer by the resource timeout. Cancellation is seen by the progress
+/// callback too.
 final class CurlEngine: HTTPEngine {
     /// Like URLSession's `httpMaximumConnectionsPerHost`, which this engine replaces.
     static let maximumConcurrentRequests = 8
-    /// Bodies of unsuccessful answers are kept up to this size (they are error documents), the rest is read and dropped.
+    /// Bodies of unsuccessful answers are kept up to this size (they are error documents), the rest is read and
+    /// dropped.
     static let maximumErrorBodySize = 1 << 20
 
     private let timeouts: HTTPTimeouts
@@ -33,7 +34,8 @@ final class CurlEngine: HTTPEngine {
     private let idleHandles = Locked<[CurlHandle]>([])
     let threads = BlockingThreadPool(maximumThreads: CurlEngine.maximumConcurrentRequests, name: "FolderSync HTTP")
 
-    private static let globalInitialization: Bool = curl_global_init(3 /* CURL_GLOBAL_ALL */) == CURLE_OK
+    /// `curl_global_init(CURL_GLOBAL_ALL)`, the flag being a macro Swift does not import.
+    private static let globalInitialization: Bool = curl_global_init(3) == CURLE_OK
 
     init(timeouts: HTTPTimeouts) {
         self.timeouts = timeouts
@@ -43,12 +45,15 @@ final class CurlEngine: HTTPEngine {
         for handle in idleHandles.withLock({ $0 }) { curl_easy_cleanup(handle.raw) }
     }
 
-    func perform(_ request: HTTPRequest, downloadingTo download: URL?, maximumBodySize: Int64?) async throws -> HTTPResponse {
+    func perform(_ request: HTTPRequest, downloadingTo download: URL?, maximumBodySize: Int64?) async throws
+        -> HTTPResponse
+    {
         guard Self.globalInitialization else { throw TransportFailure.other("libcurl could not be initialized") }
         await slots.acquire()
         defer { slots.release() }
-        let transfer = try CurlTransfer(request: request, download: download, maximumBodySize: maximumBodySize,
-                                        idleTimeout: timeouts.request)
+        let transfer = try CurlTransfer(
+            request: request, download: download, maximumBodySize: maximumBodySize,
+            idleTimeout: timeouts.request)
         let cancelled = transfer.cancelled
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
@@ -66,7 +71,7 @@ final class CurlEngine: HTTPEngine {
         var headerList: UnsafeMutablePointer<curl_slist>?
         defer {
             curl_slist_free_all(headerList)
-            curl_easy_reset(raw)   // keeps the handle's live connections for the next request
+            curl_easy_reset(raw)  // keeps the handle's live connections for the next request
             let kept = idleHandles.withLock { handles -> Bool in
                 guard handles.count < Self.maximumConcurrentRequests else { return false }
                 handles.append(handle)
@@ -127,7 +132,8 @@ final class CurlEngine: HTTPEngine {
     }
 }
 
-/// An easy handle kept for reuse; used by one thread at a time, handed between threads through the engine's `Locked` list.
+/// An easy handle kept for reuse; used by one thread at a time, handed between threads through the engine's `Locked`
+/// list.
 private struct CurlHandle {
     let raw: UnsafeMutableRawPointer?
 }
@@ -140,14 +146,22 @@ private struct CurlOptions {
     init(_ raw: UnsafeMutableRawPointer) { self.raw = raw }
 
     mutating func check(_ code: CURLcode) {
-        if code != CURLE_OK, failure == nil { failure = "libcurl refused an option (\(String(cString: curl_easy_strerror(code))))" }
+        if code != CURLE_OK, failure == nil {
+            failure = "libcurl refused an option (\(String(cString: curl_easy_strerror(code))))"
+        }
     }
 
     mutating func set(_ option: CURLoption, _ value: Int) { check(foldersync_curl_set_long(raw, option, value)) }
-    mutating func setOffset(_ option: CURLoption, _ value: Int64) { check(foldersync_curl_set_offset(raw, option, curl_off_t(value))) }
+    mutating func setOffset(_ option: CURLoption, _ value: Int64) {
+        check(foldersync_curl_set_offset(raw, option, curl_off_t(value)))
+    }
     mutating func set(_ option: CURLoption, _ value: String) { check(foldersync_curl_set_string(raw, option, value)) }
-    mutating func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer?) { check(foldersync_curl_set_pointer(raw, option, pointer)) }
-    mutating func set(_ option: CURLoption, list: UnsafeMutablePointer<curl_slist>?) { check(foldersync_curl_set_list(raw, option, list)) }
+    mutating func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer?) {
+        check(foldersync_curl_set_pointer(raw, option, pointer))
+    }
+    mutating func set(_ option: CURLoption, list: UnsafeMutablePointer<curl_slist>?) {
+        check(foldersync_curl_set_list(raw, option, list))
+    }
 }
 
 /// Turns a failing `CURLcode` into the transport's failure, in words.
@@ -156,13 +170,14 @@ private func transportFailure(_ code: CURLcode, detail: String) -> TransportFail
     case CURLE_OPERATION_TIMEDOUT: return .timedOut
     case CURLE_COULDNT_CONNECT: return .cannotConnect
     case CURLE_COULDNT_RESOLVE_HOST: return .cannotResolve
-    case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_SEND_FAIL_REWIND: return .connectionLost
+    case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_SEND_FAIL_REWIND:
+        return .connectionLost
     case CURLE_WEIRD_SERVER_REPLY, CURLE_UNSUPPORTED_PROTOCOL: return .noAnswer
     case CURLE_PEER_FAILED_VERIFICATION: return .tls("the server's certificate is not trusted")
     case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE,
-         CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS, CURLE_USE_SSL_FAILED,
-         CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_CRL_BADFILE,
-         CURLE_SSL_SHUTDOWN_FAILED:
+        CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS, CURLE_USE_SSL_FAILED,
+        CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_CRL_BADFILE,
+        CURLE_SSL_SHUTDOWN_FAILED:
         return .tls(detail.isEmpty ? nil : detail)
     default:
         return .other(detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail)
@@ -301,7 +316,9 @@ private final class CurlTransfer {
         }
         if text.isEmpty {
             // The end of the headers: a bounded read is refused by its announced size, before any byte of the body.
-            if isSuccess, let maximumBodySize, let length = headers["content-length"].flatMap(Int64.init), length > maximumBodySize {
+            if isSuccess, let maximumBodySize, let length = headers["content-length"].flatMap(Int64.init),
+                length > maximumBodySize
+            {
                 tooLarge = length
                 return false
             }
@@ -345,21 +362,22 @@ private final class CurlTransfer {
             close(downloadFile)
             downloadFile = -1
         }
-        let failure: TransportFailure? = if let tooLarge {
-            .bodyTooLarge(tooLarge)
-        } else if timedOut {
-            .timedOut
-        } else if isCancelled {
-            .cancelled
-        } else if let localFailure {
-            .localFile(localFailure)
-        } else if code != CURLE_OK {
-            transportFailure(code, detail: String(cString: errorBuffer.assumingMemoryBound(to: CChar.self)))
-        } else if finalStatus == 0 {
-            .noAnswer
-        } else {
-            nil
-        }
+        let failure: TransportFailure? =
+            if let tooLarge {
+                .bodyTooLarge(tooLarge)
+            } else if timedOut {
+                .timedOut
+            } else if isCancelled {
+                .cancelled
+            } else if let localFailure {
+                .localFile(localFailure)
+            } else if code != CURLE_OK {
+                transportFailure(code, detail: String(cString: errorBuffer.assumingMemoryBound(to: CChar.self)))
+            } else if finalStatus == 0 {
+                .noAnswer
+            } else {
+                nil
+            }
         if let failure {
             if let download { try? FileManager.default.removeItem(at: download) }
             throw failure
@@ -370,31 +388,40 @@ private final class CurlTransfer {
 
 // libcurl's callbacks: C functions, handed the transfer as their user data.
 
-private func curlRead(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
+private func curlRead(
+    _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?
+) -> Int {
     guard let buffer, let context else { return Int(CURL_READFUNC_ABORT) }
     return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue().read(into: buffer, capacity: size * count)
 }
 
 private func curlSeek(_ context: UnsafeMutableRawPointer?, _ offset: curl_off_t, _ origin: Int32) -> Int32 {
-    guard let context, origin == SEEK_SET else { return 2 /* CURL_SEEKFUNC_CANTSEEK */ }
+    // 2 is CURL_SEEKFUNC_CANTSEEK.
+    guard let context, origin == SEEK_SET else { return 2 }
     return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue().seek(to: Int64(offset)) ? 0 : 1
 }
 
-private func curlHeader(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
+private func curlHeader(
+    _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?
+) -> Int {
     guard let buffer, let context else { return 0 }
     let bytes = UnsafeRawBufferPointer(start: buffer, count: size * count)
     let line = String(decoding: bytes, as: UTF8.self)
     return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue().header(line) ? size * count : 0
 }
 
-private func curlWrite(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
+private func curlWrite(
+    _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?
+) -> Int {
     guard let buffer, let context else { return 0 }
     let bytes = UnsafeRawBufferPointer(start: buffer, count: size * count)
     return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue().write(bytes) ? size * count : 0
 }
 
-private func curlProgress(_ context: UnsafeMutableRawPointer?, _ downloadTotal: curl_off_t, _ downloaded: curl_off_t,
-                          _ uploadTotal: curl_off_t, _ uploaded: curl_off_t) -> Int32 {
+private func curlProgress(
+    _ context: UnsafeMutableRawPointer?, _ downloadTotal: curl_off_t, _ downloaded: curl_off_t,
+    _ uploadTotal: curl_off_t, _ uploaded: curl_off_t
+) -> Int32 {
     guard let context else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     return transfer.progress(downloaded: Int64(downloaded), uploaded: Int64(uploaded)) ? 0 : 1

@@ -18,17 +18,19 @@ enum HTTPDate {
     }
 
     private static let days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].map { Array($0.utf8) }
-    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"].map { Array($0.utf8) }
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"].map
+    { Array($0.utf8) }
 
     /// The preferred format, `Sun, 06 Nov 1994 08:49:37 GMT` (RFC 9110, 5.6.7), read without a formatter; `nil` for
     /// anything else, including a date that does not exist, which the formatters then judge.
     static func imfFixdate(_ text: String) -> Date? {
         let bytes = Array(text.utf8)
         guard bytes.count == 29, bytes[3] == UInt8(ascii: ","), bytes[4] == 0x20, bytes[7] == 0x20, bytes[11] == 0x20,
-              bytes[16] == 0x20, bytes[19] == UInt8(ascii: ":"), bytes[22] == UInt8(ascii: ":"), bytes[25] == 0x20,
-              bytes[26...] == [UInt8(ascii: "G"), UInt8(ascii: "M"), UInt8(ascii: "T")],
-              days.contains(where: { $0[...] == bytes[0..<3] }),
-              let month = months.firstIndex(where: { $0[...] == bytes[8..<11] }) else { return nil }
+            bytes[16] == 0x20, bytes[19] == UInt8(ascii: ":"), bytes[22] == UInt8(ascii: ":"), bytes[25] == 0x20,
+            bytes[26...] == [UInt8(ascii: "G"), UInt8(ascii: "M"), UInt8(ascii: "T")],
+            days.contains(where: { $0[...] == bytes[0..<3] }),
+            let month = months.firstIndex(where: { $0[...] == bytes[8..<11] })
+        else { return nil }
         func number(_ range: Range<Int>) -> Int? {
             var value = 0
             for byte in bytes[range] {
@@ -37,8 +39,10 @@ enum HTTPDate {
             }
             return value
         }
-        guard let day = number(5..<7), let year = number(12..<16), let hour = number(17..<19), let minute = number(20..<22),
-              let second = number(23..<25), hour < 24, minute < 60, second < 60, year >= 1970 else { return nil }
+        guard let day = number(5..<7), let year = number(12..<16), let hour = number(17..<19),
+            let minute = number(20..<22),
+            let second = number(23..<25), hour < 24, minute < 60, second < 60, year >= 1970
+        else { return nil }
         let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
         let lengths = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
         guard day >= 1, day <= lengths[month] else { return nil }

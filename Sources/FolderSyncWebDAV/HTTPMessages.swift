@@ -21,7 +21,8 @@ package struct HTTPRequest: Sendable {
         self.body = body
     }
 
-    /// GET, HEAD and PROPFIND may be followed to a redirect target; anything that sends content or changes state may not.
+    /// GET, HEAD and PROPFIND may be followed to a redirect target; anything that sends content or changes state may
+    /// not.
     var mayFollowRedirects: Bool { ["GET", "HEAD", "PROPFIND"].contains(method) }
 }
 

@@ -26,8 +26,10 @@ package final class HTTPTransport: Sendable {
     /// Requests sent (every attempt counts) and retries, for ``WebDAVFileSystem/statistics``.
     package let counters = Locked(WebDAVStatistics())
 
-    package init(baseURL: URL, credentials: WebDAVCredentials?, retry: WebDAVRetryPolicy,
-                 requestTimeout: TimeInterval, resourceTimeout: TimeInterval, authorize: Authorizer? = nil) {
+    package init(
+        baseURL: URL, credentials: WebDAVCredentials?, retry: WebDAVRetryPolicy,
+        requestTimeout: TimeInterval, resourceTimeout: TimeInterval, authorize: Authorizer? = nil
+    ) {
         let timeouts = HTTPTimeouts(request: requestTimeout, resource: resourceTimeout)
         engine = HTTPTransport.defaultEngine(timeouts: timeouts, credentials: credentials)
         self.credentials = credentials
@@ -62,22 +64,29 @@ package final class HTTPTransport: Sendable {
     /// - Parameter retriesLostAttempts: `false` for a request that must not be sent again as it is after an attempt
     ///   lost in transit (the server may still be carrying that attempt out): such a failure is thrown at once as a
     ///   ``LostAttempt``, and the caller sends another request (``WebDAVFileSystem``'s `PUT` picks a new name).
-    package func send(_ request: HTTPRequest, path: RemotePath, downloadingTo download: URL? = nil,
-                      maximumBodySize: Int? = nil, retriesLostAttempts: Bool = true) async throws -> HTTPResponse {
+    package func send(
+        _ request: HTTPRequest, path: RemotePath, downloadingTo download: URL? = nil,
+        maximumBodySize: Int? = nil, retriesLostAttempts: Bool = true
+    ) async throws -> HTTPResponse {
         var request = request
         var attempt = 1
         var redirects = 0
         var lostAttempt = false
         while true {
             // A request started by a task already cancelled would not be stopped by the cancellation handler.
-            if Task.isCancelled { throw FolderSyncError(.cancelled, "the request was cancelled", path: path.description) }
+            if Task.isCancelled {
+                throw FolderSyncError(.cancelled, "the request was cancelled", path: path.description)
+            }
             let response: HTTPResponse
             do {
                 counters.withLock { $0.requests += 1 }
-                response = try await engine.perform(prepared(request), downloadingTo: download,
-                                                     maximumBodySize: maximumBodySize.map(Int64.init))
+                response = try await engine.perform(
+                    prepared(request), downloadingTo: download,
+                    maximumBodySize: maximumBodySize.map(Int64.init))
             } catch let failure as TransportFailure {
-                if !retriesLostAttempts, failure.isTransient { throw LostAttempt(error: failure.error(path: path, server: server, timeout: requestTimeout)) }
+                if !retriesLostAttempts, failure.isTransient {
+                    throw LostAttempt(error: failure.error(path: path, server: server, timeout: requestTimeout))
+                }
                 guard failure.isTransient, attempt < retry.maximumAttempts else {
                     if case .bodyTooLarge(let size) = failure, let maximumBodySize {
                         try FolderSyncError.checkSize(size, maximumSize: maximumBodySize, path: path.description)
@@ -96,7 +105,8 @@ package final class HTTPTransport: Sendable {
             }
             if Self.isTransient(status: response.status), attempt < retry.maximumAttempts {
                 if let file = response.bodyFile { try? FileManager.default.removeItem(at: file) }
-                try await wait(afterAttempt: attempt, retryAfter: WebDAVRetryPolicy.retryAfter(response.header("Retry-After")))
+                try await wait(
+                    afterAttempt: attempt, retryAfter: WebDAVRetryPolicy.retryAfter(response.header("Retry-After")))
                 attempt += 1
                 continue
             }
@@ -137,10 +147,11 @@ package final class HTTPTransport: Sendable {
     /// Where a redirect of a request that may be re-sent safely points, when it stays on the same server.
     private func redirectTarget(of response: HTTPResponse, for request: HTTPRequest) -> URL? {
         guard [301, 302, 303, 307, 308].contains(response.status), request.mayFollowRedirects,
-              let location = response.header("Location"),
-              let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
-              target.scheme?.lowercased() == origin.scheme, target.host?.lowercased() == origin.host,
-              target.port == origin.port else { return nil }
+            let location = response.header("Location"),
+            let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
+            target.scheme?.lowercased() == origin.scheme, target.host?.lowercased() == origin.host,
+            target.port == origin.port
+        else { return nil }
         if let file = response.bodyFile { try? FileManager.default.removeItem(at: file) }
         return target
     }
@@ -169,10 +180,12 @@ protocol HTTPEngine: Sendable {
     ///   - maximumBodySize: A successful answer with a larger body fails with ``TransportFailure/bodyTooLarge(_:)``,
     ///     as soon as its size is known, without reading the rest.
     /// - Throws: ``TransportFailure`` when no complete answer came.
-    func perform(_ request: HTTPRequest, downloadingTo download: URL?, maximumBodySize: Int64?) async throws -> HTTPResponse
+    func perform(_ request: HTTPRequest, downloadingTo download: URL?, maximumBodySize: Int64?) async throws
+        -> HTTPResponse
 }
 
-/// What happened to a request that got no usable HTTP answer, before it is turned into a ``/FolderSync/FolderSyncError``.
+/// What happened to a request that got no usable HTTP answer, before it is turned into a
+/// ``/FolderSync/FolderSyncError``.
 enum TransportFailure: Error, Equatable {
     /// The server asked for credentials again after it was given them (URLSession only: libcurl returns the 401).
     case credentialsRefused
@@ -213,19 +226,25 @@ enum TransportFailure: Error, Equatable {
         case .noAnswer:
             return FolderSyncError(.remoteIOFailed, "\(server) answered something that is not HTTP", path: at)
         case .timedOut:
-            return FolderSyncError(.connectionFailed, "\(server) did not answer within \(Self.seconds(timeout))", path: at)
+            return FolderSyncError(
+                .connectionFailed, "\(server) did not answer within \(Self.seconds(timeout))", path: at)
         case .cannotConnect:
-            return FolderSyncError(.connectionFailed, "cannot connect to \(server): the connection was refused or failed", path: at)
+            return FolderSyncError(
+                .connectionFailed, "cannot connect to \(server): the connection was refused or failed", path: at)
         case .cannotResolve:
-            return FolderSyncError(.connectionFailed, "cannot find the server \(server): its name does not resolve", path: at)
+            return FolderSyncError(
+                .connectionFailed, "cannot find the server \(server): its name does not resolve", path: at)
         case .connectionLost:
-            return FolderSyncError(.connectionFailed, "the connection to \(server) was lost before the answer was complete", path: at)
+            return FolderSyncError(
+                .connectionFailed, "the connection to \(server) was lost before the answer was complete", path: at)
         case .tls(let reason):
-            return FolderSyncError(.tlsFailed, "the TLS connection to \(server) failed" + (reason.map { ": \($0)" } ?? ""), path: at)
+            return FolderSyncError(
+                .tlsFailed, "the TLS connection to \(server) failed" + (reason.map { ": \($0)" } ?? ""), path: at)
         case .cancelled:
             return FolderSyncError(.cancelled, "the request was cancelled", path: at)
         case .bodyTooLarge(let size):
-            return FolderSyncError(.corruptFile, "is at least \(size) bytes, more than such a file can hold; not read", path: at)
+            return FolderSyncError(
+                .corruptFile, "is at least \(size) bytes, more than such a file can hold; not read", path: at)
         case .localFile(let reason):
             return FolderSyncError(.localStoreFailed, reason, path: at)
         case .other(let reason):

@@ -1,5 +1,6 @@
 import FolderSync
 import Foundation
+
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
@@ -28,12 +29,18 @@ enum MultistatusParser {
         // which is dropped here; any other is refused (the text is UTF-8, checked, which is also XMLParser's default).
         // Checked byte by byte: Foundation's String search would copy the whole answer to UTF-16 first (on Linux).
         guard String(validating: data, as: UTF8.self) != nil, Self.find([0], in: data) == nil else {
-            throw FolderSyncError(.remoteIOFailed, "the server's PROPFIND answer cannot be read: it is not UTF-8 text", path: path.description)
+            throw FolderSyncError(
+                .remoteIOFailed, "the server's PROPFIND answer cannot be read: it is not UTF-8 text",
+                path: path.description)
         }
         var body = data[...]
-        if body.starts(with: "<?xml".utf8), let end = Self.find(Array("?>".utf8), in: body) { body = body[(end + 2)...] }
+        if body.starts(with: "<?xml".utf8), let end = Self.find(Array("?>".utf8), in: body) {
+            body = body[(end + 2)...]
+        }
         guard Self.find(Array("<?".utf8), in: body) == nil else {
-            throw FolderSyncError(.remoteIOFailed, "the server's PROPFIND answer cannot be read: it has a processing instruction", path: path.description)
+            throw FolderSyncError(
+                .remoteIOFailed, "the server's PROPFIND answer cannot be read: it has a processing instruction",
+                path: path.description)
         }
         let parser = XMLParser(data: Data(body))
         parser.shouldProcessNamespaces = true
@@ -43,9 +50,12 @@ enum MultistatusParser {
         let finished = parser.parse()
         if !finished || parser.parserError != nil || !delegate.sawMultistatus || delegate.depth != 0 {
             // In words: XMLParser's NSError prints as `NSXMLParserErrorDomain Code=5 "(null)"`.
-            let reason = parser.parserError == nil ? "it is cut off or is not a complete multistatus document"
+            let reason =
+                parser.parserError == nil
+                ? "it is cut off or is not a complete multistatus document"
                 : "it is cut off or is not well-formed XML (XML error \((parser.parserError! as NSError).code) at line \(parser.lineNumber))"
-            throw FolderSyncError(.remoteIOFailed, "the server's PROPFIND answer cannot be read: \(reason)", path: path.description)
+            throw FolderSyncError(
+                .remoteIOFailed, "the server's PROPFIND answer cannot be read: \(reason)", path: path.description)
         }
         return delegate.entries
     }
@@ -56,7 +66,10 @@ enum MultistatusParser {
             guard let first = pattern.first, bytes.count >= pattern.count else { return nil }
             var offset = 0
             while offset + pattern.count <= bytes.count {
-                guard let found = memchr(bytes.baseAddress! + offset, Int32(first), bytes.count - pattern.count + 1 - offset) else { return nil }
+                guard
+                    let found = memchr(
+                        bytes.baseAddress! + offset, Int32(first), bytes.count - pattern.count + 1 - offset)
+                else { return nil }
                 let at = bytes.baseAddress!.distance(to: UnsafeRawPointer(found))
                 if pattern.indices.allSatisfy({ bytes[at + $0] == pattern[$0] }) { return at }
                 offset = at + 1
@@ -76,8 +89,10 @@ enum MultistatusParser {
         private var propstatOK = true
         private var responseOK = true
 
-        func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
-                    qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
+        func parser(
+            _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+            qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]
+        ) {
             depth += 1
             let name = namespaceURI == "DAV:" ? elementName : "?" + elementName
             stack.append(name)
@@ -97,9 +112,13 @@ enum MultistatusParser {
 
         func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
 
-        func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) { text += String(decoding: CDATABlock, as: UTF8.self) }
+        func parser(_ parser: XMLParser, foundCDATA block: Data) {
+            text += String(decoding: block, as: UTF8.self)
+        }
 
-        func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
+        func parser(
+            _ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?
+        ) {
             depth -= 1
             let name = stack.popLast() ?? ""
             // Trimmed only for the elements read below, not for every container.

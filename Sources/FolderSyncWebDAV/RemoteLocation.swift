@@ -10,9 +10,11 @@ public import Foundation
 ///   (seconds; 30 by default), and credentials allowed over clear `http://` to another machine only with
 ///   `FOLDERSYNC_WEBDAV_ALLOW_HTTP=1` (``WebDAVFileSystem/Configuration/allowsInsecureCredentials``).
 public enum RemoteLocation {
-    /// Seconds an attempt of a WebDAV request may wait for the server (``WebDAVFileSystem/Configuration/requestTimeout``).
+    /// Seconds an attempt of a WebDAV request may wait for the server
+    /// (``WebDAVFileSystem/Configuration/requestTimeout``).
     public static let timeoutVariable = "FOLDERSYNC_WEBDAV_TIMEOUT"
-    /// `1` lets credentials go over clear `http://` to another machine (``WebDAVFileSystem/Configuration/allowsInsecureCredentials``).
+    /// `1` lets credentials go over clear `http://` to another machine
+    /// (``WebDAVFileSystem/Configuration/allowsInsecureCredentials``).
     public static let allowHTTPVariable = "FOLDERSYNC_WEBDAV_ALLOW_HTTP"
 
     /// Whether `location` names a WebDAV share rather than a folder.
@@ -26,18 +28,25 @@ public enum RemoteLocation {
     ///   - location: A folder path, a `file://` URL, or an `http://` or `https://` URL.
     ///   - environment: Where WebDAV credentials are read from; the process's environment by default.
     /// - Throws: ``/FolderSync/FolderSyncError`` with `invalidConfiguration` for an unsupported or invalid URL, an
-    ///   invalid timeout, or credentials over clear `http://` to another machine without `FOLDERSYNC_WEBDAV_ALLOW_HTTP=1`;
-    ///   `remoteUnavailable` when a local folder does not exist (a share not mounted). Messages never show a password.
-    public static func fileSystem(for location: String,
-                                  environment: [String: String] = ProcessInfo.processInfo.environment) throws -> any RemoteFileSystem {
+    ///   invalid timeout, or credentials over clear `http://` to another machine without
+    ///   `FOLDERSYNC_WEBDAV_ALLOW_HTTP=1`; `remoteUnavailable` when a local folder does not exist (a share not
+    ///   mounted). Messages never show a password.
+    public static func fileSystem(
+        for location: String,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> any RemoteFileSystem {
         if isWebDAV(location) {
             guard let url = URL(string: location) else {
                 throw FolderSyncError(.invalidConfiguration, "not a valid URL", path: redacted(location))
             }
-            var configuration = WebDAVFileSystem.Configuration(baseURL: url, credentials: WebDAVCredentials.fromEnvironment(environment))
+            var configuration = WebDAVFileSystem.Configuration(
+                baseURL: url, credentials: WebDAVCredentials.fromEnvironment(environment))
             if let text = environment[timeoutVariable] {
-                guard let seconds = TimeInterval(text.trimmingCharacters(in: .whitespaces)), seconds > 0, seconds.isFinite else {
-                    throw FolderSyncError(.invalidConfiguration, "\(timeoutVariable)=\(text) is not a number of seconds above 0")
+                guard let seconds = TimeInterval(text.trimmingCharacters(in: .whitespaces)), seconds > 0,
+                    seconds.isFinite
+                else {
+                    throw FolderSyncError(
+                        .invalidConfiguration, "\(timeoutVariable)=\(text) is not a number of seconds above 0")
                 }
                 configuration.requestTimeout = seconds
             }
@@ -51,15 +60,17 @@ public enum RemoteLocation {
         }
         let lowered = location.lowercased()
         if lowered.contains("://") && !lowered.hasPrefix("file://") {
-            throw FolderSyncError(.invalidConfiguration, "unsupported location: use a folder path, file://, http:// or https://",
-                                  path: redacted(location))
+            throw FolderSyncError(
+                .invalidConfiguration, "unsupported location: use a folder path, file://, http:// or https://",
+                path: redacted(location))
         }
         let path = lowered.hasPrefix("file://") ? (URL(string: location)?.path ?? location) : location
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw FolderSyncError(.remoteUnavailable,
-                                  "the shared folder is not there (no such directory: not mounted, moved or removed)",
-                                  path: location)
+            throw FolderSyncError(
+                .remoteUnavailable,
+                "the shared folder is not there (no such directory: not mounted, moved or removed)",
+                path: location)
         }
         return FileManagerFileSystem(rootURL: URL(fileURLWithPath: path, isDirectory: true))
     }

@@ -11,7 +11,8 @@ extension StringProtocol where UTF8View: BidirectionalCollection {
         }
         let scalars = unicodeScalars
         guard let first = scalars.firstIndex(where: { !set.contains($0) }),
-              let last = scalars.lastIndex(where: { !set.contains($0) }) else { return "" }
+            let last = scalars.lastIndex(where: { !set.contains($0) })
+        else { return "" }
         var trimmed = String.UnicodeScalarView()
         trimmed.append(contentsOf: scalars[first...last])
         return String(trimmed)

@@ -1,5 +1,6 @@
 import FolderSync
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -30,10 +31,15 @@ final class URLSessionEngine: HTTPEngine {
 
     deinit { session.finishTasksAndInvalidate() }
 
-    func perform(_ request: HTTPRequest, downloadingTo download: URL?, maximumBodySize: Int64?) async throws -> HTTPResponse {
+    func perform(_ request: HTTPRequest, downloadingTo download: URL?, maximumBodySize: Int64?) async throws
+        -> HTTPResponse
+    {
         let response = try await send(request, downloadingTo: download)
         if let maximumBodySize, (200..<300).contains(response.status) {
-            let size = response.bodyFile.flatMap { try? FileManager.default.attributesOfItem(atPath: $0.path)[.size] as? NSNumber }
+            let size =
+                response.bodyFile.flatMap {
+                    try? FileManager.default.attributesOfItem(atPath: $0.path)[.size] as? NSNumber
+                }
                 .map(\.int64Value) ?? Int64(response.body.count)
             if size > maximumBodySize {
                 if let file = response.bodyFile { try? FileManager.default.removeItem(at: file) }
@@ -44,7 +50,8 @@ final class URLSessionEngine: HTTPEngine {
     }
 
     private func urlRequest(for request: HTTPRequest) -> URLRequest {
-        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeouts.request)
+        var urlRequest = URLRequest(
+            url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeouts.request)
         urlRequest.httpMethod = request.method
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         return urlRequest
@@ -57,7 +64,8 @@ final class URLSessionEngine: HTTPEngine {
         let taskBox = Locked<URLSessionTask?>(nil)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
-                let finish: @Sendable (URLSessionTask?, Data?, URL?, URLResponse?, (any Error)?) -> Void = { task, data, file, response, error in
+                let finish: @Sendable (URLSessionTask?, Data?, URL?, URLResponse?, (any Error)?) -> Void = {
+                    task, data, file, response, error in
                     let refused = task.map { delegate.wasRefused($0) } ?? false
                     if let task { delegate.forget(task) }
                     if refused {
@@ -70,8 +78,10 @@ final class URLSessionEngine: HTTPEngine {
                         for (name, value) in http.allHeaderFields {
                             headers[String(describing: name).lowercased()] = String(describing: value)
                         }
-                        continuation.resume(returning: HTTPResponse(status: http.statusCode, headers: headers,
-                                                                    body: data ?? Data(), bodyFile: file))
+                        continuation.resume(
+                            returning: HTTPResponse(
+                                status: http.statusCode, headers: headers,
+                                body: data ?? Data(), bodyFile: file))
                     } else {
                         continuation.resume(throwing: TransportFailure.noAnswer)
                     }
@@ -106,7 +116,9 @@ final class URLSessionEngine: HTTPEngine {
                             finish(box.withLock { $0 }, data, nil, response, error)
                         }
                     case .file(let file):
-                        let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
+                        let size =
+                            (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?
+                            .int64Value ?? 0
                         urlRequest.setValue(String(size), forHTTPHeaderField: "Content-Length")
                         task = session.uploadTask(with: urlRequest, fromFile: file) { data, response, error in
                             finish(box.withLock { $0 }, data, nil, response, error)
@@ -128,9 +140,12 @@ final class URLSessionEngine: HTTPEngine {
         guard let error = error as? URLError else { return .other("the request could not be sent") }
         switch error.code {
         case .secureConnectionFailed: return .tls("the handshake failed")
-        case .serverCertificateHasBadDate, .serverCertificateNotYetValid: return .tls("the server's certificate is out of date")
-        case .serverCertificateUntrusted, .serverCertificateHasUnknownRoot: return .tls("the server's certificate is not trusted")
-        case .clientCertificateRejected, .clientCertificateRequired: return .tls("the server wants a client certificate")
+        case .serverCertificateHasBadDate, .serverCertificateNotYetValid:
+            return .tls("the server's certificate is out of date")
+        case .serverCertificateUntrusted, .serverCertificateHasUnknownRoot:
+            return .tls("the server's certificate is not trusted")
+        case .clientCertificateRejected, .clientCertificateRequired:
+            return .tls("the server wants a client certificate")
         case .appTransportSecurityRequiresSecureConnection: return .tls("App Transport Security requires HTTPS")
         case .userAuthenticationRequired, .userCancelledAuthentication: return .credentialsRefused
         case .cancelled: return .cancelled
@@ -147,7 +162,9 @@ final class URLSessionEngine: HTTPEngine {
     /// On Linux, URLSession reports many TLS failures as "unknown" with OpenSSL's message (for example
     /// "SSL routines::wrong version number" when the server speaks plain HTTP).
     private static func mentionsTLS(_ error: URLError) -> Bool {
-        let text = (error as NSError).localizedDescription + " " + String(describing: (error as NSError).userInfo[NSUnderlyingErrorKey] ?? "")
+        let text =
+            (error as NSError).localizedDescription + " "
+            + String(describing: (error as NSError).userInfo[NSUnderlyingErrorKey] ?? "")
         return ["SSL", "TLS", "certificate"].contains { text.localizedCaseInsensitiveContains($0) }
     }
 }
@@ -181,8 +198,10 @@ final class SessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
         }
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
-                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
         #if canImport(Darwin)
         let method = challenge.protectionSpace.authenticationMethod
         if method == NSURLAuthenticationMethodServerTrust || method == NSURLAuthenticationMethodClientCertificate {
@@ -193,15 +212,19 @@ final class SessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
         let id = task.taskIdentifier
         let firstTime = state.withLock { $0.answered.insert(id).inserted }
         if firstTime, challenge.previousFailureCount == 0, let credentials {
-            completionHandler(.useCredential, URLCredential(user: credentials.user, password: credentials.password, persistence: .none))
+            completionHandler(
+                .useCredential,
+                URLCredential(user: credentials.user, password: credentials.password, persistence: .none))
         } else {
             state.withLock { _ = $0.refused.insert(id) }
             completionHandler(.cancelAuthenticationChallenge, nil)
         }
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
         completionHandler(nil)
     }
 }

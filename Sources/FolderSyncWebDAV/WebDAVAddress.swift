@@ -17,7 +17,8 @@ struct WebDAVAddress: Sendable {
 
     init(baseURL url: URL) throws {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil,
-              var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            var parts = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        else {
             throw FolderSyncError(.invalidConfiguration, "a WebDAV location must be an http:// or https:// URL")
         }
         parts.user = nil
@@ -90,8 +91,10 @@ struct WebDAVAddress: Sendable {
 
     private static func isUnreserved(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): true
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            true
         default: false
         }
     }

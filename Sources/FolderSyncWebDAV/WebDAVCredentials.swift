@@ -22,7 +22,9 @@ public struct WebDAVCredentials: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The credentials in `FOLDERSYNC_WEBDAV_USER` and `FOLDERSYNC_WEBDAV_PASSWORD`, or `nil` when the user is unset.
-    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> WebDAVCredentials? {
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> WebDAVCredentials?
+    {
         guard let user = environment[userVariable], !user.isEmpty else { return nil }
         return WebDAVCredentials(user: user, password: environment[passwordVariable] ?? "")
     }

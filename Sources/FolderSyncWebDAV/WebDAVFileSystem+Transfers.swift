@@ -1,5 +1,6 @@
 public import FolderSync
 public import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -7,16 +8,23 @@ import Darwin
 #endif
 
 extension WebDAVFileSystem {
-    /// Streams the file into `url` through a temporary file next to it, so `url` holds the old file or the whole new one.
+    /// Streams the file into `url` through a temporary file next to it, so `url` holds the old file or the whole new
+    /// one.
     public func download(_ path: RemotePath, toLocalFile url: URL) async throws {
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(TemporaryName.make(for: url.lastPathComponent))
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(
+            TemporaryName.make(for: url.lastPathComponent))
         defer { try? FileManager.default.removeItem(at: temporary) }
         let response = try await get(path, downloadingTo: temporary)
-        guard WebDAVStatus.isSuccess(response.status) else { throw WebDAVStatus.error(response.status, "GET", path: path) }
+        guard WebDAVStatus.isSuccess(response.status) else {
+            throw WebDAVStatus.error(response.status, "GET", path: path)
+        }
         if let expected = response.header("Content-Length").flatMap(Int64.init) {
-            let size = (try? FileManager.default.attributesOfItem(atPath: temporary.path)[.size] as? NSNumber)?.int64Value
+            let size = (try? FileManager.default.attributesOfItem(atPath: temporary.path)[.size] as? NSNumber)?
+                .int64Value
             guard size == expected else {
-                throw FolderSyncError(.remoteIOFailed, "the download stopped early (\(size ?? 0) of \(expected) bytes)", path: path.description)
+                throw FolderSyncError(
+                    .remoteIOFailed, "the download stopped early (\(size ?? 0) of \(expected) bytes)",
+                    path: path.description)
             }
         }
         let fd = open(temporary.path, O_RDONLY)

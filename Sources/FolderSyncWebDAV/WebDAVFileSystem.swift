@@ -26,8 +26,8 @@ public final class WebDAVFileSystem: RemoteFileSystem {
         /// fails and is retried (``retryPolicy``): 30 s by default.
         ///
         /// Waiting costs no CPU. A server that accepts connections and never answers holds a request for about
-        /// `retryPolicy.maximumAttempts × requestTimeout` plus the backoff waits: about 2 minutes by default.
-        /// The tools (`notes`, `foldersync`) take it from `FOLDERSYNC_WEBDAV_TIMEOUT` (seconds), through ``RemoteLocation``.
+        /// `retryPolicy.maximumAttempts × requestTimeout` plus the backoff waits: about 2 minutes by default. The tools
+        /// (`notes`, `foldersync`) take it from `FOLDERSYNC_WEBDAV_TIMEOUT` (seconds), through ``RemoteLocation``.
         public var requestTimeout: TimeInterval = 30
         /// How long one transfer may take in all, however long the file.
         public var resourceTimeout: TimeInterval = 3600
@@ -63,10 +63,10 @@ public final class WebDAVFileSystem: RemoteFileSystem {
     /// How long one attempt of a request may wait for the server (``Configuration/requestTimeout``).
     public var requestTimeout: TimeInterval { transport.requestTimeout }
 
-    /// A file system on the share the configuration names; it makes no request until used.
-    /// - Throws: ``/FolderSync/FolderSyncError/Code/invalidConfiguration`` when the URL is not a valid `http` or `https`
-    ///   URL, or when it would send credentials over clear `http://` to another machine without
-    ///   ``Configuration/allowsInsecureCredentials``.
+    /// A file system on the share the configuration names; it makes no request until used. - Throws:
+    /// ``/FolderSync/FolderSyncError/Code/invalidConfiguration`` when the URL is not a valid `http` or `https` URL, or
+    /// when it would send credentials over clear `http://` to another machine without
+    /// ``Configuration/allowsInsecureCredentials``.
     public init(configuration: Configuration) throws {
         var credentials = configuration.credentials
         if credentials == nil, let user = configuration.baseURL.user {
@@ -76,14 +76,17 @@ public final class WebDAVFileSystem: RemoteFileSystem {
         }
         address = try WebDAVAddress(baseURL: configuration.baseURL)
         if credentials != nil, !configuration.allowsInsecureCredentials, address.baseURL.scheme?.lowercased() == "http",
-           !Self.isLoopback(address.baseURL.host) {
-            throw FolderSyncError(.invalidConfiguration,
-                                  "refusing to send the WebDAV password in clear over http:// to \(address.baseURL.host ?? "the server"): "
-                                  + "use https://, or allow it explicitly (allowsInsecureCredentials, FOLDERSYNC_WEBDAV_ALLOW_HTTP=1)",
-                                  path: address.baseURL.absoluteString)
+            !Self.isLoopback(address.baseURL.host)
+        {
+            throw FolderSyncError(
+                .invalidConfiguration,
+                "refusing to send the WebDAV password in clear over http:// to \(address.baseURL.host ?? "the server"): "
+                    + "use https://, or allow it explicitly (allowsInsecureCredentials, FOLDERSYNC_WEBDAV_ALLOW_HTTP=1)",
+                path: address.baseURL.absoluteString)
         }
-        transport = HTTPTransport(baseURL: address.baseURL, credentials: credentials, retry: configuration.retryPolicy,
-                                  requestTimeout: configuration.requestTimeout, resourceTimeout: configuration.resourceTimeout)
+        transport = HTTPTransport(
+            baseURL: address.baseURL, credentials: credentials, retry: configuration.retryPolicy,
+            requestTimeout: configuration.requestTimeout, resourceTimeout: configuration.resourceTimeout)
     }
 
     /// A file system on the share at `baseURL`, with default timeouts and retries.
@@ -92,9 +95,11 @@ public final class WebDAVFileSystem: RemoteFileSystem {
     ///   - credentials: Who to authenticate as, in place of the URL's user information.
     ///   - allowsInsecureCredentials: Whether credentials may go over clear `http://` to another machine
     ///     (``Configuration/allowsInsecureCredentials``).
-    /// - Throws: ``/FolderSync/FolderSyncError/Code/invalidConfiguration`` when the URL is not a valid `http` or `https`
-    ///   URL, or would send credentials in clear to another machine without `allowsInsecureCredentials`.
-    public convenience init(baseURL: URL, credentials: WebDAVCredentials? = nil, allowsInsecureCredentials: Bool = false) throws {
+    /// - Throws: ``/FolderSync/FolderSyncError/Code/invalidConfiguration`` when the URL is not a valid `http` or
+    ///   `https` URL, or would send credentials in clear to another machine without `allowsInsecureCredentials`.
+    public convenience init(
+        baseURL: URL, credentials: WebDAVCredentials? = nil, allowsInsecureCredentials: Bool = false
+    ) throws {
         var configuration = Configuration(baseURL: baseURL, credentials: credentials)
         configuration.allowsInsecureCredentials = allowsInsecureCredentials
         try self.init(configuration: configuration)
@@ -117,11 +122,14 @@ public final class WebDAVFileSystem: RemoteFileSystem {
         var items: [RemoteItem] = []
         for (components, entry) in listing.entries {
             if components == path.components {
-                guard entry.isCollection else { throw FolderSyncError(.remoteItemNotFound, "not a folder", path: path.description) }
+                guard entry.isCollection else {
+                    throw FolderSyncError(.remoteItemNotFound, "not a folder", path: path.description)
+                }
                 continue
             }
             guard components.count == path.components.count + 1, components.starts(with: path.components),
-                  let name = components.last, Self.isUsableName(name) else { continue }
+                let name = components.last, Self.isUsableName(name)
+            else { continue }
             items.append(Self.item(named: name, entry, serverDate: listing.serverDate))
         }
         return items
@@ -139,13 +147,17 @@ public final class WebDAVFileSystem: RemoteFileSystem {
     ///
     /// An answer that cannot be parsed (cut off by a dropped connection, or garbled) is asked for again, as
     /// transient failures are, before it is an error.
-    private func propfind(_ path: RemotePath, depth: String) async throws -> (entries: [([String], MultistatusEntry)], serverDate: Date?)? {
-        let body = Data("""
+    private func propfind(_ path: RemotePath, depth: String) async throws -> (
+        entries: [([String], MultistatusEntry)], serverDate: Date?
+    )? {
+        let body = Data(
+            """
             <?xml version="1.0" encoding="utf-8"?>
             <D:propfind xmlns:D="DAV:"><D:prop><D:resourcetype/><D:getcontentlength/><D:getetag/><D:getlastmodified/></D:prop></D:propfind>
             """.utf8)
-        let request = HTTPRequest(method: "PROPFIND", url: address.url(for: path, directory: depth == "1"),
-                                  headers: ["Depth": depth, "Content-Type": "application/xml; charset=utf-8"], body: .data(body))
+        let request = HTTPRequest(
+            method: "PROPFIND", url: address.url(for: path, directory: depth == "1"),
+            headers: ["Depth": depth, "Content-Type": "application/xml; charset=utf-8"], body: .data(body))
         var attempt = 1
         while true {
             let response = try await transport.send(request, path: path)
@@ -157,7 +169,7 @@ public final class WebDAVFileSystem: RemoteFileSystem {
                     address.path(forHref: entry.href).map { ($0, entry) }
                 }
                 return (entries, response.header("Date").flatMap(HTTPDate.parse))
-            } catch where attempt < transport.maximumAttempts {
+            } catch  where attempt < transport.maximumAttempts {
                 try await transport.wait(afterAttempt: attempt, retryAfter: nil)
                 attempt += 1
             }
@@ -173,9 +185,10 @@ public final class WebDAVFileSystem: RemoteFileSystem {
     }
 
     private static func item(named name: String, _ entry: MultistatusEntry, serverDate: Date?) -> RemoteItem {
-        RemoteItem(name: name, kind: entry.isCollection ? .directory : .file,
-                   size: entry.isCollection ? nil : entry.contentLength,
-                   modificationDate: entry.lastModified, etag: entry.etag ?? derivedVersionTag(entry, serverDate: serverDate))
+        RemoteItem(
+            name: name, kind: entry.isCollection ? .directory : .file,
+            size: entry.isCollection ? nil : entry.contentLength,
+            modificationDate: entry.lastModified, etag: entry.etag ?? derivedVersionTag(entry, serverDate: serverDate))
     }
 
     /// How much older than the server's clock a file's last modification must be for its date and size to
@@ -194,7 +207,8 @@ public final class WebDAVFileSystem: RemoteFileSystem {
     /// server's storage is stamped by the server's clock (not a remote file system with a clock of its own).
     static func derivedVersionTag(_ entry: MultistatusEntry, serverDate: Date?) -> String? {
         guard !entry.isCollection, let modified = entry.lastModified, let size = entry.contentLength, let serverDate,
-              serverDate.timeIntervalSince(modified) >= settledAge else { return nil }
+            serverDate.timeIntervalSince(modified) >= settledAge
+        else { return nil }
         return "modified-\(Int64(modified.timeIntervalSince1970.rounded(.down)))-size-\(size)"
     }
 
@@ -208,7 +222,9 @@ public final class WebDAVFileSystem: RemoteFileSystem {
 
     public func read(_ path: RemotePath) async throws -> Data {
         let response = try await get(path)
-        guard WebDAVStatus.isSuccess(response.status) else { throw WebDAVStatus.error(response.status, "GET", path: path) }
+        guard WebDAVStatus.isSuccess(response.status) else {
+            throw WebDAVStatus.error(response.status, "GET", path: path)
+        }
         return response.body
     }
 
@@ -216,7 +232,9 @@ public final class WebDAVFileSystem: RemoteFileSystem {
     /// the rest of a larger file is not downloaded, and no request is spent on a size check first.
     public func read(_ path: RemotePath, maximumSize: Int) async throws -> Data {
         let response = try await get(path, maximumSize: maximumSize)
-        guard WebDAVStatus.isSuccess(response.status) else { throw WebDAVStatus.error(response.status, "GET", path: path) }
+        guard WebDAVStatus.isSuccess(response.status) else {
+            throw WebDAVStatus.error(response.status, "GET", path: path)
+        }
         try FolderSyncError.checkSize(Int64(response.body.count), maximumSize: maximumSize, path: path.description)
         return response.body
     }
@@ -230,8 +248,9 @@ public final class WebDAVFileSystem: RemoteFileSystem {
     func get(_ path: RemotePath, downloadingTo file: URL? = nil, maximumSize: Int? = nil) async throws -> HTTPResponse {
         var response = HTTPResponse(status: 0, headers: [:], body: Data())
         for _ in 0..<WebDAVFileSystem.lookupsForMissingFile {
-            response = try await transport.send(HTTPRequest(method: "GET", url: address.url(for: path)), path: path,
-                                                downloadingTo: file, maximumBodySize: maximumSize)
+            response = try await transport.send(
+                HTTPRequest(method: "GET", url: address.url(for: path)), path: path,
+                downloadingTo: file, maximumBodySize: maximumSize)
             guard response.status == 404 else { return response }
         }
         return response
@@ -257,8 +276,9 @@ public final class WebDAVFileSystem: RemoteFileSystem {
         var response: HTTPResponse
         while true {
             temporary = path.parent.appending(TemporaryName.make(for: path.name))
-            let put = HTTPRequest(method: "PUT", url: address.url(for: temporary),
-                                  headers: ["Content-Type": "application/octet-stream"], body: body)
+            let put = HTTPRequest(
+                method: "PUT", url: address.url(for: temporary),
+                headers: ["Content-Type": "application/octet-stream"], body: body)
             do {
                 response = try await transport.send(put, path: path, retriesLostAttempts: false)
                 break
@@ -271,9 +291,12 @@ public final class WebDAVFileSystem: RemoteFileSystem {
         guard WebDAVStatus.isSuccess(response.status) else {
             if response.status >= 500 { await removeLeftovers(of: temporary) }
             // RFC 4918 says 409; nginx answers 500 and rclone 404 to a PUT into a missing folder: say what it means.
-            if response.status == 404 || response.status >= 500, !path.parent.isRoot, try await item(at: path.parent) == nil {
-                throw FolderSyncError(.remoteItemNotFound, "PUT answered HTTP \(response.status): the parent folder does not exist",
-                                      path: path.parent.description)
+            if response.status == 404 || response.status >= 500, !path.parent.isRoot,
+                try await item(at: path.parent) == nil
+            {
+                throw FolderSyncError(
+                    .remoteItemNotFound, "PUT answered HTTP \(response.status): the parent folder does not exist",
+                    path: path.parent.description)
             }
             throw WebDAVStatus.error(response.status, "PUT", path: response.status == 409 ? path.parent : path)
         }
@@ -305,7 +328,8 @@ public final class WebDAVFileSystem: RemoteFileSystem {
             if WebDAVStatus.isSuccess(response.status) { return }
         }
         if response.followedLostAttempt, [404, 412].contains(response.status),
-           try await lostMoveSucceeded(from: source, to: destination) {
+            try await lostMoveSucceeded(from: source, to: destination)
+        {
             return
         }
         if response.status != 412, try await item(at: source) == nil {
@@ -314,15 +338,23 @@ public final class WebDAVFileSystem: RemoteFileSystem {
         }
         switch response.status {
         case 409: throw WebDAVStatus.error(409, "MOVE", path: destination.parent)
-        case 412 where replacing: throw FolderSyncError(.remoteIOFailed, "MOVE answered HTTP 412 although overwriting was allowed", path: destination.description)
+        case 412 where replacing:
+            throw FolderSyncError(
+                .remoteIOFailed, "MOVE answered HTTP 412 although overwriting was allowed",
+                path: destination.description)
         default: throw WebDAVStatus.error(response.status, "MOVE", path: destination)
         }
     }
 
-    private func sendMove(from source: RemotePath, to destination: RemotePath, replacing: Bool, folders: Bool) async throws -> HTTPResponse {
-        let request = HTTPRequest(method: "MOVE", url: address.url(for: source, directory: folders),
-                                  headers: ["Destination": address.url(for: destination, directory: folders).absoluteString,
-                                            "Overwrite": replacing ? "T" : "F"])
+    private func sendMove(from source: RemotePath, to destination: RemotePath, replacing: Bool, folders: Bool)
+        async throws -> HTTPResponse
+    {
+        let request = HTTPRequest(
+            method: "MOVE", url: address.url(for: source, directory: folders),
+            headers: [
+                "Destination": address.url(for: destination, directory: folders).absoluteString,
+                "Overwrite": replacing ? "T" : "F",
+            ])
         return try await transport.send(request, path: destination)
     }
 
@@ -338,13 +370,16 @@ public final class WebDAVFileSystem: RemoteFileSystem {
     /// refuses that (nginx answers 409 for a folder named without its slash, Apache 400 below a file), a PROPFIND
     /// says what is there: nothing (done), or a folder, deleted again by its folder URL.
     public func remove(_ path: RemotePath) async throws {
-        guard !path.isRoot else { throw FolderSyncError(.permissionDenied, "the root of the share cannot be removed", path: "/") }
+        guard !path.isRoot else {
+            throw FolderSyncError(.permissionDenied, "the root of the share cannot be removed", path: "/")
+        }
         var response = try await transport.send(HTTPRequest(method: "DELETE", url: address.url(for: path)), path: path)
         if response.status == 404 || response.status == 410 { return }
         if [400, 409].contains(response.status) {
             guard let existing = try await item(at: path) else { return }
             if existing.kind == .directory {
-                response = try await transport.send(HTTPRequest(method: "DELETE", url: address.url(for: path, directory: true)), path: path)
+                response = try await transport.send(
+                    HTTPRequest(method: "DELETE", url: address.url(for: path, directory: true)), path: path)
                 if response.status == 404 || response.status == 410 { return }
             }
         }
@@ -356,7 +391,8 @@ public final class WebDAVFileSystem: RemoteFileSystem {
 
     public func createDirectory(at path: RemotePath) async throws {
         guard !path.isRoot else { return }
-        let response = try await transport.send(HTTPRequest(method: "MKCOL", url: address.url(for: path, directory: true)), path: path)
+        let response = try await transport.send(
+            HTTPRequest(method: "MKCOL", url: address.url(for: path, directory: true)), path: path)
         switch response.status {
         case 200..<300: return
         case 403, 405: try await requireFolder(at: path, afterMKCOL: response.status)
@@ -364,11 +400,13 @@ public final class WebDAVFileSystem: RemoteFileSystem {
             // A parent is missing: create the parents first, then this folder. A folder of the root answered 409 is the
             // shared folder itself missing on the server (a volume emptied under the share's path): it is not made.
             guard path.components.count > 1 else {
-                throw FolderSyncError(.remoteUnavailable, "the shared folder is not there on the server (MKCOL answered HTTP 409)",
-                                      path: address.baseURL.path)
+                throw FolderSyncError(
+                    .remoteUnavailable, "the shared folder is not there on the server (MKCOL answered HTTP 409)",
+                    path: address.baseURL.path)
             }
             try await createDirectory(at: path.parent)
-            let again = try await transport.send(HTTPRequest(method: "MKCOL", url: address.url(for: path, directory: true)), path: path)
+            let again = try await transport.send(
+                HTTPRequest(method: "MKCOL", url: address.url(for: path, directory: true)), path: path)
             if WebDAVStatus.isSuccess(again.status) { return }
             guard [403, 405].contains(again.status) else { throw WebDAVStatus.error(again.status, "MKCOL", path: path) }
             try await requireFolder(at: path, afterMKCOL: again.status)
@@ -382,7 +420,9 @@ public final class WebDAVFileSystem: RemoteFileSystem {
     /// (`EEXIST`: devices registering at the same moment); a 403 with no folder there is a refusal.
     private func requireFolder(at path: RemotePath, afterMKCOL status: Int) async throws {
         let existing = try await item(at: path)
-        if existing?.kind == .file { throw FolderSyncError(.remoteItemExists, "a file is in the way", path: path.description) }
+        if existing?.kind == .file {
+            throw FolderSyncError(.remoteItemExists, "a file is in the way", path: path.description)
+        }
         if status == 403 && existing == nil { throw WebDAVStatus.error(status, "MKCOL", path: path) }
     }
 }

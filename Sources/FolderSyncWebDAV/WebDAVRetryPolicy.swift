@@ -28,12 +28,14 @@ public struct WebDAVRetryPolicy: Sendable {
     ///   - maximumRetryAfter: The longest wait a `Retry-After` header may ask for.
     ///   - sleep: Waits between attempts; `Task.sleep` by default.
     ///   - random: Returns a number in `0..<1` for jitter.
-    public init(maximumAttempts: Int = 4,
-                initialDelay: Duration = .milliseconds(250),
-                maximumDelay: Duration = .seconds(20),
-                maximumRetryAfter: Duration = .seconds(60),
-                sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
-                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+    public init(
+        maximumAttempts: Int = 4,
+        initialDelay: Duration = .milliseconds(250),
+        maximumDelay: Duration = .seconds(20),
+        maximumRetryAfter: Duration = .seconds(60),
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
         self.maximumAttempts = max(1, maximumAttempts)
         self.initialDelay = initialDelay
         self.maximumDelay = maximumDelay

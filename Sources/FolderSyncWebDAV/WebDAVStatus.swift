@@ -13,13 +13,17 @@ enum WebDAVStatus {
         // nginx, for one, also answers 409 to a DELETE of a folder named without its trailing slash.
         case 409 where ["PUT", "MKCOL", "MOVE", "COPY"].contains(operation):
             return FolderSyncError(.remoteItemNotFound, "\(what): the parent folder does not exist", path: at)
-        case 409: return FolderSyncError(.remoteIOFailed, "\(what): the server refused it as a conflict with what is there", path: at)
+        case 409:
+            return FolderSyncError(
+                .remoteIOFailed, "\(what): the server refused it as a conflict with what is there", path: at)
         case 412: return FolderSyncError(.remoteItemExists, "\(what): already exists", path: at)
         case 507: return FolderSyncError(.remoteFull, "\(what): the server has no space left", path: at)
         case 413: return FolderSyncError(.remoteFull, "\(what): the file is larger than the server accepts", path: at)
         case 423: return FolderSyncError(.remoteIOFailed, "\(what): the item is locked", path: at)
-        case 429: return FolderSyncError(.remoteIOFailed, "\(what): the server is still too busy after retries", path: at)
-        case 300..<400: return FolderSyncError(.remoteIOFailed, "\(what): redirects are not followed for this request", path: at)
+        case 429:
+            return FolderSyncError(.remoteIOFailed, "\(what): the server is still too busy after retries", path: at)
+        case 300..<400:
+            return FolderSyncError(.remoteIOFailed, "\(what): redirects are not followed for this request", path: at)
         case 500..<600: return FolderSyncError(.remoteIOFailed, "\(what): server error", path: at)
         default: return FolderSyncError(.remoteIOFailed, what, path: at)
         }

@@ -23,7 +23,7 @@ func runFoldersync() async -> Int32 {
         return ToolExit.couldNotCheck
     } catch {
         if Foldersync.exitCode(for: error) == .success {
-            print(Foldersync.fullMessage(for: error))   // --help, help
+            print(Foldersync.fullMessage(for: error))  // --help, help
             return ToolExit.success
         }
         let message = Foldersync.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"

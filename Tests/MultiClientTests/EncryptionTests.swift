@@ -1,15 +1,18 @@
+import Crypto
 import Foundation
+import GRDB
+import Logging
 import Testing
+
 @_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 @testable import TestSupport
-import GRDB
-import Crypto
-import Logging
 
 @Suite("End-to-end encryption")
 struct EncryptionTests {
-    static let secrets = ["Quarterly plan for Zanzibar", "the vault code is 4711", "Holidays-Folder", "urgent-tag-xyzzy",
-                          "Private Notes Of Ann", "Ann's laptop secret"]
+    static let secrets = [
+        "Quarterly plan for Zanzibar", "the vault code is 4711", "Holidays-Folder", "urgent-tag-xyzzy",
+        "Private Notes Of Ann", "Ann's laptop secret",
+    ]
 
     /// Three clients write every kind of secret, one uploads a whole store, the third bootstraps from it.
     private func threeClientSync(_ directory: TemporaryDirectory, encrypted: Bool) async throws -> URL {
@@ -20,19 +23,24 @@ struct EncryptionTests {
             let store = try NotesSchema.open(folder.appendingPathComponent("notes.sqlite"))
             let app = ApplicationSyncManager(remote: remote, environment: Fixture.quietEnvironment())
             if encrypted { app.encryptionHandler = { _ in .password("correct horse battery staple") } }
-            try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)",
-                                         clientDescription: description, userInfo: ["owner": "Ann's laptop secret"]))
+            try await app.register(
+                .init(
+                    applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)",
+                    clientDescription: description, userInfo: ["owner": "Ann's laptop secret"]))
             let document = try await DocumentSyncManager(
                 applicationSyncManager: app,
-                registering: .init(documentIdentifier: "DOC", documentDescription: "Private Notes Of Ann",
-                                   helperDirectory: folder.appendingPathComponent("helper")),
+                registering: .init(
+                    documentIdentifier: "DOC", documentDescription: "Private Notes Of Ann",
+                    helperDirectory: folder.appendingPathComponent("helper")),
                 store: store, remoteDocumentCreationHandler: { _ in true })
             return TestClient(app: app, document: document, store: store)
         }
         let a = try await client("A", description: "Ann's laptop secret")
         let b = try await client("B", description: "phone")
         try a.execute("INSERT INTO folders VALUES ('f1', 'Holidays-Folder')")
-        try a.execute("INSERT INTO notes VALUES ('n1', 'Quarterly plan for Zanzibar', ?, 'f1')", [String(repeating: "the vault code is 4711. ", count: 50)])
+        try a.execute(
+            "INSERT INTO notes VALUES ('n1', 'Quarterly plan for Zanzibar', ?, 'f1')",
+            [String(repeating: "the vault code is 4711. ", count: 50)])
         try b.execute("INSERT INTO tags VALUES ('t1', 'urgent-tag-xyzzy')")
         try await converge(a, b)
         try b.execute("INSERT INTO note_tags VALUES ('nt1', 'n1', 't1')")
@@ -57,7 +65,8 @@ struct EncryptionTests {
             for secret in Self.secrets {
                 #expect(bytes.range(of: Data(secret.utf8)) == nil, "\(path) contains \(secret)")
             }
-            let clear = path.hasSuffix("/FormatVersion.plist") || path.hasSuffix("/ReadMe.txt")
+            let clear =
+                path.hasSuffix("/FormatVersion.plist") || path.hasSuffix("/ReadMe.txt")
                 || path.hasSuffix("/Encryption/EncryptionKey.plist") || path.contains("/IntegrityKey/")
             #expect(clear || bytes.prefix(8) == SealedFileHeader.magic, "\(path) is not sealed")
         }
@@ -77,33 +86,45 @@ struct EncryptionTests {
     func wrongPassword() async throws {
         let directory = TemporaryDirectory()
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
-        let a = try await TestClient.encrypted(remote, name: "A", in: directory, answers: EncryptionAnswers(.password("right")))
+        let a = try await TestClient.encrypted(
+            remote, name: "A", in: directory, answers: EncryptionAnswers(.password("right")))
         try a.execute("INSERT INTO notes(id, title) VALUES ('a1', 'from A')")
         try await a.sync()
 
         // B has local data of its own before it first registers.
         let storeURL = directory.subdirectory("B").appendingPathComponent("notes.sqlite")
         let local = try NotesSchema.open(storeURL)
-        try await local.database.write { try $0.execute(sql: "INSERT INTO notes(id, title) VALUES ('b0', 'B offline')") }
+        try await local.database.write {
+            try $0.execute(sql: "INSERT INTO notes(id, title) VALUES ('b0', 'B offline')")
+        }
         let localBefore = try NotesSchema.dump(local)
-        let pendingBefore = try await local.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(StoreSchema.pendingChangesTable)") }
+        let pendingBefore = try await local.database.read {
+            try Int.fetchOne($0, sql: "SELECT count(*) FROM \(StoreSchema.pendingChangesTable)")
+        }
 
         let wrong = EncryptionAnswers(.password("wrong"), .password("Right"), .cancel)
         await #expect {
             _ = try await TestClient.encrypted(remote, name: "B", in: directory, answers: wrong)
         } throws: { ($0 as? FolderSyncError)?.code == .wrongPassword }
         #expect(wrong.asked == [.passwordNeeded, .wrongPassword, .wrongPassword])
-        #expect(!FileManager.default.fileExists(atPath: directory.subdirectory("B").appendingPathComponent("keys").path))
+        #expect(
+            !FileManager.default.fileExists(atPath: directory.subdirectory("B").appendingPathComponent("keys").path))
 
         let cancelled = EncryptionAnswers(.cancel)
         await #expect {
             _ = try await TestClient.encrypted(remote, name: "B", in: directory, answers: cancelled)
         } throws: { ($0 as? FolderSyncError)?.code == .registrationCancelled }
         #expect(try NotesSchema.dump(local) == localBefore, "the local store changed")
-        #expect(try await local.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(StoreSchema.pendingChangesTable)") }
+        #expect(
+            try await local.database.read {
+                try Int.fetchOne($0, sql: "SELECT count(*) FROM \(StoreSchema.pendingChangesTable)")
+            }
                 == pendingBefore)
-        #expect(try await remote.contentsOfDirectory(at: try RemoteLayout(applicationIdentifier: "com.example.notes").clientDevicesDirectory)
-                    .map(\.name) == ["client-A"], "B registered although its password was wrong")
+        #expect(
+            try await remote.contentsOfDirectory(
+                at: try RemoteLayout(applicationIdentifier: "com.example.notes").clientDevicesDirectory
+            )
+            .map(\.name) == ["client-A"], "B registered although its password was wrong")
 
         let retried = EncryptionAnswers(.password("wrong"), .password("right"))
         let b = try await TestClient.encrypted(remote, name: "B", in: directory, answers: retried)
@@ -117,7 +138,8 @@ struct EncryptionTests {
     func savedKey() async throws {
         let directory = TemporaryDirectory()
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
-        _ = try await TestClient.encrypted(remote, name: "A", in: directory, answers: EncryptionAnswers(.password("hunter2-password")))
+        _ = try await TestClient.encrypted(
+            remote, name: "A", in: directory, answers: EncryptionAnswers(.password("hunter2-password")))
         let keyFile = FileEncryptionKeyStore(directory: directory.subdirectory("A").appendingPathComponent("keys"))
             .fileURL(for: "com.example.notes")
         let attributes = try FileManager.default.attributesOfItem(atPath: keyFile.path)
@@ -132,14 +154,20 @@ struct EncryptionTests {
     }
 
     /// A and B of an encrypted document; A has published two change sets.
-    private func twoChangeSets(_ directory: TemporaryDirectory) async throws -> (TestClient, FileManagerFileSystem, [RemotePath]) {
+    private func twoChangeSets(_ directory: TemporaryDirectory) async throws -> (
+        TestClient, FileManagerFileSystem, [RemotePath]
+    ) {
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
-        let a = try await TestClient.encrypted(remote, name: "A", in: directory, answers: EncryptionAnswers(.password("pw")))
-        let b = try await TestClient.encrypted(remote, name: "B", in: directory, answers: EncryptionAnswers(.password("pw")))
+        let a = try await TestClient.encrypted(
+            remote, name: "A", in: directory, answers: EncryptionAnswers(.password("pw")))
+        let b = try await TestClient.encrypted(
+            remote, name: "B", in: directory, answers: EncryptionAnswers(.password("pw")))
         try b.execute("INSERT INTO notes(id, title) VALUES ('b1', 'B was here')")
         try await b.sync()
         for n in 1...2 {
-            try a.execute("INSERT INTO notes(id, title, body) VALUES (?, 'from A', ?)", ["a\(n)", String(repeating: "text ", count: 100 * n)])
+            try a.execute(
+                "INSERT INTO notes(id, title, body) VALUES (?, 'from A', ?)",
+                ["a\(n)", String(repeating: "text ", count: 100 * n)])
             try await a.sync()
         }
         let folder = a.document.relativePathToThisDocumentSyncChangesThisClientDirectory
@@ -148,8 +176,11 @@ struct EncryptionTests {
         return (b, remote, paths)
     }
 
-    /// B's sync goes on without the tampered change set: a warning names it, and nothing of it (or after it) is applied.
-    private func expectTampered(_ b: TestClient, path: RemotePath, kind: SyncWarning.Kind = .unreadableFile) async throws {
+    /// B's sync goes on without the tampered change set: a warning names it, and nothing of it (or after it) is
+    /// applied.
+    private func expectTampered(_ b: TestClient, path: RemotePath, kind: SyncWarning.Kind = .unreadableFile)
+        async throws
+    {
         let before = try NotesSchema.dump(b.store)
         let ledgerBefore = try b.store.appliedChangeSets()
         let report = try await b.sync()
@@ -158,13 +189,18 @@ struct EncryptionTests {
         #expect(try b.store.appliedChangeSets() == ledgerBefore, "the ledger changed")
     }
 
-    @Test("A flipped byte anywhere in an encrypted change set is skipped with a warning naming it; the local store is unchanged")
+    @Test(
+        "A flipped byte anywhere in an encrypted change set is skipped with a warning naming it; the local store is unchanged"
+    )
     func flippedByte() async throws {
         let directory = TemporaryDirectory()
         let (b, remote, paths) = try await twoChangeSets(directory)
         let bytes = try await remote.read(paths[0])
         // Every byte but the format version's: magic, chunk size, salt, ciphertext, tags.
-        for offset in [0, 7, 12, 13, 16, 47, SealedFileHeader.size, SealedFileHeader.size + 1, bytes.count / 2, bytes.count - 17, bytes.count - 1] {
+        for offset in [
+            0, 7, 12, 13, 16, 47, SealedFileHeader.size, SealedFileHeader.size + 1, bytes.count / 2, bytes.count - 17,
+            bytes.count - 1,
+        ] {
             var damaged = bytes
             damaged[offset] ^= 0x01
             try await remote.write(damaged, to: paths[0])
@@ -182,11 +218,14 @@ struct EncryptionTests {
         #expect(try b.value("SELECT count(*) FROM notes") == "3")
     }
 
-    @Test("Two change sets swapped are skipped with a warning naming the file; a sealed marker copied over another client's is ignored, and the folder listed instead")
+    @Test(
+        "Two change sets swapped are skipped with a warning naming the file; a sealed marker copied over another client's is ignored, and the folder listed instead"
+    )
     func swappedFiles() async throws {
         let directory = TemporaryDirectory()
         let (b, remote, paths) = try await twoChangeSets(directory)
-        let first = try await remote.read(paths[0]), second = try await remote.read(paths[1])
+        let first = try await remote.read(paths[0])
+        let second = try await remote.read(paths[1])
         try await remote.write(second, to: paths[0])
         try await remote.write(first, to: paths[1])
         try await expectTampered(b, path: paths[0])
@@ -194,10 +233,13 @@ struct EncryptionTests {
         try await remote.write(first, to: paths[0])
         try await remote.write(second, to: paths[1])
         let layout = try RemoteLayout(applicationIdentifier: "com.example.notes")
-        let markerA = layout.recentSyncFile("DOC", client: "client-A"), markerB = layout.recentSyncFile("DOC", client: "client-B")
+        let markerA = layout.recentSyncFile("DOC", client: "client-A")
+        let markerB = layout.recentSyncFile("DOC", client: "client-B")
         try await remote.write(try await remote.read(markerB), to: markerA)
         let report = try await b.sync()
-        #expect(report.warnings.contains { $0.kind == .unreadableFile && $0.path == markerA.description }, "\(report.warnings)")
+        #expect(
+            report.warnings.contains { $0.kind == .unreadableFile && $0.path == markerA.description },
+            "\(report.warnings)")
         #expect(report.changeSetsApplied == 2, "A's change sets, found by listing its folder, are intact")
     }
 
@@ -206,9 +248,12 @@ struct EncryptionTests {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
         let remote = FileManagerFileSystem(rootURL: root)
-        let a = try await TestClient.encrypted(remote, name: "A", in: directory, answers: EncryptionAnswers(.password("old")))
-        let b = try await TestClient.encrypted(remote, name: "B", in: directory, answers: EncryptionAnswers(.password("old")))
-        let c = try await TestClient.encrypted(remote, name: "C", in: directory, answers: EncryptionAnswers(.password("old")))
+        let a = try await TestClient.encrypted(
+            remote, name: "A", in: directory, answers: EncryptionAnswers(.password("old")))
+        let b = try await TestClient.encrypted(
+            remote, name: "B", in: directory, answers: EncryptionAnswers(.password("old")))
+        let c = try await TestClient.encrypted(
+            remote, name: "C", in: directory, answers: EncryptionAnswers(.password("old")))
         try a.execute("INSERT INTO notes(id, title) VALUES ('a1', 'before the change')")
         try await converge(a, b, c)
         _ = try await a.document.uploadWholeStore()
@@ -242,7 +287,9 @@ struct EncryptionTests {
     final class PasswordDelegate: ApplicationSyncManagerDelegate {
         let answers: EncryptionAnswers
         init(_ answers: EncryptionAnswers) { self.answers = answers }
-        func applicationSyncManager(_ manager: ApplicationSyncManager, didPauseRegistrationFor request: EncryptionRequest) async -> EncryptionAnswer {
+        func applicationSyncManager(
+            _ manager: ApplicationSyncManager, didPauseRegistrationFor request: EncryptionRequest
+        ) async -> EncryptionAnswer {
             answers.answer(request)
         }
     }
@@ -273,7 +320,10 @@ struct EncryptionTests {
             let app = ApplicationSyncManager(remote: remote, environment: environment)
             app.delegate = delegate
             app.encryptionKeyStore = FileEncryptionKeyStore(directory: directory.subdirectory(name))
-            try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)", clientDescription: name))
+            try await app.register(
+                .init(
+                    applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)",
+                    clientDescription: name))
             return withExtendedLifetime(delegate) { app }
         }
         let first = EncryptionAnswers(.password("first-secret-pw"))
@@ -289,8 +339,11 @@ struct EncryptionTests {
         for secret in ["first-secret-pw", "wrong-secret-pw", "second-secret-pw"] {
             #expect(!logged.contains(secret))
         }
-        let savedKey = try #require(try FileEncryptionKeyStore(directory: directory.subdirectory("A")).passwordKey(for: "com.example.notes"))
-        #expect(!logged.contains(savedKey.base64EncodedString()) && !logged.contains(savedKey.map { String(format: "%02x", $0) }.joined()))
+        let savedKey = try #require(
+            try FileEncryptionKeyStore(directory: directory.subdirectory("A")).passwordKey(for: "com.example.notes"))
+        #expect(
+            !logged.contains(savedKey.base64EncodedString())
+                && !logged.contains(savedKey.map { String(format: "%02x", $0) }.joined()))
     }
 
     @Test("Two clients creating an encrypted application at the same moment end with one key both can read, 10 times")
@@ -301,7 +354,10 @@ struct EncryptionTests {
             func register(_ name: String) async throws -> ApplicationSyncManager {
                 let app = ApplicationSyncManager(remote: remote, environment: Fixture.quietEnvironment())
                 app.encryptionHandler = { _ in .password("shared") }
-                try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)", clientDescription: name))
+                try await app.register(
+                    .init(
+                        applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)",
+                        clientDescription: name))
                 return app
             }
             async let first = register("A")
@@ -311,16 +367,21 @@ struct EncryptionTests {
             #expect(a.shouldUseEncryption && b.shouldUseEncryption, "round \(round)")
             let deviceA = try await b.remote.read(layout.deviceInfoFile("client-A"))
             let deviceB = try await a.remote.read(layout.deviceInfoFile("client-B"))
-            #expect(try PropertyListFile.decode(DeviceInfo.self, from: deviceA, path: "A").clientIdentifier == "client-A")
-            #expect(try PropertyListFile.decode(DeviceInfo.self, from: deviceB, path: "B").clientIdentifier == "client-B")
+            #expect(
+                try PropertyListFile.decode(DeviceInfo.self, from: deviceA, path: "A").clientIdentifier == "client-A")
+            #expect(
+                try PropertyListFile.decode(DeviceInfo.self, from: deviceB, path: "B").clientIdentifier == "client-B")
         }
     }
 
-    @Test("Without a handler a new application is not encrypted and an encrypted one is refused with registrationCancelled")
+    @Test(
+        "Without a handler a new application is not encrypted and an encrypted one is refused with registrationCancelled"
+    )
     func unattended() async throws {
         let directory = TemporaryDirectory()
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
-        _ = try await TestClient.encrypted(remote, name: "A", in: directory, answers: EncryptionAnswers(.password("pw")))
+        _ = try await TestClient.encrypted(
+            remote, name: "A", in: directory, answers: EncryptionAnswers(.password("pw")))
         await #expect { _ = try await TestClient.make(remote, name: "B", in: directory) } throws: {
             ($0 as? FolderSyncError)?.code == .registrationCancelled
         }
@@ -335,13 +396,18 @@ struct SealedFileTests {
     let dataKey = SymmetricKey(size: .bits256)
     let path = try! RemotePath("com.example.notes/Documents/DOC/WholeStore/client-A/WholeStore.ticdsync")
 
-    @Test("Sealing and opening round-trip in memory and streaming, either way, at chunk boundaries",
-          arguments: [0, 1, SealedFileHeader.defaultChunkSize - 1, SealedFileHeader.defaultChunkSize, SealedFileHeader.defaultChunkSize + 1,
-                      3 * SealedFileHeader.defaultChunkSize + 17])
+    @Test(
+        "Sealing and opening round-trip in memory and streaming, either way, at chunk boundaries",
+        arguments: [
+            0, 1, SealedFileHeader.defaultChunkSize - 1, SealedFileHeader.defaultChunkSize,
+            SealedFileHeader.defaultChunkSize + 1,
+            3 * SealedFileHeader.defaultChunkSize + 17,
+        ])
     func roundTrip(size: Int) throws {
         let directory = TemporaryDirectory()
         let plain = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
-        let source = directory.url.appendingPathComponent("plain"), sealedURL = directory.url.appendingPathComponent("sealed")
+        let source = directory.url.appendingPathComponent("plain")
+        let sealedURL = directory.url.appendingPathComponent("sealed")
         let opened = directory.url.appendingPathComponent("opened")
         try plain.write(to: source)
         try SealedFile.seal(fileAt: source, to: sealedURL, dataKey: dataKey, path: path)
@@ -362,16 +428,26 @@ struct SealedFileTests {
         let handle = try FileHandle(forWritingTo: file)
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<48 {
-            try handle.write(contentsOf: Data((0..<(1 << 20) / 8).flatMap { _ in withUnsafeBytes(of: generator.next()) { Array($0) } }))
+            try handle.write(
+                contentsOf: Data(
+                    (0..<(1 << 20) / 8).flatMap { _ in withUnsafeBytes(of: generator.next()) { Array($0) } }))
         }
         try handle.close()
         // Measured in a process of its own: tests running in parallel here would blur it.
-        let result = try await ChildProcess("foldersync-test-worker", ["encrypted-transfer", "--remote", directory.subdirectory("remote").path,
-                                                                       "--file", file.path]).finish()
+        let result = try await ChildProcess(
+            "foldersync-test-worker",
+            [
+                "encrypted-transfer", "--remote", directory.subdirectory("remote").path,
+                "--file", file.path,
+            ]
+        ).finish()
         #expect(result.status == 0, "\(result.errors)")
-        let words = result.output.split(separator: " ").map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }
+        let words = result.output.split(separator: " ").map {
+            String($0).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
         try #require(words.count == 4, "\(result.output)")
-        let size = 48 << 20, chunks = size / SealedFileHeader.defaultChunkSize
+        let size = 48 << 20
+        let chunks = size / SealedFileHeader.defaultChunkSize
         #expect(Int(words[1]) == SealedFileHeader.size + size + chunks * SealedFileHeader.tagSize)
         let growth = try #require(Int(words[3]))
         #expect(growth < 16 << 20, "peak resident memory grew by \(growth) bytes moving a \(size)-byte file")
@@ -392,7 +468,9 @@ struct SealedFileTests {
             (Data("not sealed at all, just a plain file of some length".utf8), path, dataKey),
         ]
         for (bytes, at, key) in attempts {
-            #expect { try SealedFile.open(bytes, dataKey: key, path: at) } throws: { ($0 as? FolderSyncError)?.code == .tamperedFile }
+            #expect { try SealedFile.open(bytes, dataKey: key, path: at) } throws: {
+                ($0 as? FolderSyncError)?.code == .tamperedFile
+            }
         }
     }
 
@@ -403,46 +481,64 @@ struct SealedFileTests {
         #expect(layout.publishedPath(of: staged) == layout.wholeStoreFile("DOC", client: "client-A"))
         let marker = layout.recentSyncFile("DOC", client: "client-A")
         #expect(layout.publishedPath(of: marker.parent.appending(TemporaryName.make(for: marker.name))) == marker)
-        let quarantined = try RemotePath("com.example.notes/Quarantine/20260102T030405Z/Documents/DOC/RecentSyncs/client-A.recentsync")
+        let quarantined = try RemotePath(
+            "com.example.notes/Quarantine/20260102T030405Z/Documents/DOC/RecentSyncs/client-A.recentsync")
         #expect(layout.publishedPath(of: quarantined) == marker)
-        #expect(!layout.isEncryptedWhenEnabled(layout.formatVersionFile) && !layout.isEncryptedWhenEnabled(layout.encryptionKeyFile))
-        #expect(layout.isEncryptedWhenEnabled(layout.deviceInfoFile("client-A")) && layout.isEncryptedWhenEnabled(staged))
+        #expect(
+            !layout.isEncryptedWhenEnabled(layout.formatVersionFile)
+                && !layout.isEncryptedWhenEnabled(layout.encryptionKeyFile))
+        #expect(
+            layout.isEncryptedWhenEnabled(layout.deviceInfoFile("client-A")) && layout.isEncryptedWhenEnabled(staged))
     }
 }
 
 @Suite("foldersync on an encrypted folder")
 struct FoldersyncEncryptionTests {
-    @Test("foldersync reads an encrypted folder with --password-file or FOLDERSYNC_PASSWORD; without it or with a wrong one it stops")
+    @Test(
+        "foldersync reads an encrypted folder with --password-file or FOLDERSYNC_PASSWORD; without it or with a wrong one it stops"
+    )
     func tool() async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
         let remote = FileManagerFileSystem(rootURL: root)
-        let a = try await TestClient.encrypted(remote, name: "A", in: directory, answers: EncryptionAnswers(.password("s3cret pass")))
+        let a = try await TestClient.encrypted(
+            remote, name: "A", in: directory, answers: EncryptionAnswers(.password("s3cret pass")))
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'exported secret')")
         try await a.sync()
         _ = try await a.document.uploadWholeStore()
         let passwordFile = directory.url.appendingPathComponent("password")
         try "s3cret pass\n".write(to: passwordFile, atomically: true, encoding: .utf8)
 
-        let listed = try await FoldersyncTool.run(["documents", "list", "--remote", root.path, "--password-file", passwordFile.path])
+        let listed = try await FoldersyncTool.run([
+            "documents", "list", "--remote", root.path, "--password-file", passwordFile.path,
+        ])
         #expect(listed.status == 0 && listed.output.contains("Notes"), "\(listed.errors)")
-        let doctor = try await FoldersyncTool.run(["doctor", "--remote", root.path], environment: ["FOLDERSYNC_PASSWORD": "s3cret pass"])
+        let doctor = try await FoldersyncTool.run(
+            ["doctor", "--remote", root.path], environment: ["FOLDERSYNC_PASSWORD": "s3cret pass"])
         #expect(doctor.status == 0 && doctor.output.contains("Healthy"), "\(doctor.output)\(doctor.errors)")
         let output = directory.url.appendingPathComponent("out.sqlite").path
-        let exported = try await FoldersyncTool.run(["export", "--remote", root.path, "--document", "DOC", "--output", output,
-                                                     "--password-file", passwordFile.path])
+        let exported = try await FoldersyncTool.run([
+            "export", "--remote", root.path, "--document", "DOC", "--output", output,
+            "--password-file", passwordFile.path,
+        ])
         #expect(exported.status == 0, "\(exported.errors)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: output)).range(of: Data("exported secret".utf8)) != nil)
 
-        let sealedChangeSet = root.appendingPathComponent(a.document.relativePathToThisDocumentSyncChangesThisClientDirectory.description)
-        let changeSetName = try #require(try FileManager.default.contentsOfDirectory(atPath: sealedChangeSet.path).first)
-        let inspected = try await FoldersyncTool.run(["inspect", sealedChangeSet.appendingPathComponent(changeSetName).path])
+        let sealedChangeSet = root.appendingPathComponent(
+            a.document.relativePathToThisDocumentSyncChangesThisClientDirectory.description)
+        let changeSetName = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: sealedChangeSet.path).first)
+        let inspected = try await FoldersyncTool.run([
+            "inspect", sealedChangeSet.appendingPathComponent(changeSetName).path,
+        ])
         #expect(inspected.status == 2 && inspected.errors.contains("is encrypted"), "\(inspected.errors)")
 
         let missing = try await FoldersyncTool.run(["documents", "list", "--remote", root.path])
         #expect(missing.status == 2 && missing.errors.contains("is encrypted"), "\(missing.errors)")
         try "wrong pass\n".write(to: passwordFile, atomically: true, encoding: .utf8)
-        let wrong = try await FoldersyncTool.run(["clients", "list", "--remote", root.path, "--password-file", passwordFile.path])
+        let wrong = try await FoldersyncTool.run([
+            "clients", "list", "--remote", root.path, "--password-file", passwordFile.path,
+        ])
         #expect(wrong.status == 2 && wrong.errors.contains("wrongPassword"), "\(wrong.errors)")
         #expect(!wrong.errors.contains("wrong pass\n") && !wrong.output.contains("wrong pass"))
     }
@@ -452,7 +548,8 @@ struct FoldersyncEncryptionTests {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
         let remote = FileManagerFileSystem(rootURL: root)
-        let a = try await TestClient.encrypted(remote, name: "A", in: directory, answers: EncryptionAnswers(.password("pw-doctor")))
+        let a = try await TestClient.encrypted(
+            remote, name: "A", in: directory, answers: EncryptionAnswers(.password("pw-doctor")))
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'x')")
         try await a.sync()
         let folder = a.document.relativePathToThisDocumentSyncChangesThisClientDirectory
@@ -461,9 +558,11 @@ struct FoldersyncEncryptionTests {
         bytes[bytes.count / 2] ^= 0x80
         try await remote.write(bytes, to: path)
         let environment = ["FOLDERSYNC_PASSWORD": "pw-doctor"]
-        let checked = try await FoldersyncTool.run(["doctor", "--remote", root.path, "--repair"], environment: environment)
-        #expect(checked.output.contains(path.description) && checked.output.contains("fails authentication"),
-                "\(checked.output)\(checked.errors)")
+        let checked = try await FoldersyncTool.run(
+            ["doctor", "--remote", root.path, "--repair"], environment: environment)
+        #expect(
+            checked.output.contains(path.description) && checked.output.contains("fails authentication"),
+            "\(checked.output)\(checked.errors)")
         #expect(checked.output.contains("quarantined"), "\(checked.output)")
         #expect(!FileManager.default.fileExists(atPath: remote.url(for: path).path))
     }

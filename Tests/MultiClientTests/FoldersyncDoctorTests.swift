@@ -1,8 +1,9 @@
 import Foundation
+import GRDB
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import GRDB
 
 /// `foldersync doctor`, run as a binary against trees the library wrote, then damaged on purpose.
 @Suite("foldersync doctor")
@@ -40,7 +41,9 @@ struct FoldersyncDoctorTests {
 
     private func changeSets(_ root: URL, client: String) throws -> [URL] {
         let folder = root.appendingPathComponent("\(Self.document)/SyncChanges/\(client)")
-        return try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted().map { folder.appendingPathComponent($0) }
+        return try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted().map {
+            folder.appendingPathComponent($0)
+        }
     }
 
     @Test("A tree written by the library is healthy: exit 0, no findings")
@@ -68,9 +71,12 @@ struct FoldersyncDoctorTests {
         // 2. A sequence gap: B's change set 2 disappears.
         try FileManager.default.removeItem(at: try changeSets(root, client: "client-B")[1])
         // 3. A stray temporary two hours old, and one being written right now.
-        let stale = doc.appendingPathComponent("SyncChanges/client-A/\(TemporaryName.make(for: "000000000002-00000000-0000-4000-8000-000000000009.syncchg"))")
+        let stale = doc.appendingPathComponent(
+            "SyncChanges/client-A/\(TemporaryName.make(for: "000000000002-00000000-0000-4000-8000-000000000009.syncchg"))"
+        )
         try Data("half".utf8).write(to: stale)
-        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-7200)], ofItemAtPath: stale.path)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date().addingTimeInterval(-7200)], ofItemAtPath: stale.path)
         let fresh = doc.appendingPathComponent("RecentSyncs/\(TemporaryName.make(for: "client-B.recentsync"))")
         try Data("half".utf8).write(to: fresh)
         // 4. A second integrity key.
@@ -89,7 +95,9 @@ struct FoldersyncDoctorTests {
         let relative = { (url: URL) in String(url.path.dropFirst(root.path.count + 1)) }
         #expect(finding(.corruptChangeSet, relative(truncated))?.repair == .quarantine)
         #expect(finding(.corruptChangeSet, relative(truncated))?.message.contains("truncated") == true)
-        #expect(finding(.sequenceGap, "\(Self.document)/SyncChanges/client-B")?.message.contains("sequence 2 of client client-B is missing") == true)
+        #expect(
+            finding(.sequenceGap, "\(Self.document)/SyncChanges/client-B")?.message.contains(
+                "sequence 2 of client client-B is missing") == true)
         #expect(finding(.temporaryFile, relative(stale))?.repair == .remove)
         #expect(finding(.temporaryFile, relative(fresh))?.severity == .info)
         #expect(finding(.temporaryFile, relative(fresh))?.repair == nil)
@@ -106,23 +114,31 @@ struct FoldersyncDoctorTests {
         #expect(repaired.status == 1, "what repair cannot fix remains")
         let repairs = try #require(repairOutput.repairs)
         #expect(Set(repairs.map(\.path)) == [relative(truncated), relative(stale), relative(recent)])
-        #expect(!FileManager.default.fileExists(atPath: stale.path) && FileManager.default.fileExists(atPath: fresh.path))
+        #expect(
+            !FileManager.default.fileExists(atPath: stale.path) && FileManager.default.fileExists(atPath: fresh.path))
         for repair in repairs where repair.action == .quarantine {
             let destination = try #require(repair.destination)
             // Into the document's removed area, under the path it had below the document.
-            #expect(destination.hasPrefix("\(Self.document)/Removed/")
+            #expect(
+                destination.hasPrefix("\(Self.document)/Removed/")
                     && destination.hasSuffix(String(repair.path.dropFirst(Self.document.count))), "\(destination)")
-            #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent(destination).path), "nothing is deleted")
+            #expect(
+                FileManager.default.fileExists(atPath: root.appendingPathComponent(destination).path),
+                "nothing is deleted")
         }
         let remaining = try #require(repairOutput.remaining)
         #expect(remaining.allSatisfy { $0.repair == nil }, "\(remaining)")
-        #expect(Set(remaining.filter(\.isProblem).map(\.check)) == [.sequenceGap, .integrityKeyDuplicated, .unknownFile])
-        // Moving A's corrupt change set 1 aside leaves no gap while A's marker carries that set: readers take it from there.
+        #expect(
+            Set(remaining.filter(\.isProblem).map(\.check)) == [.sequenceGap, .integrityKeyDuplicated, .unknownFile])
+        // Moving A's corrupt change set 1 aside leaves no gap while A's marker carries that set: readers take it from
+        // there.
         #expect(!remaining.contains { $0.check == .sequenceGap && $0.path.hasSuffix("client-A") })
         #expect(remaining.contains { $0.check == .removedArea && $0.severity == .info })
         let (_, again) = try await doctor(root)
         // The same findings (messages aside: a temporary's age in seconds grows between the two runs).
-        func identity(_ findings: [DoctorFinding]) -> [String] { findings.map { "\($0.severity) \($0.check) \($0.path)" } }
+        func identity(_ findings: [DoctorFinding]) -> [String] {
+            findings.map { "\($0.severity) \($0.check) \($0.path)" }
+        }
         #expect(identity(again.findings) == identity(remaining))
 
         // The clients keep syncing through the repaired tree.
@@ -143,8 +159,11 @@ struct FoldersyncDoctorTests {
         let directory = TemporaryDirectory()
         let (root, _, _) = try await syncedTree(directory)
         let url = root.appendingPathComponent("\(Self.app)/FormatVersion.plist")
-        try PropertyListFile.encode(FormatVersionInfo(layoutVersion: RemoteLayout.formatVersion + 1, createdByClient: "x",
-                                                       creationDate: Fixture.date)).write(to: url)
+        try PropertyListFile.encode(
+            FormatVersionInfo(
+                layoutVersion: RemoteLayout.formatVersion + 1, createdByClient: "x",
+                creationDate: Fixture.date)
+        ).write(to: url)
         try Data("notes".utf8).write(to: root.appendingPathComponent("\(Self.document)/notes.txt"))
         let before = treeListing(of: root)
         let (result, output) = try await doctor(root, ["--repair"])
@@ -156,22 +175,29 @@ struct FoldersyncDoctorTests {
         #expect(text.output.contains("Nothing repaired: the tree's layout is newer than this tool's."))
     }
 
-    @Test("Misplaced and unknown files, a missing integrity key, a header that disagrees with its name, an unregistered client")
+    @Test(
+        "Misplaced and unknown files, a missing integrity key, a header that disagrees with its name, an unregistered client"
+    )
     func moreChecks() async throws {
         let directory = TemporaryDirectory()
         let (root, _, _) = try await syncedTree(directory)
         let doc = root.appendingPathComponent(Self.document)
         let setsOfB = try changeSets(root, client: "client-B")
         // B's change set 3 copied into A's folder under A's next name: its header says client-B.
-        let copy = doc.appendingPathComponent("SyncChanges/client-A/000000000002-00000000-0000-4000-8000-0000000000ff.syncchg")
+        let copy = doc.appendingPathComponent(
+            "SyncChanges/client-A/000000000002-00000000-0000-4000-8000-0000000000ff.syncchg")
         try FileManager.default.copyItem(at: setsOfB[2], to: copy)
         // A change set in the wrong folder.
-        try FileManager.default.copyItem(at: setsOfB[0], to: doc.appendingPathComponent("RecentSyncs/\(setsOfB[0].lastPathComponent)"))
+        try FileManager.default.copyItem(
+            at: setsOfB[0], to: doc.appendingPathComponent("RecentSyncs/\(setsOfB[0].lastPathComponent)"))
         // No integrity key.
         let keys = doc.appendingPathComponent("IntegrityKey")
-        for name in try FileManager.default.contentsOfDirectory(atPath: keys.path) { try FileManager.default.removeItem(at: keys.appendingPathComponent(name)) }
+        for name in try FileManager.default.contentsOfDirectory(atPath: keys.path) {
+            try FileManager.default.removeItem(at: keys.appendingPathComponent(name))
+        }
         // A client with a folder in the document but never registered.
-        try FileManager.default.createDirectory(at: doc.appendingPathComponent("SyncCommands/client-Ghost"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: doc.appendingPathComponent("SyncCommands/client-Ghost"), withIntermediateDirectories: true)
 
         let (result, output) = try await doctor(root, ["--document", "DOC"])
         #expect(result.status == 1)
@@ -179,7 +205,10 @@ struct FoldersyncDoctorTests {
         #expect(checks.contains("unappliableChangeSet SyncChanges/client-A/\(copy.lastPathComponent)"), "\(checks)")
         #expect(checks.contains("misplacedFile RecentSyncs/\(setsOfB[0].lastPathComponent)"), "\(checks)")
         #expect(checks.contains("integrityKeyMissing IntegrityKey"), "\(checks)")
-        #expect(output.findings.contains { $0.check == .clientNotRegistered && $0.path == "\(Self.app)/ClientDevices/client-Ghost/deviceInfo.plist" })
+        #expect(
+            output.findings.contains {
+                $0.check == .clientNotRegistered && $0.path == "\(Self.app)/ClientDevices/client-Ghost/deviceInfo.plist"
+            })
     }
 
     @Test("Could not check: exit 2 with one line naming the cause")
@@ -194,12 +223,17 @@ struct FoldersyncDoctorTests {
         ] {
             let result = try await FoldersyncTool.run(["doctor"] + arguments)
             #expect(result.status == 2, "\(arguments)")
-            #expect(result.output.isEmpty && result.errors.contains(cause) && result.errors.filter { $0 == "\n" }.count == 1, "\(result.errors)")
+            #expect(
+                result.output.isEmpty && result.errors.contains(cause)
+                    && result.errors.filter { $0 == "\n" }.count == 1, "\(result.errors)")
         }
-        try FileManager.default.createDirectory(at: root.appendingPathComponent("com.example.other/Documents"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: root.appendingPathComponent("com.example.other/Documents"), withIntermediateDirectories: true)
         let several = try await FoldersyncTool.run(["doctor", "--remote", root.path])
         #expect(several.status == 2)
-        #expect(several.errors.contains("several applications; choose one with --app (found: com.example.notes, com.example.other)"))
+        #expect(
+            several.errors.contains(
+                "several applications; choose one with --app (found: com.example.notes, com.example.other)"))
         let chosen = try await FoldersyncTool.run(["doctor", "--remote", root.path, "--app", Self.app])
         #expect(chosen.status == 0, "\(chosen.errors)")
     }

@@ -1,9 +1,10 @@
+import FolderSyncTesting
 import Foundation
 import GRDB
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
 
 /// `foldersync export` driven as an operator would, on a folder made by the library.
 @Suite("foldersync export")
@@ -22,9 +23,15 @@ struct FoldersyncExportTests {
         try await converge(a, b)
 
         let output = directory.url.appendingPathComponent("out.sqlite").path
-        let result = try await FoldersyncTool.run(["export", "--remote", root.path, "--document", "DOC", "--output", output, "--json"])
+        let result = try await FoldersyncTool.run([
+            "export", "--remote", root.path, "--document", "DOC", "--output", output, "--json",
+        ])
         #expect(result.status == 0, "\(result.errors)")
-        struct Summary: Decodable { var changeSetsApplied: Int; var rows: [String: Int]; var wholeStore: String? }
+        struct Summary: Decodable {
+            var changeSetsApplied: Int
+            var rows: [String: Int]
+            var wholeStore: String?
+        }
         let summary = try FoldersyncTool.json(Summary.self, result)
         #expect(summary.rows["notes"] == 2 && summary.wholeStore != nil && summary.changeSetsApplied == 1)
         let exported = try await DatabaseQueue(path: output).read { db in
@@ -32,7 +39,9 @@ struct FoldersyncExportTests {
         }
         #expect(try exported == NotesSchema.dump(a.store).filter { $0.hasPrefix("notes ") })
 
-        let again = try await FoldersyncTool.run(["export", "--remote", root.path, "--document", "DOC", "--output", output])
+        let again = try await FoldersyncTool.run([
+            "export", "--remote", root.path, "--document", "DOC", "--output", output,
+        ])
         #expect(again.status == 2 && again.errors.contains(output), "\(again.errors)")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
 
@@ -29,7 +30,7 @@ struct FoldersyncInspectTests {
         try a.execute("INSERT INTO folders(id, name) VALUES ('f1', 'Home')")
         try a.execute("INSERT INTO notes(id, title, body, folder_id) VALUES ('n1', 'Line \"one\"', NULL, 'f1')")
         try a.execute("INSERT INTO tags(id, name) VALUES ('t1', 'x')")
-        try a.execute("UPDATE tags SET name = 2.5 WHERE id = 't1'") // TEXT affinity: stored as the text "2.5"
+        try a.execute("UPDATE tags SET name = 2.5 WHERE id = 't1'")  // TEXT affinity: stored as the text "2.5"
         try a.execute("INSERT INTO tags(id, name) VALUES ('t2', x'00ff')")
         try await converge(a, b)
         let folder = root.appendingPathComponent("com.example.notes/Documents/DOC/SyncChanges/client-A")
@@ -51,7 +52,11 @@ struct FoldersyncInspectTests {
                     var value: JSONValue?
                     var base64: String?
                 }
-                struct Timestamp: Decodable { var hlc: UInt64; var time: String; var counter: Int }
+                struct Timestamp: Decodable {
+                    var hlc: UInt64
+                    var time: String
+                    var counter: Int
+                }
                 var column: String
                 var value: Value
                 var timestamp: Timestamp
@@ -65,10 +70,15 @@ struct FoldersyncInspectTests {
     }
 
     enum JSONValue: Decodable, Equatable {
-        case number(Double), string(String)
+        case number(Double)
+        case string(String)
         init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
-            if let number = try? container.decode(Double.self) { self = .number(number) } else { self = .string(try container.decode(String.self)) }
+            if let number = try? container.decode(Double.self) {
+                self = .number(number)
+            } else {
+                self = .string(try container.decode(String.self))
+            }
         }
     }
 
@@ -85,7 +95,10 @@ struct FoldersyncInspectTests {
         #expect(lines.contains("  changes         4"))
         let changes = lines.filter { !$0.hasPrefix(" ") && $0 != file.path }
         #expect(changes.count == 4)
-        #expect(changes.contains { $0.hasPrefix("insert notes n1 ") && $0.contains(#"title="Line \"one\""@"#) && $0.contains("body=NULL@") })
+        #expect(
+            changes.contains {
+                $0.hasPrefix("insert notes n1 ") && $0.contains(#"title="Line \"one\""@"#) && $0.contains("body=NULL@")
+            })
         #expect(changes.contains { $0.hasPrefix("insert tags t1 ") && $0.contains(#"name="2.5"@"#) })
         #expect(changes.contains { $0.hasPrefix("insert tags t2 ") && $0.contains("name=x'00ff'@") })
 
@@ -93,11 +106,14 @@ struct FoldersyncInspectTests {
         #expect(json.status == 0)
         let decoded = try FoldersyncTool.json(ChangeSetJSON.self, json)
         #expect(decoded.kind == "changeSet" && decoded.file == file.path)
-        #expect(decoded.header.clientIdentifier == "client-A" && decoded.header.sequence == 1 && decoded.header.changeCount == 4)
+        #expect(
+            decoded.header.clientIdentifier == "client-A" && decoded.header.sequence == 1
+                && decoded.header.changeCount == 4)
         #expect(decoded.changes.count == 4)
         let note = try #require(decoded.changes.first { $0.syncID == "n1" })
         #expect(note.kind == "insert" && note.table == "notes")
-        #expect(note.columns.first { $0.column == "title" }?.value == .init(type: "text", value: .string("Line \"one\"")))
+        #expect(
+            note.columns.first { $0.column == "title" }?.value == .init(type: "text", value: .string("Line \"one\"")))
         #expect(note.columns.first { $0.column == "body" }?.value == .init(type: "null"))
         let blob = try #require(decoded.changes.first { $0.syncID == "t2" }?.columns.first { $0.column == "name" })
         #expect(blob.value == .init(type: "blob", base64: "AP8="))
@@ -111,8 +127,9 @@ struct FoldersyncInspectTests {
         let directory = TemporaryDirectory()
         let (root, _) = try await tree(directory)
         let app = root.appendingPathComponent("com.example.notes")
-        let manifest = WholeStoreManifest(clientIdentifier: "client-A", wholeStoreIdentifier: "W1", creationDate: Fixture.date,
-                                          schemaVersion: 1, covers: ["client-A": 1], wholeStoreByteCount: 10, wholeStoreChecksum: 7)
+        let manifest = WholeStoreManifest(
+            clientIdentifier: "client-A", wholeStoreIdentifier: "W1", creationDate: Fixture.date,
+            schemaVersion: 1, covers: ["client-A": 1], wholeStoreByteCount: 10, wholeStoreChecksum: 7)
         let manifestURL = directory.url.appendingPathComponent("AppliedSyncChangeSets.ticdsync")
         try PropertyListFile.encode(manifest).write(to: manifestURL)
         let deleted = DeletedClientInfo(clientIdentifier: "client-C", deletedBy: "operator", deletionDate: Fixture.date)
@@ -122,11 +139,18 @@ struct FoldersyncInspectTests {
             (app.appendingPathComponent("FormatVersion.plist"), "formatVersion", "layoutVersion"),
             (app.appendingPathComponent("ClientDevices/client-A/deviceInfo.plist"), "deviceInfo", "clientDescription"),
             (app.appendingPathComponent("Documents/DOC/documentInfo.plist"), "documentInfo", "integrityKey"),
-            (app.appendingPathComponent("Documents/DOC/RecentSyncs/client-B.recentsync"), "recentSync", "acknowledgement"),
+            (
+                app.appendingPathComponent("Documents/DOC/RecentSyncs/client-B.recentsync"), "recentSync",
+                "acknowledgement"
+            ),
             (manifestURL, "appliedSyncChangeSets", "covers"),
             (deletedURL, "deletedClient", "deletedBy"),
         ]
-        struct Output: Decodable { var file: String; var kind: String; var contents: [String: JSONAny] }
+        struct Output: Decodable {
+            var file: String
+            var kind: String
+            var contents: [String: JSONAny]
+        }
         struct JSONAny: Decodable {}
         for (url, kind, key) in files {
             let text = try await FoldersyncTool.run(["inspect", url.path])
@@ -139,7 +163,9 @@ struct FoldersyncInspectTests {
         let recent = try await FoldersyncTool.run(["inspect", files[3].0.path])
         #expect(recent.output.contains("client-A=1"), "B acknowledges A's change set 1: \(recent.output)")
         let manifestText = try await FoldersyncTool.run(["inspect", manifestURL.path])
-        #expect(manifestText.output.contains("2026-01-02T03:04:05") && manifestText.output.contains("client-A=1"), "\(manifestText.output)")
+        #expect(
+            manifestText.output.contains("2026-01-02T03:04:05") && manifestText.output.contains("client-A=1"),
+            "\(manifestText.output)")
     }
 
     @Test("A bad file exits 2 with one line naming the file and the cause")
@@ -154,13 +180,17 @@ struct FoldersyncInspectTests {
         var plist = try String(contentsOf: recent, encoding: .utf8)
         plist = plist.replacingOccurrences(of: "<string>client-A</string>", with: "<string>client-Z</string>")
         try plist.write(to: recent, atomically: true, encoding: .utf8)
-        for (url, cause) in [(changeSet, "is truncated"), (garbage, "not a FolderSync file"), (recent, "fails its checksum"),
-                             (directory.url.appendingPathComponent("missing.syncchg"), "no such file")] {
+        for (url, cause) in [
+            (changeSet, "is truncated"), (garbage, "not a FolderSync file"), (recent, "fails its checksum"),
+            (directory.url.appendingPathComponent("missing.syncchg"), "no such file"),
+        ] {
             for json in [false, true] {
                 let result = try await FoldersyncTool.run(["inspect", url.path] + (json ? ["--json"] : []))
                 #expect(result.status == 2)
                 #expect(result.output.isEmpty, "nothing is printed before the file is verified")
-                #expect(result.errors.hasPrefix("foldersync: ") && result.errors.filter { $0 == "\n" }.count == 1, "\(result.errors)")
+                #expect(
+                    result.errors.hasPrefix("foldersync: ") && result.errors.filter { $0 == "\n" }.count == 1,
+                    "\(result.errors)")
                 #expect(result.errors.contains(url.path) && result.errors.contains(cause), "\(result.errors)")
             }
         }

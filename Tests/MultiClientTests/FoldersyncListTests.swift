@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
 @testable import foldersync
@@ -55,7 +56,9 @@ struct FoldersyncListTests {
         var clientsWithoutDocuments: [Unattached]
     }
 
-    @Test("documents list: identifier, description, clients, last activity and size, as a table and as JSON; writes nothing")
+    @Test(
+        "documents list: identifier, description, clients, last activity and size, as a table and as JSON; writes nothing"
+    )
     func documentsList() async throws {
         let directory = TemporaryDirectory()
         let scenario = try await MaintenanceScenario(directory)
@@ -92,7 +95,9 @@ struct FoldersyncListTests {
         let scenario = try await MaintenanceScenario(directory)
         let before = try scenario.fingerprint()
 
-        let json = try await FoldersyncTool.run(["clients", "list", "--remote", scenario.root.path, "--document", "DOC", "--json"])
+        let json = try await FoldersyncTool.run([
+            "clients", "list", "--remote", scenario.root.path, "--document", "DOC", "--json",
+        ])
         #expect(json.status == 0 && json.errors.isEmpty, "\(json.errors)")
         let listed = try FoldersyncTool.json(Clients.self, json)
         #expect(listed.clientsWithoutDocuments.isEmpty, "only with --document omitted")
@@ -100,27 +105,38 @@ struct FoldersyncListTests {
         #expect(listed.documents.count == 1 && document.identifier == "DOC" && document.description == "Notes")
         let clients = Dictionary(uniqueKeysWithValues: document.clients.map { ($0.identifier, $0) })
         #expect(clients.keys.sorted() == ["client-A", "client-B", "client-C"])
-        let a = try #require(clients["client-A"]), c = try #require(clients["client-C"])
+        let a = try #require(clients["client-A"])
+        let c = try #require(clients["client-C"])
         #expect(a.description == "A" && a.wholeStoreDate != nil && a.publishedSequence == 2 && !a.deleted)
-        #expect(!a.holdsVacuumBack && a.heldBack == HeldBack(changeSets: 0, bytes: 0, exclusiveChangeSets: 0, exclusiveBytes: 0))
+        #expect(
+            !a.holdsVacuumBack
+                && a.heldBack == HeldBack(changeSets: 0, bytes: 0, exclusiveChangeSets: 0, exclusiveBytes: 0))
         #expect(clients["client-B"]?.acknowledgement == ["client-A": 2])
         #expect(c.acknowledgement == ["client-A": 1, "client-B": 1])
         #expect(c.wholeStoreDate == nil)
         let silentSince = try #require(c.lastSync.flatMap(Self.date))
         #expect(abs(silentSince.timeIntervalSinceNow + MaintenanceScenario.silence) < 600)
         let a2 = try scenario.size(try scenario.changeSet("client-A", 2))
-        #expect(c.holdsVacuumBack && c.heldBack == HeldBack(changeSets: 1, bytes: a2, exclusiveChangeSets: 1, exclusiveBytes: a2))
+        #expect(
+            c.holdsVacuumBack
+                && c.heldBack == HeldBack(changeSets: 1, bytes: a2, exclusiveChangeSets: 1, exclusiveBytes: a2))
 
-        let text = try await FoldersyncTool.run(["clients", "list", "--remote", scenario.root.path, "--document", "DOC"])
+        let text = try await FoldersyncTool.run([
+            "clients", "list", "--remote", scenario.root.path, "--document", "DOC",
+        ])
         #expect(text.status == 0 && text.errors.isEmpty)
         let lines = text.output.split(separator: "\n").map(String.init)
         #expect(lines.count == 5, "\(text.output)")
         #expect(lines[0] == "Document DOC (Notes): 3 clients")
         #expect(lines[1].hasPrefix("  CLIENT    DESCRIPTION  LAST SYNC"))
         #expect(lines[1].contains("HOLDS VACUUM BACK") && lines[1].contains("ACKNOWLEDGED"))
-        #expect(lines[2].hasPrefix("  client-A  A  ") && lines[2].contains(" no ") && lines[2].hasSuffix("client-B 1"), "\(lines[2])")
+        #expect(
+            lines[2].hasPrefix("  client-A  A  ") && lines[2].contains(" no ") && lines[2].hasSuffix("client-B 1"),
+            "\(lines[2])")
         #expect(lines[4].hasPrefix("  client-C  C  ") && lines[4].contains("(100d ago)"), "\(lines[4])")
-        #expect(lines[4].contains("1 change set, \(Formatting.bytes(a2))") && lines[4].hasSuffix("client-A 1, client-B 1"), "\(lines[4])")
+        #expect(
+            lines[4].contains("1 change set, \(Formatting.bytes(a2))") && lines[4].hasSuffix("client-A 1, client-B 1"),
+            "\(lines[4])")
         #expect(try scenario.fingerprint() == before, "listing wrote to the shared folder")
     }
 
@@ -129,8 +145,9 @@ struct FoldersyncListTests {
         let directory = TemporaryDirectory()
         let scenario = try await MaintenanceScenario(directory)
         _ = try await TestClient.make(scenario.remote, name: "A2", in: directory, document: "OTHER")
-        let (app, configuration) = Fixture.application(scenario.remote, client: "client-D", description: "spare tablet",
-                                                       environment: Fixture.quietEnvironment())
+        let (app, configuration) = Fixture.application(
+            scenario.remote, client: "client-D", description: "spare tablet",
+            environment: Fixture.quietEnvironment())
         try await app.register(configuration)
 
         let json = try await FoldersyncTool.run(["clients", "list", "--remote", scenario.root.path, "--json"])
@@ -145,8 +162,11 @@ struct FoldersyncListTests {
         let text = try await FoldersyncTool.run(["clients", "list", "--remote", scenario.root.path])
         #expect(text.status == 0)
         #expect(text.output.contains("Document OTHER (Notes): 1 client\n"), "\(text.output)")
-        #expect(text.output.contains("Registered with com.example.notes but with no document: 1 client\n  CLIENT    DESCRIPTION   REGISTERED\n  client-D  spare tablet  "),
-                "\(text.output)")
+        #expect(
+            text.output.contains(
+                "Registered with com.example.notes but with no document: 1 client\n  CLIENT    DESCRIPTION   REGISTERED\n  client-D  spare tablet  "
+            ),
+            "\(text.output)")
     }
 
     @Test("An unknown or unsafe --document is one line on stderr naming it, exit 2")
@@ -154,7 +174,10 @@ struct FoldersyncListTests {
         let directory = TemporaryDirectory()
         let scenario = try await MaintenanceScenario(directory)
         for (arguments, cause) in [
-            (["clients", "list", "--document", "NOPE"], "--document NOPE: no such document in com.example.notes (found: DOC)"),
+            (
+                ["clients", "list", "--document", "NOPE"],
+                "--document NOPE: no such document in com.example.notes (found: DOC)"
+            ),
             (["vacuum", "--document", "NOPE"], "--document NOPE: no such document in com.example.notes (found: DOC)"),
             (["clients", "delete", "client-A", "--yes", "--document", "NOPE"], "--document NOPE: no such document"),
             (["clients", "list", "--document", "../x"], "invalidIdentifier"),
@@ -162,7 +185,9 @@ struct FoldersyncListTests {
             let result = try await FoldersyncTool.run(arguments + ["--remote", scenario.root.path])
             #expect(result.status == 2, "\(arguments)")
             #expect(result.output.isEmpty)
-            #expect(result.errors.hasPrefix("foldersync: ") && result.errors.filter { $0 == "\n" }.count == 1, "\(result.errors)")
+            #expect(
+                result.errors.hasPrefix("foldersync: ") && result.errors.filter { $0 == "\n" }.count == 1,
+                "\(result.errors)")
             #expect(result.errors.contains(cause), "\(result.errors)")
         }
     }

@@ -1,6 +1,7 @@
 import FolderSyncTesting
 import Foundation
 import Testing
+
 @testable import TestSupport
 
 /// The `notes` example driven as a user would, through real processes.
@@ -12,7 +13,8 @@ struct NotesProcessTests {
         let remote: URL
 
         func run(_ arguments: [String]) async throws -> (status: Int32, output: String, errors: String) {
-            let process = try ChildProcess("notes", ["--db", database.path, "--remote", remote.path, "--client-name", name] + arguments)
+            let process = try ChildProcess(
+                "notes", ["--db", database.path, "--remote", remote.path, "--client-name", name] + arguments)
             return await process.finish()
         }
 
@@ -32,14 +34,17 @@ struct NotesProcessTests {
 
     static func devices(_ count: Int, in directory: TemporaryDirectory) -> [Device] {
         let remote = directory.subdirectory("shared")
-        return (0..<count).map { Device(name: "device\($0)", database: directory.url.appendingPathComponent("d\($0).sqlite"), remote: remote) }
+        return (0..<count).map {
+            Device(name: "device\($0)", database: directory.url.appendingPathComponent("d\($0).sqlite"), remote: remote)
+        }
     }
 
     @Test("With --password-file two devices sync an encrypted folder; a wrong password fails with one line and no data")
     func encrypted() async throws {
         let directory = TemporaryDirectory()
         let devices = Self.devices(2, in: directory)
-        let password = directory.url.appendingPathComponent("password"), wrong = directory.url.appendingPathComponent("wrong")
+        let password = directory.url.appendingPathComponent("password")
+        let wrong = directory.url.appendingPathComponent("wrong")
         try "pass phrase\n".write(to: password, atomically: true, encoding: .utf8)
         try "not it\n".write(to: wrong, atomically: true, encoding: .utf8)
         _ = try await devices[0].succeed(["--password-file", password.path, "add", "Meet Zed at noon"])
@@ -67,7 +72,12 @@ struct NotesProcessTests {
         #expect(report.contains("\"changesSent\" : 6"), "\(report)")
         _ = try await devices[1].succeed(["sync"])
         let listing = try await devices[1].list()
-        struct Note: Decodable, Equatable { var id: String; var text: String; var folder: String?; var tags: [String] }
+        struct Note: Decodable, Equatable {
+            var id: String
+            var text: String
+            var folder: String?
+            var tags: [String]
+        }
         let notes = try JSONDecoder().decode([Note].self, from: Data(listing.utf8))
         #expect(notes == [Note(id: id, text: "Buy milk", folder: "Home", tags: ["a-first", "errands"])])
 
@@ -76,9 +86,13 @@ struct NotesProcessTests {
         #expect(failure.errors.trimmingCharacters(in: .newlines).split(separator: "\n").count == 1, "\(failure.errors)")
         #expect(failure.errors.contains("no-such-note"))
         // Without its shared folder, the notes are still there; a sync says which folder it could not reach.
-        let offline = try await ChildProcess("notes", ["--db", devices[0].database.path, "--remote", "/nonexistent/x", "list"]).finish()
+        let offline = try await ChildProcess(
+            "notes", ["--db", devices[0].database.path, "--remote", "/nonexistent/x", "list"]
+        ).finish()
         #expect(offline.status == 0 && offline.output.contains("Buy milk"), "\(offline.errors)")
-        let missingRemote = try await ChildProcess("notes", ["--db", devices[0].database.path, "--remote", "/nonexistent/x", "sync"]).finish()
+        let missingRemote = try await ChildProcess(
+            "notes", ["--db", devices[0].database.path, "--remote", "/nonexistent/x", "sync"]
+        ).finish()
         #expect(missingRemote.status != 0 && missingRemote.errors.contains("/nonexistent/x"), "\(missingRemote.errors)")
     }
 
@@ -97,13 +111,21 @@ struct NotesProcessTests {
                         step += 1
                         switch Int.random(in: 0..<6, using: &generator) {
                         case 0, 1:
-                            mine.append(try await device.succeed(["add", "\(device.name) note \(step)"]).trimmingCharacters(in: .whitespacesAndNewlines))
+                            mine.append(
+                                try await device.succeed(["add", "\(device.name) note \(step)"]).trimmingCharacters(
+                                    in: .whitespacesAndNewlines))
                         case 2 where !mine.isEmpty:
-                            _ = try await device.succeed(["edit", mine.randomElement(using: &generator)!, "\(device.name) edit \(step)"])
+                            _ = try await device.succeed([
+                                "edit", mine.randomElement(using: &generator)!, "\(device.name) edit \(step)",
+                            ])
                         case 3 where !mine.isEmpty:
-                            _ = try await device.succeed(["tag", mine.randomElement(using: &generator)!, "t\(step % 3)"])
+                            _ = try await device.succeed([
+                                "tag", mine.randomElement(using: &generator)!, "t\(step % 3)",
+                            ])
                         case 4 where !mine.isEmpty:
-                            _ = try await device.succeed(["move", mine.randomElement(using: &generator)!, "folder\(step % 2)"])
+                            _ = try await device.succeed([
+                                "move", mine.randomElement(using: &generator)!, "folder\(step % 2)",
+                            ])
                         default:
                             _ = try await device.succeed(["sync"])
                         }

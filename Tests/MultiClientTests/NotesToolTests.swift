@@ -1,6 +1,7 @@
 import Foundation
 import TestProcesses
 import Testing
+
 @testable import TestSupport
 
 /// The `notes` example and `foldersync`'s text output as a user meets them: what is printed (escaped, readable),
@@ -11,22 +12,27 @@ struct NotesToolTests {
         let database: URL
         let remote: URL
 
-        func run(_ arguments: [String], name: String? = "device", environment: [String: String] = [:],
-                 input: String? = nil) async throws -> Subprocess.Result {
+        func run(
+            _ arguments: [String], name: String? = "device", environment: [String: String] = [:],
+            input: String? = nil
+        ) async throws -> Subprocess.Result {
             var full = ["--db", database.path, "--remote", remote.path]
             if let name { full += ["--client-name", name] }
             var merged = ProcessInfo.processInfo.environment
             merged.merge(environment) { _, new in new }
-            let process = try Subprocess.start(buildProductsDirectory.appendingPathComponent("notes").path, full + arguments,
-                                               environment: merged, standardInput: .pipe)
+            let process = try Subprocess.start(
+                buildProductsDirectory.appendingPathComponent("notes").path, full + arguments,
+                environment: merged, standardInput: .pipe)
             if let input { try? process.writeToStandardInput(Data(input.utf8)) }
             process.closeStandardInput()
             return await process.finished()
         }
 
         @discardableResult
-        func succeed(_ arguments: [String], name: String? = "device", input: String? = nil,
-                     sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        func succeed(
+            _ arguments: [String], name: String? = "device", input: String? = nil,
+            sourceLocation: SourceLocation = #_sourceLocation
+        ) async throws -> String {
             let result = try await run(arguments, name: name, input: input)
             #expect(result.status == 0, "\(arguments): \(result.errors)", sourceLocation: sourceLocation)
             return result.output
@@ -34,8 +40,12 @@ struct NotesToolTests {
 
         /// `notes … ARGUMENTS` on a pseudo-terminal (util-linux `script`), typing `input`: what the user saw.
         func onTerminal(_ arguments: [String], input: String) async throws -> Subprocess.Result {
-            let command = ([buildProductsDirectory.appendingPathComponent("notes").path, "--db", database.path, "--remote", remote.path]
-                           + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+            let command =
+                ([
+                    buildProductsDirectory.appendingPathComponent("notes").path, "--db", database.path, "--remote",
+                    remote.path,
+                ]
+                + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
             return try Subprocess.run("/usr/bin/script", ["-qec", command, "/dev/null"], input: Data(input.utf8))
         }
     }
@@ -50,19 +60,26 @@ struct NotesToolTests {
         let directory = TemporaryDirectory()
         let devices = Self.devices(["a", "b"], in: directory)
         let hostile = "\u{1B}[31mred\u{1B}[0m\u{07}\rfake line\u{202E}txt\nsecond line"
-        let id = try await devices[1].succeed(["add", hostile], name: "b").trimmingCharacters(in: .whitespacesAndNewlines)
+        let id = try await devices[1].succeed(["add", hostile], name: "b").trimmingCharacters(
+            in: .whitespacesAndNewlines)
         try await devices[1].succeed(["tag", id, "t\u{1B}]0;title\u{07}"], name: "b")
         try await devices[1].succeed(["sync"], name: "b")
         try await devices[0].succeed(["sync"], name: "a")
         let listing = try await devices[0].succeed(["list"], name: "a")
         for scalar in listing.unicodeScalars where scalar != "\n" {
-            #expect(!(scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || (0x202A...0x202E).contains(scalar.value)),
-                    "control character U+\(String(scalar.value, radix: 16)) printed raw: \(listing.debugDescription)")
+            #expect(
+                !(scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+                    || (0x202A...0x202E).contains(scalar.value)),
+                "control character U+\(String(scalar.value, radix: 16)) printed raw: \(listing.debugDescription)")
         }
         #expect(listing.split(separator: "\n").count == 1, "one note, one line: \(listing.debugDescription)")
         #expect(listing.contains("\\u{1B}[31mred") && listing.contains(" ⏎ second line"), "\(listing.debugDescription)")
-        struct Note: Decodable { var text: String; var tags: [String] }
-        let json = try JSONDecoder().decode([Note].self, from: Data(try await devices[0].succeed(["list", "--json"], name: "a").utf8))
+        struct Note: Decodable {
+            var text: String
+            var tags: [String]
+        }
+        let json = try JSONDecoder().decode(
+            [Note].self, from: Data(try await devices[0].succeed(["list", "--json"], name: "a").utf8))
         #expect(json.first?.text == hostile && json.first?.tags == ["t\u{1B}]0;title\u{07}"])
     }
 
@@ -101,7 +118,8 @@ struct NotesToolTests {
         let clients = try FoldersyncTool.json(Clients.self, listed)
         #expect(clients.documents.flatMap(\.clients).map(\.description) == ["Ann's laptop"], "\(listed.output)")
         try await device.succeed(["sync"], name: "Ann's phone")
-        let renamed = try FoldersyncTool.json(Clients.self, try await FoldersyncTool.run(["clients", "list", "--remote", device.remote.path, "--json"]))
+        let renamed = try FoldersyncTool.json(
+            Clients.self, try await FoldersyncTool.run(["clients", "list", "--remote", device.remote.path, "--json"]))
         #expect(renamed.documents.flatMap(\.clients).map(\.description) == ["Ann's phone"])
     }
 
@@ -112,8 +130,12 @@ struct NotesToolTests {
         // Linux refuses a single argument over 128 KiB (MAX_ARG_STRLEN).
         let long = String(repeating: "All work and no play. ", count: 15_000) + "The end."
         let id = try await device.succeed(["add", "-"], input: long).trimmingCharacters(in: .whitespacesAndNewlines)
-        struct Note: Decodable { var id: String; var text: String }
-        var notes = try JSONDecoder().decode([Note].self, from: Data(try await device.succeed(["list", "--json"]).utf8))
+        struct Note: Decodable {
+            var id: String
+            var text: String
+        }
+        var notes = try JSONDecoder().decode(
+            [Note].self, from: Data(try await device.succeed(["list", "--json"]).utf8))
         #expect(notes.map(\.id) == [id] && notes.first?.text == long)
         try await device.succeed(["edit", id, "-"], input: "short again\n")
         notes = try JSONDecoder().decode([Note].self, from: Data(try await device.succeed(["list", "--json"]).utf8))
@@ -124,36 +146,48 @@ struct NotesToolTests {
     func helpNamesURLs() async throws {
         let result = try Subprocess.run(buildProductsDirectory.appendingPathComponent("notes").path, ["--help"])
         #expect(result.status == 0)
-        #expect(result.output.contains("http://") && result.output.contains("https://") && !result.output.contains("(a directory path)"),
-                "\(result.output)")
+        #expect(
+            result.output.contains("http://") && result.output.contains("https://")
+                && !result.output.contains("(a directory path)"),
+            "\(result.output)")
     }
 
     @Test("notes demo prints conflicts in words and removes its temporary folder; a --folder given is kept")
     func demo() async throws {
         let directory = TemporaryDirectory()
         let temporary = directory.subdirectory("tmp")
-        let result = try Subprocess.run(buildProductsDirectory.appendingPathComponent("notes").path, ["demo"],
-                                        environment: ProcessInfo.processInfo.environment.merging(["TMPDIR": temporary.path]) { _, new in new })
+        let result = try Subprocess.run(
+            buildProductsDirectory.appendingPathComponent("notes").path, ["demo"],
+            environment: ProcessInfo.processInfo.environment.merging(["TMPDIR": temporary.path]) { _, new in new })
         #expect(result.status == 0, "\(result.errors)")
         #expect(result.output.contains("agree"), "\(result.output)")
         #expect(result.output.contains("merged into \""), "\(result.output)")
-        for raw in ["FolderSync.", "SyncValue", "merged(", ".text("] { #expect(!result.output.contains(raw), "\(raw) in \(result.output)") }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).filter { $0.hasPrefix("notes-demo-") }.isEmpty)
+        for raw in ["FolderSync.", "SyncValue", "merged(", ".text("] {
+            #expect(!result.output.contains(raw), "\(raw) in \(result.output)")
+        }
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: temporary.path).filter { $0.hasPrefix("notes-demo-") }
+                .isEmpty)
 
         let kept = directory.url.appendingPathComponent("kept")
-        let withFolder = try Subprocess.run(buildProductsDirectory.appendingPathComponent("notes").path, ["demo", "--folder", kept.path])
+        let withFolder = try Subprocess.run(
+            buildProductsDirectory.appendingPathComponent("notes").path, ["demo", "--folder", kept.path])
         #expect(withFolder.status == 0)
         #expect(FileManager.default.fileExists(atPath: kept.appendingPathComponent("shared/com.example.notes").path))
     }
 
-    @Test("Mass deletion from another device: declined without a terminal (own changes still published), asked once on one, applied with --allow-mass-deletion")
+    @Test(
+        "Mass deletion from another device: declined without a terminal (own changes still published), asked once on one, applied with --allow-mass-deletion"
+    )
     func massDeletion() async throws {
         let directory = TemporaryDirectory()
         let devices = Self.devices(["a", "b", "c"], in: directory)
         let (a, b, c) = (devices[0], devices[1], devices[2])
         var ids: [String] = []
         for index in 0..<102 {
-            ids.append(try await a.succeed(["add", "note \(index)"], name: "a").trimmingCharacters(in: .whitespacesAndNewlines))
+            ids.append(
+                try await a.succeed(["add", "note \(index)"], name: "a").trimmingCharacters(in: .whitespacesAndNewlines)
+            )
         }
         try await a.succeed(["sync"], name: "a")
         try await b.succeed(["sync"], name: "b")
@@ -161,16 +195,20 @@ struct NotesToolTests {
         for id in ids.prefix(52) { try await a.succeed(["delete", id], name: "a") }
         try await a.succeed(["sync"], name: "a")
 
-        let own = try await b.succeed(["add", "b's own note"], name: "b").trimmingCharacters(in: .whitespacesAndNewlines)
+        let own = try await b.succeed(["add", "b's own note"], name: "b").trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let declined = try await b.run(["sync"], name: "b")
         #expect(declined.status == 1)
-        #expect(declined.errors.split(separator: "\n").count == 1 && declined.errors.contains("massDeletionDeclined"), "\(declined.errors)")
+        #expect(
+            declined.errors.split(separator: "\n").count == 1 && declined.errors.contains("massDeletionDeclined"),
+            "\(declined.errors)")
         #expect(declined.errors.contains("this device's own 1 change(s) were published"), "\(declined.errors)")
         try await a.succeed(["sync"], name: "a")
         #expect(try await a.succeed(["list"], name: "a").contains(own), "b's own note was published despite the stop")
 
         // On a terminal (util-linux `script`, part of every Debian system) it asks once.
-        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "/usr/bin/script is needed for a terminal")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "/usr/bin/script is needed for a terminal")
         let no = try await b.onTerminal(["--client-name", "b", "sync"], input: "n\n")
         #expect(no.status == 1)
         #expect(no.output.components(separatedBy: "[y/N]").count == 2, "asked once: \(no.output)")

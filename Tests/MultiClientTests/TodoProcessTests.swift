@@ -1,7 +1,8 @@
 import Foundation
 import GRDB
-import Testing
 import TestProcesses
+import Testing
+
 @testable import TestSupport
 
 /// The `todo` example (Examples/Todo) run as two devices, each command a process of its own, as its `--help`
@@ -41,33 +42,41 @@ struct TodoProcessTests {
         func summary() async throws -> [String] {
             try await lists().flatMap { list in
                 let items = list["items"] as? [[String: Any]] ?? []
-                return items.isEmpty ? ["\(list["name"] ?? "?"): (empty)"] : items.map { item in
-                    let people = (item["people"] as? [String] ?? []).map { " @" + $0 }.joined()
-                    return "\(list["name"] ?? "?"): \(item["title"] ?? "?") p\(item["priority"] ?? "?") "
-                        + ((item["done"] as? Bool) == true ? "done" : "open") + people
-                }
+                return items.isEmpty
+                    ? ["\(list["name"] ?? "?"): (empty)"]
+                    : items.map { item in
+                        let people = (item["people"] as? [String] ?? []).map { " @" + $0 }.joined()
+                        return "\(list["name"] ?? "?"): \(item["title"] ?? "?") p\(item["priority"] ?? "?") "
+                            + ((item["done"] as? Bool) == true ? "done" : "open") + people
+                    }
             }
         }
     }
 
     static func devices(in directory: TemporaryDirectory) -> (Device, Device) {
         let remote = directory.subdirectory("shared")
-        return (Device(name: "A", database: directory.url.appendingPathComponent("a.sqlite"), remote: remote),
-                Device(name: "B", database: directory.url.appendingPathComponent("b.sqlite"), remote: remote))
+        return (
+            Device(name: "A", database: directory.url.appendingPathComponent("a.sqlite"), remote: remote),
+            Device(name: "B", database: directory.url.appendingPathComponent("b.sqlite"), remote: remote)
+        )
     }
 
-    @Test("Two devices converge: lists, items and assignments; concurrent edits follow the app's rule and the delete policies")
+    @Test(
+        "Two devices converge: lists, items and assignments; concurrent edits follow the app's rule and the delete policies"
+    )
     func twoDevices() async throws {
         let directory = TemporaryDirectory()
         let (a, b) = Self.devices(in: directory)
         let milk = try await a.succeed(["add", "Buy milk", "--list", "Groceries", "--priority", "1"])
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let call = try await a.succeed(["add", "Call Bob"]).trimmingCharacters(in: .whitespacesAndNewlines)
-        try await a.succeed(["assign", String(milk.prefix(8)), "Ann"])   // an ID's first characters name the item
+        try await a.succeed(["assign", String(milk.prefix(8)), "Ann"])  // an ID's first characters name the item
         let first = try await a.sync()
         // Two lists, two items, one person, one assignment.
         #expect(first.report.hasPrefix("sent 6 change(s)"), "\(first.report)")
-        #expect(first.progress.contains("publishing this device's changes") && first.progress.contains("done in"), "\(first.progress)")
+        #expect(
+            first.progress.contains("publishing this device's changes") && first.progress.contains("done in"),
+            "\(first.progress)")
         let joined = try await b.sync()
         #expect(joined.progress.contains("applying change set 1 of 1 (6 changes)"), "\(joined.progress)")
         #expect(try await b.summary() == ["Groceries: Buy milk p1 open @Ann", "Inbox: Call Bob p0 open"])
@@ -75,7 +84,7 @@ struct TodoProcessTests {
         // The same item edited on both devices before either syncs.
         try await a.succeed(["done", milk])
         try await b.succeed(["done", milk])
-        try await b.succeed(["undone", milk])         // B's later write says open: the app's rule keeps it done
+        try await b.succeed(["undone", milk])  // B's later write says open: the app's rule keeps it done
         try await a.succeed(["prioritize", milk, "3"])
         try await b.succeed(["prioritize", milk, "5"])  // the higher priority wins, whoever wrote it
         try await a.succeed(["rename", milk, "Buy milk today"])
@@ -108,8 +117,9 @@ struct TodoProcessTests {
     @Test("Local commands work without the shared folder; sync without it is one line on stderr and exit 1")
     func withoutSharedFolder() async throws {
         let directory = TemporaryDirectory()
-        let away = Device(name: "A", database: directory.url.appendingPathComponent("a.sqlite"),
-                          remote: directory.url.appendingPathComponent("not mounted"))
+        let away = Device(
+            name: "A", database: directory.url.appendingPathComponent("a.sqlite"),
+            remote: directory.url.appendingPathComponent("not mounted"))
         let id = try await away.succeed(["add", "Water plants"]).trimmingCharacters(in: .whitespacesAndNewlines)
         try await away.succeed(["done", id])
         #expect(try await away.summary() == ["Inbox: Water plants p0 done"])
@@ -123,12 +133,14 @@ struct TodoProcessTests {
     @Test("The README's todo block runs as written; a second device then sees the item done and assigned")
     func readmeBlock() async throws {
         let directory = TemporaryDirectory()
-        let (_, script) = try readmeShellScript(file: "Examples/Todo/README.md", blocks: 1, tool: "todo", scratch: directory.url)
+        let (_, script) = try readmeShellScript(
+            file: "Examples/Todo/README.md", blocks: 1, tool: "todo", scratch: directory.url)
         let result = try Subprocess.run("/bin/bash", ["-e", "-c", script])
         #expect(result.status == 0, "\(result.output)\n\(result.errors)")
         #expect(result.output.contains("[x]") && result.output.contains("Buy milk  p1  @Ann"), "\(result.output)")
-        let laptop = Device(name: "laptop", database: directory.url.appendingPathComponent("laptop.sqlite"),
-                            remote: directory.url.appendingPathComponent("shared"))
+        let laptop = Device(
+            name: "laptop", database: directory.url.appendingPathComponent("laptop.sqlite"),
+            remote: directory.url.appendingPathComponent("shared"))
         _ = try await laptop.sync()
         #expect(try await laptop.summary() == ["Groceries: Buy milk p1 done @Ann"])
     }

@@ -1,9 +1,10 @@
+import FolderSyncTesting
 import Foundation
 import GRDB
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
 
 @Suite("Whole stores and bootstrap")
 struct WholeStoreTests {
@@ -16,18 +17,24 @@ struct WholeStoreTests {
         return client
     }
 
-    @Test("A new client starts from the whole store, applies only later change sets, and keeps a write made before its first sync")
+    @Test(
+        "A new client starts from the whole store, applies only later change sets, and keeps a write made before its first sync"
+    )
     func bootstrap() async throws {
         let directory = TemporaryDirectory()
         let remote = InMemoryFileSystem()
         let a = Self.manual(try await TestClient.make(remote, name: "A", in: directory))
         for index in 0..<5 {
-            try a.execute("INSERT INTO notes(id, title, body) VALUES (?, ?, ?)", ["n\(index)", "title \(index)", String(repeating: "x", count: 100)])
+            try a.execute(
+                "INSERT INTO notes(id, title, body) VALUES (?, ?, ?)",
+                ["n\(index)", "title \(index)", String(repeating: "x", count: 100)])
             try await a.sync()
         }
         let manifest = try #require(try await a.document.uploadWholeStore())
         #expect(manifest.covers == ["client-A": 5])
-        #expect(manifest.attachmentReferenceCount == 0, "no attachment: a joining client does not search the snapshot for references")
+        #expect(
+            manifest.attachmentReferenceCount == 0,
+            "no attachment: a joining client does not search the snapshot for references")
         try a.execute("UPDATE notes SET title = 'after the store' WHERE id = 'n0'")
         try await a.sync()
 
@@ -36,10 +43,14 @@ struct WholeStoreTests {
         var replaced: [String] = []
         final class Observer: DocumentSyncManagerDelegate, @unchecked Sendable {
             let events = Locked<[String]>([])
-            func documentSyncManager(_ manager: DocumentSyncManager, willReplaceLocalDataWith wholeStore: WholeStoreManifest) {
+            func documentSyncManager(
+                _ manager: DocumentSyncManager, willReplaceLocalDataWith wholeStore: WholeStoreManifest
+            ) {
                 events.withLock { $0.append("will") }
             }
-            func documentSyncManager(_ manager: DocumentSyncManager, didReplaceLocalDataWith wholeStore: WholeStoreManifest) {
+            func documentSyncManager(
+                _ manager: DocumentSyncManager, didReplaceLocalDataWith wholeStore: WholeStoreManifest
+            ) {
                 events.withLock { $0.append("did") }
             }
         }
@@ -73,11 +84,15 @@ struct WholeStoreTests {
             a.document.relativePathToThisDocumentWholeStoreThisClientDirectoryWholeStoreFile.description)
         let snapshot = directory.url.appendingPathComponent("check.sqlite")
         _ = try WholeStoreFile.read(file, to: snapshot, path: "test")
-        let tables = try await DatabaseQueue(path: snapshot.path).read { try String.fetchAll($0, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") }
+        let tables = try await DatabaseQueue(path: snapshot.path).read {
+            try String.fetchAll($0, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
         #expect(!tables.contains("local_settings"))
         #expect(!tables.contains(StoreSchema.pendingChangesTable) && !tables.contains(StoreSchema.stagedChangesTable))
         #expect(manifest.wholeStoreByteCount == Int64(try Data(contentsOf: file).count))
-        #expect(treeListing(of: directory.url.appendingPathComponent("remote")).filter { $0.contains(TemporaryName.prefix) }.isEmpty)
+        #expect(
+            treeListing(of: directory.url.appendingPathComponent("remote")).filter { $0.contains(TemporaryName.prefix) }
+                .isEmpty)
     }
 
     @Test("The store that covers the most is chosen, not the newest; a damaged one is skipped for the next best")
@@ -91,10 +106,10 @@ struct WholeStoreTests {
             try await a.sync()
         }
         try await b.sync()
-        let best = try #require(try await b.document.uploadWholeStore())     // covers A's 3 sets
+        let best = try #require(try await b.document.uploadWholeStore())  // covers A's 3 sets
         try b.execute("INSERT INTO notes(id, title) VALUES ('b', 'b')")
         try await b.sync()
-        let older = try #require(try await a.document.uploadWholeStore())    // covers A's 3 sets only, uploaded later
+        let older = try #require(try await a.document.uploadWholeStore())  // covers A's 3 sets only, uploaded later
         #expect(best.coveredCount == 3 && older.coveredCount == 3)
         let c = Self.manual(try await TestClient.make(remote, name: "C", in: directory))
         let installed = try await c.document.downloadWholeStore()
@@ -128,20 +143,26 @@ struct WholeStoreTests {
             if try await a.sync().uploadedWholeStore != nil { uploads += 1 }
         }
         #expect(uploads == 2)
-        #expect(try await remote.exists(a.document.relativePathToThisDocumentWholeStoreThisClientDirectoryAppliedSyncChangeSetsFile))
+        #expect(
+            try await remote.exists(
+                a.document.relativePathToThisDocumentWholeStoreThisClientDirectoryAppliedSyncChangeSetsFile))
     }
 }
 
 @Suite("Resets keep local data")
 struct ResetTests {
-    @Test("Remote replaced by an empty folder: every client stops with a typed error and a backup; re-join converges with everyone's data",
-          arguments: ["empty", "other application"])
+    @Test(
+        "Remote replaced by an empty folder: every client stops with a typed error and a backup; re-join converges with everyone's data",
+        arguments: ["empty", "other application"])
     func remoteReplaced(replacement: String) async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
         let remote = FileManagerFileSystem(rootURL: root)
-        let clients = [try await TestClient.make(remote, name: "A", in: directory), try await TestClient.make(remote, name: "B", in: directory),
-                       try await TestClient.make(remote, name: "C", in: directory)]
+        let clients = [
+            try await TestClient.make(remote, name: "A", in: directory),
+            try await TestClient.make(remote, name: "B", in: directory),
+            try await TestClient.make(remote, name: "C", in: directory),
+        ]
         for (index, client) in clients.enumerated() {
             try client.execute("INSERT INTO notes(id, title) VALUES (?, ?)", ["shared-\(index)", "pushed by \(index)"])
             try await client.sync()
@@ -157,15 +178,21 @@ struct ResetTests {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         if replacement == "other application" {
             let other = ApplicationSyncManager(remote: remote, environment: Fixture.quietEnvironment())
-            try await other.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "stranger", clientDescription: "x"))
-            _ = try await DocumentSyncManager(applicationSyncManager: other, registering: .init(
-                documentIdentifier: "DOC", documentDescription: "someone else's", helperDirectory: directory.subdirectory("stranger")),
+            try await other.register(
+                .init(applicationIdentifier: "com.example.notes", clientIdentifier: "stranger", clientDescription: "x"))
+            _ = try await DocumentSyncManager(
+                applicationSyncManager: other,
+                registering: .init(
+                    documentIdentifier: "DOC", documentDescription: "someone else's",
+                    helperDirectory: directory.subdirectory("stranger")),
                 remoteDocumentCreationHandler: { _ in true })
         }
         if replacement == "empty" {
             // An empty folder is what an unmounted share looks like: unavailable, nothing written, no backup…
             for client in clients {
-                await #expect { try await client.sync() } throws: { ($0 as? FolderSyncError)?.code == .remoteUnavailable }
+                await #expect { try await client.sync() } throws: {
+                    ($0 as? FolderSyncError)?.code == .remoteUnavailable
+                }
                 #expect(!FileManager.default.fileExists(atPath: client.document.localLayout.backupsDirectory.path))
             }
             #expect(try FileManager.default.contentsOfDirectory(atPath: root.path).isEmpty)
@@ -188,8 +215,12 @@ struct ResetTests {
         let final = try clients.map { try NotesSchema.dump($0.store) }
         #expect(final[0] == final[1] && final[1] == final[2])
         for index in 0..<3 {
-            #expect(try clients[0].value("SELECT title FROM notes WHERE id = ?", ["shared-\(index)"]) == "pushed by \(index)")
-            #expect(try clients[0].value("SELECT title FROM notes WHERE id = ?", ["offline-\(index)"]) == "unpushed \(index)")
+            #expect(
+                try clients[0].value("SELECT title FROM notes WHERE id = ?", ["shared-\(index)"])
+                    == "pushed by \(index)")
+            #expect(
+                try clients[0].value("SELECT title FROM notes WHERE id = ?", ["offline-\(index)"])
+                    == "unpushed \(index)")
         }
     }
 }

@@ -1,24 +1,31 @@
-import Foundation
 @_spi(Tooling) import FolderSync
-@testable import TestSupport
 import FolderSyncWebDAV
+import Foundation
 import TestProcesses
 import Testing
+
+@testable import TestSupport
 
 /// Every failure a user of `foldersync` or `notes` can meet, run through the built binaries: one line on standard
 /// error naming the cause and the file or URL in words, the documented exit code, and none of Foundation's dumps.
 @Suite("Error messages of the tools", .serialized)
 struct CLIErrorMessageTests {
     /// What a user must never read: Foundation's and Swift's raw error dumps, an empty path, a null.
-    static let dumps = ["NSCocoaErrorDomain", "NSURLErrorDomain", "NSXMLParserErrorDomain", "Error Domain", "UserInfo",
-                        "DecodingError", "Code=", "()", "(null)", "Context(", "Optional("]
+    static let dumps = [
+        "NSCocoaErrorDomain", "NSURLErrorDomain", "NSXMLParserErrorDomain", "Error Domain", "UserInfo",
+        "DecodingError", "Code=", "()", "(null)", "Context(", "Optional(",
+    ]
 
     /// One line on standard error, with the tool's prefix, naming no internals; returns it.
     @discardableResult
-    static func expectOneReadableLine(_ errors: String, tool: String, _ what: String,
-                                      sourceLocation: SourceLocation = #_sourceLocation) -> String {
+    static func expectOneReadableLine(
+        _ errors: String, tool: String, _ what: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> String {
         let lines = errors.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
-        #expect(lines.count == 1 && errors.hasSuffix("\n"), "\(what): not one line: \(errors)", sourceLocation: sourceLocation)
+        #expect(
+            lines.count == 1 && errors.hasSuffix("\n"), "\(what): not one line: \(errors)",
+            sourceLocation: sourceLocation)
         #expect(errors.hasPrefix(tool + ": "), "\(what): \(errors)", sourceLocation: sourceLocation)
         for dump in dumps {
             #expect(!errors.contains(dump), "\(what): shows \(dump): \(errors)", sourceLocation: sourceLocation)
@@ -44,10 +51,17 @@ struct CLIErrorMessageTests {
             _ = try await notes(["--client-name", "a"] + extra + ["sync"], database: "a")
         }
 
-        func notes(_ arguments: [String], database: String = "b", environment: [String: String] = [:],
-                   sourceLocation: SourceLocation = #_sourceLocation) async throws -> Subprocess.Result {
-            try await ChildProcess("notes", ["--db", directory.url.appendingPathComponent("\(database).sqlite").path,
-                                             "--remote", root.path] + arguments, environment: environment).finishMeasured()
+        func notes(
+            _ arguments: [String], database: String = "b", environment: [String: String] = [:],
+            sourceLocation: SourceLocation = #_sourceLocation
+        ) async throws -> Subprocess.Result {
+            try await ChildProcess(
+                "notes",
+                [
+                    "--db", directory.url.appendingPathComponent("\(database).sqlite").path,
+                    "--remote", root.path,
+                ] + arguments, environment: environment
+            ).finishMeasured()
         }
 
         func file(_ name: String, contents: String) throws -> String {
@@ -59,7 +73,9 @@ struct CLIErrorMessageTests {
 
     // MARK: foldersync
 
-    @Test("foldersync: each failure is one readable line with exit 2; an unknown --document gets one message from every command")
+    @Test(
+        "foldersync: each failure is one readable line with exit 2; an unknown --document gets one message from every command"
+    )
     func foldersyncFailures() async throws {
         let folder = try await Folder()
         let remote = folder.root.path
@@ -73,8 +89,14 @@ struct CLIErrorMessageTests {
             ("not a duration", ["vacuum", "--remote", remote, "--expire-clients-after", "soon"]),
             ("inspect a missing file", ["inspect", folder.root.appendingPathComponent("nope.plist").path]),
             ("inspect garbage", ["inspect", try folder.file("garbage.plist", contents: "bplist00garbage")]),
-            ("export to a missing folder", ["export", "--remote", remote, "--document", "notes", "--output", "/nonexistent/dir/x.sqlite"]),
-            ("clients delete without a terminal", ["clients", "delete", "X", "--document", "notes", "--remote", remote]),
+            (
+                "export to a missing folder",
+                ["export", "--remote", remote, "--document", "notes", "--output", "/nonexistent/dir/x.sqlite"]
+            ),
+            (
+                "clients delete without a terminal",
+                ["clients", "delete", "X", "--document", "notes", "--remote", remote]
+            ),
             ("unknown client", ["clients", "delete", "X", "--document", "notes", "--remote", remote, "--yes"]),
             ("connection refused", ["documents", "list", "--remote", "http://127.0.0.1:1/share/"]),
         ]
@@ -83,7 +105,13 @@ struct CLIErrorMessageTests {
             ("clients list", ["clients", "list", "--document", "nope", "--remote", remote]),
             ("clients delete", ["clients", "delete", "X", "--document", "nope", "--yes", "--remote", remote]),
             ("vacuum", ["vacuum", "--document", "nope", "--remote", remote]),
-            ("export", ["export", "--document", "nope", "--output", folder.directory.url.appendingPathComponent("e.sqlite").path, "--remote", remote]),
+            (
+                "export",
+                [
+                    "export", "--document", "nope", "--output",
+                    folder.directory.url.appendingPathComponent("e.sqlite").path, "--remote", remote,
+                ]
+            ),
         ]
         cases += unknownDocument
         var documentMessages: Set<String> = []
@@ -93,7 +121,9 @@ struct CLIErrorMessageTests {
             let line = Self.expectOneReadableLine(result.errors, tool: "foldersync", what)
             if unknownDocument.contains(where: { $0.0 == what }) { documentMessages.insert(line) }
         }
-        #expect(documentMessages == ["foldersync: --document nope: no such document in com.example.notes (found: notes)"], "\(documentMessages)")
+        #expect(
+            documentMessages == ["foldersync: --document nope: no such document in com.example.notes (found: notes)"],
+            "\(documentMessages)")
 
         // A corrupt property list, read by inspect: in words.
         let formatVersion = folder.application.appendingPathComponent("FormatVersion.plist")
@@ -105,20 +135,29 @@ struct CLIErrorMessageTests {
         try original.write(to: formatVersion)
     }
 
-    @Test("foldersync on an encrypted folder: no password says how to give one; a wrong one is wrongPassword; one line each")
+    @Test(
+        "foldersync on an encrypted folder: no password says how to give one; a wrong one is wrongPassword; one line each"
+    )
     func foldersyncEncrypted() async throws {
         let folder = try await Folder(encryptedWith: "right password")
         let none = try await FoldersyncTool.run(["documents", "list", "--remote", folder.root.path])
         #expect(none.status == 2)
-        #expect(Self.expectOneReadableLine(none.errors, tool: "foldersync", "no password").contains("--password-file"), "\(none.errors)")
-        let wrong = try await FoldersyncTool.run(["documents", "list", "--remote", folder.root.path,
-                                                  "--password-file", try folder.file("wrong", contents: "wrong\n")])
+        #expect(
+            Self.expectOneReadableLine(none.errors, tool: "foldersync", "no password").contains("--password-file"),
+            "\(none.errors)")
+        let wrong = try await FoldersyncTool.run([
+            "documents", "list", "--remote", folder.root.path,
+            "--password-file", try folder.file("wrong", contents: "wrong\n"),
+        ])
         #expect(wrong.status == 2)
-        #expect(Self.expectOneReadableLine(wrong.errors, tool: "foldersync", "wrong password").contains("wrongPassword"), "\(wrong.errors)")
+        #expect(
+            Self.expectOneReadableLine(wrong.errors, tool: "foldersync", "wrong password").contains("wrongPassword"),
+            "\(wrong.errors)")
     }
 
-    @Test("foldersync against WebDAV: a missing folder and a wrong password name the URL, never the password or an empty ()",
-          arguments: WebDAVTestServers.names)
+    @Test(
+        "foldersync against WebDAV: a missing folder and a wrong password name the URL, never the password or an empty ()",
+        arguments: WebDAVTestServers.names)
     func foldersyncWebDAV(_ server: String) async throws {
         var components = URLComponents(url: try WebDAVTestServers.url(server), resolvingAgainstBaseURL: false)!
         let password = components.password ?? ""
@@ -140,11 +179,15 @@ struct CLIErrorMessageTests {
 
     @Test("A cut-off PROPFIND answer is retried; when it stays cut off, the tools say so in words")
     func cutOffListing() async throws {
-        let server = try await MisbehavingServer([["status": 207, "body": "<?xml version=\"1.0\"?><D:multistatus xmlns:D=\"DAV:\"><D:resp"]])
+        let server = try await MisbehavingServer([
+            ["status": 207, "body": "<?xml version=\"1.0\"?><D:multistatus xmlns:D=\"DAV:\"><D:resp"]
+        ])
         let result = try await FoldersyncTool.run(["documents", "list", "--remote", server.url.absoluteString])
         let requests = await server.stop()
         #expect(result.status == 2)
-        #expect(Self.expectOneReadableLine(result.errors, tool: "foldersync", "cut-off listing").contains("cut off"), "\(result.errors)")
+        #expect(
+            Self.expectOneReadableLine(result.errors, tool: "foldersync", "cut-off listing").contains("cut off"),
+            "\(result.errors)")
         #expect(requests.count == 4, "asked four times: \(requests)")
     }
 
@@ -169,11 +212,23 @@ struct CLIErrorMessageTests {
             Self.expectOneReadableLine(result.errors, tool: "notes", what)
         }
         // Local commands need only the database; sync needs the shared folder too.
-        for (what, arguments) in [("missing --db", ["list"]), ("missing --remote", ["--db", "/tmp/x.sqlite", "sync"]),
-                                  ("missing folder", ["--db", folder.directory.url.appendingPathComponent("c.sqlite").path,
-                                                      "--remote", "/nonexistent/shared", "sync"]),
-                                  ("connection refused", ["--db", folder.directory.url.appendingPathComponent("d.sqlite").path,
-                                                          "--remote", "http://127.0.0.1:1/share/", "sync"])] {
+        for (what, arguments) in [
+            ("missing --db", ["list"]), ("missing --remote", ["--db", "/tmp/x.sqlite", "sync"]),
+            (
+                "missing folder",
+                [
+                    "--db", folder.directory.url.appendingPathComponent("c.sqlite").path,
+                    "--remote", "/nonexistent/shared", "sync",
+                ]
+            ),
+            (
+                "connection refused",
+                [
+                    "--db", folder.directory.url.appendingPathComponent("d.sqlite").path,
+                    "--remote", "http://127.0.0.1:1/share/", "sync",
+                ]
+            ),
+        ] {
             let result = try await ChildProcess("notes", arguments).finishMeasured()
             #expect(result.status == 1, "\(what): exit \(result.status): \(result.errors)")
             Self.expectOneReadableLine(result.errors, tool: "notes", what)
@@ -187,7 +242,9 @@ struct CLIErrorMessageTests {
         #expect(line.contains("corruptFile") && line.contains("FormatVersion.plist"), "\(line)")
     }
 
-    @Test("notes on an encrypted folder: no password points to --password-file, a wrong one is wrongPassword; one line each")
+    @Test(
+        "notes on an encrypted folder: no password points to --password-file, a wrong one is wrongPassword; one line each"
+    )
     func notesEncrypted() async throws {
         let folder = try await Folder(encryptedWith: "right password")
         let none = try await folder.notes(["sync"])
@@ -206,22 +263,31 @@ struct CLIErrorMessageTests {
         _ = try await folder.notes(["--client-name", "b", "sync"])
         // Device b's marker damaged: a's next sync goes on without it and warns.
         let markers = folder.application.appendingPathComponent("Documents/notes/RecentSyncs")
-        let names = try FileManager.default.contentsOfDirectory(atPath: markers.path).filter { $0.hasSuffix(".recentsync") }
+        let names = try FileManager.default.contentsOfDirectory(atPath: markers.path).filter {
+            $0.hasSuffix(".recentsync")
+        }
         #expect(names.count == 2)
         // b synced last: the newer marker is b's.
-        let dates = try names.map { try FileManager.default.attributesOfItem(atPath: markers.appendingPathComponent($0).path)[.modificationDate] as! Date }
+        let dates = try names.map {
+            try FileManager.default.attributesOfItem(atPath: markers.appendingPathComponent($0).path)[.modificationDate]
+                as! Date
+        }
         let bMarker = names[dates.firstIndex(of: dates.max()!)!]
         try Data("bplist00garbage".utf8).write(to: markers.appendingPathComponent(bMarker))
         // And an empty "deleted" marker for device a, which does not open: ignored, with a log line for diagnosis.
         struct Clients: Decodable {
             struct Document: Decodable {
-                struct Client: Decodable { var identifier: String; var description: String? }
+                struct Client: Decodable {
+                    var identifier: String
+                    var description: String?
+                }
                 var clients: [Client]
             }
             var documents: [Document]
         }
         let listed = try await FoldersyncTool.run(["clients", "list", "--remote", folder.root.path, "--json"])
-        let a = try #require(try FoldersyncTool.json(Clients.self, listed).documents.first?.clients.first { $0.description == "a" })
+        let a = try #require(
+            try FoldersyncTool.json(Clients.self, listed).documents.first?.clients.first { $0.description == "a" })
         let deleted = folder.application.appendingPathComponent("Documents/notes/DeletedClients")
         try FileManager.default.createDirectory(at: deleted, withIntermediateDirectories: true)
         try Data().write(to: deleted.appendingPathComponent(a.identifier + ".plist"))

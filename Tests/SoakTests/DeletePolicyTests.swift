@@ -1,9 +1,10 @@
+import FolderSyncTesting
 import Foundation
 import GRDB
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
 
 /// The last-writer-wins delete policy: the newer of a delete and an update wins, in every order.
 @Suite("Delete policies")
@@ -18,19 +19,31 @@ struct DeletePolicyTests {
         }
 
         func rows() throws -> [String] {
-            try store.database.read { db in try Row.fetchAll(db, sql: "SELECT * FROM items ORDER BY id").map(\.description) }
+            try store.database.read { db in
+                try Row.fetchAll(db, sql: "SELECT * FROM items ORDER BY id").map(\.description)
+            }
         }
     }
 
     /// Clients whose clocks advance one millisecond per reading, so that "later" is deterministic.
-    static func clients(_ names: [String], remote: InMemoryFileSystem, directory: TemporaryDirectory) async throws -> [Client] {
+    static func clients(_ names: [String], remote: InMemoryFileSystem, directory: TemporaryDirectory) async throws
+        -> [Client]
+    {
         let ticks = Locked<Double>(1_767_323_045)
-        let now: @Sendable () -> Date = { Date(timeIntervalSince1970: ticks.withLock { $0 += 0.001; return $0 }) }
+        let now: @Sendable () -> Date = {
+            Date(
+                timeIntervalSince1970: ticks.withLock {
+                    $0 += 0.001
+                    return $0
+                })
+        }
         var clients: [Client] = []
         for name in names {
             let folder = directory.subdirectory(name)
-            let store = try GRDBStore(path: folder.appendingPathComponent("db.sqlite").path,
-                                      tables: [SyncedTable("items", deletePolicy: .lastWriterWins)], now: now) { db in
+            let store = try GRDBStore(
+                path: folder.appendingPathComponent("db.sqlite").path,
+                tables: [SyncedTable("items", deletePolicy: .lastWriterWins)], now: now
+            ) { db in
                 try db.execute(sql: "CREATE TABLE IF NOT EXISTS items(id TEXT PRIMARY KEY NOT NULL, a TEXT, b TEXT)")
             }
             var environment = Fixture.quietEnvironment()
@@ -39,7 +52,9 @@ struct DeletePolicyTests {
             try await app.register(.init(applicationIdentifier: "app", clientIdentifier: name, clientDescription: name))
             let document = try await DocumentSyncManager(
                 applicationSyncManager: app,
-                registering: .init(documentIdentifier: "doc", documentDescription: "d", helperDirectory: folder.appendingPathComponent("h")),
+                registering: .init(
+                    documentIdentifier: "doc", documentDescription: "d",
+                    helperDirectory: folder.appendingPathComponent("h")),
                 store: store, remoteDocumentCreationHandler: { _ in true })
             clients.append(Client(name: name, store: store, document: document))
         }
@@ -86,11 +101,17 @@ struct DeletePolicyTests {
         for step in 0..<40 {
             let client = c[Int.random(in: 0..<3, using: &random)]
             let id = "r\(Int.random(in: 0..<3, using: &random))"
-            let exists = try await client.store.database.read { try Bool.fetchOne($0, sql: "SELECT EXISTS (SELECT 1 FROM items WHERE id = ?)", arguments: [id]) } ?? false
+            let exists =
+                try await client.store.database.read {
+                    try Bool.fetchOne($0, sql: "SELECT EXISTS (SELECT 1 FROM items WHERE id = ?)", arguments: [id])
+                } ?? false
             switch Int.random(in: 0..<5, using: &random) {
-            case 0 where !exists: try client.execute("INSERT INTO items VALUES (?, ?, ?)", [id, "a\(step)", "b\(step)"])
-            case 1 where exists: try client.execute("UPDATE items SET a = ? WHERE id = ?", ["a\(step)\(client.name)", id])
-            case 2 where exists: try client.execute("UPDATE items SET b = ? WHERE id = ?", ["b\(step)\(client.name)", id])
+            case 0 where !exists:
+                try client.execute("INSERT INTO items VALUES (?, ?, ?)", [id, "a\(step)", "b\(step)"])
+            case 1 where exists:
+                try client.execute("UPDATE items SET a = ? WHERE id = ?", ["a\(step)\(client.name)", id])
+            case 2 where exists:
+                try client.execute("UPDATE items SET b = ? WHERE id = ?", ["b\(step)\(client.name)", id])
             case 3 where exists: try client.execute("DELETE FROM items WHERE id = ?", [id])
             default: try await client.document.synchronize()
             }

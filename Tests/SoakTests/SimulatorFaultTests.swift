@@ -1,6 +1,7 @@
+import FolderSyncTesting
 import Foundation
 import Testing
-import FolderSyncTesting
+
 @testable import TestSupport
 
 /// The simulator's seeds under each fault mix (FaultMix.all): half-written uploads, lagging listings, vanishing
@@ -11,24 +12,33 @@ import FolderSyncTesting
 struct SimulatorFaultTests {
     static let seedsPerMix: UInt64 = 25
 
-    @Test("Simulated clients converge and lose no write under each fault mix (in-memory adapter and remote)",
-          arguments: FaultMix.all)
+    @Test(
+        "Simulated clients converge and lose no write under each fault mix (in-memory adapter and remote)",
+        arguments: FaultMix.all)
     func inMemory(mix: FaultMix) async throws {
-        let summary = await Self.simulate(mix, seeds: 300_000..<(300_000 + Self.seedsPerMix), makeStore: ConvergenceSimulator.inMemoryStore)
+        let summary = await Self.simulate(
+            mix, seeds: 300_000..<(300_000 + Self.seedsPerMix), makeStore: ConvergenceSimulator.inMemoryStore)
         #expect(!summary.faultsInjected.isEmpty, "no fault was injected under \(mix)")
-        print("\(mix): \(SimulatorTests.describe(summary, "in-memory seeds")); \(summary.faultedSyncs) syncs failed under faults; injected \(summary.faultsInjected.sorted { $0.key < $1.key })")
+        print(
+            "\(mix): \(SimulatorTests.describe(summary, "in-memory seeds")); \(summary.faultedSyncs) syncs failed under faults; injected \(summary.faultsInjected.sorted { $0.key < $1.key })"
+        )
     }
 
     @Test("SQLite stores with the whole-store lifecycle converge under every fault at once")
     func sqliteLifecycle() async throws {
         let everything = FaultMix.all.last!
-        let summary = await Self.simulate(everything, seeds: 310_000..<310_010, makeStore: GRDBSimulatorStore.factory, lifecycle: true)
+        let summary = await Self.simulate(
+            everything, seeds: 310_000..<310_010, makeStore: GRDBSimulatorStore.factory, lifecycle: true)
         #expect(!summary.faultsInjected.isEmpty)
-        print("\(everything), SQLite lifecycle: \(SimulatorTests.describe(summary, "seeds")); \(summary.faultedSyncs) syncs failed under faults")
+        print(
+            "\(everything), SQLite lifecycle: \(SimulatorTests.describe(summary, "seeds")); \(summary.faultedSyncs) syncs failed under faults"
+        )
     }
 
-    static func simulate(_ mix: FaultMix, seeds: Range<UInt64>, makeStore: @escaping ConvergenceSimulator.StoreFactory,
-                         lifecycle: Bool = false) async -> ConvergenceSimulator.Summary {
+    static func simulate(
+        _ mix: FaultMix, seeds: Range<UInt64>, makeStore: @escaping ConvergenceSimulator.StoreFactory,
+        lifecycle: Bool = false
+    ) async -> ConvergenceSimulator.Summary {
         var total = ConvergenceSimulator.Summary()
         for seed in SimulatorTests.seeds(seeds) {
             let directory = ScratchDirectory(seed: seed)
@@ -39,7 +49,8 @@ struct SimulatorFaultTests {
             do {
                 total = total + (try await ConvergenceSimulator(configuration).run())
             } catch {
-                Issue.record("\(mix): \(error)\nreplay: FOLDERSYNC_SEED=\(seed) swift test --filter SimulatorFaultTests")
+                Issue.record(
+                    "\(mix): \(error)\nreplay: FOLDERSYNC_SEED=\(seed) swift test --filter SimulatorFaultTests")
             }
         }
         #expect(total.steps > 0 && total.syncs > 0, "the seeds of \(mix) did nothing")

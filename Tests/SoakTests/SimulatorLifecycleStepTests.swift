@@ -1,10 +1,12 @@
 import Foundation
 import Testing
-@_spi(Tooling) @testable import FolderSync
-@testable import TestSupport
-@testable import FolderSyncTesting
 
-/// Each lifecycle step of the simulator does what it claims, on a small fixed run (3 clients, SQLite, file-manager remote).
+@_spi(Tooling) @testable import FolderSync
+@testable import FolderSyncTesting
+@testable import TestSupport
+
+/// Each lifecycle step of the simulator does what it claims, on a small fixed run (3 clients, SQLite, file-manager
+/// remote).
 @Suite("Simulator lifecycle steps")
 struct SimulatorLifecycleStepTests {
     /// A run set up with three joined clients that each wrote a note and synced.
@@ -18,7 +20,9 @@ struct SimulatorLifecycleStepTests {
         try await run.setUp()
         while !run.waiting.isEmpty { try await run.join() }
         for client in run.clients {
-            try client.store.insert(table: "notes", syncID: "note-\(client.index)", values: ["title": .text("t"), "body": .null, "folder_id": .null])
+            try client.store.insert(
+                table: "notes", syncID: "note-\(client.index)",
+                values: ["title": .text("t"), "body": .null, "folder_id": .null])
             try await run.sync(client, resetAllowed: false)
         }
         return run
@@ -29,12 +33,15 @@ struct SimulatorLifecycleStepTests {
         try run.checkInvariants()
     }
 
-    private var layout: RemoteLayout { get throws { try RemoteLayout(applicationIdentifier: SimulatedClient.application) } }
+    private var layout: RemoteLayout {
+        get throws { try RemoteLayout(applicationIdentifier: SimulatedClient.application) }
+    }
 
     private func changeSets(_ run: SimulationRun) async throws -> Int {
         let directory = try layout.syncChangesDirectory(SimulatedClient.document)
         var count = 0
-        for folder in try await run.remote!.contentsOfDirectoryIfPresent(at: directory) where folder.kind == .directory {
+        for folder in try await run.remote!.contentsOfDirectoryIfPresent(at: directory) where folder.kind == .directory
+        {
             count += try await run.remote!.contentsOfDirectoryIfPresent(at: directory.appending(folder.name)).count
         }
         return count
@@ -49,10 +56,12 @@ struct SimulatorLifecycleStepTests {
             try await run.transferWholeStore(run.clients[0])
         }
         let uploader = run.clients[0].identifier
-        #expect(try await run.remote!.item(at: layout.wholeStoreFile(SimulatedClient.document, client: uploader)) != nil)
+        #expect(
+            try await run.remote!.item(at: layout.wholeStoreFile(SimulatedClient.document, client: uploader)) != nil)
         // A client joining late starts from the store.
-        let late = try SimulatedClient(index: 9, folder: directory.url.appendingPathComponent("late"), now: run.time.clock(skew: 0),
-                                       remote: run.remote!, resolvesConflicts: false, configuration: run.configuration)
+        let late = try SimulatedClient(
+            index: 9, folder: directory.url.appendingPathComponent("late"), now: run.time.clock(skew: 0),
+            remote: run.remote!, resolvesConflicts: false, configuration: run.configuration)
         late.usesWholeStores = true
         run.waiting.append(late)
         try await run.join()
@@ -75,14 +84,19 @@ struct SimulatorLifecycleStepTests {
         try await finish(run)
     }
 
-    @Test("The client-deletion step writes the marker; the client stops with clientDeleted, keeps its writes and re-joins")
+    @Test(
+        "The client-deletion step writes the marker; the client stops with clientDeleted, keeps its writes and re-joins"
+    )
     func clientDeletion() async throws {
         let directory = ScratchDirectory(seed: 3)
         let run = try await run(3, in: directory)
         let target = run.clients[2]
         try await run.deleteClient(target)
-        #expect(try await run.remote!.item(at: layout.deletedClientFile(SimulatedClient.document, client: target.identifier)) != nil)
-        try target.store.insert(table: "notes", syncID: "unpublished", values: ["title": .text("kept"), "body": .null, "folder_id": .null])
+        #expect(
+            try await run.remote!.item(
+                at: layout.deletedClientFile(SimulatedClient.document, client: target.identifier)) != nil)
+        try target.store.insert(
+            table: "notes", syncID: "unpublished", values: ["title": .text("kept"), "body": .null, "folder_id": .null])
         try await run.settleResets()
         #expect(run.summary.resets == 1 && run.summary.rejoins == 1 && target.reset == nil)
         try await finish(run)

@@ -1,8 +1,9 @@
+import FolderSync
+import FolderSyncTesting
 import Foundation
 import Testing
-import FolderSync
+
 @testable import TestSupport
-import FolderSyncTesting
 
 /// Seeded simulations with the document lifecycle (issue 4): whole-store uploads and bootstraps, vacuums and
 /// expiry, client deletions, remote wipes and re-joins, on SQLite stores and a file-manager remote.
@@ -20,17 +21,25 @@ struct SimulatorLifecycleTests {
     /// columns were always recorded as new changes; kept as regression seeds.
     static let rejoinRegressionSeeds: [UInt64] = [300_019, 300_027, 300_158, 300_233, 300_234]
 
-    @Test("Simulated clients with the document lifecycle converge and lose no write (SQLite, file-manager remote)",
-          arguments: 0..<chunks)
+    @Test(
+        "Simulated clients with the document lifecycle converge and lose no write (SQLite, file-manager remote)",
+        arguments: 0..<chunks)
     func lifecycle(chunk: Int) async {
         let first = 300_000 + UInt64(chunk) * Self.seedsPerChunk + 1
-        let summary = await SimulatorTests.simulate(first..<first + Self.seedsPerChunk, test: "lifecycle", remote: .fileManager,
-                                                    makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: Self.steps,
-                                                    skipping: Self.failingSeeds, suite: "SimulatorLifecycleTests")
-        print(Self.describe(summary, "lifecycle seeds \(first + SimulatorTests.seedOffset)..<\(first + SimulatorTests.seedOffset + Self.seedsPerChunk)"))
+        let summary = await SimulatorTests.simulate(
+            first..<first + Self.seedsPerChunk, test: "lifecycle", remote: .fileManager,
+            makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: Self.steps,
+            skipping: Self.failingSeeds, suite: "SimulatorLifecycleTests")
+        print(
+            Self.describe(
+                summary,
+                "lifecycle seeds \(first + SimulatorTests.seedOffset)..<\(first + SimulatorTests.seedOffset + Self.seedsPerChunk)"
+            ))
         if SimulatorTests.checksCoverage {
             // The schedule must really exercise the lifecycle, not only allow it.
-            #expect(summary.wholeStoreUploads > 0 && summary.automaticWholeStoreUploads > 0 && summary.wholeStoreInstalls > 0)
+            #expect(
+                summary.wholeStoreUploads > 0 && summary.automaticWholeStoreUploads > 0
+                    && summary.wholeStoreInstalls > 0)
             #expect(summary.vacuums > 0 && summary.changeSetsVacuumed > 0 && summary.expiredClients > 0)
             #expect(summary.clientDeletions > 0 && summary.wipes > 0 && summary.resets > 0 && summary.rejoins > 0)
         }
@@ -41,12 +50,14 @@ struct SimulatorLifecycleTests {
         // A re-applied unpublished column equal to the installed store's value was not recorded as a change, so a
         // lower-stamped re-push from another client won. `FOLDERSYNC_SEED=300019` replays one with its trace.
         for seed in Self.rejoinRegressionSeeds where SimulatorTests.replaySeed.map({ $0 == seed }) ?? true {
-            _ = try await SimulatorTests.run(seed, remote: .fileManager, makeStore: GRDBSimulatorStore.factory, lifecycle: true)
+            _ = try await SimulatorTests.run(
+                seed, remote: .fileManager, makeStore: GRDBSimulatorStore.factory, lifecycle: true)
         }
     }
 
     static func describe(_ s: ConvergenceSimulator.Summary, _ what: String) -> String {
-        SimulatorTests.describe(s, what) + "; \(s.wholeStoreUploads) explicit and \(s.automaticWholeStoreUploads) automatic "
+        SimulatorTests.describe(s, what)
+            + "; \(s.wholeStoreUploads) explicit and \(s.automaticWholeStoreUploads) automatic "
             + "whole-store uploads, \(s.wholeStoreInstalls) installs, \(s.vacuums) vacuums (\(s.changeSetsVacuumed) change sets, "
             + "\(s.expiredClients) clients expired), \(s.clientDeletions) deletions, \(s.wipes) wipes, \(s.resets) resets, \(s.rejoins) re-joins"
     }
@@ -59,11 +70,15 @@ struct SimulatorRestoreTests {
     @Test("Simulated clients whose stores and shared folder are restored from backups converge and lose no write")
     func restores() async {
         let first: UInt64 = 800_001
-        let summary = await SimulatorTests.simulate(first..<first + 150, test: "restores", remote: .fileManager,
-                                                    makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: 40...80,
-                                                    suite: "SimulatorRestoreTests") { $0.restores = true }
-        print(SimulatorLifecycleTests.describe(summary, "restore seeds")
-              + "; \(summary.storeRestores) store restores (\(summary.restoredStoresNoticed) noticed), \(summary.folderRestores) folder restores")
+        let summary = await SimulatorTests.simulate(
+            first..<first + 150, test: "restores", remote: .fileManager,
+            makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: 40...80,
+            suite: "SimulatorRestoreTests"
+        ) { $0.restores = true }
+        print(
+            SimulatorLifecycleTests.describe(summary, "restore seeds")
+                + "; \(summary.storeRestores) store restores (\(summary.restoredStoresNoticed) noticed), \(summary.folderRestores) folder restores"
+        )
         if SimulatorTests.checksCoverage {
             #expect(summary.storeRestores > 0 && summary.restoredStoresNoticed > 0 && summary.folderRestores > 0)
             #expect(summary.rejoins > 0 && summary.vacuums > 0 && summary.wholeStoreUploads > 0)
@@ -76,36 +91,50 @@ struct SimulatorRestoreTests {
 /// for expiry (every lifecycle run: the folder dates files by the simulation's time, clients run a day off).
 @Suite("Simulator vacuum hazards")
 struct SimulatorVacuumHazardTests {
-    @Test("Vacuums never remove what only a store damaged in place holds, deletions keep the only store of vacuumed sets, expiry goes by the folder's clock; every seed converges with no write lost")
+    @Test(
+        "Vacuums never remove what only a store damaged in place holds, deletions keep the only store of vacuumed sets, expiry goes by the folder's clock; every seed converges with no write lost"
+    )
     func hazards() async {
         let first: UInt64 = 900_001
-        let summary = await SimulatorTests.simulate(first..<first + 60, test: "hazards", remote: .fileManager,
-                                                    makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: 40...80,
-                                                    suite: "SimulatorVacuumHazardTests") { $0.vacuumHazards = true }
-        print(SimulatorLifecycleTests.describe(summary, "vacuum hazard seeds")
-              + "; \(summary.storesDamagedInPlace) stores damaged in place (\(summary.damagedStoresRefused) read and refused by "
-              + "the next vacuum), \(summary.deletionsAfterFailedJoin) deletions after a failed join")
+        let summary = await SimulatorTests.simulate(
+            first..<first + 60, test: "hazards", remote: .fileManager,
+            makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: 40...80,
+            suite: "SimulatorVacuumHazardTests"
+        ) { $0.vacuumHazards = true }
+        print(
+            SimulatorLifecycleTests.describe(summary, "vacuum hazard seeds")
+                + "; \(summary.storesDamagedInPlace) stores damaged in place (\(summary.damagedStoresRefused) read and refused by "
+                + "the next vacuum), \(summary.deletionsAfterFailedJoin) deletions after a failed join")
         if SimulatorTests.checksCoverage {
-            #expect(summary.storesDamagedInPlace > 0 && summary.damagedStoresRefused > 0 && summary.deletionsAfterFailedJoin > 0)
+            #expect(
+                summary.storesDamagedInPlace > 0 && summary.damagedStoresRefused > 0
+                    && summary.deletionsAfterFailedJoin > 0)
             #expect(summary.vacuums > 0 && summary.expiredClients > 0)
         }
     }
 
-    @Test("The same hazards with every safeguard of vacuum and client deletion switched off: what they wrongly remove stays in the removed area, readers heal from it, no write is lost")
+    @Test(
+        "The same hazards with every safeguard of vacuum and client deletion switched off: what they wrongly remove stays in the removed area, readers heal from it, no write is lost"
+    )
     func hazardsWithoutSafeguards() async {
         let first: UInt64 = 910_001
-        let summary = await SimulatorTests.simulate(first..<first + 60, test: "hazardsWithoutSafeguards", remote: .fileManager,
-                                                    makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: 40...80,
-                                                    suite: "SimulatorVacuumHazardTests") {
+        let summary = await SimulatorTests.simulate(
+            first..<first + 60, test: "hazardsWithoutSafeguards", remote: .fileManager,
+            makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: 40...80,
+            suite: "SimulatorVacuumHazardTests"
+        ) {
             $0.vacuumHazards = true
             $0.disabledSafeguards = Set(RemovalSafeguard.allCases)
         }
-        print(SimulatorLifecycleTests.describe(summary, "vacuum hazard seeds without safeguards")
-              + "; \(summary.storesDamagedInPlace) stores damaged in place, \(summary.removalsOnDamagedStores) vacuums removing on "
-              + "their word, \(summary.syncsRecoveredFromRemoved) syncs healed "
-              + "from the removed area, \(summary.changeSetsPurged) change sets purged after the grace period")
+        print(
+            SimulatorLifecycleTests.describe(summary, "vacuum hazard seeds without safeguards")
+                + "; \(summary.storesDamagedInPlace) stores damaged in place, \(summary.removalsOnDamagedStores) vacuums removing on "
+                + "their word, \(summary.syncsRecoveredFromRemoved) syncs healed "
+                + "from the removed area, \(summary.changeSetsPurged) change sets purged after the grace period")
         if SimulatorTests.checksCoverage {
-            #expect(summary.removalsOnDamagedStores > 0 && summary.syncsRecoveredFromRemoved > 0 && summary.changeSetsPurged > 0)
+            #expect(
+                summary.removalsOnDamagedStores > 0 && summary.syncsRecoveredFromRemoved > 0
+                    && summary.changeSetsPurged > 0)
         }
     }
 }
@@ -115,17 +144,24 @@ struct SimulatorVacuumHazardTests {
 /// to acknowledge another client's sets up to hostile numbers, among every other lifecycle step.
 @Suite("Simulator identity hazards")
 struct SimulatorIdentityTests {
-    @Test("Simulated clients copied to second computers, with folders put back and markers forged, converge and lose no write")
+    @Test(
+        "Simulated clients copied to second computers, with folders put back and markers forged, converge and lose no write"
+    )
     func identityHazards() async {
         let first: UInt64 = 3_800_001
-        let summary = await SimulatorTests.simulate(first..<first + 120, test: "identityHazards", remote: .fileManager,
-                                                    makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: 40...80,
-                                                    suite: "SimulatorIdentityTests") { $0.identityHazards = true }
-        print(SimulatorLifecycleTests.describe(summary, "identity hazard seeds")
-              + "; \(summary.clones) copies (\(summary.sharedIdentitiesFound) found the other installation), "
-              + "\(summary.clientFolderRestores) client folders put back, \(summary.forgedMarkers) forged markers")
+        let summary = await SimulatorTests.simulate(
+            first..<first + 120, test: "identityHazards", remote: .fileManager,
+            makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: 40...80,
+            suite: "SimulatorIdentityTests"
+        ) { $0.identityHazards = true }
+        print(
+            SimulatorLifecycleTests.describe(summary, "identity hazard seeds")
+                + "; \(summary.clones) copies (\(summary.sharedIdentitiesFound) found the other installation), "
+                + "\(summary.clientFolderRestores) client folders put back, \(summary.forgedMarkers) forged markers")
         if SimulatorTests.checksCoverage {
-            #expect(summary.clones > 0 && summary.sharedIdentitiesFound > 0 && summary.clientFolderRestores > 0 && summary.forgedMarkers > 0)
+            #expect(
+                summary.clones > 0 && summary.sharedIdentitiesFound > 0 && summary.clientFolderRestores > 0
+                    && summary.forgedMarkers > 0)
             #expect(summary.rejoins > 0 && summary.wholeStoreUploads > 0)
         }
     }

@@ -1,8 +1,9 @@
+import FolderSyncTesting
 import Foundation
 import Testing
+
 @_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
 
 @Suite("Simulator regressions")
 struct SimulatorRegressionTests {
@@ -39,25 +40,33 @@ struct SimulatorRegressionTests {
     ///   published, and the folder put back to before them (in either order), so that a write was nowhere, or only in
     ///   a third client's replica, which no restore heals from. The restore steps now check for it.
     /// - 11800033: a sync found its own sets gone from a restored folder, rewrote its marker (the only evidence), then
-    ///   was cancelled before saving that it owed a whole store: the sets stayed lost (CarriedChangeSetTests).
-    /// - 15800030: a store restored while an expiry had removed its marker never noticed it went back: its own published
-    ///   writes never came back to it, though the other clients had applied them (RestoredStoreTests.restoredWithoutMarker).
+    ///   was cancelled before saving that it owed a whole store: the sets stayed lost (CarriedChangeSetTests). -
+    ///   15800030: a store restored while an expiry had removed its marker never noticed it went back: its own
+    ///   published writes never came back to it, though the other clients had applied them
+    ///   (RestoredStoreTests.restoredWithoutMarker).
     /// - 19800051: a store restored from a copy holding a change not yet published then, published and overwritten by a
     ///   later write of its own since, put the old value back over the newer one when it installed a whole store
     ///   (RestoredStoreTests.resurrectedChangeLosesToNewerOwnWrite).
-    @Test("Seeds the soak found failing replay clean",
-          arguments: [(seed: UInt64(1_800_149), outages: false), (seed: 1_800_058, outages: false), (seed: 3_800_005, outages: false),
-                      (seed: 5_800_035, outages: false), (seed: 5_800_139, outages: false),
-                      (seed: 9_800_006, outages: false), (seed: 9_800_150, outages: false), (seed: 11_800_033, outages: false), (seed: 15_800_030, outages: false),
-                      (seed: 19_800_051, outages: false),
-                      (seed: 1_910_032, outages: true)])
+    @Test(
+        "Seeds the soak found failing replay clean",
+        arguments: [
+            (seed: UInt64(1_800_149), outages: false), (seed: 1_800_058, outages: false),
+            (seed: 3_800_005, outages: false),
+            (seed: 5_800_035, outages: false), (seed: 5_800_139, outages: false),
+            (seed: 9_800_006, outages: false), (seed: 9_800_150, outages: false), (seed: 11_800_033, outages: false),
+            (seed: 15_800_030, outages: false),
+            (seed: 19_800_051, outages: false),
+            (seed: 1_910_032, outages: true),
+        ])
     func fixedSoakFindings(seed: UInt64, outages: Bool) async throws {
         _ = try await Self.replay(seed, outages: outages)
     }
 
     static func replay(_ seed: UInt64, outages: Bool) async throws -> ConvergenceSimulator.Summary {
-        try await SimulatorTests.run(seed, remote: .fileManager, makeStore: GRDBSimulatorStore.factory, lifecycle: true,
-                                     steps: 40...80) {
+        try await SimulatorTests.run(
+            seed, remote: .fileManager, makeStore: GRDBSimulatorStore.factory, lifecycle: true,
+            steps: 40...80
+        ) {
             $0.restores = !outages
             $0.outages = outages
         }

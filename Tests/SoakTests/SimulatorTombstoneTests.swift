@@ -1,8 +1,9 @@
+import FolderSync
+import FolderSyncTesting
 import Foundation
 import Testing
-import FolderSync
+
 @testable import TestSupport
-import FolderSyncTesting
 
 /// Seeded lifecycle simulations with churn (notes inserted and deleted again and again) and tombstone collection
 /// (<doc:TombstoneCollection>), on SQLite stores and a file-manager remote, under both delete policies: replicas
@@ -25,10 +26,13 @@ struct SimulatorTombstoneTests {
         return try await ConvergenceSimulator(configuration).run()
     }
 
-    @Test("Churned documents converge and lose no write while tombstones are collected", arguments: [DeletePolicy.deleteWins, .lastWriterWins])
+    @Test(
+        "Churned documents converge and lose no write while tombstones are collected",
+        arguments: [DeletePolicy.deleteWins, .lastWriterWins])
     func churn(deletePolicy: DeletePolicy) async {
         let first: UInt64 = deletePolicy == .deleteWins ? 410_001 : 420_001
-        var total = ConvergenceSimulator.Summary(), failures = 0
+        var total = ConvergenceSimulator.Summary()
+        var failures = 0
         for seed in SimulatorTests.seeds(Array(first..<first + Self.seeds)) {
             do {
                 total = total + (try await Self.run(seed, deletePolicy: deletePolicy))
@@ -38,8 +42,10 @@ struct SimulatorTombstoneTests {
                 if failures >= 3 { break }
             }
         }
-        print(SimulatorLifecycleTests.describe(total, "churn seeds (\(deletePolicy))")
-              + "; \(total.deletes) deletes, \(total.tombstonesCollected) tombstones collected by explicit collections")
+        print(
+            SimulatorLifecycleTests.describe(total, "churn seeds (\(deletePolicy))")
+                + "; \(total.deletes) deletes, \(total.tombstonesCollected) tombstones collected by explicit collections"
+        )
         if failures == 0 && SimulatorTests.replaySeed == nil {
             #expect(total.deletes > 0 && total.tombstonesCollected > 0, "the churn collected nothing")
         }

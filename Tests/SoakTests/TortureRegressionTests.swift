@@ -1,8 +1,9 @@
+import FolderSyncTesting
 import Foundation
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
 
 /// Defects the kill torture found (Tests/TestWorker/Torture.swift), each reproduced in one process.
 @Suite("Defects found by the kill torture")
@@ -13,9 +14,9 @@ struct TortureRegressionTests {
     func ownWritesStay() async throws {
         let directory = TemporaryDirectory()
         let (a, b) = try await TestClient.pair(InMemoryFileSystem(), in: directory)
-        try await b.document.uploadWholeStore()                 // covers nothing of A
+        try await b.document.uploadWholeStore()  // covers nothing of A
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'one'), ('n2', 'two')")
-        try await a.sync()                                      // published, not in B's store
+        try await a.sync()  // published, not in B's store
         try a.execute("UPDATE notes SET title = 'two, edited' WHERE id = 'n2'")
         try await a.sync()
         let installed = try await a.document.downloadWholeStore()
@@ -37,7 +38,13 @@ final class LostAcknowledgementFileSystem: ForwardingFileSystem, @unchecked Send
 
     override func upload(fromLocalFile url: URL, to path: RemotePath) async throws {
         try await base.upload(fromLocalFile: url, to: path)
-        if path.name.hasSuffix(".syncchg"), failed.withLock({ let first = !$0; $0 = true; return first }) {
+        if path.name.hasSuffix(".syncchg"),
+            failed.withLock({
+                let first = !$0
+                $0 = true
+                return first
+            })
+        {
             throw FolderSyncError(.remoteIOFailed, "the answer to the upload was lost", path: path.description)
         }
     }
@@ -53,11 +60,14 @@ extension TortureRegressionTests {
         let a = try await TestClient.make(flaky, name: "A", in: directory)
         try await b.document.uploadWholeStore()
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'one')")
-        await #expect(throws: FolderSyncError.self) { try await a.sync() }  // set 1 is on the remote, not marked published
+        // set 1 is on the remote, not marked published
+        await #expect(throws: FolderSyncError.self) { try await a.sync() }
         try a.execute("INSERT INTO notes(id, title) VALUES ('n2', 'two')")
         try await a.document.downloadWholeStore()
         try await converge(a, b)
-        let names = try await remote.contentsOfDirectory(at: a.document.layout.syncChangesDirectory("DOC", client: "client-A")).map(\.name)
+        let names = try await remote.contentsOfDirectory(
+            at: a.document.layout.syncChangesDirectory("DOC", client: "client-A")
+        ).map(\.name)
         let sequences = names.compactMap { RemoteLayout.parseChangeSetFileName($0)?.sequence }.sorted()
         #expect(sequences == Array(Set(sequences)).sorted(), "a sequence was used twice: \(names.sorted())")
         #expect(try b.value("SELECT group_concat(id) FROM (SELECT id FROM notes ORDER BY id)") == "n1,n2")
@@ -71,7 +81,13 @@ final class VacuumingRaceFileSystem: ForwardingFileSystem, @unchecked Sendable {
     let raced = Locked(false)
 
     override func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws {
-        if destination.name == RemoteLayout.appliedSyncChangeSetsFileName, raced.withLock({ let first = !$0; $0 = true; return first }) {
+        if destination.name == RemoteLayout.appliedSyncChangeSetsFileName,
+            raced.withLock({
+                let first = !$0
+                $0 = true
+                return first
+            })
+        {
             try await base.remove(destination.parent)
         }
         try await base.move(from: source, to: destination, replacing: replacing)

@@ -11,8 +11,9 @@ enum GNUFunctions {
 
     /// `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34 and later), which closes every descriptor from a
     /// number up in the child; `nil` with an older glibc.
-    static let addCloseFrom = lookUp("posix_spawn_file_actions_addclosefrom_np",
-                                     as: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32).self)
+    static let addCloseFrom = lookUp(
+        "posix_spawn_file_actions_addclosefrom_np",
+        as: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32).self)
 
     private static func lookUp<Function>(_ name: String, as type: Function.Type) -> Function? {
         // A nil handle is glibc's RTLD_DEFAULT: the symbol as the program's own code would see it.

@@ -1,4 +1,5 @@
 package import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,8 +35,10 @@ extension Subprocess {
     package func finish() -> Result {
         let (output, errors) = readAllOutputs()
         let status = waitForExit()
-        return Result(status: status, output: String(decoding: output, as: UTF8.self), errors: String(decoding: errors, as: UTF8.self),
-                      cpuSeconds: cpuSeconds ?? 0)
+        return Result(
+            status: status, output: String(decoding: output, as: UTF8.self),
+            errors: String(decoding: errors, as: UTF8.self),
+            cpuSeconds: cpuSeconds ?? 0)
     }
 
     /// ``finish()`` on a Dispatch thread, so its blocking calls never hold a thread of Swift's cooperative pool.
@@ -47,12 +50,15 @@ extension Subprocess {
 
     /// Starts `executable`, writes `input` (when given; small enough for a pipe's buffer, as it is written before
     /// any output is read) to its standard input and closes it, then finishes it. Blocks.
-    package static func run(_ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
-                            input: Data? = nil, standardError: StandardStream = .pipe) throws -> Result {
-        let process = try start(executable, arguments, environment: environment, standardInput: input == nil ? .null : .pipe,
-                                standardError: standardError)
+    package static func run(
+        _ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
+        input: Data? = nil, standardError: StandardStream = .pipe
+    ) throws -> Result {
+        let process = try start(
+            executable, arguments, environment: environment, standardInput: input == nil ? .null : .pipe,
+            standardError: standardError)
         if let input {
-            try? process.writeToStandardInput(input)   // a child that does not read it says so in its status
+            try? process.writeToStandardInput(input)  // a child that does not read it says so in its status
             process.closeStandardInput()
         }
         return process.finish()

@@ -1,4 +1,5 @@
 package import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,7 +22,8 @@ import Glibc
 /// Reads and waits block: async code calls ``finished()``, or its own blocking calls on a Dispatch thread.
 package final class Subprocess: @unchecked Sendable {
     package let pid: Int32
-    /// This process's ends of the pipes: standard input's write end (guarded by `inputLock`), output's and error's read ends.
+    /// This process's ends of the pipes: standard input's write end (guarded by `inputLock`), output's and error's read
+    /// ends.
     private var inputEnd: Int32?
     let outputEnd: Int32?
     let errorEnd: Int32?
@@ -44,16 +46,20 @@ package final class Subprocess: @unchecked Sendable {
 
     /// Starts `executable` (a path, or a name looked up in `PATH` when it has no slash) with `arguments`, in
     /// `environment` (this process's when `nil`). Signals the child starts with are unblocked and at their defaults.
-    package static func start(_ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
-                              standardInput: StandardStream = .null, standardOutput: StandardStream = .pipe,
-                              standardError: StandardStream = .pipe) throws -> Subprocess {
-        precondition(standardInput != .sameAsOutput && standardOutput != .sameAsOutput, "only standard error can join standard output")
+    package static func start(
+        _ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
+        standardInput: StandardStream = .null, standardOutput: StandardStream = .pipe,
+        standardError: StandardStream = .pipe
+    ) throws -> Subprocess {
+        precondition(
+            standardInput != .sameAsOutput && standardOutput != .sameAsOutput,
+            "only standard error can join standard output")
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        var ours: [Int32?] = [nil, nil, nil]   // this process's end of each pipe, by the child's descriptor
-        var theirs: [Int32] = []               // the child's ends, closed here once it has them
-        defer { theirs.forEach { close($0) } }
+        var ours: [Int32?] = [nil, nil, nil]  // this process's end of each pipe, by the child's descriptor
+        var theirs: [Int32] = []  // the child's ends, closed here once it has them
+        defer { for fd in theirs { close(fd) } }
         do {
             for (descriptor, stream) in [standardInput, standardOutput, standardError].enumerated() {
                 let descriptor = Int32(descriptor)
@@ -61,7 +67,8 @@ package final class Subprocess: @unchecked Sendable {
                 case .inherit:
                     break
                 case .null:
-                    posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
+                    posix_spawn_file_actions_addopen(
+                        &actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
                 case .sameAsOutput:
                     posix_spawn_file_actions_adddup2(&actions, 1, 2)
                 case .pipe:
@@ -77,23 +84,29 @@ package final class Subprocess: @unchecked Sendable {
             var attributes = posix_spawnattr_t()
             posix_spawnattr_init(&attributes)
             defer { posix_spawnattr_destroy(&attributes) }
-            var noSignals = sigset_t(), allSignals = sigset_t()
+            var noSignals = sigset_t()
+            var allSignals = sigset_t()
             sigemptyset(&noSignals)
             sigfillset(&allSignals)
             posix_spawnattr_setsigmask(&attributes, &noSignals)
-            posix_spawnattr_setsigdefault(&attributes, &allSignals)   // SIGPIPE included, which ours ignores
+            posix_spawnattr_setsigdefault(&attributes, &allSignals)  // SIGPIPE included, which ours ignores
             posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
             let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-            let envp = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
-            defer { (argv + envp).forEach { free($0) } }
+            let envp =
+                (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
+            defer { for pointer in argv + envp { free(pointer) } }
             var pid: pid_t = 0
-            let error = executable.contains("/") ? posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-                                                 : posix_spawnp(&pid, executable, &actions, &attributes, argv, envp)
-            guard error == 0 else { throw SubprocessFailure(description: "cannot start \(executable): \(String(cString: strerror(error)))") }
+            let error =
+                executable.contains("/")
+                ? posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+                : posix_spawnp(&pid, executable, &actions, &attributes, argv, envp)
+            guard error == 0 else {
+                throw SubprocessFailure(description: "cannot start \(executable): \(String(cString: strerror(error)))")
+            }
             return Subprocess(pid: pid, inputEnd: ours[0], outputEnd: ours[1], errorEnd: ours[2])
         } catch {
-            ours.compactMap { $0 }.forEach { close($0) }
+            for fd in ours.compactMap({ $0 }) { close(fd) }
             throw error
         }
     }
@@ -119,10 +132,14 @@ package final class Subprocess: @unchecked Sendable {
             var raw: Int32 = 0
             var usage = rusage()
             while wait4(pid, &raw, 0, &usage) < 0 {
-                guard errno == EINTR else { raw = -1; break }
+                guard errno == EINTR else {
+                    raw = -1
+                    break
+                }
             }
             if raw >= 0 {
-                cpuTime = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+                cpuTime =
+                    Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
                     + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
             }
             let signal = raw & 0x7f
@@ -151,7 +168,9 @@ package final class Subprocess: @unchecked Sendable {
     package func writeToStandardInput(_ data: Data) throws {
         _ = Self.brokenPipesIgnored
         try inputLock.withLock {
-            guard let inputEnd else { throw SubprocessFailure(description: "standard input of \(pid) is not an open pipe") }
+            guard let inputEnd else {
+                throw SubprocessFailure(description: "standard input of \(pid) is not an open pipe")
+            }
             try data.withUnsafeBytes { bytes in
                 var offset = 0
                 while offset < bytes.count {
@@ -159,7 +178,8 @@ package final class Subprocess: @unchecked Sendable {
                     if written >= 0 {
                         offset += written
                     } else if errno != EINTR {
-                        throw SubprocessFailure(description: "cannot write to \(pid): \(String(cString: strerror(errno)))")
+                        throw SubprocessFailure(
+                            description: "cannot write to \(pid): \(String(cString: strerror(errno)))")
                     }
                 }
             }
@@ -170,7 +190,7 @@ package final class Subprocess: @unchecked Sendable {
     private static let brokenPipesIgnored: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
 
     deinit {
-        [inputEnd, outputEnd, errorEnd].compactMap { $0 }.forEach { close($0) }
-        if exitStatus == nil { _ = waitpid(pid, nil, WNOHANG) }   // reaps a child that ended unwatched
+        for fd in [inputEnd, outputEnd, errorEnd].compactMap({ $0 }) { close(fd) }
+        if exitStatus == nil { _ = waitpid(pid, nil, WNOHANG) }  // reaps a child that ended unwatched
     }
 }

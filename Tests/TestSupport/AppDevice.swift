@@ -1,5 +1,5 @@
-import Foundation
 import FolderSync
+import Foundation
 import GRDB
 import Logging
 import Testing
@@ -28,22 +28,32 @@ struct AppDevice {
     }
 
     /// Opens `name`'s store in `directory` and registers it with the document on `shared`.
-    static func make(_ name: String, in directory: TemporaryDirectory, shared: URL, connection: GRDBStore.Connection,
-                     migrator: DatabaseMigrator = Self.migrator, schemaVersion: Int = 1, policy: (inout SyncPolicy) -> Void = { _ in }) async throws -> AppDevice {
+    static func make(
+        _ name: String, in directory: TemporaryDirectory, shared: URL, connection: GRDBStore.Connection,
+        migrator: DatabaseMigrator = Self.migrator, schemaVersion: Int = 1,
+        policy: (inout SyncPolicy) -> Void = { _ in }
+    ) async throws -> AppDevice {
         let folder = directory.subdirectory(name)
-        let store = try GRDBStore(path: folder.appendingPathComponent("notes.sqlite").path, tables: [SyncedTable("notes")],
-                                  schemaVersion: schemaVersion, connection: connection, migrator: migrator)
-        return try await register(name, store: store, helper: folder.appendingPathComponent("helper"), shared: shared, policy: policy)
+        let store = try GRDBStore(
+            path: folder.appendingPathComponent("notes.sqlite").path, tables: [SyncedTable("notes")],
+            schemaVersion: schemaVersion, connection: connection, migrator: migrator)
+        return try await register(
+            name, store: store, helper: folder.appendingPathComponent("helper"), shared: shared, policy: policy)
     }
 
     /// Registers `store` as the client `name` of the document on `shared`.
-    static func register(_ name: String, store: GRDBStore, helper: URL, shared: URL, remote: (any RemoteFileSystem)? = nil,
-                         policy: (inout SyncPolicy) -> Void = { _ in }) async throws -> AppDevice {
+    static func register(
+        _ name: String, store: GRDBStore, helper: URL, shared: URL, remote: (any RemoteFileSystem)? = nil,
+        policy: (inout SyncPolicy) -> Void = { _ in }
+    ) async throws -> AppDevice {
         var environment = SyncEnvironment.live
         environment.logger.logLevel = .error
-        let app = ApplicationSyncManager(remote: remote ?? FileManagerFileSystem(rootURL: shared), environment: environment)
-        try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)",
-                                     clientDescription: name))
+        let app = ApplicationSyncManager(
+            remote: remote ?? FileManagerFileSystem(rootURL: shared), environment: environment)
+        try await app.register(
+            .init(
+                applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)",
+                clientDescription: name))
         let document = try DocumentSyncManager(
             applicationSyncManager: app,
             configuration: .init(documentIdentifier: "notes", documentDescription: "Notes", helperDirectory: helper),
@@ -65,7 +75,9 @@ struct AppDevice {
     /// Every note as `id=body`, by ID.
     func notes() throws -> [String] {
         try store.database.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, body FROM notes ORDER BY id").map { "\($0["id"] as String)=\($0["body"] as String)" }
+            try Row.fetchAll(db, sql: "SELECT id, body FROM notes ORDER BY id").map {
+                "\($0["id"] as String)=\($0["body"] as String)"
+            }
         }
     }
 
@@ -113,9 +125,10 @@ final class ObservedValues<Value: Sendable & Equatable>: @unchecked Sendable {
     private var cancellable: AnyDatabaseCancellable?
 
     init(_ observation: ValueObservation<ValueReducers.Fetch<Value>>, in writer: any DatabaseWriter) {
-        cancellable = observation.start(in: writer, scheduling: .async(onQueue: DispatchQueue(label: "observed values")),
-                                        onError: { [weak self] error in self?.receive(error: error) },
-                                        onChange: { [weak self] value in self?.receive(value) })
+        cancellable = observation.start(
+            in: writer, scheduling: .async(onQueue: DispatchQueue(label: "observed values")),
+            onError: { [weak self] error in self?.receive(error: error) },
+            onChange: { [weak self] value in self?.receive(value) })
     }
 
     deinit { cancellable?.cancel() }
@@ -144,7 +157,9 @@ final class ObservedValues<Value: Sendable & Equatable>: @unchecked Sendable {
 
     /// The first value delivered that satisfies `predicate` (already delivered or still to come); fails the test
     /// when none arrives within `timeout`.
-    func value(where predicate: @escaping @Sendable (Value) -> Bool, timeout: Duration = .seconds(30)) async throws -> Value {
+    func value(where predicate: @escaping @Sendable (Value) -> Bool, timeout: Duration = .seconds(30)) async throws
+        -> Value
+    {
         let found = await withTaskGroup(of: Value?.self) { group in
             group.addTask {
                 await withCheckedContinuation { continuation in
@@ -158,7 +173,7 @@ final class ObservedValues<Value: Sendable & Equatable>: @unchecked Sendable {
                 }
             }
             group.addTask {
-                try? await Task.sleep(for: timeout)   // a deadline for a test that failed, never a synchronisation
+                try? await Task.sleep(for: timeout)  // a deadline for a test that failed, never a synchronisation
                 return nil
             }
             let first = await group.next() ?? nil
@@ -181,5 +196,7 @@ final class ObservedValues<Value: Sendable & Equatable>: @unchecked Sendable {
 struct ObservationTimeout: Error, CustomStringConvertible {
     var delivered: String
     var error: (any Error)?
-    var description: String { "no expected value arrived; delivered: \(delivered)" + (error.map { "; error: \($0)" } ?? "") }
+    var description: String {
+        "no expected value arrived; delivered: \(delivered)" + (error.map { "; error: \($0)" } ?? "")
+    }
 }

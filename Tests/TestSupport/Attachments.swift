@@ -20,7 +20,8 @@ func remoteAttachments(_ root: URL) throws -> [String: Int] {
     guard FileManager.default.fileExists(atPath: folder.path) else { return [:] }
     var found: [String: Int] = [:]
     for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
-        found[name] = try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(name).path)[.size] as? Int
+        found[name] =
+            try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(name).path)[.size] as? Int
     }
     return found
 }

@@ -9,8 +9,9 @@ final class ChildProcess: Sendable {
     init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         var merged = ProcessInfo.processInfo.environment
         merged.merge(environment) { _, new in new }
-        process = try Subprocess.start(buildProductsDirectory.appendingPathComponent(executable).path, arguments,
-                                       environment: merged, standardInput: .pipe)
+        process = try Subprocess.start(
+            buildProductsDirectory.appendingPathComponent(executable).path, arguments,
+            environment: merged, standardInput: .pipe)
     }
 
     /// Writes a line to the child's standard input. A child that has already exited says so through ``finish()``.

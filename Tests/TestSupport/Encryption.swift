@@ -1,6 +1,7 @@
-import Foundation
-@_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 import FolderSyncTesting
+import Foundation
+
+@_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 
 /// Answers registration's encryption questions from a script, and remembers what was asked.
 final class EncryptionAnswers: Sendable {
@@ -20,11 +21,14 @@ final class EncryptionAnswers: Sendable {
 
 extension TestClient {
     /// A client of the encrypted notes application, keeping its password key in its own folder.
-    static func encrypted(_ remote: any RemoteFileSystem, name: String, in directory: TemporaryDirectory,
-                          answers: EncryptionAnswers) async throws -> TestClient {
+    static func encrypted(
+        _ remote: any RemoteFileSystem, name: String, in directory: TemporaryDirectory,
+        answers: EncryptionAnswers
+    ) async throws -> TestClient {
         try await make(remote, name: name, in: directory) { app in
             app.encryptionHandler = { answers.answer($0) }
-            app.encryptionKeyStore = FileEncryptionKeyStore(directory: directory.subdirectory(name).appendingPathComponent("keys"))
+            app.encryptionKeyStore = FileEncryptionKeyStore(
+                directory: directory.subdirectory(name).appendingPathComponent("keys"))
         }
     }
 }

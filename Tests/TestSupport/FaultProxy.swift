@@ -10,13 +10,16 @@ final class FaultProxy: @unchecked Sendable {
     /// The proxy's URL (the share's root).
     private(set) var url = URL(string: "http://127.0.0.1/")!
 
-    /// Starts the server and the proxy; `seed` turns faults on (after ``storm()``), `hold` holds the first PUT whose path contains it.
+    /// Starts the server and the proxy; `seed` turns faults on (after ``storm()``), `hold` holds the first PUT whose
+    /// path contains it.
     init(root: URL, seed: Int? = nil, hold: String? = nil) async throws {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let script = repositoryRoot.appendingPathComponent("Tests/FaultProxy/fault_proxy.py")
-        let process = try Subprocess.start("/usr/bin/env", ["python3", script.path, "--root", root.path]
-                                               + (seed.map { ["--seed", String($0)] } ?? []) + (hold.map { ["--hold", $0] } ?? []),
-                                           standardInput: .pipe)
+        let process = try Subprocess.start(
+            "/usr/bin/env",
+            ["python3", script.path, "--root", root.path]
+                + (seed.map { ["--seed", String($0)] } ?? []) + (hold.map { ["--hold", $0] } ?? []),
+            standardInput: .pipe)
         self.process = process
         lines = AsyncStream<String> { continuation in
             Thread.detachNewThread {
@@ -34,7 +37,9 @@ final class FaultProxy: @unchecked Sendable {
             }
         }.makeAsyncIterator()
         let first = try await waitFor("port ")
-        guard let port = Int(first.dropFirst("port ".count)) else { throw MisbehavingServerFailure(description: "fault proxy: \(first)") }
+        guard let port = Int(first.dropFirst("port ".count)) else {
+            throw MisbehavingServerFailure(description: "fault proxy: \(first)")
+        }
         url = URL(string: "http://127.0.0.1:\(port)/")!
     }
 

@@ -1,7 +1,8 @@
-import Foundation
 @_spi(Tooling) import FolderSync
 import FolderSyncTesting
+import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,11 +10,17 @@ import Glibc
 /// Sets the date the shared folder records for every file of `client` in `document` (its recent sync, change sets and
 /// whole store): the folder then shows the client silent since `date`, whatever the client's clock said. Expiry
 /// judges silence by these dates (issue 38, item 8).
-func backdateFiles(of client: String, document: String = "DOC", in remote: any RemoteFileSystem, to date: Date) async throws {
+func backdateFiles(of client: String, document: String = "DOC", in remote: any RemoteFileSystem, to date: Date)
+    async throws
+{
     let layout = try RemoteLayout(applicationIdentifier: Fixture.application)
     var files = [layout.recentSyncFile(document, client: client)]
-    for folder in [layout.syncChangesDirectory(document, client: client), layout.wholeStoreDirectory(document, client: client)] {
-        files += try await remote.contentsOfDirectoryIfPresent(at: folder).filter { $0.kind == .file }.map { folder.appending($0.name) }
+    for folder in [
+        layout.syncChangesDirectory(document, client: client), layout.wholeStoreDirectory(document, client: client),
+    ] {
+        files += try await remote.contentsOfDirectoryIfPresent(at: folder).filter { $0.kind == .file }.map {
+            folder.appending($0.name)
+        }
     }
     for path in files where try await remote.exists(path) {
         switch remote {

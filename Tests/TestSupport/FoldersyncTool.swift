@@ -16,38 +16,47 @@ enum FoldersyncTool {
     /// A fixed terminal width, so help text wraps the same everywhere. Standard input is empty and not a terminal.
     /// `environment` is added to this process's.
     static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
-        try await run(executable: buildProductsDirectory.appendingPathComponent("foldersync"), arguments, input: nil, environment: environment)
+        try await run(
+            executable: buildProductsDirectory.appendingPathComponent("foldersync"), arguments, input: nil,
+            environment: environment)
     }
 
     /// Runs the tool on a pseudo-terminal made by util-linux `script`, typing `input`: standard input, output and
     /// error are all the terminal, so `output` holds everything (with `\r\n` line ends) and `errors` is empty.
     static func runOnTerminal(_ arguments: [String], input: String) async throws -> Result {
         let tool = buildProductsDirectory.appendingPathComponent("foldersync").path
-        let command = ([tool] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        return try await run(executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"], input: input)
+        let command = ([tool] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(
+            separator: " ")
+        return try await run(
+            executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"], input: input)
     }
 
     /// `script` is util-linux's; tests that need a terminal are skipped where it is missing.
     static var canRunOnTerminal: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/script") }
 
-    private static func run(executable: URL, _ arguments: [String], input: String?,
-                            environment extra: [String: String] = [:]) async throws -> Result {
+    private static func run(
+        executable: URL, _ arguments: [String], input: String?,
+        environment extra: [String: String] = [:]
+    ) async throws -> Result {
         var environment = ProcessInfo.processInfo.environment
         environment["COLUMNS"] = "80"
         // The vacuum's verification cache goes beside the tests' folders, not into the user's home.
-        environment["XDG_CACHE_HOME"] = FileManager.default.temporaryDirectory.appendingPathComponent("foldersync-tests-cache").path
+        environment["XDG_CACHE_HOME"] =
+            FileManager.default.temporaryDirectory.appendingPathComponent("foldersync-tests-cache").path
         environment.merge(extra) { _, new in new }
         let start = ContinuousClock.now
-        let process = try Subprocess.start(executable.path, arguments, environment: environment,
-                                           standardInput: input == nil ? .null : .pipe)
+        let process = try Subprocess.start(
+            executable.path, arguments, environment: environment,
+            standardInput: input == nil ? .null : .pipe)
         if let input {
-            try? process.writeToStandardInput(Data(input.utf8))   // a tool that stops before reading it says why
+            try? process.writeToStandardInput(Data(input.utf8))  // a tool that stops before reading it says why
             process.closeStandardInput()
         }
         let result = await process.finished()
         let wall = ContinuousClock.now - start
-        return Result(status: result.status, output: result.output, errors: result.errors, cpuSeconds: result.cpuSeconds,
-                      wallSeconds: Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18)
+        return Result(
+            status: result.status, output: result.output, errors: result.errors, cpuSeconds: result.cpuSeconds,
+            wallSeconds: Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18)
     }
 
     /// Decodes the standard output of a `--json` run.
@@ -63,6 +72,8 @@ func expectSnapshot(_ text: String, named name: String, sourceLocation: SourceLo
         try text.write(to: url, atomically: true, encoding: .utf8)
     }
     let stored = try String(contentsOf: url, encoding: .utf8)
-    #expect(text == stored, "\(name) differs from its snapshot; rerun with FOLDERSYNC_RECORD_SNAPSHOTS=1 if the change is deliberate",
-            sourceLocation: sourceLocation)
+    #expect(
+        text == stored,
+        "\(name) differs from its snapshot; rerun with FOLDERSYNC_RECORD_SNAPSHOTS=1 if the change is deliberate",
+        sourceLocation: sourceLocation)
 }

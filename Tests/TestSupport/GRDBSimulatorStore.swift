@@ -1,7 +1,8 @@
-import Foundation
-@_spi(Tooling) @_spi(ModelAdapter) @_spi(Testing) @testable import FolderSync
 import FolderSyncTesting
+import Foundation
 import GRDB
+
+@_spi(Tooling) @_spi(ModelAdapter) @_spi(Testing) @testable import FolderSync
 
 /// The notes schema on SQLite, as a ``SimulatorStore``: the simulator writes SQL through it like an app would.
 final class GRDBSimulatorStore: SnapshottingSimulatorStore, @unchecked Sendable {
@@ -22,7 +23,10 @@ final class GRDBSimulatorStore: SnapshottingSimulatorStore, @unchecked Sendable 
 
     /// Opens `notes.sqlite` in the client's folder, every table under `deletePolicy`.
     static func factory(deletePolicy: DeletePolicy) -> ConvergenceSimulator.StoreFactory {
-        { folder, now in try GRDBSimulatorStore(url: folder.appendingPathComponent("notes.sqlite"), deletePolicy: deletePolicy, now: now) }
+        { folder, now in
+            try GRDBSimulatorStore(
+                url: folder.appendingPathComponent("notes.sqlite"), deletePolicy: deletePolicy, now: now)
+        }
     }
 
     var adapter: any ModelAdapter { store }
@@ -33,12 +37,14 @@ final class GRDBSimulatorStore: SnapshottingSimulatorStore, @unchecked Sendable 
         let placeholders = Array(repeating: "?", count: names.count + 1).joined(separator: ", ")
         do {
             try store.database.write { db in
-                try db.execute(sql: "INSERT INTO \(table.quotedDatabaseIdentifier)(\(columns)) VALUES (\(placeholders))",
-                               arguments: StatementArguments([syncID.databaseValue] + names.map { values[$0]!.databaseValue }))
+                try db.execute(
+                    sql: "INSERT INTO \(table.quotedDatabaseIdentifier)(\(columns)) VALUES (\(placeholders))",
+                    arguments: StatementArguments([syncID.databaseValue] + names.map { values[$0]!.databaseValue }))
             }
         } catch let error as DatabaseError where error.message?.contains("deleted row") == true {
-            throw FolderSyncError(.invalidConfiguration, "this sync ID belongs to a deleted row and cannot be reused: \(table) \(syncID)",
-                                  underlying: error)
+            throw FolderSyncError(
+                .invalidConfiguration, "this sync ID belongs to a deleted row and cannot be reused: \(table) \(syncID)",
+                underlying: error)
         }
     }
 
@@ -46,8 +52,9 @@ final class GRDBSimulatorStore: SnapshottingSimulatorStore, @unchecked Sendable 
         let names = values.keys.sorted()
         let assignments = names.map { "\($0.quotedDatabaseIdentifier) = ?" }.joined(separator: ", ")
         return try store.database.write { db in
-            try db.execute(sql: "UPDATE \(table.quotedDatabaseIdentifier) SET \(assignments) WHERE id = ?",
-                           arguments: StatementArguments(names.map { values[$0]!.databaseValue } + [syncID.databaseValue]))
+            try db.execute(
+                sql: "UPDATE \(table.quotedDatabaseIdentifier) SET \(assignments) WHERE id = ?",
+                arguments: StatementArguments(names.map { values[$0]!.databaseValue } + [syncID.databaseValue]))
             return db.changesCount > 0
         }
     }
@@ -83,8 +90,10 @@ final class GRDBSimulatorStore: SnapshottingSimulatorStore, @unchecked Sendable 
 
     func unpublishedDeletions() throws -> Set<RowReference> {
         try store.database.read { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT tbl, sync_id FROM (\(StoreSchema.unpublishedChanges)) WHERE foldersync_marked(marks, ?)",
-                                        arguments: [StoreSchema.deletedMarker])
+            let rows = try Row.fetchAll(
+                db,
+                sql: "SELECT tbl, sync_id FROM (\(StoreSchema.unpublishedChanges)) WHERE foldersync_marked(marks, ?)",
+                arguments: [StoreSchema.deletedMarker])
             return Set(rows.map { RowReference(table: $0[0], syncID: $0[1]) })
         }
     }

@@ -1,10 +1,13 @@
 import Crypto
 import Foundation
 import GRDB
+
 @_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 
 /// Decodes `data` as a property list of `expected`'s type and tells whether it holds `expected`.
-func decodedPayload<P: PropertyListPayload>(like expected: P, from data: Data, path: String) throws -> any PropertyListPayload {
+func decodedPayload<P: PropertyListPayload>(like expected: P, from data: Data, path: String) throws
+    -> any PropertyListPayload
+{
     try PropertyListFile.decode(P.self, from: data, path: path)
 }
 
@@ -35,7 +38,8 @@ enum GoldenReading {
             try AttachmentFile.decode(input, as: reference, to: output, path: file.path)
             return try Data(contentsOf: output).base64EncodedString()
         case .sealed(_, let remotePath):
-            return try SealedFile.open(data, dataKey: GoldenCatalog.dataKey, path: try RemotePath(remotePath)).base64EncodedString()
+            return try SealedFile.open(data, dataKey: GoldenCatalog.dataKey, path: try RemotePath(remotePath))
+                .base64EncodedString()
         case .localStore:
             let store = try Golden.openStore(input)
             defer { try? store.close() }

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GRDB
 import Testing
+
 @_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 
 /// Where the golden files live, and the fixed inputs they were written with.
@@ -32,9 +33,14 @@ enum Golden {
     /// The tables of the golden stores: notes (delete wins), tags (last writer wins), and, from schema 2, `due`.
     static let tables = [SyncedTable("notes"), SyncedTable("tags", deletePolicy: .lastWriterWins)]
 
-    static func openStore(_ url: URL, schemaVersion: Int = 1, migrate extra: @escaping (Database) throws -> Void = { _ in }) throws -> GRDBStore {
+    static func openStore(
+        _ url: URL, schemaVersion: Int = 1, migrate extra: @escaping (Database) throws -> Void = { _ in }
+    ) throws -> GRDBStore {
         try GRDBStore(path: url.path, tables: tables, schemaVersion: schemaVersion, now: { date }) { db in
-            try db.execute(sql: "CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, n INTEGER, x REAL, b BLOB)")
+            try db.execute(
+                sql:
+                    "CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, n INTEGER, x REAL, b BLOB)"
+            )
             try db.execute(sql: "CREATE TABLE IF NOT EXISTS tags(id TEXT PRIMARY KEY NOT NULL, name TEXT)")
             try db.execute(sql: "CREATE TABLE IF NOT EXISTS app_settings(key TEXT PRIMARY KEY NOT NULL, value TEXT)")
             if schemaVersion >= 2, try !db.columns(in: "notes").contains(where: { $0.name == "due" }) {
@@ -81,40 +87,52 @@ enum NeutralDump {
         for table in ["notes", "tags"] {
             let names = try db.columns(in: table).map(\.name)
             for row in try Row.fetchAll(db, sql: "SELECT * FROM \(table)") {
-                lines.append("row|\(table)|" + names.map { "\($0)=" + value(row[$0] as DatabaseValue) }.joined(separator: "|"))
+                lines.append(
+                    "row|\(table)|" + names.map { "\($0)=" + value(row[$0] as DatabaseValue) }.joined(separator: "|"))
             }
         }
         // Registers in the shape of the file's bookkeeping version (a snapshot of an earlier writer has its shape).
         if try db.columns(in: "foldersync_clocks").contains(where: { $0.name == "col" }) {
             for row in try Row.fetchAll(db, sql: "SELECT tbl, sync_id, col, hlc, client FROM foldersync_clocks") {
-                lines.append("reg|\(row[0] as String)|\(row[1] as String)|\(row[2] as String)|\(UInt64(bitPattern: row[3] as Int64))|\((row[4] as String?) ?? "-")")
+                lines.append(
+                    "reg|\(row[0] as String)|\(row[1] as String)|\(row[2] as String)|\(UInt64(bitPattern: row[3] as Int64))|\((row[4] as String?) ?? "-")"
+                )
             }
         } else {
             let withoutHead = try StoreSchema.identifyUnversionedBookkeeping(db) == 2
             for row in try Row.fetchAll(db, sql: "SELECT tbl, sync_id, stamps FROM foldersync_clocks") {
-                let registers = withoutHead ? try LegacyRegisters.decodeWithoutHead(row[2]) : try RowRegisters(row[2] as Data?)
+                let registers =
+                    withoutHead ? try LegacyRegisters.decodeWithoutHead(row[2]) : try RowRegisters(row[2] as Data?)
                 for register in registers.registers {
-                    lines.append("reg|\(row[0] as String)|\(row[1] as String)|\(register.column)|\(register.timestamp)|\(register.client ?? "-")")
+                    lines.append(
+                        "reg|\(row[0] as String)|\(row[1] as String)|\(register.column)|\(register.timestamp)|\(register.client ?? "-")"
+                    )
                 }
             }
         }
         for row in try Row.fetchAll(db, sql: "SELECT tbl, sync_id, hlc, client FROM foldersync_tombstones") {
-            lines.append("tomb|\(row[0] as String)|\(row[1] as String)|\(UInt64(bitPattern: row[2] as Int64))|\((row[3] as String?) ?? "-")")
+            lines.append(
+                "tomb|\(row[0] as String)|\(row[1] as String)|\(UInt64(bitPattern: row[2] as Int64))|\((row[3] as String?) ?? "-")"
+            )
         }
         for row in try Row.fetchAll(db, sql: "SELECT tbl, sync_id, col, value FROM foldersync_shadow") {
-            lines.append("shadow|\(row[0] as String)|\(row[1] as String)|\(row[2] as String)|" + value(row[3] as DatabaseValue))
+            lines.append(
+                "shadow|\(row[0] as String)|\(row[1] as String)|\(row[2] as String)|" + value(row[3] as DatabaseValue))
         }
         guard full else { return lines.sorted().joined(separator: "\n") + "\n" }
         for source in [StoreSchema.pendingChangesTable, StoreSchema.stagedChangesTable] {
             for row in try Row.fetchAll(db, sql: "SELECT tbl, sync_id, staged_in, marks FROM \(source)") {
-                // Marks of every column (bookkeeping version 6) are those of each column, as earlier versions wrote them.
+                // Marks of every column (bookkeeping version 6) are those of each column, as earlier versions wrote
+                // them.
                 let columns = try db.columns(in: row[0] as String).map(\.name).filter { $0 != "id" }
                 for name in try PendingMarks(row[3] as Data?).expanded(columns: columns).names {
                     lines.append("mark|\(row[0] as String)|\(row[1] as String)|\(row[2] as Int64)|\(name)")
                 }
             }
         }
-        for row in try Row.fetchAll(db, sql: "SELECT client, sequence, change_set_id FROM \(StoreSchema.appliedChangeSetsTable)") {
+        for row in try Row.fetchAll(
+            db, sql: "SELECT client, sequence, change_set_id FROM \(StoreSchema.appliedChangeSetsTable)")
+        {
             lines.append("ledger|\(row[0] as String)|\(row[1] as Int64)|\(row[2] as String)")
         }
         for row in try Row.fetchAll(db, sql: "SELECT key, value FROM app_settings") {
@@ -122,7 +140,9 @@ enum NeutralDump {
         }
         if let data = try Data.fetchOne(db, sql: "SELECT value FROM foldersync_meta WHERE key = 'state'") {
             let state = try JSONDecoder().decode(LocalSyncState.self, from: data)
-            lines.append("state|nextSequence=\(state.progress.nextSequence)|publishedSequence=\(state.progress.publishedSequence)|hasBootstrapped=\(state.progress.hasBootstrapped)")
+            lines.append(
+                "state|nextSequence=\(state.progress.nextSequence)|publishedSequence=\(state.progress.publishedSequence)|hasBootstrapped=\(state.progress.hasBootstrapped)"
+            )
         }
         return lines.sorted().joined(separator: "\n") + "\n"
     }
@@ -160,7 +180,8 @@ enum NeutralDump {
     /// The `row|` line of a row of `notes` or `tags` whose columns hold `values` (missing ones are NULL).
     static func row(_ table: String, _ id: String, _ values: [String: SyncValue]) -> String {
         let names = table == "notes" ? ["title", "n", "x", "b"] : ["name"]
-        return "row|\(table)|id=t:\(escape(id))|" + names.map { "\($0)=" + value(values[$0] ?? .null) }.joined(separator: "|")
+        return "row|\(table)|id=t:\(escape(id))|"
+            + names.map { "\($0)=" + value(values[$0] ?? .null) }.joined(separator: "|")
     }
 }
 
@@ -169,7 +190,9 @@ func storeFingerprint(_ url: URL) throws -> [String: Data?] {
     var result: [String: Data?] = [:]
     for suffix in ["", "-wal", "-shm", "-journal"] {
         let path = url.path + suffix
-        result[suffix] = FileManager.default.fileExists(atPath: path) ? Data(SHA256.hash(data: try Data(contentsOf: URL(fileURLWithPath: path)))) : nil
+        result[suffix] =
+            FileManager.default.fileExists(atPath: path)
+            ? Data(SHA256.hash(data: try Data(contentsOf: URL(fileURLWithPath: path)))) : nil
     }
     return result
 }

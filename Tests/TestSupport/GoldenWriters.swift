@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+
 @_spi(Tooling) @testable import FolderSync
 
 /// Today's writers, fed the fixed inputs of the catalog: what pins each current format's bytes, and what
@@ -9,8 +10,10 @@ enum GoldenWriters {
     /// with a fixed salt and nonce.
     static let encryptionKeyInfo: EncryptionKeyInfo = {
         let nonce = try! AES.GCM.Nonce(data: GoldenCatalog.keyNonce)
-        return try! EncryptionKeyInfo.make(wrapping: GoldenCatalog.dataKey, password: GoldenCatalog.password, client: Golden.clientA,
-                                           date: Golden.date, salt: GoldenCatalog.keySalt, nonce: nonce).0
+        return try! EncryptionKeyInfo.make(
+            wrapping: GoldenCatalog.dataKey, password: GoldenCatalog.password, client: Golden.clientA,
+            date: Golden.date, salt: GoldenCatalog.keySalt, nonce: nonce
+        ).0
     }()
 
     /// The file salt of a golden sealed file: fixed, and different for every path.
@@ -26,10 +29,11 @@ enum GoldenWriters {
         try? FileManager.default.removeItem(at: output)
         switch file.content {
         case .changeSet(let header, let changes):
-            let writer = try ChangeSetWriter(url: output, changeSetIdentifier: header.changeSetIdentifier,
-                                             clientIdentifier: header.clientIdentifier, sequence: header.sequence,
-                                             schemaVersion: header.schemaVersion, createdAt: header.createdAt,
-                                             dependencies: header.dependencies)
+            let writer = try ChangeSetWriter(
+                url: output, changeSetIdentifier: header.changeSetIdentifier,
+                clientIdentifier: header.clientIdentifier, sequence: header.sequence,
+                schemaVersion: header.schemaVersion, createdAt: header.createdAt,
+                dependencies: header.dependencies)
             for change in changes { try writer.append(change) }
             try writer.finish()
             return try Data(contentsOf: output)
@@ -47,8 +51,9 @@ enum GoldenWriters {
             try AttachmentFile.encode(source, as: reference) { encoded.append($0) }
             return encoded
         case .sealed(let plaintext, let remotePath):
-            return try SealedFile.seal(try Golden.data(plaintext), dataKey: GoldenCatalog.dataKey, path: try RemotePath(remotePath),
-                                       fixedSalt: fileSalt(for: file.path))
+            return try SealedFile.seal(
+                try Golden.data(plaintext), dataKey: GoldenCatalog.dataKey, path: try RemotePath(remotePath),
+                fixedSalt: fileSalt(for: file.path))
         case .localStore:
             throw FolderSyncError(.invalidConfiguration, "a local store's bytes are SQLite's; it is pinned by its dump")
         }
@@ -60,7 +65,8 @@ enum GoldenWriters {
         var written: [String] = []
         func missing(_ path: String) -> Bool { !FileManager.default.fileExists(atPath: Golden.url(path).path) }
         func write(_ data: Data, _ path: String) throws {
-            try FileManager.default.createDirectory(at: Golden.url(path).deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: Golden.url(path).deletingLastPathComponent(), withIntermediateDirectories: true)
             try data.write(to: Golden.url(path))
             written.append(path)
         }
@@ -79,10 +85,11 @@ enum GoldenWriters {
                 let output = scratch.appendingPathComponent("record-\(file.path.hashValue).ticdsync")
                 let written = try WholeStoreFile.write(snapshot: snapshot, to: output, header: header)
                 try write(try Data(contentsOf: output), file.path)
-                let manifest = WholeStoreManifest(clientIdentifier: header.clientIdentifier, wholeStoreIdentifier: header.wholeStoreIdentifier,
-                                                  creationDate: Golden.date, schemaVersion: header.schemaVersion, covers: covers,
-                                                  wholeStoreByteCount: written.byteCount, wholeStoreChecksum: written.checksum,
-                                                  contentChecksum: written.contentChecksum, attachmentReferenceCount: attachments ? 1 : 0)
+                let manifest = WholeStoreManifest(
+                    clientIdentifier: header.clientIdentifier, wholeStoreIdentifier: header.wholeStoreIdentifier,
+                    creationDate: Golden.date, schemaVersion: header.schemaVersion, covers: covers,
+                    wholeStoreByteCount: written.byteCount, wholeStoreChecksum: written.checksum,
+                    contentChecksum: written.contentChecksum, attachmentReferenceCount: attachments ? 1 : 0)
                 try write(try PropertyListFile.encode(manifest), store.manifest)
             case .localStore(_, let expected):
                 let url = scratch.appendingPathComponent("record-local.sqlite")

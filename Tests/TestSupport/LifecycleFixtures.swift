@@ -1,4 +1,5 @@
 import Foundation
+
 @_spi(Tooling) @testable import FolderSync
 
 extension DocumentFabricator {

@@ -1,12 +1,14 @@
 import Foundation
-@_spi(Tooling) @testable import FolderSync
 import Testing
+
+@_spi(Tooling) @testable import FolderSync
 
 /// A shared folder written by real syncs, for the maintenance commands: something to vacuum, and a silent client.
 ///
 /// A and B sync as usual; C synced once, 100 days ago as the folder's dates show it (its clock was 100 days behind
-/// too), and never again. A published change sets 1 and 2, B published 1; everyone applied A1 and B1, only A and B applied A2.
-/// A then uploaded a whole store that contains all three. So vacuum may remove A1 and B1, and C alone holds A2 back.
+/// too), and never again. A published change sets 1 and 2, B published 1; everyone applied A1 and B1, only A and B
+/// applied A2. A then uploaded a whole store that contains all three. So vacuum may remove A1 and B1, and C alone holds
+/// A2 back.
 struct MaintenanceScenario {
     static let document = "DOC"
     static let silence: TimeInterval = 100 * 86_400
@@ -49,7 +51,8 @@ struct MaintenanceScenario {
     /// The path of a client's change set `sequence`, relative to the remote (as the tool prints paths).
     func changeSet(_ client: String, _ sequence: Int64) throws -> String {
         let folder = layout.syncChangesDirectory(Self.document, client: client)
-        let names = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(folder.description).path)
+        let names = try FileManager.default.contentsOfDirectory(
+            atPath: root.appendingPathComponent(folder.description).path)
         let name = try #require(names.first { RemoteLayout.parseChangeSetFileName($0)?.sequence == sequence })
         return folder.appending(name).description
     }
@@ -59,7 +62,8 @@ struct MaintenanceScenario {
     }
 
     func size(_ relativePath: String) throws -> Int64 {
-        let attributes = try FileManager.default.attributesOfItem(atPath: root.appendingPathComponent(relativePath).path)
+        let attributes = try FileManager.default.attributesOfItem(
+            atPath: root.appendingPathComponent(relativePath).path)
         return (attributes[.size] as? NSNumber)?.int64Value ?? 0
     }
 

@@ -1,8 +1,8 @@
-import Foundation
 @_spi(Tooling) import FolderSync
+import Foundation
 import GRDB
-import Testing
 import S3Backend
+import Testing
 
 /// A small notes schema on a real SQLite file: folders, notes (to-one folder), tags, note_tags (to-many).
 enum NotesSchema {
@@ -17,9 +17,14 @@ enum NotesSchema {
     }
 
     /// Opens the store at `url`, creating its tables with `createTables` (another version of the app's schema, say).
-    static func open(_ url: URL, schemaVersion: Int = 1, deletePolicy: DeletePolicy = .deleteWins, createTables: String = createTables,
-                     now: @escaping @Sendable () -> Date = { Date() }) throws -> GRDBStore {
-        try GRDBStore(path: url.path, tables: tables(deletePolicy: deletePolicy), schemaVersion: schemaVersion, now: now) { db in
+    static func open(
+        _ url: URL, schemaVersion: Int = 1, deletePolicy: DeletePolicy = .deleteWins,
+        createTables: String = createTables,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws -> GRDBStore {
+        try GRDBStore(
+            path: url.path, tables: tables(deletePolicy: deletePolicy), schemaVersion: schemaVersion, now: now
+        ) { db in
             try db.execute(sql: createTables)
         }
     }
@@ -53,24 +58,33 @@ struct TestClient {
     let document: DocumentSyncManager
     let store: GRDBStore
 
-    static func make(_ remote: any RemoteFileSystem, name: String, in directory: TemporaryDirectory,
-                     document: String = "DOC", schemaVersion: Int = 1, deletePolicy: DeletePolicy = .deleteWins,
-                     createTables: String = NotesSchema.createTables,
-                     environment: SyncEnvironment = Fixture.quietEnvironment(), clientIdentifier: String? = nil,
-                     configure: (ApplicationSyncManager) -> Void = { _ in }) async throws -> TestClient {
+    static func make(
+        _ remote: any RemoteFileSystem, name: String, in directory: TemporaryDirectory,
+        document: String = "DOC", schemaVersion: Int = 1, deletePolicy: DeletePolicy = .deleteWins,
+        createTables: String = NotesSchema.createTables,
+        environment: SyncEnvironment = Fixture.quietEnvironment(), clientIdentifier: String? = nil,
+        configure: (ApplicationSyncManager) -> Void = { _ in }
+    ) async throws -> TestClient {
         let folder = directory.subdirectory(name)
-        let store = try NotesSchema.open(folder.appendingPathComponent("notes.sqlite"), schemaVersion: schemaVersion,
-                                         deletePolicy: deletePolicy, createTables: createTables, now: environment.now)
+        let store = try NotesSchema.open(
+            folder.appendingPathComponent("notes.sqlite"), schemaVersion: schemaVersion,
+            deletePolicy: deletePolicy, createTables: createTables, now: environment.now)
         // On S3, the example backend's managers, which run its operation subclasses.
         let s3 = remote as? S3FileSystem
-        let app = s3.map { S3ApplicationSyncManager(s3: $0, environment: environment) }
+        let app =
+            s3.map { S3ApplicationSyncManager(s3: $0, environment: environment) }
             ?? ApplicationSyncManager(remote: remote, environment: environment)
         configure(app)
-        try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: clientIdentifier ?? "client-\(name)",
-                                     clientDescription: name))
-        let configuration = DocumentSyncManager.Configuration(documentIdentifier: document, documentDescription: "Notes",
-                                                              helperDirectory: folder.appendingPathComponent("helper"))
-        let manager = s3 == nil ? try DocumentSyncManager(applicationSyncManager: app, configuration: configuration, store: store)
+        try await app.register(
+            .init(
+                applicationIdentifier: "com.example.notes", clientIdentifier: clientIdentifier ?? "client-\(name)",
+                clientDescription: name))
+        let configuration = DocumentSyncManager.Configuration(
+            documentIdentifier: document, documentDescription: "Notes",
+            helperDirectory: folder.appendingPathComponent("helper"))
+        let manager =
+            s3 == nil
+            ? try DocumentSyncManager(applicationSyncManager: app, configuration: configuration, store: store)
             : try S3DocumentSyncManager(applicationSyncManager: app, configuration: configuration, store: store)
         manager.remoteDocumentCreationHandler = { _ in true }
         try await manager.registerConfigured()
@@ -78,7 +92,9 @@ struct TestClient {
     }
 
     /// Clients A and B of one document on `remote`.
-    static func pair(_ remote: any RemoteFileSystem, in directory: TemporaryDirectory) async throws -> (TestClient, TestClient) {
+    static func pair(_ remote: any RemoteFileSystem, in directory: TemporaryDirectory) async throws -> (
+        TestClient, TestClient
+    ) {
         (try await make(remote, name: "A", in: directory), try await make(remote, name: "B", in: directory))
     }
 

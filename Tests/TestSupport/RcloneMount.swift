@@ -14,14 +14,25 @@ final class RcloneMount {
     init(share: URL, at mountPoint: URL, log: URL) throws {
         self.mountPoint = mountPoint
         try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
-        guard FileManager.default.fileExists(atPath: "/dev/fuse") else { failure = "/dev/fuse does not exist"; return }
-        guard let rclone = Self.which("rclone") else { failure = "rclone is not installed"; return }
-        guard Self.which("fusermount3") ?? Self.which("fusermount") != nil else { failure = "fusermount3 is not installed (Debian: fuse3)"; return }
+        guard FileManager.default.fileExists(atPath: "/dev/fuse") else {
+            failure = "/dev/fuse does not exist"
+            return
+        }
+        guard let rclone = Self.which("rclone") else {
+            failure = "rclone is not installed"
+            return
+        }
+        guard Self.which("fusermount3") ?? Self.which("fusermount") != nil else {
+            failure = "fusermount3 is not installed (Debian: fuse3)"
+            return
+        }
         var parts = URLComponents(url: share, resolvingAgainstBaseURL: false)!
-        let user = parts.user ?? "", password = parts.password ?? ""
+        let user = parts.user ?? ""
+        let password = parts.password ?? ""
         parts.user = nil
         parts.password = nil
-        let obscured = try Self.run(rclone, ["obscure", "-"], input: password).trimmingCharacters(in: .whitespacesAndNewlines)
+        let obscured = try Self.run(rclone, ["obscure", "-"], input: password).trimmingCharacters(
+            in: .whitespacesAndNewlines)
         var environment = ProcessInfo.processInfo.environment
         environment["RCLONE_WEBDAV_URL"] = parts.url!.absoluteString
         environment["RCLONE_WEBDAV_USER"] = user
@@ -29,11 +40,18 @@ final class RcloneMount {
         environment["RCLONE_CONFIG"] = "/dev/null"
         // Waits for rclone itself, which exits once the mount is ready: not for the end of its outputs, which the
         // daemon it leaves behind would hold open (/dev/null here).
-        let status = try Subprocess.start(rclone, ["mount", ":webdav:", mountPoint.path, "--daemon", "--daemon-wait", "30s",
-                                                   "--vfs-cache-mode", "writes", "--log-file", log.path],
-                                          environment: environment, standardOutput: .null, standardError: .null).waitForExit()
+        let status = try Subprocess.start(
+            rclone,
+            [
+                "mount", ":webdav:", mountPoint.path, "--daemon", "--daemon-wait", "30s",
+                "--vfs-cache-mode", "writes", "--log-file", log.path,
+            ],
+            environment: environment, standardOutput: .null, standardError: .null
+        ).waitForExit()
         if status != 0 {
-            let tail = (try? String(contentsOf: log, encoding: .utf8))?.split(separator: "\n").suffix(3).joined(separator: " | ") ?? ""
+            let tail =
+                (try? String(contentsOf: log, encoding: .utf8))?.split(separator: "\n").suffix(3).joined(
+                    separator: " | ") ?? ""
             failure = "rclone mount exited with status \(status): \(tail)"
         }
     }
@@ -45,7 +63,8 @@ final class RcloneMount {
     }
 
     private static func which(_ name: String) -> String? {
-        for folder in ["/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin"] where FileManager.default.isExecutableFile(atPath: "\(folder)/\(name)") {
+        for folder in ["/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin"]
+        where FileManager.default.isExecutableFile(atPath: "\(folder)/\(name)") {
             return "\(folder)/\(name)"
         }
         return nil

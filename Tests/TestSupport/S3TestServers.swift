@@ -1,5 +1,5 @@
-import Foundation
 @_spi(Tooling) import FolderSync
+import Foundation
 import S3Backend
 
 /// The moto servers `scripts/test` starts on 127.0.0.1 (scripts/s3-server), read from `FOLDERSYNC_S3_TEST_SERVER`
@@ -12,12 +12,15 @@ enum S3TestServers {
 
     /// The configuration of server `variable`, rooted under a fresh key prefix of its own so parallel tests never meet.
     static func configuration(_ variable: String = open, test: String = #function) throws -> S3Configuration {
-        guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty, let url = URL(string: value) else {
-            throw WebDAVTestServers.Missing(description: "\(variable) is not set: run the tests with scripts/test, which starts moto "
-                + "(or `eval \"$(scripts/s3-server start DIR)\"` before swift test)")
+        guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty, let url = URL(string: value)
+        else {
+            throw WebDAVTestServers.Missing(
+                description: "\(variable) is not set: run the tests with scripts/test, which starts moto "
+                    + "(or `eval \"$(scripts/s3-server start DIR)\"` before swift test)")
         }
         var configuration = try S3Configuration(url: url)
-        configuration.prefix = "t-" + test.filter { $0.isLetter || $0.isNumber }.prefix(24) + "-" + UUID().uuidString.prefix(8)
+        configuration.prefix =
+            "t-" + test.filter { $0.isLetter || $0.isNumber }.prefix(24) + "-" + UUID().uuidString.prefix(8)
         return configuration
     }
 

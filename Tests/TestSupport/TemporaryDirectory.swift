@@ -35,7 +35,9 @@ let repositoryRoot: URL = URL(fileURLWithPath: #filePath)
 /// The folder holding the built executables (next to the test bundle).
 let buildProductsDirectory: URL = {
     var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    while url.pathComponents.count > 1 && !FileManager.default.fileExists(atPath: url.appendingPathComponent("foldersync-test-worker").path) {
+    while url.pathComponents.count > 1
+        && !FileManager.default.fileExists(atPath: url.appendingPathComponent("foldersync-test-worker").path)
+    {
         url.deleteLastPathComponent()
     }
     return url

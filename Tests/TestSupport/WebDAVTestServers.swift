@@ -1,6 +1,6 @@
-import Foundation
 @_spi(Tooling) import FolderSync
 import FolderSyncWebDAV
+import Foundation
 
 /// The WebDAV servers `scripts/test` starts on 127.0.0.1 (wsgidav, rclone, Apache mod_dav, nginx dav), read from
 /// `FOLDERSYNC_WEBDAV_TEST_SERVERS` ("name=url name=url …", credentials in the URLs).
@@ -18,8 +18,9 @@ enum WebDAVTestServers {
     /// The base URL of server `name`, with its credentials.
     static func url(_ name: String) throws -> URL {
         guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
-            throw Missing(description: "\(variable) is not set: run the tests with scripts/test, which starts the WebDAV servers "
-                + "(or `eval \"$(scripts/webdav-servers start DIR)\"` before swift test)")
+            throw Missing(
+                description: "\(variable) is not set: run the tests with scripts/test, which starts the WebDAV servers "
+                    + "(or `eval \"$(scripts/webdav-servers start DIR)\"` before swift test)")
         }
         for pair in value.split(separator: " ") where pair.hasPrefix(name + "=") {
             if let url = URL(string: String(pair.dropFirst(name.count + 1))) { return url }
@@ -28,12 +29,15 @@ enum WebDAVTestServers {
     }
 
     /// A WebDAV file system rooted in a fresh collection of its own on server `name`, so parallel tests never meet.
-    static func fileSystem(_ name: String, test: String = #function,
-                           configure: (inout WebDAVFileSystem.Configuration) -> Void = { _ in }) async throws -> WebDAVFileSystem {
+    static func fileSystem(
+        _ name: String, test: String = #function,
+        configure: (inout WebDAVFileSystem.Configuration) -> Void = { _ in }
+    ) async throws -> WebDAVFileSystem {
         let server = try url(name)
         let folder = "t-" + test.filter { $0.isLetter || $0.isNumber }.prefix(24) + "-" + UUID().uuidString.prefix(8)
         try await WebDAVFileSystem(baseURL: server).createDirectory(at: RemotePath(folder))
-        var configuration = WebDAVFileSystem.Configuration(baseURL: server.appendingPathComponent(folder, isDirectory: true))
+        var configuration = WebDAVFileSystem.Configuration(
+            baseURL: server.appendingPathComponent(folder, isDirectory: true))
         configure(&configuration)
         return try WebDAVFileSystem(configuration: configuration)
     }

@@ -1,6 +1,7 @@
 @_spi(ModelAdapter) import FolderSync
 import FolderSyncTesting
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -71,9 +72,12 @@ final class KillingFileSystem: ForwardingFileSystem, @unchecked Sendable {
 
     override func willForward(_ request: Request, path: RemotePath) async throws {
         let components = path.components
-        let what = components.contains("WholeStore") ? "whole-store"
-            : components.contains("SyncChanges") ? "change-set"
-            : components.contains("RecentSyncs") ? "recent-sync" : "other"
+        let what =
+            components.contains("WholeStore")
+            ? "whole-store"
+            : components.contains("SyncChanges")
+                ? "change-set"
+                : components.contains("RecentSyncs") ? "recent-sync" : "other"
         killSwitch.reach("\(request.rawValue) \(what)")
     }
 }
@@ -95,7 +99,9 @@ final class KillingStore: SnapshottingModelAdapter, @unchecked Sendable {
     func conflicts(author: String, localClient: String, changes: ChangeStream) throws -> [SyncConflict] {
         try base.conflicts(author: author, localClient: localClient, changes: changes)
     }
-    func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table] { try base.rowsDeleted(by: changeSets) }
+    func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table] {
+        try base.rowsDeleted(by: changeSets)
+    }
     func backup(to url: URL) throws { try base.backup(to: url) }
     func resetForRejoin() throws { try base.resetForRejoin() }
     func appliedChangeSetIdentifiers(of client: String, sequences: [Int64]) throws -> [Int64: Set<String>]? {
@@ -118,26 +124,33 @@ final class KillingStore: SnapshottingModelAdapter, @unchecked Sendable {
     }
 
     func stageChanges(sequence: Int64, emit: (SyncChange) throws -> Void, seal: () throws -> Int64) throws -> Int {
-        try base.stageChanges(sequence: sequence, emit: { change in
-            try emit(change)
-            killSwitch.reach("staging")
-        }, seal: {
-            let last = try seal()
-            killSwitch.reach("sealed") // files durable, transaction not committed
-            return last
-        })
+        try base.stageChanges(
+            sequence: sequence,
+            emit: { change in
+                try emit(change)
+                killSwitch.reach("staging")
+            },
+            seal: {
+                let last = try seal()
+                killSwitch.reach("sealed")  // files durable, transaction not committed
+                return last
+            })
     }
 
-    func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
-               resolutions: [ColumnKey: ConflictResolution]) throws -> ApplyOutcome {
-        try base.apply(header, localClient: localClient, changes: { body in
-            try withoutActuallyEscaping(body) { body in
-                try changes { change in
-                    try body(change)
-                    killSwitch.reach("applying")
+    func apply(
+        _ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
+        resolutions: [ColumnKey: ConflictResolution]
+    ) throws -> ApplyOutcome {
+        try base.apply(
+            header, localClient: localClient,
+            changes: { body in
+                try withoutActuallyEscaping(body) { body in
+                    try changes { change in
+                        try body(change)
+                        killSwitch.reach("applying")
+                    }
                 }
-            }
-        }, resolutions: resolutions)
+            }, resolutions: resolutions)
     }
 
     func writeSnapshot(to url: URL, localClient: String) throws -> [String: Int64]? {
@@ -157,13 +170,17 @@ final class KillingStore: SnapshottingModelAdapter, @unchecked Sendable {
 final class KillingDocumentSyncManager: DocumentSyncManager, @unchecked Sendable {
     let killSwitch: KillSwitch
 
-    init(applicationSyncManager: ApplicationSyncManager, configuration: Configuration, store: any ModelAdapter,
-         killSwitch: KillSwitch) throws {
+    init(
+        applicationSyncManager: ApplicationSyncManager, configuration: Configuration, store: any ModelAdapter,
+        killSwitch: KillSwitch
+    ) throws {
         self.killSwitch = killSwitch
         try super.init(applicationSyncManager: applicationSyncManager, configuration: configuration, store: store)
     }
 
-    override func synchronizationOperation(store: any ModelAdapter, options: SynchronizationOperation.Options) -> SynchronizationOperation {
+    override func synchronizationOperation(store: any ModelAdapter, options: SynchronizationOperation.Options)
+        -> SynchronizationOperation
+    {
         let operation = super.synchronizationOperation(store: store, options: options)
         return KillingSynchronizationOperation(copying: operation, killSwitch: killSwitch)
     }

@@ -47,26 +47,33 @@ enum SchemaVersions {
 
     /// The synced tables at `version`.
     static func tables(version: Int) -> [SyncedTable] {
-        [SyncedTable("notes", renamedColumns: version >= 4 ? ["body": "text"] : [:])] + (version >= 3 ? [SyncedTable("tags")] : [])
+        [SyncedTable("notes", renamedColumns: version >= 4 ? ["body": "text"] : [:])]
+            + (version >= 3 ? [SyncedTable("tags")] : [])
     }
 
     static func run(_ option: @Sendable (String) -> String, _ options: [String: String]) async throws {
         guard let version = Int(option("version")), (1...4).contains(version) else { fail("--version is 1 to 4") }
-        let store = try GRDBStore(path: option("db"), tables: tables(version: version), schemaVersion: version,
-                                  connection: .pool, migrator: migrator(version: version))
+        let store = try GRDBStore(
+            path: option("db"), tables: tables(version: version), schemaVersion: version,
+            connection: .pool, migrator: migrator(version: version))
         let text = version >= 4 ? "text" : "body"
         switch option("action") {
         case "write":
             try await store.database.write { db in
-                try db.execute(sql: "INSERT INTO notes(id, \(text)) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET \(text) = excluded.\(text)",
-                               arguments: [option("id"), option("value")])
+                try db.execute(
+                    sql:
+                        "INSERT INTO notes(id, \(text)) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET \(text) = excluded.\(text)",
+                    arguments: [option("id"), option("value")])
             }
         case "pin":
-            try await store.database.write { try $0.execute(sql: "UPDATE notes SET pinned = 1 WHERE id = ?", arguments: [option("id")]) }
+            try await store.database.write {
+                try $0.execute(sql: "UPDATE notes SET pinned = 1 WHERE id = ?", arguments: [option("id")])
+            }
         case "tag":
             try await store.database.write { db in
-                try db.execute(sql: "INSERT INTO tags(id, note_id, name) VALUES (?, ?, ?)",
-                               arguments: [option("id") + "/" + option("value"), option("id"), option("value")])
+                try db.execute(
+                    sql: "INSERT INTO tags(id, note_id, name) VALUES (?, ?, ?)",
+                    arguments: [option("id") + "/" + option("value"), option("id"), option("value")])
             }
         case "sync":
             let report = try await register(store: store).synchronize()

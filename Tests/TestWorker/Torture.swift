@@ -42,11 +42,17 @@ struct Torture {
     }
 
     /// Starts one client process, which runs to its end (a kill, or its last step). `outage`: the folder is away.
-    func start(_ client: String, seed: UInt64, killAfter: Int?, steps: Int, settle: Bool, outage: Bool = false) throws -> Subprocess {
-        try Subprocess.start(executable.path, ["torture-client", "--root", root.path, "--client", client, "--dir", directory.path,
-                                               "--seed", String(seed), "--steps", String(steps),
-                                               "--kill-after", killAfter.map(String.init) ?? "none", "--settle", settle ? "yes" : "no",
-                                               "--outage", outage ? "yes" : "no"])
+    func start(_ client: String, seed: UInt64, killAfter: Int?, steps: Int, settle: Bool, outage: Bool = false) throws
+        -> Subprocess
+    {
+        try Subprocess.start(
+            executable.path,
+            [
+                "torture-client", "--root", root.path, "--client", client, "--dir", directory.path,
+                "--seed", String(seed), "--steps", String(steps),
+                "--kill-after", killAfter.map(String.init) ?? "none", "--settle", settle ? "yes" : "no",
+                "--outage", outage ? "yes" : "no",
+            ])
     }
 
     var awayFolder: URL { directory.appendingPathComponent("remote-away") }
@@ -54,7 +60,9 @@ struct Torture {
     /// Takes the folder away for a round.
     func begin(_ outage: Outage) throws {
         try FileManager.default.moveItem(at: root, to: awayFolder)
-        if outage == .emptyFolder { try FileManager.default.createDirectory(at: root, withIntermediateDirectories: false) }
+        if outage == .emptyFolder {
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: false)
+        }
     }
 
     /// Brings the folder back; says what a client wrote where the folder was, if anything.
@@ -65,7 +73,8 @@ struct Torture {
             if !contents.isEmpty { written = "wrote into the empty folder: \(contents.sorted())" }
             try FileManager.default.removeItem(at: root)
         } else if FileManager.default.fileExists(atPath: root.path) {
-            written = "created the moved folder again: \(try FileManager.default.contentsOfDirectory(atPath: root.path).sorted())"
+            written =
+                "created the moved folder again: \(try FileManager.default.contentsOfDirectory(atPath: root.path).sorted())"
             try FileManager.default.removeItem(at: root)
         }
         try FileManager.default.moveItem(at: awayFolder, to: root)
@@ -79,20 +88,27 @@ struct Torture {
         if let line = result.output.split(separator: "\n").first(where: { $0.hasPrefix("crashing at ") }) {
             return Outcome(killed: String(line.dropFirst("crashing at ".count)))
         }
-        if result.status == 0, let line = result.output.split(separator: "\n").last(where: { $0.hasPrefix("events ") }) {
+        if result.status == 0, let line = result.output.split(separator: "\n").last(where: { $0.hasPrefix("events ") })
+        {
             return Outcome(events: Int(line.dropFirst("events ".count)))
         }
-        return Outcome(error: "status \(result.status): \(result.errors.trimmingCharacters(in: .whitespacesAndNewlines))")
+        return Outcome(
+            error: "status \(result.status): \(result.errors.trimmingCharacters(in: .whitespacesAndNewlines))")
     }
 
     func run() throws -> Bool {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         var random = SeededGenerator(seed: seed)
-        var killed = 0, runs = 0, completed = 0, round = 0
-        var byPoint: [String: Int] = [:], byAction: [String: Int] = [:]
+        var killed = 0
+        var runs = 0
+        var completed = 0
+        var round = 0
+        var byPoint: [String: Int] = [:]
+        var byAction: [String: Int] = [:]
         var errors: [String] = []
-        var eventsPerRun = 150 // learnt from runs that finish, so kill points spread over whole runs
-        var toolVacuums = 0, outages = 0
+        var eventsPerRun = 150  // learnt from runs that finish, so kill points spread over whole runs
+        var toolVacuums = 0
+        var outages = 0
         let started = Date()
         let creation = try killCreationAtEveryStep()
         errors += creation.errors
@@ -105,11 +121,14 @@ struct Torture {
                 outages += 1
             }
             let processes = try names.map { name in
-                try start(name, seed: random.next(), killAfter: random.int(0...eventsPerRun), steps: stepsPerRun, settle: false,
-                          outage: outage != nil)
+                try start(
+                    name, seed: random.next(), killAfter: random.int(0...eventsPerRun), steps: stepsPerRun,
+                    settle: false,
+                    outage: outage != nil)
             }
             // The operator's vacuum, from cron, at the same time as the clients' own.
-            let vacuum = try Subprocess.start(foldersync, ["vacuum", "--remote", root.path, "--app", TortureClient.application])
+            let vacuum = try Subprocess.start(
+                foldersync, ["vacuum", "--remote", root.path, "--app", TortureClient.application])
             for (name, outcome) in zip(names, processes.map(finish)) {
                 runs += 1
                 if let point = outcome.killed {
@@ -125,13 +144,18 @@ struct Torture {
                     errors.append("round \(round) \(name): \(outcome.error ?? "?")")
                 }
             }
-            // Exit 2 is a removal that raced another vacuum or a client (the next vacuum tries again); anything else is a failure.
+            // Exit 2 is a removal that raced another vacuum or a client (the next vacuum tries again); anything else is
+            // a failure.
             let vacuumed = vacuum.finish()
             toolVacuums += 1
             if let outage {
                 // The tool finds no application there, and says so: a failure, and nothing written.
-                if vacuumed.status == 0 { errors.append("round \(round) foldersync vacuum succeeded with the folder \(outage.rawValue)") }
-                if let written = try end(outage) { errors.append("round \(round), folder \(outage.rawValue): \(written)") }
+                if vacuumed.status == 0 {
+                    errors.append("round \(round) foldersync vacuum succeeded with the folder \(outage.rawValue)")
+                }
+                if let written = try end(outage) {
+                    errors.append("round \(round), folder \(outage.rawValue): \(written)")
+                }
             } else if vacuumed.status != 0 && vacuumed.status != 2 {
                 errors.append("round \(round) foldersync vacuum: status \(vacuumed.status): \(vacuumed.errors)")
             }
@@ -146,7 +170,8 @@ struct Torture {
         let check = try verify()
         let doctor = runDoctor()
         let seconds = Int(Date().timeIntervalSince(started).rounded())
-        print("""
+        print(
+            """
             kill torture: seed \(seed), \(clients) clients, \(round) rounds (\(outages) with the folder away), \(runs) client runs, \(toolVacuums) vacuums by the tool, \(seconds) s
             kills: \(killed + creation.kills) (runs that finished before their kill point: \(completed))
             document creation killed at each of its \(creation.kills) steps, then rejoined by its creator and a second \
@@ -178,19 +203,25 @@ struct Torture {
         for name in names {
             let queue = try DatabaseQueue(path: directory.appendingPathComponent("\(name).sqlite").path)
             replicas[name] = try queue.read { db in
-                Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, value FROM items").map { ($0[0], $0[1]) })
+                Dictionary(
+                    uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, value FROM items").map {
+                        ($0[0], $0[1])
+                    })
             }
         }
         var shared: [String: Set<String>] = [:]
         for name in names {
             let journal = try TortureJournal(client: name, url: directory.appendingPathComponent("\(name).journal"))
-            guard journal.open == nil else { throw TortureFailure("\(name)'s journal has an open transaction after the settle") }
+            guard journal.open == nil else {
+                throw TortureFailure("\(name)'s journal has an open transaction after the settle")
+            }
             check.committed += journal.committed
             check.aborted += journal.transactions - journal.committed
             shared.merge(journal.shared) { $0.union($1) }
             for (replica, rows) in replicas {
                 for (row, expected) in journal.own where rows[row] != expected {
-                    check.lost.append("\(replica): \(row) is \(rows[row] ?? "absent"), committed \(expected ?? "deleted") by \(name)")
+                    check.lost.append(
+                        "\(replica): \(row) is \(rows[row] ?? "absent"), committed \(expected ?? "deleted") by \(name)")
                 }
                 for row in rows.keys where row.hasPrefix(name + "-") && journal.own[row] == nil {
                     check.phantoms.append("\(replica): \(row) = \(rows[row]!) was never committed")
@@ -198,7 +229,8 @@ struct Torture {
             }
         }
         for (replica, rows) in replicas {
-            for (row, value) in rows where row.hasPrefix(TortureJournal.sharedPrefix) && shared[row]?.contains(value) != true {
+            for (row, value) in rows
+            where row.hasPrefix(TortureJournal.sharedPrefix) && shared[row]?.contains(value) != true {
                 check.phantoms.append("\(replica): \(row) = \(value) was never committed")
             }
             for row in shared.keys where rows[row] == nil {
@@ -214,8 +246,9 @@ struct Torture {
 
     func runDoctor() -> (healthy: Bool, output: String) {
         do {
-            let result = try Subprocess.run(foldersync, ["doctor", "--remote", root.path, "--app", TortureClient.application],
-                                            standardError: .sameAsOutput)
+            let result = try Subprocess.run(
+                foldersync, ["doctor", "--remote", root.path, "--app", TortureClient.application],
+                standardError: .sameAsOutput)
             return (result.status == 0, result.output)
         } catch {
             return (false, "cannot run foldersync: \(error)")

@@ -35,13 +35,15 @@ struct TortureClient {
         let store = try Self.openStore(database)
         var journal = try TortureJournal(client: client, url: journalURL)
         if let open = journal.open {
-            try journal.resolve(committed: try Self.value(of: journal.markerRow, in: store) == journal.markerValue(open.number))
+            try journal.resolve(
+                committed: try Self.value(of: journal.markerRow, in: store) == journal.markerValue(open.number))
         }
         killSwitch.action = "register"
         try journal.note("# run \(seed) kill after \(killAfter.map(String.init) ?? "none")")
         let document: DocumentSyncManager
         do {
-            document = try await register(store: KillingStore(base: store, killSwitch: killSwitch), killSwitch: killSwitch)
+            document = try await register(
+                store: KillingStore(base: store, killSwitch: killSwitch), killSwitch: killSwitch)
         } catch let error as FolderSyncError where outage && error.code == .remoteUnavailable {
             // A client whose first registration never finished (killed in an earlier round) registers with the remote
             // at launch: with the folder away it must say so, and make nothing there.
@@ -51,16 +53,18 @@ struct TortureClient {
         var random = SeededGenerator(seed: seed)
         for _ in 0..<steps {
             let roll = settle ? 50 : random.int(0...99)
-            killSwitch.action = switch roll {
-            case 0..<45: "write"
-            case 45..<80: "sync"
-            case 80..<87: "upload whole store"
-            case 87..<92: "download whole store"
-            default: "vacuum"
-            }
+            killSwitch.action =
+                switch roll {
+                case 0..<45: "write"
+                case 45..<80: "sync"
+                case 80..<87: "upload whole store"
+                case 87..<92: "download whole store"
+                default: "vacuum"
+                }
             try journal.note("# \(killSwitch.action)")
             do {
-                try await step(roll, document: document, journal: &journal, store: store, random: &random, killSwitch: killSwitch)
+                try await step(
+                    roll, document: document, journal: &journal, store: store, random: &random, killSwitch: killSwitch)
             } catch let error as FolderSyncError where outage && error.code == .remoteUnavailable {
                 try journal.note("# the folder is away: \(error.message)")
             }
@@ -68,8 +72,10 @@ struct TortureClient {
         return killSwitch.passed
     }
 
-    private func step(_ roll: Int, document: DocumentSyncManager, journal: inout TortureJournal, store: GRDBStore,
-                      random: inout SeededGenerator, killSwitch: KillSwitch) async throws {
+    private func step(
+        _ roll: Int, document: DocumentSyncManager, journal: inout TortureJournal, store: GRDBStore,
+        random: inout SeededGenerator, killSwitch: KillSwitch
+    ) async throws {
         switch roll {
         case 0..<45: try write(&journal, store: store, random: &random, killSwitch: killSwitch)
         case 45..<80: try await document.synchronize()
@@ -77,7 +83,9 @@ struct TortureClient {
         case 87..<92:
             do {
                 try await document.downloadWholeStore()
-            } catch let error as FolderSyncError where error.code == .corruptFile && error.path?.hasSuffix(RemoteLayout.wholeStoreFileName) == true {
+            } catch let error as FolderSyncError
+                where error.code == .corruptFile && error.path?.hasSuffix(RemoteLayout.wholeStoreFileName) == true
+            {
                 // Another client's upload was killed between publishing its store and its manifest: asked for a
                 // store now, the app is told the remote has none it can use (a typed error naming the file), and
                 // the next sync or upload mends it. Syncs report this as a warning; they never fail on it.
@@ -88,7 +96,9 @@ struct TortureClient {
     }
 
     private static func value(of row: String, in store: GRDBStore) throws -> String? {
-        try store.database.read { db in try String.fetchOne(db, sql: "SELECT value FROM items WHERE id = ?", arguments: [row]) }
+        try store.database.read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM items WHERE id = ?", arguments: [row])
+        }
     }
 
     private func register(store: KillingStore, killSwitch: KillSwitch) async throws -> DocumentSyncManager {
@@ -97,12 +107,14 @@ struct TortureClient {
         let remote = KillingFileSystem(FileManagerFileSystem(rootURL: root), killSwitch: killSwitch)
         let app = ApplicationSyncManager(remote: remote, environment: environment)
         // The offline launch: the remote is needed only by a first registration.
-        try app.configure(.init(applicationIdentifier: Self.application, clientIdentifier: client, clientDescription: "torture"))
+        try app.configure(
+            .init(applicationIdentifier: Self.application, clientIdentifier: client, clientDescription: "torture"))
         let configuration = DocumentSyncManager.Configuration(
             documentIdentifier: Self.document, documentDescription: "torture",
             helperDirectory: directory.appendingPathComponent("\(client).helper"))
-        let document = try KillingDocumentSyncManager(applicationSyncManager: app, configuration: configuration,
-                                                      store: store, killSwitch: killSwitch)
+        let document = try KillingDocumentSyncManager(
+            applicationSyncManager: app, configuration: configuration,
+            store: store, killSwitch: killSwitch)
         document.remoteDocumentCreationHandler = { _ in true }
         document.massDeletionHandler = { _ in true }
         document.policy.wholeStoreUploadAfterChangeSets = 6
@@ -111,12 +123,16 @@ struct TortureClient {
     }
 
     /// One transaction of 1 to 8 seeded writes plus the marker, journaled before and after the commit.
-    private func write(_ journal: inout TortureJournal, store: GRDBStore, random: inout SeededGenerator,
-                       killSwitch: KillSwitch) throws {
+    private func write(
+        _ journal: inout TortureJournal, store: GRDBStore, random: inout SeededGenerator,
+        killSwitch: KillSwitch
+    ) throws {
         var live = journal.liveOwnRows
         var next = journal.rowsNumbered
         let number = journal.transactions + 1
-        var operations: [TortureJournal.Operation] = [.write(row: journal.markerRow, value: journal.markerValue(number))]
+        var operations: [TortureJournal.Operation] = [
+            .write(row: journal.markerRow, value: journal.markerValue(number))
+        ]
         var touched: Set<String> = [journal.markerRow]
         for index in 1...random.int(1...8) {
             let value = "\(client).\(number).\(index)"
@@ -144,14 +160,16 @@ struct TortureClient {
             for operation in operations {
                 switch operation {
                 case .write(let row, let value):
-                    try db.execute(sql: "INSERT INTO items(id, value) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET value = excluded.value",
-                                   arguments: [row, value])
+                    try db.execute(
+                        sql:
+                            "INSERT INTO items(id, value) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET value = excluded.value",
+                        arguments: [row, value])
                 case .delete(let row):
                     try db.execute(sql: "DELETE FROM items WHERE id = ?", arguments: [row])
                 }
             }
         }
-        killSwitch.reach("committed") // in the database, not yet in the journal
+        killSwitch.reach("committed")  // in the database, not yet in the journal
         try journal.resolve(committed: true)
     }
 }

@@ -18,9 +18,11 @@ extension Torture {
         var result = CreationKills()
         for step in 0... {
             guard step < 200 else { throw TortureFailure("a creation passed more than 200 kill points without ending") }
-            let scene = Torture(kills: 0, clients: 2, seed: seed, directory: directory.appendingPathComponent("creation-\(step)"))
+            let scene = Torture(
+                kills: 0, clients: 2, seed: seed, directory: directory.appendingPathComponent("creation-\(step)"))
             try FileManager.default.createDirectory(at: scene.root, withIntermediateDirectories: true)
-            let started = try scene.start(scene.names[0], seed: seed &+ UInt64(step), killAfter: step, steps: 0, settle: false)
+            let started = try scene.start(
+                scene.names[0], seed: seed &+ UInt64(step), killAfter: step, steps: 0, settle: false)
             let creator = scene.finish(started)
             let label = "creation killed at step \(step + 1)"
             if let point = creator.killed {
@@ -38,7 +40,9 @@ extension Torture {
             }
             for _ in 0..<2 {
                 for name in scene.names {
-                    if let error = scene.finish(try scene.start(name, seed: 0, killAfter: nil, steps: 1, settle: true)).error {
+                    if let error = scene.finish(try scene.start(name, seed: 0, killAfter: nil, steps: 1, settle: true))
+                        .error
+                    {
                         result.errors.append("\(label): settle \(name): \(error)")
                     }
                 }
@@ -53,7 +57,7 @@ extension Torture {
                 result.unhealthy += 1
                 result.errors.append("\(label): doctor: \(doctor.output)")
             }
-            if creator.killed == nil { break }   // this creation ran to its end: every step before it was killed
+            if creator.killed == nil { break }  // this creation ran to its end: every step before it was killed
         }
         return result
     }

@@ -2,10 +2,11 @@ import Foundation
 
 /// What one torture client wrote, so that the checker knows every committed write.
 ///
-/// Before each write transaction the client appends `T n`, then one `W row value` or `D row` line per write;
-/// after the commit it appends `C n`. A kill between the two leaves the transaction open; the client's next
-/// run resolves it from the database (the transaction's marker row holds its number or not) and appends
-/// `C n` or `A n`. Lines starting with `#` say what the client did, for reading after a failure. Lines are written with one `write(2)` each, so a SIGKILL never tears one.
+/// Before each write transaction the client appends `T n`, then one `W row value` or `D row` line per write; after the
+/// commit it appends `C n`. A kill between the two leaves the transaction open; the client's next run resolves it from
+/// the database (the transaction's marker row holds its number or not) and appends `C n` or `A n`. Lines starting with
+/// `#` say what the client did, for reading after a failure. Lines are written with one `write(2)` each, so a SIGKILL
+/// never tears one.
 struct TortureJournal {
     enum Operation: Equatable {
         case write(row: String, value: String)
@@ -36,12 +37,19 @@ struct TortureJournal {
         self.client = client
         self.url = url
         guard FileManager.default.fileExists(atPath: url.path) else { return }
-        var pending: [Int: [Operation]] = [:], order: [Int] = []
+        var pending: [Int: [Operation]] = [:]
+        var order: [Int] = []
         for line in try String(contentsOf: url, encoding: .utf8).split(separator: "\n") {
             let fields = line.split(separator: " ", maxSplits: 2).map(String.init)
             switch (fields.first, fields.count) {
-            case ("T", 2): let n = Int(fields[1])!; pending[n] = []; order.append(n); transactions = max(transactions, n)
-            case ("W", 3): pending[order.last!]!.append(.write(row: fields[1], value: fields[2])); noteNumbered(fields[1])
+            case ("T", 2):
+                let n = Int(fields[1])!
+                pending[n] = []
+                order.append(n)
+                transactions = max(transactions, n)
+            case ("W", 3):
+                pending[order.last!]!.append(.write(row: fields[1], value: fields[2]))
+                noteNumbered(fields[1])
             case ("D", 2): pending[order.last!]!.append(.delete(row: fields[1]))
             case ("C", 2): commit(pending.removeValue(forKey: Int(fields[1])!)!)
             case ("A", 2): pending[Int(fields[1])!] = nil
@@ -50,7 +58,9 @@ struct TortureJournal {
             }
         }
         if let number = order.last(where: { pending[$0] != nil }) {
-            guard pending.count == 1 else { throw TortureFailure("journal \(url.path): \(pending.count) open transactions") }
+            guard pending.count == 1 else {
+                throw TortureFailure("journal \(url.path): \(pending.count) open transactions")
+            }
             open = (number, pending[number]!)
         }
     }
@@ -59,7 +69,8 @@ struct TortureJournal {
         committed += 1
         for operation in operations {
             switch operation {
-            case .write(let row, let value) where row.hasPrefix(Self.sharedPrefix): shared[row, default: []].insert(value)
+            case .write(let row, let value) where row.hasPrefix(Self.sharedPrefix):
+                shared[row, default: []].insert(value)
             case .write(let row, let value): own[row] = .some(value)
             case .delete(let row): own[row] = .some(nil)
             }
@@ -77,7 +88,9 @@ struct TortureJournal {
 
     /// Appends one line with a single write, so that a kill never leaves half a line.
     func append(_ lines: [String]) throws {
-        if !FileManager.default.fileExists(atPath: url.path) { _ = FileManager.default.createFile(atPath: url.path, contents: nil) }
+        if !FileManager.default.fileExists(atPath: url.path) {
+            _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+        }
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
         try handle.seekToEnd()
@@ -94,7 +107,9 @@ struct TortureJournal {
         var lines = ["T \(number)"]
         for operation in operations {
             switch operation {
-            case .write(let row, let value): lines.append("W \(row) \(value)"); noteNumbered(row)
+            case .write(let row, let value):
+                lines.append("W \(row) \(value)")
+                noteNumbered(row)
             case .delete(let row): lines.append("D \(row)")
             }
         }

@@ -10,6 +10,7 @@
 @_spi(Testing) @_spi(Tooling) import FolderSync
 import Foundation
 import GRDB
+
 #if canImport(Glibc)
 import Glibc
 import Logging
@@ -56,23 +57,30 @@ func register(store: GRDBStore?) async throws -> DocumentSyncManager {
     var environment = SyncEnvironment.live
     environment.logger.logLevel = .error
     let app = ApplicationSyncManager(remote: remote, environment: environment)
-    try await app.register(.init(applicationIdentifier: options["app"] ?? "com.example.race", clientIdentifier: option("client"),
-                                 clientDescription: "worker"))
+    try await app.register(
+        .init(
+            applicationIdentifier: options["app"] ?? "com.example.race", clientIdentifier: option("client"),
+            clientDescription: "worker"))
     let configuration = DocumentSyncManager.Configuration(
         documentIdentifier: option("document"), documentDescription: "worker",
         helperDirectory: URL(fileURLWithPath: options["helper"] ?? (option("db") + ".helper")))
     let document: DocumentSyncManager
     if let crashPoint = options["crash-at"] ?? options["pause-at"], let store {
-        let killSwitch = KillSwitch(point: crashPoint, after: Int(options["crash-after"] ?? "0") ?? 0, pauseFIFO: options["pause-fifo"])
-        document = try KillingDocumentSyncManager(applicationSyncManager: app, configuration: configuration,
-                                                  store: KillingStore(base: store, killSwitch: killSwitch), killSwitch: killSwitch)
+        let killSwitch = KillSwitch(
+            point: crashPoint, after: Int(options["crash-after"] ?? "0") ?? 0, pauseFIFO: options["pause-fifo"])
+        document = try KillingDocumentSyncManager(
+            applicationSyncManager: app, configuration: configuration,
+            store: KillingStore(base: store, killSwitch: killSwitch), killSwitch: killSwitch)
     } else {
         document = try DocumentSyncManager(applicationSyncManager: app, configuration: configuration, store: store)
     }
     document.remoteDocumentCreationHandler = { _ in true }
     if let file = options["new-client-file"] {
-        // Where a re-join after a shared identity keeps the new client identifier (the test passes it as --client next).
-        app.clientIdentifierChangeHandler = { identifier in try Data(identifier.utf8).write(to: URL(fileURLWithPath: file)) }
+        // Where a re-join after a shared identity keeps the new client identifier (the test passes it as --client
+        // next).
+        app.clientIdentifierChangeHandler = { identifier in
+            try Data(identifier.utf8).write(to: URL(fileURLWithPath: file))
+        }
     }
     try await document.registerConfigured()
     return document
@@ -103,15 +111,17 @@ do {
         let count = Int(option("count")) ?? 0
         for index in 0..<count {
             try store.database.write { db in
-                try db.execute(sql: "INSERT OR REPLACE INTO items(id, value) VALUES (?, ?)",
-                               arguments: ["\(option("prefix"))-\(index)", option("value")])
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO items(id, value) VALUES (?, ?)",
+                    arguments: ["\(option("prefix"))-\(index)", option("value")])
             }
         }
     case "stream-change-set":
         // Reads a change set streaming and reports how much resident memory grew, measured in a process that
         // does nothing else (a test process runs other tests in parallel).
         let baseline = residentBytes()
-        var peak = baseline, count = 0
+        var peak = baseline
+        var count = 0
         try ChangeSetReader.forEachChange(at: URL(fileURLWithPath: option("file")), path: option("file")) { _ in
             count += 1
             if count % 5000 == 0 { peak = max(peak, residentBytes()) }
@@ -123,7 +133,8 @@ do {
         let remote = FileManagerFileSystem(rootURL: URL(fileURLWithPath: option("remote")))
         let app = ApplicationSyncManager(remote: remote)
         app.encryptionHandler = { _ in .password("worker password") }
-        try await app.register(.init(applicationIdentifier: "com.example.worker", clientIdentifier: "worker", clientDescription: "worker"))
+        try await app.register(
+            .init(applicationIdentifier: "com.example.worker", clientIdentifier: "worker", clientDescription: "worker"))
         let path = try RemoteLayout(applicationIdentifier: "com.example.worker").wholeStoreFile("DOC", client: "worker")
         try await app.remote.createDirectory(at: path.parent)
         let baseline = residentBytes()
@@ -134,20 +145,27 @@ do {
     case "exchange-attachment":
         // Two clients exchange one attached file of --size bytes through --root; prints how much the peak resident
         // memory rose above the baseline (VmHWM, reset after setup), and what the remote holds.
-        let size = Int(option("size"))!, directory = URL(fileURLWithPath: option("dir"))
+        let size = Int(option("size"))!
+        let directory = URL(fileURLWithPath: option("dir"))
         let remote = FileManagerFileSystem(rootURL: URL(fileURLWithPath: option("root")))
         func client(_ name: String) async throws -> (DocumentSyncManager, GRDBStore) {
             var environment = SyncEnvironment.live
             environment.logger.logLevel = .error
-            let store = try GRDBStore(path: directory.appendingPathComponent("\(name).sqlite").path, tables: [SyncedTable("items")]) { db in
+            let store = try GRDBStore(
+                path: directory.appendingPathComponent("\(name).sqlite").path, tables: [SyncedTable("items")]
+            ) { db in
                 try db.execute(sql: "CREATE TABLE IF NOT EXISTS items(id TEXT PRIMARY KEY NOT NULL, value BLOB)")
             }
             let app = ApplicationSyncManager(remote: remote, environment: environment)
-            try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)", clientDescription: name))
+            try await app.register(
+                .init(
+                    applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)",
+                    clientDescription: name))
             let document = try await DocumentSyncManager(
                 applicationSyncManager: app,
-                registering: .init(documentIdentifier: "DOC", documentDescription: "worker",
-                                   helperDirectory: directory.appendingPathComponent("\(name).helper")),
+                registering: .init(
+                    documentIdentifier: "DOC", documentDescription: "worker",
+                    helperDirectory: directory.appendingPathComponent("\(name).helper")),
                 store: store, remoteDocumentCreationHandler: { _ in true })
             return (document, store)
         }
@@ -168,18 +186,27 @@ do {
             try output.write(contentsOf: Data(chunk.prefix(min(chunk.count, size - offset))))
         }
         try output.close()
-        try "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)   // resets VmHWM
+        try "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)  // resets VmHWM
         let baseline = residentBytes()
         let reference = try a.attachFile(at: file, mode: .copy, metadata: ["name": "movie.bin"])
-        try storeA.database.write { try $0.execute(sql: "INSERT INTO items VALUES ('movie', ?)", arguments: [reference.databaseValue]) }
+        try storeA.database.write {
+            try $0.execute(sql: "INSERT INTO items VALUES ('movie', ?)", arguments: [reference.databaseValue])
+        }
         let sent = try await a.synchronize()
         let received = try await b.synchronize()
-        let copy = try await b.requestDownload(for: reference)   // verifies B's copy by its SHA-256
+        let copy = try await b.requestDownload(for: reference)  // verifies B's copy by its SHA-256
         let peak = peakResidentBytes()
-        let stored = URL(fileURLWithPath: option("root")).appendingPathComponent("com.example.notes/Documents/DOC/Attachments")
+        let stored = URL(fileURLWithPath: option("root")).appendingPathComponent(
+            "com.example.notes/Documents/DOC/Attachments")
         let names = try FileManager.default.contentsOfDirectory(atPath: stored.path)
-        let bytes = try names.reduce(0) { $0 + (try FileManager.default.attributesOfItem(atPath: stored.appendingPathComponent($1).path)[.size] as? Int ?? 0) }
-        print("growth \(peak - baseline) uploaded \(sent.attachmentsUploaded) downloaded \(received.attachmentsDownloaded) files \(names.count) bytes \(bytes) same \(copy.path != file.path)")
+        let bytes = try names.reduce(0) {
+            $0
+                + (try FileManager.default.attributesOfItem(atPath: stored.appendingPathComponent($1).path)[.size]
+                    as? Int ?? 0)
+        }
+        print(
+            "growth \(peak - baseline) uploaded \(sent.attachmentsUploaded) downloaded \(received.attachmentsDownloaded) files \(names.count) bytes \(bytes) same \(copy.path != file.path)"
+        )
     case "sync":
         let store = try openStore()
         if let half = options["kill-in-page-install"] {
@@ -193,8 +220,9 @@ do {
         let document = try await register(store: store)
         let report = try await document.synchronize()
         let uploaded = options["upload-whole-store"] == "yes" ? try await document.uploadWholeStore() : nil
-        print("sent \(report.changeSetsSent) applied \(report.changeSetsApplied)"
-              + (report.installedWholeStore == nil ? "" : " installed") + (uploaded == nil ? "" : " uploaded"))
+        print(
+            "sent \(report.changeSetsSent) applied \(report.changeSetsApplied)"
+                + (report.installedWholeStore == nil ? "" : " installed") + (uploaded == nil ? "" : " uploaded"))
     case "schema":
         // One step of a notes app at schema version 1 to 4 (SchemaVersions.swift), for "Changing a synced schema".
         try await SchemaVersions.run(option, options)
@@ -202,22 +230,28 @@ do {
         // Re-joins after the reset the last sync stopped on (remembered in the helper folder).
         let document = try await register(store: try openStore())
         let report = try await document.rejoin()
-        print("rejoined as \(document.clientIdentifier) sent \(report.changeSetsSent) applied \(report.changeSetsApplied)")
+        print(
+            "rejoined as \(document.clientIdentifier) sent \(report.changeSetsSent) applied \(report.changeSetsApplied)"
+        )
     case "torture":
         // The kill torture (Torture.swift); prints its figures, exits 1 on a lost write, divergence or error.
-        let directory = options["dir"].map { URL(fileURLWithPath: $0) }
+        let directory =
+            options["dir"].map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("foldersync-torture-\(UUID().uuidString)")
-        let torture = Torture(kills: Int(options["kills"] ?? "200") ?? 200, clients: Int(options["clients"] ?? "3") ?? 3,
-                              seed: UInt64(options["seed"] ?? "1") ?? 1, directory: directory)
+        let torture = Torture(
+            kills: Int(options["kills"] ?? "200") ?? 200, clients: Int(options["clients"] ?? "3") ?? 3,
+            seed: UInt64(options["seed"] ?? "1") ?? 1, directory: directory)
         let passed = try torture.run()
         if passed && options["dir"] == nil { try? FileManager.default.removeItem(at: directory) }
         if !passed { fail("kill torture failed; its folder is kept at \(directory.path)") }
     case "torture-client":
-        let client = TortureClient(root: URL(fileURLWithPath: option("root")), client: option("client"),
-                                   directory: URL(fileURLWithPath: option("dir")))
-        let events = try await client.run(seed: UInt64(option("seed")) ?? 0, steps: Int(option("steps")) ?? 0,
-                                          killAfter: Int(option("kill-after")), settle: option("settle") == "yes",
-                                          outage: options["outage"] == "yes")
+        let client = TortureClient(
+            root: URL(fileURLWithPath: option("root")), client: option("client"),
+            directory: URL(fileURLWithPath: option("dir")))
+        let events = try await client.run(
+            seed: UInt64(option("seed")) ?? 0, steps: Int(option("steps")) ?? 0,
+            killAfter: Int(option("kill-after")), settle: option("settle") == "yes",
+            outage: options["outage"] == "yes")
         print("events \(events)")
     default:
         fail("unknown command \(command)")

@@ -1,9 +1,10 @@
+import FolderSyncTesting
 import Foundation
+import GRDB
 import Testing
+
 @_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
-import GRDB
 
 /// Watching, coalescing and cancellation of syncs.
 @Suite("Sync scheduling")
@@ -27,10 +28,18 @@ struct SyncSchedulingTests {
         }
 
         /// The first report from now that matches; `nil` after `limit` (a guard against hanging, not a wait).
-        func first(within limit: Duration = .seconds(20), where matches: @escaping @Sendable (SyncReport) -> Bool) async throws -> SyncReport? {
+        func first(within limit: Duration = .seconds(20), where matches: @escaping @Sendable (SyncReport) -> Bool)
+            async throws -> SyncReport?
+        {
             try await withThrowingTaskGroup(of: SyncReport?.self) { group in
-                group.addTask { for await report in self.reports where matches(report) { return report }; return nil }
-                group.addTask { try await Task.sleep(for: limit); return nil }
+                group.addTask {
+                    for await report in self.reports where matches(report) { return report }
+                    return nil
+                }
+                group.addTask {
+                    try await Task.sleep(for: limit)
+                    return nil
+                }
                 defer { group.cancelAll() }
                 return try await group.next() ?? nil
             }
@@ -73,12 +82,15 @@ struct SyncSchedulingTests {
         }
     }
 
-    @Test("Watching goes on while the folder is away, looking again after doubling waits, and syncs as soon as it is back")
+    @Test(
+        "Watching goes on while the folder is away, looking again after doubling waits, and syncs as soon as it is back"
+    )
     func watchingAcrossAnOutage() async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
         let b = try await TestClient.launch(FileManagerFileSystem(rootURL: root), name: "B", in: directory)
-        let listings = FailedListings(FileManagerFileSystem(rootURL: root))   // no inotify through the decorator: polling
+        // no inotify through the decorator: polling
+        let listings = FailedListings(FileManagerFileSystem(rootURL: root))
         let a = try await TestClient.launch(listings, name: "A", in: directory)
         try await converge(a, b)
         let collector = ReportCollector()
@@ -131,8 +143,11 @@ struct SyncSchedulingTests {
         let gate = AsyncStream<Void>.makeStream()
         let runs = Locked(0)
         let sync: @Sendable () async throws -> SyncReport = {
-            let run = runs.withLock { $0 += 1; return $0 }
-            if run == 1 { for await _ in gate.stream { break } } // the first sync is held until released
+            let run = runs.withLock {
+                $0 += 1
+                return $0
+            }
+            if run == 1 { for await _ in gate.stream { break } }  // the first sync is held until released
             return SyncReport()
         }
         let first = Task { try await coalescer.request(sync) }
@@ -158,7 +173,12 @@ struct SyncSchedulingTests {
         }
 
         override func read(_ path: RemotePath) async throws -> Data {
-            if RemoteLayout.parseChangeSetFileName(path.name) != nil, downloads.withLock({ $0 += 1; return $0 }) == holdAt {
+            if RemoteLayout.parseChangeSetFileName(path.name) != nil,
+                downloads.withLock({
+                    $0 += 1
+                    return $0
+                }) == holdAt
+            {
                 reached.continuation.yield()
                 for await _ in release.stream { break }
             }
@@ -173,14 +193,15 @@ struct SyncSchedulingTests {
         let gated = GatedFileSystem(base: base, holdAt: 3)
         let a = try await TestClient.make(base, name: "A", in: directory)
         let b = try await TestClient.make(gated, name: "B", in: directory)
-        // Without the deletion fail-safe, which downloads every set before applying the first, downloads and applies alternate.
+        // Without the deletion fail-safe, which downloads every set before applying the first, downloads and applies
+        // alternate.
         b.document.policy.deletionFailSafe = nil
         for index in 0..<6 {
             try a.execute("INSERT INTO notes(id, title) VALUES (?, 'x')", ["n\(index)"])
             try await a.sync()
         }
         let task = Task { try await b.sync() }
-        for await _ in gated.reached.stream { break } // B is downloading the third change set
+        for await _ in gated.reached.stream { break }  // B is downloading the third change set
         task.cancel()
         gated.release.continuation.yield()
         await #expect { try await task.value } throws: { ($0 as? FolderSyncError)?.code == .cancelled }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
 
@@ -12,9 +13,11 @@ struct BatchHandoffTests {
     @Test("A producer thread's batches reach the consumer in order, through a bound smaller than what is sent")
     func producedInOrder() throws {
         var received: [Int] = []
-        try BatchHandoff<Int>.run(capacity: 2, produce: { handoff in
-            for start in stride(from: 0, to: 1_000, by: 10) { try handoff.send(Array(start..<start + 10)) }
-        }, consume: { received += $0 })
+        try BatchHandoff<Int>.run(
+            capacity: 2,
+            produce: { handoff in
+                for start in stride(from: 0, to: 1_000, by: 10) { try handoff.send(Array(start..<start + 10)) }
+            }, consume: { received += $0 })
         #expect(received == Array(0..<1_000))
     }
 
@@ -22,10 +25,11 @@ struct BatchHandoffTests {
     func producerFails() {
         var received: [Int] = []
         #expect(throws: Failure(side: "producer")) {
-            try BatchHandoff<Int>.run(produce: { handoff in
-                try handoff.send([1, 2])
-                throw Failure(side: "producer")
-            }, consume: { received += $0 })
+            try BatchHandoff<Int>.run(
+                produce: { handoff in
+                    try handoff.send([1, 2])
+                    throw Failure(side: "producer")
+                }, consume: { received += $0 })
         }
         #expect(received == [1, 2])
     }
@@ -34,13 +38,15 @@ struct BatchHandoffTests {
     func consumerFails() {
         let sent = Locked(0)
         #expect(throws: Failure(side: "consumer")) {
-            try BatchHandoff<Int>.run(capacity: 1, produce: { handoff in
-                // Would never end if the consumer's failure did not release it.
-                while true {
-                    try handoff.send([0])
-                    sent.withLock { $0 += 1 }
-                }
-            }, consume: { _ in throw Failure(side: "consumer") })
+            try BatchHandoff<Int>.run(
+                capacity: 1,
+                produce: { handoff in
+                    // Would never end if the consumer's failure did not release it.
+                    while true {
+                        try handoff.send([0])
+                        sent.withLock { $0 += 1 }
+                    }
+                }, consume: { _ in throw Failure(side: "consumer") })
         }
         #expect(sent.current >= 1)
     }
@@ -61,7 +67,10 @@ struct BatchHandoffTests {
         }
         var thrownByAdd: (any Error)?
         for value in 0..<10_000 {
-            do { try consumer.add(value) } catch { thrownByAdd = error; break }
+            do { try consumer.add(value) } catch {
+                thrownByAdd = error
+                break
+            }
         }
         #expect(thrownByAdd as? Failure == Failure(side: "consumer"))
         #expect(throws: Failure(side: "consumer")) { try consumer.finish() }
@@ -90,13 +99,17 @@ struct BatchHandoffTests {
         }
     }
 
-    @Test("Consumed batches are freed on the producer's thread, all but the last few: the thread whose malloc arena they came from")
+    @Test(
+        "Consumed batches are freed on the producer's thread, all but the last few: the thread whose malloc arena they came from"
+    )
     func consumedBatchesFreedByProducer() throws {
         let freedOnProducer = Locked(0)
-        try BatchHandoff<Tracked>.run(capacity: 2, produce: { handoff in
-            Thread.current.threadDictionary[Tracked.producerKey] = true
-            for _ in 0..<20 { try handoff.send((0..<10).map { _ in Tracked(freedOnProducer) }) }
-        }, consume: { #expect($0.count == 10) })
+        try BatchHandoff<Tracked>.run(
+            capacity: 2,
+            produce: { handoff in
+                Thread.current.threadDictionary[Tracked.producerKey] = true
+                for _ in 0..<20 { try handoff.send((0..<10).map { _ in Tracked(freedOnProducer) }) }
+            }, consume: { #expect($0.count == 10) })
         // Not freed by the producer: what is given back after its last send, the batch being consumed then and the
         // ones queued (capacity 2), 10 values each; they go with the handoff, whenever its producer thread lets go.
         #expect(freedOnProducer.current >= 200 - 3 * 10)

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+
 @_spi(Tooling) @_spi(ModelAdapter) @_spi(Testing) @testable import FolderSync
 @testable import TestSupport
 
@@ -9,27 +10,38 @@ import Testing
 @Suite("Capture inside the app's statement")
 struct CaptureWriterTests {
     static func open(_ folder: TemporaryDirectory, policy: DeletePolicy) throws -> GRDBStore {
-        try GRDBStore(path: folder.url.appendingPathComponent("db.sqlite").path, tables: [SyncedTable("items", deletePolicy: policy)]) { db in
+        try GRDBStore(
+            path: folder.url.appendingPathComponent("db.sqlite").path,
+            tables: [SyncedTable("items", deletePolicy: policy)]
+        ) { db in
             try db.execute(sql: "CREATE TABLE IF NOT EXISTS items(id TEXT PRIMARY KEY NOT NULL, v TEXT)")
         }
     }
 
     /// Three captured rows, the third with damaged pending marks, so that capturing its next change fails.
     static func rowsWithDamagedThird(_ db: Database, prefix: String) throws {
-        for id in 1...3 { try db.execute(sql: "INSERT INTO items(id, v) VALUES (?, 'old')", arguments: ["\(prefix)\(id)"]) }
+        for id in 1...3 {
+            try db.execute(sql: "INSERT INTO items(id, v) VALUES (?, 'old')", arguments: ["\(prefix)\(id)"])
+        }
         // A length that runs past the end of the value.
-        try db.execute(sql: "UPDATE \(StoreSchema.pendingChangesTable) SET marks = x'05' WHERE sync_id = ?", arguments: ["\(prefix)3"])
+        try db.execute(
+            sql: "UPDATE \(StoreSchema.pendingChangesTable) SET marks = x'05' WHERE sync_id = ?",
+            arguments: ["\(prefix)3"])
     }
 
     /// Everything the rows and their bookkeeping hold, to compare before and after a failed statement.
     static func contents(_ db: Database) throws -> [String] {
-        try ["items", StoreSchema.pendingChangesTable, StoreSchema.clocksTable, StoreSchema.tombstonesTable, StoreSchema.shadowTable].flatMap { table in
+        try [
+            "items", StoreSchema.pendingChangesTable, StoreSchema.clocksTable, StoreSchema.tombstonesTable,
+            StoreSchema.shadowTable,
+        ].flatMap { table in
             try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY 1, 2").map { "\(table): \($0)" }
         }
     }
 
-    @Test("A capture that fails on the third row takes back the app's whole statement: the first two rows' changes and bookkeeping too",
-          arguments: [DeletePolicy.deleteWins, .lastWriterWins])
+    @Test(
+        "A capture that fails on the third row takes back the app's whole statement: the first two rows' changes and bookkeeping too",
+        arguments: [DeletePolicy.deleteWins, .lastWriterWins])
     func failedCaptureRollsBackTheStatement(policy: DeletePolicy) throws {
         let folder = TemporaryDirectory()
         let store = try Self.open(folder, policy: policy)
@@ -51,7 +63,9 @@ struct CaptureWriterTests {
         try store.close()
     }
 
-    @Test("A deleted row's sync ID (delete wins) and a change of a sync ID are refused with the trigger constraint's code and FolderSync's message, whatever the statement's conflict clause; the whole statement is taken back")
+    @Test(
+        "A deleted row's sync ID (delete wins) and a change of a sync ID are refused with the trigger constraint's code and FolderSync's message, whatever the statement's conflict clause; the whole statement is taken back"
+    )
     func refusals() throws {
         let folder = TemporaryDirectory()
         let store = try Self.open(folder, policy: .deleteWins)
@@ -59,13 +73,21 @@ struct CaptureWriterTests {
             try db.execute(sql: "INSERT INTO items(id, v) VALUES ('gone', 'a'), ('kept', 'b')")
             try db.execute(sql: "DELETE FROM items WHERE id = 'gone'")
         }
-        let reuses = ["INSERT INTO items(id, v) VALUES ('new', 'n'), ('gone', 'again')",
-                      "INSERT OR IGNORE INTO items(id, v) VALUES ('new', 'n'), ('gone', 'again')",
-                      "INSERT OR REPLACE INTO items(id, v) VALUES ('new', 'n'), ('gone', 'again')",
-                      "INSERT OR FAIL INTO items(id, v) VALUES ('new', 'n'), ('gone', 'again')"]
-        let changes = ["UPDATE items SET id = 'renamed' WHERE id = 'kept'", "UPDATE OR IGNORE items SET id = 'renamed', v = 'c' WHERE id = 'kept'"]
-        for (sql, message) in reuses.map({ ($0, "FolderSync: this sync ID belongs to a deleted row and cannot be reused") })
-            + changes.map({ ($0, "FolderSync: the sync ID of a synced row cannot change") }) {
+        let reuses = [
+            "INSERT INTO items(id, v) VALUES ('new', 'n'), ('gone', 'again')",
+            "INSERT OR IGNORE INTO items(id, v) VALUES ('new', 'n'), ('gone', 'again')",
+            "INSERT OR REPLACE INTO items(id, v) VALUES ('new', 'n'), ('gone', 'again')",
+            "INSERT OR FAIL INTO items(id, v) VALUES ('new', 'n'), ('gone', 'again')",
+        ]
+        let changes = [
+            "UPDATE items SET id = 'renamed' WHERE id = 'kept'",
+            "UPDATE OR IGNORE items SET id = 'renamed', v = 'c' WHERE id = 'kept'",
+        ]
+        for (sql, message) in reuses.map({
+            ($0, "FolderSync: this sync ID belongs to a deleted row and cannot be reused")
+        })
+            + changes.map({ ($0, "FolderSync: the sync ID of a synced row cannot change") })
+        {
             try store.database.write { db in
                 let before = try Self.contents(db)
                 do {
@@ -107,14 +129,23 @@ struct CaptureWriterTests {
         try store.close()
     }
 
-    @Test("A captured insert, update and delete leave the rows and bytes of bookkeeping version 6, under either delete policy",
-          arguments: [DeletePolicy.deleteWins, .lastWriterWins])
+    @Test(
+        "A captured insert, update and delete leave the rows and bytes of bookkeeping version 6, under either delete policy",
+        arguments: [DeletePolicy.deleteWins, .lastWriterWins])
     func bookkeepingBytes(policy: DeletePolicy) throws {
         let folder = TemporaryDirectory()
         let ticks = Locked(1_767_323_045.0)
-        let now: @Sendable () -> Date = { Date(timeIntervalSince1970: ticks.withLock { $0 += 0.001; return $0 }) }
-        let store = try GRDBStore(path: folder.url.appendingPathComponent("db.sqlite").path,
-                                  tables: [SyncedTable("items", deletePolicy: policy)], now: now) { db in
+        let now: @Sendable () -> Date = {
+            Date(
+                timeIntervalSince1970: ticks.withLock {
+                    $0 += 0.001
+                    return $0
+                })
+        }
+        let store = try GRDBStore(
+            path: folder.url.appendingPathComponent("db.sqlite").path,
+            tables: [SyncedTable("items", deletePolicy: policy)], now: now
+        ) { db in
             try db.execute(sql: "CREATE TABLE IF NOT EXISTS items(id TEXT PRIMARY KEY NOT NULL, a TEXT, b TEXT)")
         }
         func marks() throws -> [String]? {
@@ -123,12 +154,14 @@ struct CaptureWriterTests {
             }.map { try PendingMarks($0).names }
         }
         func stamps() throws -> Data? {
-            try store.database.read { try Data.fetchOne($0, sql: "SELECT stamps FROM \(StoreSchema.clocksTable) WHERE sync_id = 'r1'") }
+            try store.database.read {
+                try Data.fetchOne($0, sql: "SELECT stamps FROM \(StoreSchema.clocksTable) WHERE sync_id = 'r1'")
+            }
         }
         func registers() throws -> [RowRegisters.Register]? {
             try stamps().map { data in
                 let registers = try RowRegisters(data)
-                #expect(registers.encoded == data)   // the canonical encoding, as RowRegisters writes it
+                #expect(registers.encoded == data)  // the canonical encoding, as RowRegisters writes it
                 return registers.registers
             }
         }
@@ -144,9 +177,11 @@ struct CaptureWriterTests {
         // newest one 0, and no client byte.
         let newest = inserted[1].timestamp
         let age = UInt8(newest - inserted[0].timestamp)
-        #expect(try stamps() == Data([2] + withUnsafeBytes(of: newest.bigEndian, Array.init) + [0, 1, 0x61, age, 1, 0x62, 0]))
+        #expect(
+            try stamps()
+                == Data([2] + withUnsafeBytes(of: newest.bigEndian, Array.init) + [0, 1, 0x61, age, 1, 0x62, 0]))
 
-        try write("UPDATE items SET b = 'b2', a = a WHERE id = 'r1'")   // a is written but unchanged: not marked again
+        try write("UPDATE items SET b = 'b2', a = a WHERE id = 'r1'")  // a is written but unchanged: not marked again
         #expect(try marks() == ["#created", "#all"])
         let updated = try #require(try registers())
         #expect(updated[0] == inserted[0] && updated[1].timestamp > inserted[1].timestamp)
@@ -157,14 +192,17 @@ struct CaptureWriterTests {
         #expect(try marks() == ["a"])
 
         try write("DELETE FROM items WHERE id = 'r1'")
-        let tombstone = try #require(try store.database.read { db in
-            try Row.fetchOne(db, sql: "SELECT hlc, client FROM \(StoreSchema.tombstonesTable) WHERE sync_id = 'r1'")
-        })
+        let tombstone = try #require(
+            try store.database.read { db in
+                try Row.fetchOne(db, sql: "SELECT hlc, client FROM \(StoreSchema.tombstonesTable) WHERE sync_id = 'r1'")
+            })
         #expect(UInt64(bitPattern: tombstone["hlc"] as Int64) > (try registers() ?? updated).map(\.timestamp).max()!)
         #expect((tombstone["client"] as String?) == nil)
         let shadow = try store.database.read { db in
-            try Row.fetchAll(db, sql: "SELECT col, value FROM \(StoreSchema.shadowTable) WHERE sync_id = 'r1' ORDER BY col")
-                .map { "\($0["col"] as String)=\($0["value"] as String)" }
+            try Row.fetchAll(
+                db, sql: "SELECT col, value FROM \(StoreSchema.shadowTable) WHERE sync_id = 'r1' ORDER BY col"
+            )
+            .map { "\($0["col"] as String)=\($0["value"] as String)" }
         }
         switch policy {
         case .deleteWins:
@@ -183,36 +221,54 @@ struct CaptureWriterTests {
             #expect(try marks() == ["a", "#created", "#all"])
             let after = try #require(try registers())
             #expect(after.map(\.column) == ["a", "b"] && zip(before, after).allSatisfy { $0.timestamp < $1.timestamp })
-            #expect(try store.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(StoreSchema.shadowTable)") } == 0)
+            #expect(
+                try store.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(StoreSchema.shadowTable)") }
+                    == 0)
         }
         try store.close()
     }
 
-    @Test("A new row of ten columns keeps 50 bytes of registers and 14 of pending marks; an update of every column keeps the size")
+    @Test(
+        "A new row of ten columns keeps 50 bytes of registers and 14 of pending marks; an update of every column keeps the size"
+    )
     func compactBookkeeping() throws {
         let folder = TemporaryDirectory()
         let columns = (0..<10).map { "c\($0)" }
-        let store = try GRDBStore(path: folder.url.appendingPathComponent("db.sqlite").path, tables: [SyncedTable("items")]) { db in
-            try db.execute(sql: "CREATE TABLE IF NOT EXISTS items(id TEXT PRIMARY KEY NOT NULL, \(columns.map { "\($0) TEXT" }.joined(separator: ", ")))")
+        let store = try GRDBStore(
+            path: folder.url.appendingPathComponent("db.sqlite").path, tables: [SyncedTable("items")]
+        ) { db in
+            try db.execute(
+                sql:
+                    "CREATE TABLE IF NOT EXISTS items(id TEXT PRIMARY KEY NOT NULL, \(columns.map { "\($0) TEXT" }.joined(separator: ", ")))"
+            )
         }
         func sizes() throws -> [Int] {
             try store.database.read { db in
-                [try Int.fetchOne(db, sql: "SELECT length(stamps) FROM \(StoreSchema.clocksTable) WHERE sync_id = 'r1'") ?? 0,
-                 try Int.fetchOne(db, sql: "SELECT length(marks) FROM \(StoreSchema.pendingChangesTable) WHERE sync_id = 'r1'") ?? 0]
+                [
+                    try Int.fetchOne(
+                        db, sql: "SELECT length(stamps) FROM \(StoreSchema.clocksTable) WHERE sync_id = 'r1'") ?? 0,
+                    try Int.fetchOne(
+                        db, sql: "SELECT length(marks) FROM \(StoreSchema.pendingChangesTable) WHERE sync_id = 'r1'")
+                        ?? 0,
+                ]
             }
         }
         let values = columns.map { _ in "v" }
         try store.database.write { db in
-            try db.execute(sql: "INSERT INTO items VALUES ('r1'\(String(repeating: ", ?", count: 10)))", arguments: StatementArguments(values))
+            try db.execute(
+                sql: "INSERT INTO items VALUES ('r1'\(String(repeating: ", ?", count: 10)))",
+                arguments: StatementArguments(values))
         }
         // Head 10 bytes; per column its name (3 bytes) and its age (1 byte).
         #expect(try sizes() == [50, 14])
         try store.database.write { db in
-            try db.execute(sql: "UPDATE items SET \(columns.map { "\($0) = 'w'" }.joined(separator: ", ")) WHERE id = 'r1'")
+            try db.execute(
+                sql: "UPDATE items SET \(columns.map { "\($0) = 'w'" }.joined(separator: ", ")) WHERE id = 'r1'")
         }
         #expect(try sizes() == [50, 14])
         let registers = try store.database.read { db in
-            try RowRegisters(try Data.fetchOne(db, sql: "SELECT stamps FROM \(StoreSchema.clocksTable) WHERE sync_id = 'r1'"))
+            try RowRegisters(
+                try Data.fetchOne(db, sql: "SELECT stamps FROM \(StoreSchema.clocksTable) WHERE sync_id = 'r1'"))
         }
         #expect(registers.registers.map(\.column) == columns)
         // The snapshot's encoding of the same registers is version 1's: 10 bytes of head, 12 per column.

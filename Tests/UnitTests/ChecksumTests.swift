@@ -1,6 +1,7 @@
 import CZlib
 import Foundation
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
 
@@ -16,9 +17,11 @@ struct ChecksumTests {
             let offset = Int.random(in: 0..<64, using: &generator)
             let seed = length % 3 == 0 ? 0 : UInt32.random(in: 0...UInt32.max, using: &generator)
             let piece = Data(bytes[offset..<(offset + length)])
-            let expected = piece.withUnsafeBytes { UInt32(crc32_z(uLong(seed), $0.bindMemory(to: Bytef.self).baseAddress, z_size_t(length))) }
+            let expected = piece.withUnsafeBytes {
+                UInt32(crc32_z(uLong(seed), $0.bindMemory(to: Bytef.self).baseAddress, z_size_t(length)))
+            }
             #expect(Checksum.crc32(piece, seed: seed) == expected, "length \(length), offset \(offset), seed \(seed)")
         }
-        #expect(Checksum.crc32(Data("123456789".utf8)) == 0xCBF4_3926)   // the standard check value
+        #expect(Checksum.crc32(Data("123456789".utf8)) == 0xCBF4_3926)  // the standard check value
     }
 }

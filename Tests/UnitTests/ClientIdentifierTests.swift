@@ -1,8 +1,9 @@
+import FolderSyncTesting
 import Foundation
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
 
 @Suite("Persistent client identifier")
 struct ClientIdentifierTests {
@@ -18,13 +19,19 @@ struct ClientIdentifierTests {
         let first = try #require(identifiers.first)
         #expect(UUID(uuidString: first) != nil)
         #expect(try ApplicationSyncManager.persistentClientIdentifier(in: folder) == first)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["ClientIdentifier"], "no temporary left")
-        let mode = try #require(try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent("ClientIdentifier").path)[.posixPermissions] as? Int)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["ClientIdentifier"],
+            "no temporary left")
+        let mode = try #require(
+            try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent("ClientIdentifier").path)[
+                .posixPermissions] as? Int)
         #expect(mode == 0o600)
         #expect(try ApplicationSyncManager.persistentClientIdentifier(in: directory.subdirectory("other")) != first)
     }
 
-    @Test("A damaged file is corruptFile naming it, and is left as it is", arguments: [Data(), Data("../../etc".utf8), Data(count: 4096)])
+    @Test(
+        "A damaged file is corruptFile naming it, and is left as it is",
+        arguments: [Data(), Data("../../etc".utf8), Data(count: 4096)])
     func damagedFile(_ bytes: Data) throws {
         let directory = TemporaryDirectory()
         let folder = directory.subdirectory("app")

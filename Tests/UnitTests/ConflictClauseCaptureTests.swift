@@ -1,8 +1,9 @@
+import FolderSyncTesting
 import Foundation
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
 
 /// App writes with their own conflict clause (UPSERT, `UPDATE OR IGNORE`, `INSERT OR REPLACE`) are captured like
 /// any other. SQLite lets such a clause override the conflict policy of the trigger statements it fires: found by
@@ -15,8 +16,11 @@ struct ConflictClauseCaptureTests {
         let (a, b) = try await TestClient.pair(InMemoryFileSystem(), in: directory)
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'first')")
         try await a.sync()
-        try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'upserted') ON CONFLICT(id) DO UPDATE SET title = excluded.title")
-        try a.execute("INSERT INTO notes(id, title) VALUES ('n2', 'new') ON CONFLICT(id) DO UPDATE SET title = excluded.title")
+        try a.execute(
+            "INSERT INTO notes(id, title) VALUES ('n1', 'upserted') ON CONFLICT(id) DO UPDATE SET title = excluded.title"
+        )
+        try a.execute(
+            "INSERT INTO notes(id, title) VALUES ('n2', 'new') ON CONFLICT(id) DO UPDATE SET title = excluded.title")
         try a.execute("INSERT OR REPLACE INTO notes(id, title, body) VALUES ('n2', 'new', 'replaced')")
         try await converge(a, b)
         #expect(try b.value("SELECT body FROM notes WHERE id = 'n2'") == "replaced")

@@ -1,9 +1,10 @@
+import FolderSyncTesting
 import Foundation
 import GRDB
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
 
 /// What each conflict resolution publishes, read from the change sets on the remote: a local value the resolver
 /// rejected never leaves the device, and a kept or merged value goes out once. Before local changes were staged
@@ -15,14 +16,16 @@ struct ConflictPublishingTests {
         var description: String { rawValue }
     }
 
-    @Test("A resolution publishes only what it decided: nothing of a rejected local value, one set for a kept or merged one",
-          arguments: Answer.allCases)
+    @Test(
+        "A resolution publishes only what it decided: nothing of a rejected local value, one set for a kept or merged one",
+        arguments: Answer.allCases)
     func resolutionsPublishWhatTheyDecide(_ answer: Answer) async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
         let (a, b) = try await TestClient.pair(FileManagerFileSystem(rootURL: root), in: directory)
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'start')")
-        try await a.sync(); try await b.sync()
+        try await a.sync()
+        try await b.sync()
         try a.execute("UPDATE notes SET title = 'from A' WHERE id = 'n1'")
         try b.execute("UPDATE notes SET title = 'from B' WHERE id = 'n1'")
         try await b.sync()
@@ -47,9 +50,12 @@ struct ConflictPublishingTests {
         case .localWins:
             #expect(report.changeSetsSent == 1 && published == ["from A"], "kept once: \(published)")
         case .merged:
-            #expect(report.changeSetsSent == 1 && published == ["from A+from B"], "merged once, the local value never: \(published)")
+            #expect(
+                report.changeSetsSent == 1 && published == ["from A+from B"],
+                "merged once, the local value never: \(published)")
         }
-        try await b.sync(); try await a.sync()
+        try await b.sync()
+        try await a.sync()
         let expected = ["remoteWins": "from B", "localWins": "from A", "merged": "from A+from B"][answer.rawValue]
         #expect(try a.value("SELECT title FROM notes") == expected)
         #expect(try NotesSchema.dump(a.store) == NotesSchema.dump(b.store))

@@ -1,9 +1,10 @@
+@_spi(ModelAdapter) import FolderSyncTesting
 import Foundation
 import GRDB
 import Testing
+
 @_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 @testable import TestSupport
-@_spi(ModelAdapter) import FolderSyncTesting
 
 /// A sync that would delete most of a table's rows stops and asks first; declining leaves the local store untouched.
 @Suite("Deletion fail-safe")
@@ -14,7 +15,9 @@ struct DeletionFailSafeTests {
         let (a, b) = try await TestClient.pair(remote, in: directory)
         try await a.store.database.write { db in
             for index in 0..<count {
-                try db.execute(sql: "INSERT INTO notes(id, title) VALUES (?, ?)", arguments: [String(format: "n%03d", index), "note \(index)"])
+                try db.execute(
+                    sql: "INSERT INTO notes(id, title) VALUES (?, ?)",
+                    arguments: [String(format: "n%03d", index), "note \(index)"])
             }
         }
         try await converge(a, b)
@@ -33,10 +36,17 @@ struct DeletionFailSafeTests {
         let asked = Locked<[MassDeletion]>([])
         let answer: Bool
         init(answer: Bool) { self.answer = answer }
-        var handler: @Sendable (MassDeletion) async -> Bool { { deletion in self.asked.withLock { $0.append(deletion) }; return self.answer } }
+        var handler: @Sendable (MassDeletion) async -> Bool {
+            { deletion in
+                self.asked.withLock { $0.append(deletion) }
+                return self.answer
+            }
+        }
     }
 
-    @Test("Without a handler or delegate a mass deletion is declined: typed error, nothing applied, asked again next time")
+    @Test(
+        "Without a handler or delegate a mass deletion is declined: typed error, nothing applied, asked again next time"
+    )
     func declinedByDefault() async throws {
         let directory = TemporaryDirectory()
         let (a, b) = try await Self.shared(notes: 200, in: directory)
@@ -62,7 +72,9 @@ struct DeletionFailSafeTests {
         let asker = Asker(answer: true)
         b.document.massDeletionHandler = asker.handler
         let report = try await b.sync()
-        #expect(asker.asked.current.map(\.tables) == [[MassDeletion.Table(table: "notes", rowsDeleted: 150, rowCount: 200)]])
+        #expect(
+            asker.asked.current.map(\.tables) == [[MassDeletion.Table(table: "notes", rowsDeleted: 150, rowCount: 200)]]
+        )
         #expect(asker.asked.current.first?.changeSets.count == 1)
         #expect(report.confirmedMassDeletion == asker.asked.current.first)
         #expect(try b.value("SELECT count(*) FROM notes") == "50")
@@ -105,7 +117,8 @@ struct DeletionFailSafeTests {
         let asker = Asker(answer: false)
         b.document.massDeletionHandler = asker.handler
         await #expect(throws: FolderSyncError.self) { try await b.sync() }
-        #expect(asker.asked.current.first?.tables == [MassDeletion.Table(table: "notes", rowsDeleted: 120, rowCount: 200)])
+        #expect(
+            asker.asked.current.first?.tables == [MassDeletion.Table(table: "notes", rowsDeleted: 120, rowCount: 200)])
         #expect(asker.asked.current.first?.changeSets.count == 2)
         #expect(try b.value("SELECT count(*) FROM notes") == "200")
     }
@@ -142,7 +155,8 @@ struct DeletionFailSafeTests {
         #expect(try d.value("SELECT count(*) FROM notes") == "170")
     }
 
-    @Test("A store tells whether a synced table has more rows than the fail-safe's minimum, the in-memory adapter alike")
+    @Test(
+        "A store tells whether a synced table has more rows than the fail-safe's minimum, the in-memory adapter alike")
     func tableLargerThan() async throws {
         let directory = TemporaryDirectory()
         let (a, b) = try await Self.shared(notes: 100, in: directory)

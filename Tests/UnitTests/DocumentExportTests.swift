@@ -1,26 +1,33 @@
+import FolderSyncTesting
 import Foundation
 import GRDB
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
 
 @Suite("Export")
 struct DocumentExportTests {
-    @Test("Export of a three-client folder equals the converged replica row for row, and changes nothing remote",
-          arguments: [false, true])
+    @Test(
+        "Export of a three-client folder equals the converged replica row for row, and changes nothing remote",
+        arguments: [false, true])
     func exportEqualsReplica(withWholeStore: Bool) async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
         let remote = FileManagerFileSystem(rootURL: root)
-        let clients = [try await TestClient.make(remote, name: "A", in: directory), try await TestClient.make(remote, name: "B", in: directory),
-                       try await TestClient.make(remote, name: "C", in: directory)]
+        let clients = [
+            try await TestClient.make(remote, name: "A", in: directory),
+            try await TestClient.make(remote, name: "B", in: directory),
+            try await TestClient.make(remote, name: "C", in: directory),
+        ]
         for client in clients { client.document.policy.wholeStoreUploadAfterChangeSets = nil }
         try clients[0].execute("INSERT INTO folders VALUES ('f', 'Work')")
         try await clients[0].sync()
         for (index, client) in clients.enumerated() {
             try await client.sync()
-            try client.execute("INSERT INTO notes(id, title, body, folder_id) VALUES (?, ?, ?, 'f')", ["n\(index)", "t\(index)", "b\(index)"])
+            try client.execute(
+                "INSERT INTO notes(id, title, body, folder_id) VALUES (?, ?, ?, 'f')",
+                ["n\(index)", "t\(index)", "b\(index)"])
             try await client.sync()
         }
         try await converge(clients[0], clients[1], clients[2])
@@ -31,8 +38,9 @@ struct DocumentExportTests {
         let before = treeListing(of: root)
 
         let output = directory.url.appendingPathComponent("export.sqlite")
-        let context = DocumentOperationContext(fileSystem: remote, layout: clients[0].document.layout, documentIdentifier: "DOC",
-                                               clientIdentifier: "foldersync", environment: Fixture.quietEnvironment())
+        let context = DocumentOperationContext(
+            fileSystem: remote, layout: clients[0].document.layout, documentIdentifier: "DOC",
+            clientIdentifier: "foldersync", environment: Fixture.quietEnvironment())
         let result = try await DocumentExport(context: context).run(to: output)
         #expect((result.wholeStore != nil) == withWholeStore)
         #expect(treeListing(of: root) == before, "the export wrote to the remote")
@@ -50,12 +58,17 @@ struct DocumentExportTests {
             #expect(try exportedValue(output, "SELECT title FROM notes WHERE id = 'n0'") == "edited")
         }
         #expect(result.rowCounts["notes"] == 2)
-        let tables = try await DatabaseQueue(path: output.path).read { try String.fetchAll($0, sql: "SELECT name FROM sqlite_master") }
+        let tables = try await DatabaseQueue(path: output.path).read {
+            try String.fetchAll($0, sql: "SELECT name FROM sqlite_master")
+        }
         #expect(!tables.contains { $0.hasPrefix("foldersync_") })
         await #expect(throws: FolderSyncError.self) {
-            try await DocumentExport(context: DocumentOperationContext(fileSystem: remote, layout: clients[0].document.layout,
-                                                                       documentIdentifier: "DOC", clientIdentifier: "foldersync"))
-                .run(to: output)
+            try await DocumentExport(
+                context: DocumentOperationContext(
+                    fileSystem: remote, layout: clients[0].document.layout,
+                    documentIdentifier: "DOC", clientIdentifier: "foldersync")
+            )
+            .run(to: output)
         }
     }
 

@@ -1,8 +1,9 @@
+import FolderSyncTesting
 import Foundation
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
 
 /// Defects the simulator found under injected faults (SimulatorFaultTests), each reproduced on its own.
 @Suite("Defects found under injected faults")
@@ -12,7 +13,13 @@ struct FaultRegressionTests {
         let failed = Locked(true)
 
         override func write(_ data: Data, to path: RemotePath) async throws {
-            if path.name.hasSuffix(".recentsync"), failed.withLock({ let first = !$0; $0 = true; return first }) {
+            if path.name.hasSuffix(".recentsync"),
+                failed.withLock({
+                    let first = !$0
+                    $0 = true
+                    return first
+                })
+            {
                 throw FolderSyncError(.remoteFull, "no space left", path: path.description)
             }
             try await base.write(data, to: path)
@@ -26,7 +33,7 @@ struct FaultRegressionTests {
         let failing = FailingMarkerFileSystem(remote)
         let b = try await TestClient.make(remote, name: "B", in: directory)
         let a = try await TestClient.make(failing, name: "A", in: directory)
-        try await a.sync()                                                  // A's marker exists
+        try await a.sync()  // A's marker exists
         failing.failed.withLock { $0 = false }
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'one')")
         await #expect(throws: FolderSyncError.self) { try await a.sync() }  // published, marker not written
@@ -34,7 +41,7 @@ struct FaultRegressionTests {
         #expect(again.changeSetsSent == 0)
         try await b.sync()
         #expect(try b.value("SELECT title FROM notes WHERE id = 'n1'") == "one", "B never learnt of A's change set")
-        try await a.sync()                                                  // reads B's new marker
+        try await a.sync()  // reads B's new marker
         let idle = try await a.sync()
         #expect(idle.remoteRequests == 2, "an idle sync writes the marker again: \(idle.remoteRequests) requests")
     }

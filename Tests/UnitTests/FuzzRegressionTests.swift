@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
-@testable import TestSupport
 @testable import FolderSyncWebDAV
+@testable import TestSupport
 
 /// Inputs that crashed a parser under libFuzzer (scripts/fuzz), kept in Fuzz/regressions/: each now gets a typed
 /// error. Foundation's property-list decoder and XMLParser stop the process on some text that is not UTF-8.
@@ -20,12 +21,17 @@ struct FuzzRegressionTests {
         }
         #expect(PropertyListFile.kind(of: data) == nil)
         // Binary property lists are not text, and still decode.
-        let binary = try PropertyListSerialization.data(fromPropertyList: ["kind": "recentSync", "formatVersion": 1] as [String: Any], format: .binary, options: 0)
+        let binary = try PropertyListSerialization.data(
+            fromPropertyList: ["kind": "recentSync", "formatVersion": 1] as [String: Any], format: .binary, options: 0)
         #expect(PropertyListFile.kind(of: binary) == "recentSync")
     }
 
-    @Test("A PROPFIND answer with an element name that is not UTF-8, a processing instruction or a bare `<?xml?>` declaration is refused with a typed error, not a crash",
-          arguments: ["propfind-invalid-utf8-element.xml", "propfind-empty-processing-instruction.xml", "propfind-bare-xml-declaration.xml"])
+    @Test(
+        "A PROPFIND answer with an element name that is not UTF-8, a processing instruction or a bare `<?xml?>` declaration is refused with a typed error, not a crash",
+        arguments: [
+            "propfind-invalid-utf8-element.xml", "propfind-empty-processing-instruction.xml",
+            "propfind-bare-xml-declaration.xml",
+        ])
     func propfind(input: String) throws {
         let data = try Self.input(input)
         #expect { try MultistatusParser.parse(data, path: try RemotePath("com.example.notes/Documents")) } throws: {

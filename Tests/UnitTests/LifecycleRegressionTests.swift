@@ -1,9 +1,10 @@
+import FolderSyncTesting
 import Foundation
+import GRDB
 import Testing
+
 @_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
-import GRDB
 
 private func code(of error: any Error) -> FolderSyncError.Code? { (error as? FolderSyncError)?.code }
 
@@ -20,12 +21,16 @@ struct LifecycleRegressionTests {
         try await remote.remove(a.document.layout.applicationDirectory)
         // The relaunched app: same store and helper folder, new managers. It comes up from its helper folder.
         let app = ApplicationSyncManager(remote: remote, environment: Fixture.quietEnvironment())
-        try app.configure(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-A", clientDescription: "A"))
-        let document = try DocumentSyncManager(applicationSyncManager: app, configuration: a.document.configuration, store: a.store)
+        try app.configure(
+            .init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-A", clientDescription: "A"))
+        let document = try DocumentSyncManager(
+            applicationSyncManager: app, configuration: a.document.configuration, store: a.store)
         app.remoteReplacementHandler = { _ in true }
         try await document.registerConfigured()
         await #expect { try await document.synchronize() } throws: { error in
-            guard let error = error as? FolderSyncError, error.code == .integrityKeyMismatch, let backup = error.backupPath else { return false }
+            guard let error = error as? FolderSyncError, error.code == .integrityKeyMismatch,
+                let backup = error.backupPath
+            else { return false }
             return FileManager.default.fileExists(atPath: backup)
         }
         try await document.rejoin()
@@ -35,7 +40,9 @@ struct LifecycleRegressionTests {
 
     /// Found by the soak (seed 1910032 of the outage schedule): the manager said notRegistered, which sends an app
     /// to register, where only rejoin() recovers (and registering is what the failed re-join just did).
-    @Test("A re-join stopped by a second reset leaves every remote task saying that reset, with its backup, until rejoin() recovers")
+    @Test(
+        "A re-join stopped by a second reset leaves every remote task saying that reset, with its backup, until rejoin() recovers"
+    )
     func secondResetIsTheAnswer() async throws {
         let directory = TemporaryDirectory()
         let remote = InMemoryFileSystem()
@@ -45,10 +52,12 @@ struct LifecycleRegressionTests {
         try await b.document.deleteClient("client-A")
         await #expect { try await a.sync() } throws: { code(of: $0) == .clientDeleted }
         try await remote.remove(a.document.layout.documentDirectory("DOC"))
-        _ = try await TestClient.make(remote, name: "C", in: directory)      // the document again, another epoch
+        _ = try await TestClient.make(remote, name: "C", in: directory)  // the document again, another epoch
         await #expect { try await a.document.rejoin() } throws: { code(of: $0) == .integrityKeyMismatch }
         let stopped: (any Error) -> Bool = { error in
-            guard let error = error as? FolderSyncError, error.code == .integrityKeyMismatch, let backup = error.backupPath else { return false }
+            guard let error = error as? FolderSyncError, error.code == .integrityKeyMismatch,
+                let backup = error.backupPath
+            else { return false }
             return FileManager.default.fileExists(atPath: backup)
         }
         await #expect(performing: { try await a.sync() }, throws: stopped)
@@ -71,7 +80,8 @@ struct LifecycleRegressionTests {
         try await a.document.deleteClient("client-B")
         let before = try NotesSchema.dump(b.store)
         await #expect { try await b.sync() } throws: { code(of: $0) == .clientDeleted }
-        #expect(try NotesSchema.dump(b.store) == before, "the whole store was installed before the deletion was noticed")
+        #expect(
+            try NotesSchema.dump(b.store) == before, "the whole store was installed before the deletion was noticed")
     }
 
     @Test("Whole-store transfers refuse a remote wiped since the last sync (Simulator)")
@@ -104,7 +114,8 @@ struct LifecycleRegressionTests {
             try await client.document.rejoin()
         }
         try await converge(a, b)
-        #expect(try a.value("SELECT title FROM notes WHERE id = 'n1'") == nil, "A's copy brought back the row B deleted")
+        #expect(
+            try a.value("SELECT title FROM notes WHERE id = 'n1'") == nil, "A's copy brought back the row B deleted")
         #expect(try b.value("SELECT title FROM notes WHERE id = 'n1'") == nil)
         #expect(throws: (any Error).self) { try b.execute("INSERT INTO notes(id, title) VALUES ('n1', 'again')") }
     }
@@ -115,13 +126,15 @@ struct LifecycleRegressionTests {
         let remote = InMemoryFileSystem()
         let (a, b) = try await TestClient.pair(remote, in: directory)
         try await a.sync()
-        try await a.document.uploadWholeStore() // covers nothing
+        try await a.document.uploadWholeStore()  // covers nothing
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'published after the store')")
         try await converge(a, b)
         try b.execute("DELETE FROM notes WHERE id = 'n1'")
         try await b.document.downloadWholeStore()
         try await converge(a, b)
-        #expect(try a.value("SELECT title FROM notes WHERE id = 'n1'") == nil, "the delete was lost when the store was installed")
+        #expect(
+            try a.value("SELECT title FROM notes WHERE id = 'n1'") == nil,
+            "the delete was lost when the store was installed")
         #expect(try b.value("SELECT title FROM notes WHERE id = 'n1'") == nil)
     }
 
@@ -131,13 +144,15 @@ struct LifecycleRegressionTests {
         let remote = InMemoryFileSystem()
         let (a, b) = try await TestClient.pair(remote, in: directory)
         try await a.sync()
-        try await a.document.uploadWholeStore() // covers nothing
+        try await a.document.uploadWholeStore()  // covers nothing
         try a.execute("INSERT INTO notes(id, title, body) VALUES ('n1', 'title', 'old body')")
         try await converge(a, b)
         try b.execute("UPDATE notes SET body = 'new body' WHERE id = 'n1'")
         try await b.document.downloadWholeStore()
         try await converge(a, b)
-        #expect(try b.value("SELECT body FROM notes WHERE id = 'n1'") == "new body", "the update was lost when the store was installed")
+        #expect(
+            try b.value("SELECT body FROM notes WHERE id = 'n1'") == "new body",
+            "the update was lost when the store was installed")
         #expect(try a.value("SELECT body FROM notes WHERE id = 'n1'") == "new body")
         #expect(try a.value("SELECT title FROM notes WHERE id = 'n1'") == "title")
     }

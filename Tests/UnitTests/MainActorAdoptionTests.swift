@@ -1,9 +1,10 @@
+import FolderSyncTesting
 import Foundation
 import GRDB
 import Testing
+
 @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
 
 /// A view model as every SwiftUI or AppKit app has one: `@MainActor`, adopting both delegate protocols with plain
 /// main-actor methods and setting every handler to a main-actor closure, with no `nonisolated` hop. This file
@@ -59,14 +60,18 @@ private final class NotesViewModel: ApplicationSyncManagerDelegate, DocumentSync
     func applicationSyncManager(_ manager: ApplicationSyncManager, didFailToRegisterWithError error: FolderSyncError) {
         calls.append("app failed")
     }
-    func applicationSyncManager(_ manager: ApplicationSyncManager, didPauseRegistrationFor request: EncryptionRequest) async -> EncryptionAnswer {
+    func applicationSyncManager(_ manager: ApplicationSyncManager, didPauseRegistrationFor request: EncryptionRequest)
+        async -> EncryptionAnswer
+    {
         calls.append("app encryption")
         return await EncryptionAnswer.unattended(request)
     }
 
     // DocumentSyncManagerDelegate
     func documentSyncManagerDidBeginRegistering(_ manager: DocumentSyncManager) { calls.append("document begin") }
-    func documentSyncManager(_ manager: DocumentSyncManager, shouldCreateRemoteDocumentFor request: RemoteDocumentCreationRequest) -> Bool {
+    func documentSyncManager(
+        _ manager: DocumentSyncManager, shouldCreateRemoteDocumentFor request: RemoteDocumentCreationRequest
+    ) -> Bool {
         calls.append("delegate create document")
         return true
     }
@@ -86,7 +91,9 @@ private final class NotesViewModel: ApplicationSyncManagerDelegate, DocumentSync
         calls.append("delegate mass deletion")
         return false
     }
-    func documentSyncManager(_ manager: DocumentSyncManager, didEncounterWarnings warnings: [SyncWarning]) { calls.append("warnings") }
+    func documentSyncManager(_ manager: DocumentSyncManager, didEncounterWarnings warnings: [SyncWarning]) {
+        calls.append("warnings")
+    }
     func documentSyncManager(_ manager: DocumentSyncManager, didFinishSynchronizingWith report: SyncReport) {
         MainActor.assertIsolated()
         calls.append("sync finish")
@@ -119,10 +126,13 @@ struct MainActorAdoptionTests {
         let store = try NotesSchema.open(folder.appendingPathComponent("notes.sqlite"))
         let app = ApplicationSyncManager(remote: remote, environment: Fixture.quietEnvironment())
         model.attach(app)
-        try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-A", clientDescription: "A"))
+        try await app.register(
+            .init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-A", clientDescription: "A"))
         let document = try DocumentSyncManager(
             applicationSyncManager: app,
-            configuration: .init(documentIdentifier: "DOC", documentDescription: "Notes", helperDirectory: folder.appendingPathComponent("helper")),
+            configuration: .init(
+                documentIdentifier: "DOC", documentDescription: "Notes",
+                helperDirectory: folder.appendingPathComponent("helper")),
             store: store)
         model.attach(document)
         try await document.registerConfigured()
@@ -137,9 +147,14 @@ struct MainActorAdoptionTests {
         let report = try await document.synchronize()
         await model.follow(events)
 
-        #expect(model.calls == ["app begin", "app finish", "document begin", "document finish",
-                                "sync begin", "sync finish", "sync begin", "resolver", "sync finish"], "\(model.calls)")
-        #expect(model.lastReport == report && report.conflicts.map(\.resolution) == [.merged(.text("merged on the main actor"))])
+        #expect(
+            model.calls == [
+                "app begin", "app finish", "document begin", "document finish",
+                "sync begin", "sync finish", "sync begin", "resolver", "sync finish",
+            ], "\(model.calls)")
+        #expect(
+            model.lastReport == report
+                && report.conflicts.map(\.resolution) == [.merged(.text("merged on the main actor"))])
         #expect(model.eventsSeen.first == .started && model.eventsSeen.last == .completed(report))
         #expect(model.eventsSeen.contains(.phase(.finished)))
     }

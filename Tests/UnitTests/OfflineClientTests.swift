@@ -1,13 +1,16 @@
+import FolderSyncTesting
 import Foundation
+import GRDB
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
-import GRDB
 
 @Suite("A client away for a long time")
 struct OfflineClientTests {
-    @Test("A client offline during 50 vacuumed syncs of others is expired, then re-joins through a whole store without losing its offline writes")
+    @Test(
+        "A client offline during 50 vacuumed syncs of others is expired, then re-joins through a whole store without losing its offline writes"
+    )
     func offlineThroughVacuums() async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
@@ -19,7 +22,7 @@ struct OfflineClientTests {
         var clients: [TestClient] = []
         for name in ["A", "B", "C"] {
             let client = try await TestClient.make(remote, name: name, in: directory, environment: environment)
-            client.document.policy.wholeStoreUploadAfterChangeSets = 5   // uploads (and vacuums) during ordinary syncs
+            client.document.policy.wholeStoreUploadAfterChangeSets = 5  // uploads (and vacuums) during ordinary syncs
             clients.append(client)
         }
         let (a, b, c) = (clients[0], clients[1], clients[2])
@@ -41,12 +44,15 @@ struct OfflineClientTests {
             try await b.sync()
             if round % 10 == 0 {
                 let report = try await a.document.vacuum(expireClientsAfter: 30 * day)
-                #expect(report.expiredClients.isEmpty || report.expiredClients == ["client-C"], "\(report.expiredClients)")
+                #expect(
+                    report.expiredClients.isEmpty || report.expiredClients == ["client-C"], "\(report.expiredClients)")
             }
         }
         // Vacuums (explicit, and automatic after uploads) removed the change sets C would have needed.
-        let remaining = try await remote.contentsOfDirectory(at: a.document.relativePathToThisDocumentSyncChangesThisClientDirectory)
-            .compactMap { RemoteLayout.parseChangeSetFileName($0.name)?.sequence }
+        let remaining = try await remote.contentsOfDirectory(
+            at: a.document.relativePathToThisDocumentSyncChangesThisClientDirectory
+        )
+        .compactMap { RemoteLayout.parseChangeSetFileName($0.name)?.sequence }
         #expect(!remaining.contains(1), "A's change sets: \(remaining.sorted())")
         #expect(try await remote.exists(a.document.layout.deletedClientFile("DOC", client: "client-C")))
 

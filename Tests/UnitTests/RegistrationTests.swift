@@ -1,8 +1,9 @@
+import FolderSyncTesting
 import Foundation
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
 
 @Suite("Registration")
 struct RegistrationTests {
@@ -21,12 +22,13 @@ struct RegistrationTests {
         try await Fixture.register(remote, client: Fixture.clientB, helper: helpers.subdirectory("B"))
         let added = Set(await remote.allPaths()).subtracting(afterFirst)
         let document = Fixture.document
-        #expect(added == [
-            layout.clientDeviceDirectory(Fixture.clientB), layout.deviceInfoFile(Fixture.clientB),
-            layout.syncChangesDirectory(document, client: Fixture.clientB),
-            layout.syncCommandsDirectory(document, client: Fixture.clientB),
-            layout.temporaryWholeStoreDirectory(document, client: Fixture.clientB),
-        ])
+        #expect(
+            added == [
+                layout.clientDeviceDirectory(Fixture.clientB), layout.deviceInfoFile(Fixture.clientB),
+                layout.syncChangesDirectory(document, client: Fixture.clientB),
+                layout.syncCommandsDirectory(document, client: Fixture.clientB),
+                layout.temporaryWholeStoreDirectory(document, client: Fixture.clientB),
+            ])
         for path in added {
             #expect(path.components.contains(Fixture.clientB), "client B wrote outside its own names: \(path)")
         }
@@ -66,15 +68,19 @@ struct RegistrationTests {
         let helpers = TemporaryDirectory()
         let (app, configuration) = Fixture.application(remote, client: Fixture.clientA)
         try await app.register(configuration)
-        let document = try DocumentSyncManager(applicationSyncManager: app,
-                                               configuration: Fixture.documentConfiguration(helper: helpers.url))
+        let document = try DocumentSyncManager(
+            applicationSyncManager: app,
+            configuration: Fixture.documentConfiguration(helper: helpers.url))
         let asked = Locked<[RemoteDocumentCreationRequest]>([])
         document.remoteDocumentCreationHandler = { request in
             asked.withLock { $0.append(request) }
             return true
         }
         try await document.registerConfigured()
-        #expect(asked.current == [RemoteDocumentCreationRequest(documentIdentifier: Fixture.document, reason: .documentDoesNotExist)])
+        #expect(
+            asked.current == [
+                RemoteDocumentCreationRequest(documentIdentifier: Fixture.document, reason: .documentDoesNotExist)
+            ])
         #expect(try await remote.exists(document.relativePathToThisDocumentInfoPlistFile))
         #expect(document.state == .ableToSync)
     }
@@ -84,8 +90,10 @@ struct RegistrationTests {
         final class Delegate: DocumentSyncManagerDelegate, @unchecked Sendable {
             var began = false, finished = false
             func documentSyncManagerDidBeginRegistering(_ manager: DocumentSyncManager) { began = true }
-            func documentSyncManager(_ manager: DocumentSyncManager,
-                                     shouldCreateRemoteDocumentFor request: RemoteDocumentCreationRequest) async -> Bool { true }
+            func documentSyncManager(
+                _ manager: DocumentSyncManager,
+                shouldCreateRemoteDocumentFor request: RemoteDocumentCreationRequest
+            ) async -> Bool { true }
             func documentSyncManagerDidFinishRegistering(_ manager: DocumentSyncManager) { finished = true }
         }
         let remote = InMemoryFileSystem()
@@ -93,9 +101,10 @@ struct RegistrationTests {
         let (app, configuration) = Fixture.application(remote, client: Fixture.clientA)
         try await app.register(configuration)
         let delegate = Delegate()
-        let document = try await DocumentSyncManager(applicationSyncManager: app,
-                                                     registering: Fixture.documentConfiguration(helper: helpers.url),
-                                                     delegate: delegate)
+        let document = try await DocumentSyncManager(
+            applicationSyncManager: app,
+            registering: Fixture.documentConfiguration(helper: helpers.url),
+            delegate: delegate)
         #expect(delegate.began && delegate.finished)
         #expect(document.integrityKey != nil)
     }
@@ -106,14 +115,18 @@ struct RegistrationTests {
         let helpers = TemporaryDirectory()
         let (app, configuration) = Fixture.application(remote, client: Fixture.clientA)
         try await app.register(configuration)
-        let document = try DocumentSyncManager(applicationSyncManager: app,
-                                               configuration: Fixture.documentConfiguration(helper: helpers.url))
+        let document = try DocumentSyncManager(
+            applicationSyncManager: app,
+            configuration: Fixture.documentConfiguration(helper: helpers.url))
         document.remoteDocumentCreationHandler = { _ in false }
         await #expect { try await document.registerConfigured() } throws: { error in
             (error as? FolderSyncError)?.code == .registrationCancelled
         }
         #expect(!(try await remote.exists(document.relativePathToThisDocumentDirectory)))
-        guard case .failed(let error) = document.state else { Issue.record("state is \(document.state)"); return }
+        guard case .failed(let error) = document.state else {
+            Issue.record("state is \(document.state)")
+            return
+        }
         #expect(error.code == .registrationCancelled)
         #expect(!FileManager.default.fileExists(atPath: document.localLayout.registrationFile.path))
     }
@@ -123,22 +136,31 @@ struct RegistrationTests {
         let remote = InMemoryFileSystem()
         let helpers = TemporaryDirectory()
         let environment = Fixture.environment()
-        let a = try await Fixture.register(remote, client: Fixture.clientA, helper: helpers.subdirectory("A"), environment: environment)
-        let deletion = DeletedDocumentInfo(documentIdentifier: Fixture.document, deletedByClient: Fixture.clientA,
-                                           deletionDate: Fixture.date)
-        try await remote.write(try PropertyListFile.encode(deletion), to: a.layout.deletedDocumentFile(Fixture.document))
+        let a = try await Fixture.register(
+            remote, client: Fixture.clientA, helper: helpers.subdirectory("A"), environment: environment)
+        let deletion = DeletedDocumentInfo(
+            documentIdentifier: Fixture.document, deletedByClient: Fixture.clientA,
+            deletionDate: Fixture.date)
+        try await remote.write(
+            try PropertyListFile.encode(deletion), to: a.layout.deletedDocumentFile(Fixture.document))
 
         // A client that knew the document is told it was deleted at its first sync, and keeps its key.
-        await #expect { try await Fixture.relaunchAndSync(remote, client: Fixture.clientA, helper: helpers.subdirectory("A")) } throws: {
+        await #expect {
+            try await Fixture.relaunchAndSync(remote, client: Fixture.clientA, helper: helpers.subdirectory("A"))
+        } throws: {
             ($0 as? FolderSyncError)?.code == .documentDeleted
         }
         // A new client is asked, and "yes" starts a new epoch.
         let (app, configuration) = Fixture.application(remote, client: Fixture.clientB, environment: environment)
         try await app.register(configuration)
         let asked = Locked<RemoteDocumentCreationRequest.Reason?>(nil)
-        let b = try await DocumentSyncManager(applicationSyncManager: app,
-                                              registering: Fixture.documentConfiguration(helper: helpers.subdirectory("B")),
-                                              remoteDocumentCreationHandler: { request in asked.withLock { $0 = request.reason }; return true })
+        let b = try await DocumentSyncManager(
+            applicationSyncManager: app,
+            registering: Fixture.documentConfiguration(helper: helpers.subdirectory("B")),
+            remoteDocumentCreationHandler: { request in
+                asked.withLock { $0 = request.reason }
+                return true
+            })
         #expect(asked.current == .documentWasDeleted(deletion))
         #expect(b.integrityKey != a.integrityKey)
         #expect(!(try await remote.exists(a.layout.deletedDocumentFile(Fixture.document))))
@@ -149,7 +171,8 @@ struct RegistrationTests {
         let remote = InMemoryFileSystem()
         let layout = try RemoteLayout(applicationIdentifier: Fixture.application)
         try await remote.createDirectory(at: layout.applicationDirectory)
-        let future = FormatVersionInfo(layoutVersion: RemoteLayout.formatVersion + 1, createdByClient: "X", creationDate: Fixture.date)
+        let future = FormatVersionInfo(
+            layoutVersion: RemoteLayout.formatVersion + 1, createdByClient: "X", creationDate: Fixture.date)
         try await remote.write(try PropertyListFile.encode(future), to: layout.formatVersionFile)
         let (app, configuration) = Fixture.application(remote, client: Fixture.clientA)
         await #expect { try await app.register(configuration) } throws: { error in
@@ -157,10 +180,15 @@ struct RegistrationTests {
             return error?.code == .unsupportedFormatVersion && error?.path == layout.formatVersionFile.description
         }
         #expect(!(try await remote.exists(layout.clientDevicesDirectory)))
-        guard case .failed = app.state else { Issue.record("state is \(app.state)"); return }
+        guard case .failed = app.state else {
+            Issue.record("state is \(app.state)")
+            return
+        }
     }
 
-    @Test("A remote whose document was replaced (new integrity key) gives integrityKeyMismatch and keeps the local registration")
+    @Test(
+        "A remote whose document was replaced (new integrity key) gives integrityKeyMismatch and keeps the local registration"
+    )
     func integrityKeyMismatch() async throws {
         let remote = InMemoryFileSystem()
         let helpers = TemporaryDirectory()
@@ -171,9 +199,13 @@ struct RegistrationTests {
 
         // Someone wipes the document and another client creates it anew.
         try await remote.remove(a.layout.documentDirectory(Fixture.document))
-        let b = try await Fixture.register(remote, client: Fixture.clientB, helper: helpers.subdirectory("B"), environment: environment)
+        let b = try await Fixture.register(
+            remote, client: Fixture.clientB, helper: helpers.subdirectory("B"), environment: environment)
         #expect(b.integrityKey != a.integrityKey)
-        await #expect { try await Fixture.relaunchAndSync(remote, client: Fixture.clientA, helper: helperA, environment: environment) } throws: {
+        await #expect {
+            try await Fixture.relaunchAndSync(
+                remote, client: Fixture.clientA, helper: helperA, environment: environment)
+        } throws: {
             ($0 as? FolderSyncError)?.code == .integrityKeyMismatch
         }
         #expect(try Data(contentsOf: a.localLayout.registrationFile) == remembered)
@@ -197,16 +229,23 @@ struct RegistrationTests {
         let remote = InMemoryFileSystem()
         let helpers = TemporaryDirectory()
         let a = try await Fixture.register(remote, client: Fixture.clientA, helper: helpers.subdirectory("A"))
-        let marker = DeletedClientInfo(clientIdentifier: Fixture.clientA, deletedBy: "operator", deletionDate: Fixture.date)
-        try await remote.write(try PropertyListFile.encode(marker), to: a.relativePathToThisDocumentDeletedClientsThisClientPlistFile)
-        await #expect { try await Fixture.relaunchAndSync(remote, client: Fixture.clientA, helper: helpers.subdirectory("A")) } throws: {
+        let marker = DeletedClientInfo(
+            clientIdentifier: Fixture.clientA, deletedBy: "operator", deletionDate: Fixture.date)
+        try await remote.write(
+            try PropertyListFile.encode(marker), to: a.relativePathToThisDocumentDeletedClientsThisClientPlistFile)
+        await #expect {
+            try await Fixture.relaunchAndSync(remote, client: Fixture.clientA, helper: helpers.subdirectory("A"))
+        } throws: {
             ($0 as? FolderSyncError)?.code == .clientDeleted
         }
     }
 
-    @Test("Hostile identifiers are refused before anything is written",
-          arguments: ["", ".", "..", "../escape", "a/b", "nul\0byte", "tab\there", "line\nbreak", "trailing.", "trailing ",
-                      ".hidden", "back\\slash", "colon:", String(repeating: "x", count: 256), String(repeating: "é", count: 128)])
+    @Test(
+        "Hostile identifiers are refused before anything is written",
+        arguments: [
+            "", ".", "..", "../escape", "a/b", "nul\0byte", "tab\there", "line\nbreak", "trailing.", "trailing ",
+            ".hidden", "back\\slash", "colon:", String(repeating: "x", count: 256), String(repeating: "é", count: 128),
+        ])
     func hostileIdentifiers(identifier: String) async throws {
         let remote = InMemoryFileSystem()
         let helpers = TemporaryDirectory()
@@ -219,7 +258,8 @@ struct RegistrationTests {
                 try await app.register(configuration)
                 _ = try await DocumentSyncManager(
                     applicationSyncManager: app,
-                    registering: Fixture.documentConfiguration(helper: helpers.url, document: role == "document" ? identifier : Fixture.document),
+                    registering: Fixture.documentConfiguration(
+                        helper: helpers.url, document: role == "document" ? identifier : Fixture.document),
                     remoteDocumentCreationHandler: { _ in true })
                 Issue.record("\(role) identifier \(identifier.debugDescription) was accepted")
             } catch let error as FolderSyncError {
@@ -241,13 +281,17 @@ struct RegistrationTests {
         let remote = InMemoryFileSystem()
         await remote.setReadOnly(true)
         let (app, configuration) = Fixture.application(remote, client: Fixture.clientA)
-        await #expect { try await app.register(configuration) } throws: { ($0 as? FolderSyncError)?.code == .permissionDenied }
+        await #expect { try await app.register(configuration) } throws: {
+            ($0 as? FolderSyncError)?.code == .permissionDenied
+        }
 
         // Registered tree, then the remote turns read-only: the document registration of a new client fails cleanly.
         await remote.setReadOnly(false)
         try await Fixture.register(remote, client: Fixture.clientA, helper: TemporaryDirectory().url)
         await remote.setReadOnly(true)
-        await #expect { try await Fixture.register(remote, client: Fixture.clientB, helper: TemporaryDirectory().url) } throws: {
+        await #expect {
+            try await Fixture.register(remote, client: Fixture.clientB, helper: TemporaryDirectory().url)
+        } throws: {
             ($0 as? FolderSyncError)?.code == .permissionDenied
         }
     }
@@ -264,15 +308,18 @@ struct RegistrationTests {
             "truncated": original.prefix(original.count / 2),
             "garbage": Data("not a plist at all \u{1}\u{2}".utf8),
             "empty": Data(),
-            "tampered": Data(text.replacingOccurrences(of: "<string>Notes</string>", with: "<string>Nodes</string>").utf8),
-            "other kind": try PropertyListFile.encode(DeletedClientInfo(clientIdentifier: "x", deletedBy: "y", deletionDate: Fixture.date)),
+            "tampered": Data(
+                text.replacingOccurrences(of: "<string>Notes</string>", with: "<string>Nodes</string>").utf8),
+            "other kind": try PropertyListFile.encode(
+                DeletedClientInfo(clientIdentifier: "x", deletedBy: "y", deletionDate: Fixture.date)),
         ]
         for (name, data) in damaged {
             #expect(data != original, "\(name) did not change the file")
             try await remote.write(data, to: infoPath)
             await #expect(throws: FolderSyncError.self, "\(name)") {
                 do {
-                    try await Fixture.register(remote, client: Fixture.clientB, helper: helpers.subdirectory("B-\(name)"))
+                    try await Fixture.register(
+                        remote, client: Fixture.clientB, helper: helpers.subdirectory("B-\(name)"))
                 } catch let error as FolderSyncError {
                     #expect(error.code == .corruptFile, "\(name): \(error)")
                     #expect(error.path == infoPath.description, "\(name): \(error)")
@@ -288,8 +335,9 @@ struct RegistrationTests {
         let helpers = TemporaryDirectory()
         let (app, configuration) = Fixture.application(remote, client: Fixture.clientA)
         try app.configure(configuration)
-        let document = try DocumentSyncManager(applicationSyncManager: app,
-                                               configuration: Fixture.documentConfiguration(helper: helpers.url))
+        let document = try DocumentSyncManager(
+            applicationSyncManager: app,
+            configuration: Fixture.documentConfiguration(helper: helpers.url))
         document.remoteDocumentCreationHandler = { _ in true }
         async let registered: Void = document.registerConfigured()
         // The document cannot finish before the application has registered: its tree does not exist yet.
@@ -305,8 +353,9 @@ struct RegistrationTests {
         await remote.setReadOnly(true)
         let (app, configuration) = Fixture.application(remote, client: Fixture.clientA)
         try app.configure(configuration)
-        let document = try DocumentSyncManager(applicationSyncManager: app,
-                                               configuration: Fixture.documentConfiguration(helper: TemporaryDirectory().url))
+        let document = try DocumentSyncManager(
+            applicationSyncManager: app,
+            configuration: Fixture.documentConfiguration(helper: TemporaryDirectory().url))
         let registered = Task { try await document.registerConfigured() }
         await #expect(throws: FolderSyncError.self) { try await app.registerConfigured() }
         await #expect { try await registered.value } throws: { ($0 as? FolderSyncError)?.code == .permissionDenied }
@@ -315,7 +364,10 @@ struct RegistrationTests {
     @Test("A document manager needs a configured application manager")
     func unconfiguredApplication() {
         let app = ApplicationSyncManager(remote: InMemoryFileSystem())
-        #expect { try DocumentSyncManager(applicationSyncManager: app, configuration: Fixture.documentConfiguration(helper: URL(fileURLWithPath: "/tmp"))) }
-            throws: { ($0 as? FolderSyncError)?.code == .invalidConfiguration }
+        #expect {
+            try DocumentSyncManager(
+                applicationSyncManager: app,
+                configuration: Fixture.documentConfiguration(helper: URL(fileURLWithPath: "/tmp")))
+        } throws: { ($0 as? FolderSyncError)?.code == .invalidConfiguration }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+
 @_spi(Tooling) @_spi(ModelAdapter) @_spi(Testing) @testable import FolderSync
 @testable import TestSupport
 
@@ -9,26 +10,38 @@ import Testing
 struct RowRegistersTests {
     /// A store whose clock advances one millisecond per reading, so that "later" is deterministic.
     static func open(_ url: URL, ticks: Locked<Double>, columns: String = "a TEXT, b TEXT") throws -> GRDBStore {
-        let now: @Sendable () -> Date = { Date(timeIntervalSince1970: ticks.withLock { $0 += 0.001; return $0 }) }
+        let now: @Sendable () -> Date = {
+            Date(
+                timeIntervalSince1970: ticks.withLock {
+                    $0 += 0.001
+                    return $0
+                })
+        }
         return try GRDBStore(path: url.path, tables: [SyncedTable("items")], now: now) { db in
             try db.execute(sql: "CREATE TABLE IF NOT EXISTS items(id TEXT PRIMARY KEY NOT NULL, \(columns))")
         }
     }
 
     /// Stages everything `store` has pending into one change set, published, as the engine would.
-    static func changeSet(from store: any ModelAdapter, client: String, sequence: Int64) throws -> (ChangeSetHeader, [SyncChange]) {
+    static func changeSet(from store: any ModelAdapter, client: String, sequence: Int64) throws -> (
+        ChangeSetHeader, [SyncChange]
+    ) {
         var changes: [SyncChange] = []
         _ = try store.stageChanges(sequence: sequence, emit: { changes.append($0) }, seal: { sequence })
         try store.markPublished(throughSequence: sequence)
-        let header = ChangeSetHeader(changeSetIdentifier: "\(client)-\(sequence)", clientIdentifier: client, sequence: sequence,
-                                     schemaVersion: 1, changeCount: changes.count, createdAt: Date(timeIntervalSince1970: 0))
+        let header = ChangeSetHeader(
+            changeSetIdentifier: "\(client)-\(sequence)", clientIdentifier: client, sequence: sequence,
+            schemaVersion: 1, changeCount: changes.count, createdAt: Date(timeIntervalSince1970: 0))
         return (header, changes)
     }
 
-    static func apply(_ set: (ChangeSetHeader, [SyncChange]), to store: GRDBStore, localClient: String,
-                      resolutions: [ColumnKey: ConflictResolution] = [:]) throws -> ApplyOutcome {
-        try store.apply(set.0, localClient: localClient, changes: { body in for change in set.1 { try body(change) } },
-                        resolutions: resolutions)
+    static func apply(
+        _ set: (ChangeSetHeader, [SyncChange]), to store: GRDBStore, localClient: String,
+        resolutions: [ColumnKey: ConflictResolution] = [:]
+    ) throws -> ApplyOutcome {
+        try store.apply(
+            set.0, localClient: localClient, changes: { body in for change in set.1 { try body(change) } },
+            resolutions: resolutions)
     }
 
     static func count(_ store: GRDBStore, _ table: String) throws -> Int {
@@ -61,7 +74,9 @@ struct RowRegistersTests {
         #expect(throws: FormatViolation.self) { try RowRegisters(Data(snapshot.dropLast())) }
     }
 
-    @Test("Registers of version 2 carry each timestamp as its age from the head, and a client byte only when a client is named")
+    @Test(
+        "Registers of version 2 carry each timestamp as its age from the head, and a client byte only when a client is named"
+    )
     func compactEncoding() throws {
         let newest: UInt64 = 0x0191_0000_0000_0005
         var own = RowRegisters()
@@ -99,14 +114,21 @@ struct RowRegistersTests {
         expanded.remove("b")
         #expect(expanded.names == [StoreSchema.createdMarker, "a", "c"] && !expanded.contains("b"))
         // Names already marked keep their place.
-        #expect(PendingMarks(["b", StoreSchema.allColumnsMarker, StoreSchema.deletedMarker]).expanded(columns: ["a", "b"]).names
+        #expect(
+            PendingMarks(["b", StoreSchema.allColumnsMarker, StoreSchema.deletedMarker]).expanded(columns: ["a", "b"])
+                .names
                 == ["b", "a", StoreSchema.deletedMarker])
         #expect(PendingMarks(["a"]).expanded(columns: ["a", "b"]).names == ["a"])
     }
 
-    @Test("A new row's registers, encoded straight from its change, are the bytes its registers encode to", arguments: [0, 1, 3])
+    @Test(
+        "A new row's registers, encoded straight from its change, are the bytes its registers encode to",
+        arguments: [0, 1, 3])
     func newRowEncoding(columns: Int) throws {
-        let changes = (0..<columns).map { ColumnChange(column: "c\($0)", value: .integer(1), timestamp: HybridTimestamp(rawValue: UInt64(100 + 7 * ($0 % 2)))) }
+        let changes = (0..<columns).map {
+            ColumnChange(
+                column: "c\($0)", value: .integer(1), timestamp: HybridTimestamp(rawValue: UInt64(100 + 7 * ($0 % 2))))
+        }
         var registers = RowRegisters()
         for change in changes { registers.set(change.column, timestamp: change.timestamp.rawValue, client: "Author") }
         #expect(RowRegisters.encoded(changes, client: "Author") == [UInt8](registers.encoded))
@@ -118,7 +140,9 @@ struct RowRegistersTests {
         let directory = TemporaryDirectory()
         let store = try Self.open(directory.url.appendingPathComponent("a.sqlite"), ticks: Locked(1_767_323_045))
         try store.database.write { db in
-            for id in ["r1", "r2", "r3"] { try db.execute(sql: "INSERT INTO items VALUES (?, 'a', 'b')", arguments: [id]) }
+            for id in ["r1", "r2", "r3"] {
+                try db.execute(sql: "INSERT INTO items VALUES (?, 'a', 'b')", arguments: [id])
+            }
             try db.execute(sql: "UPDATE items SET a = 'a2'")
             try db.execute(sql: "UPDATE items SET b = 'b2' WHERE id = 'r1'")
         }
@@ -134,7 +158,9 @@ struct RowRegistersTests {
         #expect(try !store.hasUnpublishedChanges())
     }
 
-    @Test("A store that kept staged changes in the pending table has them moved to the staged table when opened, and publishes them")
+    @Test(
+        "A store that kept staged changes in the pending table has them moved to the staged table when opened, and publishes them"
+    )
     func stagedTableMigration() throws {
         let directory = TemporaryDirectory()
         let url = directory.url.appendingPathComponent("a.sqlite")
@@ -151,19 +177,32 @@ struct RowRegistersTests {
         // table): staged rows in the pending table, under their sequence.
         let old = try DatabaseQueue(path: url.path)
         try old.write { db in
-            try db.execute(sql: "INSERT INTO \(StoreSchema.pendingChangesTable) SELECT * FROM \(StoreSchema.stagedChangesTable)")
+            try db.execute(
+                sql: "INSERT INTO \(StoreSchema.pendingChangesTable) SELECT * FROM \(StoreSchema.stagedChangesTable)")
             try db.execute(sql: "DROP TABLE \(StoreSchema.stagedChangesTable)")
             try db.execute(sql: "DROP TABLE \(StoreSchema.appliedRunsTable)")
-            try db.execute(sql: "DELETE FROM foldersync_meta WHERE key = ?", arguments: [StoreSchema.bookkeepingVersionKey])
+            try db.execute(
+                sql: "DELETE FROM foldersync_meta WHERE key = ?", arguments: [StoreSchema.bookkeepingVersionKey])
         }
         try old.close()
 
         let reopened = try Self.open(url, ticks: ticks)
-        #expect(try reopened.database.read { try String.fetchAll($0, sql: "SELECT sync_id || ':' || staged_in FROM \(StoreSchema.stagedChangesTable) ORDER BY sync_id") }
+        #expect(
+            try reopened.database.read {
+                try String.fetchAll(
+                    $0,
+                    sql: "SELECT sync_id || ':' || staged_in FROM \(StoreSchema.stagedChangesTable) ORDER BY sync_id")
+            }
                 == ["r1:1", "r2:1"])
-        #expect(try reopened.database.read { try String.fetchAll($0, sql: "SELECT sync_id || ':' || staged_in FROM \(StoreSchema.pendingChangesTable)") }
+        #expect(
+            try reopened.database.read {
+                try String.fetchAll(
+                    $0, sql: "SELECT sync_id || ':' || staged_in FROM \(StoreSchema.pendingChangesTable)")
+            }
                 == ["r1:0"])
-        #expect(try reopened.database.read { try reopened.unpublishedMarks($0, table: "items", syncID: "r1") }.names.sorted()
+        #expect(
+            try reopened.database.read { try reopened.unpublishedMarks($0, table: "items", syncID: "r1") }.names
+                .sorted()
                 == ["#all", "#created", "b"])
         try reopened.markPublished(throughSequence: 1)
         #expect(try Self.count(reopened, StoreSchema.stagedChangesTable) == 0)
@@ -182,8 +221,16 @@ struct RowRegistersTests {
         _ = try Self.changeSet(from: store!, client: "A", sequence: 1)
         let before = try store!.stamp(of: ColumnKey(table: "items", syncID: "r", column: "a"), localClient: "A")
         store = nil
-        let migrated = try GRDBStore(path: url.path, tables: [SyncedTable("items")],
-                                     now: { Date(timeIntervalSince1970: ticks.withLock { $0 += 0.001; return $0 }) }) { db in
+        let migrated = try GRDBStore(
+            path: url.path, tables: [SyncedTable("items")],
+            now: {
+                Date(
+                    timeIntervalSince1970: ticks.withLock {
+                        $0 += 0.001
+                        return $0
+                    })
+            }
+        ) { db in
             try db.execute(sql: "CREATE TABLE IF NOT EXISTS items(id TEXT PRIMARY KEY NOT NULL, a TEXT, b TEXT)")
             if try !db.columns(in: "items").contains(where: { $0.name == "c" }) {
                 try db.execute(sql: "ALTER TABLE items ADD COLUMN c TEXT")
@@ -193,7 +240,8 @@ struct RowRegistersTests {
         #expect(try migrated.stamp(of: ColumnKey(table: "items", syncID: "r", column: "a"), localClient: "A") == before)
         #expect(try migrated.stamp(of: ColumnKey(table: "items", syncID: "r", column: "c"), localClient: "A") == nil)
         try migrated.database.write { try $0.execute(sql: "UPDATE items SET c = 'c1' WHERE id = 'r'") }
-        let c = try #require(try migrated.stamp(of: ColumnKey(table: "items", syncID: "r", column: "c"), localClient: "A"))
+        let c = try #require(
+            try migrated.stamp(of: ColumnKey(table: "items", syncID: "r", column: "c"), localClient: "A"))
         #expect(c > before!)
         #expect(try migrated.stamp(of: ColumnKey(table: "items", syncID: "r", column: "a"), localClient: "A") == before)
         let set = try Self.changeSet(from: migrated, client: "A", sequence: 2)
@@ -208,7 +256,9 @@ struct RowRegistersTests {
         let a = try Self.open(directory.url.appendingPathComponent("a.sqlite"), ticks: ticks)
         let b = try Self.open(directory.url.appendingPathComponent("b.sqlite"), ticks: ticks)
         try a.database.write { try $0.execute(sql: "INSERT INTO items VALUES ('r', 'a0', 'b0')") }
-        #expect(try Self.apply(try Self.changeSet(from: a, client: "A", sequence: 1), to: b, localClient: "B").changesApplied == 1)
+        #expect(
+            try Self.apply(try Self.changeSet(from: a, client: "A", sequence: 1), to: b, localClient: "B")
+                .changesApplied == 1)
         // B changes a and b, unpublished; then A changes a.
         try b.database.write { try $0.execute(sql: "UPDATE items SET a = 'a-by-B', b = 'b-by-B' WHERE id = 'r'") }
         try a.database.write { try $0.execute(sql: "UPDATE items SET a = 'a-by-A' WHERE id = 'r'") }
@@ -236,25 +286,43 @@ struct RowRegistersTests {
         let ticks = Locked<Double>(1_767_323_045)
         let b = try Self.open(directory.url.appendingPathComponent("b.sqlite"), ticks: ticks)
         let stamp = HybridTimestamp(rawValue: 42 << 16)
-        let header = ChangeSetHeader(changeSetIdentifier: "A-1", clientIdentifier: "A", sequence: 1,
-                                     schemaVersion: 1, changeCount: 3, createdAt: Date(timeIntervalSince1970: 0))
+        let header = ChangeSetHeader(
+            changeSetIdentifier: "A-1", clientIdentifier: "A", sequence: 1,
+            schemaVersion: 1, changeCount: 3, createdAt: Date(timeIntervalSince1970: 0))
         let changes = [
-            SyncChange(kind: .insert, table: "items", syncID: "e", columns: [
-                ColumnChange(column: "a", value: .text(""), timestamp: stamp), ColumnChange(column: "b", value: .blob(Data()), timestamp: stamp)]),
-            SyncChange(kind: .insert, table: "items", syncID: "v", columns: [
-                ColumnChange(column: "a", value: .integer(-7), timestamp: stamp), ColumnChange(column: "b", value: .real(1.5), timestamp: stamp)]),
+            SyncChange(
+                kind: .insert, table: "items", syncID: "e",
+                columns: [
+                    ColumnChange(column: "a", value: .text(""), timestamp: stamp),
+                    ColumnChange(column: "b", value: .blob(Data()), timestamp: stamp),
+                ]),
+            SyncChange(
+                kind: .insert, table: "items", syncID: "v",
+                columns: [
+                    ColumnChange(column: "a", value: .integer(-7), timestamp: stamp),
+                    ColumnChange(column: "b", value: .real(1.5), timestamp: stamp),
+                ]),
             // The same row again, older: already known, so merged, and its older values lose.
-            SyncChange(kind: .insert, table: "items", syncID: "v", columns: [
-                ColumnChange(column: "a", value: .null, timestamp: HybridTimestamp(rawValue: 41 << 16)),
-                ColumnChange(column: "b", value: .text("old"), timestamp: HybridTimestamp(rawValue: 41 << 16))]),
+            SyncChange(
+                kind: .insert, table: "items", syncID: "v",
+                columns: [
+                    ColumnChange(column: "a", value: .null, timestamp: HybridTimestamp(rawValue: 41 << 16)),
+                    ColumnChange(column: "b", value: .text("old"), timestamp: HybridTimestamp(rawValue: 41 << 16)),
+                ]),
         ]
         let outcome = try Self.apply((header, changes), to: b, localClient: "B")
         #expect(outcome.changesApplied == 2 && outcome.changesIgnored == 1)
         // (Numbers become text by the columns' TEXT affinity, as any insert would make them.)
-        let rows = try b.database.read { try Row.fetchAll($0, sql: "SELECT id, a, typeof(a), b, typeof(b) FROM items ORDER BY id") }
-        #expect(rows.map(\.description) == ["[id:\"e\" a:\"\" typeof(a):\"text\" b:Data(0 bytes) typeof(b):\"blob\"]",
-                                            "[id:\"v\" a:\"-7\" typeof(a):\"text\" b:\"1.5\" typeof(b):\"text\"]"])
-        #expect(try b.stamp(of: ColumnKey(table: "items", syncID: "e", column: "b"), localClient: "B")
+        let rows = try b.database.read {
+            try Row.fetchAll($0, sql: "SELECT id, a, typeof(a), b, typeof(b) FROM items ORDER BY id")
+        }
+        #expect(
+            rows.map(\.description) == [
+                "[id:\"e\" a:\"\" typeof(a):\"text\" b:Data(0 bytes) typeof(b):\"blob\"]",
+                "[id:\"v\" a:\"-7\" typeof(a):\"text\" b:\"1.5\" typeof(b):\"text\"]",
+            ])
+        #expect(
+            try b.stamp(of: ColumnKey(table: "items", syncID: "e", column: "b"), localClient: "B")
                 == ChangeStamp(timestamp: stamp, clientIdentifier: "A"))
         #expect(try !b.hasUnpublishedChanges())
     }
@@ -265,29 +333,35 @@ struct RowRegistersTests {
         let url = directory.url.appendingPathComponent("old.sqlite")
         let old = try DatabaseQueue(path: url.path)
         try old.write { db in
-            try db.execute(sql: """
-                CREATE TABLE items(id TEXT PRIMARY KEY NOT NULL, a TEXT, b TEXT);
-                INSERT INTO items VALUES ('r1', 'a1', 'b1'), ('r2', 'a2', 'b2');
-                CREATE TABLE foldersync_clocks(tbl TEXT NOT NULL, sync_id TEXT NOT NULL, col TEXT NOT NULL,
-                    hlc INTEGER NOT NULL, client TEXT, PRIMARY KEY(tbl, sync_id, col)) WITHOUT ROWID;
-                INSERT INTO foldersync_clocks VALUES ('items', 'r1', 'a', 100, NULL), ('items', 'r1', 'b', 90, 'B'),
-                    ('items', 'r2', 'a', 80, 'B'), ('items', 'r2', 'b', 70, 'B');
-                CREATE TABLE foldersync_pending_changes(tbl TEXT NOT NULL, sync_id TEXT NOT NULL, col TEXT NOT NULL, staged_in INTEGER,
-                    PRIMARY KEY(tbl, sync_id, col)) WITHOUT ROWID;
-                INSERT INTO foldersync_pending_changes VALUES ('items', 'r1', 'a', NULL), ('items', 'r1', 'b', 3);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE items(id TEXT PRIMARY KEY NOT NULL, a TEXT, b TEXT);
+                    INSERT INTO items VALUES ('r1', 'a1', 'b1'), ('r2', 'a2', 'b2');
+                    CREATE TABLE foldersync_clocks(tbl TEXT NOT NULL, sync_id TEXT NOT NULL, col TEXT NOT NULL,
+                        hlc INTEGER NOT NULL, client TEXT, PRIMARY KEY(tbl, sync_id, col)) WITHOUT ROWID;
+                    INSERT INTO foldersync_clocks VALUES ('items', 'r1', 'a', 100, NULL), ('items', 'r1', 'b', 90, 'B'),
+                        ('items', 'r2', 'a', 80, 'B'), ('items', 'r2', 'b', 70, 'B');
+                    CREATE TABLE foldersync_pending_changes(tbl TEXT NOT NULL, sync_id TEXT NOT NULL, col TEXT NOT NULL, staged_in INTEGER,
+                        PRIMARY KEY(tbl, sync_id, col)) WITHOUT ROWID;
+                    INSERT INTO foldersync_pending_changes VALUES ('items', 'r1', 'a', NULL), ('items', 'r1', 'b', 3);
+                    """)
         }
         try old.close()
         let store = try Self.open(url, ticks: Locked(1_767_323_045))
-        #expect(try store.stamp(of: ColumnKey(table: "items", syncID: "r1", column: "a"), localClient: "L")
+        #expect(
+            try store.stamp(of: ColumnKey(table: "items", syncID: "r1", column: "a"), localClient: "L")
                 == ChangeStamp(timestamp: HybridTimestamp(rawValue: 100), clientIdentifier: "L"))
-        #expect(try store.stamp(of: ColumnKey(table: "items", syncID: "r2", column: "b"), localClient: "L")
+        #expect(
+            try store.stamp(of: ColumnKey(table: "items", syncID: "r2", column: "b"), localClient: "L")
                 == ChangeStamp(timestamp: HybridTimestamp(rawValue: 70), clientIdentifier: "B"))
         #expect(try Self.count(store, "foldersync_clocks") == 2)
         // r1's write not yet staged stays pending; the one staged in set 3 moved to the staged table.
         #expect(try Self.count(store, StoreSchema.pendingChangesTable) == 1)
         #expect(try Self.count(store, StoreSchema.stagedChangesTable) == 1)
-        #expect(try store.database.read { try store.unpublishedMarks($0, table: "items", syncID: "r1") }.names.sorted() == ["a", "b"])
+        #expect(
+            try store.database.read { try store.unpublishedMarks($0, table: "items", syncID: "r1") }.names.sorted() == [
+                "a", "b",
+            ])
         let set = try Self.changeSet(from: store, client: "L", sequence: 4)
         #expect(set.1.map(\.syncID) == ["r1"])
         #expect(set.1.first?.columns.map(\.column) == ["a"])

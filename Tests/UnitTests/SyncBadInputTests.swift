@@ -1,21 +1,25 @@
+import FolderSyncTesting
 import Foundation
+import GRDB
 import Testing
+
 @_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
-import GRDB
 
 @Suite("Synchronization with bad input")
 struct SyncBadInputTests {
     /// A publishes one change set on a file-manager remote; returns the clients and the set's remote path and bytes.
     /// Its marker does not carry the set, so that B reads the file.
-    private func published(_ directory: TemporaryDirectory) async throws -> (TestClient, TestClient, FileManagerFileSystem, RemotePath, Data) {
+    private func published(_ directory: TemporaryDirectory) async throws -> (
+        TestClient, TestClient, FileManagerFileSystem, RemotePath, Data
+    ) {
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
         let a = try await TestClient.make(remote, name: "A", in: directory)
         a.document.policy.carriesChangeSetsInMarkers = false
         let b = try await TestClient.make(remote, name: "B", in: directory)
         try b.execute("INSERT INTO notes(id, title) VALUES ('b1', 'B was here')")
-        try a.execute("INSERT INTO notes(id, title, body) VALUES ('a1', 'from A', ?)", [String(repeating: "text ", count: 200)])
+        try a.execute(
+            "INSERT INTO notes(id, title, body) VALUES ('a1', 'from A', ?)", [String(repeating: "text ", count: 200)])
         try await a.sync()
         let folder = a.document.relativePathToThisDocumentSyncChangesThisClientDirectory
         let name = try #require(try await remote.contentsOfDirectory(at: folder).first?.name)
@@ -25,7 +29,8 @@ struct SyncBadInputTests {
 
     /// B's sync goes on without the damaged file: it names it in a warning of `kind`, applies nothing of A's,
     /// and still publishes its own change.
-    private func expectSkipped(_ b: TestClient, kind: SyncWarning.Kind = .unreadableFile, path: RemotePath) async throws {
+    private func expectSkipped(_ b: TestClient, kind: SyncWarning.Kind = .unreadableFile, path: RemotePath) async throws
+    {
         let before = try NotesSchema.dump(b.store)
         let ledgerBefore = try b.store.appliedChangeSets()
         let report = try await b.sync()
@@ -36,7 +41,9 @@ struct SyncBadInputTests {
         #expect(try b.store.loadSyncState().progress.publishedSequence >= 1, "B's own change was not published")
     }
 
-    @Test("A truncated change set of another client is skipped with a warning naming it; the local store is unchanged, the sync goes on", arguments: [0.0, 0.1, 0.5, 0.9, 0.99])
+    @Test(
+        "A truncated change set of another client is skipped with a warning naming it; the local store is unchanged, the sync goes on",
+        arguments: [0.0, 0.1, 0.5, 0.9, 0.99])
     func truncated(fraction: Double) async throws {
         let directory = TemporaryDirectory()
         let (_, b, remote, path, bytes) = try await published(directory)
@@ -44,7 +51,8 @@ struct SyncBadInputTests {
         try await expectSkipped(b, path: path)
     }
 
-    @Test("A bit-flipped change set of another client is skipped with a warning naming it; the local store is unchanged")
+    @Test(
+        "A bit-flipped change set of another client is skipped with a warning naming it; the local store is unchanged")
     func bitFlipped() async throws {
         let directory = TemporaryDirectory()
         let (_, b, remote, path, bytes) = try await published(directory)
@@ -61,7 +69,7 @@ struct SyncBadInputTests {
         let directory = TemporaryDirectory()
         let (_, b, remote, path, bytes) = try await published(directory)
         var future = bytes
-        future[8] = 2 // the version byte follows the 8-byte magic
+        future[8] = 2  // the version byte follows the 8-byte magic
         try await remote.write(future, to: path)
         try await expectSkipped(b, kind: .changeSetParked, path: path)
     }
@@ -82,7 +90,8 @@ struct SyncBadInputTests {
         try await expectSkipped(b, path: folder.appending(names[0]))
     }
 
-    @Test("A change set of a newer schema is parked, not applied and not acknowledged, and applied after the app updates")
+    @Test(
+        "A change set of a newer schema is parked, not applied and not acknowledged, and applied after the app updates")
     func newerSchemaParked() async throws {
         let directory = TemporaryDirectory()
         let remote = InMemoryFileSystem()
@@ -98,26 +107,34 @@ struct SyncBadInputTests {
 
         // The app is updated: the same database, opened with schema version 2.
         let updated = try NotesSchema.open(URL(fileURLWithPath: older.store.database.path), schemaVersion: 2)
-        let manager = try await DocumentSyncManager(applicationSyncManager: older.app, registering: older.document.configuration,
-                                                    store: updated)
+        let manager = try await DocumentSyncManager(
+            applicationSyncManager: older.app, registering: older.document.configuration,
+            store: updated)
         let after = try await manager.synchronize()
         #expect(after.changeSetsApplied == 1)
-        #expect(try await updated.database.read { try String.fetchOne($0, sql: "SELECT title FROM notes") } == "from v2")
+        #expect(
+            try await updated.database.read { try String.fetchOne($0, sql: "SELECT title FROM notes") } == "from v2")
     }
 
-    @Test("Files the layout does not know (desktop-agent copies, stray files, temporaries) are ignored and reported where listed; markers without change-set names still work")
+    @Test(
+        "Files the layout does not know (desktop-agent copies, stray files, temporaries) are ignored and reported where listed; markers without change-set names still work"
+    )
     func strayFiles() async throws {
         let directory = TemporaryDirectory()
         let (a, b, remote, path, bytes) = try await published(directory)
         let copy = path.parent.appending(path.name.replacingOccurrences(of: ".syncchg", with: " (1).syncchg"))
         try await remote.write(bytes, to: copy)
         try await remote.write(Data("x".utf8), to: path.parent.appending("notes.txt"))
-        try await remote.write(Data("x".utf8), to: path.parent.appending(TemporaryName.make(for: "000000000002-X.syncchg")))
-        try await remote.write(Data("x".utf8), to: a.document.relativePathToThisDocumentRecentSyncsDirectory.appending("stray.txt"))
+        try await remote.write(
+            Data("x".utf8), to: path.parent.appending(TemporaryName.make(for: "000000000002-X.syncchg")))
+        try await remote.write(
+            Data("x".utf8), to: a.document.relativePathToThisDocumentRecentSyncsDirectory.appending("stray.txt"))
         // A marker written before markers named their change sets: B lists A's folder (as it does whenever it needs
         // more than a marker names), where the strays are.
-        let markerPath = a.document.relativePathToThisDocumentRecentSyncsDirectory.appending("\(a.document.clientIdentifier).recentsync")
-        var marker = try PropertyListFile.decode(RecentSync.self, from: try await remote.read(markerPath), path: markerPath.description)
+        let markerPath = a.document.relativePathToThisDocumentRecentSyncsDirectory.appending(
+            "\(a.document.clientIdentifier).recentsync")
+        var marker = try PropertyListFile.decode(
+            RecentSync.self, from: try await remote.read(markerPath), path: markerPath.description)
         #expect(marker.recentChangeSets == [path.name])
         marker.recentChangeSets = nil
         try await remote.write(try PropertyListFile.encode(marker), to: markerPath)
@@ -126,12 +143,15 @@ struct SyncBadInputTests {
         let reported = Set(report.warnings.filter { $0.kind == .unknownFile }.compactMap(\.path))
         #expect(reported.contains(copy.description))
         #expect(reported.contains(path.parent.appending("notes.txt").description))
-        #expect(reported.contains(a.document.relativePathToThisDocumentRecentSyncsDirectory.appending("stray.txt").description))
+        #expect(
+            reported.contains(
+                a.document.relativePathToThisDocumentRecentSyncsDirectory.appending("stray.txt").description))
         #expect(!reported.contains { $0.contains(TemporaryName.prefix) }, "a temporary was reported as unknown")
         #expect(try b.value("SELECT count(*) FROM notes") == "2")
     }
 
-    @Test("A remote document wiped after registration stops sync with integrityKeyMismatch; the local store is unchanged")
+    @Test(
+        "A remote document wiped after registration stops sync with integrityKeyMismatch; the local store is unchanged")
     func wipedRemote() async throws {
         let directory = TemporaryDirectory()
         let (a, b, remote, _, _) = try await published(directory)
@@ -169,7 +189,9 @@ struct HalfReplacedReadTests {
         let base = InMemoryFileSystem()
         let a = try await TestClient.make(base, name: "A", in: directory)
         a.document.policy.carriesChangeSetsInMarkers = false
-        let flaky = HalfReplacingFileSystem(base: base) { $0.name.hasSuffix(".recentsync") || $0.name.hasSuffix(".syncchg") }
+        let flaky = HalfReplacingFileSystem(base: base) {
+            $0.name.hasSuffix(".recentsync") || $0.name.hasSuffix(".syncchg")
+        }
         let b = try await TestClient.make(flaky, name: "B", in: directory)
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'hello')")
         try await a.sync()

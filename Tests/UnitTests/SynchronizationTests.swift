@@ -1,9 +1,10 @@
+import FolderSyncTesting
 import Foundation
+import GRDB
 import Testing
+
 @_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
-import GRDB
 
 @Suite("Synchronization")
 struct SynchronizationTests {
@@ -48,7 +49,9 @@ struct SynchronizationTests {
         let remote = InMemoryFileSystem()
         let (a, b) = try await TestClient.pair(remote, in: directory)
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'Hello')")
-        try await a.sync(); try await b.sync(); try await a.sync()
+        try await a.sync()
+        try await b.sync()
+        try await a.sync()
         let before = await remote.operationCounts
         let idle = try await b.sync()
         let after = await remote.operationCounts
@@ -64,11 +67,12 @@ struct SynchronizationTests {
         let remote = InMemoryFileSystem()
         let (a, b) = try await TestClient.pair(remote, in: directory)
         try a.execute("INSERT INTO notes(id, title, body) VALUES ('n1', 'T', 'B')")
-        try await a.sync(); try await b.sync()
+        try await a.sync()
+        try await b.sync()
         try a.execute("UPDATE notes SET title = 'title from A' WHERE id = 'n1'")
         try b.execute("UPDATE notes SET body = 'body from B' WHERE id = 'n1'")
         try a.execute("UPDATE notes SET folder_id = NULL WHERE id = 'n1'")
-        try b.execute("UPDATE notes SET title = 'title from B' WHERE id = 'n1'") // B writes the title last
+        try b.execute("UPDATE notes SET title = 'title from B' WHERE id = 'n1'")  // B writes the title last
         try await converge(a, b)
         #expect(try NotesSchema.dump(a.store) == NotesSchema.dump(b.store))
         #expect(try a.value("SELECT title || '|' || body FROM notes") == "title from B|body from B")
@@ -80,14 +84,17 @@ struct SynchronizationTests {
         let remote = InMemoryFileSystem()
         let (a, b) = try await TestClient.pair(remote, in: directory)
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'start')")
-        try await a.sync(); try await b.sync()
+        try await a.sync()
+        try await b.sync()
         try a.execute("UPDATE notes SET title = 'alpha' WHERE id = 'n1'")
         try b.execute("UPDATE notes SET title = 'beta' WHERE id = 'n1'")
         try await a.sync()
         let offered = Locked<[SyncConflict]>([])
         b.document.conflictResolver = { conflict in
             offered.withLock { $0.append(conflict) }
-            guard case .text(let local) = conflict.localValue, case .text(let remote) = conflict.remoteValue else { return nil }
+            guard case .text(let local) = conflict.localValue, case .text(let remote) = conflict.remoteValue else {
+                return nil
+            }
             return .merged(.text([local, remote].sorted().joined(separator: "+")))
         }
         let report = try await b.sync()
@@ -96,7 +103,8 @@ struct SynchronizationTests {
         #expect(conflict.table == "notes" && conflict.syncID == "n1" && conflict.column == "title")
         #expect(conflict.localValue == .text("beta") && conflict.remoteValue == .text("alpha"))
         #expect(report.conflicts.map(\.resolution) == [.merged(.text("alpha+beta"))])
-        try await a.sync(); try await b.sync()
+        try await a.sync()
+        try await b.sync()
         #expect(try a.value("SELECT title FROM notes") == "alpha+beta")
         #expect(try NotesSchema.dump(a.store) == NotesSchema.dump(b.store))
     }
@@ -107,13 +115,15 @@ struct SynchronizationTests {
         let remote = InMemoryFileSystem()
         let (a, b) = try await TestClient.pair(remote, in: directory)
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'start')")
-        try await a.sync(); try await b.sync()
+        try await a.sync()
+        try await b.sync()
         try a.execute("DELETE FROM notes WHERE id = 'n1'")
         try b.execute("UPDATE notes SET title = 'edited' WHERE id = 'n1'")
         try await a.sync()
         let report = try await b.sync()
         #expect(report.warnings.contains { $0.kind == .changeToDeletedRow && $0.syncID == "n1" })
-        try await a.sync(); try await b.sync()
+        try await a.sync()
+        try await b.sync()
         #expect(try a.value("SELECT count(*) FROM notes") == "0")
         #expect(try b.value("SELECT count(*) FROM notes") == "0")
     }
@@ -124,7 +134,8 @@ struct SynchronizationTests {
         let remote = InMemoryFileSystem()
         let (a, b) = try await TestClient.pair(remote, in: directory)
         try a.execute("INSERT INTO folders VALUES ('f1', 'Work')")
-        try await a.sync(); try await b.sync()
+        try await a.sync()
+        try await b.sync()
         try a.execute("DELETE FROM folders WHERE id = 'f1'")
         try b.execute("INSERT INTO notes(id, title, folder_id) VALUES ('n1', 'in f1', 'f1')")
         try await b.sync()
@@ -141,6 +152,8 @@ struct NoteRecord: Codable, FetchableRecord, PersistableRecord {
     var id: String
     var title: String?
     var body: String?
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    // (the column's name)
     var folder_id: String?
 }
 
@@ -173,7 +186,9 @@ struct CaptureAndDelegateTests {
     func delegateResolvesConflicts() async throws {
         final class Resolver: DocumentSyncManagerDelegate, @unchecked Sendable {
             let seen = Locked<[SyncConflict]>([])
-            func documentSyncManager(_ manager: DocumentSyncManager, resolve conflict: SyncConflict) async -> ConflictResolution? {
+            func documentSyncManager(_ manager: DocumentSyncManager, resolve conflict: SyncConflict) async
+                -> ConflictResolution?
+            {
                 seen.withLock { $0.append(conflict) }
                 return .localWins
             }
@@ -181,7 +196,8 @@ struct CaptureAndDelegateTests {
         let directory = TemporaryDirectory()
         let (a, b) = try await TestClient.pair(InMemoryFileSystem(), in: directory)
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'start')")
-        try await a.sync(); try await b.sync()
+        try await a.sync()
+        try await b.sync()
         try b.execute("UPDATE notes SET title = 'B first' WHERE id = 'n1'")
         try a.execute("UPDATE notes SET title = 'A later' WHERE id = 'n1'")
         try await a.sync()

@@ -1,25 +1,32 @@
+import FolderSyncTesting
 import Foundation
 import GRDB
 import Testing
+
 @_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
 
 /// Tombstone collection (<doc:TombstoneCollection>): a tombstone goes once every live device applied its delete, this
 /// device has everything published before, and every whole store covers it; never earlier.
 @Suite("Tombstone collection")
 struct TombstoneCollectionTests {
     static func tombstones(_ client: TestClient) throws -> [String] {
-        try client.store.database.read { try String.fetchAll($0, sql: "SELECT tbl || '/' || sync_id FROM foldersync_tombstones ORDER BY 1") }
+        try client.store.database.read {
+            try String.fetchAll($0, sql: "SELECT tbl || '/' || sync_id FROM foldersync_tombstones ORDER BY 1")
+        }
     }
 
     static func registers(_ client: TestClient, _ syncID: String) throws -> Int {
-        try client.store.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM foldersync_clocks WHERE sync_id = ?", arguments: [syncID])! }
+        try client.store.database.read {
+            try Int.fetchOne($0, sql: "SELECT count(*) FROM foldersync_clocks WHERE sync_id = ?", arguments: [syncID])!
+        }
     }
 
     /// A client whose syncs announce what they applied at once (the default waits ten minutes between such markers).
-    static func client(_ remote: any RemoteFileSystem, _ name: String, _ directory: TemporaryDirectory,
-                       deletePolicy: DeletePolicy = .deleteWins) async throws -> TestClient {
+    static func client(
+        _ remote: any RemoteFileSystem, _ name: String, _ directory: TemporaryDirectory,
+        deletePolicy: DeletePolicy = .deleteWins
+    ) async throws -> TestClient {
         let client = try await TestClient.make(remote, name: name, in: directory, deletePolicy: deletePolicy)
         client.document.policy.acknowledgementDelay = 0
         return client
@@ -27,7 +34,8 @@ struct TombstoneCollectionTests {
 
     /// A, B and C of one document, C having applied everything; A deletes n1, n2 and the deletes reach A and B only.
     static func threeClients(_ directory: TemporaryDirectory, deletePolicy: DeletePolicy = .deleteWins) async throws
-        -> (TestClient, TestClient, TestClient) {
+        -> (TestClient, TestClient, TestClient)
+    {
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
         let a = try await client(remote, "A", directory, deletePolicy: deletePolicy)
         let b = try await client(remote, "B", directory, deletePolicy: deletePolicy)
@@ -46,7 +54,7 @@ struct TombstoneCollectionTests {
         let (a, b, c) = try await Self.threeClients(directory)
         #expect(try await a.document.collectTombstones() == 0, "C has not applied the deletes")
         #expect(try Self.tombstones(a) == ["notes/n1", "notes/n2"])
-        try await converge(c, a, b)   // C applies them and says so; A and B read C's marker
+        try await converge(c, a, b)  // C applies them and says so; A and B read C's marker
         #expect(try await a.document.collectTombstones() == 2)
         #expect(try await b.document.collectTombstones() == 2)
         #expect(try await c.document.collectTombstones() == 2)
@@ -69,7 +77,9 @@ struct TombstoneCollectionTests {
         for client in [a, b, c] { #expect(try client.value("SELECT count(*) FROM notes WHERE id = 'n1'") == "0") }
     }
 
-    @Test("Last writer wins: a collected delete takes the row's kept registers and values; a row brought back keeps its registers")
+    @Test(
+        "Last writer wins: a collected delete takes the row's kept registers and values; a row brought back keeps its registers"
+    )
     func lastWriterWinsKeepsNothingOfADeletedRow() async throws {
         let directory = TemporaryDirectory()
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
@@ -79,13 +89,15 @@ struct TombstoneCollectionTests {
         try await converge(a, b)
         try a.execute("DELETE FROM notes WHERE id IN ('n1', 'n2')")
         try await converge(a, b)
-        try b.execute("INSERT INTO notes(id, title) VALUES ('n2', 'back')")   // a newer write brings n2 back
+        try b.execute("INSERT INTO notes(id, title) VALUES ('n2', 'back')")  // a newer write brings n2 back
         try await converge(b, a)
         #expect(try Self.registers(a, "n1") == 1)
         #expect(try await a.document.collectTombstones() == 2)
         #expect(try Self.tombstones(a).isEmpty)
         #expect(try Self.registers(a, "n1") == 0 && Self.registers(a, "n2") == 1)
-        #expect(try await a.store.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM foldersync_shadow")! } == 0)
+        #expect(
+            try await a.store.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM foldersync_shadow")! }
+                == 0)
         // Inserting n1 again later is a newer write everywhere, with or without the tombstone.
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'again')")
         try await converge(a, b)
@@ -93,13 +105,17 @@ struct TombstoneCollectionTests {
         #expect(try NotesSchema.dump(a.store) == (try NotesSchema.dump(b.store)))
     }
 
-    @Test("A whole store that does not cover the delete holds collection back; one uploaded later carries no collectable tombstone")
+    @Test(
+        "A whole store that does not cover the delete holds collection back; one uploaded later carries no collectable tombstone"
+    )
     func wholeStoresCoverTheDelete() async throws {
         let directory = TemporaryDirectory()
         let (a, b, c) = try await Self.threeClients(directory)
-        _ = try await c.document.uploadWholeStore()   // C's store has n1 and n2, from before the deletes
+        _ = try await c.document.uploadWholeStore()  // C's store has n1 and n2, from before the deletes
         try await converge(c, a, b)
-        #expect(try await a.document.collectTombstones() == 0, "C's whole store brings n1 and n2 back to whoever installs it")
+        #expect(
+            try await a.document.collectTombstones() == 0,
+            "C's whole store brings n1 and n2 back to whoever installs it")
         _ = try await c.document.uploadWholeStore()
         #expect(try await a.document.collectTombstones() == 2)
         _ = try await a.document.uploadWholeStore()
@@ -110,19 +126,23 @@ struct TombstoneCollectionTests {
         let reader = try WholeStoreReader(snapshot: snapshot, path: file.description)
         try reader.consume(try Data(contentsOf: url))
         _ = try reader.finish()
-        #expect(try await DatabaseQueue(path: snapshot.path).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM foldersync_tombstones")! } == 0)
+        #expect(
+            try await DatabaseQueue(path: snapshot.path).read {
+                try Int.fetchOne($0, sql: "SELECT count(*) FROM foldersync_tombstones")!
+            } == 0)
     }
 
-    @Test("A deleted device that comes back drops its unpublished update of a row whose delete every other device forgot")
+    @Test(
+        "A deleted device that comes back drops its unpublished update of a row whose delete every other device forgot")
     func returningDeviceAfterCollection() async throws {
         let directory = TemporaryDirectory()
         let (a, b, c) = try await Self.threeClients(directory)
         try c.execute("UPDATE notes SET title = 'edited by C, unaware' WHERE id = 'n1'")
-        try await a.document.deleteClient("client-C")   // C is expired: it holds nothing back any more
+        try await a.document.deleteClient("client-C")  // C is expired: it holds nothing back any more
         try await converge(a, b)
         #expect(try await a.document.collectTombstones() == 2)
         #expect(try await b.document.collectTombstones() == 2)
-        _ = try await a.document.uploadWholeStore()   // without n1 and without its tombstone: what C re-joins from
+        _ = try await a.document.uploadWholeStore()  // without n1 and without its tombstone: what C re-joins from
         await #expect { try await c.sync() } throws: { ($0 as? FolderSyncError)?.code == .clientDeleted }
         try await c.document.rejoin()
         try await converge(a, b, c)
@@ -130,8 +150,9 @@ struct TombstoneCollectionTests {
         #expect(try NotesSchema.dump(a.store) == (try NotesSchema.dump(c.store)))
     }
 
-    @Test("A store that covers every set of a device holds its own rows, or their collected deletes: none comes back at install",
-          arguments: [DeletePolicy.deleteWins, .lastWriterWins])
+    @Test(
+        "A store that covers every set of a device holds its own rows, or their collected deletes: none comes back at install",
+        arguments: [DeletePolicy.deleteWins, .lastWriterWins])
     func installDropsOwnRowWhoseDeleteWasCollected(deletePolicy: DeletePolicy) async throws {
         let directory = TemporaryDirectory()
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
@@ -140,7 +161,7 @@ struct TombstoneCollectionTests {
         let c = try await Self.client(remote, "C", directory, deletePolicy: deletePolicy)
         try c.execute("INSERT INTO notes(id, title) VALUES ('c1', 'from C'), ('c2', 'from C')")
         try await converge(c, a, b)
-        try await a.document.deleteClient("client-C")   // C holds nothing back any more
+        try await a.document.deleteClient("client-C")  // C holds nothing back any more
         try b.execute("DELETE FROM notes WHERE id = 'c1'")
         try await converge(b, a)
         #expect(try await a.document.collectTombstones() == 1)
@@ -152,13 +173,16 @@ struct TombstoneCollectionTests {
         #expect(try c.value("SELECT group_concat(id) FROM notes") == "c2")
     }
 
-    @Test("A deleted device that comes back keeps its unpublished update of a row the installed store lacks, every column written again")
+    @Test(
+        "A deleted device that comes back keeps its unpublished update of a row the installed store lacks, every column written again"
+    )
     func returningDeviceKeepsAnUpdateTheStoreLacks() async throws {
         let directory = TemporaryDirectory()
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
-        let a = try await Self.client(remote, "A", directory), c = try await Self.client(remote, "C", directory)
+        let a = try await Self.client(remote, "A", directory)
+        let c = try await Self.client(remote, "C", directory)
         try await converge(a, c)
-        _ = try await a.document.uploadWholeStore()   // what C re-joins from: it never has t1
+        _ = try await a.document.uploadWholeStore()  // what C re-joins from: it never has t1
         try c.execute("INSERT INTO tags(id, name) VALUES ('t1', 'first')")
         try await c.sync()
         // Every column of t1 written again here: no register of the row tells any more which set created it.
@@ -174,12 +198,15 @@ struct TombstoneCollectionTests {
     func reusedIDsKeepTheirTombstones() async throws {
         let directory = TemporaryDirectory()
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
-        let a = try await Self.client(remote, "A", directory), b = try await Self.client(remote, "B", directory)
+        let a = try await Self.client(remote, "A", directory)
+        let b = try await Self.client(remote, "B", directory)
         try a.execute("INSERT INTO folders(id, name) VALUES ('folder:Work', 'Work')")
         try await converge(a, b)
         try a.execute("DELETE FROM folders WHERE id = 'folder:Work'")
         try await converge(a, b)
         #expect(try await a.document.collectTombstones() == 0)
-        #expect(throws: DatabaseError.self) { try a.execute("INSERT INTO folders(id, name) VALUES ('folder:Work', 'Work')") }
+        #expect(throws: DatabaseError.self) {
+            try a.execute("INSERT INTO folders(id, name) VALUES ('folder:Work', 'Work')")
+        }
     }
 }

@@ -23,8 +23,10 @@ struct AppReadsScenario: Scenario {
 
     func run(_ context: BenchContext) async throws -> ScenarioResult {
         var result = ScenarioResult()
-        let rows = context.sizes.bulkRows, values = context.sizes.bulkUpdatedValues
-        result.note = "scenario 1's \(rows) rows × 10 columns and \(values) updated values, B on a DatabasePool while its view refreshes"
+        let rows = context.sizes.bulkRows
+        let values = context.sizes.bulkUpdatedValues
+        result.note =
+            "scenario 1's \(rows) rows × 10 columns and \(values) updated values, B on a DatabasePool while its view refreshes"
         var runs: [Run] = []
         for index in 1...context.sizes.bulkRuns {
             if context.sizes.bulkRuns > 1 { context.log("run \(index) of \(context.sizes.bulkRuns)") }
@@ -33,8 +35,10 @@ struct AppReadsScenario: Scenario {
             let remote = root.appendingPathComponent("remote").path
             try FileManager.default.createDirectory(atPath: remote, withIntermediateDirectories: true)
             let document = "reads-\(UUID().uuidString.prefix(8))"
-            let (writer, reader) = try BulkSyncScenario.endToEnd(context, root: root, remote: remote, document: document, readingOnPool: true)
-            let floor = try await BulkSyncScenario.floor(context, root: root, remote: remote, document: document, transport: .folder)
+            let (writer, reader) = try BulkSyncScenario.endToEnd(
+                context, root: root, remote: remote, document: document, readingOnPool: true)
+            let floor = try await BulkSyncScenario.floor(
+                context, root: root, remote: remote, document: document, transport: .folder)
             runs.append(Run(writer: writer, reader: reader, floor: floor.insert + floor.transfer))
         }
         // As in scenario 1, the run with the median end-to-end ratio is reported; the reads are judged on the
@@ -59,7 +63,9 @@ struct AppReadsScenario: Scenario {
         }
         result.check("read p99 during the apply", p99 * 1000, atMost: 10, unit: "ms")
         result.check("read p99 during the apply / without a sync", readRatio, atMost: 3)
-        result.check(runs.count > 1 ? "end to end / floor (median of \(runs.count) runs)" : "end to end / floor", median.ratio, atMost: 1.5)
+        result.check(
+            runs.count > 1 ? "end to end / floor (median of \(runs.count) runs)" : "end to end / floor", median.ratio,
+            atMost: 1.5)
         return result
     }
 }

@@ -15,8 +15,10 @@ struct BigDocument: Sendable {
         let b = BenchClient("B", in: root, remote: remote.path, document: "big", schema: .docs)
         context.log("A writes \(context.sizes.bigDocumentRows) rows, syncs, uploads a whole store")
         let output = try a.run("write,sync:publish,upload,vacuum", rows: context.sizes.bigDocumentRows)
-        context.log(String(format: "  write %.1f s, sync %.1f s, whole-store upload %.1f s",
-                           output["write.seconds"], output["publish.seconds"], output["upload.seconds"]))
+        context.log(
+            String(
+                format: "  write %.1f s, sync %.1f s, whole-store upload %.1f s",
+                output["write.seconds"], output["publish.seconds"], output["upload.seconds"]))
         return BigDocument(root: root, a: a, b: b)
     }
 }
@@ -44,7 +46,8 @@ struct BootstrapScenario: Scenario {
         let big = try BigDocument.make(context)
         context.bigDocument = big
         let size = Floors.fileSize(big.a.db)
-        result.note = "\(context.sizes.bigDocumentRows) rows, \(String(format: "%.0f", Double(size) / 1_048_576)) MiB SQLite file"
+        result.note =
+            "\(context.sizes.bigDocumentRows) rows, \(String(format: "%.0f", Double(size) / 1_048_576)) MiB SQLite file"
         // The other clients join a copy of the folder: scenario 5 finds the document with A and B alone.
         let copy = big.root.appendingPathComponent("remote-copy")
         try ChildProcess.mustRun(["cp", "-r", big.b.remote, copy.path])
@@ -64,20 +67,31 @@ struct BootstrapScenario: Scenario {
         context.log("for comparison: C's first sync installs the whole store into a store the app has open")
         let c = other("C")
         let copiedIn = try c.run("sync:bootstrap")
-        guard copiedIn["bootstrap.installedWholeStore"] == 1 else { throw BenchError("C did not install the whole store") }
+        guard copiedIn["bootstrap.installedWholeStore"] == 1 else {
+            throw BenchError("C did not install the whole store")
+        }
         remove(c)
 
         result.figure("document file", Double(size), "B")
-        result.figure("B: store opened from the whole store (download, verify, install by rename)", median.joined["join.openSeconds"], "s")
+        result.figure(
+            "B: store opened from the whole store (download, verify, install by rename)",
+            median.joined["join.openSeconds"], "s")
         result.figure("B: that and its first sync", median.joined["join.seconds"], "s")
         result.figure("floor: cp of the database file", median.copy, "s")
         for (index, run) in runs.enumerated() where runs.count > 1 {
             result.figure("run \(index + 1): join / cp", run.ratio, "×")
         }
-        result.figure("for comparison: C's first sync into an open store (pages copied in)", copiedIn["bootstrap.seconds"], "s")
-        result.figure("whole-store file", Double(Floors.fileSize(try wholeStoreFile(in: URL(fileURLWithPath: big.b.remote)))), "B")
-        result.check(runs.count > 1 ? "bootstrap / cp (median of \(runs.count) runs)" : "bootstrap / cp", median.ratio, atMost: 2)
-        result.check("peak memory of B", Double(runs.map(\.joined.maxResidentBytes).max()!) / 1_048_576, atMost: 256, unit: "MiB")
+        result.figure(
+            "for comparison: C's first sync into an open store (pages copied in)", copiedIn["bootstrap.seconds"], "s")
+        result.figure(
+            "whole-store file", Double(Floors.fileSize(try wholeStoreFile(in: URL(fileURLWithPath: big.b.remote)))), "B"
+        )
+        result.check(
+            runs.count > 1 ? "bootstrap / cp (median of \(runs.count) runs)" : "bootstrap / cp", median.ratio, atMost: 2
+        )
+        result.check(
+            "peak memory of B", Double(runs.map(\.joined.maxResidentBytes).max()!) / 1_048_576, atMost: 256, unit: "MiB"
+        )
         return result
     }
 
@@ -86,10 +100,12 @@ struct BootstrapScenario: Scenario {
         // Both copies start from files in the page cache, so that neither waits for the disk to read: the last
         // joins' writes may have pushed either file out.
         try Floors.readThrough(try wholeStoreFile(in: URL(fileURLWithPath: client.remote)))
-        try Floors.flushWrites()   // what was written before would otherwise be written back during the join
+        try Floors.flushWrites()  // what was written before would otherwise be written back during the join
         context.log("\(client.name) joins: opens its store from the whole store, then syncs")
         let joined = try client.run("join")
-        guard joined["join.rows"] == Double(context.sizes.bigDocumentRows) else { throw BenchError("\(client.name)'s store does not hold the document") }
+        guard joined["join.rows"] == Double(context.sizes.bigDocumentRows) else {
+            throw BenchError("\(client.name)'s store does not hold the document")
+        }
         try Floors.readThrough(big.a.db)
         try Floors.flushWrites()
         context.log("floor: cp of A's database file")
@@ -100,7 +116,9 @@ struct BootstrapScenario: Scenario {
     }
 
     private func remove(_ client: BenchClient) {
-        for suffix in ["", "-wal", "-shm", ".helper"] { try? FileManager.default.removeItem(atPath: client.db.path + suffix) }
+        for suffix in ["", "-wal", "-shm", ".helper"] {
+            try? FileManager.default.removeItem(atPath: client.db.path + suffix)
+        }
     }
 
     private func wholeStoreFile(in remote: URL) throws -> URL {

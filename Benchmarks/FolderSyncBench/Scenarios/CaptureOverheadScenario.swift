@@ -23,9 +23,13 @@ struct CaptureOverheadScenario: Scenario {
 
     func run(_ context: BenchContext) async throws -> ScenarioResult {
         let sizes = context.sizes
-        let rows = sizes.bulkRows, deletes = min(sizes.captureDeletes, rows / 2), transactions = sizes.captureTransactions
+        let rows = sizes.bulkRows
+        let deletes = min(sizes.captureDeletes, rows / 2)
+        let transactions = sizes.captureTransactions
         let workloads = [
-            Workload(name: "insert \(rows) rows × 10 columns", target: 1.5) { try Worker.write($0, schema: .items, rows: rows) },
+            Workload(name: "insert \(rows) rows × 10 columns", target: 1.5) {
+                try Worker.write($0, schema: .items, rows: rows)
+            },
             Workload(name: "update \(sizes.bulkUpdatedValues) column values", target: 2) {
                 try Worker.update($0, rows: rows, values: sizes.bulkUpdatedValues)
             },
@@ -35,7 +39,8 @@ struct CaptureOverheadScenario: Scenario {
             },
         ]
         var result = ScenarioResult()
-        result.note = "the same app code with FolderSync's capture (GRDBStore) and on a plain GRDB database (WAL, synchronous = FULL)"
+        result.note =
+            "the same app code with FolderSync's capture (GRDBStore) and on a plain GRDB database (WAL, synchronous = FULL)"
             + (sizes.bulkRuns > 1 ? "; median of \(sizes.bulkRuns) runs" : "")
         var times = [[(captured: Double, plain: Double)]](repeating: [], count: workloads.count)
         for run in 1...sizes.bulkRuns {
@@ -47,7 +52,8 @@ struct CaptureOverheadScenario: Scenario {
             for (index, workload) in workloads.enumerated() {
                 context.log(workload.name)
                 // Alternating which goes first, so that neither always pays for the other's write-back.
-                var captured = 0.0, uncaptured = 0.0
+                var captured = 0.0
+                var uncaptured = 0.0
                 for capturing in run % 2 == 1 ? [true, false] : [false, true] {
                     try Floors.flushWrites()
                     let started = ContinuousClock.now
@@ -66,9 +72,12 @@ struct CaptureOverheadScenario: Scenario {
             result.figure("\(workload.name): with capture", median.captured, "s")
             result.figure("\(workload.name): plain GRDB", median.plain, "s")
             if times[index].count > 1 {
-                for (run, time) in times[index].enumerated() { result.figure("\(workload.name): run \(run + 1)", time.captured / time.plain, "×") }
+                for (run, time) in times[index].enumerated() {
+                    result.figure("\(workload.name): run \(run + 1)", time.captured / time.plain, "×")
+                }
             }
-            result.check("\(workload.name): with capture / plain", median.captured / median.plain, atMost: workload.target)
+            result.check(
+                "\(workload.name): with capture / plain", median.captured / median.plain, atMost: workload.target)
         }
         return result
     }
@@ -100,12 +109,17 @@ struct CaptureOverheadScenario: Scenario {
             try database.write { db in
                 if index % 2 == 0 {
                     let row = rows + index
-                    try db.execute(sql: "INSERT INTO items(id, \(columns.joined(separator: ", "))) VALUES (?\(String(repeating: ", ?", count: columns.count)))",
-                                   arguments: StatementArguments([BenchSchema.rowID(row)] + columns.indices.map { BenchSchema.itemValue(row, column: $0, version: 0) }))
+                    try db.execute(
+                        sql:
+                            "INSERT INTO items(id, \(columns.joined(separator: ", "))) VALUES (?\(String(repeating: ", ?", count: columns.count)))",
+                        arguments: StatementArguments(
+                            [BenchSchema.rowID(row)]
+                                + columns.indices.map { BenchSchema.itemValue(row, column: $0, version: 0) }))
                 } else {
                     let row = (2 * index + 1) % rows
-                    try db.execute(sql: "UPDATE items SET c3 = ? WHERE id = ?",
-                                   arguments: [BenchSchema.itemValue(row, column: 3, version: 99), BenchSchema.rowID(row)])
+                    try db.execute(
+                        sql: "UPDATE items SET c3 = ? WHERE id = ?",
+                        arguments: [BenchSchema.itemValue(row, column: 3, version: 99), BenchSchema.rowID(row)])
                 }
             }
         }

@@ -10,7 +10,8 @@ struct EncryptionOverheadScenario: Scenario {
 
     func run(_ context: BenchContext) async throws -> ScenarioResult {
         var result = ScenarioResult()
-        result.note = "scenario 1 (\(context.sizes.bulkRows) rows × 10 columns, then \(context.sizes.bulkUpdatedValues) column values updated) "
+        result.note =
+            "scenario 1 (\(context.sizes.bulkRows) rows × 10 columns, then \(context.sizes.bulkUpdatedValues) column values updated) "
             + "in clear, then encrypted"
         var endToEnd: [Double] = []
         for password in [nil, "bench password"] as [String?] {
@@ -19,10 +20,13 @@ struct EncryptionOverheadScenario: Scenario {
             let remote = root.appendingPathComponent("remote")
             try FileManager.default.createDirectory(at: remote, withIntermediateDirectories: true)
             context.log("\(label):")
-            let (writer, reader) = try BulkSyncScenario.endToEnd(context, root: root, remote: remote.path,
-                                                                 document: "bulk-\(UUID().uuidString.prefix(8))", password: password)
+            let (writer, reader) = try BulkSyncScenario.endToEnd(
+                context, root: root, remote: remote.path,
+                document: "bulk-\(UUID().uuidString.prefix(8))", password: password)
             let sealed = try Self.sealedFiles(under: remote)
-            guard (sealed > 0) == (password != nil) else { throw BenchError("the \(label) remote holds \(sealed) sealed files") }
+            guard (sealed > 0) == (password != nil) else {
+                throw BenchError("the \(label) remote holds \(sealed) sealed files")
+            }
             endToEnd.append(writer["publish.seconds"] + reader["apply.seconds"])
             result.figure("\(label): A's sync (stage and publish)", writer["publish.seconds"], "s")
             result.figure("\(label): B's sync (download, verify, apply)", reader["apply.seconds"], "s")
@@ -38,8 +42,12 @@ struct EncryptionOverheadScenario: Scenario {
     static func sealedFiles(under folder: URL) throws -> Int {
         let magic = Data("FSYNCENC".utf8)
         var count = 0
-        for case let url as URL in FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil) ?? .init() {
-            if (try? FileHandle(forReadingFrom: url)).flatMap({ try? $0.read(upToCount: magic.count) }) == magic { count += 1 }
+        for case let url as URL in FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)
+            ?? .init()
+        {
+            if (try? FileHandle(forReadingFrom: url)).flatMap({ try? $0.read(upToCount: magic.count) }) == magic {
+                count += 1
+            }
         }
         return count
     }

@@ -15,7 +15,8 @@ struct IncrementalSyncScenario: Scenario {
     func run(_ context: BenchContext) async throws -> ScenarioResult {
         var result = ScenarioResult()
         let sizes = context.sizes
-        result.note = "\(sizes.incrementalClients) registered clients; median of \(sizes.incrementalRounds) rounds, alternating folders"
+        result.note =
+            "\(sizes.incrementalClients) registered clients; median of \(sizes.incrementalRounds) rounds, alternating folders"
         let small = try await Folder(context, existing: sizes.incrementalSmall)
         let large = try await Folder(context, existing: sizes.incrementalLarge)
         // Round by round, one folder then the other: a machine that slows down during the run slows both alike.
@@ -24,12 +25,16 @@ struct IncrementalSyncScenario: Scenario {
             for folder in [small, large] { try await folder.round(round, counted: round > 0) }
         }
         for folder in [small, large] {
-            result.figure("W: change one row and sync, \(folder.existing) sets in folder", folder.writerTime * 1000, "ms")
+            result.figure(
+                "W: change one row and sync, \(folder.existing) sets in folder", folder.writerTime * 1000, "ms")
             result.figure("R: sync, \(folder.existing) sets in folder", folder.readerTime * 1000, "ms")
         }
-        result.check("sync time with \(large.existing) / with \(small.existing)",
-                     (large.writerTime + large.readerTime) / (small.writerTime + small.readerTime), atMost: 1.5)
-        result.check("slowest sync with \(large.existing) sets", max(large.writerTime, large.readerTime) * 1000, atMost: 50, unit: "ms")
+        result.check(
+            "sync time with \(large.existing) / with \(small.existing)",
+            (large.writerTime + large.readerTime) / (small.writerTime + small.readerTime), atMost: 1.5)
+        result.check(
+            "slowest sync with \(large.existing) sets", max(large.writerTime, large.readerTime) * 1000, atMost: 50,
+            unit: "ms")
         let idle = try await large.idleSync()
         result.check("change sets read by an idle sync", Double(idle.changeSetReads), atMost: 0, unit: "")
         result.check("requests of an idle sync", Double(idle.requests), atMost: 2, unit: "")
@@ -62,8 +67,9 @@ struct IncrementalSyncScenario: Scenario {
             for index in 0..<sizes.incrementalClients {
                 let name = "client-\(index)"
                 let store = try BenchSchema.items.openStore(root.appendingPathComponent("\(name).sqlite").path)
-                let manager = try await registerClient(store: store, remote: remote, client: name, document: "incremental",
-                                                       helper: root.appendingPathComponent("\(name).helper"), manualPolicy: true)
+                let manager = try await registerClient(
+                    store: store, remote: remote, client: name, document: "incremental",
+                    helper: root.appendingPathComponent("\(name).helper"), manualPolicy: true)
                 try await manager.synchronize()
                 clients.append((store, manager))
             }
@@ -72,13 +78,16 @@ struct IncrementalSyncScenario: Scenario {
             context.log("W publishes \(existing) change sets")
             for index in 0..<existing {
                 try await writerStore.database.write { db in
-                    try db.execute(sql: "INSERT INTO items(id, c0) VALUES (?, ?)", arguments: [BenchSchema.rowID(index), "seed"])
+                    try db.execute(
+                        sql: "INSERT INTO items(id, c0) VALUES (?, ?)", arguments: [BenchSchema.rowID(index), "seed"])
                 }
                 try await writer.synchronize()
             }
             context.log("R applies them")
             let catchUp = try await reader.synchronize()
-            guard catchUp.changeSetsApplied == existing else { throw BenchError("R applied \(catchUp.changeSetsApplied) of \(existing) change sets") }
+            guard catchUp.changeSetsApplied == existing else {
+                throw BenchError("R applied \(catchUp.changeSetsApplied) of \(existing) change sets")
+            }
         }
 
         /// W changes one row and syncs, then R syncs and must apply exactly that change.
@@ -98,7 +107,9 @@ struct IncrementalSyncScenario: Scenario {
                 writerTimes.append(writerTime)
                 readerTimes.append((ContinuousClock.now - started).seconds)
             }
-            guard report.changeSetsApplied == 1 else { throw BenchError("R applied \(report.changeSetsApplied) change sets, expected 1") }
+            guard report.changeSetsApplied == 1 else {
+                throw BenchError("R applied \(report.changeSetsApplied) change sets, expected 1")
+            }
         }
 
         /// What a sync with nothing new costs: requests made and change sets read.
@@ -114,5 +125,6 @@ struct IncrementalSyncScenario: Scenario {
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
     guard !sorted.isEmpty else { return 0 }
-    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    return sorted.count % 2 == 1
+        ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }

@@ -20,7 +20,8 @@ struct ManyClientsScenario: Scenario {
     func run(_ context: BenchContext) async throws -> ScenarioResult {
         var result = ScenarioResult()
         let sizes = context.sizes
-        result.note = "\(sizes.manyClients) registered clients, \(sizes.manyClientsActive) active per round, against 2; "
+        result.note =
+            "\(sizes.manyClients) registered clients, \(sizes.manyClientsActive) active per round, against 2; "
             + "median of \(sizes.manyClientsRounds) rounds, alternating documents"
         let root = try context.folder("many-clients")
         defer { try? FileManager.default.removeItem(at: root) }
@@ -45,10 +46,14 @@ struct ManyClientsScenario: Scenario {
 
     /// The rounds of both documents on one remote (`makeRemote` gives each client its own connection to it), their
     /// figures and checks labelled with `label`. The documents are removed from the remote afterwards.
-    private func measure(_ context: BenchContext, root: URL, label: String, into result: inout ScenarioResult,
-                         makeRemote: @escaping @Sendable () throws -> any RemoteFileSystem) async throws {
-        let sizes = context.sizes, active = sizes.manyClientsActive
-        let many = try await Document(context, root: root, makeRemote: makeRemote, name: "many", clients: sizes.manyClients, active: active)
+    private func measure(
+        _ context: BenchContext, root: URL, label: String, into result: inout ScenarioResult,
+        makeRemote: @escaping @Sendable () throws -> any RemoteFileSystem
+    ) async throws {
+        let sizes = context.sizes
+        let active = sizes.manyClientsActive
+        let many = try await Document(
+            context, root: root, makeRemote: makeRemote, name: "many", clients: sizes.manyClients, active: active)
         let pair = try await Document(context, root: root, makeRemote: makeRemote, name: "pair", clients: 2, active: 1)
         context.log("\(label): \(sizes.manyClientsRounds) rounds and a warm-up")
         // Round 0 warms up and is not counted. Which document goes first alternates, so neither always follows
@@ -60,15 +65,23 @@ struct ManyClientsScenario: Scenario {
         }
         for document in [many, pair] {
             let clients = "\(label), \(document.clients) clients, \(document.active) active"
-            result.figure("\(clients): writers change one row and sync, at once (median)", median(document.writerTimes) * 1000, "ms")
-            result.figure("\(clients): R's sync applying \(document.active) change sets", median(document.readerTimes) * 1000, "ms")
+            result.figure(
+                "\(clients): writers change one row and sync, at once (median)", median(document.writerTimes) * 1000,
+                "ms")
+            result.figure(
+                "\(clients): R's sync applying \(document.active) change sets", median(document.readerTimes) * 1000,
+                "ms")
             result.figure("\(clients): R's sync per change set applied", document.perChangeSet * 1000, "ms")
             result.figure("\(clients): R's requests (median)", median(document.readerRequests.map(Double.init)), "")
-            result.figure("\(clients): R's bytes received (median: markers and change sets)", median(document.readerBytes), "B")
+            result.figure(
+                "\(clients): R's bytes received (median: markers and change sets)", median(document.readerBytes), "B")
         }
-        result.check("\(label): R per change set, \(many.clients) clients / 2 clients", many.perChangeSet / pair.perChangeSet, atMost: 2)
-        result.check("\(label): R's requests, \(active) active clients (2 + \(active))", Double(many.readerRequests.max() ?? 0),
-                     atMost: Double(2 + active), unit: "")
+        result.check(
+            "\(label): R per change set, \(many.clients) clients / 2 clients", many.perChangeSet / pair.perChangeSet,
+            atMost: 2)
+        result.check(
+            "\(label): R's requests, \(active) active clients (2 + \(active))", Double(many.readerRequests.max() ?? 0),
+            atMost: Double(2 + active), unit: "")
         for document in [many, pair] { try await document.remove() }
     }
 
@@ -103,14 +116,17 @@ struct ManyClientsScenario: Scenario {
         }
 
         /// `body` for each of `items`, `width` at a time; the results in the order of `items`.
-        static func concurrently<T: Sendable, R: Sendable>(_ items: [T], width: Int = concurrentSyncs,
-                                                           _ body: @escaping @Sendable (T) async throws -> R) async throws -> [R] {
+        static func concurrently<T: Sendable, R: Sendable>(
+            _ items: [T], width: Int = concurrentSyncs,
+            _ body: @escaping @Sendable (T) async throws -> R
+        ) async throws -> [R] {
             try await withThrowingTaskGroup(of: (Int, R).self) { group in
                 var results = [R?](repeating: nil, count: items.count)
                 var next = 0
                 func startNext() {
                     guard next < items.count else { return }
-                    let position = next, item = items[next]
+                    let position = next
+                    let item = items[next]
                     next += 1
                     group.addTask { (position, try await body(item)) }
                 }
@@ -126,8 +142,10 @@ struct ManyClientsScenario: Scenario {
         /// R's median sync time divided by the change sets it applied.
         var perChangeSet: Double { median(readerTimes) / Double(active) }
 
-        init(_ context: BenchContext, root: URL, makeRemote: @escaping @Sendable () throws -> any RemoteFileSystem,
-             name: String, clients: Int, active: Int) async throws {
+        init(
+            _ context: BenchContext, root: URL, makeRemote: @escaping @Sendable () throws -> any RemoteFileSystem,
+            name: String, clients: Int, active: Int
+        ) async throws {
             self.clients = clients
             self.active = active
             let folder = root.appendingPathComponent(name)
@@ -138,17 +156,20 @@ struct ManyClientsScenario: Scenario {
             // set R applies): every marker then names a set and acknowledges the sets published before it. Eight at a
             // time, as devices do: each sync waits on fsyncs far more than on the cores, and a writer registering
             // applies every set already published, so one at a time the set-up grew with the square of the clients.
-            context.log("\(name): \(clients - 1) writers register and publish a row each, \(Self.concurrentSyncs) at a time")
+            context.log(
+                "\(name): \(clients - 1) writers register and publish a row each, \(Self.concurrentSyncs) at a time")
             // The first one alone: it creates the application's tree and the document, as the first device does. On
             // Apache, whose MOVE without overwrite is a check then a rename, two devices creating the document at the
             // same moment can both win (README, "WebDAV servers"): that race is not what this scenario measures.
             let register: @Sendable (Int) async throws -> Writer = { index in
                 let client = Self.clientIdentifier(index)
                 let store = try BenchSchema.items.openStore(folder.appendingPathComponent("\(client).sqlite").path)
-                let manager = try await registerClient(store: store, remote: try makeRemote(), client: client, document: document,
-                                                       helper: folder.appendingPathComponent("\(client).helper"), manualPolicy: true)
+                let manager = try await registerClient(
+                    store: store, remote: try makeRemote(), client: client, document: document,
+                    helper: folder.appendingPathComponent("\(client).helper"), manualPolicy: true)
                 try await store.database.write { db in
-                    try db.execute(sql: "INSERT INTO items(id, c0) VALUES (?, ?)", arguments: [BenchSchema.rowID(index), "seed"])
+                    try db.execute(
+                        sql: "INSERT INTO items(id, c0) VALUES (?, ?)", arguments: [BenchSchema.rowID(index), "seed"])
                 }
                 try await manager.synchronize()
                 return Writer(store: store, manager: manager)
@@ -157,9 +178,11 @@ struct ManyClientsScenario: Scenario {
             context.log("\(name): R registers and applies them")
             readerRemote = CountingFileSystem(try makeRemote())
             let readerClient = Self.clientIdentifier(Self.readerIndex)
-            let readerStore = try BenchSchema.items.openStore(folder.appendingPathComponent("\(readerClient).sqlite").path)
-            reader = try await registerClient(store: readerStore, remote: readerRemote, client: readerClient, document: document,
-                                              helper: folder.appendingPathComponent("\(readerClient).helper"), manualPolicy: true)
+            let readerStore = try BenchSchema.items.openStore(
+                folder.appendingPathComponent("\(readerClient).sqlite").path)
+            reader = try await registerClient(
+                store: readerStore, remote: readerRemote, client: readerClient, document: document,
+                helper: folder.appendingPathComponent("\(readerClient).helper"), manualPolicy: true)
             let catchUp = try await reader.synchronize()
             guard catchUp.changeSetsApplied == writers.count else {
                 throw BenchError("\(name): R applied \(catchUp.changeSetsApplied) of \(writers.count) change sets")
@@ -181,7 +204,9 @@ struct ManyClientsScenario: Scenario {
             let times = try await Self.concurrently(turns, width: turns.count) { [writers] index in
                 let writer = writers[index]
                 try await writer.store.database.write { db in
-                    try db.execute(sql: "UPDATE items SET c1 = ? WHERE id = ?", arguments: ["round \(round)", BenchSchema.rowID(index)])
+                    try db.execute(
+                        sql: "UPDATE items SET c1 = ? WHERE id = ?",
+                        arguments: ["round \(round)", BenchSchema.rowID(index)])
                 }
                 let started = ContinuousClock.now
                 try await writer.manager.synchronize()
@@ -189,7 +214,8 @@ struct ManyClientsScenario: Scenario {
             }
             _ = readerRemote.take()
             // FOLDERSYNC_BENCH_PHASES=1 prints when R's sync enters each phase, as in scenario 2.
-            let phases = ProcessInfo.processInfo.environment["FOLDERSYNC_BENCH_PHASES"] != nil
+            let phases =
+                ProcessInfo.processInfo.environment["FOLDERSYNC_BENCH_PHASES"] != nil
                 ? Worker.tracePhases(reader, "R \(clients) clients") : nil
             let started = ContinuousClock.now
             let report = try await reader.synchronize()

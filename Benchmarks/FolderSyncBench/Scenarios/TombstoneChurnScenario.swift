@@ -15,7 +15,8 @@ struct TombstoneChurnScenario: Scenario {
     let title = "Store size after churn, tombstones collected"
 
     func run(_ context: BenchContext) async throws -> ScenarioResult {
-        let live = context.sizes.churnLiveRows, operations = context.sizes.churnOperations
+        let live = context.sizes.churnLiveRows
+        let operations = context.sizes.churnOperations
         var result = ScenarioResult()
         result.note = "\(operations) inserts and deletes of \(live) live notes between two devices, both policies"
         for policy in [DeletePolicy.deleteWins, .lastWriterWins] {
@@ -24,8 +25,10 @@ struct TombstoneChurnScenario: Scenario {
             let root = try context.folder("churn-\(policy == .deleteWins ? "dw" : "lww")")
             defer { try? FileManager.default.removeItem(at: root) }
             let started = ContinuousClock.now
-            let churned = try await Self.churn(root, policy: policy, live: live, operations: operations, context: context)
-            let reference = try await Self.reference(root.appendingPathComponent("reference"), policy: policy, rows: churned.rows)
+            let churned = try await Self.churn(
+                root, policy: policy, live: live, operations: operations, context: context)
+            let reference = try await Self.reference(
+                root.appendingPathComponent("reference"), policy: policy, rows: churned.rows)
             result.figure("\(name): churned store", Double(churned.bytes), "bytes")
             result.figure("\(name): store of the same rows", Double(reference), "bytes")
             result.figure("\(name): tombstones left", Double(churned.tombstones), "rows")
@@ -41,10 +44,13 @@ struct TombstoneChurnScenario: Scenario {
         }
     }
 
-    static func register(_ store: GRDBStore, _ remote: any RemoteFileSystem, _ client: String, helper: URL) async throws -> DocumentSyncManager {
-        let manager = try await registerClient(store: store, remote: remote, client: client, document: "churn", helper: helper, manualPolicy: true)
-        manager.policy.acknowledgementDelay = 0   // each sync says what it applied: collection follows the rounds
-        manager.massDeletionHandler = { _ in true }   // every round deletes every note: the churn is the point
+    static func register(_ store: GRDBStore, _ remote: any RemoteFileSystem, _ client: String, helper: URL) async throws
+        -> DocumentSyncManager
+    {
+        let manager = try await registerClient(
+            store: store, remote: remote, client: client, document: "churn", helper: helper, manualPolicy: true)
+        manager.policy.acknowledgementDelay = 0  // each sync says what it applied: collection follows the rounds
+        manager.massDeletionHandler = { _ in true }  // every round deletes every note: the churn is the point
         return manager
     }
 
@@ -54,11 +60,15 @@ struct TombstoneChurnScenario: Scenario {
     }
 
     /// Plays the churn; returns A's vacuumed size, its tombstones and its final rows.
-    private static func churn(_ root: URL, policy: DeletePolicy, live: Int, operations: Int, context: BenchContext) async throws
-        -> (bytes: Int64, tombstones: Int, rows: [[DatabaseValue]]) {
+    private static func churn(_ root: URL, policy: DeletePolicy, live: Int, operations: Int, context: BenchContext)
+        async throws
+        -> (bytes: Int64, tombstones: Int, rows: [[DatabaseValue]])
+    {
         let remote = FileManagerFileSystem(rootURL: root.appendingPathComponent("remote", isDirectory: true))
-        let pathA = root.appendingPathComponent("A.sqlite"), pathB = root.appendingPathComponent("B.sqlite")
-        let a = try open(pathA, policy: policy), b = try open(pathB, policy: policy)
+        let pathA = root.appendingPathComponent("A.sqlite")
+        let pathB = root.appendingPathComponent("B.sqlite")
+        let a = try open(pathA, policy: policy)
+        let b = try open(pathB, policy: policy)
         let managerA = try await register(a, remote, "A", helper: root.appendingPathComponent("A.helper"))
         let managerB = try await register(b, remote, "B", helper: root.appendingPathComponent("B.helper"))
         let rounds = max(1, operations / live)
@@ -80,9 +90,13 @@ struct TombstoneChurnScenario: Scenario {
                 context.log("round \(round) of \(rounds): \(collected) tombstones collected")
             }
         }
-        let tombstones = try await a.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM foldersync_tombstones") ?? 0 }
+        let tombstones = try await a.database.read {
+            try Int.fetchOne($0, sql: "SELECT count(*) FROM foldersync_tombstones") ?? 0
+        }
         let rows = try await a.database.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, title, body FROM notes ORDER BY id").map { row in (0..<3).map { row[$0] as DatabaseValue } }
+            try Row.fetchAll(db, sql: "SELECT id, title, body FROM notes ORDER BY id").map { row in
+                (0..<3).map { row[$0] as DatabaseValue }
+            }
         }
         try await a.database.writeWithoutTransaction { try $0.execute(sql: "VACUUM") }
         try a.database.close()
@@ -93,7 +107,10 @@ struct TombstoneChurnScenario: Scenario {
     private static func insert(_ db: Database, round: Int, live: Int, policy: DeletePolicy) throws {
         let insert = try db.makeStatement(sql: "INSERT INTO notes(id, title, body) VALUES (?, ?, ?)")
         for index in 0..<live {
-            try insert.execute(arguments: [id(index, round: round, policy: policy), BenchSchema.noteTitle(index), BenchSchema.noteBody(index, version: round)])
+            try insert.execute(arguments: [
+                id(index, round: round, policy: policy), BenchSchema.noteTitle(index),
+                BenchSchema.noteBody(index, version: round),
+            ])
         }
     }
 
@@ -102,8 +119,9 @@ struct TombstoneChurnScenario: Scenario {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let path = root.appendingPathComponent("R.sqlite")
         let store = try open(path, policy: policy)
-        let manager = try await register(store, FileManagerFileSystem(rootURL: root.appendingPathComponent("remote", isDirectory: true)),
-                                         "R", helper: root.appendingPathComponent("R.helper"))
+        let manager = try await register(
+            store, FileManagerFileSystem(rootURL: root.appendingPathComponent("remote", isDirectory: true)),
+            "R", helper: root.appendingPathComponent("R.helper"))
         try await store.database.write { db in
             let insert = try db.makeStatement(sql: "INSERT INTO notes(id, title, body) VALUES (?, ?, ?)")
             for row in rows { try insert.execute(arguments: StatementArguments(row)) }

@@ -21,7 +21,8 @@ struct VacuumScenario: Scenario {
 
     func run(_ context: BenchContext) async throws -> ScenarioResult {
         var result = ScenarioResult()
-        let local = context.sizes.vacuumLocal, webDAV = context.sizes.vacuumWebDAV
+        let local = context.sizes.vacuumLocal
+        let webDAV = context.sizes.vacuumWebDAV
         result.note = "\(local) removable change sets in a local folder, \(webDAV) over WebDAV"
         let root = try context.folder("vacuum")
         defer { try? FileManager.default.removeItem(at: root) }
@@ -37,7 +38,9 @@ struct VacuumScenario: Scenario {
         }
         let floorFolder = root.appendingPathComponent("floor")
         try FileManager.default.createDirectory(at: floorFolder, withIntermediateDirectories: true)
-        for (index, bytes) in Self.sizes(local).enumerated() { try Self.writeFile(floorFolder.appendingPathComponent("\(index)"), bytes: bytes) }
+        for (index, bytes) in Self.sizes(local).enumerated() {
+            try Self.writeFile(floorFolder.appendingPathComponent("\(index)"), bytes: bytes)
+        }
         context.log("local folder: vacuum, then rm")
         let localVacuum = try await Self.vacuum(folder, localDocument, expecting: local)
         try Floors.flushWrites()
@@ -71,12 +74,14 @@ struct VacuumScenario: Scenario {
         let floorPath = try RemotePath("bench-vacuum-floor-\(UUID().uuidString.prefix(8))")
         try await remote.createDirectory(at: floorPath)
         let floorFiles = uploaded.prefix(webDAV)
-        _ = try Floors.curlParallelSeconds(floorFiles.map { ($0, floorPath.appending($0.lastPathComponent).description) },
-                                           baseURL: base, parallel: 8, scratch: curlConfig)
+        _ = try Floors.curlParallelSeconds(
+            floorFiles.map { ($0, floorPath.appending($0.lastPathComponent).description) },
+            baseURL: base, parallel: 8, scratch: curlConfig)
         context.log("WebDAV: vacuum, then curl DELETEs")
         let webDAVVacuum = try await Self.vacuum(remote, webDAVDocument, expecting: webDAV)
-        let deletes = try Floors.curlParallelSeconds(floorFiles.map { (nil, floorPath.appending($0.lastPathComponent).description) },
-                                                     baseURL: base, parallel: 8, scratch: curlConfig)
+        let deletes = try Floors.curlParallelSeconds(
+            floorFiles.map { (nil, floorPath.appending($0.lastPathComponent).description) },
+            baseURL: base, parallel: 8, scratch: curlConfig)
         try await remote.remove(floorPath)
         try await remote.remove(webDAVDocument.layout.documentDirectory(webDAVDocument.document))
         Self.report(webDAVVacuum, count: webDAV, label: "WebDAV", into: &result)
@@ -94,20 +99,25 @@ struct VacuumScenario: Scenario {
         result.figure("\(label): requests of the purge", Double(timing.purgeRequests), "")
         if let http = timing.httpRequests {
             result.figure("\(label): HTTP requests of the vacuum per moved file", Double(http.move) / Double(count), "")
-            result.figure("\(label): HTTP requests of the purge per purged file", Double(http.purge) / Double(count), "")
+            result.figure(
+                "\(label): HTTP requests of the purge per purged file", Double(http.purge) / Double(count), "")
         }
     }
 
     /// A document of A's `count + kept` change sets (their files written by `writeFiles`), all acknowledged by B,
     /// the first `count` in B's whole store.
-    static func fabricate(_ remote: any RemoteFileSystem, count: Int,
-                          writeFiles: (DocumentFabricator, [(RemotePath, Int)]) async throws -> Void) async throws -> DocumentFabricator {
-        let fabricator = try DocumentFabricator(remote, applicationIdentifier: BenchSchema.applicationIdentifier,
-                                                document: "vacuum-\(UUID().uuidString.prefix(8))", date: Date())
+    static func fabricate(
+        _ remote: any RemoteFileSystem, count: Int,
+        writeFiles: (DocumentFabricator, [(RemotePath, Int)]) async throws -> Void
+    ) async throws -> DocumentFabricator {
+        let fabricator = try DocumentFabricator(
+            remote, applicationIdentifier: BenchSchema.applicationIdentifier,
+            document: "vacuum-\(UUID().uuidString.prefix(8))", date: Date())
         try await fabricator.createDocumentFolders()
         try await remote.createDirectory(at: fabricator.layout.syncChangesDirectory(fabricator.document, client: "A"))
         let published = Int64(count + kept)
-        try await writeFiles(fabricator, zip(1...published, sizes(count + kept)).map { (fabricator.changeSetPath("A", $0), $1) })
+        try await writeFiles(
+            fabricator, zip(1...published, sizes(count + kept)).map { (fabricator.changeSetPath("A", $0), $1) })
         try await fabricator.recentSync("A", acknowledgement: [:], published: published)
         try await fabricator.recentSync("B", acknowledgement: ["A": published])
         try await fabricator.wholeStore("B", covers: ["A": Int64(count)])
@@ -144,13 +154,16 @@ struct VacuumScenario: Scenario {
         var vacuum: Double { move + purge }
     }
 
-    static func vacuum(_ remote: any RemoteFileSystem, _ fabricator: DocumentFabricator, expecting count: Int) async throws -> Timing {
+    static func vacuum(_ remote: any RemoteFileSystem, _ fabricator: DocumentFabricator, expecting count: Int)
+        async throws -> Timing
+    {
         var environment = SyncEnvironment.live
         environment.logger.logLevel = .error
         let counting = CountingFileSystem(remote)
         let http = { (remote as? WebDAVFileSystem)?.statistics.requests }
-        let context = DocumentOperationContext(fileSystem: counting, layout: fabricator.layout, documentIdentifier: fabricator.document,
-                                               clientIdentifier: "foldersync", environment: environment)
+        let context = DocumentOperationContext(
+            fileSystem: counting, layout: fabricator.layout, documentIdentifier: fabricator.document,
+            clientIdentifier: "foldersync", environment: environment)
         let maintenance = try DocumentMaintenance(context: context)
         var started = ContinuousClock.now
         _ = try await maintenance.vacuum(dryRun: true)
@@ -164,10 +177,15 @@ struct VacuumScenario: Scenario {
         let requests = counting.take().requests
         let httpAfterMove = http()
         guard report.removedChangeSets.count == count, report.failures.isEmpty else {
-            throw BenchError("the vacuum removed \(report.removedChangeSets.count) change sets, expected \(count); \(report.failures.count) failures")
+            throw BenchError(
+                "the vacuum removed \(report.removedChangeSets.count) change sets, expected \(count); \(report.failures.count) failures"
+            )
         }
-        let left = try await remote.contentsOfDirectory(at: fabricator.layout.syncChangesDirectory(fabricator.document, client: "A"))
-        guard left.count == kept else { throw BenchError("\(left.count) change sets left after the vacuum, expected \(kept)") }
+        let left = try await remote.contentsOfDirectory(
+            at: fabricator.layout.syncChangesDirectory(fabricator.document, client: "A"))
+        guard left.count == kept else {
+            throw BenchError("\(left.count) change sets left after the vacuum, expected \(kept)")
+        }
         // The same files' later purge: a vacuum once the grace period has passed by the folder's clock.
         try Floors.flushWrites()
         counting.folderClockAhead = VacuumOperation.defaultRemovedFileGracePeriod + 86_400
@@ -178,14 +196,18 @@ struct VacuumScenario: Scenario {
         let purgeRequests = counting.take().requests
         let httpAfterPurge = http()
         guard let removal = report.removalFolder, purge.purgedRemovals == [removal], purge.failures.isEmpty,
-              try await remote.item(at: removal) == nil else {
-            throw BenchError("the later vacuum purged \(purge.purgedRemovals), expected \(report.removalFolder.map { "\($0)" } ?? "a removal")")
+            try await remote.item(at: removal) == nil
+        else {
+            throw BenchError(
+                "the later vacuum purged \(purge.purgedRemovals), expected \(report.removalFolder.map { "\($0)" } ?? "a removal")"
+            )
         }
         var httpRequests: (move: Int, purge: Int)?
         if let httpBefore, let httpAfterMove, let httpBeforePurge, let httpAfterPurge {
             httpRequests = (httpAfterMove - httpBefore, httpAfterPurge - httpBeforePurge)
         }
-        return Timing(dryRun: dryRun, move: seconds, purge: purgeSeconds, requests: requests, purgeRequests: purgeRequests,
-                      httpRequests: httpRequests)
+        return Timing(
+            dryRun: dryRun, move: seconds, purge: purgeSeconds, requests: requests, purgeRequests: purgeRequests,
+            httpRequests: httpRequests)
     }
 }

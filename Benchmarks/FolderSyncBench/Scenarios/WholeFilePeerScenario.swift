@@ -25,7 +25,8 @@ struct WholeFilePeerScenario: Scenario {
         try? FileManager.default.removeItem(at: peers)
         try FileManager.default.createDirectory(at: peers, withIntermediateDirectories: true)
         let rsyncCopy = peers.appendingPathComponent("rsync-copy.sqlite")
-        let unisonA = peers.appendingPathComponent("unison-a"), unisonB = peers.appendingPathComponent("unison-b")
+        let unisonA = peers.appendingPathComponent("unison-a")
+        let unisonB = peers.appendingPathComponent("unison-b")
         let useUnison = Floors.has("unison")
         context.log("peers: copies of the document before the change")
         try ChildProcess.mustRun(["cp", big.a.db.path, rsyncCopy.path])
@@ -40,11 +41,13 @@ struct WholeFilePeerScenario: Scenario {
             try ChildProcess.mustRun(unisonCommand(unisonA, unisonB), quietStandardError: true)
         }
 
-        try Floors.flushWrites()   // the copies above would otherwise be written back during the timed syncs
+        try Floors.flushWrites()  // the copies above would otherwise be written back during the timed syncs
         context.log("A changes one row and syncs, B syncs")
         let writer = try big.a.run("change-one,sync:publish")
         let reader = try big.b.run("sync:apply")
-        guard reader["apply.changesApplied"] == 1 else { throw BenchError("B applied \(Int(reader["apply.changesApplied"])) changes, expected 1") }
+        guard reader["apply.changesApplied"] == 1 else {
+            throw BenchError("B applied \(Int(reader["apply.changesApplied"])) changes, expected 1")
+        }
         let seconds = writer["publish.seconds"] + reader["apply.seconds"]
         let bytes = writer["publish.bytesSent"] + reader["apply.bytesReceived"]
         result.note = "document of \(String(format: "%.0f", Double(Floors.fileSize(big.a.db)) / 1_048_576)) MiB"
@@ -53,7 +56,9 @@ struct WholeFilePeerScenario: Scenario {
 
         try Floors.flushWrites()
         context.log("rsync of the file")
-        let rsync = try ChildProcess.mustRun(["rsync", "--no-whole-file", "--inplace", "--ignore-times", "--stats", big.a.db.path, rsyncCopy.path])
+        let rsync = try ChildProcess.mustRun([
+            "rsync", "--no-whole-file", "--inplace", "--ignore-times", "--stats", big.a.db.path, rsyncCopy.path,
+        ])
         let rsyncBytes = statsBytes(rsync.output)
         guard try ChildProcess.run(["cmp", "-s", big.a.db.path, rsyncCopy.path]).status == 0 else {
             throw BenchError("rsync did not bring the copy up to date")
@@ -61,13 +66,17 @@ struct WholeFilePeerScenario: Scenario {
         result.figure("rsync --no-whole-file", rsync.seconds * 1000, "ms")
         result.figure("rsync: bytes sent + received", rsyncBytes, "B")
         result.check("rsync bytes / FolderSync bytes", rsyncBytes / bytes, atLeast: 100)
-        result.check("rsync time / FolderSync time", rsync.seconds / seconds, atLeast: 100)   // round two raised 20× (issue 23)
+        // round two raised 20× (issue 23)
+        result.check("rsync time / FolderSync time", rsync.seconds / seconds, atLeast: 100)
 
         if useUnison {
             context.log("unison of the folder")
             try ChildProcess.mustRun(["cp", big.a.db.path, unisonA.appendingPathComponent("doc.sqlite").path])
             let unison = try ChildProcess.mustRun(unisonCommand(unisonA, unisonB), quietStandardError: true)
-            guard try ChildProcess.run(["cmp", "-s", big.a.db.path, unisonB.appendingPathComponent("doc.sqlite").path]).status == 0 else {
+            guard
+                try ChildProcess.run(["cmp", "-s", big.a.db.path, unisonB.appendingPathComponent("doc.sqlite").path])
+                    .status == 0
+            else {
                 throw BenchError("unison did not bring the copy up to date")
             }
             let fileBytes = Double(Floors.fileSize(big.a.db))
@@ -83,7 +92,10 @@ struct WholeFilePeerScenario: Scenario {
 
     private func unisonCommand(_ a: URL, _ b: URL) -> [String] {
         // `-fastcheck false`: unison 2.52's check by inode and time missed a changed file here (a cp over it).
-        ["unison", a.path, b.path, "-batch", "-auto", "-silent", "-times", "-fastcheck", "false", "-confirmbigdel=false"]
+        [
+            "unison", a.path, b.path, "-batch", "-auto", "-silent", "-times", "-fastcheck", "false",
+            "-confirmbigdel=false",
+        ]
     }
 
     /// "Total bytes sent: 1,234" plus "Total bytes received: 56" from `rsync --stats`.

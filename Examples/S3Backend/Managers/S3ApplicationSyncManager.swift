@@ -14,15 +14,18 @@ open class S3ApplicationSyncManager: ApplicationSyncManager, @unchecked Sendable
     /// The bucket the S3 steps talk to.
     public let s3: S3FileSystem
 
-    /// - Parameters:
-    ///   - remote: what the operations' standard steps use; `s3` unless a test wraps it (to count or interrupt requests).
+    /// - Parameters: - remote: what the operations' standard steps use; `s3` unless a test wraps it (to count or
+    ///   interrupt requests).
     public init(s3: S3FileSystem, remote: (any RemoteFileSystem)? = nil, environment: SyncEnvironment = .live) {
         self.s3 = s3
         super.init(remote: remote ?? s3, environment: environment)
     }
 
-    open override func applicationRegistrationOperation(layout: RemoteLayout,
-                                                        options: ApplicationRegistrationOperation.Options) -> ApplicationRegistrationOperation {
-        S3ApplicationRegistrationOperation(s3: s3, standard: super.applicationRegistrationOperation(layout: layout, options: options))
+    open override func applicationRegistrationOperation(
+        layout: RemoteLayout,
+        options: ApplicationRegistrationOperation.Options
+    ) -> ApplicationRegistrationOperation {
+        S3ApplicationRegistrationOperation(
+            s3: s3, standard: super.applicationRegistrationOperation(layout: layout, options: options))
     }
 }

@@ -27,7 +27,9 @@ open class S3DocumentMaintenance: DocumentMaintenance, @unchecked Sendable {
         S3ListOfDocumentRegisteredClientsOperation(s3: s3, standard: super.listOfDocumentRegisteredClientsOperation())
     }
 
-    open override func documentClientDeletionOperation(options: DocumentClientDeletionOperation.Options) -> DocumentClientDeletionOperation {
+    open override func documentClientDeletionOperation(options: DocumentClientDeletionOperation.Options)
+        -> DocumentClientDeletionOperation
+    {
         S3DocumentClientDeletionOperation(s3: s3, standard: super.documentClientDeletionOperation(options: options))
     }
 }

@@ -14,13 +14,17 @@ open class S3DocumentSyncManager: DocumentSyncManager, @unchecked Sendable {
         return (applicationSyncManager as? S3ApplicationSyncManager)?.s3
     }
 
-    open override func documentRegistrationOperation(options: DocumentRegistrationOperation.Options) -> DocumentRegistrationOperation {
+    open override func documentRegistrationOperation(options: DocumentRegistrationOperation.Options)
+        -> DocumentRegistrationOperation
+    {
         let standard = super.documentRegistrationOperation(options: options)
         return s3.map { S3DocumentRegistrationOperation(s3: $0, standard: standard) } ?? standard
     }
 
-    open override func synchronizationOperation(store: any ModelAdapter,
-                                                 options: SynchronizationOperation.Options) -> SynchronizationOperation {
+    open override func synchronizationOperation(
+        store: any ModelAdapter,
+        options: SynchronizationOperation.Options
+    ) -> SynchronizationOperation {
         let standard = super.synchronizationOperation(store: store, options: options)
         return s3.map { S3SynchronizationOperation(s3: $0, standard: standard) } ?? standard
     }
@@ -30,8 +34,10 @@ open class S3DocumentSyncManager: DocumentSyncManager, @unchecked Sendable {
         return s3.map { S3WholeStoreUploadOperation(s3: $0, standard: standard) } ?? standard
     }
 
-    open override func wholeStoreDownloadOperation(store: any SnapshottingModelAdapter,
-                                                   options: WholeStoreDownloadOperation.Options) -> WholeStoreDownloadOperation {
+    open override func wholeStoreDownloadOperation(
+        store: any SnapshottingModelAdapter,
+        options: WholeStoreDownloadOperation.Options
+    ) -> WholeStoreDownloadOperation {
         let standard = super.wholeStoreDownloadOperation(store: store, options: options)
         return s3.map { S3WholeStoreDownloadOperation(s3: $0, standard: standard) } ?? standard
     }

@@ -13,12 +13,17 @@ public final class S3DocumentClientDeletionOperation: DocumentClientDeletionOper
     }
 
     public override func clientIsKnown() async throws -> Bool {
-        let document = documentIdentifier, client = deletedClientIdentifier
-        for file in [layout.recentSyncFile(document, client: client), layout.deletedClientFile(document, client: client)]
+        let document = documentIdentifier
+        let client = deletedClientIdentifier
+        for file in [
+            layout.recentSyncFile(document, client: client), layout.deletedClientFile(document, client: client),
+        ]
         where try await s3.fileExists(at: file) {
             return true
         }
-        for folder in [layout.syncChangesDirectory(document, client: client), layout.wholeStoreDirectory(document, client: client)]
+        for folder in [
+            layout.syncChangesDirectory(document, client: client), layout.wholeStoreDirectory(document, client: client),
+        ]
         where try await s3.containsAnything(below: folder) {
             return true
         }

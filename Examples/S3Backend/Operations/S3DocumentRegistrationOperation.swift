@@ -1,8 +1,8 @@
 public import FolderSync
 public import Foundation
 
-/// Document registration on S3: one folder marker instead of eleven, `documentInfo.plist` published with one conditional PUT,
-/// and the deleted-client check as one HEAD.
+/// Document registration on S3: one folder marker instead of eleven, `documentInfo.plist` published with one
+/// conditional PUT, and the deleted-client check as one HEAD.
 public final class S3DocumentRegistrationOperation: DocumentRegistrationOperation, @unchecked Sendable {
     let s3: S3FileSystem
 

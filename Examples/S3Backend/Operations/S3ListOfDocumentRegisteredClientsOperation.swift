@@ -2,7 +2,9 @@ public import FolderSync
 import Foundation
 
 /// Client listing on S3: its survey of the document is an ``S3VacuumOperation`` dry run (one recursive listing).
-public final class S3ListOfDocumentRegisteredClientsOperation: ListOfDocumentRegisteredClientsOperation, @unchecked Sendable {
+public final class S3ListOfDocumentRegisteredClientsOperation: ListOfDocumentRegisteredClientsOperation,
+    @unchecked Sendable
+{
     let s3: S3FileSystem
 
     /// The standard operation's configuration, with S3 steps.

@@ -21,7 +21,9 @@ public final class S3WholeStoreUploadOperation: WholeStoreUploadOperation, @unch
 
     /// Uploads the file under its final key, in one PUT.
     public override func uploadStagedFile(from url: URL, name: String) async throws {
-        try await s3.upload(fromLocalFile: url, to: layout.wholeStoreDirectory(documentIdentifier, client: clientIdentifier).appending(name))
+        try await s3.upload(
+            fromLocalFile: url,
+            to: layout.wholeStoreDirectory(documentIdentifier, client: clientIdentifier).appending(name))
     }
 
     /// Nothing to move: the upload published the file.

@@ -30,7 +30,10 @@ enum AttachmentFile {
     static let headerSize = 8 + 1 + 1 + 8 + 32
     static let chunkSize = 256 * 1024
 
-    enum Encoding: UInt8 { case stored = 0, zlib = 1 }
+    enum Encoding: UInt8 {
+        case stored = 0
+        case zlib = 1
+    }
 
     /// Encodes the local file `source`, handing the encoded file to `write` piece by piece (an upload), checking it
     /// still has `reference`'s contents.
@@ -48,8 +51,10 @@ enum AttachmentFile {
         try withoutActuallyEscaping(write) { try encode(source, as: reference, escapingInto: $0) }
     }
 
-    private static func encode(_ source: URL, as reference: AttachmentReference,
-                               escapingInto write: @escaping (Data) throws -> Void) throws {
+    private static func encode(
+        _ source: URL, as reference: AttachmentReference,
+        escapingInto write: @escaping (Data) throws -> Void
+    ) throws {
         let input = try LocalStream(reading: source)
         let sample = try input.read(chunkSize)
         let encoding = try compressesWell(sample) ? Encoding.zlib : .stored
@@ -61,8 +66,10 @@ enum AttachmentFile {
         if encoding == .zlib { deflater = try DeflateStream(path: source.path) { try write(Data($0)) } }
         var chunk = sample
         var changed: FolderSyncError {
-            FolderSyncError(.attachmentChanged, "the file changed after it was attached (\(size) bytes, \(reference.size) expected)",
-                            path: source.path)
+            FolderSyncError(
+                .attachmentChanged,
+                "the file changed after it was attached (\(size) bytes, \(reference.size) expected)",
+                path: source.path)
         }
         while !chunk.isEmpty {
             hasher?.update(data: chunk)
@@ -71,7 +78,8 @@ enum AttachmentFile {
             if let deflater { try chunk.withUnsafeBytes { try deflater.write($0) } } else { try write(chunk) }
             chunk = try input.read(chunkSize)
         }
-        guard size == reference.size, hasher.map({ AttachmentReference.hex($0.finalize()) == reference.sha256 }) ?? true else {
+        guard size == reference.size, hasher.map({ AttachmentReference.hex($0.finalize()) == reference.sha256 }) ?? true
+        else {
             throw changed
         }
         try deflater?.finish()
@@ -81,7 +89,8 @@ enum AttachmentFile {
     ///
     /// - Throws: ``FolderSyncError/Code/corruptFile`` naming `path` when it is not.
     static func decode(_ source: URL, as reference: AttachmentReference, to destination: URL, path: String) throws {
-        try Decoder(sha256: reference.sha256, size: reference.size, to: destination, durably: true, path: path).decode(source)
+        try Decoder(sha256: reference.sha256, size: reference.size, to: destination, durably: true, path: path).decode(
+            source)
     }
 
     /// Checks that a file is a well-formed attachment whose contents hash to `sha256` (its name), writing nothing.
@@ -104,7 +113,9 @@ enum AttachmentFile {
         private(set) var encodedByteCount: Int64 = 0
 
         init(sha256: String, size: Int64?, to destination: URL?, durably: Bool, path: String) {
-            (self.sha256, expectedSize, self.destination, self.durably, self.path) = (sha256, size, destination, durably, path)
+            (self.sha256, expectedSize, self.destination, self.durably, self.path) = (
+                sha256, size, destination, durably, path
+            )
         }
 
         /// The whole local file `source`, read piece by piece.
@@ -152,9 +163,12 @@ enum AttachmentFile {
             guard (try? fields.readBytes(magic.count)) == magic else { throw corrupt("does not start with FSATTACH") }
             let version = try fields.readByte()
             guard version == AttachmentFile.version else {
-                throw FolderSyncError(.unsupportedFormatVersion, "attachment format version \(version) is not supported", path: path)
+                throw FolderSyncError(
+                    .unsupportedFormatVersion, "attachment format version \(version) is not supported", path: path)
             }
-            guard let encoding = Encoding(rawValue: try fields.readByte()) else { throw corrupt("has an unknown encoding") }
+            guard let encoding = Encoding(rawValue: try fields.readByte()) else {
+                throw corrupt("has an unknown encoding")
+            }
             size = try fields.readUInt64()
             let digest = try fields.readBytes(32)
             guard expectedSize.map({ UInt64($0) == size }) ?? true, AttachmentReference.hex(digest) == sha256 else {
@@ -166,7 +180,9 @@ enum AttachmentFile {
                 try LocalFiles.checkFreeSpace(for: size, in: destination.deletingLastPathComponent(), path: path)
                 output = try LocalStream(writing: destination)
             }
-            if encoding == .zlib { inflater = try InflatePushStream(path: path) { [unowned self] in try self.append(Data($0)) } }
+            if encoding == .zlib {
+                inflater = try InflatePushStream(path: path) { [unowned self] in try self.append(Data($0)) }
+            }
         }
 
         private func append(_ data: Data) throws {

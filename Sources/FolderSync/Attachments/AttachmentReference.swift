@@ -68,7 +68,9 @@ public struct AttachmentReference: Hashable, Sendable, CustomStringConvertible {
         }
         var source = ArrayByteSource(Array(bytes.dropFirst(magic.count)))
         let version = try source.readByte()
-        guard version == Self.version else { throw FormatViolation("attachment reference version \(version) is not supported") }
+        guard version == Self.version else {
+            throw FormatViolation("attachment reference version \(version) is not supported")
+        }
         let flags = try source.readByte()
         guard flags <= 1 else { throw FormatViolation("attachment reference has unknown flags \(flags)") }
         let digest = try source.readBytes(32)
@@ -82,7 +84,8 @@ public struct AttachmentReference: Hashable, Sendable, CustomStringConvertible {
             remaining -= 1
         }
         guard source.isAtEnd else { throw FormatViolation("attachment reference has trailing bytes") }
-        return AttachmentReference(sha256: Self.hex(digest), size: Int64(size), metadata: metadata, isInlineValue: flags == 1)
+        return AttachmentReference(
+            sha256: Self.hex(digest), size: Int64(size), metadata: metadata, isInlineValue: flags == 1)
     }
 
     static func hex(_ digest: some Sequence<UInt8>) -> String {

@@ -16,16 +16,20 @@ enum AttachmentScan {
         try scan(changeSet: url, path: path, selecting: .deletesAndBlobValues)
     }
 
-    private static func scan(changeSet url: URL, path: String, selecting selection: ChangeSetRecord.Selection) throws -> ChangeSetPrescan {
+    private static func scan(changeSet url: URL, path: String, selecting selection: ChangeSetRecord.Selection) throws
+        -> ChangeSetPrescan
+    {
         var order: [AttachmentReference] = []
         var keys: [AttachmentReference: [ColumnKey]] = [:]
         var deletes = false
         try ChangeSetReader.forEachChange(at: url, path: path, selecting: selection) { change in
             if change.kind == .delete { deletes = true }
             for column in change.columns {
-                guard case .blob(let data) = column.value, let reference = AttachmentReference(databaseValue: data) else { continue }
+                guard case .blob(let data) = column.value, let reference = AttachmentReference(databaseValue: data)
+                else { continue }
                 if keys[reference] == nil { order.append(reference) }
-                keys[reference, default: []].append(ColumnKey(table: change.table, syncID: change.syncID, column: column.column))
+                keys[reference, default: []].append(
+                    ColumnKey(table: change.table, syncID: change.syncID, column: column.column))
             }
         }
         return ChangeSetPrescan(references: order.map { ($0, keys[$0]!) }, deletes: deletes)
@@ -40,41 +44,50 @@ enum AttachmentScan {
     /// references' magic, other values unread.
     static func references(inSnapshot url: URL, path: String) throws -> [(ColumnKey, AttachmentReference)] {
         do {
-            // A downloaded snapshot, read before it is installed: hardened (no function of its schema runs but
-            // SQLite's innocuous ones), and WholeStoreReader refused it already if it holds a trigger or fails its check.
-            let snapshot = try DatabaseQueue(path: url.path, configuration: SQLiteHardening.configuration(readonly: true))
+            // A downloaded snapshot, read before it is installed: hardened (no function of its schema runs but SQLite's
+            // innocuous ones), and WholeStoreReader refused it already if it holds a trigger or fails its check.
+            let snapshot = try DatabaseQueue(
+                path: url.path, configuration: SQLiteHardening.configuration(readonly: true))
             defer { try? snapshot.close() }
             return try snapshot.read { db in
                 var found: [(ColumnKey, AttachmentReference)] = []
                 let magic = Data(AttachmentReference.magic)
-                for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+                for table in try String.fetchAll(
+                    db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
                 where !registerTables.contains(table) {
-                    let row = try db.primaryKey(table).columns.map(\.quotedDatabaseIdentifier).joined(separator: " || '/' || ")
+                    let row = try db.primaryKey(table).columns.map(\.quotedDatabaseIdentifier).joined(
+                        separator: " || '/' || ")
                     let columns = try db.columns(in: table).map(\.name)
                     guard !columns.isEmpty else { continue }
                     // One pass over each table (not one per column): a store of millions of rows is read once.
                     let quoted = columns.map(\.quotedDatabaseIdentifier)
-                    let rows = try Row.fetchCursor(db, sql: """
-                        SELECT \(row), \(quoted.joined(separator: ", ")) FROM \(table.quotedDatabaseIdentifier)
-                        WHERE \(quoted.map { "(typeof(\($0)) = 'blob' AND substr(\($0), 1, :count) = :magic)" }.joined(separator: " OR "))
-                        """, arguments: ["count": magic.count, "magic": magic])
+                    let rows = try Row.fetchCursor(
+                        db,
+                        sql: """
+                            SELECT \(row), \(quoted.joined(separator: ", ")) FROM \(table.quotedDatabaseIdentifier)
+                            WHERE \(quoted.map { "(typeof(\($0)) = 'blob' AND substr(\($0), 1, :count) = :magic)" }.joined(separator: " OR "))
+                            """, arguments: ["count": magic.count, "magic": magic])
                     var matches: [(Int, ColumnKey, AttachmentReference)] = []
                     while let values = try rows.next() {
                         let syncID = String.fromDatabaseValue(values[0]) ?? (values[0] as DatabaseValue).description
                         for (index, column) in columns.enumerated() {
                             // Only this column's blobs: the row matched on one of its columns, maybe another one.
                             guard case .blob(let data) = (values[index + 1] as DatabaseValue).storage,
-                                  let reference = AttachmentReference(databaseValue: data) else { continue }
+                                let reference = AttachmentReference(databaseValue: data)
+                            else { continue }
                             matches.append((index, ColumnKey(table: table, syncID: syncID, column: column), reference))
                         }
                     }
                     // Column by column, as the references were always listed.
-                    found += matches.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map { ($0.element.1, $0.element.2) }
+                    found += matches.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map {
+                        ($0.element.1, $0.element.2)
+                    }
                 }
                 return found
             }
         } catch let error as DatabaseError {
-            throw FolderSyncError(.corruptFile, "the whole store's snapshot cannot be read", path: path, underlying: error)
+            throw FolderSyncError(
+                .corruptFile, "the whole store's snapshot cannot be read", path: path, underlying: error)
         }
     }
 }
@@ -93,7 +106,9 @@ struct ChangeSetPrescan: Sendable {
 /// On two serial queues taken in turn: two cores' worth, and a catch-up of thousands of sets queues its prescans
 /// instead of starting a thread for each.
 final class BackgroundPrescan: Sendable {
-    private static let queues = [DispatchQueue(label: "FolderSync.prescan.1"), DispatchQueue(label: "FolderSync.prescan.2")]
+    private static let queues = [
+        DispatchQueue(label: "FolderSync.prescan.1"), DispatchQueue(label: "FolderSync.prescan.2"),
+    ]
     private static let turn = Locked(0)
 
     /// Running, with the tasks waiting for it; or ended, with what it found.

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -24,7 +25,9 @@ struct LocalAttachmentStore: Sendable {
         if mode == .immutable {
             let (sha256, size) = try Self.digest(of: source)
             let target = url(for: sha256)
-            if !FileManager.default.fileExists(atPath: target.path) && link(source.path, target.path) != 0 && errno != EEXIST {
+            if !FileManager.default.fileExists(atPath: target.path) && link(source.path, target.path) != 0
+                && errno != EEXIST
+            {
                 return try copy(source, metadata: metadata)
             }
             LocalFiles.syncDirectory(directory.path)
@@ -70,8 +73,11 @@ struct LocalAttachmentStore: Sendable {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         for name in names where TemporaryName.isTemporary(name) {
             let url = directory.appendingPathComponent(name)
-            guard let modified = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.modificationDate] as? Date,
-                  now.timeIntervalSince(modified) > age else { continue }
+            guard
+                let modified = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.modificationDate]
+                    as? Date,
+                now.timeIntervalSince(modified) > age
+            else { continue }
             unlink(url.path)
         }
     }
@@ -89,7 +95,8 @@ struct LocalAttachmentStore: Sendable {
             try output.write(chunk)
         }
         try output.close()
-        let reference = AttachmentReference(sha256: AttachmentReference.hex(hasher.finalize()), size: size, metadata: metadata)
+        let reference = AttachmentReference(
+            sha256: AttachmentReference.hex(hasher.finalize()), size: size, metadata: metadata)
         try install(temporary, as: reference)
         return reference
     }

@@ -1,5 +1,5 @@
-public import Foundation
 import Crypto
+public import Foundation
 
 /// A ``RemoteFileSystem`` that encrypts the files of one encrypted application on top of another file system.
 ///
@@ -23,20 +23,18 @@ public struct EncryptedFileSystem: RemoteFileSystem, RemoteChangeNotifying {
     public let layout: RemoteLayout
     let dataKey: SymmetricKey
 
-    init(base: any RemoteFileSystem, layout: RemoteLayout, dataKey: SymmetricKey) {
-        self.base = base
-        self.layout = layout
-        self.dataKey = dataKey
-    }
-
     /// Opens an encrypted application's files with its password, for tools that do not register.
     ///
     /// - Throws: ``FolderSyncError/Code/wrongPassword`` for a wrong password, ``FolderSyncError/Code/tamperedFile`` or
     ///   ``FolderSyncError/Code/corruptFile`` for a damaged `Encryption/EncryptionKey.plist`,
     ///   ``FolderSyncError/Code/remoteItemNotFound`` when the application is not encrypted.
-    public static func unlocking(_ base: any RemoteFileSystem, layout: RemoteLayout, password: String) async throws -> EncryptedFileSystem {
+    public static func unlocking(_ base: any RemoteFileSystem, layout: RemoteLayout, password: String) async throws
+        -> EncryptedFileSystem
+    {
         let path = layout.encryptionKeyFile
-        let info = try PropertyListFile.decode(EncryptionKeyInfo.self, from: try await base.read(path, maximumSize: PropertyListFile.maximumByteCount), path: path.description)
+        let info = try PropertyListFile.decode(
+            EncryptionKeyInfo.self, from: try await base.read(path, maximumSize: PropertyListFile.maximumByteCount),
+            path: path.description)
         let dataKey = try info.dataKey(with: try info.passwordKey(for: password, path: path), path: path)
         return EncryptedFileSystem(base: base, layout: layout, dataKey: dataKey)
     }
@@ -69,7 +67,8 @@ public struct EncryptedFileSystem: RemoteFileSystem, RemoteChangeNotifying {
     /// Downloads the sealed file beside `url`, then opens it into `url`, streaming.
     public func download(_ path: RemotePath, toLocalFile url: URL) async throws {
         guard let bound = binding(path) else { return try await base.download(path, toLocalFile: url) }
-        let sealed = url.deletingLastPathComponent().appendingPathComponent(TemporaryName.make(for: url.lastPathComponent))
+        let sealed = url.deletingLastPathComponent().appendingPathComponent(
+            TemporaryName.make(for: url.lastPathComponent))
         defer { try? FileManager.default.removeItem(at: sealed) }
         try await base.download(path, toLocalFile: sealed)
         try naming(path) { try SealedFile.open(fileAt: sealed, to: url, dataKey: dataKey, path: bound) }
@@ -121,7 +120,8 @@ public struct EncryptedFileSystem: RemoteFileSystem, RemoteChangeNotifying {
     /// The base's notifications; throws when the base has none, so watchers fall back to polling.
     public func changedNames(in directory: RemotePath) throws -> AsyncStream<String> {
         guard let notifying = base as? any RemoteChangeNotifying else {
-            throw FolderSyncError(.invalidConfiguration, "the remote does not notify changes", path: directory.description)
+            throw FolderSyncError(
+                .invalidConfiguration, "the remote does not notify changes", path: directory.description)
         }
         return try notifying.changedNames(in: directory)
     }

@@ -22,12 +22,16 @@ struct SealedFile {
 
     /// A new file's header and key, with a fresh random salt.
     init(dataKey: SymmetricKey, path: RemotePath, chunkSize: Int = SealedFileHeader.defaultChunkSize) {
-        self.init(dataKey: dataKey, header: SealedFileHeader(chunkSize: chunkSize, salt: SymmetricKey(size: .bits256).bytes), path: path.description)
+        self.init(
+            dataKey: dataKey, header: SealedFileHeader(chunkSize: chunkSize, salt: SymmetricKey(size: .bits256).bytes),
+            path: path.description)
     }
 
     /// An existing file's header and key; refuses a header that is not one of ours.
     init(dataKey: SymmetricKey, header: Data, path: RemotePath) throws {
-        self.init(dataKey: dataKey, header: try SealedFileHeader(parsing: header, path: path.description), path: path.description)
+        self.init(
+            dataKey: dataKey, header: try SealedFileHeader(parsing: header, path: path.description),
+            path: path.description)
     }
 
     private init(dataKey: SymmetricKey, header: SealedFileHeader, path: String) {
@@ -58,8 +62,9 @@ struct SealedFile {
             throw Header.tampered(path, "is cut short or extended")
         }
         do {
-            let box = try AES.GCM.SealedBox(nonce: nonce(index, isLast: isLast),
-                                            ciphertext: sealed.dropLast(Header.tagSize), tag: sealed.suffix(Header.tagSize))
+            let box = try AES.GCM.SealedBox(
+                nonce: nonce(index, isLast: isLast),
+                ciphertext: sealed.dropLast(Header.tagSize), tag: sealed.suffix(Header.tagSize))
             return try AES.GCM.open(box, using: key, authenticating: header.bytes)
         } catch {
             throw Header.tampered(path, "fails authentication")
@@ -77,8 +82,11 @@ struct SealedFile {
     /// gives the same bytes. Only for tests that pin the format against golden files; never reuse a salt.
     static func seal(_ data: Data, dataKey: SymmetricKey, path: RemotePath, fixedSalt salt: Data) throws -> Data {
         precondition(salt.count == 32, "a file salt is 32 bytes")
-        return try seal(data, file: SealedFile(dataKey: dataKey, header: SealedFileHeader(chunkSize: SealedFileHeader.defaultChunkSize, salt: salt),
-                                               path: path.description))
+        return try seal(
+            data,
+            file: SealedFile(
+                dataKey: dataKey, header: SealedFileHeader(chunkSize: SealedFileHeader.defaultChunkSize, salt: salt),
+                path: path.description))
     }
 
     private static func seal(_ data: Data, file: SealedFile) throws -> Data {
@@ -99,7 +107,10 @@ struct SealedFile {
     static func open(_ data: Data, dataKey: SymmetricKey, path: RemotePath) throws -> Data {
         let data = Data(data)
         guard data.count >= Header.size + Header.tagSize else {
-            throw Header.tampered(path.description, data.count >= 8 && data.prefix(8) == Header.magic ? "is cut short" : "is not an encrypted FolderSync file")
+            throw Header.tampered(
+                path.description,
+                data.count >= 8 && data.prefix(8) == Header.magic
+                    ? "is cut short" : "is not an encrypted FolderSync file")
         }
         let file = try SealedFile(dataKey: dataKey, header: data.prefix(Header.size), path: path)
         var output = Data()
@@ -126,7 +137,7 @@ struct SealedFile {
                 try write(try file.seal(chunk, index: index, isLast: isLast))
                 index += 1
             }
-            if index == 0 { try write(try file.seal(Data(), index: 0, isLast: true)) } // an empty file
+            if index == 0 { try write(try file.seal(Data(), index: 0, isLast: true)) }  // an empty file
         }
     }
 
@@ -137,7 +148,8 @@ struct SealedFile {
         let file = try SealedFile(dataKey: dataKey, header: header, path: path)
         try LocalFiles.writeReplacing(destination, durably: false) { write in
             var index: UInt64 = 0
-            try LocalFiles.readPieces(of: source, size: file.chunkSize + Header.tagSize, skipping: Header.size) { sealed, isLast in
+            try LocalFiles.readPieces(of: source, size: file.chunkSize + Header.tagSize, skipping: Header.size) {
+                sealed, isLast in
                 try write(try file.open(sealed, index: index, isLast: isLast))
                 index += 1
             }

@@ -48,10 +48,13 @@ struct SealedFileHeader {
         }
         let version = header.uint32(at: 8)
         guard version <= Self.version else {
-            throw FolderSyncError(.unsupportedFormatVersion,
-                                  "encrypted file format version \(version) is newer than the supported \(Self.version)", path: path)
+            throw FolderSyncError(
+                .unsupportedFormatVersion,
+                "encrypted file format version \(version) is newer than the supported \(Self.version)", path: path)
         }
-        guard version == Self.version else { throw Self.tampered(path, "has format version \(version), which never existed") }
+        guard version == Self.version else {
+            throw Self.tampered(path, "has format version \(version), which never existed")
+        }
         let chunkSize = Int(header.uint32(at: 12))
         guard Self.chunkSizes.contains(chunkSize) else { throw Self.tampered(path, "has an impossible chunk size") }
         self.bytes = header
@@ -59,7 +62,9 @@ struct SealedFileHeader {
     }
 
     static func tampered(_ path: String, _ what: String) -> FolderSyncError {
-        FolderSyncError(.tamperedFile, "the encrypted file \(what): it was altered, damaged, moved from another path, "
-                        + "or sealed with another key", path: path)
+        FolderSyncError(
+            .tamperedFile,
+            "the encrypted file \(what): it was altered, damaged, moved from another path, "
+                + "or sealed with another key", path: path)
     }
 }

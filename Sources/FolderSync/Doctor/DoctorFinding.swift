@@ -7,7 +7,8 @@
     public enum Severity: String, Hashable, Sendable, Codable, CaseIterable {
         /// Not a problem: worth knowing only (a file being written, quarantined files).
         case info
-        /// A problem sync ignores or works around: an unknown or misplaced file, an abandoned temporary, a newer format.
+        /// A problem sync ignores or works around: an unknown or misplaced file, an abandoned temporary, a newer
+        /// format.
         case warning
         /// Damage sync cannot work around: a corrupt file, a sequence gap, a missing or mismatched integrity key.
         case error
@@ -33,7 +34,9 @@
     public struct Check: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
-        public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+        public init(from decoder: any Decoder) throws {
+            rawValue = try decoder.singleValueContainer().decode(String.self)
+        }
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.singleValueContainer()
             try container.encode(rawValue)

@@ -34,8 +34,9 @@ import GRDB
             defer { try? queue.close() }
             // SQLite's own check first, outside a transaction: a damaged file can fail even the end of one.
             guard try queue.inDatabase({ try checkIntegrity($0, &examination) }) else {
-                return LocalCheckReport(store: storePath, helper: helper?.helperDirectory.path, bookkeepingVersion: nil,
-                                        findings: examination.sortedFindings)
+                return LocalCheckReport(
+                    store: storePath, helper: helper?.helperDirectory.path, bookkeepingVersion: nil,
+                    findings: examination.sortedFindings)
             }
             try queue.read { db in
                 guard try checkVersion(db, &examination) else { return }
@@ -53,8 +54,9 @@ import GRDB
             throw FolderSyncError(.localStoreFailed, "cannot read the document", path: storePath, underlying: error)
         }
         if let helper { checkRegistration(helper, &examination) }
-        return LocalCheckReport(store: storePath, helper: helper?.helperDirectory.path, bookkeepingVersion: examination.version,
-                                findings: examination.sortedFindings)
+        return LocalCheckReport(
+            store: storePath, helper: helper?.helperDirectory.path, bookkeepingVersion: examination.version,
+            findings: examination.sortedFindings)
     }
 
     /// Does what the findings' repairs say, and only that: removes stray staged files and damaged attachment copies.
@@ -68,7 +70,8 @@ import GRDB
             do {
                 try FileManager.default.removeItem(at: url)
             } catch {
-                throw FolderSyncError(.localStoreFailed, "cannot remove \(finding.path)", path: url.path, underlying: error)
+                throw FolderSyncError(
+                    .localStoreFailed, "cannot remove \(finding.path)", path: url.path, underlying: error)
             }
             done.append(DoctorRepairAction(action: .remove, path: finding.path))
         }
@@ -82,13 +85,16 @@ import GRDB
         let result: [String]
         do {
             result = try String.fetchAll(db, sql: "PRAGMA quick_check")
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB {
+        } catch let error as DatabaseError
+            where error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB
+        {
             result = [error.message ?? "\(error.resultCode)"]
         }
         guard result == ["ok"] else {
-            examination.add(.error, .corruptStore, examination.store,
-                            "SQLite finds the file damaged (\(result.prefix(3).joined(separator: "; "))); "
-                                + "restore it from a backup")
+            examination.add(
+                .error, .corruptStore, examination.store,
+                "SQLite finds the file damaged (\(result.prefix(3).joined(separator: "; "))); "
+                    + "restore it from a backup")
             return false
         }
         return true
@@ -98,7 +104,8 @@ import GRDB
     private func checkVersion(_ db: Database, _ examination: inout LocalExamination) throws -> Bool {
         let version: Int?
         do {
-            version = try StoreSchema.recordedBookkeepingVersion(db, path: storePath)
+            version =
+                try StoreSchema.recordedBookkeepingVersion(db, path: storePath)
                 ?? StoreSchema.identifyUnversionedBookkeeping(db)
         } catch let error as FolderSyncError {
             examination.add(.error, .bookkeepingVersion, examination.store, error.message)
@@ -106,19 +113,22 @@ import GRDB
         }
         examination.version = version
         guard let version else {
-            examination.add(.info, .notTracked, examination.store, "the document has no FolderSync bookkeeping: it is not synced")
+            examination.add(
+                .info, .notTracked, examination.store, "the document has no FolderSync bookkeeping: it is not synced")
             return false
         }
         let current = StoreSchema.currentBookkeepingVersion
         if version > current {
-            examination.add(.error, .bookkeepingVersion, examination.store,
-                            "the bookkeeping is version \(version), newer than \(current), the newest this build reads; "
-                                + "nothing else was checked (use a newer foldersync)")
+            examination.add(
+                .error, .bookkeepingVersion, examination.store,
+                "the bookkeeping is version \(version), newer than \(current), the newest this build reads; "
+                    + "nothing else was checked (use a newer foldersync)")
             return false
         }
         if version < current {
-            examination.add(.info, .bookkeepingVersion, examination.store,
-                            "the bookkeeping is version \(version); the app brings it to version \(current) when it opens it")
+            examination.add(
+                .info, .bookkeepingVersion, examination.store,
+                "the bookkeeping is version \(version); the app brings it to version \(current) when it opens it")
         }
         return true
     }
@@ -148,8 +158,10 @@ struct LocalExamination {
 
     init(store: String) { self.store = store }
 
-    mutating func add(_ severity: DoctorFinding.Severity, _ check: DoctorFinding.Check, _ path: String, _ message: String,
-                      repair: DoctorFinding.Repair? = nil) {
+    mutating func add(
+        _ severity: DoctorFinding.Severity, _ check: DoctorFinding.Check, _ path: String, _ message: String,
+        repair: DoctorFinding.Repair? = nil
+    ) {
         findings.append(DoctorFinding(severity, check, path: path, message, repair: repair))
     }
 
@@ -174,16 +186,23 @@ struct StoreState {
     /// The tables that have a change-capture trigger, read from the triggers themselves (their SQL says the policy).
     static func read(_ db: Database) throws -> StoreState {
         var tables: [Table] = []
-        for row in try Row.fetchAll(db, sql: """
-            SELECT tbl_name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'foldersync\\_%\\_delete' ESCAPE '\\'
-            ORDER BY tbl_name
-            """) {
-            let name: String = row[0], sql: String = row[1]
+        for row in try Row.fetchAll(
+            db,
+            sql: """
+                SELECT tbl_name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'foldersync\\_%\\_delete' ESCAPE '\\'
+                ORDER BY tbl_name
+                """)
+        {
+            let name: String = row[0]
+            let sql: String = row[1]
             guard try db.tableExists(name), let key = try db.primaryKey(name).columns.first else { continue }
-            // The delete trigger passes the policy as its third argument: `…(<table>, OLD.<id>, 1…` under last writer wins.
+            // The delete trigger passes the policy as its third argument: `…(<table>, OLD.<id>, 1…` under last writer
+            // wins.
             let lastWriterWins = sql.contains("OLD.\(key.quotedDatabaseIdentifier), 1")
-            tables.append(Table(name: name, syncIDColumn: key, columns: try db.columns(in: name).map(\.name).filter { $0 != key },
-                                lastWriterWins: lastWriterWins))
+            tables.append(
+                Table(
+                    name: name, syncIDColumn: key, columns: try db.columns(in: name).map(\.name).filter { $0 != key },
+                    lastWriterWins: lastWriterWins))
         }
         let data = try Data.fetchOne(db, sql: "SELECT value FROM \(StoreSchema.metaTable) WHERE key = 'state'")
         return StoreState(tables: tables, sync: try data.map(LocalSyncState.decodeJSON) ?? LocalSyncState())

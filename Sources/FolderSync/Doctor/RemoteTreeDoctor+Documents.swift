@@ -4,17 +4,22 @@ extension RemoteTreeDoctor {
         for document in examination.documents.sorted() {
             let facts = examination.documentFacts[document] ?? DocumentFacts()
             if !facts.hasDocumentInfo {
-                examination.add(.error, .documentInfoMissing, layout.documentInfoFile(document),
-                                "documentInfo.plist is missing: clients cannot register this document")
+                examination.add(
+                    .error, .documentInfoMissing, layout.documentInfoFile(document),
+                    "documentInfo.plist is missing: clients cannot register this document")
             }
             checkIntegrityKey(document, facts, &examination)
             for client in Set(facts.changeSets.keys).union(facts.recentSyncs.keys).sorted() {
                 try await checkSequences(document, client: client, facts, &examination)
             }
             checkSchemaVersions(facts, &examination)
-            for client in facts.clients.subtracting(facts.deletedClients).subtracting(examination.registeredClients).sorted() {
-                examination.add(.warning, .clientNotRegistered, layout.deviceInfoFile(client),
-                                "client \(client) has files in document \(document) but no deviceInfo.plist (not registered, and not deleted)")
+            for client in facts.clients.subtracting(facts.deletedClients).subtracting(examination.registeredClients)
+                .sorted()
+            {
+                examination.add(
+                    .warning, .clientNotRegistered, layout.deviceInfoFile(client),
+                    "client \(client) has files in document \(document) but no deviceInfo.plist (not registered, and not deleted)"
+                )
             }
         }
     }
@@ -26,42 +31,52 @@ extension RemoteTreeDoctor {
         switch keys.count {
         case 0:
             let folder = examination.items.contains { $0.path == directory }
-            if let key = DocumentInfo.keyCompletingCreation(of: document, info: facts.documentInfo,
-                                                            keysPresent: folder ? [] : nil,
-                                                            deleted: examination.deletedDocuments.contains(document)) {
-                examination.add(.warning, .integrityKeyMissing, directory,
-                                "no integrity key (documentInfo.plist says \(key)): the document's creation stopped half way; "
-                                + "the next client to sync writes it", repair: .writeIntegrityKey)
+            if let key = DocumentInfo.keyCompletingCreation(
+                of: document, info: facts.documentInfo,
+                keysPresent: folder ? [] : nil,
+                deleted: examination.deletedDocuments.contains(document))
+            {
+                examination.add(
+                    .warning, .integrityKeyMissing, directory,
+                    "no integrity key (documentInfo.plist says \(key)): the document's creation stopped half way; "
+                        + "the next client to sync writes it", repair: .writeIntegrityKey)
             } else {
-                examination.add(.error, .integrityKeyMissing, directory,
-                                "no integrity key\(expected): every client will think the remote document was reset")
+                examination.add(
+                    .error, .integrityKeyMissing, directory,
+                    "no integrity key\(expected): every client will think the remote document was reset")
             }
         case 1:
             if let info = facts.integrityKeyInInfo, info != keys[0] {
-                examination.add(.error, .integrityKeyMismatch, directory.appending(keys[0]),
-                                "integrity key \(keys[0]) differs from \(info) in documentInfo.plist")
+                examination.add(
+                    .error, .integrityKeyMismatch, directory.appending(keys[0]),
+                    "integrity key \(keys[0]) differs from \(info) in documentInfo.plist")
             }
         default:
-            examination.add(.error, .integrityKeyDuplicated, directory,
-                            "\(keys.count) integrity keys (\(keys.joined(separator: ", ")))\(expected): "
-                            + "clients of different epochs would mix; remove the wrong one by hand")
+            examination.add(
+                .error, .integrityKeyDuplicated, directory,
+                "\(keys.count) integrity keys (\(keys.joined(separator: ", ")))\(expected): "
+                    + "clients of different epochs would mix; remove the wrong one by hand")
         }
     }
 
-    /// Each client's sequences must run from 1 to its highest, except below what a whole store covers (vacuum removes those).
+    /// Each client's sequences must run from 1 to its highest, except below what a whole store covers (vacuum removes
+    /// those).
     ///
     /// A set being published is not a gap: a marker that carries its sets is written while they upload, and one that
     /// names them is written after them but may be read after a listing that came before them. So the sets a marker
     /// carries count as present, and a gap is looked at a second time (the client's folder listed again) before it
     /// is reported.
-    private func checkSequences(_ document: String, client: String, _ facts: DocumentFacts,
-                                _ examination: inout Examination) async throws {
+    private func checkSequences(
+        _ document: String, client: String, _ facts: DocumentFacts,
+        _ examination: inout Examination
+    ) async throws {
         let directory = layout.syncChangesDirectory(document, client: client)
         let sets = facts.changeSets[client] ?? []
         for (sequence, copies) in Dictionary(grouping: sets, by: \.sequence) where copies.count > 1 {
-            examination.add(.info, .duplicateSequence, directory,
-                            "\(copies.count) change sets carry sequence \(sequence) (two devices shared this client's identity): "
-                            + copies.map(\.path.name).sorted().joined(separator: ", ") + "; every device applies each of them")
+            examination.add(
+                .info, .duplicateSequence, directory,
+                "\(copies.count) change sets carry sequence \(sequence) (two devices shared this client's identity): "
+                    + copies.map(\.path.name).sorted().joined(separator: ", ") + "; every device applies each of them")
         }
         let carried = (facts.recentSyncs[client]?.changeSetContents ?? [:]).keys
             .compactMap { RemoteLayout.parseChangeSetFileName($0)?.sequence }
@@ -79,9 +94,11 @@ extension RemoteTreeDoctor {
             let which = single ? "sequence \(range.lowerBound)" : "sequences \(range.lowerBound)–\(range.upperBound)"
             let it = single ? "it" : "them"
             let cover = covered > 0 ? "whole stores cover up to \(covered)" : "no whole store covers \(it)"
-            examination.add(.error, .sequenceGap, directory,
-                            "\(which) of client \(client) \(single ? "is" : "are") missing (highest \(highest); \(cover)): "
-                            + "clients that have not applied \(it) cannot apply this client's later change sets until a whole store covers \(it)")
+            examination.add(
+                .error, .sequenceGap, directory,
+                "\(which) of client \(client) \(single ? "is" : "are") missing (highest \(highest); \(cover)): "
+                    + "clients that have not applied \(it) cannot apply this client's later change sets until a whole store covers \(it)"
+            )
         }
     }
 
@@ -107,8 +124,10 @@ extension RemoteTreeDoctor {
         guard let newest = facts.recentSyncs.values.map(\.schemaVersion).max() else { return }
         for set in facts.changeSets.values.joined() {
             guard let header = set.header, header.schemaVersion > newest else { continue }
-            examination.add(.warning, .schemaTooNew, set.path,
-                            "recorded with schema version \(header.schemaVersion), above every client's (\(newest)): parked until a client upgrades")
+            examination.add(
+                .warning, .schemaTooNew, set.path,
+                "recorded with schema version \(header.schemaVersion), above every client's (\(newest)): parked until a client upgrades"
+            )
         }
     }
 }

@@ -21,7 +21,7 @@ extension RemoteTreeDoctor {
             guard path.hasPrefix(layout.applicationDirectory), path != layout.applicationDirectory else { continue }
             switch repair {
             case .remove, .quarantine:
-                if repair == .remove, !TemporaryName.isTemporary(path.name) { continue } // only temporaries go unasked
+                if repair == .remove, !TemporaryName.isTemporary(path.name) { continue }  // only temporaries go unasked
                 guard try await fileSystem.item(at: path) != nil else { continue }
                 let area = removedArea(for: path)
                 let removal: RemovedArea.Removal
@@ -34,22 +34,28 @@ extension RemoteTreeDoctor {
                 try await area.makeFolders(for: [path], in: removal)
                 let destination = removal.destination(of: path)
                 try await fileSystem.moveAside(path, to: destination)
-                done.append(DoctorRepairAction(action: repair, path: path.description, destination: destination.description))
+                done.append(
+                    DoctorRepairAction(action: repair, path: path.description, destination: destination.description))
             case .restore:
                 let original = layout.publishedPath(of: path)
-                guard original != path, try await fileSystem.item(at: path) != nil, try await fileSystem.item(at: original) == nil else { continue }
+                guard original != path, try await fileSystem.item(at: path) != nil,
+                    try await fileSystem.item(at: original) == nil
+                else { continue }
                 try await fileSystem.createDirectory(at: original.parent)
                 do {
                     try await fileSystem.move(from: path, to: original, replacing: false)
                 } catch FolderSyncError.Code.remoteItemExists {
-                    continue   // published again meanwhile
+                    continue  // published again meanwhile
                 }
-                done.append(DoctorRepairAction(action: .restore, path: path.description, destination: original.description))
+                done.append(
+                    DoctorRepairAction(action: .restore, path: path.description, destination: original.description))
             case .writeIntegrityKey:
                 guard let key = try await keyCompletingCreation(document: path.parent.name) else { continue }
                 let document = path.parent.name
                 try await fileSystem.writeIntegrityKey(key, of: document, layout: layout)
-                done.append(DoctorRepairAction(action: .writeIntegrityKey, path: layout.integrityKeyFile(document, key: key).description))
+                done.append(
+                    DoctorRepairAction(
+                        action: .writeIntegrityKey, path: layout.integrityKeyFile(document, key: key).description))
             }
         }
         return done

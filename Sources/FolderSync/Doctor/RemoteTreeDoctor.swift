@@ -19,7 +19,10 @@ public import Foundation
     public var now: @Sendable () -> Date
 
     /// - Throws: ``FolderSyncError/Code/invalidIdentifier`` for an unsafe application identifier.
-    public init(fileSystem: any RemoteFileSystem, applicationIdentifier: String, now: @escaping @Sendable () -> Date = { Date() }) throws {
+    public init(
+        fileSystem: any RemoteFileSystem, applicationIdentifier: String,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws {
         self.fileSystem = fileSystem
         self.layout = try RemoteLayout(applicationIdentifier: applicationIdentifier)
         self.now = now
@@ -33,12 +36,14 @@ public import Foundation
         if let document { try Identifier.validate(document, role: "document identifier") }
         var examination = Examination(layout: layout, documentFilter: document)
         guard try await fileSystem.item(at: layout.applicationDirectory)?.kind == .directory else {
-            throw FolderSyncError(.remoteItemNotFound, "the shared folder holds no application \(layout.applicationIdentifier)",
-                                  path: layout.applicationDirectory.description)
+            throw FolderSyncError(
+                .remoteItemNotFound, "the shared folder holds no application \(layout.applicationIdentifier)",
+                path: layout.applicationDirectory.description)
         }
         if let document, try await fileSystem.item(at: layout.documentDirectory(document)) == nil {
-            throw FolderSyncError(.remoteItemNotFound, "the application has no document \(document)",
-                                  path: layout.documentDirectory(document).description)
+            throw FolderSyncError(
+                .remoteItemNotFound, "the application has no document \(document)",
+                path: layout.documentDirectory(document).description)
         }
         // The version comes first: in a newer layout, nothing else can be judged.
         if try await checkFormatVersion(&examination) {
@@ -47,30 +52,37 @@ public import Foundation
             try await checkDocuments(&examination)
             try await checkRemovedAreas(&examination)
         }
-        let findings = examination.findings.sorted { ($0.path, $0.check.rawValue, $0.message) < ($1.path, $1.check.rawValue, $1.message) }
-        return DoctorReport(applicationIdentifier: layout.applicationIdentifier,
-                            documents: examination.documents.sorted(), findings: findings)
+        let findings = examination.findings.sorted {
+            ($0.path, $0.check.rawValue, $0.message) < ($1.path, $1.check.rawValue, $1.message)
+        }
+        return DoctorReport(
+            applicationIdentifier: layout.applicationIdentifier,
+            documents: examination.documents.sorted(), findings: findings)
     }
 
     /// Returns `false` when the tree's layout is newer than this build's.
     private func checkFormatVersion(_ examination: inout Examination) async throws -> Bool {
         let path = layout.formatVersionFile
         do {
-            guard let data = try await fileSystem.readIfPresent(path, maximumSize: PropertyListFile.maximumByteCount) else {
-                examination.add(.warning, .formatVersionMissing, path,
-                                "FormatVersion.plist is missing: the tree's creation never finished, or the file was removed")
+            guard let data = try await fileSystem.readIfPresent(path, maximumSize: PropertyListFile.maximumByteCount)
+            else {
+                examination.add(
+                    .warning, .formatVersionMissing, path,
+                    "FormatVersion.plist is missing: the tree's creation never finished, or the file was removed")
                 return true
             }
             _ = try FormatVersionInfo.decodeSupported(data, path: path.description)
             return true
         } catch FolderSyncError.Code.unsupportedFormatVersion {
-            examination.add(.error, .formatVersionTooNew, path,
-                            "the tree uses a layout newer than version \(RemoteLayout.formatVersion), the newest this build understands; "
-                            + "nothing else was checked (use a newer foldersync)")
+            examination.add(
+                .error, .formatVersionTooNew, path,
+                "the tree uses a layout newer than version \(RemoteLayout.formatVersion), the newest this build understands; "
+                    + "nothing else was checked (use a newer foldersync)")
             return false
         } catch FolderSyncError.Code.corruptFile {
             // Not quarantined: every client needs this file to register; restore it by hand.
-            examination.add(.error, .corruptPropertyList, path, "FormatVersion.plist cannot be decoded; restore it from a backup")
+            examination.add(
+                .error, .corruptPropertyList, path, "FormatVersion.plist cannot be decoded; restore it from a backup")
             return true
         }
     }
@@ -83,7 +95,9 @@ public import Foundation
         for item in items {
             let path = directory.appending(item.name)
             let kind: RemoteLayoutEntry.Kind = item.kind == .directory ? .directory : .file
-            if let filter = examination.documentFilter, path.parent == layout.documentsDirectory, item.name != filter { continue }
+            if let filter = examination.documentFilter, path.parent == layout.documentsDirectory, item.name != filter {
+                continue
+            }
             if TemporaryName.isTemporary(item.name) {
                 checkTemporary(path, item, &examination)
                 continue
@@ -94,7 +108,8 @@ public import Foundation
             }
             if path.parent == layout.quarantineDirectory {
                 // A repair's batch: kept for people to inspect, never read or judged.
-                examination.add(.info, .quarantined, path, "files quarantined by an earlier repair; delete them once inspected")
+                examination.add(
+                    .info, .quarantined, path, "files quarantined by an earlier repair; delete them once inspected")
                 continue
             }
             if entry.pattern.hasSuffix("Removed/<day>/<removal>/") {
@@ -115,23 +130,30 @@ public import Foundation
         }
         let age = now().timeIntervalSince(modified)
         if age > temporaryFileGracePeriod {
-            examination.add(.warning, .temporaryFile, path,
-                            "\(what) abandoned \(Self.describe(age)) ago by an interrupted writer", repair: .remove)
+            examination.add(
+                .warning, .temporaryFile, path,
+                "\(what) abandoned \(Self.describe(age)) ago by an interrupted writer", repair: .remove)
         } else {
-            examination.add(.info, .temporaryFile, path, "\(what) \(Self.describe(max(0, age))) old: a writer may be publishing it now")
+            examination.add(
+                .info, .temporaryFile, path,
+                "\(what) \(Self.describe(max(0, age))) old: a writer may be publishing it now")
         }
     }
 
     private func reportUnknown(_ path: RemotePath, kind: RemoteLayoutEntry.Kind, _ examination: inout Examination) {
         let other: RemoteLayoutEntry.Kind = kind == .file ? .directory : .file
         if RemoteLayout.entry(matching: path, kind: other) != nil {
-            examination.add(.warning, .misplacedFile, path,
-                            kind == .file ? "a file where the layout expects a folder" : "a folder where the layout expects a file")
+            examination.add(
+                .warning, .misplacedFile, path,
+                kind == .file ? "a file where the layout expects a folder" : "a folder where the layout expects a file")
         } else if let look = Self.lookalike(path.name) {
-            examination.add(.warning, .misplacedFile, path, "looks like \(look) but is not where the layout puts one; sync ignores it")
+            examination.add(
+                .warning, .misplacedFile, path,
+                "looks like \(look) but is not where the layout puts one; sync ignores it")
         } else {
-            examination.add(.warning, .unknownFile, path,
-                            "the layout has no such \(kind == .file ? "file" : "folder"); sync ignores it (left in place)")
+            examination.add(
+                .warning, .unknownFile, path,
+                "the layout has no such \(kind == .file ? "file" : "folder"); sync ignores it (left in place)")
         }
     }
 
@@ -175,8 +197,10 @@ struct Examination {
     /// Documents with a deletion marker (`Information/DeletedDocuments/<document>.plist`), readable or not.
     var deletedDocuments = Set<String>()
 
-    mutating func add(_ severity: DoctorFinding.Severity, _ check: DoctorFinding.Check, _ path: RemotePath, _ message: String,
-                      repair: DoctorFinding.Repair? = nil) {
+    mutating func add(
+        _ severity: DoctorFinding.Severity, _ check: DoctorFinding.Check, _ path: RemotePath, _ message: String,
+        repair: DoctorFinding.Repair? = nil
+    ) {
         findings.append(DoctorFinding(severity, check, path: path.description, message, repair: repair))
     }
 }

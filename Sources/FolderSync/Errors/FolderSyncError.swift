@@ -1,4 +1,5 @@
 public import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -47,7 +48,8 @@ public struct FolderSyncError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let registrationCancelled = Code(rawValue: 11)
         /// A task needs a registered manager, and this one is not registered.
         public static let notRegistered = Code(rawValue: 12)
-        /// The remote document's integrity key differs from the one this client knows: the remote was reset or replaced.
+        /// The remote document's integrity key differs from the one this client knows: the remote was reset or
+        /// replaced.
         public static let integrityKeyMismatch = Code(rawValue: 13)
         /// Another client or an operator deleted this client from the document.
         public static let clientDeleted = Code(rawValue: 14)
@@ -219,11 +221,13 @@ extension FolderSyncError {
         }
         switch error {
         case .dataCorrupted(let context):
-            return context.codingPath.isEmpty ? "not a valid property list or document" : "the value of \(field(context.codingPath)) is not valid"
+            return context.codingPath.isEmpty
+                ? "not a valid property list or document" : "the value of \(field(context.codingPath)) is not valid"
         case .keyNotFound(let key, let context):
             return "the field \(field(context.codingPath + [key])) is missing"
         case .typeMismatch(_, let context):
-            return context.codingPath.isEmpty ? "its contents do not have the expected structure"
+            return context.codingPath.isEmpty
+                ? "its contents do not have the expected structure"
                 : "the field \(field(context.codingPath)) has the wrong type"
         case .valueNotFound(_, let context):
             return "the field \(field(context.codingPath)) has no value"
@@ -256,7 +260,8 @@ extension FolderSyncError {
     /// - Throws: ``Code/corruptFile`` naming `path`, its size and the bound.
     package static func checkSize(_ size: Int64, maximumSize: Int, path: String) throws {
         guard size > Int64(maximumSize) else { return }
-        throw FolderSyncError(.corruptFile, "is \(size) bytes, more than the \(maximumSize) such a file can hold; not read", path: path)
+        throw FolderSyncError(
+            .corruptFile, "is \(size) bytes, more than the \(maximumSize) such a file can hold; not read", path: path)
     }
 
     /// Whether the error says a file cannot be used as it is (corrupt, or failing authentication when encrypted):

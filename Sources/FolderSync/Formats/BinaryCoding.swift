@@ -122,7 +122,9 @@ enum UTF8Text {
             let raw = UnsafeRawBufferPointer(buffer)
             var index = 0
             while index + 8 <= raw.count {
-                if raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+                if raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 {
+                    return false
+                }
                 index += 8
             }
             while index < raw.count {

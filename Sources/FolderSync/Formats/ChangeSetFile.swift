@@ -86,13 +86,17 @@ enum ChangeSetFile {
         let changeCount = try source.readUInt64()
         let createdAt = try source.readInt64()
         let dependencyCount = try source.readVarint()
-        guard dependencyCount <= UInt64(source.remainingCount) else { throw FormatViolation("dependency count \(dependencyCount) is out of range") }
+        guard dependencyCount <= UInt64(source.remainingCount) else {
+            throw FormatViolation("dependency count \(dependencyCount) is out of range")
+        }
         var dependencies: [String: Int64] = [:]
         for _ in 0..<dependencyCount {
             let client = try source.readString(what: "dependency client identifier")
             dependencies[client] = try source.readInt64()
         }
-        guard changeCount <= UInt64(Int.max) else { throw FormatViolation("change count \(changeCount) is out of range") }
+        guard changeCount <= UInt64(Int.max) else {
+            throw FormatViolation("change count \(changeCount) is out of range")
+        }
         // Sequences a file name holds: readers compare and count with them.
         guard RemoteLayout.isSequence(sequence, allowingZero: false) else {
             throw FormatViolation("sequence \(sequence) is out of range")
@@ -101,9 +105,10 @@ enum ChangeSetFile {
             throw FormatViolation("dependency on client \(client) up to \(applied) is out of range")
         }
         guard source.isAtEnd else { throw FormatViolation("header has \(source.remainingCount) unexpected bytes") }
-        return ChangeSetHeader(changeSetIdentifier: changeSetIdentifier, clientIdentifier: clientIdentifier,
-                               sequence: sequence, schemaVersion: Int(schemaVersion), changeCount: Int(changeCount),
-                               createdAt: date(milliseconds: createdAt), dependencies: dependencies)
+        return ChangeSetHeader(
+            changeSetIdentifier: changeSetIdentifier, clientIdentifier: clientIdentifier,
+            sequence: sequence, schemaVersion: Int(schemaVersion), changeCount: Int(changeCount),
+            createdAt: date(milliseconds: createdAt), dependencies: dependencies)
     }
 
     /// Milliseconds since 1970, rounded to nearest so that a decoded date encodes to the same value.

@@ -1,5 +1,6 @@
 import CZlib
 public import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -42,8 +43,10 @@ import Darwin
 
     /// The same pass, delivering only the records `selection` keeps; the others are checked for shape and skipped
     /// without being decoded (a pass that looks for deletes or attachments need not build 100,000 changes).
-    static func forEachChange(at url: URL, path: String, selecting selection: ChangeSetRecord.Selection,
-                              _ body: (SyncChange) throws -> Void) throws {
+    static func forEachChange(
+        at url: URL, path: String, selecting selection: ChangeSetRecord.Selection,
+        _ body: (SyncChange) throws -> Void
+    ) throws {
         let file = try ChangeSetInputFile(url: url, path: path)
         let layout = try verify(file, path: path)
         var offset = UInt64(layout.headerByteCount)
@@ -87,7 +90,9 @@ import Darwin
         var uncompressedByteCount: UInt64
     }
 
-    private static func readHeader(of file: ChangeSetInputFile, path: String) throws -> (header: ChangeSetHeader, byteCount: Int) {
+    private static func readHeader(of file: ChangeSetInputFile, path: String) throws -> (
+        header: ChangeSetHeader, byteCount: Int
+    ) {
         let magic = ChangeSetFile.magic
         let preamble = try file.readBytes(at: 0, count: ChangeSetFile.preambleByteCount)
         let signature = Array(preamble.prefix(magic.count))
@@ -101,9 +106,10 @@ import Darwin
         let version = preamble[magic.count]
         guard version != 0 else { throw corrupt("claims format version 0, which does not exist", path: path) }
         guard version <= ChangeSetFile.formatVersion else {
-            throw FolderSyncError(.unsupportedFormatVersion,
-                                  "change set format version \(version) is newer than the supported version \(ChangeSetFile.formatVersion)",
-                                  path: path)
+            throw FolderSyncError(
+                .unsupportedFormatVersion,
+                "change set format version \(version) is newer than the supported version \(ChangeSetFile.formatVersion)",
+                path: path)
         }
         guard preamble.count == ChangeSetFile.preambleByteCount else { throw truncated(file, path: path) }
         let fieldsByteCount = Int(littleEndianUInt32(preamble[(magic.count + 1)...]))
@@ -116,7 +122,9 @@ import Darwin
         let stored = littleEndianUInt32(rest.suffix(4))
         let computed = Checksum.crc32(Data(preamble + fields))
         guard stored == computed else {
-            throw corrupt("header fails its CRC-32 check (stored \(Checksum.hex(stored)), computed \(Checksum.hex(computed)))", path: path)
+            throw corrupt(
+                "header fails its CRC-32 check (stored \(Checksum.hex(stored)), computed \(Checksum.hex(computed)))",
+                path: path)
         }
         do {
             let header = try ChangeSetHeader.decodeFields(fields)
@@ -129,7 +137,9 @@ import Darwin
     private static func verify(_ file: ChangeSetInputFile, path: String) throws -> Layout {
         let (header, headerByteCount) = try readHeader(of: file, path: path)
         let size = file.size
-        guard size >= UInt64(headerByteCount + ChangeSetFile.trailerByteCount) else { throw truncated(file, path: path) }
+        guard size >= UInt64(headerByteCount + ChangeSetFile.trailerByteCount) else {
+            throw truncated(file, path: path)
+        }
         let checksummedEnd = size - 4
         var checksum: UInt32 = 0
         var offset: UInt64 = 0
@@ -142,13 +152,17 @@ import Darwin
             checksum = foldersync_crc32(checksum, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), read)
             offset += UInt64(read)
         }
-        let trailer = try file.readBytes(at: size - UInt64(ChangeSetFile.trailerByteCount), count: ChangeSetFile.trailerByteCount)
-        guard trailer.count == ChangeSetFile.trailerByteCount else { throw corrupt("became shorter while being read", path: path) }
+        let trailer = try file.readBytes(
+            at: size - UInt64(ChangeSetFile.trailerByteCount), count: ChangeSetFile.trailerByteCount)
+        guard trailer.count == ChangeSetFile.trailerByteCount else {
+            throw corrupt("became shorter while being read", path: path)
+        }
         let stored = littleEndianUInt32(trailer.suffix(4))
         let computed = UInt32(truncatingIfNeeded: checksum)
         guard stored == computed else {
-            throw corrupt("fails its CRC-32 check (stored \(Checksum.hex(stored)), computed \(Checksum.hex(computed))): it is truncated or damaged",
-                          path: path)
+            throw corrupt(
+                "fails its CRC-32 check (stored \(Checksum.hex(stored)), computed \(Checksum.hex(computed))): it is truncated or damaged",
+                path: path)
         }
         var lengths = ArrayByteSource(Array(trailer.prefix(16)))
         let compressed = try lengths.readUInt64()
@@ -156,8 +170,9 @@ import Darwin
         guard compressed == size - UInt64(headerByteCount + ChangeSetFile.trailerByteCount) else {
             throw corrupt("trailer's body length \(compressed) disagrees with the file size \(size)", path: path)
         }
-        return Layout(header: header, headerByteCount: headerByteCount,
-                      compressedByteCount: compressed, uncompressedByteCount: uncompressed)
+        return Layout(
+            header: header, headerByteCount: headerByteCount,
+            compressedByteCount: compressed, uncompressedByteCount: uncompressed)
     }
 
     // MARK: Helpers
@@ -208,7 +223,9 @@ private final class InflatedByteSource: ByteSource {
 
     func readBytes(_ wanted: Int) throws -> [UInt8] {
         // Checked against the trailer first, so a damaged length never triggers a huge allocation.
-        guard UInt64(wanted) <= remainingByteCount else { throw FormatViolation("a field runs past the end of the body") }
+        guard UInt64(wanted) <= remainingByteCount else {
+            throw FormatViolation("a field runs past the end of the body")
+        }
         var result: [UInt8] = []
         result.reserveCapacity(min(wanted, ChangeSetFile.chunkSize))
         while result.count < wanted {
@@ -235,7 +252,7 @@ private final class InflatedByteSource: ByteSource {
 
     /// Length-prefixed UTF-8 made into a string straight from the buffer when it lies within it.
     func readString(what: String) throws -> String {
-        var source = self // a class: the same reader, through a variable, for the protocol's mutating helpers
+        var source = self  // a class: the same reader, through a variable, for the protocol's mutating helpers
         let length = try source.readVarint()
         guard length <= UInt64(count - position) else {
             guard length <= UInt64(Int.max) else { throw FormatViolation("\(what) length \(length) is out of range") }
@@ -247,7 +264,9 @@ private final class InflatedByteSource: ByteSource {
     }
 
     func skipBytes(_ wanted: Int) throws {
-        guard UInt64(wanted) <= remainingByteCount else { throw FormatViolation("a field runs past the end of the body") }
+        guard UInt64(wanted) <= remainingByteCount else {
+            throw FormatViolation("a field runs past the end of the body")
+        }
         var left = wanted
         while left > 0 {
             if position == count {
@@ -266,7 +285,8 @@ private final class InflatedByteSource: ByteSource {
         try refill()
         if count > 0 { return false }
         guard producedByteCount == expectedByteCount else {
-            throw FormatViolation("body decompresses to \(producedByteCount) bytes, not the \(expectedByteCount) its trailer says")
+            throw FormatViolation(
+                "body decompresses to \(producedByteCount) bytes, not the \(expectedByteCount) its trailer says")
         }
         return true
     }

@@ -31,11 +31,12 @@ enum ChangeSetRecord {
         var names = change.columns.count > 16 ? Set<String>() : nil
         for (index, column) in change.columns.enumerated() {
             if column.column.isEmpty { return "\(row) has a column with an empty name" }
-            let repeated = if names != nil {
-                !names!.insert(column.column).inserted
-            } else {
-                change.columns[..<index].contains { $0.column == column.column }
-            }
+            let repeated =
+                if names != nil {
+                    !names!.insert(column.column).inserted
+                } else {
+                    change.columns[..<index].contains { $0.column == column.column }
+                }
             if repeated { return "\(row) carries column \(column.column) twice" }
         }
         return nil
@@ -73,7 +74,10 @@ enum ChangeSetRecord {
     /// The size of `change`'s record, computed without encoding it (the splitter asks before every append).
     static func byteCount(of change: SyncChange) -> Int {
         func varint(_ value: UInt64) -> Int { (64 - (value | 1).leadingZeroBitCount + 6) / 7 }
-        func string(_ value: String) -> Int { let count = value.utf8.count; return varint(UInt64(count)) + count }
+        func string(_ value: String) -> Int {
+            let count = value.utf8.count
+            return varint(UInt64(count)) + count
+        }
         var total = 1 + string(change.table) + string(change.syncID) + (change.kind == .delete ? 8 : 0)
         total += varint(UInt64(change.columns.count))
         for column in change.columns {
@@ -125,12 +129,15 @@ enum ChangeSetRecord {
             return try decodeBlobValues(kind: try readKind(from: &source), from: &source)
         case .deletesAndBlobValues:
             let kind = try readKind(from: &source)
-            return kind == .delete ? try decode(kind: kind, from: &source) : try decodeBlobValues(kind: kind, from: &source)
+            return kind == .delete
+                ? try decode(kind: kind, from: &source) : try decodeBlobValues(kind: kind, from: &source)
         }
     }
 
     /// The rest of a record as ``Selection/blobValues`` reads it; `nil` when it has no `BLOB` value.
-    private static func decodeBlobValues(kind: SyncChange.Kind, from source: inout some ByteSource) throws -> SyncChange? {
+    private static func decodeBlobValues(kind: SyncChange.Kind, from source: inout some ByteSource) throws
+        -> SyncChange?
+    {
         let table = try source.readString(what: "table name")
         let syncID = try source.readString(what: "sync ID")
         if kind == .delete { try source.skipBytes(8) }
@@ -141,8 +148,10 @@ enum ChangeSetRecord {
             let timestamp = HybridTimestamp(rawValue: try source.readUInt64())
             let tag = try source.readByte()
             if tag == ChangeSetFile.ValueTag.blob.rawValue {
-                columns.append(ColumnChange(column: name, value: .blob(Data(try source.readLengthPrefixed(what: "blob value"))),
-                                            timestamp: timestamp))
+                columns.append(
+                    ColumnChange(
+                        column: name, value: .blob(Data(try source.readLengthPrefixed(what: "blob value"))),
+                        timestamp: timestamp))
             } else {
                 try skipPayload(of: tag, from: &source)
             }
@@ -153,7 +162,9 @@ enum ChangeSetRecord {
 
     private static func readKind(from source: inout some ByteSource) throws -> SyncChange.Kind {
         let kindByte = try source.readByte()
-        guard let kind = SyncChange.Kind(rawValue: kindByte) else { throw FormatViolation("unknown change kind \(kindByte)") }
+        guard let kind = SyncChange.Kind(rawValue: kindByte) else {
+            throw FormatViolation("unknown change kind \(kindByte)")
+        }
         return kind
     }
 
@@ -193,7 +204,8 @@ enum ChangeSetRecord {
             columns.append(ColumnChange(column: name, value: value, timestamp: timestamp))
             remaining -= 1
         }
-        let change = SyncChange(kind: kind, table: table, syncID: syncID, columns: columns, deletionTimestamp: deletionTimestamp)
+        let change = SyncChange(
+            kind: kind, table: table, syncID: syncID, columns: columns, deletionTimestamp: deletionTimestamp)
         if let problem = problem(with: change) { throw FormatViolation(problem) }
         return change
     }

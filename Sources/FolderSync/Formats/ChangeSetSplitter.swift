@@ -37,9 +37,12 @@ final class ChangeSetSplitter {
     private var finishedParts: [Part] = []
 
     /// - Parameter destination: called with each part's sequence number, when the part is started.
-    init(clientIdentifier: String, schemaVersion: Int, firstSequence: Int64, createdAt: Date,
-         dependencies: [String: Int64] = [:], partByteLimit: Int = ChangeSetSplitter.defaultPartByteLimit, compressionLevel: Int32 = 1,
-         destination: @escaping (Int64) throws -> Destination) {
+    init(
+        clientIdentifier: String, schemaVersion: Int, firstSequence: Int64, createdAt: Date,
+        dependencies: [String: Int64] = [:], partByteLimit: Int = ChangeSetSplitter.defaultPartByteLimit,
+        compressionLevel: Int32 = 1,
+        destination: @escaping (Int64) throws -> Destination
+    ) {
         precondition(partByteLimit > 0, "partByteLimit must be positive")
         self.clientIdentifier = clientIdentifier
         self.schemaVersion = schemaVersion
@@ -54,7 +57,8 @@ final class ChangeSetSplitter {
     /// Adds a change to the current part, first closing the part if the change would take it past the limit.
     func append(_ change: SyncChange) throws {
         if let (writer, _) = current, writer.changeCount > 0,
-           writer.uncompressedByteCount + writer.encodedByteCount(of: change) > partByteLimit {
+            writer.uncompressedByteCount + writer.encodedByteCount(of: change) > partByteLimit
+        {
             try finishCurrentPart()
         }
         if current == nil { try startPart() }
@@ -70,10 +74,11 @@ final class ChangeSetSplitter {
     private func startPart() throws {
         let sequence = nextSequence
         let target = try destination(sequence)
-        let writer = try ChangeSetWriter(url: target.url, changeSetIdentifier: target.changeSetIdentifier,
-                                         clientIdentifier: clientIdentifier, sequence: sequence,
-                                         schemaVersion: schemaVersion, createdAt: createdAt,
-                                         dependencies: dependencies, compressionLevel: compressionLevel)
+        let writer = try ChangeSetWriter(
+            url: target.url, changeSetIdentifier: target.changeSetIdentifier,
+            clientIdentifier: clientIdentifier, sequence: sequence,
+            schemaVersion: schemaVersion, createdAt: createdAt,
+            dependencies: dependencies, compressionLevel: compressionLevel)
         current = (writer, target.url)
         nextSequence += 1
     }

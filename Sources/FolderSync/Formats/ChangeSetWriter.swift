@@ -1,5 +1,6 @@
 import CZlib
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -44,15 +45,20 @@ final class ChangeSetWriter {
     /// Creates (or truncates) the file at `url` and reserves room for the header.
     ///
     /// `createdAt` is kept to the millisecond, as the file stores it.
-    init(url: URL, changeSetIdentifier: String, clientIdentifier: String, sequence: Int64, schemaVersion: Int,
-         createdAt: Date, dependencies: [String: Int64] = [:], compressionLevel: Int32 = 1) throws {
+    init(
+        url: URL, changeSetIdentifier: String, clientIdentifier: String, sequence: Int64, schemaVersion: Int,
+        createdAt: Date, dependencies: [String: Int64] = [:], compressionLevel: Int32 = 1
+    ) throws {
         self.url = url
-        header = ChangeSetHeader(changeSetIdentifier: changeSetIdentifier, clientIdentifier: clientIdentifier,
-                                 sequence: sequence, schemaVersion: schemaVersion, changeCount: 0,
-                                 createdAt: ChangeSetHeader.normalized(createdAt), dependencies: dependencies)
+        header = ChangeSetHeader(
+            changeSetIdentifier: changeSetIdentifier, clientIdentifier: clientIdentifier,
+            sequence: sequence, schemaVersion: schemaVersion, changeCount: 0,
+            createdAt: ChangeSetHeader.normalized(createdAt), dependencies: dependencies)
         let placeholder = header.encodedBlock()
-        guard placeholder.count - ChangeSetFile.preambleByteCount - 4 <= ChangeSetFile.maximumHeaderFieldsByteCount else {
-            throw FolderSyncError(.invalidConfiguration, "change-set identifiers are too long for a header", path: url.path)
+        guard placeholder.count - ChangeSetFile.preambleByteCount - 4 <= ChangeSetFile.maximumHeaderFieldsByteCount
+        else {
+            throw FolderSyncError(
+                .invalidConfiguration, "change-set identifiers are too long for a header", path: url.path)
         }
         headerByteCount = placeholder.count
         let output = try ChangeSetOutputFile(url: url)
@@ -96,9 +102,10 @@ final class ChangeSetWriter {
             isNew = true
         }
         guard isNew else {
-            throw FolderSyncError(.localStoreFailed,
-                                  "cannot write change set: row \(change.table)/\(change.syncID) is already in it",
-                                  path: url.path)
+            throw FolderSyncError(
+                .localStoreFailed,
+                "cannot write change set: row \(change.table)/\(change.syncID) is already in it",
+                path: url.path)
         }
         record.bytes.removeAll(keepingCapacity: true)
         ChangeSetRecord.encode(change, into: &record)
@@ -129,8 +136,10 @@ final class ChangeSetWriter {
             try output.write(headerBlock, at: 0)
             // CRC-32 of the whole file before the CRC field: the header's, followed by everything after it.
             let headerCRC = Checksum.crc32(Data(headerBlock))
-            let fileCRC = UInt32(truncatingIfNeeded: crc32_combine(uLong(headerCRC), uLong(output.checksum),
-                                                                   off_t(output.checksummedByteCount)))
+            let fileCRC = UInt32(
+                truncatingIfNeeded: crc32_combine(
+                    uLong(headerCRC), uLong(output.checksum),
+                    off_t(output.checksummedByteCount)))
             var crcField = ByteSink()
             crcField.appendUInt32(fileCRC)
             try output.write(crcField.bytes, checksummed: false)

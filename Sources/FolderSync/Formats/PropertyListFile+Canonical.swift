@@ -48,7 +48,8 @@ enum CanonicalPropertyList {
         var value: String
     }
 
-    static let header = Array("""
+    static let header = Array(
+        """
         <?xml version="1.0" encoding="UTF-8"?>
         <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
         <plist version="1.0">
@@ -59,13 +60,15 @@ enum CanonicalPropertyList {
     /// The payload of an envelope of `kind`, of a version this build reads, whose checksum matches.
     static func envelope(_ data: Data, kind: String, formatVersion: Int) -> [String: Node]? {
         let bytes = [UInt8](data)
-        guard bytes.count > header.count + trailer.count, bytes.starts(with: header), bytes.suffix(trailer.count).elementsEqual(trailer)
+        guard bytes.count > header.count + trailer.count, bytes.starts(with: header),
+            bytes.suffix(trailer.count).elementsEqual(trailer)
         else { return nil }
         var parser = Parser(bytes: bytes, index: header.count, end: bytes.count - trailer.count)
         guard let root = parser.value(), parser.atEnd(), let fields = dictionary(root),
-              case .string(let fileKind)? = fields["kind"], fileKind.value == kind,
-              case .integer(let version)? = fields["formatVersion"], let number = Int(version.value), number <= formatVersion,
-              case .string(let checksum)? = fields["checksum"], let payload = fields["payload"], case .dict = payload
+            case .string(let fileKind)? = fields["kind"], fileKind.value == kind,
+            case .integer(let version)? = fields["formatVersion"], let number = Int(version.value),
+            number <= formatVersion,
+            case .string(let checksum)? = fields["checksum"], let payload = fields["payload"], case .dict = payload
         else { return nil }
         var written = header
         write(payload, depth: 0, into: &written)
@@ -95,7 +98,10 @@ enum CanonicalPropertyList {
         }
         switch node {
         case .dict(let entries):
-            guard !entries.isEmpty else { out += Array("<dict/>".utf8); return }
+            guard !entries.isEmpty else {
+                out += Array("<dict/>".utf8)
+                return
+            }
             out += Array("<dict>\n".utf8)
             for (key, value) in entries {
                 indent(depth + 1)
@@ -108,7 +114,10 @@ enum CanonicalPropertyList {
             indent(depth)
             out += Array("</dict>".utf8)
         case .array(let items):
-            guard !items.isEmpty else { out += Array("<array/>".utf8); return }
+            guard !items.isEmpty else {
+                out += Array("<array/>".utf8)
+                return
+            }
             out += Array("<array>\n".utf8)
             for item in items {
                 indent(depth + 1)
@@ -184,7 +193,8 @@ enum CanonicalPropertyList {
         }
 
         private static func named(_ name: ArraySlice<UInt8>, _ expected: StaticString) -> Bool {
-            name.count == expected.utf8CodeUnitCount && name.elementsEqual(UnsafeBufferPointer(start: expected.utf8Start, count: expected.utf8CodeUnitCount))
+            name.count == expected.utf8CodeUnitCount
+                && name.elementsEqual(UnsafeBufferPointer(start: expected.utf8Start, count: expected.utf8CodeUnitCount))
         }
 
         /// The text up to `</name>`, which it consumes.
@@ -195,7 +205,9 @@ enum CanonicalPropertyList {
                 let byte = bytes[index]
                 guard byte >= 0x20 || byte == 0x09 || byte == 0x0A else { return nil }
                 if byte == UInt8(ascii: "&") {
-                    guard let semicolon = bytes[index..<min(end, index + 12)].firstIndex(of: UInt8(ascii: ";")) else { return nil }
+                    guard let semicolon = bytes[index..<min(end, index + 12)].firstIndex(of: UInt8(ascii: ";")) else {
+                        return nil
+                    }
                     let entity = bytes[(index + 1)..<semicolon]
                     switch String(decoding: entity, as: UTF8.self) {
                     case "amp": decoded.append(UInt8(ascii: "&"))
@@ -205,8 +217,10 @@ enum CanonicalPropertyList {
                     case "apos": decoded.append(UInt8(ascii: "'"))
                     case let reference where reference.hasPrefix("#"):
                         let digits = reference.dropFirst()
-                        let scalar = digits.hasPrefix("x") ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits, radix: 10)
-                        guard let scalar, let unicode = Unicode.Scalar(scalar), scalar >= 0x20 || scalar == 0x09 || scalar == 0x0A
+                        let scalar =
+                            digits.hasPrefix("x") ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits, radix: 10)
+                        guard let scalar, let unicode = Unicode.Scalar(scalar),
+                            scalar >= 0x20 || scalar == 0x09 || scalar == 0x0A
                         else { return nil }
                         decoded += Array(String(Character(unicode)).utf8)
                     default: return nil
@@ -219,7 +233,8 @@ enum CanonicalPropertyList {
             }
             let raw = bytes[start..<index]
             guard let closing = tag(), closing.closing, !closing.empty, Self.named(closing.name, name),
-                  let value = String(validating: decoded, as: UTF8.self) else { return nil }
+                let value = String(validating: decoded, as: UTF8.self)
+            else { return nil }
             return Text(raw: raw, value: value)
         }
 
@@ -284,10 +299,10 @@ enum CanonicalPropertyList {
 
     // MARK: Writing, as PropertyListEncoder writes (anything it might write otherwise: nil, and Foundation writes it)
 
-    /// A marker's file, byte for byte what `PropertyListEncoder` writes in ``PropertyListFile/encode(_:)``; `nil` when a
-    /// value is outside what this writer is known to write alike: a key that is not ASCII, a string with a control
-    /// character other than tab and line feed, a date outside 1970–9999. Writing a marker with Foundation's encoder
-    /// was a tenth of a publishing sync's instructions in a fresh process.
+    /// A marker's file, byte for byte what `PropertyListEncoder` writes in ``PropertyListFile/encode(_:)``; `nil` when
+    /// a value is outside what this writer is known to write alike: a key that is not ASCII, a string with a control
+    /// character other than tab and line feed, a date outside 1970–9999. Writing a marker with Foundation's encoder was
+    /// a tenth of a publishing sync's instructions in a fresh process.
     static func encode(_ recent: RecentSync) -> Data? {
         guard let payload = node(recent) else { return nil }
         return file(payload, kind: RecentSync.kind, formatVersion: recent.writtenFormatVersion)
@@ -316,8 +331,12 @@ enum CanonicalPropertyList {
         write(payload, depth: 0, into: &standalone)
         standalone += trailer
         let checksum = "crc32:" + Checksum.hex(Checksum.crc32(Data(standalone)))
-        guard let envelope = dict([("checksum", .string(plain(checksum))), ("formatVersion", .integer(plain(String(formatVersion)))),
-                                   ("kind", .string(plain(kind))), ("payload", payload)]) else { return nil }
+        guard
+            let envelope = dict([
+                ("checksum", .string(plain(checksum))), ("formatVersion", .integer(plain(String(formatVersion)))),
+                ("kind", .string(plain(kind))), ("payload", payload),
+            ])
+        else { return nil }
         var file = header
         write(envelope, depth: 0, into: &file)
         file += trailer
@@ -327,11 +346,14 @@ enum CanonicalPropertyList {
     /// The payload's node, keys as its `Codable` conformance names them (optionals left out when `nil`).
     private static func node(_ recent: RecentSync) -> Node? {
         guard let client = escaped(recent.clientIdentifier), let date = dateText(recent.lastSyncDate),
-              let acknowledgement = dict(recent.acknowledgement.map { ($0.key, Node.integer(plain(String($0.value)))) }) else { return nil }
-        var entries: [(String, Node)] = [("acknowledgement", acknowledgement), ("clientIdentifier", .string(client)),
-                                         ("lastSyncDate", .date(plain(date))),
-                                         ("publishedSequence", .integer(plain(String(recent.publishedSequence)))),
-                                         ("schemaVersion", .integer(plain(String(recent.schemaVersion))))]
+            let acknowledgement = dict(recent.acknowledgement.map { ($0.key, Node.integer(plain(String($0.value)))) })
+        else { return nil }
+        var entries: [(String, Node)] = [
+            ("acknowledgement", acknowledgement), ("clientIdentifier", .string(client)),
+            ("lastSyncDate", .date(plain(date))),
+            ("publishedSequence", .integer(plain(String(recent.publishedSequence)))),
+            ("schemaVersion", .integer(plain(String(recent.schemaVersion)))),
+        ]
         if let names = recent.recentChangeSets {
             var items: [Node] = []
             for name in names {
@@ -341,7 +363,9 @@ enum CanonicalPropertyList {
             entries.append(("recentChangeSets", .array(items)))
         }
         if let contents = recent.changeSetContents {
-            guard let sets = dict(contents.map { ($0.key, Node.data(Array($0.value.base64EncodedData()))) }) else { return nil }
+            guard let sets = dict(contents.map { ($0.key, Node.data(Array($0.value.base64EncodedData()))) }) else {
+                return nil
+            }
             entries.append(("changeSetContents", sets))
         }
         if let installation = recent.installation {
@@ -401,7 +425,8 @@ enum CanonicalPropertyList {
         let interval = sinceReference + Date.timeIntervalBetween1970AndReferenceDate
         guard interval >= 0, interval < 253_402_300_800 else { return nil }
         let seconds = Int(interval)
-        let days = seconds / 86_400, time = seconds % 86_400
+        let days = seconds / 86_400
+        let time = seconds % 86_400
         // The civil date of a day count from 1970-01-01 (the proleptic Gregorian calendar).
         let shifted = days + 719_468
         let era = shifted / 146_097
@@ -434,8 +459,10 @@ enum CanonicalPropertyList {
     static func date(_ node: Node?) -> Date? {
         guard case .date(let text)? = node else { return nil }
         let digits = Array(text.value.utf8)
-        guard digits.count == 20, digits[4] == UInt8(ascii: "-"), digits[7] == UInt8(ascii: "-"), digits[10] == UInt8(ascii: "T"),
-              digits[13] == UInt8(ascii: ":"), digits[16] == UInt8(ascii: ":"), digits[19] == UInt8(ascii: "Z") else { return nil }
+        guard digits.count == 20, digits[4] == UInt8(ascii: "-"), digits[7] == UInt8(ascii: "-"),
+            digits[10] == UInt8(ascii: "T"),
+            digits[13] == UInt8(ascii: ":"), digits[16] == UInt8(ascii: ":"), digits[19] == UInt8(ascii: "Z")
+        else { return nil }
         func number(_ range: Range<Int>) -> Int? {
             var value = 0
             for index in range {
@@ -445,8 +472,9 @@ enum CanonicalPropertyList {
             return value
         }
         guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-              year >= 1970, (1...12).contains(month), hour < 24, minute < 60, second < 60 else { return nil }
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+            year >= 1970, (1...12).contains(month), hour < 24, minute < 60, second < 60
+        else { return nil }
         let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
         let lengths = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
         guard (1...lengths[month - 1]).contains(day) else { return nil }
@@ -493,9 +521,10 @@ extension RecentSync {
     init?(canonical payload: [String: CanonicalPropertyList.Node]) {
         typealias Read = CanonicalPropertyList
         guard let client = Read.string(payload["clientIdentifier"]), let date = Read.date(payload["lastSyncDate"]),
-              let published = Read.integer(payload["publishedSequence"]),
-              let acknowledgement = Read.values(payload["acknowledgement"], Read.integer),
-              let schema = Read.integer(payload["schemaVersion"]), let schemaVersion = Int(exactly: schema) else { return nil }
+            let published = Read.integer(payload["publishedSequence"]),
+            let acknowledgement = Read.values(payload["acknowledgement"], Read.integer),
+            let schema = Read.integer(payload["schemaVersion"]), let schemaVersion = Int(exactly: schema)
+        else { return nil }
         var recent: [String]?
         if let node = payload["recentChangeSets"] {
             guard let names = Read.strings(node) else { return nil }
@@ -521,9 +550,12 @@ extension RecentSync {
             guard let text = Read.string(node) else { return nil }
             former = text
         }
-        self.init(clientIdentifier: client, lastSyncDate: date, publishedSequence: published, acknowledgement: acknowledgement,
-                  schemaVersion: schemaVersion, recentChangeSets: recent, changeSetContents: contents, installation: installation,
-                  waitingFor: waiting, formerIdentity: former)
+        self.init(
+            clientIdentifier: client, lastSyncDate: date, publishedSequence: published,
+            acknowledgement: acknowledgement,
+            schemaVersion: schemaVersion, recentChangeSets: recent, changeSetContents: contents,
+            installation: installation,
+            waitingFor: waiting, formerIdentity: former)
     }
 }
 
@@ -531,10 +563,14 @@ extension DocumentInfo {
     /// The document's information in a canonical payload (``CanonicalPropertyList``).
     init?(canonical payload: [String: CanonicalPropertyList.Node]) {
         typealias Read = CanonicalPropertyList
-        guard let document = Read.string(payload["documentIdentifier"]), let description = Read.string(payload["documentDescription"]),
-              let userInfo = Read.values(payload["userInfo"], Read.string), let key = Read.string(payload["integrityKey"]),
-              let creator = Read.string(payload["createdByClient"]), let created = Read.date(payload["creationDate"]) else { return nil }
-        self.init(documentIdentifier: document, documentDescription: description, userInfo: userInfo, integrityKey: key,
-                  createdByClient: creator, creationDate: created)
+        guard let document = Read.string(payload["documentIdentifier"]),
+            let description = Read.string(payload["documentDescription"]),
+            let userInfo = Read.values(payload["userInfo"], Read.string),
+            let key = Read.string(payload["integrityKey"]),
+            let creator = Read.string(payload["createdByClient"]), let created = Read.date(payload["creationDate"])
+        else { return nil }
+        self.init(
+            documentIdentifier: document, documentDescription: description, userInfo: userInfo, integrityKey: key,
+            createdByClient: creator, creationDate: created)
     }
 }

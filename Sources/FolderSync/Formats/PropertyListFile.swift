@@ -35,8 +35,9 @@ extension PropertyListPayload {
     /// Refuses a sequence outside what a change-set file name holds (``RemoteLayout/maximumSequence``), or negative.
     func validateSequence(_ value: Int64, _ what: String, path: String) throws {
         guard RemoteLayout.isSequence(value) else {
-            throw FolderSyncError(.corruptFile, "\(Self.kind) claims \(what) \(value): no change-set file name holds that number",
-                                  path: path)
+            throw FolderSyncError(
+                .corruptFile, "\(Self.kind) claims \(what) \(value): no change-set file name holds that number",
+                path: path)
         }
     }
 }
@@ -71,11 +72,15 @@ extension PropertyListPayload {
     /// The XML property list of `payload` in its envelope, with its kind, format version and checksum; deterministic.
     public static func encode<Payload: PropertyListPayload>(_ payload: Payload) throws -> Data {
         // A marker in the bytes PropertyListEncoder writes, without it (what the fast writer does not take goes below).
-        if Payload.self == RecentSync.self, let recent = payload as? RecentSync, let data = CanonicalPropertyList.encode(recent) {
+        if Payload.self == RecentSync.self, let recent = payload as? RecentSync,
+            let data = CanonicalPropertyList.encode(recent)
+        {
             return data
         }
         // The status written after every sync (Foundation's encoder was a twentieth of a one-row sync's instructions).
-        if Payload.self == LocalSyncStatus.self, let status = payload as? LocalSyncStatus, let data = CanonicalPropertyList.encode(status) {
+        if Payload.self == LocalSyncStatus.self, let status = payload as? LocalSyncStatus,
+            let data = CanonicalPropertyList.encode(status)
+        {
             return data
         }
         return try encodeWithFoundation(payload)
@@ -84,8 +89,9 @@ extension PropertyListPayload {
     /// ``encode(_:)`` by Foundation's `PropertyListEncoder` alone: the definition of the bytes.
     static func encodeWithFoundation<Payload: PropertyListPayload>(_ payload: Payload) throws -> Data {
         let payloadBytes = try encoder().encode(payload)
-        let envelope = Envelope(kind: Payload.kind, formatVersion: payload.writtenFormatVersion,
-                                checksum: checksum(of: payloadBytes), payload: payload)
+        let envelope = Envelope(
+            kind: Payload.kind, formatVersion: payload.writtenFormatVersion,
+            checksum: checksum(of: payloadBytes), payload: payload)
         return try encoder().encode(envelope)
     }
 
@@ -106,16 +112,21 @@ extension PropertyListPayload {
     ///
     /// - Throws: ``FolderSyncError/Code/unsupportedFormatVersion`` for a newer version;
     ///   ``FolderSyncError/Code/corruptFile`` for anything truncated, garbled, of another kind or failing its checksum.
-    public static func decode<Payload: PropertyListPayload>(_ type: Payload.Type, from data: Data, path: String) throws -> Payload {
+    public static func decode<Payload: PropertyListPayload>(_ type: Payload.Type, from data: Data, path: String) throws
+        -> Payload
+    {
         // Markers and documentInfo.plist as PropertyListEncoder wrote them, without Foundation's decoder (what this
         // path does not take, Foundation reads or refuses below).
-        let payload = try CanonicalPropertyList.decode(type, from: data) ?? decodeWithFoundation(type, from: data, path: path)
+        let payload =
+            try CanonicalPropertyList.decode(type, from: data) ?? decodeWithFoundation(type, from: data, path: path)
         try payload.validate(path: path)
         return payload
     }
 
     /// ``decode(_:from:path:)`` through Foundation's decoder alone: what the fast reader must agree with (fuzzed).
-    static func decodeWithFoundation<Payload: PropertyListPayload>(_ type: Payload.Type, from data: Data, path: String) throws -> Payload {
+    static func decodeWithFoundation<Payload: PropertyListPayload>(_ type: Payload.Type, from data: Data, path: String)
+        throws -> Payload
+    {
         let decoder = PropertyListDecoder()
         let header: Header
         guard isSafeToParse(data) else {
@@ -124,21 +135,26 @@ extension PropertyListPayload {
         do {
             header = try decoder.decode(Header.self, from: data)
         } catch {
-            throw FolderSyncError(.corruptFile, "not a readable FolderSync property list", path: path, underlying: error)
+            throw FolderSyncError(
+                .corruptFile, "not a readable FolderSync property list", path: path, underlying: error)
         }
         guard header.kind == Payload.kind else {
-            throw FolderSyncError(.corruptFile, "expected a \(Payload.kind) property list, found \(header.kind)", path: path)
+            throw FolderSyncError(
+                .corruptFile, "expected a \(Payload.kind) property list, found \(header.kind)", path: path)
         }
         guard header.formatVersion <= Payload.formatVersion else {
-            throw FolderSyncError(.unsupportedFormatVersion,
-                                  "\(Payload.kind) format version \(header.formatVersion) is newer than the supported \(Payload.formatVersion)",
-                                  path: path)
+            throw FolderSyncError(
+                .unsupportedFormatVersion,
+                "\(Payload.kind) format version \(header.formatVersion) is newer than the supported \(Payload.formatVersion)",
+                path: path)
         }
         let envelope: Envelope<Payload>
         do {
             envelope = try decoder.decode(Envelope<Payload>.self, from: data)
         } catch {
-            throw FolderSyncError(.corruptFile, "\(Payload.kind) property list is missing fields or has wrong types", path: path, underlying: error)
+            throw FolderSyncError(
+                .corruptFile, "\(Payload.kind) property list is missing fields or has wrong types", path: path,
+                underlying: error)
         }
         let reencoded = try encoder().encode(envelope.payload)
         guard checksum(of: reencoded) == envelope.checksum else {

@@ -6,10 +6,10 @@ public import Foundation
 /// change sets are new; vacuum reads the acknowledgements to know what every
 /// client still needs. It is a versioned, checksummed property list.
 ///
-/// Versions: 1, the first; 2 adds ``changeSetContents``; 3 adds ``installation``, ``waitingFor`` and ``formerIdentity``. A marker is
-/// written as the oldest version that holds what it says: without them as version 1, byte for byte what earlier
-/// clients wrote. A reader of an older version refuses a newer one by its number, lists that client's folder
-/// instead, and counts it as acknowledging nothing when it vacuums, until its next marker it can read.
+/// Versions: 1, the first; 2 adds ``changeSetContents``; 3 adds ``installation``, ``waitingFor`` and
+/// ``formerIdentity``. A marker is written as the oldest version that holds what it says: without them as version 1,
+/// byte for byte what earlier clients wrote. A reader of an older version refuses a newer one by its number, lists that
+/// client's folder instead, and counts it as acknowledging nothing when it vacuums, until its next marker it can read.
 @_spi(Tooling) public struct RecentSync: PropertyListPayload, Hashable {
     public static let kind = "recentSync"
     public static let formatVersion = 3

@@ -23,9 +23,10 @@ public import Foundation
     public static func decodeSupported(_ data: Data, path: String) throws -> FormatVersionInfo {
         let info = try PropertyListFile.decode(FormatVersionInfo.self, from: data, path: path)
         guard info.layoutVersion <= RemoteLayout.formatVersion else {
-            throw FolderSyncError(.unsupportedFormatVersion,
-                                  "the remote uses layout version \(info.layoutVersion); this build understands up to \(RemoteLayout.formatVersion)",
-                                  path: path)
+            throw FolderSyncError(
+                .unsupportedFormatVersion,
+                "the remote uses layout version \(info.layoutVersion); this build understands up to \(RemoteLayout.formatVersion)",
+                path: path)
         }
         return info
     }
@@ -45,7 +46,8 @@ public struct DeviceInfo: PropertyListPayload {
     public var registrationDate: Date
 
     /// A device info; see the properties for each argument.
-    public init(clientIdentifier: String, clientDescription: String, userInfo: [String: String], registrationDate: Date) {
+    public init(clientIdentifier: String, clientDescription: String, userInfo: [String: String], registrationDate: Date)
+    {
         self.clientIdentifier = clientIdentifier
         self.clientDescription = clientDescription
         self.userInfo = userInfo

@@ -42,12 +42,21 @@ enum WholeStoreFile {
     /// Writes the SQLite file at `snapshot` into `destination` (compressed as `header.compression` says);
     /// returns the file's size, the CRC-32 of the whole file (a manifest's version-1 check) and the CRC-32 of
     /// everything before the trailer (its content checksum, since manifest version 2).
-    static func write(snapshot: URL, to destination: URL, header: Header) throws -> (byteCount: Int64, checksum: UInt32, contentChecksum: UInt32) {
-        guard FileManager.default.createFile(atPath: destination.path, contents: nil, attributes: [.posixPermissions: LocalFiles.privateFileMode]),
-              let output = try? FileHandle(forWritingTo: destination), let input = try? FileHandle(forReadingFrom: snapshot) else {
+    static func write(snapshot: URL, to destination: URL, header: Header) throws -> (
+        byteCount: Int64, checksum: UInt32, contentChecksum: UInt32
+    ) {
+        guard
+            FileManager.default.createFile(
+                atPath: destination.path, contents: nil, attributes: [.posixPermissions: LocalFiles.privateFileMode]),
+            let output = try? FileHandle(forWritingTo: destination),
+            let input = try? FileHandle(forReadingFrom: snapshot)
+        else {
             throw FolderSyncError(.localStoreFailed, "cannot open the whole store for writing", path: destination.path)
         }
-        defer { try? output.close(); try? input.close() }
+        defer {
+            try? output.close()
+            try? input.close()
+        }
         var crc: UInt32 = 0
         var size: Int64 = 0
         func emit(_ bytes: Data) throws {
@@ -56,7 +65,9 @@ enum WholeStoreFile {
             try output.write(contentsOf: bytes)
         }
         try emit(Data(encodedHeader(header)))
-        let deflater = header.compression == .zlib ? try DeflateStream(path: destination.path) { chunk in try emit(Data(chunk)) } : nil
+        let deflater =
+            header.compression == .zlib
+            ? try DeflateStream(path: destination.path) { chunk in try emit(Data(chunk)) } : nil
         var copied: UInt64 = 0
         // Stored bodies go in 1 MiB pieces: fewer system calls, and the CRC runs on larger buffers.
         while let chunk = try input.read(upToCount: deflater == nil ? 1 << 20 : chunkSize), !chunk.isEmpty {
@@ -98,7 +109,8 @@ enum WholeStoreFile {
 
     /// Verifies the local file `source` and writes its snapshot into a new SQLite file at `snapshot`.
     ///
-    /// - Throws: ``FolderSyncError/Code/corruptFile`` or ``FolderSyncError/Code/unsupportedFormatVersion``, naming `path`.
+    /// - Throws: ``FolderSyncError/Code/corruptFile`` or ``FolderSyncError/Code/unsupportedFormatVersion``, naming
+    ///   `path`.
     static func read(_ source: URL, to snapshot: URL, path: String) throws -> Header {
         let reader = try WholeStoreReader(snapshot: snapshot, path: path)
         do {

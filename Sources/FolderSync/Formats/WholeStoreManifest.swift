@@ -36,9 +36,11 @@ public struct WholeStoreManifest: PropertyListPayload, Hashable {
     public var attachmentReferenceCount: Int?
 
     /// A manifest of the whole store a client uploads; see the properties for each argument.
-    public init(clientIdentifier: String, wholeStoreIdentifier: String, creationDate: Date, schemaVersion: Int,
-                covers: [String: Int64], wholeStoreByteCount: Int64, wholeStoreChecksum: UInt32, contentChecksum: UInt32? = nil,
-                attachmentReferenceCount: Int? = nil) {
+    public init(
+        clientIdentifier: String, wholeStoreIdentifier: String, creationDate: Date, schemaVersion: Int,
+        covers: [String: Int64], wholeStoreByteCount: Int64, wholeStoreChecksum: UInt32, contentChecksum: UInt32? = nil,
+        attachmentReferenceCount: Int? = nil
+    ) {
         self.clientIdentifier = clientIdentifier
         self.wholeStoreIdentifier = wholeStoreIdentifier
         self.creationDate = creationDate
@@ -87,13 +89,17 @@ public struct WholeStoreManifest: PropertyListPayload, Hashable {
         func mismatch(_ what: String) -> FolderSyncError {
             FolderSyncError(.corruptFile, "the whole store does not match its manifest (\(what))", path: path)
         }
-        guard file.byteCount == wholeStoreByteCount else { throw mismatch("\(file.byteCount) bytes, the manifest says \(wholeStoreByteCount)") }
+        guard file.byteCount == wholeStoreByteCount else {
+            throw mismatch("\(file.byteCount) bytes, the manifest says \(wholeStoreByteCount)")
+        }
         if let contentChecksum {
             guard file.contentChecksum == contentChecksum else { throw mismatch("checksum") }
         } else {
             guard file.checksum == wholeStoreChecksum else { throw mismatch("checksum") }
         }
-        guard file.header.wholeStoreIdentifier == wholeStoreIdentifier else { throw mismatch("another store's identifier") }
+        guard file.header.wholeStoreIdentifier == wholeStoreIdentifier else {
+            throw mismatch("another store's identifier")
+        }
         guard file.header.clientIdentifier == clientIdentifier else { throw mismatch("uploaded by another client") }
         if let contained = file.header.covers, contained != covers {
             throw mismatch("it claims change sets the snapshot does not say it contains")

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -59,8 +60,10 @@ final class WholeStoreReader {
     ///
     /// `checksSnapshot`: whether ``finish()`` checks the snapshot as an untrusted SQLite file; only tests of the
     /// container format, whose bodies are not SQLite files, turn it off (a reader that writes no snapshot checks none).
-    init(snapshot: URL?, path: String, checksSnapshot: Bool = true,
-         startWriteback: ((_ fd: Int32, _ offset: Int64, _ length: Int64) -> Void)? = nil) throws {
+    init(
+        snapshot: URL?, path: String, checksSnapshot: Bool = true,
+        startWriteback: ((_ fd: Int32, _ offset: Int64, _ length: Int64) -> Void)? = nil
+    ) throws {
         self.snapshot = snapshot
         self.path = path
         self.checksSnapshot = checksSnapshot
@@ -81,11 +84,15 @@ final class WholeStoreReader {
         var value: UInt32 = 0
     }
 
-    private func corrupt(_ reason: String) -> FolderSyncError { FolderSyncError(.corruptFile, "whole store \(reason)", path: path) }
+    private func corrupt(_ reason: String) -> FolderSyncError {
+        FolderSyncError(.corruptFile, "whole store \(reason)", path: path)
+    }
 
     /// Reads a whole file through `read`, which hands over its pieces, checking every byte and writing nothing:
     /// what a vacuum or `doctor` does before counting a store.
-    static func verify(path: String, _ read: (_ body: (Data) throws -> Void) async throws -> Void) async throws -> Result {
+    static func verify(path: String, _ read: (_ body: (Data) throws -> Void) async throws -> Void) async throws
+        -> Result
+    {
         let reader = try WholeStoreReader(snapshot: nil, path: path)
         try await read { try reader.consume($0) }
         return try reader.finish()
@@ -115,12 +122,16 @@ final class WholeStoreReader {
         prefix += data
         let fixed = WholeStoreFile.magic.count + 5
         guard prefix.count >= fixed else { return }
-        guard Array(prefix.prefix(WholeStoreFile.magic.count)) == WholeStoreFile.magic else { throw corrupt("is not a FolderSync whole store") }
+        guard Array(prefix.prefix(WholeStoreFile.magic.count)) == WholeStoreFile.magic else {
+            throw corrupt("is not a FolderSync whole store")
+        }
         let version = prefix[WholeStoreFile.magic.count]
         guard version >= 1 else { throw corrupt("has format version 0") }
         guard version <= WholeStoreFile.formatVersion else {
-            throw FolderSyncError(.unsupportedFormatVersion,
-                                  "whole-store format version \(version) is newer than the supported \(WholeStoreFile.formatVersion)", path: path)
+            throw FolderSyncError(
+                .unsupportedFormatVersion,
+                "whole-store format version \(version) is newer than the supported \(WholeStoreFile.formatVersion)",
+                path: path)
         }
         let length = prefix[(fixed - 4)..<fixed].enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
         guard length <= 64 * 1024 else { throw corrupt("has a bad header length") }
@@ -129,9 +140,10 @@ final class WholeStoreReader {
         var parsed: WholeStoreFile.Header
         var encoding: UInt8?
         do {
-            parsed = WholeStoreFile.Header(wholeStoreIdentifier: try fields.readString(what: "identifier"),
-                                           clientIdentifier: try fields.readString(what: "client"),
-                                           schemaVersion: Int(try fields.readInt64()), snapshotByteCount: try fields.readUInt64())
+            parsed = WholeStoreFile.Header(
+                wholeStoreIdentifier: try fields.readString(what: "identifier"),
+                clientIdentifier: try fields.readString(what: "client"),
+                schemaVersion: Int(try fields.readInt64()), snapshotByteCount: try fields.readUInt64())
             if version >= 2 { encoding = try fields.readByte() }
             if version >= 3 {
                 parsed.snapshotSchemaVersion = Int(try fields.readInt64())
@@ -144,7 +156,9 @@ final class WholeStoreReader {
                     guard RemoteLayout.isSequence(sequence) else {
                         throw corrupt("claims to cover client \(client) up to \(sequence)")
                     }
-                    guard covers.updateValue(sequence, forKey: client) == nil else { throw corrupt("names a client twice") }
+                    guard covers.updateValue(sequence, forKey: client) == nil else {
+                        throw corrupt("names a client twice")
+                    }
                 }
                 parsed.covers = covers
             }
@@ -152,14 +166,17 @@ final class WholeStoreReader {
             throw error
         } catch { throw corrupt("has an unreadable header") }
         if let encoding {
-            guard let compression = WholeStoreCompression(rawValue: encoding) else { throw corrupt("has an unknown body encoding \(encoding)") }
+            guard let compression = WholeStoreCompression(rawValue: encoding) else {
+                throw corrupt("has an unknown body encoding \(encoding)")
+            }
             parsed.compression = compression
         }
         header = parsed
         if let snapshot {
             // The claimed size is written only if the disk has room for it and a reserve (LocalFiles.checkFreeSpace):
             // a zlib body of a few megabytes can claim terabytes, and `emit` never writes more than the claim.
-            try LocalFiles.checkFreeSpace(for: parsed.snapshotByteCount, in: snapshot.deletingLastPathComponent(), path: path)
+            try LocalFiles.checkFreeSpace(
+                for: parsed.snapshotByteCount, in: snapshot.deletingLastPathComponent(), path: path)
             // A new file that only this user can read (another device's data, maybe decrypted), never through a link.
             unlink(snapshot.path)
             let fd = open(snapshot.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -185,7 +202,8 @@ final class WholeStoreReader {
         guard written <= header.snapshotByteCount else { throw corrupt("holds more than its header says") }
         guard let output else { return }
         do { try output.write(contentsOf: data) } catch {
-            throw FolderSyncError(.localStoreFailed, "cannot write the snapshot", path: snapshot?.path, underlying: error)
+            throw FolderSyncError(
+                .localStoreFailed, "cannot write the snapshot", path: snapshot?.path, underlying: error)
         }
         if let startWriteback, written - writebackStarted >= 64 << 20 {
             startWriteback(output.fileDescriptor, Int64(writebackStarted), Int64(written - writebackStarted))
@@ -206,7 +224,10 @@ final class WholeStoreReader {
         guard written == header.snapshotByteCount else { throw corrupt("ends early") }
         try output?.close()
         output = nil
-        if checksSnapshot, let snapshot { try SnapshotCheck.verify(at: snapshot, path: path, schema: nil, integrity: .quick) }
-        return Result(header: header, byteCount: byteCount, checksum: Checksum.crc32(Data(tail), seed: crc), contentChecksum: crc)
+        if checksSnapshot, let snapshot {
+            try SnapshotCheck.verify(at: snapshot, path: path, schema: nil, integrity: .quick)
+        }
+        return Result(
+            header: header, byteCount: byteCount, checksum: Checksum.crc32(Data(tail), seed: crc), contentChecksum: crc)
     }
 }

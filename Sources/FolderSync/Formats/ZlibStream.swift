@@ -26,8 +26,9 @@ final class DeflateStream {
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         output = .allocate(capacity: Self.chunkSize)
-        let status = deflateInit2_(stream, level, Z_DEFLATED, MAX_WBITS, 8, Z_DEFAULT_STRATEGY,
-                                   ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        let status = deflateInit2_(
+            stream, level, Z_DEFLATED, MAX_WBITS, 8, Z_DEFAULT_STRATEGY,
+            ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         guard status == Z_OK else {
             stream.deallocate()
             output.deallocate()
@@ -139,7 +140,8 @@ final class InflateStream {
             case Z_OK:
                 continue
             case Z_BUF_ERROR where sourceIsExhausted && stream.pointee.avail_in == 0:
-                throw FolderSyncError(.corruptFile, "compressed data ends before its end marker (truncated)", path: path)
+                throw FolderSyncError(
+                    .corruptFile, "compressed data ends before its end marker (truncated)", path: path)
             case Z_MEM_ERROR:
                 throw FolderSyncError(.localStoreFailed, "out of memory while decompressing", path: path)
             default:
@@ -196,7 +198,9 @@ final class InflatePushStream {
     /// - Throws: ``FolderSyncError/Code/corruptFile`` when the input is invalid or goes on past the end marker.
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        guard !isAtEnd else { throw FolderSyncError(.corruptFile, "compressed data goes on after its end marker", path: path) }
+        guard !isAtEnd else {
+            throw FolderSyncError(.corruptFile, "compressed data goes on after its end marker", path: path)
+        }
         var offset = 0
         while offset < bytes.count {
             let length = min(bytes.count - offset, Int(UInt32.max))
@@ -233,6 +237,8 @@ final class InflatePushStream {
 
     /// Ends the input. - Throws: ``FolderSyncError/Code/corruptFile`` when the end marker was not reached (truncated).
     func finish() throws {
-        guard isAtEnd else { throw FolderSyncError(.corruptFile, "compressed data ends before its end marker (truncated)", path: path) }
+        guard isAtEnd else {
+            throw FolderSyncError(.corruptFile, "compressed data ends before its end marker (truncated)", path: path)
+        }
     }
 }

@@ -10,15 +10,19 @@ extension FolderSyncError {
     /// I/O error creating its journal files, and is told by the disk having no space left.
     package static func localStore(_ error: any Error, while what: String, path: String) -> FolderSyncError {
         if let error = error as? DatabaseError,
-           error.resultCode == .SQLITE_FULL || (error.resultCode == .SQLITE_IOERR && diskIsFull(holding: path)) {
-            return FolderSyncError(.localStoreFull, "the disk is full: \(what) failed, and nothing was changed", path: path)
+            error.resultCode == .SQLITE_FULL || (error.resultCode == .SQLITE_IOERR && diskIsFull(holding: path))
+        {
+            return FolderSyncError(
+                .localStoreFull, "the disk is full: \(what) failed, and nothing was changed", path: path)
         }
         return FolderSyncError(.localStoreFailed, "\(what) failed", path: path, underlying: error)
     }
 
     /// Whether the volume of the file at `path` has no room left for a page of SQLite.
     private static func diskIsFull(holding path: String) -> Bool {
-        guard let space = LocalFiles.volumeSpace(of: URL(fileURLWithPath: path).deletingLastPathComponent()) else { return false }
+        guard let space = LocalFiles.volumeSpace(of: URL(fileURLWithPath: path).deletingLastPathComponent()) else {
+            return false
+        }
         return space.available < 64 * 1024
     }
 }

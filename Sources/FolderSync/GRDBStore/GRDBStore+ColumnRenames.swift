@@ -19,7 +19,8 @@ extension GRDBStore {
             guard tables.contains(where: { !$0.renamedColumns.isEmpty }) else { return try changes(body) }
             try changes { change in
                 guard let renamed = tablesByName[change.table]?.renamedColumns, !renamed.isEmpty,
-                      let current = columns[change.table] else { return try body(change) }
+                    let current = columns[change.table]
+                else { return try body(change) }
                 var followed = change
                 for index in followed.columns.indices {
                     let name = followed.columns[index].column
@@ -35,8 +36,9 @@ extension GRDBStore {
     /// installed, in the opening transaction.
     static func followRenamedColumns(_ db: Database, table: SyncedTable, columns: [String]) throws {
         guard !table.renamedColumns.isEmpty,
-              let trigger = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?",
-                                                arguments: [StoreSchema.triggerName(table.name, "update")])
+            let trigger = try String.fetchOne(
+                db, sql: "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?",
+                arguments: [StoreSchema.triggerName(table.name, "update")])
         else { return }
         // The trigger passes each column's name as a string literal, which a column rename leaves as it was.
         let renamed = table.renamedColumns.filter { old, new in
@@ -44,8 +46,9 @@ extension GRDBStore {
             return !columns.contains(old) && columns.contains(new) && trigger.contains(literal)
         }
         guard !renamed.isEmpty else { return }
-        let clocks = try Row.fetchAll(db, sql: "SELECT sync_id, stamps FROM \(StoreSchema.clocksTable) WHERE tbl = ?",
-                                      arguments: [table.name])
+        let clocks = try Row.fetchAll(
+            db, sql: "SELECT sync_id, stamps FROM \(StoreSchema.clocksTable) WHERE tbl = ?",
+            arguments: [table.name])
         for row in clocks {
             var registers = try RowRegisters(row[1] as Data?)
             var changed = false
@@ -58,13 +61,15 @@ extension GRDBStore {
                 changed = true
             }
             if changed {
-                try db.execute(sql: "UPDATE \(StoreSchema.clocksTable) SET stamps = ? WHERE tbl = ? AND sync_id = ?",
-                               arguments: [registers.encoded, table.name, row[0] as String])
+                try db.execute(
+                    sql: "UPDATE \(StoreSchema.clocksTable) SET stamps = ? WHERE tbl = ? AND sync_id = ?",
+                    arguments: [registers.encoded, table.name, row[0] as String])
             }
         }
         for marksTable in [StoreSchema.pendingChangesTable, StoreSchema.stagedChangesTable] {
-            let rows = try Row.fetchAll(db, sql: "SELECT sync_id, staged_in, marks FROM \(marksTable) WHERE tbl = ?",
-                                        arguments: [table.name])
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT sync_id, staged_in, marks FROM \(marksTable) WHERE tbl = ?",
+                arguments: [table.name])
             for row in rows {
                 var marks = try PendingMarks(row[2] as Data?)
                 let old = renamed.keys.filter { marks.names.contains($0) }
@@ -73,13 +78,15 @@ extension GRDBStore {
                     marks.remove(name)
                     marks.insert(renamed[name]!)
                 }
-                try db.execute(sql: "UPDATE \(marksTable) SET marks = ? WHERE tbl = ? AND sync_id = ? AND staged_in = ?",
-                               arguments: [marks.encoded, table.name, row[0] as String, row[1] as Int64])
+                try db.execute(
+                    sql: "UPDATE \(marksTable) SET marks = ? WHERE tbl = ? AND sync_id = ? AND staged_in = ?",
+                    arguments: [marks.encoded, table.name, row[0] as String, row[1] as Int64])
             }
         }
         for (old, new) in renamed {
-            try db.execute(sql: "UPDATE OR REPLACE \(StoreSchema.shadowTable) SET col = ? WHERE tbl = ? AND col = ?",
-                           arguments: [new, table.name, old])
+            try db.execute(
+                sql: "UPDATE OR REPLACE \(StoreSchema.shadowTable) SET col = ? WHERE tbl = ? AND col = ?",
+                arguments: [new, table.name, old])
         }
     }
 }

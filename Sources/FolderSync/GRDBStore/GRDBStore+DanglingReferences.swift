@@ -38,7 +38,9 @@ extension GRDBStore {
     static let rowByRowCheckLimit = 256
 
     func danglingReferences(_ db: Database, _ touched: TouchedRows) throws -> [SyncWarning] {
-        let keys = try tables.reduce(into: [String: [ForeignKey]]()) { keys, table in keys[table.name] = try foreignKeys(db, of: table.name) }
+        let keys = try tables.reduce(into: [String: [ForeignKey]]()) { keys, table in
+            keys[table.name] = try foreignKeys(db, of: table.name)
+        }
         var found = Set<Dangling>()
         var checkedWhole = Set<String>()
         func checkWhole(_ table: String) throws {
@@ -75,17 +77,20 @@ extension GRDBStore {
                 for key in foreign where key.parent.caseInsensitiveCompare(parentName) == .orderedSame {
                     // Children found by the deleted sync IDs when the key refers to the sync ID; otherwise the child
                     // table is checked whole (the deleted rows' other columns are gone).
-                    guard key.columns.count == 1, key.parentColumns == [parent.syncIDColumn], rows.count <= Self.rowByRowCheckLimit else {
+                    guard key.columns.count == 1, key.parentColumns == [parent.syncIDColumn],
+                        rows.count <= Self.rowByRowCheckLimit
+                    else {
                         try checkWhole(name)
                         continue
                     }
                     let column = key.columns[0].quotedDatabaseIdentifier
-                    let statement = try db.cachedStatement(sql: """
-                        SELECT c.\(child.syncIDColumn.quotedDatabaseIdentifier) FROM \(name.quotedDatabaseIdentifier) c
-                        WHERE c.\(column) = ?
-                          AND NOT EXISTS (SELECT 1 FROM \(parentName.quotedDatabaseIdentifier) p
-                                          WHERE p.\(parent.syncIDColumn.quotedDatabaseIdentifier) = c.\(column))
-                        """)
+                    let statement = try db.cachedStatement(
+                        sql: """
+                            SELECT c.\(child.syncIDColumn.quotedDatabaseIdentifier) FROM \(name.quotedDatabaseIdentifier) c
+                            WHERE c.\(column) = ?
+                              AND NOT EXISTS (SELECT 1 FROM \(parentName.quotedDatabaseIdentifier) p
+                                              WHERE p.\(parent.syncIDColumn.quotedDatabaseIdentifier) = c.\(column))
+                            """)
                     for syncID in rows {
                         for childID in try String.fetchAll(statement, arguments: [syncID]) {
                             found.insert(Dangling(table: name, syncID: childID, parent: key.parent))
@@ -94,10 +99,12 @@ extension GRDBStore {
                 }
             }
         }
-        return found.sorted { ($0.table, $0.syncID ?? "", $0.parent) < ($1.table, $1.syncID ?? "", $1.parent) }.map { dangling in
-            SyncWarning(kind: .danglingReference,
-                        message: "\(dangling.table) \(dangling.syncID ?? "?") refers to a missing row of \(dangling.parent)",
-                        table: dangling.table, syncID: dangling.syncID)
+        return found.sorted { ($0.table, $0.syncID ?? "", $0.parent) < ($1.table, $1.syncID ?? "", $1.parent) }.map {
+            dangling in
+            SyncWarning(
+                kind: .danglingReference,
+                message: "\(dangling.table) \(dangling.syncID ?? "?") refers to a missing row of \(dangling.parent)",
+                table: dangling.table, syncID: dangling.syncID)
         }
     }
 
@@ -113,8 +120,11 @@ extension GRDBStore {
     private func foreignKeys(_ db: Database, of table: String) throws -> [ForeignKey] {
         var byID: [Int: (parent: String, columns: [(Int, String, String?)])] = [:]
         for row in try Row.fetchAll(db, sql: "PRAGMA foreign_key_list(\(table.quotedDatabaseIdentifier))") {
-            let id: Int = row["id"], sequence: Int = row["seq"], parent: String = row["table"]
-            let column: String = row["from"], parentColumn: String? = row["to"]
+            let id: Int = row["id"]
+            let sequence: Int = row["seq"]
+            let parent: String = row["table"]
+            let column: String = row["from"]
+            let parentColumn: String? = row["to"]
             byID[id, default: (parent, [])].columns.append((sequence, column, parentColumn))
         }
         return try byID.keys.sorted().map { id in
@@ -123,7 +133,9 @@ extension GRDBStore {
             var parentColumns: [String]? = ordered.map(\.2).contains(nil) ? nil : ordered.map { $0.2! }
             if parentColumns == nil {
                 let primaryKey = try Row.fetchAll(db, sql: "PRAGMA table_info(\(parent.quotedDatabaseIdentifier))")
-                    .filter { ($0["pk"] as Int) > 0 }.sorted { ($0["pk"] as Int) < ($1["pk"] as Int) }.map { $0["name"] as String }
+                    .filter { ($0["pk"] as Int) > 0 }.sorted { ($0["pk"] as Int) < ($1["pk"] as Int) }.map {
+                        $0["name"] as String
+                    }
                 parentColumns = primaryKey.count == ordered.count ? primaryKey : nil
             }
             return ForeignKey(parent: parent, columns: ordered.map(\.1), parentColumns: parentColumns)
@@ -136,8 +148,11 @@ extension GRDBStore {
         return try Row.fetchAll(db, sql: "PRAGMA foreign_key_check(\(name.quotedDatabaseIdentifier))").map { row in
             let rowid: Int64? = row[1]
             let syncID = try rowid.flatMap {
-                try String.fetchOne(db, sql: "SELECT \(table.syncIDColumn.quotedDatabaseIdentifier) FROM \(name.quotedDatabaseIdentifier) WHERE rowid = ?",
-                                    arguments: [$0])
+                try String.fetchOne(
+                    db,
+                    sql:
+                        "SELECT \(table.syncIDColumn.quotedDatabaseIdentifier) FROM \(name.quotedDatabaseIdentifier) WHERE rowid = ?",
+                    arguments: [$0])
             }
             return Dangling(table: name, syncID: syncID, parent: row[2])
         }

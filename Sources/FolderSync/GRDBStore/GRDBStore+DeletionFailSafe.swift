@@ -9,7 +9,8 @@ extension GRDBStore {
                 for changes in changeSets {
                     try changes { change in
                         guard change.kind == .delete, let table = tablesByName[change.table],
-                              try rowExists(db, table: table, syncID: change.syncID) else { return }
+                            try rowExists(db, table: table, syncID: change.syncID)
+                        else { return }
                         deleted[table.name, default: []].insert(change.syncID)
                     }
                 }
@@ -26,8 +27,9 @@ extension GRDBStore {
             try database.read { db in
                 // At most rowCount + 1 rows read per table, not the whole table as count(*) reads it.
                 try tables.contains { table in
-                    let counted = try Int.fetchOne(db, sql: "SELECT count(*) FROM (SELECT 1 FROM \(table.name.quotedDatabaseIdentifier) LIMIT ?)",
-                                                   arguments: [rowCount + 1])
+                    let counted = try Int.fetchOne(
+                        db, sql: "SELECT count(*) FROM (SELECT 1 FROM \(table.name.quotedDatabaseIdentifier) LIMIT ?)",
+                        arguments: [rowCount + 1])
                     return (counted ?? 0) > rowCount
                 }
             }

@@ -13,20 +13,23 @@ extension GRDBStore {
     static func recordExistingRows(_ db: Database, tables: [SyncedTable], columns: [String: [String]]) throws {
         let created = PendingMarks([StoreSchema.createdMarker, StoreSchema.allColumnsMarker]).encoded
         for table in tables {
-            let quoted = table.name.quotedDatabaseIdentifier, id = table.syncIDColumn.quotedDatabaseIdentifier
+            let quoted = table.name.quotedDatabaseIdentifier
+            let id = table.syncIDColumn.quotedDatabaseIdentifier
             let names = columns[table.name] ?? []
             if !names.isEmpty {
                 // foldersync_rejoined(NULL, column…): registers with each column written now by this client.
                 let columns = names.indices.map { "?\($0 + 2)" }.joined(separator: ", ")
-                try db.execute(sql: """
-                    INSERT INTO \(StoreSchema.clocksTable)(tbl, sync_id, stamps)
-                    SELECT ?1, \(id), foldersync_rejoined(NULL, \(columns)) FROM \(quoted)
-                    """, arguments: [table.name] + StatementArguments(names))
+                try db.execute(
+                    sql: """
+                        INSERT INTO \(StoreSchema.clocksTable)(tbl, sync_id, stamps)
+                        SELECT ?1, \(id), foldersync_rejoined(NULL, \(columns)) FROM \(quoted)
+                        """, arguments: [table.name] + StatementArguments(names))
             }
-            try db.execute(sql: """
-                INSERT INTO \(StoreSchema.pendingChangesTable)(tbl, sync_id, staged_in, marks)
-                SELECT ?, \(id), 0, ? FROM \(quoted)
-                """, arguments: [table.name, created])
+            try db.execute(
+                sql: """
+                    INSERT INTO \(StoreSchema.pendingChangesTable)(tbl, sync_id, staged_in, marks)
+                    SELECT ?, \(id), 0, ? FROM \(quoted)
+                    """, arguments: [table.name, created])
         }
     }
 }

@@ -15,12 +15,19 @@ extension GRDBStore {
     }
 
     /// The stamp of the delete that removed a row for good, or `nil` when the row was never deleted.
-    @_spi(Testing) public func deletionStamp(table: String, syncID: String, localClient: String) throws -> ChangeStamp? {
+    @_spi(Testing) public func deletionStamp(table: String, syncID: String, localClient: String) throws -> ChangeStamp?
+    {
         try wrap("reading a tombstone") {
             try database.read { db in
-                try Row.fetchOne(db, sql: "SELECT hlc, client FROM \(StoreSchema.tombstonesTable) WHERE tbl = ? AND sync_id = ?",
-                                 arguments: [table, syncID])
-                    .map { ChangeStamp(timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: $0[0])), clientIdentifier: $0[1] ?? localClient) }
+                try Row.fetchOne(
+                    db, sql: "SELECT hlc, client FROM \(StoreSchema.tombstonesTable) WHERE tbl = ? AND sync_id = ?",
+                    arguments: [table, syncID]
+                )
+                .map {
+                    ChangeStamp(
+                        timestamp: HybridTimestamp(rawValue: UInt64(bitPattern: $0[0])),
+                        clientIdentifier: $0[1] ?? localClient)
+                }
             }
         }
     }

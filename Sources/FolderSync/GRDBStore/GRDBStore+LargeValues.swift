@@ -17,19 +17,30 @@ extension GRDBStore {
     ///   - key: The row's primary key.
     ///   - maxBytes: How many bytes of the value to read at most.
     /// - Throws: `DatabaseError` from SQLite.
-    public static func valuePrefix(_ db: Database, table: String, column: String, keyColumn: String = "id",
-                                   key: some DatabaseValueConvertible, maxBytes: Int) throws
-        -> (prefix: Data, byteCount: Int)? {
-        let quotedTable = table.quotedDatabaseIdentifier, quotedColumn = column.quotedDatabaseIdentifier
-        let withoutRowID = try Bool.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?",
-                                             arguments: [table]) == true
+    public static func valuePrefix(
+        _ db: Database, table: String, column: String, keyColumn: String = "id",
+        key: some DatabaseValueConvertible, maxBytes: Int
+    ) throws
+        -> (prefix: Data, byteCount: Int)?
+    {
+        let quotedTable = table.quotedDatabaseIdentifier
+        let quotedColumn = column.quotedDatabaseIdentifier
+        let withoutRowID =
+            try Bool.fetchOne(
+                db, sql: "SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?",
+                arguments: [table]) == true
         if withoutRowID {
-            return try fallbackPrefix(db, table: quotedTable, column: quotedColumn, keyColumn: keyColumn, key: key,
-                                      maxBytes: maxBytes)
+            return try fallbackPrefix(
+                db, table: quotedTable, column: quotedColumn, keyColumn: keyColumn, key: key,
+                maxBytes: maxBytes)
         }
-        guard let row = try Row.fetchOne(db, sql: """
-            SELECT rowid, typeof(\(quotedColumn)) FROM \(quotedTable) WHERE \(keyColumn.quotedDatabaseIdentifier) = ?
-            """, arguments: [key]), ["text", "blob"].contains(row[1] as String) else { return nil }
+        guard
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT rowid, typeof(\(quotedColumn)) FROM \(quotedTable) WHERE \(keyColumn.quotedDatabaseIdentifier) = ?
+                    """, arguments: [key]), ["text", "blob"].contains(row[1] as String)
+        else { return nil }
         let rowid: Int64 = row[0]
         var blob: OpaquePointer?
         defer { sqlite3_blob_close(blob) }
@@ -37,7 +48,8 @@ extension GRDBStore {
         guard opened == SQLITE_OK, let blob else {
             throw DatabaseError(resultCode: ResultCode(rawValue: opened), message: "cannot read \(table).\(column)")
         }
-        let total = Int(sqlite3_blob_bytes(blob)), count = min(total, max(0, maxBytes))
+        let total = Int(sqlite3_blob_bytes(blob))
+        let count = min(total, max(0, maxBytes))
         var prefix = Data(count: count)
         let read = prefix.withUnsafeMutableBytes { bytes in
             count == 0 ? SQLITE_OK : sqlite3_blob_read(blob, bytes.baseAddress, Int32(count), 0)
@@ -49,12 +61,19 @@ extension GRDBStore {
     }
 
     /// A table without a rowid has no incremental I/O: the value is read whole.
-    private static func fallbackPrefix(_ db: Database, table: String, column: String, keyColumn: String,
-                                       key: some DatabaseValueConvertible, maxBytes: Int) throws
-        -> (prefix: Data, byteCount: Int)? {
-        guard let value = try DatabaseValue.fetchOne(db, sql: """
-            SELECT \(column) FROM \(table) WHERE \(keyColumn.quotedDatabaseIdentifier) = ?
-            """, arguments: [key]) else { return nil }
+    private static func fallbackPrefix(
+        _ db: Database, table: String, column: String, keyColumn: String,
+        key: some DatabaseValueConvertible, maxBytes: Int
+    ) throws
+        -> (prefix: Data, byteCount: Int)?
+    {
+        guard
+            let value = try DatabaseValue.fetchOne(
+                db,
+                sql: """
+                    SELECT \(column) FROM \(table) WHERE \(keyColumn.quotedDatabaseIdentifier) = ?
+                    """, arguments: [key])
+        else { return nil }
         let bytes: Data
         switch value.storage {
         case .string(let text): bytes = Data(text.utf8)

@@ -19,45 +19,57 @@ extension GRDBStore {
     /// Records set `sequence` of `client` and advances the client's run; a set recorded already is left as it is.
     static func recordApplied(_ db: Database, client: String, sequence: Int64, changeSetIdentifier: String) throws {
         let ledger = StoreSchema.appliedChangeSetsTable
-        try db.execute(sql: "INSERT OR IGNORE INTO \(ledger)(client, sequence, change_set_id) VALUES (?, ?, ?)",
-                       arguments: [client, sequence, changeSetIdentifier])
+        try db.execute(
+            sql: "INSERT OR IGNORE INTO \(ledger)(client, sequence, change_set_id) VALUES (?, ?, ?)",
+            arguments: [client, sequence, changeSetIdentifier])
         guard db.changesCount > 0 else { return }
         let run = try appliedRun(db, client: client)
         var through = run ?? 0
         // Sets recorded above a gap join the run once the gap is filled.
         while try through + 1 == sequence || isApplied(db, client: client, sequence: through + 1) { through += 1 }
         if through != run {
-            try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.appliedRunsTable)(client, through) VALUES (?, ?)", arguments: [client, through])
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO \(StoreSchema.appliedRunsTable)(client, through) VALUES (?, ?)",
+                arguments: [client, through])
         }
     }
 
     /// The highest sequence of `client` up to which every set is in the ledger (its run); `nil` when it has none.
     static func appliedRun(_ db: Database, client: String) throws -> Int64? {
-        try Int64.fetchOne(db, sql: "SELECT through FROM \(StoreSchema.appliedRunsTable) WHERE client = ?", arguments: [client])
+        try Int64.fetchOne(
+            db, sql: "SELECT through FROM \(StoreSchema.appliedRunsTable) WHERE client = ?", arguments: [client])
     }
 
     /// Whether a set numbered `sequence` of `client` has a row in the ledger.
     static func isApplied(_ db: Database, client: String, sequence: Int64) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(StoreSchema.appliedChangeSetsTable) WHERE client = ? AND sequence = ?)",
-                          arguments: [client, sequence]) == true
+        try Bool.fetchOne(
+            db,
+            sql:
+                "SELECT EXISTS (SELECT 1 FROM \(StoreSchema.appliedChangeSetsTable) WHERE client = ? AND sequence = ?)",
+            arguments: [client, sequence]) == true
     }
 
     /// Whether the set `changeSetIdentifier`, numbered `sequence`, of `client` has a row in the ledger.
     static func isApplied(_ db: Database, client: String, sequence: Int64, changeSetIdentifier: String) throws -> Bool {
-        try Bool.fetchOne(db, sql: """
-            SELECT EXISTS (SELECT 1 FROM \(StoreSchema.appliedChangeSetsTable) WHERE client = ? AND sequence = ? AND change_set_id = ?)
-            """, arguments: [client, sequence, changeSetIdentifier]) == true
+        try Bool.fetchOne(
+            db,
+            sql: """
+                SELECT EXISTS (SELECT 1 FROM \(StoreSchema.appliedChangeSetsTable) WHERE client = ? AND sequence = ? AND change_set_id = ?)
+                """, arguments: [client, sequence, changeSetIdentifier]) == true
     }
 
     /// The ledger: each client's run, and the sets above it, found by the ledger's primary key from the run's end.
     static func appliedChangeSets(_ db: Database) throws -> AppliedChangeSets {
         var applied = AppliedChangeSets()
-        let rows = try Row.fetchCursor(db, sql: """
-            SELECT r.client, r.through, l.sequence FROM \(StoreSchema.appliedRunsTable) r
-            LEFT JOIN \(StoreSchema.appliedChangeSetsTable) l ON l.client = r.client AND l.sequence > r.through
-            """)
+        let rows = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT r.client, r.through, l.sequence FROM \(StoreSchema.appliedRunsTable) r
+                LEFT JOIN \(StoreSchema.appliedChangeSetsTable) l ON l.client = r.client AND l.sequence > r.through
+                """)
         while let row = try rows.next() {
-            let client: String = row[0], through: Int64 = row[1]
+            let client: String = row[0]
+            let through: Int64 = row[1]
             if through > 0 { applied.insert(1...through, of: client) }
             if let above: Int64 = row[2] { applied.insert(above, of: client) }
         }
@@ -67,9 +79,10 @@ extension GRDBStore {
     /// The identifiers of the sets of `client` the ledger records under each of `sequences`.
     static func appliedIdentifiers(_ db: Database, client: String, sequences: [Int64]) throws -> [Int64: Set<String>] {
         var found: [Int64: Set<String>] = [:]
-        let statement = try db.makeStatement(sql: """
-            SELECT change_set_id FROM \(StoreSchema.appliedChangeSetsTable) WHERE client = ? AND sequence = ?
-            """)
+        let statement = try db.makeStatement(
+            sql: """
+                SELECT change_set_id FROM \(StoreSchema.appliedChangeSetsTable) WHERE client = ? AND sequence = ?
+                """)
         for sequence in Set(sequences) {
             found[sequence] = Set(try String.fetchAll(statement, arguments: [client, sequence]))
         }
@@ -82,14 +95,17 @@ extension GRDBStore {
         guard through > 0 else { return }
         var run = max(through, try appliedRun(db, client: client) ?? 0)
         while try isApplied(db, client: client, sequence: run + 1) { run += 1 }
-        try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.appliedRunsTable)(client, through) VALUES (?, ?)", arguments: [client, run])
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO \(StoreSchema.appliedRunsTable)(client, through) VALUES (?, ?)",
+            arguments: [client, run])
     }
 
     /// Replaces the ledger by the runs 1…n of each client in `covers` (an installed store's), or empties it.
     static func replaceLedger(_ db: Database, covers: [String: Int64] = [:]) throws {
         try db.execute(sql: "DELETE FROM \(StoreSchema.appliedChangeSetsTable)")
         try db.execute(sql: "DELETE FROM \(StoreSchema.appliedRunsTable)")
-        let run = try db.makeStatement(sql: "INSERT INTO \(StoreSchema.appliedRunsTable)(client, through) VALUES (?, ?)")
+        let run = try db.makeStatement(
+            sql: "INSERT INTO \(StoreSchema.appliedRunsTable)(client, through) VALUES (?, ?)")
         for (client, highest) in covers where highest > 0 { try run.execute(arguments: [client, highest]) }
     }
 }

@@ -1,6 +1,6 @@
+import CFileSystem
 public import Foundation
 public import GRDB
-import CFileSystem
 
 /// A document stored in SQLite through GRDB, with change capture in the app's own transactions.
 ///
@@ -90,12 +90,15 @@ public final class GRDBStore: ModelAdapter, Sendable {
     /// - Throws: ``FolderSyncError/Code/unsupportedFormatVersion`` when a newer FolderSync wrote the store's
     ///   bookkeeping (the store is left untouched); ``FolderSyncError/Code/localStoreFailed`` when SQLite fails.
     ///   A store of an older FolderSync is brought up to date, once, as it is opened.
-    public convenience init(path: String, tables: [SyncedTable], schemaVersion: Int = 1,
-                            connection: Connection = .queue, configuration: Configuration = Configuration(),
-                            now: @escaping @Sendable () -> Date = { Date() },
-                            migrate: (Database) throws -> Void) throws {
-        try self.init(path: path, tables: tables, schemaVersion: schemaVersion, connection: connection,
-                      configuration: configuration, now: now, migrator: nil, migrate: migrate)
+    public convenience init(
+        path: String, tables: [SyncedTable], schemaVersion: Int = 1,
+        connection: Connection = .queue, configuration: Configuration = Configuration(),
+        now: @escaping @Sendable () -> Date = { Date() },
+        migrate: (Database) throws -> Void
+    ) throws {
+        try self.init(
+            path: path, tables: tables, schemaVersion: schemaVersion, connection: connection,
+            configuration: configuration, now: now, migrator: nil, migrate: migrate)
     }
 
     /// Opens (creating if needed) the document at `path`, its schema made or migrated by the app's `migrator`.
@@ -124,30 +127,37 @@ public final class GRDBStore: ModelAdapter, Sendable {
     ///   database on schema changes (it would erase the sync bookkeeping); ``FolderSyncError/Code/localStoreFailed``
     ///   when SQLite or a migration fails. See
     ///   ``init(path:tables:schemaVersion:connection:configuration:now:migrate:)`` for the other parameters.
-    public convenience init(path: String, tables: [SyncedTable], schemaVersion: Int = 1,
-                            connection: Connection = .queue, configuration: Configuration = Configuration(),
-                            now: @escaping @Sendable () -> Date = { Date() },
-                            migrator: DatabaseMigrator) throws {
-        try self.init(path: path, tables: tables, schemaVersion: schemaVersion, connection: connection,
-                      configuration: configuration, now: now, migrator: migrator, migrate: { _ in })
+    public convenience init(
+        path: String, tables: [SyncedTable], schemaVersion: Int = 1,
+        connection: Connection = .queue, configuration: Configuration = Configuration(),
+        now: @escaping @Sendable () -> Date = { Date() },
+        migrator: DatabaseMigrator
+    ) throws {
+        try self.init(
+            path: path, tables: tables, schemaVersion: schemaVersion, connection: connection,
+            configuration: configuration, now: now, migrator: migrator, migrate: { _ in })
     }
 
     /// Opens the store, its schema brought up to date by `migrator` (when there is one), then `migrate`.
-    private init(path: String, tables: [SyncedTable], schemaVersion: Int, connection: Connection,
-                 configuration appConfiguration: Configuration, now: @escaping @Sendable () -> Date,
-                 migrator: DatabaseMigrator?, migrate: (Database) throws -> Void) throws {
+    private init(
+        path: String, tables: [SyncedTable], schemaVersion: Int, connection: Connection,
+        configuration appConfiguration: Configuration, now: @escaping @Sendable () -> Date,
+        migrator: DatabaseMigrator?, migrate: (Database) throws -> Void
+    ) throws {
         let capturing = Locked(true)
         let clock = StoreClock()
         do {
             // Before the connection: opening one for writing writes to the file (GRDB's WAL set-up).
             try StoreSchema.refuseNewerBookkeeping(atPath: path)
             if let migrator { try Self.refuseUnknownMigrations(atPath: path, migrator: migrator) }
-            let configuration = try Self.storeConfiguration(appConfiguration, capturing: capturing, clock: clock,
-                                                            now: now)
-            database = switch connection {
-            case .queue: try DatabaseQueue(path: path, configuration: configuration)
-            case .pool: try DatabasePool(path: path, configuration: configuration)
-            }
+            let configuration = try Self.storeConfiguration(
+                appConfiguration, capturing: capturing, clock: clock,
+                now: now)
+            database =
+                switch connection {
+                case .queue: try DatabaseQueue(path: path, configuration: configuration)
+                case .pool: try DatabasePool(path: path, configuration: configuration)
+                }
             // Full sync once the connection is open: GRDB's WAL set-up, which runs after `prepareDatabase`, sets
             // `synchronous = NORMAL`, under which a commit is not synced and a power loss can take it back.
             try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
@@ -168,8 +178,9 @@ public final class GRDBStore: ModelAdapter, Sendable {
                 for table in tables {
                     let primaryKey = try db.primaryKey(table.name)
                     guard primaryKey.columns == [table.syncIDColumn] else {
-                        throw FolderSyncError(.invalidConfiguration,
-                                              "synced table \(table.name) must have the single primary key \(table.syncIDColumn)")
+                        throw FolderSyncError(
+                            .invalidConfiguration,
+                            "synced table \(table.name) must have the single primary key \(table.syncIDColumn)")
                     }
                     let names = try db.columns(in: table.name).map(\.name).filter { $0 != table.syncIDColumn }
                     columns[table.name] = names
@@ -194,8 +205,10 @@ public final class GRDBStore: ModelAdapter, Sendable {
     }
 
     /// The app's configuration with what the store needs on every connection.
-    private static func storeConfiguration(_ app: Configuration, capturing: Locked<Bool>, clock: StoreClock,
-                                           now: @escaping @Sendable () -> Date) throws -> Configuration {
+    private static func storeConfiguration(
+        _ app: Configuration, capturing: Locked<Bool>, clock: StoreClock,
+        now: @escaping @Sendable () -> Date
+    ) throws -> Configuration {
         guard !app.readonly else {
             throw FolderSyncError(.invalidConfiguration, "a store cannot be opened read-only: syncs write to it")
         }
@@ -235,8 +248,10 @@ public final class GRDBStore: ModelAdapter, Sendable {
     ///
     /// `remote`, when given, is what a sync learned of the remote: saved in the same transaction, before it commits
     /// (one commit instead of two).
-    func writeWithoutCapture<T>(savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge? = nil,
-                                _ body: (Database) throws -> T) throws -> T {
+    func writeWithoutCapture<T>(
+        savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge? = nil,
+        _ body: (Database) throws -> T
+    ) throws -> T {
         try database.writeWithoutTransaction { db in
             let connection = db.sqliteConnection.map { UnsafeMutableRawPointer($0) }
             var triggersOff = false
@@ -244,12 +259,16 @@ public final class GRDBStore: ModelAdapter, Sendable {
             capturing.withLock { $0 = false }
             defer {
                 // Left off, the app's next writes would go unrecorded: better stop than lose them.
-                if triggersOff, foldersync_sqlite_set_triggers(connection, 1) != 1 { fatalError("SQLite did not turn the capture triggers back on") }
+                if triggersOff, foldersync_sqlite_set_triggers(connection, 1) != 1 {
+                    fatalError("SQLite did not turn the capture triggers back on")
+                }
                 capturing.withLock { $0 = true }
                 restoreForeignKeys()
             }
             restoreForeignKeys = try Self.suspendForeignKeys(db)
-            triggersOff = try StoreSchema.holdsOnlyCaptureTriggers(db, tables: tables) && foldersync_sqlite_set_triggers(connection, 0) == 0
+            triggersOff =
+                try StoreSchema.holdsOnlyCaptureTriggers(db, tables: tables)
+                && foldersync_sqlite_set_triggers(connection, 0) == 0
             var result: T?
             try db.inTransaction {
                 result = try body(db)
@@ -328,7 +347,9 @@ public final class GRDBStore: ModelAdapter, Sendable {
 
     func save(_ state: LocalSyncState, _ db: Database) throws {
         let data = state.encodedJSON()
-        try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.metaTable)(key, value) VALUES (?, ?)", arguments: [Self.stateKey, data])
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO \(StoreSchema.metaTable)(key, value) VALUES (?, ?)",
+            arguments: [Self.stateKey, data])
         stateCache.withLock { $0 = (data, state) }
     }
 
@@ -338,7 +359,9 @@ public final class GRDBStore: ModelAdapter, Sendable {
         }
     }
 
-    @_spi(ModelAdapter) public func appliedChangeSetIdentifiers(of client: String, sequences: [Int64]) throws -> [Int64: Set<String>]? {
+    @_spi(ModelAdapter) public func appliedChangeSetIdentifiers(of client: String, sequences: [Int64]) throws -> [Int64:
+        Set<String>]?
+    {
         try wrap("reading the ledger") {
             try readOne { db in try Self.appliedIdentifiers(db, client: client, sequences: sequences) }
         }
@@ -354,7 +377,9 @@ public final class GRDBStore: ModelAdapter, Sendable {
         try markPublished(throughSequence: sequence, remote: nil)
     }
 
-    @_spi(ModelAdapter) public func markPublished(throughSequence sequence: Int64, savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge) throws {
+    @_spi(ModelAdapter) public func markPublished(
+        throughSequence sequence: Int64, savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge
+    ) throws {
         try markPublished(throughSequence: sequence, remote: .some(remote))
     }
 
@@ -363,11 +388,14 @@ public final class GRDBStore: ModelAdapter, Sendable {
             try database.write { db in
                 var state = try loadState(db)
                 // Every staged row belongs to a set numbered below the next sequence: with all of them published, the
-                // table is emptied whole, which SQLite does by freeing its pages (100,000 rows: 7 ms, one by one 23 ms).
+                // table is emptied whole, which SQLite does by freeing its pages (100,000 rows: 7 ms, one by one 23
+                // ms).
                 if sequence >= state.progress.nextSequence - 1 {
                     try db.execute(sql: "DELETE FROM \(StoreSchema.stagedChangesTable)")
                 } else {
-                    try db.execute(sql: "DELETE FROM \(StoreSchema.stagedChangesTable) WHERE staged_in <= ?", arguments: [sequence])
+                    try db.execute(
+                        sql: "DELETE FROM \(StoreSchema.stagedChangesTable) WHERE staged_in <= ?", arguments: [sequence]
+                    )
                 }
                 state.progress.publishedSequence = max(state.progress.publishedSequence, sequence)
                 if let remote { state.remote = remote }
@@ -376,11 +404,14 @@ public final class GRDBStore: ModelAdapter, Sendable {
         }
     }
 
-    @_spi(ModelAdapter) public func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
-                                          resolutions: [ColumnKey: ConflictResolution],
-                                          savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge) throws -> ApplyOutcome {
+    @_spi(ModelAdapter) public func apply(
+        _ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
+        resolutions: [ColumnKey: ConflictResolution],
+        savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge
+    ) throws -> ApplyOutcome {
         // Saved by the apply's own transaction, or after it when a constraint rolled that back.
-        let outcome = try apply(header, localClient: localClient, changes: changes, resolutions: resolutions, remote: remote)
+        let outcome = try apply(
+            header, localClient: localClient, changes: changes, resolutions: resolutions, remote: remote)
         if outcome.unmetConstraint != nil { try saveRemoteKnowledge(remote) }
         return outcome
     }
@@ -388,8 +419,10 @@ public final class GRDBStore: ModelAdapter, Sendable {
     /// The sync state in `db`: decoded from its bytes, unless they are the bytes last read or written (a sync reads
     /// the state about eight times, and decoding its JSON was a tenth of a one-row sync's CPU time).
     func loadState(_ db: Database) throws -> LocalSyncState {
-        guard let data = try Data.fetchOne(db.cachedStatement(sql: "SELECT value FROM \(StoreSchema.metaTable) WHERE key = ?"),
-                                           arguments: [Self.stateKey])
+        guard
+            let data = try Data.fetchOne(
+                db.cachedStatement(sql: "SELECT value FROM \(StoreSchema.metaTable) WHERE key = ?"),
+                arguments: [Self.stateKey])
         else { return LocalSyncState() }
         if let cached = stateCache.current, cached.data == data { return cached.state }
         let state = try LocalSyncState.decodeJSON(data)

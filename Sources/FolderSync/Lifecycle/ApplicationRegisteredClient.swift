@@ -16,8 +16,11 @@ public struct ApplicationRegisteredClient: Sendable, Hashable {
     public var deletedFromDocuments: [String]
 
     /// A listed client; see the properties for each argument.
-    public init(identifier: String, clientDescription: String? = nil, userInfo: [String: String] = [:], registrationDate: Date? = nil,
-                documents: [String] = [], deletedFromDocuments: [String] = []) {
+    public init(
+        identifier: String, clientDescription: String? = nil, userInfo: [String: String] = [:],
+        registrationDate: Date? = nil,
+        documents: [String] = [], deletedFromDocuments: [String] = []
+    ) {
         self.identifier = identifier
         self.clientDescription = clientDescription
         self.userInfo = userInfo

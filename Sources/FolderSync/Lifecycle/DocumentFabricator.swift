@@ -19,15 +19,21 @@ package struct DocumentFabricator {
     package func createDocumentFolders() async throws {
         // The application's folder first: a backend makes a folder of its root only when asked for that folder.
         try await remote.createDirectory(at: layout.applicationDirectory)
-        for path in [layout.syncChangesDirectory(document), layout.recentSyncsDirectory(document), layout.deletedClientsDirectory(document),
-                     layout.wholeStoreDirectory(document), layout.integrityKeyDirectory(document)] {
+        for path in [
+            layout.syncChangesDirectory(document), layout.recentSyncsDirectory(document),
+            layout.deletedClientsDirectory(document),
+            layout.wholeStoreDirectory(document), layout.integrityKeyDirectory(document),
+        ] {
             try await remote.createDirectory(at: path)
         }
     }
 
-    package func recentSync(_ client: String, acknowledgement: [String: Int64], published: Int64 = 0, lastSync: Date? = nil) async throws {
-        let recent = RecentSync(clientIdentifier: client, lastSyncDate: lastSync ?? date, publishedSequence: published,
-                                acknowledgement: acknowledgement, schemaVersion: 1)
+    package func recentSync(
+        _ client: String, acknowledgement: [String: Int64], published: Int64 = 0, lastSync: Date? = nil
+    ) async throws {
+        let recent = RecentSync(
+            clientIdentifier: client, lastSyncDate: lastSync ?? date, publishedSequence: published,
+            acknowledgement: acknowledgement, schemaVersion: 1)
         try await remote.write(try PropertyListFile.encode(recent), to: layout.recentSyncFile(document, client: client))
     }
 
@@ -38,22 +44,29 @@ package struct DocumentFabricator {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("fabricated-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let snapshot = scratch.appendingPathComponent("snapshot"), file = scratch.appendingPathComponent("store")
+        let snapshot = scratch.appendingPathComponent("snapshot")
+        let file = scratch.appendingPathComponent("store")
         try Data("dummy snapshot of \(client)".utf8).write(to: snapshot)
         let identifier = "ws-\(client)-\(covers.values.reduce(0, +))"
-        let written = try WholeStoreFile.write(snapshot: snapshot, to: file, header: .init(
-            wholeStoreIdentifier: identifier, clientIdentifier: client, schemaVersion: 1,
-            snapshotByteCount: UInt64(try Data(contentsOf: snapshot).count), compression: .none, snapshotSchemaVersion: 2, covers: covers))
+        let written = try WholeStoreFile.write(
+            snapshot: snapshot, to: file,
+            header: .init(
+                wholeStoreIdentifier: identifier, clientIdentifier: client, schemaVersion: 1,
+                snapshotByteCount: UInt64(try Data(contentsOf: snapshot).count), compression: .none,
+                snapshotSchemaVersion: 2, covers: covers))
         try await remote.write(try Data(contentsOf: file), to: layout.wholeStoreFile(document, client: client))
-        let manifest = WholeStoreManifest(clientIdentifier: client, wholeStoreIdentifier: identifier, creationDate: created ?? date,
-                                          schemaVersion: 1, covers: covers, wholeStoreByteCount: written.byteCount,
-                                          wholeStoreChecksum: written.checksum, contentChecksum: written.contentChecksum)
-        try await remote.write(try PropertyListFile.encode(manifest), to: layout.appliedSyncChangeSetsFile(document, client: client))
+        let manifest = WholeStoreManifest(
+            clientIdentifier: client, wholeStoreIdentifier: identifier, creationDate: created ?? date,
+            schemaVersion: 1, covers: covers, wholeStoreByteCount: written.byteCount,
+            wholeStoreChecksum: written.checksum, contentChecksum: written.contentChecksum)
+        try await remote.write(
+            try PropertyListFile.encode(manifest), to: layout.appliedSyncChangeSetsFile(document, client: client))
     }
 
     package func deletedClient(_ client: String) async throws {
         let info = DeletedClientInfo(clientIdentifier: client, deletedBy: "test", deletionDate: date)
-        try await remote.write(try PropertyListFile.encode(info), to: layout.deletedClientFile(document, client: client))
+        try await remote.write(
+            try PropertyListFile.encode(info), to: layout.deletedClientFile(document, client: client))
     }
 
     /// The path of change set `sequence` of `client` (a fixed identifier derived from both).
@@ -65,6 +78,7 @@ package struct DocumentFabricator {
 
     package func changeSet(_ client: String, _ sequence: Int64, bytes: Int = 24) async throws {
         try await remote.createDirectory(at: layout.syncChangesDirectory(document, client: client))
-        try await remote.write(Data(repeating: UInt8(sequence & 0x7F), count: bytes), to: changeSetPath(client, sequence))
+        try await remote.write(
+            Data(repeating: UInt8(sequence & 0x7F), count: bytes), to: changeSetPath(client, sequence))
     }
 }

@@ -65,7 +65,8 @@ struct DocumentInventory: Sendable {
     }
 
     /// Sorts the listing of a document into change sets, markers, whole stores and temporaries.
-    static func classify(tree: [RemotePath: [RemoteItem]], layout: RemoteLayout, document: String) -> DocumentInventory {
+    static func classify(tree: [RemotePath: [RemoteItem]], layout: RemoteLayout, document: String) -> DocumentInventory
+    {
         var inventory = DocumentInventory()
         inventory.tree = tree
 
@@ -77,8 +78,10 @@ struct DocumentInventory: Sendable {
             }
             for item in items where TemporaryName.isTemporary(item.name) {
                 let path = folder.appending(item.name)
-                inventory.temporaries.append(.init(path: path, byteCount: inventory.byteCount(at: path, item: item),
-                                                   modificationDate: item.modificationDate))
+                inventory.temporaries.append(
+                    .init(
+                        path: path, byteCount: inventory.byteCount(at: path, item: item),
+                        modificationDate: item.modificationDate))
             }
         }
         inventory.temporaries.sort { $0.path < $1.path }
@@ -89,15 +92,21 @@ struct DocumentInventory: Sendable {
 
         let changesDirectory = layout.syncChangesDirectory(document)
         for item in tree[changesDirectory] ?? [] where !TemporaryName.isTemporary(item.name) {
-            guard item.kind == .directory, isIdentifierName(item.name) else { unknown(changesDirectory.appending(item.name)); continue }
+            guard item.kind == .directory, isIdentifierName(item.name) else {
+                unknown(changesDirectory.appending(item.name))
+                continue
+            }
             let folder = changesDirectory.appending(item.name)
             var sets: [ChangeSet] = []
             for entry in tree[folder] ?? [] where !TemporaryName.isTemporary(entry.name) {
                 guard entry.kind == .file, let parsed = RemoteLayout.parseChangeSetFileName(entry.name) else {
-                    unknown(folder.appending(entry.name)); continue
+                    unknown(folder.appending(entry.name))
+                    continue
                 }
-                sets.append(.init(client: item.name, sequence: parsed.sequence, path: folder.appending(entry.name),
-                                  byteCount: entry.size ?? 0))
+                sets.append(
+                    .init(
+                        client: item.name, sequence: parsed.sequence, path: folder.appending(entry.name),
+                        byteCount: entry.size ?? 0))
             }
             inventory.changeSets[item.name] = sets.sorted { ($0.sequence, $0.path) < ($1.sequence, $1.path) }
         }
@@ -105,7 +114,8 @@ struct DocumentInventory: Sendable {
         let recentDirectory = layout.recentSyncsDirectory(document)
         for item in tree[recentDirectory] ?? [] where !TemporaryName.isTemporary(item.name) {
             guard item.kind == .file, let client = RemoteLayout.parseRecentSyncFileName(item.name) else {
-                unknown(recentDirectory.appending(item.name)); continue
+                unknown(recentDirectory.appending(item.name))
+                continue
             }
             inventory.recentSyncMarkers[client] = item.size ?? 0
         }
@@ -114,15 +124,20 @@ struct DocumentInventory: Sendable {
         for item in tree[deletedDirectory] ?? [] where !TemporaryName.isTemporary(item.name) {
             let client = String(item.name.dropLast(".plist".count))
             guard item.kind == .file, item.name.hasSuffix(".plist"), isIdentifierName(client) else {
-                unknown(deletedDirectory.appending(item.name)); continue
+                unknown(deletedDirectory.appending(item.name))
+                continue
             }
             inventory.deletedClients.insert(client)
         }
 
         let wholeStoreDirectory = layout.wholeStoreDirectory(document)
         for item in tree[wholeStoreDirectory] ?? [] where !TemporaryName.isTemporary(item.name) {
-            guard item.kind == .directory, isIdentifierName(item.name) else { unknown(wholeStoreDirectory.appending(item.name)); continue }
-            inventory.wholeStoreFolders[item.name] = inventory.byteCount(at: wholeStoreDirectory.appending(item.name), item: item)
+            guard item.kind == .directory, isIdentifierName(item.name) else {
+                unknown(wholeStoreDirectory.appending(item.name))
+                continue
+            }
+            inventory.wholeStoreFolders[item.name] = inventory.byteCount(
+                at: wholeStoreDirectory.appending(item.name), item: item)
         }
 
         for parent in [layout.syncCommandsDirectory(document), layout.temporaryWholeStoreDirectory(document)] {
@@ -143,8 +158,10 @@ struct DocumentInventory: Sendable {
         for item in tree[layout.recentSyncsDirectory(document)] ?? [] {
             if let client = RemoteLayout.parseRecentSyncFileName(item.name) { note(client, item) }
         }
-        for parent in [layout.syncChangesDirectory(document), layout.wholeStoreDirectory(document),
-                       layout.temporaryWholeStoreDirectory(document)] {
+        for parent in [
+            layout.syncChangesDirectory(document), layout.wholeStoreDirectory(document),
+            layout.temporaryWholeStoreDirectory(document),
+        ] {
             for folder in tree[parent] ?? [] where folder.kind == .directory && Self.isIdentifierName(folder.name) {
                 for item in tree[parent.appending(folder.name)] ?? [] { note(folder.name, item) }
             }

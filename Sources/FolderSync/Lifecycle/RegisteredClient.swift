@@ -28,9 +28,12 @@ public struct RegisteredClient: Sendable, Hashable {
     public var holdsVacuumBack: Bool { heldBack.isHoldingBack }
 
     /// A listed client; see the properties for each argument.
-    public init(identifier: String, clientDescription: String? = nil, userInfo: [String: String] = [:], lastSyncDate: Date? = nil,
-                acknowledgement: [String: Int64] = [:], publishedSequence: Int64? = nil, wholeStoreDate: Date? = nil,
-                isDeleted: Bool = false, heldBack: VacuumReport.HeldBack = .init(), lastSeenDate: Date? = nil) {
+    public init(
+        identifier: String, clientDescription: String? = nil, userInfo: [String: String] = [:],
+        lastSyncDate: Date? = nil,
+        acknowledgement: [String: Int64] = [:], publishedSequence: Int64? = nil, wholeStoreDate: Date? = nil,
+        isDeleted: Bool = false, heldBack: VacuumReport.HeldBack = .init(), lastSeenDate: Date? = nil
+    ) {
         self.identifier = identifier
         self.clientDescription = clientDescription
         self.userInfo = userInfo

@@ -1,6 +1,6 @@
-/// The safeguards of vacuum and client deletion against the wrong beliefs once found in them, each of which a test
-/// can switch off (``VacuumOperation/Options/disabledSafeguards``) to replay its defect and show that the removed area alone
-/// still keeps every write. Not API: `package`, a seam for tests.
+/// The safeguards of vacuum and client deletion against the wrong beliefs once found in them, each of which a test can
+/// switch off (``VacuumOperation/Options/disabledSafeguards``) to replay its defect and show that the removed area
+/// alone still keeps every write. Not API: `package`, a seam for tests.
 package enum RemovalSafeguard: Hashable, Sendable, CaseIterable {
     /// A whole store counts as covering anything only once read whole and matched against its manifest: a damaged
     /// store must not be trusted.

@@ -42,8 +42,10 @@ struct RemovedArea: Sendable {
     /// - Throws: ``FolderSyncError/Code/invalidConfiguration``.
     static func checkGracePeriod(_ period: TimeInterval) throws {
         guard period >= minimumGracePeriod else {
-            throw FolderSyncError(.invalidConfiguration, "removed files are kept for one day at the least; "
-                                  + "\(Int(period)) seconds is too short")
+            throw FolderSyncError(
+                .invalidConfiguration,
+                "removed files are kept for one day at the least; "
+                    + "\(Int(period)) seconds is too short")
         }
     }
 
@@ -74,7 +76,8 @@ struct RemovedArea: Sendable {
         let folder = root.appending(day).appending(name)
         try await fileSystem.createDirectory(at: folder)
         let record = RemovalRecord(removedBy: actor, operation: operation, removalDate: date.wholeSeconds)
-        try await fileSystem.write(try PropertyListFile.encode(record), to: folder.appending(RemoteLayout.removalRecordFileName))
+        try await fileSystem.write(
+            try PropertyListFile.encode(record), to: folder.appending(RemoteLayout.removalRecordFileName))
         return Removal(folder: folder, base: base)
     }
 
@@ -88,7 +91,8 @@ struct RemovedArea: Sendable {
     }
 
     /// Moves `path` (a file, or a folder with everything in it) into the area, as a removal of its own.
-    func remove(_ path: RemotePath, as operation: RemovalRecord.Operation, by actor: String, at date: Date) async throws {
+    func remove(_ path: RemotePath, as operation: RemovalRecord.Operation, by actor: String, at date: Date) async throws
+    {
         let removal = try await begin(operation, by: actor, at: date)
         try await makeFolders(for: [path], in: removal)
         try await fileSystem.moveAside(path, to: removal.destination(of: path))
@@ -117,9 +121,12 @@ struct RemovedArea: Sendable {
         }
         var removals: [StoredRemoval] = []
         for day in try await listing(root) where day.kind == .directory && Self.isAreaName(day.name) {
-            for removal in try await listing(root.appending(day.name)) where removal.kind == .directory && Self.isAreaName(removal.name) {
+            for removal in try await listing(root.appending(day.name))
+            where removal.kind == .directory && Self.isAreaName(removal.name) {
                 let folder = root.appending(day.name).appending(removal.name)
-                let record = try await listing(folder).first { $0.name == RemoteLayout.removalRecordFileName && $0.kind == .file }
+                let record = try await listing(folder).first {
+                    $0.name == RemoteLayout.removalRecordFileName && $0.kind == .file
+                }
                 removals.append(.init(folder: folder, date: record?.modificationDate ?? removal.modificationDate))
             }
         }
@@ -132,7 +139,8 @@ struct RemovedArea: Sendable {
     /// The record of a removal; `nil` when it is missing or unreadable.
     func record(of removal: StoredRemoval) async -> RemovalRecord? {
         let path = removal.folder.appending(RemoteLayout.removalRecordFileName)
-        guard let data = try? await fileSystem.readIfPresent(path, maximumSize: PropertyListFile.maximumByteCount) else { return nil }
+        guard let data = try? await fileSystem.readIfPresent(path, maximumSize: PropertyListFile.maximumByteCount)
+        else { return nil }
         return try? PropertyListFile.decode(RemovalRecord.self, from: data, path: path.description)
     }
 
@@ -141,10 +149,14 @@ struct RemovedArea: Sendable {
         let tree = try await fileSystem.listTree(at: removal.folder)
         var files: [RemovedFile] = []
         for (folder, items) in tree {
-            for item in items where item.kind == .file && !(folder == removal.folder && item.name == RemoteLayout.removalRecordFileName) {
+            for item in items
+            where item.kind == .file && !(folder == removal.folder && item.name == RemoteLayout.removalRecordFileName) {
                 let path = folder.appending(item.name)
                 let relative = path.components.dropFirst(removal.folder.components.count)
-                files.append(RemovedFile(path: path, originalPath: relative.reduce(base) { $0.appending($1) }, byteCount: item.size ?? 0))
+                files.append(
+                    RemovedFile(
+                        path: path, originalPath: relative.reduce(base) { $0.appending($1) }, byteCount: item.size ?? 0)
+                )
             }
         }
         return files.sorted { $0.path < $1.path }
@@ -153,12 +165,16 @@ struct RemovedArea: Sendable {
     /// The change sets of `client` the area holds, by sequence (the newest removal's copy of a number first), each
     /// with the removal that holds it: what a reader that meets a gap applies. A repair's removals are left out: what a
     /// repair moves aside it found corrupt.
-    func changeSets(of client: String, document: String) async throws -> [Int64: (path: RemotePath, removal: StoredRemoval)] {
+    func changeSets(of client: String, document: String) async throws -> [Int64: (
+        path: RemotePath, removal: StoredRemoval
+    )] {
         var found: [Int64: (path: RemotePath, removal: StoredRemoval)] = [:]
         for removal in try await removals().reversed() where await record(of: removal)?.operation != .repair {
-            let folder = Removal(folder: removal.folder, base: base).destination(of: layout.syncChangesDirectory(document, client: client))
+            let folder = Removal(folder: removal.folder, base: base).destination(
+                of: layout.syncChangesDirectory(document, client: client))
             for item in try await fileSystem.namesOfDirectoryIfPresent(at: folder) where item.kind == .file {
-                guard let sequence = RemoteLayout.parseChangeSetFileName(item.name)?.sequence, found[sequence] == nil else { continue }
+                guard let sequence = RemoteLayout.parseChangeSetFileName(item.name)?.sequence, found[sequence] == nil
+                else { continue }
                 found[sequence] = (folder.appending(item.name), removal)
             }
         }

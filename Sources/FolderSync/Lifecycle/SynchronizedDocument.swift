@@ -18,8 +18,11 @@ public struct SynchronizedDocument: Sendable, Hashable {
     public var byteCount: Int64
 
     /// A listed document; see the properties for each argument.
-    public init(identifier: String, documentDescription: String? = nil, userInfo: [String: String] = [:], integrityKey: String? = nil,
-                clients: [String] = [], lastActivityDate: Date? = nil, byteCount: Int64 = 0) {
+    public init(
+        identifier: String, documentDescription: String? = nil, userInfo: [String: String] = [:],
+        integrityKey: String? = nil,
+        clients: [String] = [], lastActivityDate: Date? = nil, byteCount: Int64 = 0
+    ) {
         self.identifier = identifier
         self.documentDescription = documentDescription
         self.userInfo = userInfo

@@ -20,7 +20,9 @@ struct VacuumPlan: Sendable {
     /// The whole stores whose coverage this plan removes something on: the kept ones, when it removes a change set
     /// or a dominated store.
     var storesReliedOn: Set<String> {
-        let relies = (phases[0] + phases[Self.changeSetPhase]).contains { $0.reason == .changeSet || $0.reason == .dominatedWholeStore }
+        let relies = (phases[0] + phases[Self.changeSetPhase]).contains {
+            $0.reason == .changeSet || $0.reason == .dominatedWholeStore
+        }
         return relies ? Set(keptWholeStores.keys) : []
     }
 }
@@ -41,8 +43,10 @@ struct VacuumPlan: Sendable {
 enum VacuumPlanner {
     /// - Parameter now: the folder's time now (``VacuumReport/FolderTime``), which ages temporaries; `nil` when the
     ///   folder records no times, and then no temporary is old enough.
-    static func plan(_ inventory: DocumentInventory, layout: RemoteLayout, document: String, expired: Set<String>,
-                     now: Date?, temporaryFileAge: TimeInterval, dryRun: Bool) -> VacuumPlan {
+    static func plan(
+        _ inventory: DocumentInventory, layout: RemoteLayout, document: String, expired: Set<String>,
+        now: Date?, temporaryFileAge: TimeInterval, dryRun: Bool
+    ) -> VacuumPlan {
         var report = VacuumReport(isDryRun: dryRun)
         report.expiredClients = expired.sorted()
         report.skipped = inventory.skipped
@@ -59,7 +63,10 @@ enum VacuumPlanner {
         for (client, manifest) in stores {
             if kept.contains(where: { WholeStoreReplacement.replaces($0.1.covers, manifest) }) {
                 let folder = layout.wholeStoreDirectory(document, client: client)
-                storeRemovals.append(.init(path: folder, byteCount: inventory.wholeStoreFolders[client] ?? 0, reason: .dominatedWholeStore))
+                storeRemovals.append(
+                    .init(
+                        path: folder, byteCount: inventory.wholeStoreFolders[client] ?? 0, reason: .dominatedWholeStore)
+                )
                 judgedStores[folder] = manifest.wholeStoreIdentifier
             } else {
                 kept.append((client, manifest))
@@ -72,7 +79,9 @@ enum VacuumPlanner {
         // Markers of deleted clients: removing them is how a deleted client notices.
         let markerRemovals = deleted.sorted().compactMap { client in
             inventory.recentSyncMarkers[client].map {
-                VacuumReport.Removal(path: layout.recentSyncFile(document, client: client), byteCount: $0, reason: .deletedClientRecentSync)
+                VacuumReport.Removal(
+                    path: layout.recentSyncFile(document, client: client), byteCount: $0,
+                    reason: .deletedClientRecentSync)
             }
         }
 
@@ -86,11 +95,15 @@ enum VacuumPlanner {
             }
             // Two sets under one number (a device cloned to a second machine): an acknowledgement counts numbers, so it
             // cannot say both were applied, nor can a whole store's coverage. Both stay.
-            let duplicated = Set(Dictionary(grouping: inventory.changeSets[author]!, by: \.sequence).filter { $0.value.count > 1 }.keys)
+            let duplicated = Set(
+                Dictionary(grouping: inventory.changeSets[author]!, by: \.sequence).filter { $0.value.count > 1 }.keys)
             for set in inventory.changeSets[author]! where set.sequence <= coverage {
                 if duplicated.contains(set.sequence) {
-                    report.skipped.append(.init(path: set.path, reason: "another change set of client \(author) carries sequence "
-                                                + "\(set.sequence): kept, since acknowledgements count numbers, not sets"))
+                    report.skipped.append(
+                        .init(
+                            path: set.path,
+                            reason: "another change set of client \(author) carries sequence "
+                                + "\(set.sequence): kept, since acknowledgements count numbers, not sets"))
                     continue
                 }
                 let blockers = acknowledgers.filter { $0.1 < set.sequence }
@@ -118,11 +131,13 @@ enum VacuumPlanner {
             if removedStores.contains(where: { temporary.path.hasPrefix($0) }) { continue }
             if temporaryPaths.contains(where: { $0 != temporary.path && temporary.path.hasPrefix($0) }) { continue }
             guard let date = temporary.modificationDate, let now else {
-                report.skipped.append(.init(path: temporary.path, reason: "temporary without a modification date; its age is unknown"))
+                report.skipped.append(
+                    .init(path: temporary.path, reason: "temporary without a modification date; its age is unknown"))
                 continue
             }
             if now.timeIntervalSince(date) > temporaryFileAge {
-                temporaryRemovals.append(.init(path: temporary.path, byteCount: temporary.byteCount, reason: .staleTemporary))
+                temporaryRemovals.append(
+                    .init(path: temporary.path, byteCount: temporary.byteCount, reason: .staleTemporary))
             }
         }
 
@@ -130,16 +145,19 @@ enum VacuumPlanner {
         let planned = Set((storeRemovals + markerRemovals + setRemovals + temporaryRemovals).map(\.path))
         var folderRemovals: [VacuumReport.Removal] = []
         for client in deleted.sorted() {
-            var folders = inventory.changeSets[client] == nil ? [] : [layout.syncChangesDirectory(document, client: client)]
+            var folders =
+                inventory.changeSets[client] == nil ? [] : [layout.syncChangesDirectory(document, client: client)]
             folders += inventory.clientFolders[client] ?? []
-            for folder in folders where (inventory.tree[folder] ?? []).allSatisfy({ planned.contains(folder.appending($0.name)) }) {
+            for folder in folders
+            where (inventory.tree[folder] ?? []).allSatisfy({ planned.contains(folder.appending($0.name)) }) {
                 folderRemovals.append(.init(path: folder, byteCount: 0, reason: .deletedClientFolder))
             }
         }
 
         let phases = [storeRemovals, markerRemovals, setRemovals, temporaryRemovals, folderRemovals]
         report.removed = phases.flatMap { $0 }
-        return VacuumPlan(report: report, phases: phases, liveClients: live,
-                          keptWholeStores: Dictionary(uniqueKeysWithValues: kept), removedWholeStores: judgedStores)
+        return VacuumPlan(
+            report: report, phases: phases, liveClients: live,
+            keptWholeStores: Dictionary(uniqueKeysWithValues: kept), removedWholeStores: judgedStores)
     }
 }

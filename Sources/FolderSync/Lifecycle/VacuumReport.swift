@@ -59,7 +59,10 @@ public struct VacuumReport: Sendable, Hashable {
         public var exclusiveByteCount: Int64 = 0
 
         /// Counts of held-back change sets and their bytes; zero by default.
-        public init(changeSetCount: Int = 0, byteCount: Int64 = 0, exclusiveChangeSetCount: Int = 0, exclusiveByteCount: Int64 = 0) {
+        public init(
+            changeSetCount: Int = 0, byteCount: Int64 = 0, exclusiveChangeSetCount: Int = 0,
+            exclusiveByteCount: Int64 = 0
+        ) {
             self.changeSetCount = changeSetCount
             self.byteCount = byteCount
             self.exclusiveChangeSetCount = exclusiveChangeSetCount

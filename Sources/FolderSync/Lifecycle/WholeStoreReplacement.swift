@@ -8,7 +8,9 @@
 enum WholeStoreReplacement {
     /// Whether a store covering `kept` (per author, the highest sequence it contains; empty for no store at all)
     /// holds every change set `store` holds that `present` (per author, the sequences still in the folder) lacks.
-    static func replaces(_ kept: [String: Int64], _ store: WholeStoreManifest, present: [String: Set<Int64>] = [:]) -> Bool {
+    static func replaces(_ kept: [String: Int64], _ store: WholeStoreManifest, present: [String: Set<Int64>] = [:])
+        -> Bool
+    {
         store.covers.allSatisfy { author, highest in
             (kept[author] ?? 0) >= highestGone(of: author, through: highest, present: present[author] ?? [])
         }

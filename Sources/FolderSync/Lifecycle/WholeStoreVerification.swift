@@ -15,13 +15,16 @@ struct WholeStoreVerificationCache {
     /// The cache kept in `url` (`nil`: remembers nothing between runs).
     init(url: URL?) {
         self.url = url
-        let saved = url.flatMap { try? LocalFiles.read($0) }.flatMap { try? JSONDecoder().decode([String].self, from: $0) }
+        let saved = url.flatMap { try? LocalFiles.read($0) }.flatMap {
+            try? JSONDecoder().decode([String].self, from: $0)
+        }
         entries = Set(saved ?? [])
     }
 
     static func key(client: String, manifest: WholeStoreManifest, item: RemoteItem?) -> String? {
         guard let item, let etag = item.etag, let size = item.size else { return nil }
-        return [client, manifest.wholeStoreIdentifier, String(manifest.wholeStoreByteCount), String(size), etag].joined(separator: " ")
+        return [client, manifest.wholeStoreIdentifier, String(manifest.wholeStoreByteCount), String(size), etag].joined(
+            separator: " ")
     }
 
     func contains(_ key: String?) -> Bool { key.map(entries.contains) ?? false }

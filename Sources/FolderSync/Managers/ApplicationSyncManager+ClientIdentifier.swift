@@ -1,4 +1,5 @@
 public import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -30,7 +31,8 @@ extension ApplicationSyncManager {
         }
         LocalFiles.syncDirectory(directory.path)
         guard let stored = try storedClientIdentifier(at: file) else {
-            throw FolderSyncError(.localStoreFailed, "the client identifier file vanished while being made", path: file.path)
+            throw FolderSyncError(
+                .localStoreFailed, "the client identifier file vanished while being made", path: file.path)
         }
         return stored
     }
@@ -59,7 +61,8 @@ extension ApplicationSyncManager {
             throw LocalFiles.error("open", path: file.path)
         }
         defer { close(fd) }
-        let data = try LocalFiles.read(fd, path: file.path, maximumSize: 256)   // a UUID and a newline; never a big file
+        // a UUID and a newline; never a big file
+        let data = try LocalFiles.read(fd, path: file.path, maximumSize: 256)
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty, (try? Identifier.validate(text, role: "client identifier")) != nil else {
             throw FolderSyncError(.corruptFile, "holds no usable client identifier", path: file.path)

@@ -19,16 +19,23 @@ extension ApplicationSyncManager {
         guard let encrypted = remote as? EncryptedFileSystem else {
             throw FolderSyncError(.invalidConfiguration, "application \(layout.applicationIdentifier) is not encrypted")
         }
-        guard !newPassword.isEmpty else { throw FolderSyncError(.invalidConfiguration, "the encryption password is empty") }
+        guard !newPassword.isEmpty else {
+            throw FolderSyncError(.invalidConfiguration, "the encryption password is empty")
+        }
         let path = layout.encryptionKeyFile
-        let current = try PropertyListFile.decode(EncryptionKeyInfo.self, from: try await underlyingRemote.read(path, maximumSize: PropertyListFile.maximumByteCount), path: path.description)
+        let current = try PropertyListFile.decode(
+            EncryptionKeyInfo.self,
+            from: try await underlyingRemote.read(path, maximumSize: PropertyListFile.maximumByteCount),
+            path: path.description)
         let dataKey = try current.dataKey(with: try current.passwordKey(for: oldPassword, path: path), path: path)
         guard dataKey == encrypted.dataKey else {
-            throw FolderSyncError(.tamperedFile, "the key file holds another data key than the one this client registered with",
-                                  path: path.description)
+            throw FolderSyncError(
+                .tamperedFile, "the key file holds another data key than the one this client registered with",
+                path: path.description)
         }
-        let (info, passwordKey) = try EncryptionKeyInfo.make(wrapping: dataKey, password: newPassword, client: clientIdentifier,
-                                                             date: environment.now().wholeSeconds)
+        let (info, passwordKey) = try EncryptionKeyInfo.make(
+            wrapping: dataKey, password: newPassword, client: clientIdentifier,
+            date: environment.now().wholeSeconds)
         try await underlyingRemote.write(try PropertyListFile.encode(info), to: path)
         try encryptionKeyStore?.savePasswordKey(passwordKey.bytes, for: layout.applicationIdentifier)
         environment.logger.info("Changed the encryption password of \(layout.applicationIdentifier)")

@@ -30,7 +30,8 @@ extension ApplicationSyncManager {
         }
     }
 
-    /// Deletes a document for every client: they stop with ``FolderSyncError/Code/documentDeleted`` and keep their data.
+    /// Deletes a document for every client: they stop with ``FolderSyncError/Code/documentDeleted`` and keep their
+    /// data.
     public func deleteDocument(identifier: String) async throws {
         let layout = try configuredLayout("deleting a document")
         do {

@@ -12,18 +12,25 @@ public protocol ApplicationSyncManagerDelegate: AnyObject, Sendable {
     /// The client is registered; documents can now register and sync.
     func applicationSyncManagerDidFinishRegistering(_ manager: ApplicationSyncManager) async
     /// Registration failed with `error`; the manager may register again.
-    func applicationSyncManager(_ manager: ApplicationSyncManager, didFailToRegisterWithError error: FolderSyncError) async
+    func applicationSyncManager(_ manager: ApplicationSyncManager, didFailToRegisterWithError error: FolderSyncError)
+        async
     /// Registration paused for encryption: whether to encrypt a new application, or the password of an encrypted one.
-    /// The default gives ``EncryptionAnswer/unattended(_:)``. An ``ApplicationSyncManager/encryptionHandler`` takes precedence.
-    func applicationSyncManager(_ manager: ApplicationSyncManager, didPauseRegistrationFor request: EncryptionRequest) async -> EncryptionAnswer
+    /// The default gives ``EncryptionAnswer/unattended(_:)``. An ``ApplicationSyncManager/encryptionHandler`` takes
+    /// precedence.
+    func applicationSyncManager(_ manager: ApplicationSyncManager, didPauseRegistrationFor request: EncryptionRequest)
+        async -> EncryptionAnswer
 }
 
 extension ApplicationSyncManagerDelegate {
     public func applicationSyncManagerDidBeginRegistering(_ manager: ApplicationSyncManager) async {}
     public func applicationSyncManagerDidFinishRegistering(_ manager: ApplicationSyncManager) async {}
-    public func applicationSyncManager(_ manager: ApplicationSyncManager, didFailToRegisterWithError error: FolderSyncError) async {}
-    public func applicationSyncManager(_ manager: ApplicationSyncManager,
-                                       didPauseRegistrationFor request: EncryptionRequest) async -> EncryptionAnswer {
+    public func applicationSyncManager(
+        _ manager: ApplicationSyncManager, didFailToRegisterWithError error: FolderSyncError
+    ) async {}
+    public func applicationSyncManager(
+        _ manager: ApplicationSyncManager,
+        didPauseRegistrationFor request: EncryptionRequest
+    ) async -> EncryptionAnswer {
         await EncryptionAnswer.unattended(request)
     }
 }
@@ -54,8 +61,10 @@ open class ApplicationSyncManager: @unchecked Sendable {
         public var userInfo: [String: String]
 
         /// Who this client is and which application it syncs; see the properties for each argument.
-        public init(applicationIdentifier: String, clientIdentifier: String, clientDescription: String,
-                    userInfo: [String: String] = [:]) {
+        public init(
+            applicationIdentifier: String, clientIdentifier: String, clientDescription: String,
+            userInfo: [String: String] = [:]
+        ) {
             self.applicationIdentifier = applicationIdentifier
             self.clientIdentifier = clientIdentifier
             self.clientDescription = clientDescription
@@ -88,7 +97,8 @@ open class ApplicationSyncManager: @unchecked Sendable {
         /// What this client's `deviceInfo.plist` on the remote holds, as a document remembers it or a registration
         /// found it; `nil`: the next registration reads it.
         var deviceInfoOnRemote: DeviceInfo?
-        /// Told when a registration finds or makes the application's tree (a document's first registration remembers it).
+        /// Told when a registration finds or makes the application's tree (a document's first registration remembers
+        /// it).
         var foundApplication: (@Sendable () throws -> Void)?
         /// The registration with the remote a document asked for, shared by the documents that ask at once.
         var pendingRegistration: Task<Void, any Error>?
@@ -199,7 +209,9 @@ open class ApplicationSyncManager: @unchecked Sendable {
 
     /// Calls `found` (or nothing, with `nil`) when a registration finds or makes the application's tree, before it
     /// writes anything else: a document registering for the first time remembers then that the tree exists.
-    func whenApplicationFound(_ found: (@Sendable () throws -> Void)?) { mutable.withLock { $0.foundApplication = found } }
+    func whenApplicationFound(_ found: (@Sendable () throws -> Void)?) {
+        mutable.withLock { $0.foundApplication = found }
+    }
 
     /// Makes the next registration read this client's device info back, and write it if it is missing or differs:
     /// at the heartbeat's interval (a folder restored from an older copy, a file moved aside by `doctor --repair`).
@@ -237,7 +249,8 @@ open class ApplicationSyncManager: @unchecked Sendable {
         do {
             try await registerWithRemote(configuration, layout: layout)
             gate.finish(.success(()))
-            environment.logger.info("Registered client \(configuration.clientIdentifier) with \(configuration.applicationIdentifier)")
+            environment.logger.info(
+                "Registered client \(configuration.clientIdentifier) with \(configuration.applicationIdentifier)")
             await delegate?.applicationSyncManagerDidFinishRegistering(self)
         } catch {
             let error = FolderSyncError.wrapping(error, "application registration failed")
@@ -255,9 +268,12 @@ open class ApplicationSyncManager: @unchecked Sendable {
     /// Runs the registration operation against the remote and adopts what it found. `rejoining`: the app said the
     /// remote was replaced (``DocumentSyncManager/rejoin()``), so a missing tree is created even by a client that
     /// registered before.
-    private func registerWithRemote(_ configuration: Configuration, layout: RemoteLayout, rejoining: Bool = false) async throws {
-        let device = DeviceInfo(clientIdentifier: configuration.clientIdentifier, clientDescription: configuration.clientDescription,
-                                userInfo: configuration.userInfo, registrationDate: environment.now().wholeSeconds)
+    private func registerWithRemote(_ configuration: Configuration, layout: RemoteLayout, rejoining: Bool = false)
+        async throws
+    {
+        let device = DeviceInfo(
+            clientIdentifier: configuration.clientIdentifier, clientDescription: configuration.clientDescription,
+            userInfo: configuration.userInfo, registrationDate: environment.now().wholeSeconds)
         // Passed to the factory, so that a backend's subclass gets them too.
         let remembered = mutable.current
         var options = ApplicationRegistrationOperation.Options(
@@ -268,7 +284,8 @@ open class ApplicationSyncManager: @unchecked Sendable {
         options.joinedClear = options.registeredBefore && remembered.joinedClear
         options.deviceInfoOnRemote = rejoining ? nil : remembered.deviceInfoOnRemote
         options.foundApplication = remembered.foundApplication
-        options.askToReplaceRemote = { [unowned self] request in await self.remoteReplacementHandler?(request) ?? false }
+        options.askToReplaceRemote = { [unowned self] request in await self.remoteReplacementHandler?(request) ?? false
+        }
         let operation = applicationRegistrationOperation(layout: layout, options: options)
         try await operation.run()
         mutable.withLock { state in
@@ -298,7 +315,7 @@ open class ApplicationSyncManager: @unchecked Sendable {
         guard let (configuration, layout) = mutable.current.configuration else {
             throw FolderSyncError(.invalidConfiguration, "configure the application sync manager before its documents")
         }
-        if state == .ableToSync || state == .registering {   // this launch registered, or is registering
+        if state == .ableToSync || state == .registering {  // this launch registered, or is registering
             mutable.withLock { $0.registeredBefore = true }
             return true
         }
@@ -309,11 +326,16 @@ open class ApplicationSyncManager: @unchecked Sendable {
         }
         var remote = underlyingRemote
         if let encryptionKey {
-            let info = try PropertyListFile.decode(EncryptionKeyInfo.self, from: encryptionKey, path: layout.encryptionKeyFile.description)
-            guard let saved = try encryptionKeyStore?.passwordKey(for: layout.applicationIdentifier) else { return false }
+            let info = try PropertyListFile.decode(
+                EncryptionKeyInfo.self, from: encryptionKey, path: layout.encryptionKeyFile.description)
+            guard let saved = try encryptionKeyStore?.passwordKey(for: layout.applicationIdentifier) else {
+                return false
+            }
             let passwordKey = SymmetricKey(data: saved)
             guard info.accepts(passwordKey) else { return false }
-            remote = EncryptedFileSystem(base: underlyingRemote, layout: layout, dataKey: try info.dataKey(with: passwordKey, path: layout.encryptionKeyFile))
+            remote = EncryptedFileSystem(
+                base: underlyingRemote, layout: layout,
+                dataKey: try info.dataKey(with: passwordKey, path: layout.encryptionKeyFile))
         }
         try gate.begin(what: "application \(configuration.applicationIdentifier)")
         mutable.withLock { state in
@@ -364,11 +386,15 @@ open class ApplicationSyncManager: @unchecked Sendable {
     /// Builds the registration operation, on the remote as the app gave it, with `options` (the device, the
     /// encryption answers, what this client remembers). Override to return a backend subclass, built with
     /// ``ApplicationRegistrationOperation/init(copying:)`` from the operation this returns.
-    open func applicationRegistrationOperation(layout: RemoteLayout,
-                                               options: ApplicationRegistrationOperation.Options) -> ApplicationRegistrationOperation {
-        ApplicationRegistrationOperation(context: ApplicationOperationContext(fileSystem: underlyingRemote, layout: layout,
-                                                                              environment: environment),
-                                         options: options)
+    open func applicationRegistrationOperation(
+        layout: RemoteLayout,
+        options: ApplicationRegistrationOperation.Options
+    ) -> ApplicationRegistrationOperation {
+        ApplicationRegistrationOperation(
+            context: ApplicationOperationContext(
+                fileSystem: underlyingRemote, layout: layout,
+                environment: environment),
+            options: options)
     }
 
     private func askAboutEncryption(_ request: EncryptionRequest) async -> EncryptionAnswer {
@@ -378,20 +404,25 @@ open class ApplicationSyncManager: @unchecked Sendable {
     }
 
     /// Builds the operation that lists registered clients. Override to return a backend subclass.
-    open func listOfApplicationRegisteredClientsOperation(layout: RemoteLayout) -> ListOfApplicationRegisteredClientsOperation {
+    open func listOfApplicationRegisteredClientsOperation(layout: RemoteLayout)
+        -> ListOfApplicationRegisteredClientsOperation
+    {
         ListOfApplicationRegisteredClientsOperation(context: applicationContext(layout: layout))
     }
 
     /// Builds the operation that lists documents. Override to return a backend subclass.
-    open func listOfPreviouslySynchronizedDocumentsOperation(layout: RemoteLayout) -> ListOfPreviouslySynchronizedDocumentsOperation {
+    open func listOfPreviouslySynchronizedDocumentsOperation(layout: RemoteLayout)
+        -> ListOfPreviouslySynchronizedDocumentsOperation
+    {
         ListOfPreviouslySynchronizedDocumentsOperation(context: applicationContext(layout: layout))
     }
 
     /// Builds the document deletion operation. Override to return a backend subclass.
     open func documentDeletionOperation(layout: RemoteLayout, documentIdentifier: String) -> DocumentDeletionOperation {
-        DocumentDeletionOperation(context: DocumentOperationContext(
-            fileSystem: remote, layout: layout, documentIdentifier: documentIdentifier,
-            clientIdentifier: clientIdentifier ?? "unknown", environment: environment))
+        DocumentDeletionOperation(
+            context: DocumentOperationContext(
+                fileSystem: remote, layout: layout, documentIdentifier: documentIdentifier,
+                clientIdentifier: clientIdentifier ?? "unknown", environment: environment))
     }
 
     /// Builds the operation that removes the application's remote folder. Override to return a backend subclass.

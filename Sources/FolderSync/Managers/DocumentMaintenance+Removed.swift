@@ -27,22 +27,28 @@ extension DocumentMaintenance {
         do {
             var report = RemovalRestoreReport()
             if client == nil { try await restoreDeletedDocument(since: since, into: &report) }
-            for removal in try await areaRemovals() where since.map({ since in removal.date.map { $0 >= since } ?? false }) ?? true {
+            for removal in try await areaRemovals()
+            where since.map({ since in removal.date.map { $0 >= since } ?? false }) ?? true {
                 let files = removal.files.filter { file in
-                    !TemporaryName.isTemporary(file.originalPath.name) && client.map { belongs(file.originalPath, to: $0) } ?? true
+                    !TemporaryName.isTemporary(file.originalPath.name)
+                        && client.map { belongs(file.originalPath, to: $0) } ?? true
                 }
                 // A manifest after its store: a store without its manifest is not published, the reverse would be.
-                let ordered = files.sorted { ($0.originalPath.name == RemoteLayout.appliedSyncChangeSetsFileName ? 1 : 0, $0.path)
-                    < ($1.originalPath.name == RemoteLayout.appliedSyncChangeSetsFileName ? 1 : 0, $1.path) }
+                let ordered = files.sorted {
+                    ($0.originalPath.name == RemoteLayout.appliedSyncChangeSetsFileName ? 1 : 0, $0.path)
+                        < ($1.originalPath.name == RemoteLayout.appliedSyncChangeSetsFileName ? 1 : 0, $1.path)
+                }
                 var refusedStores = Set<RemotePath>()
                 for file in ordered {
                     let destination = file.originalPath
                     let isWholeStore = destination.parent.parent == layout.wholeStoreDirectory(documentIdentifier)
                     if isWholeStore, refusedStores.contains(destination.parent) { continue }
                     if isWholeStore, destination.name == RemoteLayout.wholeStoreFileName,
-                       !(try await fileSystem.contentsOfDirectoryIfPresent(at: destination.parent).isEmpty) {
+                        !(try await fileSystem.contentsOfDirectoryIfPresent(at: destination.parent).isEmpty)
+                    {
                         refusedStores.insert(destination.parent)
-                        report.skipped.append(.init(path: file.path, reason: "the client has a whole store again; this one stays"))
+                        report.skipped.append(
+                            .init(path: file.path, reason: "the client has a whole store again; this one stays"))
                         continue
                     }
                     try await fileSystem.createDirectory(at: destination.parent)
@@ -50,13 +56,15 @@ extension DocumentMaintenance {
                         try await fileSystem.move(from: file.path, to: destination, replacing: false)
                         report.restored.append(destination)
                     } catch FolderSyncError.Code.remoteItemExists {
-                        report.skipped.append(.init(path: file.path, reason: "something is at \(destination) again; this stays"))
+                        report.skipped.append(
+                            .init(path: file.path, reason: "something is at \(destination) again; this stays"))
                     }
                 }
             }
             return report
         } catch {
-            throw FolderSyncError.wrapping(error, "restoring the removed files of document \(documentIdentifier) failed")
+            throw FolderSyncError.wrapping(
+                error, "restoring the removed files of document \(documentIdentifier) failed")
         }
     }
 
@@ -65,8 +73,10 @@ extension DocumentMaintenance {
         let area = RemovedArea(fileSystem: fileSystem, layout: layout, document: documentIdentifier)
         var listings: [RemovalListing] = []
         for removal in try await area.removals() {
-            listings.append(RemovalListing(folder: removal.folder, record: await area.record(of: removal), date: removal.date,
-                                           files: try await area.files(of: removal)))
+            listings.append(
+                RemovalListing(
+                    folder: removal.folder, record: await area.record(of: removal), date: removal.date,
+                    files: try await area.files(of: removal)))
         }
         return listings
     }
@@ -88,8 +98,10 @@ extension DocumentMaintenance {
             let folder = RemovedArea.Removal(folder: removal.folder, base: area.base).destination(of: document)
             guard try await fileSystem.item(at: folder)?.kind == .directory else { continue }
             let files = try await area.files(of: removal).filter { $0.originalPath.hasPrefix(document) }
-            deletions.append(Deletion(listing: RemovalListing(folder: removal.folder, record: record, date: removal.date, files: files),
-                                      folder: folder))
+            deletions.append(
+                Deletion(
+                    listing: RemovalListing(folder: removal.folder, record: record, date: removal.date, files: files),
+                    folder: folder))
         }
         return deletions
     }
@@ -100,10 +112,16 @@ extension DocumentMaintenance {
     /// there (created again since, or put back by a restore that stopped before the marker went) keeps its folder;
     /// a marker beside it goes.
     private func restoreDeletedDocument(since: Date?, into report: inout RemovalRestoreReport) async throws {
-        let folder = layout.documentDirectory(documentIdentifier), marker = layout.deletedDocumentFile(documentIdentifier)
-        let newest = try await deletions().last { deletion in since.map { since in deletion.listing.date.map { $0 >= since } ?? false } ?? true }
+        let folder = layout.documentDirectory(documentIdentifier)
+        let marker = layout.deletedDocumentFile(documentIdentifier)
+        let newest = try await deletions().last { deletion in
+            since.map { since in deletion.listing.date.map { $0 >= since } ?? false } ?? true
+        }
         if try await fileSystem.exists(layout.documentInfoFile(documentIdentifier)) {
-            if let newest { report.skipped.append(.init(path: newest.folder, reason: "document \(documentIdentifier) is there again; this stays")) }
+            if let newest {
+                report.skipped.append(
+                    .init(path: newest.folder, reason: "document \(documentIdentifier) is there again; this stays"))
+            }
         } else if let newest {
             do {
                 try await fileSystem.move(from: newest.folder, to: folder, replacing: false)
@@ -122,7 +140,10 @@ extension DocumentMaintenance {
     private func belongs(_ path: RemotePath, to client: String) -> Bool {
         let document = documentIdentifier
         return path == layout.recentSyncFile(document, client: client)
-            || [layout.syncChangesDirectory(document, client: client), layout.wholeStoreDirectory(document, client: client),
-                layout.temporaryWholeStoreDirectory(document, client: client)].contains { path.hasPrefix($0) }
+            || [
+                layout.syncChangesDirectory(document, client: client),
+                layout.wholeStoreDirectory(document, client: client),
+                layout.temporaryWholeStoreDirectory(document, client: client),
+            ].contains { path.hasPrefix($0) }
     }
 }

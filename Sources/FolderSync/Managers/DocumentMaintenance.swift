@@ -1,6 +1,7 @@
 public import Foundation
 
-/// Maintenance of one document on a remote, without a local store or a registration: vacuum, client listing, client deletion.
+/// Maintenance of one document on a remote, without a local store or a registration: vacuum, client listing, client
+/// deletion.
 ///
 /// The `foldersync` tool uses it directly, so that inspecting a document
 /// never registers the operator as a client (a registered client that never
@@ -46,14 +47,17 @@ open class DocumentMaintenance: DocumentOperation, @unchecked Sendable {
     ///   - temporaryFileAge: temporaries older than this are interrupted writes.
     ///   - keepRemovedFor: what the vacuum removes stays this long in the document's removed area, and removals older
     ///     than this are purged for good (at least a day; 14 days by default).
-    public func vacuum(dryRun: Bool = false, expireClientsAfter: TimeInterval? = nil,
-                       temporaryFileAge: TimeInterval = VacuumOperation.defaultTemporaryFileAge,
-                       keepRemovedFor: TimeInterval = VacuumOperation.defaultRemovedFileGracePeriod) async throws -> VacuumReport {
+    public func vacuum(
+        dryRun: Bool = false, expireClientsAfter: TimeInterval? = nil,
+        temporaryFileAge: TimeInterval = VacuumOperation.defaultTemporaryFileAge,
+        keepRemovedFor: TimeInterval = VacuumOperation.defaultRemovedFileGracePeriod
+    ) async throws -> VacuumReport {
         do {
             // Passed to the factory, so that a backend's subclass gets them too.
-            var vacuum = VacuumOperation.Options(dryRun: dryRun, expireClientsAfter: expireClientsAfter,
-                                                 temporaryFileAge: temporaryFileAge, keepRemovedFor: keepRemovedFor,
-                                                 verificationCacheFile: options.verificationCacheFile)
+            var vacuum = VacuumOperation.Options(
+                dryRun: dryRun, expireClientsAfter: expireClientsAfter,
+                temporaryFileAge: temporaryFileAge, keepRemovedFor: keepRemovedFor,
+                verificationCacheFile: options.verificationCacheFile)
             vacuum.disabledSafeguards = options.disabledSafeguards
             return try await vacuumOperation(options: vacuum).run()
         } catch let error as FolderSyncError where error.code == .remoteItemNotFound {
@@ -63,7 +67,8 @@ open class DocumentMaintenance: DocumentOperation, @unchecked Sendable {
             }
             throw error
         } catch {
-            throw FolderSyncError.wrapping(error, "vacuuming document \(documentIdentifier) failed").unavailableIfUnreachable
+            throw FolderSyncError.wrapping(error, "vacuuming document \(documentIdentifier) failed")
+                .unavailableIfUnreachable
         }
     }
 
@@ -84,7 +89,8 @@ open class DocumentMaintenance: DocumentOperation, @unchecked Sendable {
             deletion.disabledSafeguards = options.disabledSafeguards
             return try await documentClientDeletionOperation(options: deletion).run()
         } catch {
-            throw FolderSyncError.wrapping(error, "deleting client \(identifier) from document \(documentIdentifier) failed")
+            throw FolderSyncError.wrapping(
+                error, "deleting client \(identifier) from document \(documentIdentifier) failed")
         }
     }
 
@@ -103,7 +109,9 @@ open class DocumentMaintenance: DocumentOperation, @unchecked Sendable {
 
     /// Builds the client deletion operation with `options` (the client to delete). Override to return a backend
     /// subclass, built with ``DocumentClientDeletionOperation/init(copying:)`` from the operation this returns.
-    open func documentClientDeletionOperation(options: DocumentClientDeletionOperation.Options) -> DocumentClientDeletionOperation {
+    open func documentClientDeletionOperation(options: DocumentClientDeletionOperation.Options)
+        -> DocumentClientDeletionOperation
+    {
         DocumentClientDeletionOperation(context: context, options: options)
     }
 }

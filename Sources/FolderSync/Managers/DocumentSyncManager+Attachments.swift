@@ -13,11 +13,15 @@ extension DocumentSyncManager {
     ///     ``AttachmentReference/metadataByteLimit`` bytes; it travels with the reference.
     /// - Throws: ``FolderSyncError/Code/invalidConfiguration`` for metadata that is too large,
     ///   ``FolderSyncError/Code/localStoreFailed`` naming the file that cannot be read.
-    public func attachFile(at url: URL, mode: AttachmentMode = .copy, metadata: [String: String] = [:]) throws -> AttachmentReference {
+    public func attachFile(at url: URL, mode: AttachmentMode = .copy, metadata: [String: String] = [:]) throws
+        -> AttachmentReference
+    {
         let metadataBytes = metadata.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
         guard metadataBytes <= AttachmentReference.metadataByteLimit else {
-            throw FolderSyncError(.invalidConfiguration,
-                                  "attachment metadata takes \(metadataBytes) bytes; at most \(AttachmentReference.metadataByteLimit) are allowed")
+            throw FolderSyncError(
+                .invalidConfiguration,
+                "attachment metadata takes \(metadataBytes) bytes; at most \(AttachmentReference.metadataByteLimit) are allowed"
+            )
         }
         return try localLayout.attachmentStore.add(fileAt: url, mode: mode, metadata: metadata)
     }
@@ -41,8 +45,9 @@ extension DocumentSyncManager {
         }
         let local = localLayout.attachmentStore
         if !local.isIntact(reference) {
-            let transfer = AttachmentTransfer(fileSystem: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
-                                              local: local, emit: { [weak self] event in self?.publish(event) })
+            let transfer = AttachmentTransfer(
+                fileSystem: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
+                local: local, emit: { [weak self] event in self?.publish(event) })
             _ = try await transfer.download(reference)
         }
         if reference.isInlineValue, let store = store as? any LargeValueRestoring {

@@ -7,12 +7,12 @@ extension DocumentSyncManager {
     /// Stops syncing this document on this device.
     ///
     /// In order: local changes no other device has received are published by a last sync (unless `publishingFirst` is
-    /// false: they then stay in the rows, on this device only); the device is deleted from the document's clients in the
-    /// shared folder, so that it holds back no vacuum (its published change sets stay until every device has them);
-    /// then, with `removingTracking`, the store's change capture and bookkeeping go in one transaction and the
-    /// document is a plain SQLite file (``GRDBStore/stopTracking(helperDirectory:keepingUnpublishedChanges:)``);
-    /// last the helper folder goes, but for reset backups and attachment files rows reference. The manager is then
-    /// not registered, and ``store`` is `nil`; the app keeps its ``GRDBStore``'s connection to the file.
+    /// false: they then stay in the rows, on this device only); the device is deleted from the document's clients in
+    /// the shared folder, so that it holds back no vacuum (its published change sets stay until every device has them);
+    /// then, with `removingTracking`, the store's change capture and bookkeeping go in one transaction and the document
+    /// is a plain SQLite file (``GRDBStore/stopTracking(helperDirectory:keepingUnpublishedChanges:)``); last the helper
+    /// folder goes, but for reset backups and attachment files rows reference. The manager is then not registered, and
+    /// ``store`` is `nil`; the app keeps its ``GRDBStore``'s connection to the file.
     ///
     /// Attaching the document again later (a new manager, the same helper folder path or another) is a first
     /// registration: it lifts the deletion this device made of itself, and every row the file holds then is a new
@@ -37,9 +37,10 @@ extension DocumentSyncManager {
             // leave more, which a second sync publishes.
             for _ in 1...2 where hasUnpublishedChanges { try await synchronize() }
             if hasUnpublishedChanges {
-                throw FolderSyncError(.unpublishedChanges,
-                                      "local changes are still being written; stop writing, then stop syncing",
-                                      path: localLayout.helperDirectory.path)
+                throw FolderSyncError(
+                    .unpublishedChanges,
+                    "local changes are still being written; stop writing, then stop syncing",
+                    path: localLayout.helperDirectory.path)
             }
             report.publishedFirst = true
         }
@@ -48,7 +49,8 @@ extension DocumentSyncManager {
         try await leaveSharedFolder()
         report.leftSharedFolder = true
         if removingTracking, let store {
-            let local = try store.stopTracking(helperDirectory: localLayout.helperDirectory, keepingUnpublishedChanges: true)
+            let local = try store.stopTracking(
+                helperDirectory: localLayout.helperDirectory, keepingUnpublishedChanges: true)
             report.untrackedTables = local.untrackedTables
             report.keptHelperItems = local.keptHelperItems
         } else {
@@ -57,10 +59,15 @@ extension DocumentSyncManager {
             // The store's bookkeeping stays, and with it what the helper folder holds for it (staged change sets,
             // attachments, backups); only the registration and what describes it go.
             let layout = localLayout
-            let registration = Set([layout.registrationFile, layout.resetFile, layout.statusFile, layout.verifiedWholeStoresFile,
-                                    layout.downloadsDirectory].map(\.lastPathComponent))
+            let registration = Set(
+                [
+                    layout.registrationFile, layout.resetFile, layout.statusFile, layout.verifiedWholeStoresFile,
+                    layout.downloadsDirectory,
+                ].map(\.lastPathComponent))
             let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.helperDirectory.path)) ?? []
-            let kept = names.filter { !registration.contains($0) }.map { layout.helperDirectory.appendingPathComponent($0) }
+            let kept = names.filter { !registration.contains($0) }.map {
+                layout.helperDirectory.appendingPathComponent($0)
+            }
             report.keptHelperItems = try GRDBStore.removeHelperFolder(layout, keeping: kept)
         }
         mutable.withLock { state in
@@ -68,7 +75,8 @@ extension DocumentSyncManager {
             state.registration = nil
             state.checksRemote = false
         }
-        gate.finish(.failure(FolderSyncError(.notRegistered, "document \(documentIdentifier) stopped syncing on this device")))
+        gate.finish(
+            .failure(FolderSyncError(.notRegistered, "document \(documentIdentifier) stopped syncing on this device")))
         return report
     }
 
@@ -92,8 +100,9 @@ extension DocumentSyncManager {
         let remote = applicationSyncManager.remote
         let marker = layout.deletedClientFile(documentIdentifier, client: clientIdentifier)
         guard let data = try? await remote.readIfPresent(marker, maximumSize: PropertyListFile.maximumByteCount),
-              let info = try? PropertyListFile.decode(DeletedClientInfo.self, from: data, path: marker.description),
-              info.clientIdentifier == clientIdentifier, info.deletedBy == clientIdentifier else { return false }
+            let info = try? PropertyListFile.decode(DeletedClientInfo.self, from: data, path: marker.description),
+            info.clientIdentifier == clientIdentifier, info.deletedBy == clientIdentifier
+        else { return false }
         try await remote.remove(marker)
         applicationSyncManager.environment.logger.info(
             "Attaching document \(documentIdentifier) again: lifted this device's own departure")

@@ -42,8 +42,9 @@ extension DocumentSyncManager {
         let url = url.standardizedFileURL
         guard !FileManager.default.fileExists(atPath: url.path) else { return try adopt(open(url)) }
         // Beside the store, so that the download is renamed into place on the same file system.
-        let work = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).foldersync-join", isDirectory: true)
-        try? FileManager.default.removeItem(at: work)   // what a killed join left
+        let work = url.deletingLastPathComponent().appendingPathComponent(
+            ".\(url.lastPathComponent).foldersync-join", isDirectory: true)
+        try? FileManager.default.removeItem(at: work)  // what a killed join left
         try LocalFiles.createDirectory(work)
         defer { try? FileManager.default.removeItem(at: work) }
         let blank = try open(work.appendingPathComponent("new.sqlite"))
@@ -52,11 +53,15 @@ extension DocumentSyncManager {
         var options = wholeStoreDownloadOptions()
         options.workDirectory = work.appendingPathComponent("download", isDirectory: true)
         options.snapshotBecomesStore = true
-        let install = { [clientIdentifier] (snapshot: URL, manifest: WholeStoreManifest) throws -> any SnapshottingModelAdapter in
-            let renamable = try blank.completeForRename(snapshot, covers: manifest.covers, localClient: clientIdentifier)
+        let install = {
+            [clientIdentifier] (snapshot: URL, manifest: WholeStoreManifest) throws -> any SnapshottingModelAdapter in
+            let renamable = try blank.completeForRename(
+                snapshot, covers: manifest.covers, localClient: clientIdentifier)
             if renamable { try LocalFiles.placeDurably(snapshot, at: url) }
             let store = try open(url)
-            if !renamable { try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: clientIdentifier) }
+            if !renamable {
+                try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: clientIdentifier)
+            }
             opened.withLock { $0 = store }
             return store
         }

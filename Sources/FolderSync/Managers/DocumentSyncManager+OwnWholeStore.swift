@@ -17,16 +17,22 @@ extension DocumentSyncManager {
         guard let tag = remote.ownWholeStoreTag, !remote.owesWholeStore else { return }
         let now = applicationSyncManager.environment.now()
         var record = OwnWholeStoreRead(url: localLayout.ownWholeStoreReadFile)
-        if let last = record.date(tag: tag), last <= now, now.timeIntervalSince(last) < Self.ownWholeStoreReadInterval { return }
+        if let last = record.date(tag: tag), last <= now, now.timeIntervalSince(last) < Self.ownWholeStoreReadInterval {
+            return
+        }
         let fileSystem = applicationSyncManager.remote
         let manifestPath = layout.appliedSyncChangeSetsFile(documentIdentifier, client: clientIdentifier)
         let storePath = layout.wholeStoreFile(documentIdentifier, client: clientIdentifier)
         do {
-            guard let data = try await fileSystem.readIfPresent(manifestPath, maximumSize: PropertyListFile.maximumByteCount) else {
-                return   // gone: the sync's own look finds that by the version tag
+            guard
+                let data = try await fileSystem.readIfPresent(
+                    manifestPath, maximumSize: PropertyListFile.maximumByteCount)
+            else {
+                return  // gone: the sync's own look finds that by the version tag
             }
             report.remoteRequests += 2
-            let manifest = try PropertyListFile.decode(WholeStoreManifest.self, from: data, path: manifestPath.description)
+            let manifest = try PropertyListFile.decode(
+                WholeStoreManifest.self, from: data, path: manifestPath.description)
             let file = try await WholeStoreReader.verify(path: storePath.description) { body in
                 try await fileSystem.readPieces(of: storePath, size: 1 << 20, body)
             }
@@ -34,12 +40,16 @@ extension DocumentSyncManager {
             try manifest.check(file, path: storePath.description)
             record.remember(tag: tag, at: now)
         } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
-            report.warnings.append(SyncWarning(kind: .wholeStoreUnusable,
-                message: "this client's whole store no longer matches what it uploaded (\(error.message)): a new one is uploaded",
-                path: storePath.description))
+            report.warnings.append(
+                SyncWarning(
+                    kind: .wholeStoreUnusable,
+                    message:
+                        "this client's whole store no longer matches what it uploaded (\(error.message)): a new one is uploaded",
+                    path: storePath.description))
             try await oweWholeStore()
         } catch let error as FolderSyncError where error.code != .cancelled {
-            applicationSyncManager.environment.logger.debug("Reading this client's whole store failed, tried again later: \(error)")
+            applicationSyncManager.environment.logger.debug(
+                "Reading this client's whole store failed, tried again later: \(error)")
         }
     }
 

@@ -12,7 +12,9 @@ extension DocumentSyncManager {
     /// `<appID>/Information/DeletedDocuments/`: markers of deleted documents.
     public var relativePathToInformationDeletedDocumentsDirectory: RemotePath { layout.deletedDocumentsDirectory }
     /// `Information/DeletedDocuments/<document>.plist`: the marker written if this document is deleted.
-    public var relativePathToDeletedDocumentsThisDocumentIdentifierPlistFile: RemotePath { layout.deletedDocumentFile(document) }
+    public var relativePathToDeletedDocumentsThisDocumentIdentifierPlistFile: RemotePath {
+        layout.deletedDocumentFile(document)
+    }
     /// `<appID>/Documents/`: one folder per synchronized document.
     public var relativePathToDocumentsDirectory: RemotePath { layout.documentsDirectory }
     /// `Documents/<document>/`: this document's folder.
@@ -22,7 +24,9 @@ extension DocumentSyncManager {
     /// `<document>/IntegrityKey/`: holds the one file named by this document's integrity key.
     public var relativePathToThisDocumentIntegrityKeyDirectory: RemotePath { layout.integrityKeyDirectory(document) }
     /// `<document>/DeletedClients/`: markers of clients deleted from this document.
-    public var relativePathToThisDocumentDeletedClientsDirectory: RemotePath { layout.deletedClientsDirectory(document) }
+    public var relativePathToThisDocumentDeletedClientsDirectory: RemotePath {
+        layout.deletedClientsDirectory(document)
+    }
     /// `<document>/DeletedClients/<client>.plist`: the marker written if this client is deleted from the document.
     public var relativePathToThisDocumentDeletedClientsThisClientPlistFile: RemotePath {
         layout.deletedClientFile(document, client: client)
@@ -54,9 +58,13 @@ extension DocumentSyncManager {
         layout.appliedSyncChangeSetsFile(document, client: client)
     }
     /// `<document>/TemporaryFiles/`: the document's staging area.
-    public var relativePathToThisDocumentTemporaryFilesDirectory: RemotePath { layout.temporaryFilesDirectory(document) }
+    public var relativePathToThisDocumentTemporaryFilesDirectory: RemotePath {
+        layout.temporaryFilesDirectory(document)
+    }
     /// `<document>/TemporaryFiles/WholeStore/`: where whole stores are staged.
-    public var relativePathToThisDocumentTemporaryWholeStoreDirectory: RemotePath { layout.temporaryWholeStoreDirectory(document) }
+    public var relativePathToThisDocumentTemporaryWholeStoreDirectory: RemotePath {
+        layout.temporaryWholeStoreDirectory(document)
+    }
     /// `TemporaryFiles/WholeStore/<client>/`: where this client stages its next whole store.
     public var relativePathToThisDocumentTemporaryWholeStoreThisClientDirectory: RemotePath {
         layout.temporaryWholeStoreDirectory(document, client: client)

@@ -14,16 +14,18 @@ extension DocumentSyncManager {
     ///   registered with (an operator restored it from the removed area: `foldersync removed restore --document`):
     ///   nothing was lost or replaced, so it resumes where it stopped, with its unpublished changes, and syncs.
     /// - After ``FolderSyncError/Code/clientIdentityShared`` (another installation syncs as this client): takes a new
-    ///   client identifier, which the app keeps (``ApplicationSyncManager/clientIdentifierChangeHandler``), then re-joins
-    ///   under it as after a wipe: every local row is recorded as a new change of the new identity and published, so
-    ///   that what this device wrote under the shared identity reaches every device even where a set of it was missed.
-    ///   The change sets both installations published under the shared identity stay; every device applies them.
+    ///   client identifier, which the app keeps (``ApplicationSyncManager/clientIdentifierChangeHandler``), then
+    ///   re-joins under it as after a wipe: every local row is recorded as a new change of the new identity and
+    ///   published, so that what this device wrote under the shared identity reaches every device even where a set of
+    ///   it was missed. The change sets both installations published under the shared identity stay; every device
+    ///   applies them.
     ///
     /// The error that reported the reset carries the path of a backup made before anything changed.
     @discardableResult
     public func rejoin() async throws -> SyncReport {
         guard let store = store as? any SnapshottingModelAdapter else {
-            throw FolderSyncError(.invalidConfiguration, "the local store of document \(documentIdentifier) cannot re-join")
+            throw FolderSyncError(
+                .invalidConfiguration, "the local store of document \(documentIdentifier) cannot re-join")
         }
         guard let reset = mutable.current.lastReset?.error else {
             throw FolderSyncError(.invalidConfiguration, "document \(documentIdentifier) has no reset to re-join from")
@@ -33,7 +35,8 @@ extension DocumentSyncManager {
             case .documentDeleted where try await isRestoredDocument():
                 try await register(creatingMissingDocument: false, rejoining: true)
             case .clientDeleted:
-                try await applicationSyncManager.remote.remove(layout.deletedClientFile(documentIdentifier, client: clientIdentifier))
+                try await applicationSyncManager.remote.remove(
+                    layout.deletedClientFile(documentIdentifier, client: clientIdentifier))
                 mutable.withLock { $0.rejoinedAfterDeletion = true }
                 try await register(creatingMissingDocument: false, rejoining: true)
                 do {
@@ -44,8 +47,8 @@ extension DocumentSyncManager {
                     try await oweWholeStore()
                 }
             case .clientIdentityShared:
-                // The registration names the shared identity: it goes before the app keeps the new one, so that a launch
-                // in between does not find a helper folder of another client.
+                // The registration names the shared identity: it goes before the app keeps the new one, so that a
+                // launch in between does not find a helper folder of another client.
                 try? FileManager.default.removeItem(at: localLayout.registrationFile)
                 let shared = clientIdentifier
                 try await takeNewClientIdentity()
@@ -77,7 +80,8 @@ extension DocumentSyncManager {
     }
 
     /// Forgets what this client knew of the remote (the state's rule: a cache is forgotten early, never late), then
-    /// records every local row as a new change and starts the progress over (``SnapshottingModelAdapter/resetForRejoin()``).
+    /// records every local row as a new change and starts the progress over
+    /// (``SnapshottingModelAdapter/resetForRejoin()``).
     private func startOver(_ store: any SnapshottingModelAdapter) throws {
         try? FileManager.default.removeItem(at: localLayout.stagedSyncChangesDirectory)
         try store.saveRemoteKnowledge(LocalSyncState.RemoteKnowledge())
@@ -93,8 +97,11 @@ extension DocumentSyncManager {
     /// by a random one.
     private func takeNewClientIdentity() async throws {
         guard let keep = applicationSyncManager.clientIdentifierChangeHandler else {
-            throw FolderSyncError(.invalidConfiguration, "another device syncs as this client: set the application sync manager's "
-                                  + "clientIdentifierChangeHandler, which keeps the new client identifier, to re-join as a new client")
+            throw FolderSyncError(
+                .invalidConfiguration,
+                "another device syncs as this client: set the application sync manager's "
+                    + "clientIdentifierChangeHandler, which keeps the new client identifier, to re-join as a new client"
+            )
         }
         let random = applicationSyncManager.environment.makeIdentifier()
         let extended = clientIdentifier + "-" + random

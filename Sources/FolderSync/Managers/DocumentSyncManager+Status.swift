@@ -2,7 +2,8 @@ public import Foundation
 
 /// A reset the document stopped on, remembered until ``DocumentSyncManager/rejoin()``: what an app shows in a banner.
 public struct ResetState: Sendable, Hashable {
-    /// ``FolderSyncError/Code/integrityKeyMismatch``, ``FolderSyncError/Code/documentDeleted`` or ``FolderSyncError/Code/clientDeleted``.
+    /// ``FolderSyncError/Code/integrityKeyMismatch``, ``FolderSyncError/Code/documentDeleted`` or
+    /// ``FolderSyncError/Code/clientDeleted``.
     public var code: FolderSyncError.Code
     /// What happened, for people.
     public var message: String
@@ -34,7 +35,9 @@ extension DocumentSyncManager {
     /// The reset the document stopped on (remote wiped or replaced, document or this client deleted), until
     /// ``rejoin()``. The store works meanwhile; every sync stops on it without touching the remote.
     public var resetState: ResetState? {
-        mutable.current.lastReset.map { ResetState(code: .init(rawValue: $0.code), message: $0.message, backupPath: $0.backupPath, date: $0.date) }
+        mutable.current.lastReset.map {
+            ResetState(code: .init(rawValue: $0.code), message: $0.message, backupPath: $0.backupPath, date: $0.date)
+        }
     }
 
     /// Whether a sync is running now.
@@ -46,10 +49,13 @@ extension DocumentSyncManager {
     /// How the last syncs went, also across launches (the change sets it waits for are read from the store).
     public var lastSynchronization: SynchronizationStatus {
         let last = mutable.current.lastStatus
-        let error = last?.lastErrorCode.map { FolderSyncError(FolderSyncError.Code(rawValue: $0), last?.lastErrorMessage ?? "") }
+        let error = last?.lastErrorCode.map {
+            FolderSyncError(FolderSyncError.Code(rawValue: $0), last?.lastErrorMessage ?? "")
+        }
         let waiting = (try? store?.loadSyncState().remote.announcedWaitingFor) ?? [:]
-        return SynchronizationStatus(lastSuccess: last?.lastSuccess, lastFailure: last?.lastFailure, lastError: error,
-                                     missingChangeSets: waiting)
+        return SynchronizationStatus(
+            lastSuccess: last?.lastSuccess, lastFailure: last?.lastFailure, lastError: error,
+            missingChangeSets: waiting)
     }
 
     /// Reads the remembered reset and sync status from the helper folder, at launch; afterwards the manager keeps both.
@@ -66,10 +72,13 @@ extension DocumentSyncManager {
 
     /// Remembers `error`, a reset, until ``rejoin()``.
     func rememberReset(_ error: FolderSyncError) {
-        let reset = LocalReset(code: error.code.rawValue, message: error.message, path: error.path, backupPath: error.backupPath,
-                               date: applicationSyncManager.environment.now())
+        let reset = LocalReset(
+            code: error.code.rawValue, message: error.message, path: error.path, backupPath: error.backupPath,
+            date: applicationSyncManager.environment.now())
         // Durable: a reset found once must not be found again by a relaunch, with another backup.
-        if let data = try? PropertyListFile.encode(reset) { try? LocalFiles.writeDurably(data, to: localLayout.resetFile) }
+        if let data = try? PropertyListFile.encode(reset) {
+            try? LocalFiles.writeDurably(data, to: localLayout.resetFile)
+        }
         mutable.withLock { $0.lastReset = reset }
     }
 
@@ -77,7 +86,8 @@ extension DocumentSyncManager {
     /// that stopped on a second reset leaves the manager unregistered, and only ``rejoin()`` recovers), or
     /// ``FolderSyncError/Code/notRegistered``.
     func notRegistered(before task: String) -> FolderSyncError {
-        mutable.current.lastReset?.error ?? FolderSyncError(.notRegistered, "register document \(documentIdentifier) before \(task)")
+        mutable.current.lastReset?.error
+            ?? FolderSyncError(.notRegistered, "register document \(documentIdentifier) before \(task)")
     }
 
     /// Forgets the reset, once ``rejoin()`` recovered from it.

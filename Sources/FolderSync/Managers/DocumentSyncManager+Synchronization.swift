@@ -35,7 +35,8 @@ extension DocumentSyncManager {
             throw notRegistered(before: "synchronizing it")
         }
         guard let store else {
-            throw FolderSyncError(.invalidConfiguration, "document \(documentIdentifier) has no local store to synchronize")
+            throw FolderSyncError(
+                .invalidConfiguration, "document \(documentIdentifier) has no local store to synchronize")
         }
         await delegate?.documentSyncManagerDidBeginSynchronizing(self)
         syncStarted()
@@ -45,13 +46,16 @@ extension DocumentSyncManager {
             let report = try await withRemote("synchronization failed") {
                 try await synchronizeWithPolicy(integrityKey: integrityKey, store: store)
             }
-            if !report.warnings.isEmpty { await delegate?.documentSyncManager(self, didEncounterWarnings: report.warnings) }
+            if !report.warnings.isEmpty {
+                await delegate?.documentSyncManager(self, didEncounterWarnings: report.warnings)
+            }
             syncEnded(.succeeded(report))
             await delegate?.documentSyncManager(self, didFinishSynchronizingWith: report)
             return report
         } catch {
             let error = FolderSyncError.wrapping(error, "synchronization failed")
-            // A failed sync may have left temporaries in this client's folder, or stopped on a reset: the next lists it.
+            // A failed sync may have left temporaries in this client's folder, or stopped on a reset: the next lists
+            // it.
             mutable.withLock { $0.ownNumbersKnownStore = nil }
             syncEnded(.failed(error))
             await delegate?.documentSyncManager(self, didFailToSynchronizeWithError: error)
@@ -75,7 +79,8 @@ extension DocumentSyncManager {
         do {
             if let reset = mutable.current.lastReset { throw reset.error }
             let check = mutable.current
-            let registeringNow = check.checksRemote, registeringFully = check.checksRemote && check.registersDocumentAgain
+            let registeringNow = check.checksRemote
+            let registeringFully = check.checksRemote && check.registersDocumentAgain
             do {
                 try await checkRemoteIfNeeded()
                 return try await body()
@@ -122,7 +127,9 @@ extension DocumentSyncManager {
         var installed: WholeStoreManifest?
         var bootstrapWarning: SyncWarning?
         var attachmentsFetched = WholeStoreDownloadOperation.AttachmentsFetched()
-        if policy.automaticallyDownloadsWholeStore, let snapshotting, try !store.loadSyncState().progress.hasBootstrapped {
+        if policy.automaticallyDownloadsWholeStore, let snapshotting,
+            try !store.loadSyncState().progress.hasBootstrapped
+        {
             do {
                 let download = bootstrapDownloadOperation(integrityKey: integrityKey, store: snapshotting)
                 (installed, attachmentsFetched) = try await download.perform()
@@ -155,8 +162,10 @@ extension DocumentSyncManager {
                 if let manifest = downloaded.manifest {
                     installed = manifest
                     attachmentsFetched.add(downloaded.attachmentsFetched)
-                    mutable.withLock { $0.ownNumbersKnownStore = nil }   // the store's data and progress were replaced
-                    report.merge(try await guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy).report)
+                    mutable.withLock { $0.ownNumbersKnownStore = nil }  // the store's data and progress were replaced
+                    report.merge(
+                        try await guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy)
+                            .report)
                 }
             } catch let error as FolderSyncError where error.isUnusableWholeStore {
                 // Every store is unusable for now (one being replaced, its manifest and file caught half way): this
@@ -168,16 +177,20 @@ extension DocumentSyncManager {
         }
         if report.needsWholeStore {
             // No whole store filled the gap: what a vacuum, deletion or repair moved aside for its grace period does.
-            let healing = try await guardedSynchronization(integrityKey: integrityKey, store: store, policy: policy,
-                                                           healsFromRemovedArea: true)
+            let healing = try await guardedSynchronization(
+                integrityKey: integrityKey, store: store, policy: policy,
+                healsFromRemovedArea: true)
             report.merge(healing.report)
         }
         // Said once per sync, with what a status line shows (``SynchronizationStatus/missingChangeSets``).
         for (client, sequence) in report.missingChangeSets.sorted(by: { $0.key < $1.key }) {
-            report.warnings.append(SyncWarning(kind: .changeSetMissing,
-                message: "change set \(sequence) of client \(client) is missing from the shared folder: this device waits for it "
-                         + "(a whole store that covers it brings its changes; its author uploads one when it next syncs)",
-                path: layout.syncChangesDirectory(documentIdentifier, client: client).description))
+            report.warnings.append(
+                SyncWarning(
+                    kind: .changeSetMissing,
+                    message:
+                        "change set \(sequence) of client \(client) is missing from the shared folder: this device waits for it "
+                        + "(a whole store that covers it brings its changes; its author uploads one when it next syncs)",
+                    path: layout.syncChangesDirectory(documentIdentifier, client: client).description))
         }
         report.installedWholeStore = installed
         report.goneAttachments.insert(contentsOf: attachmentsFetched.gone, at: 0)
@@ -200,8 +213,10 @@ extension DocumentSyncManager {
     /// A new device's first whole-store download, which checks, once a store is found, that installing it does
     /// not change local data from a replaced remote or on a deleted client. `options`: the download's, before that
     /// check is added (the manager's by default).
-    func bootstrapDownloadOperation(integrityKey: String, store: any SnapshottingModelAdapter,
-                                    options: WholeStoreDownloadOperation.Options? = nil) -> WholeStoreDownloadOperation {
+    func bootstrapDownloadOperation(
+        integrityKey: String, store: any SnapshottingModelAdapter,
+        options: WholeStoreDownloadOperation.Options? = nil
+    ) -> WholeStoreDownloadOperation {
         let check = synchronizationOperation(store: store, options: synchronizationOptions(integrityKey: integrityKey))
         var options = options ?? wholeStoreDownloadOptions()
         options.checkBeforeInstalling = { try await check.checkStillRegistered() }
@@ -210,8 +225,10 @@ extension DocumentSyncManager {
 
     /// Runs one sync with the settings this launch keeps for it (set before the factory makes the operation, so that
     /// backend subclasses get them too), and notes what the launch keeps of it.
-    private func guardedSynchronization(integrityKey: String, store: any ModelAdapter, policy: SyncPolicy,
-                                        healsFromRemovedArea: Bool = false) async throws -> SynchronizationOperation.Run {
+    private func guardedSynchronization(
+        integrityKey: String, store: any ModelAdapter, policy: SyncPolicy,
+        healsFromRemovedArea: Bool = false
+    ) async throws -> SynchronizationOperation.Run {
         let launch = mutable.current
         let installation = try currentInstallation(store: store)
         var options = synchronizationOptions(integrityKey: integrityKey)
@@ -232,8 +249,9 @@ extension DocumentSyncManager {
     /// This installation, read (or made) once per launch (``LocalInstallation``).
     private func currentInstallation(store: any ModelAdapter) throws -> LocalInstallation {
         if let installation = mutable.current.installation { return installation }
-        let installation = try LocalInstallation.current(localLayout, storePath: store.storeFilePath,
-                                                         makeIdentifier: applicationSyncManager.environment.makeIdentifier)
+        let installation = try LocalInstallation.current(
+            localLayout, storePath: store.storeFilePath,
+            makeIdentifier: applicationSyncManager.environment.makeIdentifier)
         mutable.withLock { $0.installation = installation }
         return installation
     }
@@ -242,17 +260,22 @@ extension DocumentSyncManager {
     /// in this client's marker is another installation's.
     private func noteInstallationAnnounced(by synchronization: SynchronizationOperation.Run) throws {
         guard synchronization.announcedInstallation, var installation = mutable.current.installation,
-              !installation.announced else { return }
+            !installation.announced
+        else { return }
         installation.announced = true
         try installation.save(localLayout)
         mutable.withLock { $0.installation = installation }
     }
 
-    private func uploadWholeStoreIfDue(_ report: SyncReport, store: any SnapshottingModelAdapter, policy: SyncPolicy) async throws -> WholeStoreManifest? {
+    private func uploadWholeStoreIfDue(_ report: SyncReport, store: any SnapshottingModelAdapter, policy: SyncPolicy)
+        async throws -> WholeStoreManifest?
+    {
         // The sync counted what it published since the last whole store, saving it with the rest of its state.
         let remote = try store.loadSyncState().remote
-        // Owed whatever the policy: this client's published sets are gone from the folder, or no usable store covers them.
-        let due = remote.owesWholeStore
+        // Owed whatever the policy: this client's published sets are gone from the folder, or no usable store covers
+        // them.
+        let due =
+            remote.owesWholeStore
             || (policy.wholeStoreUploadAfterChangeSets.map { remote.changeSetsSinceWholeStore >= $0 } ?? false)
             || (policy.wholeStoreUploadAfterBytes.map { remote.bytesSinceWholeStore >= $0 } ?? false)
         guard due, let manifest = try await wholeStoreUploadOperation(store: store).run() else { return nil }
@@ -269,8 +292,8 @@ extension DocumentSyncManager {
         return manifest
     }
 
-    /// Remembers that this client owes the remote a whole store (``LocalSyncState/RemoteKnowledge/owesWholeStore``): one it found
-    /// is damaged. Under the sync lock, like every writer of the state.
+    /// Remembers that this client owes the remote a whole store (``LocalSyncState/RemoteKnowledge/owesWholeStore``):
+    /// one it found is damaged. Under the sync lock, like every writer of the state.
     func oweWholeStore() async throws {
         guard let store = store as? any SnapshottingModelAdapter else { return }
         let lock = try await FileLock.acquire(localLayout.syncLockFile)
@@ -297,11 +320,15 @@ extension DocumentSyncManager {
         let folder = localLayout.backupsDirectory
         try LocalFiles.createDirectory(folder)
         let stamp = String(format: "%012d", Int(applicationSyncManager.environment.now().timeIntervalSince1970))
-        let url = folder.appendingPathComponent("backup-\(stamp)-\(applicationSyncManager.environment.makeIdentifier()).sqlite")
+        let url = folder.appendingPathComponent(
+            "backup-\(stamp)-\(applicationSyncManager.environment.makeIdentifier()).sqlite")
         try snapshotting.backup(to: url)
-        let backups = (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?
+        let backups =
+            (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?
             .filter { $0.hasPrefix("backup-") && $0.hasSuffix(".sqlite") }.sorted() ?? []
-        for old in backups.dropLast(max(1, policy.keptBackups)) { try? FileManager.default.removeItem(at: folder.appendingPathComponent(old)) }
+        for old in backups.dropLast(max(1, policy.keptBackups)) {
+            try? FileManager.default.removeItem(at: folder.appendingPathComponent(old))
+        }
         return url.path
     }
 
@@ -349,14 +376,17 @@ extension DocumentSyncManager {
             throw notRegistered(before: "transferring whole stores")
         }
         try await withRemote("checking the remote document failed") {
-            try await synchronizationOperation(store: store, options: synchronizationOptions(integrityKey: integrityKey))
-                .checkStillRegistered()
+            try await synchronizationOperation(
+                store: store, options: synchronizationOptions(integrityKey: integrityKey)
+            )
+            .checkStillRegistered()
         }
     }
 
     private func snapshottingStore() throws -> any SnapshottingModelAdapter {
         guard let store = store as? any SnapshottingModelAdapter else {
-            throw FolderSyncError(.invalidConfiguration, "the local store of document \(documentIdentifier) cannot take whole stores")
+            throw FolderSyncError(
+                .invalidConfiguration, "the local store of document \(documentIdentifier) cannot take whole stores")
         }
         return store
     }

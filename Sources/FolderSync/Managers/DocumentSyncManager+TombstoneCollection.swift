@@ -24,14 +24,17 @@ extension DocumentSyncManager {
     func collectTombstonesNow(_ store: any ModelAdapter) async throws -> Int {
         let survey = try maintenance().vacuumOperation(options: VacuumOperation.Options(dryRun: true))
         let (inventory, _) = try await survey.survey()
-        // Under the sync lock, like every writer of the store's bookkeeping: the ledger read is the one collected against.
+        // Under the sync lock, like every writer of the store's bookkeeping: the ledger read is the one collected
+        // against.
         let lock = try await FileLock.acquire(localLayout.syncLockFile)
         defer { lock.release() }
-        let horizon = TombstoneCollection.horizon(inventory, ledger: try store.appliedChangeSets(), localClient: clientIdentifier,
-                                                  publishedSequence: try store.loadSyncState().progress.publishedSequence)
+        let horizon = TombstoneCollection.horizon(
+            inventory, ledger: try store.appliedChangeSets(), localClient: clientIdentifier,
+            publishedSequence: try store.loadSyncState().progress.publishedSequence)
         let collected = try store.collectTombstones(horizon, localClient: clientIdentifier)
         if collected > 0 {
-            applicationSyncManager.environment.logger.info("Collected \(collected) tombstones of document \(documentIdentifier)")
+            applicationSyncManager.environment.logger.info(
+                "Collected \(collected) tombstones of document \(documentIdentifier)")
         }
         return collected
     }

@@ -11,8 +11,10 @@ public protocol DocumentSyncManagerDelegate: AnyObject, Sendable {
     func documentSyncManagerDidBeginRegistering(_ manager: DocumentSyncManager) async
     /// Registration paused: the remote document does not exist (or was deleted). Return `true` to create it.
     /// The default answers `false`. A ``DocumentSyncManager/remoteDocumentCreationHandler`` takes precedence.
-    func documentSyncManager(_ manager: DocumentSyncManager,
-                             shouldCreateRemoteDocumentFor request: RemoteDocumentCreationRequest) async -> Bool
+    func documentSyncManager(
+        _ manager: DocumentSyncManager,
+        shouldCreateRemoteDocumentFor request: RemoteDocumentCreationRequest
+    ) async -> Bool
     /// The document is registered; it can now sync.
     func documentSyncManagerDidFinishRegistering(_ manager: DocumentSyncManager) async
     /// Registration failed with `error`; the manager may register again.
@@ -21,37 +23,57 @@ public protocol DocumentSyncManagerDelegate: AnyObject, Sendable {
     func documentSyncManagerDidBeginSynchronizing(_ manager: DocumentSyncManager) async
     /// A remote change meets a local change not yet published. Return `nil` to let the last writer win.
     /// A ``DocumentSyncManager/conflictResolver`` takes precedence.
-    func documentSyncManager(_ manager: DocumentSyncManager, resolve conflict: SyncConflict) async -> ConflictResolution?
+    func documentSyncManager(_ manager: DocumentSyncManager, resolve conflict: SyncConflict) async
+        -> ConflictResolution?
     /// A sync paused before applying deletions that trip ``SyncPolicy/deletionFailSafe``. Return `true` to apply
     /// them; the default answers `false`, which stops the sync with ``FolderSyncError/Code/massDeletionDeclined``.
     /// A ``DocumentSyncManager/massDeletionHandler`` takes precedence.
     func documentSyncManager(_ manager: DocumentSyncManager, shouldApply deletion: MassDeletion) async -> Bool
-    /// A successful sync noticed things that did not stop it; called just before the finish callback, only when there are some.
+    /// A successful sync noticed things that did not stop it; called just before the finish callback, only when there
+    /// are some.
     func documentSyncManager(_ manager: DocumentSyncManager, didEncounterWarnings warnings: [SyncWarning]) async
     /// A synchronization succeeded; `report` says what it did.
     func documentSyncManager(_ manager: DocumentSyncManager, didFinishSynchronizingWith report: SyncReport) async
     /// A synchronization failed with `error`, whose code says why.
     func documentSyncManager(_ manager: DocumentSyncManager, didFailToSynchronizeWithError error: FolderSyncError) async
     /// A whole store is about to replace the local synced data (TICoreDataSync's will-replace).
-    func documentSyncManager(_ manager: DocumentSyncManager, willReplaceLocalDataWith wholeStore: WholeStoreManifest) async
+    func documentSyncManager(_ manager: DocumentSyncManager, willReplaceLocalDataWith wholeStore: WholeStoreManifest)
+        async
     /// A whole store replaced the local synced data; local unpublished changes were re-applied on top.
-    func documentSyncManager(_ manager: DocumentSyncManager, didReplaceLocalDataWith wholeStore: WholeStoreManifest) async
+    func documentSyncManager(_ manager: DocumentSyncManager, didReplaceLocalDataWith wholeStore: WholeStoreManifest)
+        async
 }
 
 extension DocumentSyncManagerDelegate {
     public func documentSyncManagerDidBeginRegistering(_ manager: DocumentSyncManager) async {}
-    public func documentSyncManager(_ manager: DocumentSyncManager,
-                                    shouldCreateRemoteDocumentFor request: RemoteDocumentCreationRequest) async -> Bool { false }
+    public func documentSyncManager(
+        _ manager: DocumentSyncManager,
+        shouldCreateRemoteDocumentFor request: RemoteDocumentCreationRequest
+    ) async -> Bool { false }
     public func documentSyncManagerDidFinishRegistering(_ manager: DocumentSyncManager) async {}
-    public func documentSyncManager(_ manager: DocumentSyncManager, didFailToRegisterWithError error: FolderSyncError) async {}
+    public func documentSyncManager(_ manager: DocumentSyncManager, didFailToRegisterWithError error: FolderSyncError)
+        async
+    {}
     public func documentSyncManagerDidBeginSynchronizing(_ manager: DocumentSyncManager) async {}
-    public func documentSyncManager(_ manager: DocumentSyncManager, resolve conflict: SyncConflict) async -> ConflictResolution? { nil }
-    public func documentSyncManager(_ manager: DocumentSyncManager, shouldApply deletion: MassDeletion) async -> Bool { false }
-    public func documentSyncManager(_ manager: DocumentSyncManager, didEncounterWarnings warnings: [SyncWarning]) async {}
-    public func documentSyncManager(_ manager: DocumentSyncManager, didFinishSynchronizingWith report: SyncReport) async {}
-    public func documentSyncManager(_ manager: DocumentSyncManager, didFailToSynchronizeWithError error: FolderSyncError) async {}
-    public func documentSyncManager(_ manager: DocumentSyncManager, willReplaceLocalDataWith wholeStore: WholeStoreManifest) async {}
-    public func documentSyncManager(_ manager: DocumentSyncManager, didReplaceLocalDataWith wholeStore: WholeStoreManifest) async {}
+    public func documentSyncManager(_ manager: DocumentSyncManager, resolve conflict: SyncConflict) async
+        -> ConflictResolution?
+    { nil }
+    public func documentSyncManager(_ manager: DocumentSyncManager, shouldApply deletion: MassDeletion) async -> Bool {
+        false
+    }
+    public func documentSyncManager(_ manager: DocumentSyncManager, didEncounterWarnings warnings: [SyncWarning]) async
+    {}
+    public func documentSyncManager(_ manager: DocumentSyncManager, didFinishSynchronizingWith report: SyncReport) async
+    {}
+    public func documentSyncManager(
+        _ manager: DocumentSyncManager, didFailToSynchronizeWithError error: FolderSyncError
+    ) async {}
+    public func documentSyncManager(
+        _ manager: DocumentSyncManager, willReplaceLocalDataWith wholeStore: WholeStoreManifest
+    ) async {}
+    public func documentSyncManager(
+        _ manager: DocumentSyncManager, didReplaceLocalDataWith wholeStore: WholeStoreManifest
+    ) async {}
 }
 
 /// Registers one document of this client with the remote, and runs its sync tasks.
@@ -81,8 +103,10 @@ open class DocumentSyncManager: @unchecked Sendable {
         public var helperDirectory: URL
 
         /// A document configuration; see the properties for each argument.
-        public init(documentIdentifier: String, documentDescription: String, userInfo: [String: String] = [:],
-                    helperDirectory: URL) {
+        public init(
+            documentIdentifier: String, documentDescription: String, userInfo: [String: String] = [:],
+            helperDirectory: URL
+        ) {
             self.documentIdentifier = documentIdentifier
             self.documentDescription = documentDescription
             self.userInfo = userInfo
@@ -126,7 +150,8 @@ open class DocumentSyncManager: @unchecked Sendable {
         /// away or one of this client's folders missing. A launch checks the application only (a sync then finds a
         /// replaced or deleted document, or this client's deletion, by itself).
         var registersDocumentAgain = false
-        /// Whether a sync of this launch looked at this client's whole store (``LocalSyncState/RemoteKnowledge/ownWholeStoreTag``).
+        /// Whether a sync of this launch looked at this client's whole store
+        /// (``LocalSyncState/RemoteKnowledge/ownWholeStoreTag``).
         var checkedOwnWholeStore = false
         /// The store whose syncs of this launch know this client's own change-set numbers (one listed them, and no
         /// sync failed and no whole store was installed since), and its next sequence when the last of them ended
@@ -162,8 +187,10 @@ open class DocumentSyncManager: @unchecked Sendable {
     ///
     /// - Throws: ``FolderSyncError/Code/invalidConfiguration`` if the application sync manager is not configured,
     ///   ``FolderSyncError/Code/invalidIdentifier`` for an unsafe document identifier.
-    public init(applicationSyncManager: ApplicationSyncManager, configuration: Configuration,
-                store: (any ModelAdapter)? = nil) throws {
+    public init(
+        applicationSyncManager: ApplicationSyncManager, configuration: Configuration,
+        store: (any ModelAdapter)? = nil
+    ) throws {
         guard let app = applicationSyncManager.currentConfiguration, let layout = applicationSyncManager.layout else {
             throw FolderSyncError(.invalidConfiguration, "configure the application sync manager before its documents")
         }
@@ -173,13 +200,15 @@ open class DocumentSyncManager: @unchecked Sendable {
         self.layout = layout
         self.localLayout = LocalLayout(helperDirectory: configuration.helperDirectory)
         self.mutable = Locked(MutableState(clientIdentifier: app.clientIdentifier, store: store))
-        loadRememberedState()   // the reset and sync status a launch shows before it registers: helper files only
+        loadRememberedState()  // the reset and sync status a launch shows before it registers: helper files only
     }
 
     /// Configures and registers at once (one-shot registration).
-    public convenience init(applicationSyncManager: ApplicationSyncManager, registering configuration: Configuration,
-                            store: (any ModelAdapter)? = nil, delegate: (any DocumentSyncManagerDelegate)? = nil,
-                            remoteDocumentCreationHandler: (@Sendable (RemoteDocumentCreationRequest) async -> Bool)? = nil) async throws {
+    public convenience init(
+        applicationSyncManager: ApplicationSyncManager, registering configuration: Configuration,
+        store: (any ModelAdapter)? = nil, delegate: (any DocumentSyncManagerDelegate)? = nil,
+        remoteDocumentCreationHandler: (@Sendable (RemoteDocumentCreationRequest) async -> Bool)? = nil
+    ) async throws {
         try self.init(applicationSyncManager: applicationSyncManager, configuration: configuration, store: store)
         self.delegate = delegate
         self.remoteDocumentCreationHandler = remoteDocumentCreationHandler
@@ -254,7 +283,8 @@ open class DocumentSyncManager: @unchecked Sendable {
     /// use (a first launch, or an encrypted application whose password key is not saved).
     private func resumeRemembered() async throws -> Bool {
         guard let remembered = try loadLocalRegistration(),
-              try applicationSyncManager.resume(encryptionKey: remembered.encryptionKey, deviceInfo: remembered.deviceInfo)
+            try applicationSyncManager.resume(
+                encryptionKey: remembered.encryptionKey, deviceInfo: remembered.deviceInfo)
         else { return false }
         try gate.begin(what: "document \(documentIdentifier)")
         await delegate?.documentSyncManagerDidBeginRegistering(self)
@@ -268,12 +298,14 @@ open class DocumentSyncManager: @unchecked Sendable {
     }
 
     /// Registers with the remote; when `creatingMissingDocument`, a missing remote document is created without asking
-    /// (a re-join after a wipe). `rejoining`: a reset found here is left to ``rejoin()``, which remembers it as a new one.
+    /// (a re-join after a wipe). `rejoining`: a reset found here is left to ``rejoin()``, which remembers it as a new
+    /// one.
     func register(creatingMissingDocument: Bool, rejoining: Bool = false) async throws {
         try gate.begin(what: "document \(documentIdentifier)")
         await delegate?.documentSyncManagerDidBeginRegistering(self)
         do {
-            try LocalFiles.createPrivateDirectory(localLayout.helperDirectory)   // 0700: registration, downloads, backups
+            // 0700: registration, downloads, backups
+            try LocalFiles.createPrivateDirectory(localLayout.helperDirectory)
             let remembered = try loadLocalRegistration()
             // A client that registered before (or began to, and found the tree) never creates the application's
             // tree again by itself; a re-join after a wipe is the app saying the remote was replaced, and registers
@@ -281,13 +313,15 @@ open class DocumentSyncManager: @unchecked Sendable {
             let seen = try remembered != nil || remembersApplication()
             if remembered == nil { applicationSyncManager.whenApplicationFound { [self] in try rememberApplication() } }
             defer { if remembered == nil { applicationSyncManager.whenApplicationFound(nil) } }
-            let info = try await registerWithRemote(remembered: remembered, registeredBefore: seen,
-                                                    creatingMissingDocument: creatingMissingDocument)
-            let local = LocalRegistration(applicationIdentifier: layout.applicationIdentifier,
-                                          documentIdentifier: documentIdentifier, clientIdentifier: clientIdentifier,
-                                          integrityKey: info.integrityKey,
-                                          encryptionKey: applicationSyncManager.encryptionKeyFile,
-                                          deviceInfo: applicationSyncManager.deviceInfoOnRemote)
+            let info = try await registerWithRemote(
+                remembered: remembered, registeredBefore: seen,
+                creatingMissingDocument: creatingMissingDocument)
+            let local = LocalRegistration(
+                applicationIdentifier: layout.applicationIdentifier,
+                documentIdentifier: documentIdentifier, clientIdentifier: clientIdentifier,
+                integrityKey: info.integrityKey,
+                encryptionKey: applicationSyncManager.encryptionKeyFile,
+                deviceInfo: applicationSyncManager.deviceInfoOnRemote)
             if local != remembered {
                 try LocalFiles.writeDurably(try PropertyListFile.encode(local), to: localLayout.registrationFile)
             }
@@ -313,31 +347,40 @@ open class DocumentSyncManager: @unchecked Sendable {
     /// An application folder found gone although the application registered earlier in this launch (the share
     /// unmounted, or replaced since) makes the application register again, which asks the app whether the remote was
     /// replaced: then the document registers with the new tree (and finds its reset), otherwise it is unavailable.
-    private func registerWithRemote(remembered: LocalRegistration?, registeredBefore: Bool,
-                                    creatingMissingDocument: Bool) async throws -> DocumentInfo {
-        let registeredNow = try await applicationSyncManager.registerIfNeeded(registeredBefore: registeredBefore,
-                                                                             rejoining: creatingMissingDocument)
+    private func registerWithRemote(
+        remembered: LocalRegistration?, registeredBefore: Bool,
+        creatingMissingDocument: Bool
+    ) async throws -> DocumentInfo {
+        let registeredNow = try await applicationSyncManager.registerIfNeeded(
+            registeredBefore: registeredBefore,
+            rejoining: creatingMissingDocument)
         do {
-            return try await registerDocument(rememberedIntegrityKey: remembered?.integrityKey, creatingMissingDocument: creatingMissingDocument)
+            return try await registerDocument(
+                rememberedIntegrityKey: remembered?.integrityKey, creatingMissingDocument: creatingMissingDocument)
         } catch let error as FolderSyncError where error.code == .remoteUnavailable && !registeredNow {
             applicationSyncManager.checkRemoteAgain()
             try await applicationSyncManager.registerIfNeeded(registeredBefore: registeredBefore)
-            return try await registerDocument(rememberedIntegrityKey: remembered?.integrityKey, creatingMissingDocument: creatingMissingDocument)
+            return try await registerDocument(
+                rememberedIntegrityKey: remembered?.integrityKey, creatingMissingDocument: creatingMissingDocument)
         }
     }
 
     /// Runs the document registration operation against the remote.
     /// A first registration (nothing remembered) that finds a departure this device made of itself lifts it and
     /// registers again; the marker is read only then, so that a registration stays one round of requests.
-    private func registerDocument(rememberedIntegrityKey: String?, creatingMissingDocument: Bool) async throws -> DocumentInfo {
-        let proposed = DocumentInfo(documentIdentifier: documentIdentifier, documentDescription: documentDescription,
-                                    userInfo: userInfo, integrityKey: "", createdByClient: clientIdentifier,
-                                    creationDate: .distantPast)
+    private func registerDocument(rememberedIntegrityKey: String?, creatingMissingDocument: Bool) async throws
+        -> DocumentInfo
+    {
+        let proposed = DocumentInfo(
+            documentIdentifier: documentIdentifier, documentDescription: documentDescription,
+            userInfo: userInfo, integrityKey: "", createdByClient: clientIdentifier,
+            creationDate: .distantPast)
         func register() async throws -> DocumentInfo {
             var options = DocumentRegistrationOperation.Options(
                 proposedDocumentInfo: proposed, rememberedIntegrityKey: rememberedIntegrityKey,
                 askToCreateRemoteDocument: { [unowned self] request in await self.askToCreate(request) })
-            if creatingMissingDocument { options.askToCreateRemoteDocument = { _ in true } }   // re-joining a wiped remote
+            // re-joining a wiped remote
+            if creatingMissingDocument { options.askToCreateRemoteDocument = { _ in true } }
             return try await documentRegistrationOperation(options: options).run()
         }
         do {
@@ -361,7 +404,8 @@ open class DocumentSyncManager: @unchecked Sendable {
         guard current.checksRemote, let remembered = current.registration else { return }
         if try current.registersDocumentAgain || isHeartbeatDue() {
             applicationSyncManager.checkDeviceInfoAgain()
-            _ = try await registerWithRemote(remembered: remembered, registeredBefore: true, creatingMissingDocument: false)
+            _ = try await registerWithRemote(
+                remembered: remembered, registeredBefore: true, creatingMissingDocument: false)
         } else {
             try await applicationSyncManager.registerIfNeeded(registeredBefore: true)
         }
@@ -385,11 +429,13 @@ open class DocumentSyncManager: @unchecked Sendable {
         return try store?.loadSyncState().remote.isDue(after: RecentSync.heartbeatInterval, now: now) ?? true
     }
 
-    /// Remembers in the helper folder that the application's tree is on the remote (``LocalLayout/applicationSeenFile``).
+    /// Remembers in the helper folder that the application's tree is on the remote
+    /// (``LocalLayout/applicationSeenFile``).
     private func rememberApplication() throws {
         guard !(try remembersApplication()) else { return }
-        let seen = LocalApplicationSeen(applicationIdentifier: layout.applicationIdentifier,
-                                        clientIdentifier: clientIdentifier)
+        let seen = LocalApplicationSeen(
+            applicationIdentifier: layout.applicationIdentifier,
+            clientIdentifier: clientIdentifier)
         try LocalFiles.writeDurably(try PropertyListFile.encode(seen), to: localLayout.applicationSeenFile)
     }
 
@@ -397,7 +443,8 @@ open class DocumentSyncManager: @unchecked Sendable {
     private func remembersApplication() throws -> Bool {
         let url = localLayout.applicationSeenFile
         guard FileManager.default.fileExists(atPath: url.path) else { return false }
-        let seen = try PropertyListFile.decode(LocalApplicationSeen.self, from: try LocalFiles.read(url), path: url.path)
+        let seen = try PropertyListFile.decode(
+            LocalApplicationSeen.self, from: try LocalFiles.read(url), path: url.path)
         return seen.applicationIdentifier == layout.applicationIdentifier && seen.clientIdentifier == clientIdentifier
     }
 
@@ -406,10 +453,12 @@ open class DocumentSyncManager: @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
         let saved = try PropertyListFile.decode(LocalRegistration.self, from: try LocalFiles.read(url), path: url.path)
         guard saved.documentIdentifier == documentIdentifier, saved.clientIdentifier == clientIdentifier,
-              saved.applicationIdentifier == layout.applicationIdentifier else {
-            throw FolderSyncError(.invalidConfiguration,
-                                  "the helper folder belongs to document \(saved.documentIdentifier) of client \(saved.clientIdentifier)",
-                                  path: url.path)
+            saved.applicationIdentifier == layout.applicationIdentifier
+        else {
+            throw FolderSyncError(
+                .invalidConfiguration,
+                "the helper folder belongs to document \(saved.documentIdentifier) of client \(saved.clientIdentifier)",
+                path: url.path)
         }
         return saved
     }
@@ -427,7 +476,8 @@ open class DocumentSyncManager: @unchecked Sendable {
         if let handler = remoteDocumentCreationHandler { return await handler(request) }
         if let delegate { return await delegate.documentSyncManager(self, shouldCreateRemoteDocumentFor: request) }
         applicationSyncManager.environment.logger.warning(
-            "Remote document \(request.documentIdentifier) is missing and no creation handler or delegate answers; not creating it")
+            "Remote document \(request.documentIdentifier) is missing and no creation handler or delegate answers; not creating it"
+        )
         return false
     }
 
@@ -436,13 +486,17 @@ open class DocumentSyncManager: @unchecked Sendable {
     /// Builds the registration operation with `options` (the proposed document, the remembered key, the question to
     /// create a missing document). Override to return a backend subclass, built with
     /// ``DocumentRegistrationOperation/init(copying:)`` from the operation this returns.
-    open func documentRegistrationOperation(options: DocumentRegistrationOperation.Options) -> DocumentRegistrationOperation {
+    open func documentRegistrationOperation(options: DocumentRegistrationOperation.Options)
+        -> DocumentRegistrationOperation
+    {
         DocumentRegistrationOperation(context: operationContext, options: options)
     }
 
     /// Builds the maintenance object that vacuums, lists and deletes clients, with `options` (this client's cache of
     /// verified whole stores). Override to return a backend subclass.
-    open func documentMaintenance(options: DocumentMaintenance.Options = DocumentMaintenance.Options()) throws -> DocumentMaintenance {
+    open func documentMaintenance(options: DocumentMaintenance.Options = DocumentMaintenance.Options()) throws
+        -> DocumentMaintenance
+    {
         try DocumentMaintenance(context: operationContext, options: options)
     }
 
@@ -457,17 +511,20 @@ open class DocumentSyncManager: @unchecked Sendable {
     /// policy and event streams. Every factory passes it, so a backend subclass built from the standard operation
     /// (`init(copying:)`) has all of it.
     var operationContext: DocumentOperationContext {
-        DocumentOperationContext(fileSystem: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
-                                 clientIdentifier: clientIdentifier, localLayout: localLayout,
-                                 environment: applicationSyncManager.environment, policy: policy,
-                                 emit: { [weak self] event in self?.publish(event) })
+        DocumentOperationContext(
+            fileSystem: applicationSyncManager.remote, layout: layout, documentIdentifier: documentIdentifier,
+            clientIdentifier: clientIdentifier, localLayout: localLayout,
+            environment: applicationSyncManager.environment, policy: policy,
+            emit: { [weak self] event in self?.publish(event) })
     }
 
     /// Builds the synchronization operation with `options` (the integrity key, the resolver and the settings the
     /// manager chose for this sync). Override to return a backend subclass, built with
     /// ``SynchronizationOperation/init(copying:)`` from the operation this returns.
-    open func synchronizationOperation(store: any ModelAdapter,
-                                       options: SynchronizationOperation.Options) -> SynchronizationOperation {
+    open func synchronizationOperation(
+        store: any ModelAdapter,
+        options: SynchronizationOperation.Options
+    ) -> SynchronizationOperation {
         SynchronizationOperation(context: operationContext, store: store, options: options)
     }
 
@@ -489,8 +546,10 @@ open class DocumentSyncManager: @unchecked Sendable {
     /// Builds the whole-store download operation with `options` (the delegate's calls around the replacement, and how
     /// the store is installed). Override to return a backend subclass, built with
     /// ``WholeStoreDownloadOperation/init(copying:)`` from the operation this returns.
-    open func wholeStoreDownloadOperation(store: any SnapshottingModelAdapter,
-                                          options: WholeStoreDownloadOperation.Options) -> WholeStoreDownloadOperation {
+    open func wholeStoreDownloadOperation(
+        store: any SnapshottingModelAdapter,
+        options: WholeStoreDownloadOperation.Options
+    ) -> WholeStoreDownloadOperation {
         WholeStoreDownloadOperation(context: operationContext, store: store, options: options)
     }
 

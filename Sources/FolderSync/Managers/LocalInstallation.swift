@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -34,12 +35,15 @@ struct LocalInstallation: PropertyListPayload {
 
     /// The installation of the helper folder `layout`, bound to where it is now: the one remembered when its binding
     /// holds, otherwise a new one, saved before it is returned.
-    static func current(_ layout: LocalLayout, storePath: String?, makeIdentifier: () -> String) throws -> LocalInstallation {
+    static func current(_ layout: LocalLayout, storePath: String?, makeIdentifier: () -> String) throws
+        -> LocalInstallation
+    {
         let binding = self.binding(layout, storePath: storePath)
         let file = layout.installationFile
         if let data = try? LocalFiles.read(file),
-           let remembered = try? PropertyListFile.decode(LocalInstallation.self, from: data, path: file.path),
-           remembered.binding == binding {
+            let remembered = try? PropertyListFile.decode(LocalInstallation.self, from: data, path: file.path),
+            remembered.binding == binding
+        {
             return remembered
         }
         let installation = LocalInstallation(identifier: makeIdentifier(), binding: binding, announced: false)
@@ -60,8 +64,10 @@ struct LocalInstallation: PropertyListPayload {
 
     /// The machine: its systemd machine identifier, or its host name.
     static let machine: String = {
-        if let id = try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
-           !id.isEmpty {
+        if let id = try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8).trimmingCharacters(
+            in: .whitespacesAndNewlines),
+            !id.isEmpty
+        {
             return id
         }
         var name = [CChar](repeating: 0, count: 256)

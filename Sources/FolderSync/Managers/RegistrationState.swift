@@ -75,9 +75,10 @@ extension FolderSyncError {
     /// The application's folder missing from a shared folder where this client knows it existed: an unmounted share
     /// (an empty mount point) or one that cannot be reached, never taken for a wipe.
     static func applicationFolderAway(_ layout: RemoteLayout) -> FolderSyncError {
-        var error = FolderSyncError(.remoteUnavailable,
-                                    "the shared folder holds no application \(layout.applicationIdentifier): "
-                                    + "it is not mounted or not reachable", path: layout.formatVersionFile.description)
+        var error = FolderSyncError(
+            .remoteUnavailable,
+            "the shared folder holds no application \(layout.applicationIdentifier): "
+                + "it is not mounted or not reachable", path: layout.formatVersionFile.description)
         error.isApplicationFolderMissing = true
         return error
     }

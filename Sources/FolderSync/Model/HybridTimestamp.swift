@@ -47,7 +47,8 @@ public struct HybridTimestamp: Comparable, Hashable, Sendable, Codable, CustomSt
         try container.encode(rawValue)
     }
 
-    /// The wall-clock time in UTC and the counter, e.g. `2024-05-29T16:26:40.000Z#3` (as `foldersync inspect` shows it).
+    /// The wall-clock time in UTC and the counter, e.g. `2024-05-29T16:26:40.000Z#3` (as `foldersync inspect` shows
+    /// it).
     public var description: String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

@@ -72,7 +72,10 @@ extension SyncValue: CustomStringConvertible {
     public var deletionTimestamp: HybridTimestamp?
 
     /// A change of one row; pass `columns` for inserts and updates, `deletionTimestamp` for deletes.
-    public init(kind: Kind, table: String, syncID: String, columns: [ColumnChange] = [], deletionTimestamp: HybridTimestamp? = nil) {
+    public init(
+        kind: Kind, table: String, syncID: String, columns: [ColumnChange] = [],
+        deletionTimestamp: HybridTimestamp? = nil
+    ) {
         self.kind = kind
         self.table = table
         self.syncID = syncID

@@ -22,7 +22,8 @@ public struct UnpublishedChanges: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// What stopping sync left of a document (``GRDBStore/stopTracking(documentAt:helperDirectory:keepingUnpublishedChanges:)``,
+/// What stopping sync left of a document
+/// (``GRDBStore/stopTracking(documentAt:helperDirectory:keepingUnpublishedChanges:)``,
 /// ``DocumentSyncManager/stopSyncing(removingTracking:publishingFirst:)``).
 public struct DetachReport: Sendable, Hashable {
     /// The local changes no other device had received when the detach began; with

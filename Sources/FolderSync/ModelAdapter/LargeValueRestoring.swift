@@ -5,7 +5,8 @@ import Foundation
 protocol LargeValueRestoring: SnapshottingModelAdapter {
     /// In a snapshot written by ``SnapshottingModelAdapter/writeSnapshot(to:localClient:)``: moves values of at least
     /// `threshold` bytes into `local`, leaving references, and returns every attachment the snapshot references.
-    func storeLargeValues(inSnapshot url: URL, threshold: Int?, into local: LocalAttachmentStore) throws -> [AttachmentReference]
+    func storeLargeValues(inSnapshot url: URL, threshold: Int?, into local: LocalAttachmentStore) throws
+        -> [AttachmentReference]
     /// Replaces the references to large values that `local` has by their bytes, without recording changes.
     func restoreLargeValues(from local: LocalAttachmentStore) throws
 }

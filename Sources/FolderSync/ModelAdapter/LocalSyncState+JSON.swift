@@ -47,7 +47,9 @@ extension LocalSyncState {
             object.bool("hasListedClients", remote.hasListedClients)
             object.strings("recentlyPublished", remote.recentlyPublished)
             if let tag = remote.ownWholeStoreTag { object.string("ownWholeStoreTag", tag) }
-            if !remote.announcedWaitingFor.isEmpty { object.sequences("announcedWaitingFor", remote.announcedWaitingFor) }
+            if !remote.announcedWaitingFor.isEmpty {
+                object.sequences("announcedWaitingFor", remote.announcedWaitingFor)
+            }
             if let former = remote.formerIdentity { object.string("formerIdentity", former) }
         }
         return Data(out.bytes)
@@ -81,17 +83,19 @@ enum StateJSON {
         var state = LocalSyncState()
         var seen = Set<String>()
         for (key, value) in fields {
-            guard seen.insert(key).inserted else { throw Malformed() }   // duplicate keys: JSONDecoder decides
+            guard seen.insert(key).inserted else { throw Malformed() }  // duplicate keys: JSONDecoder decides
             switch key {
             case "nextSequence": state.progress.nextSequence = try int(value)
             case "publishedSequence": state.progress.publishedSequence = try int(value)
             case "ownChangeSetsToReapplyAfter": state.progress.ownChangeSetsToReapplyAfter = try optional(value, int)
             case "hasBootstrapped": state.progress.hasBootstrapped = try optional(value, bool) ?? false
             case "knownRecentSyncs": state.remote.knownRecentSyncs = try optional(value, knownRecentSyncs) ?? [:]
-            case "changeSetsSinceWholeStore": state.remote.changeSetsSinceWholeStore = Int(try optional(value, int) ?? 0)
+            case "changeSetsSinceWholeStore":
+                state.remote.changeSetsSinceWholeStore = Int(try optional(value, int) ?? 0)
             case "bytesSinceWholeStore": state.remote.bytesSinceWholeStore = try optional(value, int) ?? 0
             case "announcedSequence": state.remote.announcedSequence = try optional(value, int) ?? 0
-            case "announcedAcknowledgement": state.remote.announcedAcknowledgement = try optional(value, sequences) ?? [:]
+            case "announcedAcknowledgement":
+                state.remote.announcedAcknowledgement = try optional(value, sequences) ?? [:]
             case "announcedAt": state.remote.announcedAt = try optional(value, date)
             case "ownRecentSyncEtag": state.remote.ownRecentSyncEtag = try optional(value, string)
             case "owesWholeStore": state.remote.owesWholeStore = try optional(value, bool) ?? false
@@ -101,7 +105,7 @@ enum StateJSON {
             case "ownWholeStoreTag": state.remote.ownWholeStoreTag = try optional(value, string)
             case "announcedWaitingFor": state.remote.announcedWaitingFor = try optional(value, sequences) ?? [:]
             case "formerIdentity": state.remote.formerIdentity = try optional(value, string)
-            default: continue   // a key of a newer version: ignored, as JSONDecoder ignores it
+            default: continue  // a key of a newer version: ignored, as JSONDecoder ignores it
             }
         }
         // The two keys every version wrote.
@@ -153,7 +157,10 @@ enum StateJSON {
         var result: [String: LocalSyncState.KnownRecentSync] = [:]
         for (client, value) in clients {
             guard case .object(let fields) = value else { throw Malformed() }
-            var etag: String?, published: Int64?, names: [String]?, installation: String?
+            var etag: String?
+            var published: Int64?
+            var names: [String]?
+            var installation: String?
             var seen = Set<String>()
             for (key, value) in fields {
                 guard seen.insert(key).inserted else { throw Malformed() }
@@ -166,8 +173,11 @@ enum StateJSON {
                 }
             }
             guard let published else { throw Malformed() }
-            guard result.updateValue(.init(etag: etag, publishedSequence: published, recentChangeSets: names, installation: installation),
-                                     forKey: client) == nil
+            guard
+                result.updateValue(
+                    .init(
+                        etag: etag, publishedSequence: published, recentChangeSets: names, installation: installation),
+                    forKey: client) == nil
             else { throw Malformed() }
         }
         return result
@@ -206,9 +216,15 @@ enum StateJSON {
             case UInt8(ascii: "{"): return try object()
             case UInt8(ascii: "["): return try array()
             case UInt8(ascii: "\""): return .string(try string())
-            case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-            case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-            case UInt8(ascii: "n"): try literal("null"); return .null
+            case UInt8(ascii: "t"):
+                try literal("true")
+                return .bool(true)
+            case UInt8(ascii: "f"):
+                try literal("false")
+                return .bool(false)
+            case UInt8(ascii: "n"):
+                try literal("null")
+                return .null
             default: return .number(try number())
             }
         }
@@ -220,7 +236,10 @@ enum StateJSON {
             index += 1
             var fields: [(String, Value)] = []
             skipSpace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(fields) }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return .object(fields)
+            }
             while true {
                 skipSpace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw Malformed() }
@@ -229,7 +248,10 @@ enum StateJSON {
                 fields.append((key, try value()))
                 skipSpace()
                 guard index < bytes.count else { throw Malformed() }
-                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
                 guard bytes[index] == UInt8(ascii: "}") else { throw Malformed() }
                 index += 1
                 return .object(fields)
@@ -243,12 +265,18 @@ enum StateJSON {
             index += 1
             var items: [Value] = []
             skipSpace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return .array(items)
+            }
             while true {
                 items.append(try value())
                 skipSpace()
                 guard index < bytes.count else { throw Malformed() }
-                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
                 guard bytes[index] == UInt8(ascii: "]") else { throw Malformed() }
                 index += 1
                 return .array(items)
@@ -333,7 +361,9 @@ enum StateJSON {
             }
             if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
                 index += 1
-                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                    index += 1
+                }
                 guard digits() > 0 else { throw Malformed() }
             }
             return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
@@ -367,7 +397,10 @@ enum StateJSON {
                 case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
                 case 0..<0x20:
                     let hex = Array("0123456789abcdef".utf8)
-                    bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                    bytes.append(contentsOf: [
+                        0x5C, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)],
+                        hex[Int(byte & 0xF)],
+                    ])
                 default: bytes.append(byte)
                 }
             }

@@ -2,11 +2,12 @@ public import Foundation
 
 /// The sync bookkeeping an adapter keeps with the data, in two parts with one writer each.
 ///
-/// - ``progress`` is what the store commits in the same transaction as the data it describes (which change sets
-///   of this client exist, what an installed or restored store must apply again). Only the adapter writes it, in
+/// - ``progress`` is what the store commits in the same transaction as the data it describes (which change sets of this
+///   client exist, what an installed or restored store must apply again). Only the adapter writes it, in
 ///   ``ModelAdapter/stageChanges(sequence:emit:seal:)``, ``ModelAdapter/markPublished(throughSequence:)``,
-///   ``ModelAdapter/apply(_:localClient:changes:resolutions:)``, ``ModelAdapter/continueAfterRestore(remotePublishedSequence:localClient:)``
-///   and the whole-store installs; a sync reads it.
+///   ``ModelAdapter/apply(_:localClient:changes:resolutions:)``,
+///   ``ModelAdapter/continueAfterRestore(remotePublishedSequence:localClient:)`` and the whole-store installs; a sync
+///   reads it.
 /// - ``remote`` is what syncs learned about the remote and told it: a cache the sync side owns and saves with
 ///   ``ModelAdapter/saveRemoteKnowledge(_:)``, which leaves the progress as the store committed it. A cache may
 ///   be forgotten early, never late: whoever changes the store under it (an install, a rejoin) forgets the parts
@@ -43,7 +44,8 @@ public import Foundation
         public var knownRecentSyncs: [String: KnownRecentSync] = [:]
         /// Change sets published since this client last uploaded a whole store (for the upload policy).
         public var changeSetsSinceWholeStore = 0
-        /// Bytes sent by syncs since this client last uploaded a whole store, compared with ``SyncPolicy/wholeStoreUploadAfterBytes``.
+        /// Bytes sent by syncs since this client last uploaded a whole store, compared with
+        /// ``SyncPolicy/wholeStoreUploadAfterBytes``.
         public var bytesSinceWholeStore: Int64 = 0
         /// What this client's recent-sync marker said when last written: it is written again until it says the
         /// published sequence and acknowledgement of now, even when the sync that changed them failed to write it.
@@ -71,11 +73,11 @@ public import Foundation
         /// (``RecentSync/recentChangeSets``).
         public var recentlyPublished: [String] = []
         /// The version tag of this client's whole store as it uploaded it (its ETag, or its size when the backend has
-        /// none): a store found changed since (damaged, or put back from an older copy) covers nothing, and a new one is
-        /// owed. `nil`: none uploaded, or it was removed since.
+        /// none): a store found changed since (damaged, or put back from an older copy) covers nothing, and a new one
+        /// is owed. `nil`: none uploaded, or it was removed since.
         public var ownWholeStoreTag: String?
-        /// Per client, the change set the marker said this client waits for (``RecentSync/waitingFor``): missing from the
-        /// folder when it was last written. The marker is written again when what it waits for changes.
+        /// Per client, the change set the marker said this client waits for (``RecentSync/waitingFor``): missing from
+        /// the folder when it was last written. The marker is written again when what it waits for changes.
         public var announcedWaitingFor: [String: Int64] = [:]
         /// The client identifier this client had before ``DocumentSyncManager/rejoin()`` took a new one after
         /// ``FolderSyncError/Code/clientIdentityShared``: its marker says so (``RecentSync/formerIdentity``).
@@ -107,7 +109,8 @@ public import Foundation
 
     /// What this client last read of another client's recent-sync marker, so an unchanged marker is not read again.
     public struct KnownRecentSync: Codable, Hashable, Sendable {
-        /// The marker file's version tag when it was read; `nil` when the remote gives none (the marker is then read at every sync).
+        /// The marker file's version tag when it was read; `nil` when the remote gives none (the marker is then read at
+        /// every sync).
         public var etag: String?
         /// The highest sequence the marker said its client had published.
         public var publishedSequence: Int64
@@ -117,7 +120,9 @@ public import Foundation
         public var installation: String?
         /// What was read of a marker: its version tag, its published sequence, the change sets it announced and the
         /// installation that wrote it.
-        public init(etag: String?, publishedSequence: Int64, recentChangeSets: [String]? = nil, installation: String? = nil) {
+        public init(
+            etag: String?, publishedSequence: Int64, recentChangeSets: [String]? = nil, installation: String? = nil
+        ) {
             self.etag = etag
             self.publishedSequence = publishedSequence
             self.recentChangeSets = recentChangeSets
@@ -127,8 +132,10 @@ public import Foundation
 
     private enum CodingKeys: String, CodingKey {
         case nextSequence, publishedSequence, ownChangeSetsToReapplyAfter, hasBootstrapped
-        case knownRecentSyncs, changeSetsSinceWholeStore, bytesSinceWholeStore, announcedSequence, announcedAcknowledgement
-        case announcedAt, ownRecentSyncEtag, owesWholeStore, acknowledgedByOthers, hasListedClients, recentlyPublished, ownWholeStoreTag
+        case knownRecentSyncs, changeSetsSinceWholeStore, bytesSinceWholeStore, announcedSequence,
+            announcedAcknowledgement
+        case announcedAt, ownRecentSyncEtag, owesWholeStore, acknowledgedByOthers, hasListedClients, recentlyPublished,
+            ownWholeStoreTag
         case announcedWaitingFor, formerIdentity
     }
 
@@ -137,21 +144,27 @@ public import Foundation
         let container = try decoder.container(keyedBy: CodingKeys.self)
         progress.nextSequence = try container.decode(Int64.self, forKey: .nextSequence)
         progress.publishedSequence = try container.decode(Int64.self, forKey: .publishedSequence)
-        progress.ownChangeSetsToReapplyAfter = try container.decodeIfPresent(Int64.self, forKey: .ownChangeSetsToReapplyAfter)
+        progress.ownChangeSetsToReapplyAfter = try container.decodeIfPresent(
+            Int64.self, forKey: .ownChangeSetsToReapplyAfter)
         progress.hasBootstrapped = try container.decodeIfPresent(Bool.self, forKey: .hasBootstrapped) ?? false
-        remote.knownRecentSyncs = try container.decodeIfPresent([String: KnownRecentSync].self, forKey: .knownRecentSyncs) ?? [:]
-        remote.changeSetsSinceWholeStore = try container.decodeIfPresent(Int.self, forKey: .changeSetsSinceWholeStore) ?? 0
+        remote.knownRecentSyncs =
+            try container.decodeIfPresent([String: KnownRecentSync].self, forKey: .knownRecentSyncs) ?? [:]
+        remote.changeSetsSinceWholeStore =
+            try container.decodeIfPresent(Int.self, forKey: .changeSetsSinceWholeStore) ?? 0
         remote.bytesSinceWholeStore = try container.decodeIfPresent(Int64.self, forKey: .bytesSinceWholeStore) ?? 0
         remote.announcedSequence = try container.decodeIfPresent(Int64.self, forKey: .announcedSequence) ?? 0
-        remote.announcedAcknowledgement = try container.decodeIfPresent([String: Int64].self, forKey: .announcedAcknowledgement) ?? [:]
+        remote.announcedAcknowledgement =
+            try container.decodeIfPresent([String: Int64].self, forKey: .announcedAcknowledgement) ?? [:]
         remote.announcedAt = try container.decodeIfPresent(Date.self, forKey: .announcedAt)
         remote.ownRecentSyncEtag = try container.decodeIfPresent(String.self, forKey: .ownRecentSyncEtag)
         remote.owesWholeStore = try container.decodeIfPresent(Bool.self, forKey: .owesWholeStore) ?? false
-        remote.acknowledgedByOthers = try container.decodeIfPresent([String: Int64].self, forKey: .acknowledgedByOthers) ?? [:]
+        remote.acknowledgedByOthers =
+            try container.decodeIfPresent([String: Int64].self, forKey: .acknowledgedByOthers) ?? [:]
         remote.hasListedClients = try container.decodeIfPresent(Bool.self, forKey: .hasListedClients) ?? false
         remote.recentlyPublished = try container.decodeIfPresent([String].self, forKey: .recentlyPublished) ?? []
         remote.ownWholeStoreTag = try container.decodeIfPresent(String.self, forKey: .ownWholeStoreTag)
-        remote.announcedWaitingFor = try container.decodeIfPresent([String: Int64].self, forKey: .announcedWaitingFor) ?? [:]
+        remote.announcedWaitingFor =
+            try container.decodeIfPresent([String: Int64].self, forKey: .announcedWaitingFor) ?? [:]
         remote.formerIdentity = try container.decodeIfPresent(String.self, forKey: .formerIdentity)
     }
 
@@ -173,7 +186,9 @@ public import Foundation
         try container.encode(remote.hasListedClients, forKey: .hasListedClients)
         try container.encode(remote.recentlyPublished, forKey: .recentlyPublished)
         try container.encodeIfPresent(remote.ownWholeStoreTag, forKey: .ownWholeStoreTag)
-        if !remote.announcedWaitingFor.isEmpty { try container.encode(remote.announcedWaitingFor, forKey: .announcedWaitingFor) }
+        if !remote.announcedWaitingFor.isEmpty {
+            try container.encode(remote.announcedWaitingFor, forKey: .announcedWaitingFor)
+        }
         try container.encodeIfPresent(remote.formerIdentity, forKey: .formerIdentity)
     }
 }

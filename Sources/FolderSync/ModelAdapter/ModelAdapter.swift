@@ -43,7 +43,8 @@ public protocol ModelAdapter: AnyObject, Sendable {
     /// in one transaction, that those changes are staged and that the next sequence follows the last one. If
     /// `seal` throws, nothing is marked. Returns how many changes were emitted; zero means nothing was staged
     /// and `seal` was not called.
-    @_spi(ModelAdapter) func stageChanges(sequence: Int64, emit: (SyncChange) throws -> Void, seal: () throws -> Int64) throws -> Int
+    @_spi(ModelAdapter) func stageChanges(sequence: Int64, emit: (SyncChange) throws -> Void, seal: () throws -> Int64)
+        throws -> Int
 
     /// Forgets staged changes up to `sequence`, now that their change sets are published.
     @_spi(ModelAdapter) func markPublished(throughSequence sequence: Int64) throws
@@ -51,13 +52,15 @@ public protocol ModelAdapter: AnyObject, Sendable {
     /// ``markPublished(throughSequence:)`` and ``saveRemoteKnowledge(_:)`` in one transaction: a sync whose marker
     /// went out with its sets knows what it told the remote by then, and saves it with them (one commit, an fsync,
     /// fewer). The default does one after the other.
-    @_spi(ModelAdapter) func markPublished(throughSequence sequence: Int64, savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge) throws
+    @_spi(ModelAdapter) func markPublished(
+        throughSequence sequence: Int64, savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge) throws
 
     /// Whether some local change is not published yet (the only case where conflicts can arise).
     @_spi(ModelAdapter) func hasUnpublishedChanges() throws -> Bool
 
     /// The conflicts a change set by `author` would raise against local changes not yet published.
-    @_spi(ModelAdapter) func conflicts(author: String, localClient: String, changes: ChangeStream) throws -> [SyncConflict]
+    @_spi(ModelAdapter) func conflicts(author: String, localClient: String, changes: ChangeStream) throws
+        -> [SyncConflict]
 
     /// Applies a change set and records it in the ledger, in one transaction; skips it if already recorded. When
     /// it is one of this client's own sets applied again and the ledger now reaches the published sequence, the
@@ -66,17 +69,21 @@ public protocol ModelAdapter: AnyObject, Sendable {
     /// A set that a constraint of the store refuses as it stands is not applied and says so
     /// (``ApplyOutcome/unmetConstraint``): the sync tries it again after the others.
     ///
-    /// `resolutions` answers the conflicts found by ``conflicts(author:localClient:changes:)``; a conflict without an answer
-    /// is settled by last writer wins. Changes made by the app are not recorded as local changes (no echo),
+    /// `resolutions` answers the conflicts found by ``conflicts(author:localClient:changes:)``; a conflict without an
+    /// answer is settled by last writer wins. Changes made by the app are not recorded as local changes (no echo),
     /// except resolutions that keep a local or merged value, which become new local changes.
-    @_spi(ModelAdapter) func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
-               resolutions: [ColumnKey: ConflictResolution]) throws -> ApplyOutcome
+    @_spi(ModelAdapter) func apply(
+        _ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
+        resolutions: [ColumnKey: ConflictResolution]
+    ) throws -> ApplyOutcome
 
     /// ``apply(_:localClient:changes:resolutions:)``, saving `remote` (``saveRemoteKnowledge(_:)``) in the same
     /// transaction: what the sync learned of the remote before applying, so that a sync that only applies commits
     /// once. The default applies, then saves.
-    @_spi(ModelAdapter) func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
-               resolutions: [ColumnKey: ConflictResolution], savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge) throws -> ApplyOutcome
+    @_spi(ModelAdapter) func apply(
+        _ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
+        resolutions: [ColumnKey: ConflictResolution], savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge
+    ) throws -> ApplyOutcome
 
     /// Per client, the change sets recorded in the ledger. Read at every sync: its cost should not grow with the
     /// number of sets applied so far.
@@ -88,7 +95,9 @@ public protocol ModelAdapter: AnyObject, Sendable {
     /// store, a restore) maps to an empty set. Asked rarely: only for numbers that hold more than one set.
     ///
     /// The default answers `nil`: an adapter whose ledger holds one set per number, which then applies one of them.
-    @_spi(ModelAdapter) func appliedChangeSetIdentifiers(of client: String, sequences: [Int64]) throws -> [Int64: Set<String>]?
+    @_spi(ModelAdapter) func appliedChangeSetIdentifiers(of client: String, sequences: [Int64]) throws -> [Int64: Set<
+        String
+    >]?
 
     /// Per table, how many existing rows applying all of `changeSets` would delete (each row counted once), and
     /// how many rows the table has; tables losing no row are left out. Reads only: the ``DeletionFailSafe`` asks
@@ -149,23 +158,31 @@ public protocol ModelAdapter: AnyObject, Sendable {
 }
 
 extension ModelAdapter {
-    @_spi(ModelAdapter) public func appliedChangeSetIdentifiers(of client: String,
-                                                                sequences: [Int64]) throws -> [Int64: Set<String>]? { nil }
+    @_spi(ModelAdapter) public func appliedChangeSetIdentifiers(
+        of client: String,
+        sequences: [Int64]
+    ) throws -> [Int64: Set<String>]? { nil }
 
     @_spi(ModelAdapter) public func rowsDeleted(by changeSets: [ChangeStream]) throws -> [MassDeletion.Table] { [] }
 
     @_spi(ModelAdapter) public func hasTable(largerThan rowCount: Int) throws -> Bool { true }
 
-    @_spi(ModelAdapter) public func collectTombstones(_ horizon: TombstoneHorizon, localClient: String) throws -> Int { 0 }
+    @_spi(ModelAdapter) public func collectTombstones(_ horizon: TombstoneHorizon, localClient: String) throws -> Int {
+        0
+    }
 
-    @_spi(ModelAdapter) public func markPublished(throughSequence sequence: Int64, savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge) throws {
+    @_spi(ModelAdapter) public func markPublished(
+        throughSequence sequence: Int64, savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge
+    ) throws {
         try markPublished(throughSequence: sequence)
         try saveRemoteKnowledge(remote)
     }
 
-    @_spi(ModelAdapter) public func apply(_ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
-                                          resolutions: [ColumnKey: ConflictResolution],
-                                          savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge) throws -> ApplyOutcome {
+    @_spi(ModelAdapter) public func apply(
+        _ header: ChangeSetHeader, localClient: String, changes: ChangeStream,
+        resolutions: [ColumnKey: ConflictResolution],
+        savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge
+    ) throws -> ApplyOutcome {
         let outcome = try apply(header, localClient: localClient, changes: changes, resolutions: resolutions)
         try saveRemoteKnowledge(remote)
         return outcome
@@ -183,20 +200,26 @@ extension ModelAdapter {
 
     @_spi(ModelAdapter) public func unpublishedChanges() throws -> UnpublishedChanges { UnpublishedChanges() }
 
-    @_spi(ModelAdapter) public func stopTracking(helperDirectory: URL?,
-                                                 keepingUnpublishedChanges: Bool) throws -> DetachReport {
+    @_spi(ModelAdapter) public func stopTracking(
+        helperDirectory: URL?,
+        keepingUnpublishedChanges: Bool
+    ) throws -> DetachReport {
         throw FolderSyncError(.invalidConfiguration, "this store's change tracking cannot be removed")
     }
 
     @_spi(ModelAdapter) public func continueAfterRestore(remotePublishedSequence: Int64, localClient: String) throws {
-        throw FolderSyncError(.invalidConfiguration, "the remote holds change sets of this client up to \(remotePublishedSequence) that "
-                              + "its store does not know (restored from an earlier copy?), and the store cannot recover from it")
+        throw FolderSyncError(
+            .invalidConfiguration,
+            "the remote holds change sets of this client up to \(remotePublishedSequence) that "
+                + "its store does not know (restored from an earlier copy?), and the store cannot recover from it")
     }
 
     /// What syncs know of the remote, changed by `change` and saved when that changed anything (a save is a write
     /// transaction, an fsync); returns it as it now stands. Callers hold the sync lock, like every writer of the state.
     @discardableResult
-    func updateRemoteKnowledge(_ change: (inout LocalSyncState.RemoteKnowledge) -> Void) throws -> LocalSyncState.RemoteKnowledge {
+    func updateRemoteKnowledge(_ change: (inout LocalSyncState.RemoteKnowledge) -> Void) throws
+        -> LocalSyncState.RemoteKnowledge
+    {
         let stored = try loadSyncState().remote
         var remote = stored
         change(&remote)
@@ -279,7 +302,9 @@ extension SnapshottingModelAdapter {
     /// - Throws: ``FolderSyncError/Code/unsupportedFormatVersion`` naming `path` and both versions.
     func checkSnapshotSchemaVersion(_ version: Int?, path: String) throws {
         guard let version, version > snapshotSchemaVersion else { return }
-        throw FolderSyncError(.unsupportedFormatVersion,
-                              "the whole store's snapshot schema version \(version) is newer than the supported \(snapshotSchemaVersion)", path: path)
+        throw FolderSyncError(
+            .unsupportedFormatVersion,
+            "the whole store's snapshot schema version \(version) is newer than the supported \(snapshotSchemaVersion)",
+            path: path)
     }
 }

@@ -1,5 +1,5 @@
-public import Foundation
 import Crypto
+public import Foundation
 import Logging
 
 /// Why registration asks whether the remote was really replaced (``ApplicationSyncManager/remoteReplacementHandler``).
@@ -60,8 +60,11 @@ open class ApplicationRegistrationOperation: ApplicationOperation, @unchecked Se
         /// Options for registering `deviceInfo`. `encryptionKeyStore` keeps the derived key of an encrypted
         /// application between launches, and `askAboutEncryption` answers whether to encrypt a new application or
         /// gives the password of an existing one.
-        public init(deviceInfo: DeviceInfo, encryptionKeyStore: (any EncryptionKeyStore)? = nil,
-                    askAboutEncryption: @escaping @Sendable (EncryptionRequest) async -> EncryptionAnswer = EncryptionAnswer.unattended) {
+        public init(
+            deviceInfo: DeviceInfo, encryptionKeyStore: (any EncryptionKeyStore)? = nil,
+            askAboutEncryption: @escaping @Sendable (EncryptionRequest) async -> EncryptionAnswer = EncryptionAnswer
+                .unattended
+        ) {
             self.deviceInfo = deviceInfo
             self.encryptionKeyStore = encryptionKeyStore
             self.askAboutEncryption = askAboutEncryption
@@ -81,7 +84,9 @@ open class ApplicationRegistrationOperation: ApplicationOperation, @unchecked Se
     /// Where the password key of an encrypted application is saved, so the password is asked once.
     public var encryptionKeyStore: (any EncryptionKeyStore)? { options.encryptionKeyStore }
     /// Asks the app whether to encrypt a new application, or for the password of an encrypted one.
-    public var askAboutEncryption: @Sendable (EncryptionRequest) async -> EncryptionAnswer { options.askAboutEncryption }
+    public var askAboutEncryption: @Sendable (EncryptionRequest) async -> EncryptionAnswer {
+        options.askAboutEncryption
+    }
     /// Whether the app requires the application to be encrypted (``Options/requiresEncryption``).
     public var requiresEncryption: Bool { options.requiresEncryption }
     /// Whether this client registered with the application before (``Options/registeredBefore``).
@@ -114,7 +119,8 @@ open class ApplicationRegistrationOperation: ApplicationOperation, @unchecked Se
 
     /// Whether the application is encrypted; known once ``run()`` returns.
     public var isEncrypted: Bool { fileSystem is EncryptedFileSystem }
-    /// What `ClientDevices/<client>/deviceInfo.plist` holds once ``run()`` returns (before: ``Options/deviceInfoOnRemote``).
+    /// What `ClientDevices/<client>/deviceInfo.plist` holds once ``run()`` returns (before:
+    /// ``Options/deviceInfoOnRemote``).
     public private(set) var deviceInfoOnRemote: DeviceInfo?
     /// `Encryption/EncryptionKey.plist` as read or written by this registration, when the application is encrypted.
     public private(set) var encryptionKeyFile: Data?
@@ -135,8 +141,11 @@ open class ApplicationRegistrationOperation: ApplicationOperation, @unchecked Se
             if registeredBefore {
                 // Never populate an empty mount point: when the share is mounted again, its tree would be hidden.
                 let request = RemoteReplacementRequest(applicationIdentifier: layout.applicationIdentifier)
-                guard await askToReplaceRemote?(request) == true else { throw FolderSyncError.applicationFolderAway(layout) }
-                environment.logger.notice("The app says the remote of \(layout.applicationIdentifier) was replaced: creating its tree again")
+                guard await askToReplaceRemote?(request) == true else {
+                    throw FolderSyncError.applicationFolderAway(layout)
+                }
+                environment.logger.notice(
+                    "The app says the remote of \(layout.applicationIdentifier) was replaced: creating its tree again")
             }
             try await createTree()
             try foundApplication?()
@@ -164,21 +173,23 @@ open class ApplicationRegistrationOperation: ApplicationOperation, @unchecked Se
         try await createApplicationDirectories()
         try await chooseEncryption()
         try await writeReadMeFileIfAbsent(Data(Self.readMe(for: layout.applicationIdentifier).utf8))
-        let info = FormatVersionInfo(layoutVersion: RemoteLayout.formatVersion,
-                                     createdByClient: deviceInfo.clientIdentifier,
-                                     creationDate: environment.now().wholeSeconds,
-                                     encrypted: isEncrypted ? true : nil)
+        let info = FormatVersionInfo(
+            layoutVersion: RemoteLayout.formatVersion,
+            createdByClient: deviceInfo.clientIdentifier,
+            creationDate: environment.now().wholeSeconds,
+            encrypted: isEncrypted ? true : nil)
         let data = try PropertyListFile.encode(info)
         guard try await !publishFormatVersionFileIfAbsent(data) else { return }
         // Another client created the tree at the same moment: check its version and follow its choice instead.
         guard let existing = try await fetchFormatVersionFile() else {
-            throw FolderSyncError(.remoteIOFailed, "the format version file vanished while being created",
-                                  path: versionPath.description)
+            throw FolderSyncError(
+                .remoteIOFailed, "the format version file vanished while being created",
+                path: versionPath.description)
         }
         let winner = try FormatVersionInfo.decodeSupported(existing, path: versionPath.description)
         if winner.encrypted != true { try await checkClearFolder() }
         if winner.encrypted != true, let encrypted = fileSystem as? EncryptedFileSystem {
-            fileSystem = encrypted.base // the winner chose no encryption; its tree is clear
+            fileSystem = encrypted.base  // the winner chose no encryption; its tree is clear
         } else if !isEncrypted {
             try await unlockIfEncrypted(winner)
         }
@@ -217,22 +228,25 @@ open class ApplicationRegistrationOperation: ApplicationOperation, @unchecked Se
         if try encryptionKeyStore?.passwordKey(for: layout.applicationIdentifier) != nil {
             reason = "this client holds its encryption key (it joined it encrypted)"
         } else if requiresEncryption {
-            reason = "the app requires encryption (it was given a password); an existing folder cannot be encrypted in place"
+            reason =
+                "the app requires encryption (it was given a password); an existing folder cannot be encrypted in place"
         } else if !joinedClear, try await fetchEncryptionKeyFile() != nil {
             reason = "it holds an encryption key file (Encryption/EncryptionKey.plist)"
         } else {
             return
         }
-        throw FolderSyncError(.encryptionMismatch, "the shared folder says it is not encrypted, but \(reason); nothing was written",
-                              path: layout.formatVersionFile.description)
+        throw FolderSyncError(
+            .encryptionMismatch, "the shared folder says it is not encrypted, but \(reason); nothing was written",
+            path: layout.formatVersionFile.description)
     }
 
     /// Unlocks the application when its format version says it is encrypted.
     private func unlockIfEncrypted(_ info: FormatVersionInfo) async throws {
         guard info.encrypted == true else { return }
         guard let data = try await fetchEncryptionKeyFile() else {
-            throw FolderSyncError(.corruptFile, "the application is encrypted but its key file is missing",
-                                  path: layout.encryptionKeyFile.description)
+            throw FolderSyncError(
+                .corruptFile, "the application is encrypted but its key file is missing",
+                path: layout.encryptionKeyFile.description)
         }
         try await unlock(data)
     }
@@ -240,27 +254,35 @@ open class ApplicationRegistrationOperation: ApplicationOperation, @unchecked Se
     /// Asks the first client whether to encrypt, and publishes the key file if it does.
     private func chooseEncryption() async throws {
         if let existing = try await fetchEncryptionKeyFile() {
-            return try await unlock(existing) // an earlier creator chose encryption, then stopped before finishing
+            return try await unlock(existing)  // an earlier creator chose encryption, then stopped before finishing
         }
-        let request = EncryptionRequest(applicationIdentifier: layout.applicationIdentifier, reason: .newApplication, attempt: 1)
+        let request = EncryptionRequest(
+            applicationIdentifier: layout.applicationIdentifier, reason: .newApplication, attempt: 1)
         switch await askAboutEncryption(request) {
         case .noEncryption:
             guard !requiresEncryption else {
-                throw FolderSyncError(.encryptionMismatch, "the app requires encryption, but gave no password for the new application")
+                throw FolderSyncError(
+                    .encryptionMismatch, "the app requires encryption, but gave no password for the new application")
             }
             return
         case .cancel:
-            throw FolderSyncError(.registrationCancelled, "the app cancelled registration when asked whether to encrypt")
+            throw FolderSyncError(
+                .registrationCancelled, "the app cancelled registration when asked whether to encrypt")
         case .password(let password):
-            guard !password.isEmpty else { throw FolderSyncError(.invalidConfiguration, "the encryption password is empty") }
+            guard !password.isEmpty else {
+                throw FolderSyncError(.invalidConfiguration, "the encryption password is empty")
+            }
             let dataKey = SymmetricKey(size: .bits256)
-            let (info, passwordKey) = try EncryptionKeyInfo.make(wrapping: dataKey, password: password,
-                                                                 client: deviceInfo.clientIdentifier, date: environment.now().wholeSeconds)
+            let (info, passwordKey) = try EncryptionKeyInfo.make(
+                wrapping: dataKey, password: password,
+                client: deviceInfo.clientIdentifier, date: environment.now().wholeSeconds)
             try await createEncryptionDirectory()
             guard try await publishEncryptionKeyFileIfAbsent(try PropertyListFile.encode(info)) else {
                 // Another creator encrypted first: join its key, trying this password first.
                 guard let existing = try await fetchEncryptionKeyFile() else {
-                    throw FolderSyncError(.remoteIOFailed, "the key file vanished while being created", path: layout.encryptionKeyFile.description)
+                    throw FolderSyncError(
+                        .remoteIOFailed, "the key file vanished while being created",
+                        path: layout.encryptionKeyFile.description)
                 }
                 return try await unlock(existing, trying: password)
             }
@@ -281,7 +303,8 @@ open class ApplicationRegistrationOperation: ApplicationOperation, @unchecked Se
         if firstPassword == nil, let saved = try encryptionKeyStore?.passwordKey(for: application) {
             let key = SymmetricKey(data: saved)
             if info.accepts(key) {
-                fileSystem = EncryptedFileSystem(base: fileSystem, layout: layout, dataKey: try info.dataKey(with: key, path: path))
+                fileSystem = EncryptedFileSystem(
+                    base: fileSystem, layout: layout, dataKey: try info.dataKey(with: key, path: path))
                 return
             }
             reason = .passwordChanged
@@ -293,18 +316,25 @@ open class ApplicationRegistrationOperation: ApplicationOperation, @unchecked Se
                 password = given
                 pending = nil
             } else {
-                switch await askAboutEncryption(EncryptionRequest(applicationIdentifier: application, reason: reason, attempt: attempt)) {
+                switch await askAboutEncryption(
+                    EncryptionRequest(applicationIdentifier: application, reason: reason, attempt: attempt))
+                {
                 case .password(let given): password = given
                 case .noEncryption, .cancel:
                     if reason == .wrongPassword {
-                        throw FolderSyncError(.wrongPassword, "the password does not match the application's encryption key", path: path.description)
+                        throw FolderSyncError(
+                            .wrongPassword, "the password does not match the application's encryption key",
+                            path: path.description)
                     }
-                    throw FolderSyncError(.registrationCancelled, "the application is encrypted and the app gave no password", path: path.description)
+                    throw FolderSyncError(
+                        .registrationCancelled, "the application is encrypted and the app gave no password",
+                        path: path.description)
                 }
             }
             let key = try info.passwordKey(for: password, path: path)
             guard info.accepts(key) else {
-                environment.logger.notice("Wrong password for the encrypted application \(application) (attempt \(attempt))")
+                environment.logger.notice(
+                    "Wrong password for the encrypted application \(application) (attempt \(attempt))")
                 reason = .wrongPassword
                 continue
             }
@@ -313,8 +343,10 @@ open class ApplicationRegistrationOperation: ApplicationOperation, @unchecked Se
             fileSystem = EncryptedFileSystem(base: fileSystem, layout: layout, dataKey: dataKey)
             return
         }
-        throw FolderSyncError(.wrongPassword, "\(Self.maximumPasswordAttempts) passwords in a row do not match the application's encryption key",
-                              path: path.description)
+        throw FolderSyncError(
+            .wrongPassword,
+            "\(Self.maximumPasswordAttempts) passwords in a row do not match the application's encryption key",
+            path: path.description)
     }
 
     // MARK: Backend steps
@@ -326,8 +358,10 @@ open class ApplicationRegistrationOperation: ApplicationOperation, @unchecked Se
 
     /// Creates the application's folders (idempotent).
     open func createApplicationDirectories() async throws {
-        for directory in [layout.applicationDirectory, layout.clientDevicesDirectory,
-                          layout.deletedDocumentsDirectory, layout.documentsDirectory] {
+        for directory in [
+            layout.applicationDirectory, layout.clientDevicesDirectory,
+            layout.deletedDocumentsDirectory, layout.documentsDirectory,
+        ] {
             try await fileSystem.createDirectory(at: directory)
         }
     }
@@ -359,16 +393,18 @@ open class ApplicationRegistrationOperation: ApplicationOperation, @unchecked Se
 
     /// Reads `ClientDevices/<client>/deviceInfo.plist`, or `nil` when there is none.
     open func fetchDeviceInfoFile() async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.deviceInfoFile(deviceInfo.clientIdentifier),
-                                           maximumSize: PropertyListFile.maximumByteCount)
+        try await fileSystem.readIfPresent(
+            layout.deviceInfoFile(deviceInfo.clientIdentifier),
+            maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Creates `ClientDevices/<client>/` in `ClientDevices/`, which must be there: a tree that went away meanwhile (a
     /// share unmounted, a server emptied) is never made again from below (``FolderSyncError/Code/remoteItemNotFound``).
     open func createClientDeviceDirectory() async throws {
         guard try await fileSystem.exists(layout.clientDevicesDirectory) else {
-            throw FolderSyncError(.remoteItemNotFound, "the application's folder is gone",
-                                  path: layout.clientDevicesDirectory.description)
+            throw FolderSyncError(
+                .remoteItemNotFound, "the application's folder is gone",
+                path: layout.clientDevicesDirectory.description)
         }
         try await fileSystem.createDirectory(at: layout.clientDeviceDirectory(deviceInfo.clientIdentifier))
     }

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -20,7 +21,10 @@ struct AttachmentTransfer: Sendable {
     }
 
     /// What ``publish(_:)`` found.
-    enum Publication { case uploaded(bytes: Int64), alreadyThere, missingEverywhere }
+    enum Publication {
+        case uploaded(bytes: Int64)
+        case alreadyThere, missingEverywhere
+    }
 
     /// Makes sure the remote has the attachment, uploading the local copy if it does not.
     ///
@@ -75,8 +79,9 @@ struct AttachmentTransfer: Sendable {
     func download(_ reference: AttachmentReference, to destination: URL, durably: Bool) async throws -> Int64 {
         let path = remotePath(reference)
         emit(.downloadingAttachment(reference))
-        let decoder = AttachmentFile.Decoder(sha256: reference.sha256, size: reference.size, to: destination,
-                                             durably: durably, path: path.description)
+        let decoder = AttachmentFile.Decoder(
+            sha256: reference.sha256, size: reference.size, to: destination,
+            durably: durably, path: path.description)
         do {
             try await fileSystem.readPieces(of: path, size: 1 << 20) { try decoder.take($0) }
         } catch FolderSyncError.Code.remoteItemNotFound {

@@ -78,11 +78,13 @@ open class DocumentClientDeletionOperation: DocumentOperation, @unchecked Sendab
     public func run() async throws -> ClientDeletionReport {
         let client = try Identifier.validate(deletedClientIdentifier, role: "client identifier")
         guard try await clientIsKnown() else {
-            throw FolderSyncError(.remoteItemNotFound, "client \(client) is not registered with document \(documentIdentifier)",
-                                  path: layout.documentDirectory(documentIdentifier).description)
+            throw FolderSyncError(
+                .remoteItemNotFound, "client \(client) is not registered with document \(documentIdentifier)",
+                path: layout.documentDirectory(documentIdentifier).description)
         }
         var report = ClientDeletionReport()
-        let marker = DeletedClientInfo(clientIdentifier: client, deletedBy: clientIdentifier, deletionDate: environment.now().wholeSeconds)
+        let marker = DeletedClientInfo(
+            clientIdentifier: client, deletedBy: clientIdentifier, deletionDate: environment.now().wholeSeconds)
         try await writeDeletedClientMarker(try PropertyListFile.encode(marker))
 
         // Reported only when it was there (a client that never synced has none).
@@ -99,7 +101,9 @@ open class DocumentClientDeletionOperation: DocumentOperation, @unchecked Sendab
             report.removed.append(folder)
         } else {
             report.keptWholeStore = true
-            environment.logger.info("Kept the whole store of deleted client \(client): no other store holds the vacuumed change sets it holds")
+            environment.logger.info(
+                "Kept the whole store of deleted client \(client): no other store holds the vacuumed change sets it holds"
+            )
         }
         report.removalFolder = removal?.folder
         environment.logger.info("Deleted client \(client) from document \(documentIdentifier)")
@@ -112,27 +116,36 @@ open class DocumentClientDeletionOperation: DocumentOperation, @unchecked Sendab
     private func wholeStoreIsRemovable() async throws -> Bool {
         let manifestPath = layout.appliedSyncChangeSetsFile(documentIdentifier, client: deletedClientIdentifier)
         guard let data = try await fetchWholeStoreManifest(client: deletedClientIdentifier),
-              let own = try? PropertyListFile.decode(WholeStoreManifest.self, from: data, path: manifestPath.description) else {
+            let own = try? PropertyListFile.decode(WholeStoreManifest.self, from: data, path: manifestPath.description)
+        else {
             return true
         }
         var present: [String: Set<Int64>] = [:]
         for (author, highest) in own.covers where highest > 0 {
-            present[author] = Set(try await fetchChangeSetListing(client: author).compactMap {
-                RemoteLayout.parseChangeSetFileName($0.name)?.sequence
-            })
+            present[author] = Set(
+                try await fetchChangeSetListing(client: author).compactMap {
+                    RemoteLayout.parseChangeSetFileName($0.name)?.sequence
+                })
         }
         if WholeStoreReplacement.replaces([:], own, present: present) { return true }
         let anySoundStore = disabledSafeguards.contains(.keepsOnlyStoreOfDeletedClient)
-        for item in try await fetchWholeStoreListing() where item.kind == .directory && item.name != deletedClientIdentifier
-            && DocumentInventory.isIdentifierName(item.name) {
+        for item in try await fetchWholeStoreListing()
+        where item.kind == .directory && item.name != deletedClientIdentifier
+            && DocumentInventory.isIdentifierName(item.name)
+        {
             let path = layout.appliedSyncChangeSetsFile(documentIdentifier, client: item.name)
             let file = layout.wholeStoreFile(documentIdentifier, client: item.name)
             guard let other = try await fetchWholeStoreManifest(client: item.name),
-                  let manifest = try? PropertyListFile.decode(WholeStoreManifest.self, from: other, path: path.description),
-                  anySoundStore || WholeStoreReplacement.replaces(manifest.covers, own, present: present) else { continue }
-            if let read = try? await WholeStoreReader.verify(path: file.description, { body in
-                   try await fileSystem.readPieces(of: file, size: 1 << 20, body)
-               }), (try? manifest.check(read, path: file.description)) != nil {
+                let manifest = try? PropertyListFile.decode(
+                    WholeStoreManifest.self, from: other, path: path.description),
+                anySoundStore || WholeStoreReplacement.replaces(manifest.covers, own, present: present)
+            else { continue }
+            if let read = try? await WholeStoreReader.verify(
+                path: file.description,
+                { body in
+                    try await fileSystem.readPieces(of: file, size: 1 << 20, body)
+                }), (try? manifest.check(read, path: file.description)) != nil
+            {
                 return true
             }
         }
@@ -143,9 +156,12 @@ open class DocumentClientDeletionOperation: DocumentOperation, @unchecked Sendab
 
     /// Whether the client has a change-set folder, a recent sync, a whole store or a deletion marker in the document.
     open func clientIsKnown() async throws -> Bool {
-        let document = documentIdentifier, client = deletedClientIdentifier
-        for path in [layout.syncChangesDirectory(document, client: client), layout.recentSyncFile(document, client: client),
-                     layout.wholeStoreDirectory(document, client: client), layout.deletedClientFile(document, client: client)]
+        let document = documentIdentifier
+        let client = deletedClientIdentifier
+        for path in [
+            layout.syncChangesDirectory(document, client: client), layout.recentSyncFile(document, client: client),
+            layout.wholeStoreDirectory(document, client: client), layout.deletedClientFile(document, client: client),
+        ]
         where try await fileSystem.exists(path) {
             return true
         }
@@ -155,7 +171,8 @@ open class DocumentClientDeletionOperation: DocumentOperation, @unchecked Sendab
     /// Writes `DeletedClients/<client>.plist`.
     open func writeDeletedClientMarker(_ data: Data) async throws {
         try await fileSystem.createDirectory(at: layout.deletedClientsDirectory(documentIdentifier))
-        try await fileSystem.write(data, to: layout.deletedClientFile(documentIdentifier, client: deletedClientIdentifier))
+        try await fileSystem.write(
+            data, to: layout.deletedClientFile(documentIdentifier, client: deletedClientIdentifier))
     }
 
     /// Moves `RecentSyncs/<client>.recentsync` into the removed area.
@@ -170,12 +187,15 @@ open class DocumentClientDeletionOperation: DocumentOperation, @unchecked Sendab
 
     /// Reads a whole store's manifest, or `nil`.
     open func fetchWholeStoreManifest(client: String) async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.appliedSyncChangeSetsFile(documentIdentifier, client: client), maximumSize: PropertyListFile.maximumByteCount)
+        try await fileSystem.readIfPresent(
+            layout.appliedSyncChangeSetsFile(documentIdentifier, client: client),
+            maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Lists one client's change sets.
     open func fetchChangeSetListing(client: String) async throws -> [RemoteItem] {
-        try await fileSystem.contentsOfDirectoryIfPresent(at: layout.syncChangesDirectory(documentIdentifier, client: client))
+        try await fileSystem.contentsOfDirectoryIfPresent(
+            at: layout.syncChangesDirectory(documentIdentifier, client: client))
     }
 
     /// Moves `WholeStore/<client>/` into the removed area.
@@ -186,7 +206,9 @@ open class DocumentClientDeletionOperation: DocumentOperation, @unchecked Sendab
     /// Moves a file or folder into this deletion's removal of the document's removed area (begun with the first).
     private func moveToRemovedArea(_ path: RemotePath) async throws {
         let area = RemovedArea(fileSystem: fileSystem, layout: layout, document: documentIdentifier)
-        if removal == nil { removal = try await area.begin(.clientDeletion, by: clientIdentifier, at: environment.now()) }
+        if removal == nil {
+            removal = try await area.begin(.clientDeletion, by: clientIdentifier, at: environment.now())
+        }
         guard let removal else { return }
         try await area.makeFolders(for: [path], in: removal)
         try await fileSystem.moveAside(path, to: removal.destination(of: path))

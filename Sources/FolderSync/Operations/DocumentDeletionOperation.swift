@@ -36,11 +36,14 @@ open class DocumentDeletionOperation: DocumentOperation, @unchecked Sendable {
         let document = try Identifier.validate(documentIdentifier, role: "document identifier")
         let markerExists = try await deletedDocumentMarkerExists()
         guard try await documentDirectoryExists() || markerExists else {
-            throw FolderSyncError(.remoteItemNotFound, "there is no document \(document)", path: layout.documentDirectory(document).description)
+            throw FolderSyncError(
+                .remoteItemNotFound, "there is no document \(document)",
+                path: layout.documentDirectory(document).description)
         }
         if !markerExists {
-            let marker = DeletedDocumentInfo(documentIdentifier: document, deletedByClient: clientIdentifier,
-                                             deletionDate: environment.now().wholeSeconds)
+            let marker = DeletedDocumentInfo(
+                documentIdentifier: document, deletedByClient: clientIdentifier,
+                deletionDate: environment.now().wholeSeconds)
             try await writeDeletedDocumentMarker(try PropertyListFile.encode(marker))
         }
         try await removeDocumentDirectory()
@@ -69,7 +72,8 @@ open class DocumentDeletionOperation: DocumentOperation, @unchecked Sendable {
     open func removeDocumentDirectory() async throws {
         let folder = layout.documentDirectory(documentIdentifier)
         guard try await fileSystem.exists(folder) else { return }
-        try await RemovedArea(fileSystem: fileSystem, layout: layout).remove(folder, as: .documentDeletion, by: clientIdentifier,
-                                                                            at: environment.now())
+        try await RemovedArea(fileSystem: fileSystem, layout: layout).remove(
+            folder, as: .documentDeletion, by: clientIdentifier,
+            at: environment.now())
     }
 }

@@ -39,12 +39,18 @@ public struct DocumentExport: Sendable {
         guard !FileManager.default.fileExists(atPath: output.path) else {
             throw FolderSyncError(.invalidConfiguration, "the output file exists already", path: output.path)
         }
-        guard let integrityKey = try await remote.contentsOfDirectoryIfPresent(at: layout.integrityKeyDirectory(documentIdentifier))
-            .first(where: { $0.kind == .file && !$0.name.hasPrefix(".") })?.name else {
-            throw FolderSyncError(.remoteItemNotFound, "document \(documentIdentifier) has no integrity key",
-                                  path: layout.documentDirectory(documentIdentifier).description)
+        guard
+            let integrityKey = try await remote.contentsOfDirectoryIfPresent(
+                at: layout.integrityKeyDirectory(documentIdentifier)
+            )
+            .first(where: { $0.kind == .file && !$0.name.hasPrefix(".") })?.name
+        else {
+            throw FolderSyncError(
+                .remoteItemNotFound, "document \(documentIdentifier) has no integrity key",
+                path: layout.documentDirectory(documentIdentifier).description)
         }
-        let work = output.deletingLastPathComponent().appendingPathComponent(TemporaryName.make(for: output.lastPathComponent + ".export"), isDirectory: true)
+        let work = output.deletingLastPathComponent().appendingPathComponent(
+            TemporaryName.make(for: output.lastPathComponent + ".export"), isDirectory: true)
         try LocalFiles.createDirectory(work)
         defer { try? FileManager.default.removeItem(at: work) }
         let database = work.appendingPathComponent("export.sqlite")
@@ -53,7 +59,9 @@ public struct DocumentExport: Sendable {
         try LocalFiles.createDirectory(localLayout.helperDirectory)
 
         // Tables: from the best whole store's schema, or else from the change sets' names.
-        let scratch = try GRDBStore(path: work.appendingPathComponent("scratch.sqlite").path, tables: [], schemaVersion: Int.max) { _ in }
+        let scratch = try GRDBStore(
+            path: work.appendingPathComponent("scratch.sqlite").path, tables: [], schemaVersion: Int.max
+        ) { _ in }
         var context = self.context
         context.clientIdentifier = exporter
         context.localLayout = localLayout
@@ -62,7 +70,9 @@ public struct DocumentExport: Sendable {
         let probe = WholeStoreDownloadOperation(context: context, store: scratch, options: download)
         let snapshot = work.appendingPathComponent("snapshot.sqlite")
         let manifest = try await probe.bestWholeStore(into: snapshot)
-        let schema = manifest != nil ? try Self.schema(ofSnapshot: snapshot) : try await schemaFromChangeSets(localLayout: localLayout)
+        let schema =
+            manifest != nil
+            ? try Self.schema(ofSnapshot: snapshot) : try await schemaFromChangeSets(localLayout: localLayout)
         let store = try GRDBStore(path: database.path, tables: schema.tables, schemaVersion: Int.max) { db in
             for statement in schema.creates { try db.execute(sql: statement) }
         }
@@ -75,12 +85,15 @@ public struct DocumentExport: Sendable {
             for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger'") {
                 try db.execute(sql: "DROP TRIGGER \(name.quotedDatabaseIdentifier)")
             }
-            for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'foldersync_%'") {
+            for name in try String.fetchAll(
+                db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'foldersync_%'")
+            {
                 try db.execute(sql: "DROP TABLE \(name.quotedDatabaseIdentifier)")
             }
             var counts: [String: Int] = [:]
             for table in schema.tables {
-                counts[table.name] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table.name.quotedDatabaseIdentifier)") ?? 0
+                counts[table.name] =
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table.name.quotedDatabaseIdentifier)") ?? 0
             }
             return counts
         }
@@ -92,7 +105,9 @@ public struct DocumentExport: Sendable {
         guard rename(work.appendingPathComponent("final.sqlite").path, output.path) == 0 else {
             throw LocalFiles.error("rename", path: output.path)
         }
-        return Result(wholeStore: manifest, changeSetsApplied: report.changeSetsApplied, rowCounts: counts, warnings: report.warnings)
+        return Result(
+            wholeStore: manifest, changeSetsApplied: report.changeSetsApplied, rowCounts: counts,
+            warnings: report.warnings)
     }
 
     private struct Schema {
@@ -106,9 +121,12 @@ public struct DocumentExport: Sendable {
         defer { try? queue.close() }
         return try queue.read { db in
             var schema = Schema(tables: [], creates: [])
-            for row in try Row.fetchAll(db, sql: """
-                SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'foldersync_%' AND name NOT LIKE 'sqlite_%'
-                """) {
+            for row in try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'foldersync_%' AND name NOT LIKE 'sqlite_%'
+                    """)
+            {
                 let name: String = row[0]
                 guard let key = try db.primaryKey(name).columns.first else { continue }
                 schema.tables.append(SyncedTable(name, syncIDColumn: key))
@@ -122,20 +140,26 @@ public struct DocumentExport: Sendable {
     private func schemaFromChangeSets(localLayout: LocalLayout) async throws -> Schema {
         var columns: [String: Set<String>] = [:]
         let download = localLayout.helperDirectory.appendingPathComponent("probe.syncchg")
-        for client in try await remote.contentsOfDirectoryIfPresent(at: layout.syncChangesDirectory(documentIdentifier)) where client.kind == .directory {
+        for client in try await remote.contentsOfDirectoryIfPresent(at: layout.syncChangesDirectory(documentIdentifier))
+        where client.kind == .directory {
             let folder = layout.syncChangesDirectory(documentIdentifier, client: client.name)
-            for item in try await remote.contentsOfDirectoryIfPresent(at: folder) where RemoteLayout.parseChangeSetFileName(item.name) != nil {
+            for item in try await remote.contentsOfDirectoryIfPresent(at: folder)
+            where RemoteLayout.parseChangeSetFileName(item.name) != nil {
                 try await remote.download(folder.appending(item.name), toLocalFile: download)
-                try ChangeSetReader.forEachChange(at: download, path: folder.appending(item.name).description) { change in
+                try ChangeSetReader.forEachChange(at: download, path: folder.appending(item.name).description) {
+                    change in
                     columns[change.table, default: []].formUnion(change.columns.map(\.column))
                 }
             }
         }
         try? FileManager.default.removeItem(at: download)
         let names = columns.keys.sorted()
-        return Schema(tables: names.map { SyncedTable($0) }, creates: names.map { name in
-            let rest = columns[name]!.subtracting(["id"]).sorted().map(\.quotedDatabaseIdentifier)
-            return "CREATE TABLE \(name.quotedDatabaseIdentifier)(id TEXT PRIMARY KEY NOT NULL\(rest.map { ", " + $0 }.joined()))"
-        })
+        return Schema(
+            tables: names.map { SyncedTable($0) },
+            creates: names.map { name in
+                let rest = columns[name]!.subtracting(["id"]).sorted().map(\.quotedDatabaseIdentifier)
+                return
+                    "CREATE TABLE \(name.quotedDatabaseIdentifier)(id TEXT PRIMARY KEY NOT NULL\(rest.map { ", " + $0 }.joined()))"
+            })
     }
 }

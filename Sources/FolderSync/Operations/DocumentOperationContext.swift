@@ -25,9 +25,11 @@ public struct DocumentOperationContext: Sendable {
     public var emit: @Sendable (SyncEvent) -> Void
 
     /// A context; see the properties for each argument.
-    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
-                localLayout: LocalLayout, environment: SyncEnvironment, policy: SyncPolicy = SyncPolicy(),
-                emit: @escaping @Sendable (SyncEvent) -> Void = { _ in }) {
+    public init(
+        fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
+        localLayout: LocalLayout, environment: SyncEnvironment, policy: SyncPolicy = SyncPolicy(),
+        emit: @escaping @Sendable (SyncEvent) -> Void = { _ in }
+    ) {
         self.fileSystem = fileSystem
         self.layout = layout
         self.documentIdentifier = documentIdentifier
@@ -42,11 +44,16 @@ public struct DocumentOperationContext: Sendable {
     /// deletion, run by the `foldersync` tool or by a manager. `clientIdentifier` is who acts (a client identifier or
     /// an operator's name), written in the markers they write. They have no helper folder: ``localLayout`` is one
     /// under the system's temporary folder, which none of them reads or writes.
-    public init(fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
-                environment: SyncEnvironment = .live) {
-        let unused = FileManager.default.temporaryDirectory.appendingPathComponent("FolderSync-no-helper-folder", isDirectory: true)
-        self.init(fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
-                  clientIdentifier: clientIdentifier, localLayout: LocalLayout(helperDirectory: unused), environment: environment)
+    public init(
+        fileSystem: any RemoteFileSystem, layout: RemoteLayout, documentIdentifier: String, clientIdentifier: String,
+        environment: SyncEnvironment = .live
+    ) {
+        let unused = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "FolderSync-no-helper-folder", isDirectory: true)
+        self.init(
+            fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
+            clientIdentifier: clientIdentifier, localLayout: LocalLayout(helperDirectory: unused),
+            environment: environment)
     }
 }
 

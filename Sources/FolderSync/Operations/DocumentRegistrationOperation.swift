@@ -47,8 +47,10 @@ open class DocumentRegistrationOperation: DocumentOperation, @unchecked Sendable
         public var askToCreateRemoteDocument: @Sendable (RemoteDocumentCreationRequest) async -> Bool
 
         /// Options; see the properties for each argument.
-        public init(proposedDocumentInfo: DocumentInfo, rememberedIntegrityKey: String?,
-                    askToCreateRemoteDocument: @escaping @Sendable (RemoteDocumentCreationRequest) async -> Bool) {
+        public init(
+            proposedDocumentInfo: DocumentInfo, rememberedIntegrityKey: String?,
+            askToCreateRemoteDocument: @escaping @Sendable (RemoteDocumentCreationRequest) async -> Bool
+        ) {
             self.proposedDocumentInfo = proposedDocumentInfo
             self.rememberedIntegrityKey = rememberedIntegrityKey
             self.askToCreateRemoteDocument = askToCreateRemoteDocument
@@ -90,11 +92,13 @@ open class DocumentRegistrationOperation: DocumentOperation, @unchecked Sendable
         async let deletionMarker = fetchDeletedDocumentMarker()
         async let infoFile = fetchDocumentInfoFile()
         if try await deletedClient {
-            throw FolderSyncError(.clientDeleted, "this client was deleted from document \(document)",
-                                  path: layout.deletedClientFile(document, client: clientIdentifier).description)
+            throw FolderSyncError(
+                .clientDeleted, "this client was deleted from document \(document)",
+                path: layout.deletedClientFile(document, client: clientIdentifier).description)
         }
         let deletion = try await deletionMarker.map {
-            try PropertyListFile.decode(DeletedDocumentInfo.self, from: $0, path: layout.deletedDocumentFile(document).description)
+            try PropertyListFile.decode(
+                DeletedDocumentInfo.self, from: $0, path: layout.deletedDocumentFile(document).description)
         }
         let existing = deletion == nil ? try decodeDocumentInfo(try await infoFile) : nil
         let info: DocumentInfo
@@ -108,27 +112,32 @@ open class DocumentRegistrationOperation: DocumentOperation, @unchecked Sendable
                 }
                 // This client's store belongs to a remote document that is now gone: never recreate silently.
                 if let deletion {
-                    throw FolderSyncError(.documentDeleted,
-                                          "document \(document) was deleted by client \(deletion.deletedByClient)",
-                                          path: layout.deletedDocumentFile(document).description)
+                    throw FolderSyncError(
+                        .documentDeleted,
+                        "document \(document) was deleted by client \(deletion.deletedByClient)",
+                        path: layout.deletedDocumentFile(document).description)
                 }
-                throw FolderSyncError(.integrityKeyMismatch,
-                                      "the remote document is gone (wiped or replaced); the local store belongs to integrity key \(rememberedIntegrityKey)",
-                                      path: layout.documentDirectory(document).description)
+                throw FolderSyncError(
+                    .integrityKeyMismatch,
+                    "the remote document is gone (wiped or replaced); the local store belongs to integrity key \(rememberedIntegrityKey)",
+                    path: layout.documentDirectory(document).description)
             }
-            let reason: RemoteDocumentCreationRequest.Reason = deletion.map { .documentWasDeleted($0) } ?? .documentDoesNotExist
+            let reason: RemoteDocumentCreationRequest.Reason =
+                deletion.map { .documentWasDeleted($0) } ?? .documentDoesNotExist
             let request = RemoteDocumentCreationRequest(documentIdentifier: document, reason: reason)
             guard await askToCreateRemoteDocument(request) else {
-                throw FolderSyncError(.registrationCancelled, "the app declined to create remote document \(document)",
-                                      path: layout.documentDirectory(document).description)
+                throw FolderSyncError(
+                    .registrationCancelled, "the app declined to create remote document \(document)",
+                    path: layout.documentDirectory(document).description)
             }
             try Task.checkCancellation()
             info = try await createDocument(replacingDeletion: deletion != nil)
         }
         if let rememberedIntegrityKey, rememberedIntegrityKey != info.integrityKey {
-            throw FolderSyncError(.integrityKeyMismatch,
-                                  "the remote document has integrity key \(info.integrityKey), the local store belongs to \(rememberedIntegrityKey)",
-                                  path: layout.integrityKeyDirectory(document).description)
+            throw FolderSyncError(
+                .integrityKeyMismatch,
+                "the remote document has integrity key \(info.integrityKey), the local store belongs to \(rememberedIntegrityKey)",
+                path: layout.integrityKeyDirectory(document).description)
         }
         if let existing { try await completeIfHalfCreated(existing) }
         try await createClientDirectories()
@@ -139,9 +148,13 @@ open class DocumentRegistrationOperation: DocumentOperation, @unchecked Sendable
     /// `keyCompletingCreation`): every client that registers with it then finds it whole.
     private func completeIfHalfCreated(_ info: DocumentInfo) async throws {
         let keys = try await fetchIntegrityKeys()
-        guard let key = DocumentInfo.keyCompletingCreation(of: documentIdentifier, info: info, keysPresent: keys,
-                                                           deleted: false) else { return }
-        try await DocumentInfo.completeCreation(of: documentIdentifier, key: key, logger: environment.logger, write: writeIntegrityKeyFile)
+        guard
+            let key = DocumentInfo.keyCompletingCreation(
+                of: documentIdentifier, info: info, keysPresent: keys,
+                deleted: false)
+        else { return }
+        try await DocumentInfo.completeCreation(
+            of: documentIdentifier, key: key, logger: environment.logger, write: writeIntegrityKeyFile)
     }
 
     private func fetchDocumentInfo() async throws -> DocumentInfo? {
@@ -153,13 +166,15 @@ open class DocumentRegistrationOperation: DocumentOperation, @unchecked Sendable
         guard let data else { return nil }
         let info = try PropertyListFile.decode(DocumentInfo.self, from: data, path: path.description)
         guard info.documentIdentifier == documentIdentifier else {
-            throw FolderSyncError(.corruptFile, "documentInfo.plist names document \(info.documentIdentifier)", path: path.description)
+            throw FolderSyncError(
+                .corruptFile, "documentInfo.plist names document \(info.documentIdentifier)", path: path.description)
         }
         do {
             try Identifier.validate(info.integrityKey, role: "integrity key")
         } catch let error as FolderSyncError {
-            throw FolderSyncError(.corruptFile, "documentInfo.plist names no usable integrity key: \(error.message)",
-                                  path: path.description)
+            throw FolderSyncError(
+                .corruptFile, "documentInfo.plist names no usable integrity key: \(error.message)",
+                path: path.description)
         }
         return info
     }
@@ -181,8 +196,9 @@ open class DocumentRegistrationOperation: DocumentOperation, @unchecked Sendable
             adopted = info
         } else {
             guard let winner = try await fetchDocumentInfo() else {
-                throw FolderSyncError(.remoteIOFailed, "documentInfo.plist vanished while being created",
-                                      path: layout.documentInfoFile(document).description)
+                throw FolderSyncError(
+                    .remoteIOFailed, "documentInfo.plist vanished while being created",
+                    path: layout.documentInfoFile(document).description)
             }
             adopted = winner
         }
@@ -220,18 +236,21 @@ open class DocumentRegistrationOperation: DocumentOperation, @unchecked Sendable
 
     /// Reads `DeletedClients/<this client>.plist`, or `nil`; asked only when ``deletedClientMarkerExists()`` found one.
     open func fetchDeletedClientMarker() async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.deletedClientFile(documentIdentifier, client: clientIdentifier),
-                                           maximumSize: PropertyListFile.maximumByteCount)
+        try await fileSystem.readIfPresent(
+            layout.deletedClientFile(documentIdentifier, client: clientIdentifier),
+            maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Reads `Information/DeletedDocuments/<document>.plist`, or `nil`.
     open func fetchDeletedDocumentMarker() async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.deletedDocumentFile(documentIdentifier), maximumSize: PropertyListFile.maximumByteCount)
+        try await fileSystem.readIfPresent(
+            layout.deletedDocumentFile(documentIdentifier), maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Reads `documentInfo.plist`, or `nil` when the document does not exist.
     open func fetchDocumentInfoFile() async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.documentInfoFile(documentIdentifier), maximumSize: PropertyListFile.maximumByteCount)
+        try await fileSystem.readIfPresent(
+            layout.documentInfoFile(documentIdentifier), maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Moves what is left of a deleted document's tree (a deletion that stopped, a restore that has not removed the
@@ -239,17 +258,20 @@ open class DocumentRegistrationOperation: DocumentOperation, @unchecked Sendable
     open func removeDocumentDirectory() async throws {
         let folder = layout.documentDirectory(documentIdentifier)
         guard try await fileSystem.exists(folder) else { return }
-        try await RemovedArea(fileSystem: fileSystem, layout: layout).remove(folder, as: .documentDeletion, by: clientIdentifier,
-                                                                            at: environment.now())
+        try await RemovedArea(fileSystem: fileSystem, layout: layout).remove(
+            folder, as: .documentDeletion, by: clientIdentifier,
+            at: environment.now())
     }
 
     /// Creates the document's shared folders (idempotent).
     open func createDocumentDirectories() async throws {
         let document = documentIdentifier
-        for directory in [layout.documentDirectory(document), layout.integrityKeyDirectory(document),
-                          layout.syncChangesDirectory(document), layout.syncCommandsDirectory(document),
-                          layout.wholeStoreDirectory(document), layout.recentSyncsDirectory(document),
-                          layout.deletedClientsDirectory(document), layout.temporaryWholeStoreDirectory(document)] {
+        for directory in [
+            layout.documentDirectory(document), layout.integrityKeyDirectory(document),
+            layout.syncChangesDirectory(document), layout.syncCommandsDirectory(document),
+            layout.wholeStoreDirectory(document), layout.recentSyncsDirectory(document),
+            layout.deletedClientsDirectory(document), layout.temporaryWholeStoreDirectory(document),
+        ] {
             try await fileSystem.createDirectory(at: directory)
         }
     }
@@ -281,14 +303,17 @@ open class DocumentRegistrationOperation: DocumentOperation, @unchecked Sendable
     open func createClientDirectories() async throws {
         let document = documentIdentifier
         guard try await fileSystem.exists(layout.documentDirectory(document)) else {
-            throw FolderSyncError(.remoteItemNotFound, "the document's folder is gone",
-                                  path: layout.documentDirectory(document).description)
+            throw FolderSyncError(
+                .remoteItemNotFound, "the document's folder is gone",
+                path: layout.documentDirectory(document).description)
         }
         // All at once: a folder that exists already costs two requests on WebDAV (MKCOL refused, then a PROPFIND).
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for directory in [layout.syncChangesDirectory(document, client: clientIdentifier),
-                              layout.syncCommandsDirectory(document, client: clientIdentifier),
-                              layout.temporaryWholeStoreDirectory(document, client: clientIdentifier)] {
+            for directory in [
+                layout.syncChangesDirectory(document, client: clientIdentifier),
+                layout.syncCommandsDirectory(document, client: clientIdentifier),
+                layout.temporaryWholeStoreDirectory(document, client: clientIdentifier),
+            ] {
                 group.addTask { try await self.fileSystem.createDirectory(at: directory) }
             }
             try await group.waitForAll()

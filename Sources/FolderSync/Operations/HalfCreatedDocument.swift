@@ -14,19 +14,25 @@ extension DocumentInfo {
     /// document with a key that is a safe file name, `IntegrityKey/` is there and holds no key (`keysPresent` is
     /// empty; `nil`: no such folder), no deletion marker exists, and the key is `expected` (the one a client's store
     /// belongs to) when there is one. `nil`: there is nothing to complete.
-    static func keyCompletingCreation(of document: String, info: DocumentInfo?, keysPresent: [String]?, deleted: Bool,
-                                      expected: String? = nil) -> String? {
+    static func keyCompletingCreation(
+        of document: String, info: DocumentInfo?, keysPresent: [String]?, deleted: Bool,
+        expected: String? = nil
+    ) -> String? {
         guard let info, info.documentIdentifier == document, keysPresent?.isEmpty == true, !deleted,
-              expected.map({ $0 == info.integrityKey }) ?? true,
-              (try? Identifier.validate(info.integrityKey, role: "integrity key")) != nil else { return nil }
+            expected.map({ $0 == info.integrityKey }) ?? true,
+            (try? Identifier.validate(info.integrityKey, role: "integrity key")) != nil
+        else { return nil }
         return info.integrityKey
     }
 
     /// Completes `document`'s creation with `key`, by `write` (an operation's backend step). A folder that refuses
     /// the write (read-only, full) leaves it for the next client that can write; the document is whole all the same.
-    static func completeCreation(of document: String, key: String, logger: Logger,
-                                 write: (String) async throws -> Void) async throws {
-        logger.notice("Document \(document) lacks its integrity key file (its creation stopped half way): writing \(key)")
+    static func completeCreation(
+        of document: String, key: String, logger: Logger,
+        write: (String) async throws -> Void
+    ) async throws {
+        logger.notice(
+            "Document \(document) lacks its integrity key file (its creation stopped half way): writing \(key)")
         do {
             try await write(key)
         } catch let error as FolderSyncError where error.code == .permissionDenied || error.code == .remoteFull {
@@ -36,10 +42,10 @@ extension DocumentInfo {
 }
 
 extension SynchronizationOperation {
-    /// Whether the document, found with no key file, is one whose creation stopped half way with this client's key:
-    /// its key file is then written and the sync goes on. Asked only once `IntegrityKey/` showed no key, the file
-    /// itself was not there and no deletion marker was found. A sync that writes nothing, or a folder that refuses the
-    /// write (read-only, full), goes on without it: the document is whole all the same, and the next writer completes it.
+    /// Whether the document, found with no key file, is one whose creation stopped half way with this client's key: its
+    /// key file is then written and the sync goes on. Asked only once `IntegrityKey/` showed no key, the file itself
+    /// was not there and no deletion marker was found. A sync that writes nothing, or a folder that refuses the write
+    /// (read-only, full), goes on without it: the document is whole all the same, and the next writer completes it.
     func completesHalfCreatedDocument(_ run: inout Run) async throws -> Bool {
         run.report.remoteRequests += 2
         let path = layout.documentInfoFile(documentIdentifier).description
@@ -47,12 +53,16 @@ extension SynchronizationOperation {
         let info = try await fetchDocumentInfoFile()
             .flatMap { try? PropertyListFile.decode(DocumentInfo.self, from: $0, path: path) }
         let keys: [String]? = try await folderExists ? [] : nil
-        guard let key = DocumentInfo.keyCompletingCreation(of: documentIdentifier, info: info, keysPresent: keys,
-                                                           deleted: false, expected: integrityKey) else { return false }
+        guard
+            let key = DocumentInfo.keyCompletingCreation(
+                of: documentIdentifier, info: info, keysPresent: keys,
+                deleted: false, expected: integrityKey)
+        else { return false }
         guard !isReadOnly else { return true }
         run.report.remoteRequests += 1
-        try await DocumentInfo.completeCreation(of: documentIdentifier, key: key, logger: environment.logger,
-                                                write: writeIntegrityKeyFile)
+        try await DocumentInfo.completeCreation(
+            of: documentIdentifier, key: key, logger: environment.logger,
+            write: writeIntegrityKeyFile)
         return true
     }
 }

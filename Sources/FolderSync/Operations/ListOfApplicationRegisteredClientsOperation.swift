@@ -26,13 +26,16 @@ open class ListOfApplicationRegisteredClientsOperation: ApplicationOperation, @u
     /// Runs the listing; clients sorted by identifier.
     public func run() async throws -> [ApplicationRegisteredClient] {
         var clients: [String: ApplicationRegisteredClient] = [:]
-        for item in try await fetchClientDevicesListing() where item.kind == .directory && DocumentInventory.isIdentifierName(item.name) {
+        for item in try await fetchClientDevicesListing()
+        where item.kind == .directory && DocumentInventory.isIdentifierName(item.name) {
             clients[item.name] = ApplicationRegisteredClient(identifier: item.name)
         }
-        for item in try await fetchDocumentsListing() where item.kind == .directory && DocumentInventory.isIdentifierName(item.name) {
+        for item in try await fetchDocumentsListing()
+        where item.kind == .directory && DocumentInventory.isIdentifierName(item.name) {
             let document = item.name
-            let inventory = DocumentInventory.classify(tree: try await fetchDocumentRegistrations(document: document),
-                                                       layout: layout, document: document)
+            let inventory = DocumentInventory.classify(
+                tree: try await fetchDocumentRegistrations(document: document),
+                layout: layout, document: document)
             for client in inventory.registeredClients.union(inventory.deletedClients) {
                 if inventory.deletedClients.contains(client) {
                     clients[client, default: .init(identifier: client)].deletedFromDocuments.append(document)
@@ -46,7 +49,9 @@ open class ListOfApplicationRegisteredClientsOperation: ApplicationOperation, @u
             client.documents.sort()
             client.deletedFromDocuments.sort()
             if let data = try await unlessDamaged({ try await fetchDeviceInfo(client: client.identifier) }),
-               let device = try? PropertyListFile.decode(DeviceInfo.self, from: data, path: layout.deviceInfoFile(client.identifier).description) {
+                let device = try? PropertyListFile.decode(
+                    DeviceInfo.self, from: data, path: layout.deviceInfoFile(client.identifier).description)
+            {
                 client.clientDescription = device.clientDescription
                 client.userInfo = device.userInfo
                 client.registrationDate = device.registrationDate
@@ -71,7 +76,10 @@ open class ListOfApplicationRegisteredClientsOperation: ApplicationOperation, @u
     /// Lists what tells which clients a document has: `SyncChanges/`, `RecentSyncs/` and `DeletedClients/`, by path.
     open func fetchDocumentRegistrations(document: String) async throws -> [RemotePath: [RemoteItem]] {
         var tree: [RemotePath: [RemoteItem]] = [:]
-        for path in [layout.syncChangesDirectory(document), layout.recentSyncsDirectory(document), layout.deletedClientsDirectory(document)] {
+        for path in [
+            layout.syncChangesDirectory(document), layout.recentSyncsDirectory(document),
+            layout.deletedClientsDirectory(document),
+        ] {
             tree[path] = try await fileSystem.contentsOfDirectoryIfPresent(at: path)
         }
         return tree
@@ -79,6 +87,7 @@ open class ListOfApplicationRegisteredClientsOperation: ApplicationOperation, @u
 
     /// Reads `ClientDevices/<client>/deviceInfo.plist`, or `nil`.
     open func fetchDeviceInfo(client: String) async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.deviceInfoFile(client), maximumSize: PropertyListFile.maximumByteCount)
+        try await fileSystem.readIfPresent(
+            layout.deviceInfoFile(client), maximumSize: PropertyListFile.maximumByteCount)
     }
 }

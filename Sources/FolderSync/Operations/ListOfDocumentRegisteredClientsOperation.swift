@@ -29,7 +29,9 @@ open class ListOfDocumentRegisteredClientsOperation: DocumentOperation, @uncheck
         for client in clients.sorted() {
             var entry = RegisteredClient(identifier: client, isDeleted: inventory.deletedClients.contains(client))
             if let data = try await unlessDamaged({ try await fetchDeviceInfo(client: client) }),
-               let device = try? PropertyListFile.decode(DeviceInfo.self, from: data, path: layout.deviceInfoFile(client).description) {
+                let device = try? PropertyListFile.decode(
+                    DeviceInfo.self, from: data, path: layout.deviceInfoFile(client).description)
+            {
                 entry.clientDescription = device.clientDescription
                 entry.userInfo = device.userInfo
             }
@@ -55,6 +57,7 @@ open class ListOfDocumentRegisteredClientsOperation: DocumentOperation, @uncheck
 
     /// Reads `ClientDevices/<client>/deviceInfo.plist`, or `nil`.
     open func fetchDeviceInfo(client: String) async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.deviceInfoFile(client), maximumSize: PropertyListFile.maximumByteCount)
+        try await fileSystem.readIfPresent(
+            layout.deviceInfoFile(client), maximumSize: PropertyListFile.maximumByteCount)
     }
 }

@@ -24,14 +24,19 @@ open class ListOfPreviouslySynchronizedDocumentsOperation: ApplicationOperation,
 
     /// Runs the listing; documents sorted by identifier.
     public func run() async throws -> [SynchronizedDocument] {
-        let deleted = Set(try await fetchDeletedDocumentsListing().filter { $0.name.hasSuffix(".plist") }.map { String($0.name.dropLast(6)) })
+        let deleted = Set(
+            try await fetchDeletedDocumentsListing().filter { $0.name.hasSuffix(".plist") }.map {
+                String($0.name.dropLast(6))
+            })
         var result: [SynchronizedDocument] = []
         for item in try await fetchDocumentsListing().sorted(by: { $0.name < $1.name })
         where item.kind == .directory && DocumentInventory.isIdentifierName(item.name) && !deleted.contains(item.name) {
             let document = item.name
             var entry = SynchronizedDocument(identifier: document)
             if let data = try await fetchDocumentInfo(document: document),
-               let info = try? PropertyListFile.decode(DocumentInfo.self, from: data, path: layout.documentInfoFile(document).description) {
+                let info = try? PropertyListFile.decode(
+                    DocumentInfo.self, from: data, path: layout.documentInfoFile(document).description)
+            {
                 entry.documentDescription = info.documentDescription
                 entry.userInfo = info.userInfo
                 entry.integrityKey = info.integrityKey
@@ -40,7 +45,7 @@ open class ListOfPreviouslySynchronizedDocumentsOperation: ApplicationOperation,
             do {
                 tree = try await fetchDocumentTree(document: document)
             } catch FolderSyncError.Code.remoteItemNotFound {
-                continue // deleted while listing
+                continue  // deleted while listing
             }
             let inventory = DocumentInventory.classify(tree: tree, layout: layout, document: document)
             entry.byteCount = tree.values.joined().reduce(0) { $0 + ($1.kind == .file ? ($1.size ?? 0) : 0) }
@@ -48,8 +53,11 @@ open class ListOfPreviouslySynchronizedDocumentsOperation: ApplicationOperation,
             entry.clients = clients
             for client in clients where inventory.recentSyncMarkers[client] != nil {
                 let path = layout.recentSyncFile(document, client: client)
-                guard let data = try await unlessDamaged({ try await fetchRecentSync(document: document, client: client) }),
-                      let recent = try? PropertyListFile.decode(RecentSync.self, from: data, path: path.description) else { continue }
+                guard
+                    let data = try await unlessDamaged({ try await fetchRecentSync(document: document, client: client) }
+                    ),
+                    let recent = try? PropertyListFile.decode(RecentSync.self, from: data, path: path.description)
+                else { continue }
                 entry.lastActivityDate = max(entry.lastActivityDate ?? recent.lastSyncDate, recent.lastSyncDate)
             }
             result.append(entry)
@@ -71,7 +79,8 @@ open class ListOfPreviouslySynchronizedDocumentsOperation: ApplicationOperation,
 
     /// Reads `documentInfo.plist`, or `nil`.
     open func fetchDocumentInfo(document: String) async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.documentInfoFile(document), maximumSize: PropertyListFile.maximumByteCount)
+        try await fileSystem.readIfPresent(
+            layout.documentInfoFile(document), maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Lists every folder of the document, by path (for its size and its clients).
@@ -81,6 +90,7 @@ open class ListOfPreviouslySynchronizedDocumentsOperation: ApplicationOperation,
 
     /// Reads a client's recent sync in a document, or `nil`.
     open func fetchRecentSync(document: String, client: String) async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.recentSyncFile(document, client: client), maximumSize: PropertyListFile.maximumByteCount)
+        try await fileSystem.readIfPresent(
+            layout.recentSyncFile(document, client: client), maximumSize: PropertyListFile.maximumByteCount)
     }
 }

@@ -6,7 +6,9 @@ import Logging
 extension SynchronizationOperation {
     /// Applies `available` unless a mass deletion among them is declined (``checkMassDeletion(_:)``), which is
     /// kept in `declined` and leaves every set unapplied. Returns the sets left waiting.
-    func applyUnlessDeclined(_ available: [Available], declined: inout FolderSyncError?, _ run: inout Run) async throws -> [Available] {
+    func applyUnlessDeclined(_ available: [Available], declined: inout FolderSyncError?, _ run: inout Run) async throws
+        -> [Available]
+    {
         do {
             if !isReadOnly { try await checkMassDeletion(available, &run) }
         } catch let error as FolderSyncError where error.code == .massDeletionDeclined {
@@ -37,26 +39,31 @@ extension SynchronizationOperation {
                 try Task.checkCancellation()
                 // The next number of its client, or one applied already: a second set under one number.
                 guard !parkedClients.contains(candidate.client), !run.unreadable.contains(candidate.client),
-                      candidate.sequence <= (ledger[candidate.client] ?? 0) + 1
-                        || candidate.client == clientIdentifier && candidate.sequence <= ownHeld else { continue }
+                    candidate.sequence <= (ledger[candidate.client] ?? 0) + 1
+                        || candidate.client == clientIdentifier && candidate.sequence <= ownHeld
+                else { continue }
                 guard let set = try await downloadOnce(candidate, &run) else { continue }
                 let header = set.header
                 if header.schemaVersion > store.schemaVersion {
                     parkedClients.insert(candidate.client)
                     run.report.parkedChangeSets.append(candidate.path.description)
-                    run.report.warnings.append(SyncWarning(kind: .changeSetParked,
-                        message: "change set uses schema version \(header.schemaVersion); this app has \(store.schemaVersion)",
-                        path: candidate.path.description))
+                    run.report.warnings.append(
+                        SyncWarning(
+                            kind: .changeSetParked,
+                            message:
+                                "change set uses schema version \(header.schemaVersion); this app has \(store.schemaVersion)",
+                            path: candidate.path.description))
                     continue
                 }
                 let missing = header.dependencies.filter { client, sequence in
                     client != clientIdentifier && client != candidate.client && (ledger[client] ?? 0) < sequence
                 }
                 guard missing.isEmpty else { continue }
-                if run.unmetConstraints[candidate.path.description] == nil { index += 1 }   // tried again: counted once
+                if run.unmetConstraints[candidate.path.description] == nil { index += 1 }  // tried again: counted once
                 emit(.applyingChangeSet(index: index, count: available.count, changes: header.changeCount))
                 guard let found = try await prescan(candidate, &run),
-                      try await apply(run.downloaded[candidate.path.description] ?? set, prescan: found, path: candidate.path, &run)
+                    try await apply(
+                        run.downloaded[candidate.path.description] ?? set, prescan: found, path: candidate.path, &run)
                 else { continue }
                 try? FileManager.default.removeItem(at: set.url)
                 ledger[candidate.client] = max(ledger[candidate.client] ?? 0, candidate.sequence)
@@ -73,7 +80,9 @@ extension SynchronizationOperation {
     /// fail-safe allows, asks the app, and stops the sync with the local store untouched unless it agrees.
     func checkMassDeletion(_ available: [Available], _ run: inout Run) async throws {
         guard let failSafe = deletionFailSafe, !available.isEmpty else { return }
-        var streams: [ChangeStream] = [], paths: [String] = [], changes = 0
+        var streams: [ChangeStream] = []
+        var paths: [String] = []
+        var changes = 0
         // Every set downloaded first, so that their prescans run while the next ones download.
         var sets: [(Available, Downloaded)] = []
         for candidate in available {
@@ -83,33 +92,42 @@ extension SynchronizationOperation {
         // trip it (at most `minimumTableRows` rows: a new device's, catching up): the prescans are not waited for, and
         // the first set is applied while the others' still run, not after the last of them.
         guard failSafe.couldTrip(changes: sets.reduce(0) { $0 + $1.1.header.changeCount }),
-              try store.hasTable(largerThan: failSafe.minimumTableRows) else { return }
+            try store.hasTable(largerThan: failSafe.minimumTableRows)
+        else { return }
         for (candidate, set) in sets {
             // Only deletes can trip it: a set without one is not read again, and in one with, the other records
             // are skipped, not decoded.
             // Parked, damaged, or without a delete.
-            guard set.header.schemaVersion <= store.schemaVersion, try await prescan(candidate, &run)?.deletes == true else { continue }
+            guard set.header.schemaVersion <= store.schemaVersion, try await prescan(candidate, &run)?.deletes == true
+            else { continue }
             changes += set.header.changeCount
             paths.append(candidate.path.description)
             let url = set.url
-            streams.append { body in try ChangeSetReader.forEachChange(at: url, path: candidate.path.description, selecting: .deletes, body) }
+            streams.append { body in
+                try ChangeSetReader.forEachChange(at: url, path: candidate.path.description, selecting: .deletes, body)
+            }
         }
         guard failSafe.couldTrip(changes: changes) else { return }
-        let deletion = MassDeletion(tables: try store.rowsDeleted(by: streams).filter(failSafe.trips), changeSets: paths)
+        let deletion = MassDeletion(
+            tables: try store.rowsDeleted(by: streams).filter(failSafe.trips), changeSets: paths)
         guard !deletion.tables.isEmpty else { return }
         if let confirm = confirmMassDeletion, await confirm(deletion) {
             environment.logger.notice("Applying a mass deletion the app confirmed: \(deletion)")
             run.report.confirmedMassDeletion = deletion
             return
         }
-        throw FolderSyncError(.massDeletionDeclined, "the sync would delete \(deletion) and the deletion was declined: "
-                              + "no other device's change was applied",
-                              path: layout.syncChangesDirectory(documentIdentifier).description)
+        throw FolderSyncError(
+            .massDeletionDeclined,
+            "the sync would delete \(deletion) and the deletion was declined: "
+                + "no other device's change was applied",
+            path: layout.syncChangesDirectory(documentIdentifier).description)
     }
 
     /// A declined mass deletion as the sync ends with it: it also says that this device's own changes went out.
     func declined(_ error: FolderSyncError, afterPublishing sent: Int) -> FolderSyncError {
-        let published = sent == 0 ? "this device had no change of its own to publish"
+        let published =
+            sent == 0
+            ? "this device had no change of its own to publish"
             : "this device's own \(sent) change(s) were published"
         return FolderSyncError(error.code, error.message + "; " + published, path: error.path)
     }
@@ -117,7 +135,8 @@ extension SynchronizationOperation {
     /// Applies one set; returns false, having changed nothing, when a constraint of the store refuses it as it
     /// stands (``ApplyOutcome/unmetConstraint``): it is tried again after the others.
     func apply(_ set: Downloaded, prescan: ChangeSetPrescan, path: RemotePath, _ run: inout Run) async throws -> Bool {
-        let header = set.header, url = set.url
+        let header = set.header
+        let url = set.url
         try await fetchAttachments(prescan.references, &run)
         let newest = NewestTimestamp()
         let fetched = run.fetchedValues
@@ -129,7 +148,9 @@ extension SynchronizationOperation {
         }
         var resolutions: [ColumnKey: ConflictResolution] = [:]
         if let resolver, try store.hasUnpublishedChanges() {
-            for conflict in try store.conflicts(author: header.clientIdentifier, localClient: clientIdentifier, changes: stream) {
+            for conflict in try store.conflicts(
+                author: header.clientIdentifier, localClient: clientIdentifier, changes: stream)
+            {
                 if let answer = await resolver(conflict) { resolutions[conflict.key] = answer }
             }
         }
@@ -137,8 +158,9 @@ extension SynchronizationOperation {
         let knowledge = run.unsavedKnowledge
         let outcome = try ChangedRowLog.$currentLimit.withValue(limit) {
             if let knowledge {
-                return try store.apply(header, localClient: clientIdentifier, changes: stream, resolutions: resolutions,
-                                       savingRemoteKnowledge: knowledge)
+                return try store.apply(
+                    header, localClient: clientIdentifier, changes: stream, resolutions: resolutions,
+                    savingRemoteKnowledge: knowledge)
             }
             return try store.apply(header, localClient: clientIdentifier, changes: stream, resolutions: resolutions)
         }
@@ -150,7 +172,9 @@ extension SynchronizationOperation {
         }
         guard outcome.applied else { return true }
         // A client's sets are applied in sequence order: the last one is the highest.
-        if outcome.suppliedUnpublishedInsert { run.suppliersOfUnpublishedInserts[header.clientIdentifier] = header.sequence }
+        if outcome.suppliedUnpublishedInsert {
+            run.suppliersOfUnpublishedInserts[header.clientIdentifier] = header.sequence
+        }
         let changed = outcome.changedRows.changes(by: header.clientIdentifier)
         if !changed.isEmpty {
             emit(.rowsChanged(changed))
@@ -159,10 +183,13 @@ extension SynchronizationOperation {
         let now = environment.now()
         if newest.value > HybridLogicalClock.driftLimit(now: now) {
             let hours = Int((Double(newest.value.milliseconds) / 1000 - now.timeIntervalSince1970) / 3600)
-            run.report.warnings.append(SyncWarning(kind: .clockSkew,
-                message: "client \(header.clientIdentifier) stamped changes \(hours) hours ahead of this device's clock: the clock of one of "
-                         + "the two is wrong, and its changes win or lose by the wrong time until it is fixed (they apply as stamped on every device)",
-                path: path.description))
+            run.report.warnings.append(
+                SyncWarning(
+                    kind: .clockSkew,
+                    message:
+                        "client \(header.clientIdentifier) stamped changes \(hours) hours ahead of this device's clock: the clock of one of "
+                        + "the two is wrong, and its changes win or lose by the wrong time until it is fixed (they apply as stamped on every device)",
+                    path: path.description))
         }
         run.ledger?.insert(header.sequence, of: header.clientIdentifier)
         run.report.changeSetsApplied += 1

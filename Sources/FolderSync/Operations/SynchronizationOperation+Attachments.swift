@@ -5,8 +5,9 @@ import Logging
 /// change set that references them, and fetched before the change set that references them is applied.
 extension SynchronizationOperation {
     var attachmentTransfer: AttachmentTransfer {
-        AttachmentTransfer(fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
-                           local: localLayout.attachmentStore, emit: emit)
+        AttachmentTransfer(
+            fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
+            local: localLayout.attachmentStore, emit: emit)
     }
 
     /// Replaces each `BLOB` value at or above the threshold by the reference of a local attachment holding it.
@@ -19,7 +20,8 @@ extension SynchronizationOperation {
         // the batch the change came in), a copy per staged change.
         for (index, column) in change.columns.enumerated() {
             guard case .blob(let data) = column.value, data.count >= threshold,
-                  !AttachmentReference.looksLikeReference(data) else { continue }
+                !AttachmentReference.looksLikeReference(data)
+            else { continue }
             if local == nil { local = localLayout.attachmentStore }
             stored.columns[index].value = .blob(try local!.add(value: data).databaseValue)
         }
@@ -35,7 +37,8 @@ extension SynchronizationOperation {
         // Read from `change`, written to `restored`, as in storingLargeValues(of:): no copy of a change without one.
         for (index, column) in change.columns.enumerated() {
             guard case .blob(let data) = column.value, let reference = AttachmentReference(databaseValue: data),
-                  reference.isInlineValue else { continue }
+                reference.isInlineValue
+            else { continue }
             let url: URL
             if let scratch = fetched[reference.sha256] {
                 url = scratch
@@ -56,7 +59,9 @@ extension SynchronizationOperation {
         where !run.attachmentsOnRemote.contains(reference.sha256) {
             try Task.checkCancellation()
             run.report.remoteRequests += 1
-            let gone = keys.map { GoneAttachment(key: $0, reference: reference, path: transfer.remotePath(reference).description) }
+            let gone = keys.map {
+                GoneAttachment(key: $0, reference: reference, path: transfer.remotePath(reference).description)
+            }
             let publication: AttachmentTransfer.Publication
             do {
                 publication = try await transfer.publish(reference)
@@ -86,18 +91,24 @@ extension SynchronizationOperation {
         }
     }
 
-    /// Downloads what a change set references (its prescan found them) before it is applied: large values always, files by policy.
-    /// Attachments the remote lacks are reported as gone with their rows; the change set still applies.
+    /// Downloads what a change set references (its prescan found them) before it is applied: large values always, files
+    /// by policy. Attachments the remote lacks are reported as gone with their rows; the change set still applies.
     func fetchAttachments(_ references: [(AttachmentReference, [ColumnKey])], _ run: inout Run) async throws {
         let transfer = attachmentTransfer
         for (reference, keys) in references {
             try Task.checkCancellation()
-            let gone = keys.map { GoneAttachment(key: $0, reference: reference, path: transfer.remotePath(reference).description) }
+            let gone = keys.map {
+                GoneAttachment(key: $0, reference: reference, path: transfer.remotePath(reference).description)
+            }
             if run.fetchedValues[reference.sha256] != nil || transfer.local.contains(reference) { continue }
             if !reference.isInlineValue && attachmentDownloads == .lazy {
                 guard !run.attachmentsOnRemote.contains(reference.sha256) else { continue }
                 run.report.remoteRequests += 1
-                if try await transfer.isOnRemote(reference) { run.attachmentsOnRemote.insert(reference.sha256) } else { run.report.goneAttachments += gone }
+                if try await transfer.isOnRemote(reference) {
+                    run.attachmentsOnRemote.insert(reference.sha256)
+                } else {
+                    run.report.goneAttachments += gone
+                }
                 continue
             }
             do {

@@ -30,7 +30,8 @@ extension SynchronizationOperation {
         /// The set's identifier, from its name: what tells two sets under one number apart.
         var changeSetIdentifier: String { RemoteLayout.parseChangeSetFileName(name)?.changeSetIdentifier ?? "" }
 
-        /// The order every device applies a client's sets in: by number, then, for two sets under one number, by identifier.
+        /// The order every device applies a client's sets in: by number, then, for two sets under one number, by
+        /// identifier.
         static func appliedBefore(_ lhs: Available, _ rhs: Available) -> Bool {
             (lhs.client, lhs.sequence, lhs.changeSetIdentifier) < (rhs.client, rhs.sequence, rhs.changeSetIdentifier)
         }
@@ -48,9 +49,11 @@ extension SynchronizationOperation {
     ///   - ownSets: the listing of this client's own change sets, asked before a sync that numbers new sets
     ///     (``listsOwnChangeSets(_:)``), checked for sets its store does not know (``checkOwnNumbers(in:_:_:)``).
     ///   - ownMarker: this client's own marker, when the caller read it with the listings.
-    func findNewChangeSets(_ state: inout LocalSyncState, listing: Set<String> = [],
-                           markers listed: [RemoteItem]? = nil, ownSets: [RemoteItem]? = nil,
-                           ownMarker: RecentSyncRead? = nil, _ run: inout Run) async throws -> [Available] {
+    func findNewChangeSets(
+        _ state: inout LocalSyncState, listing: Set<String> = [],
+        markers listed: [RemoteItem]? = nil, ownSets: [RemoteItem]? = nil,
+        ownMarker: RecentSyncRead? = nil, _ run: inout Run
+    ) async throws -> [Available] {
         let markers: [RemoteItem]
         if let listed { markers = listed } else { markers = try await fetchRecentSyncListing() }
         run.report.remoteRequests += 1
@@ -60,7 +63,8 @@ extension SynchronizationOperation {
         if let item = ownRecentSync(in: markers) {
             try await checkOwnHistory(item, prefetched: ownMarker, &state, &run)
         } else if !isReadOnly, state.progress.publishedSequence > 0 {
-            // Gone although this client published: deleted (checked next), or a folder restored to before its first marker.
+            // Gone although this client published: deleted (checked next), or a folder restored to before its first
+            // marker.
             try await checkOwnChangeSets(after: 0, &state, warning: !ownMarkerRemovedByDeletion, &run)
         }
         if let ownSets {
@@ -95,8 +99,14 @@ extension SynchronizationOperation {
             if Self.hasChanged(item, since: known) {
                 let recent: RecentSync?
                 do {
-                    if let prefetched = fetched[client] { recent = try prefetched.get() } else { recent = try await readRecentSync(client: client, &run) }
-                } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
+                    if let prefetched = fetched[client] {
+                        recent = try prefetched.get()
+                    } else {
+                        recent = try await readRecentSync(client: client, &run)
+                    }
+                } catch let error as FolderSyncError
+                    where error.isDamagedFile || error.code == .unsupportedFormatVersion
+                {
                     // Its folder is listed instead: what the marker would have said is what the folder holds.
                     warnUnreadable(error, "the recent sync of client \(client)", &run)
                     clientsWithNews.append(client)
@@ -108,15 +118,19 @@ extension SynchronizationOperation {
                 ownAppliedElsewhere = max(ownAppliedElsewhere, recent.acknowledgement[clientIdentifier] ?? 0)
                 if let asked = recent.waitingFor?[clientIdentifier] { ownAskedFor = min(ownAskedFor ?? asked, asked) }
                 for (other, sequence) in recent.acknowledgement where other != client && other != clientIdentifier {
-                    state.remote.acknowledgedByOthers[other] = max(state.remote.acknowledgedByOthers[other] ?? 0, sequence)
+                    state.remote.acknowledgedByOthers[other] = max(
+                        state.remote.acknowledgedByOthers[other] ?? 0, sequence)
                 }
                 if let previous = known, recent.publishedSequence < previous.publishedSequence {
                     // A marker never goes back: this one is an older copy (a restored folder, a provider rolling it
                     // back). What was seen stays known, and the folder is listed for what the marker no longer says.
-                    run.report.warnings.append(SyncWarning(kind: .staleRecentSync,
-                        message: "client \(client)'s recent sync says it published up to \(recent.publishedSequence), "
-                                 + "where it said \(previous.publishedSequence) before; the older copy is ignored",
-                        path: layout.recentSyncFile(documentIdentifier, client: client).description))
+                    run.report.warnings.append(
+                        SyncWarning(
+                            kind: .staleRecentSync,
+                            message:
+                                "client \(client)'s recent sync says it published up to \(recent.publishedSequence), "
+                                + "where it said \(previous.publishedSequence) before; the older copy is ignored",
+                            path: layout.recentSyncFile(documentIdentifier, client: client).description))
                     known?.etag = item.etag
                     clientsWithNews.append(client)
                     listedInstead.insert(client)
@@ -128,25 +142,31 @@ extension SynchronizationOperation {
                         clientsWithNews.append(client)
                     }
                     if let former = recent.formerIdentity, known?.installation != recent.installation,
-                       DocumentInventory.isIdentifierName(former) {
-                        // A client that left a shared identity: the folder of that identity is listed once, for the sets it
-                        // published there that a marker of the other installation may have hidden. This client, when it
-                        // kept that identity, looks for the sets the other published under numbers it published too.
+                        DocumentInventory.isIdentifierName(former)
+                    {
+                        // A client that left a shared identity: the folder of that identity is listed once, for the
+                        // sets it published there that a marker of the other installation may have hidden. This client,
+                        // when it kept that identity, looks for the sets the other published under numbers it published
+                        // too.
                         if former == clientIdentifier { ownNumbersShared = true } else { listedInstead.insert(former) }
                         clientsWithNews.append(former)
                     }
                     // Names new since the marker was last read (not at a first read) under numbers this client
                     // applied: looked up by identifier below.
                     if let seen = known?.recentChangeSets.map(Set.init) {
-                        let names = (recent.recentChangeSets ?? []).compactMap { name -> (sequence: Int64, name: String)? in
-                            guard !seen.contains(name), let sequence = RemoteLayout.parseChangeSetFileName(name)?.sequence,
-                                  sequence <= acknowledged[client] ?? 0 else { return nil }
+                        let names = (recent.recentChangeSets ?? []).compactMap {
+                            name -> (sequence: Int64, name: String)? in
+                            guard !seen.contains(name),
+                                let sequence = RemoteLayout.parseChangeSetFileName(name)?.sequence,
+                                sequence <= acknowledged[client] ?? 0
+                            else { return nil }
                             return (sequence, name)
                         }
                         if !names.isEmpty { renamed[client] = names }
                     }
-                    known = .init(etag: item.etag, publishedSequence: recent.publishedSequence,
-                                  recentChangeSets: recent.recentChangeSets, installation: recent.installation)
+                    known = .init(
+                        etag: item.etag, publishedSequence: recent.publishedSequence,
+                        recentChangeSets: recent.recentChangeSets, installation: recent.installation)
                 }
                 state.remote.knownRecentSyncs[client] = known
             }
@@ -156,7 +176,8 @@ extension SynchronizationOperation {
         }
         var ownListing = ownSets
         if !isReadOnly, ownSets == nil, ownAppliedElsewhere > state.progress.publishedSequence,
-           !isStaged(through: ownAppliedElsewhere, state) {
+            !isStaged(through: ownAppliedElsewhere, state)
+        {
             // Another client says it applied sets of this client the store does not know: a store restored while its
             // marker was gone. That client's word is a hint to look at the folder, never a number to continue after (a
             // forged marker would make this client number sets no file name holds): this client's own sets there, and,
@@ -167,14 +188,17 @@ extension SynchronizationOperation {
             ownListing = listing
             let covered = min(try await wholeStoreCoverage(&run), ownAppliedElsewhere)
             if covered > state.progress.publishedSequence {
-                try continueAfterRestore(publishedOnRemote: covered, &state,
-                                         path: layout.wholeStoreDirectory(documentIdentifier).description, &run)
+                try continueAfterRestore(
+                    publishedOnRemote: covered, &state,
+                    path: layout.wholeStoreDirectory(documentIdentifier).description, &run)
             }
         }
         if !isReadOnly, ownListing != nil || ownAskedFor != nil {
             // Its own sets gone from the folder: looked at whenever it is listed anyway, and when another client waits.
             let listing: [RemoteItem]
-            if let ownListing { listing = ownListing } else {
+            if let ownListing {
+                listing = ownListing
+            } else {
                 listing = try await fetchChangeSetListing(client: clientIdentifier)
                 run.report.remoteRequests += 1
             }
@@ -192,38 +216,53 @@ extension SynchronizationOperation {
         }
         // Clients without a marker: those that others applied sets of, and, once after a fresh start, every
         // client with a folder in SyncChanges/.
-        for (client, sequence) in state.remote.acknowledgedByOthers where !withMarkers.contains(client) && sequence > (acknowledged[client] ?? 0) {
+        for (client, sequence) in state.remote.acknowledgedByOthers
+        where !withMarkers.contains(client) && sequence > (acknowledged[client] ?? 0) {
             let known = state.remote.knownRecentSyncs[client]
-            state.remote.knownRecentSyncs[client] = .init(etag: nil, publishedSequence: max(known?.publishedSequence ?? 0, sequence))
+            state.remote.knownRecentSyncs[client] = .init(
+                etag: nil, publishedSequence: max(known?.publishedSequence ?? 0, sequence))
         }
         if let folders = try await clientFolders {
             run.report.remoteRequests += 1
-            for item in folders where item.kind == .directory && !withMarkers.contains(item.name)
-                && state.remote.knownRecentSyncs[item.name] == nil && DocumentInventory.isIdentifierName(item.name) {
+            for item in folders
+            where item.kind == .directory && !withMarkers.contains(item.name)
+                && state.remote.knownRecentSyncs[item.name] == nil && DocumentInventory.isIdentifierName(item.name)
+            {
                 state.remote.knownRecentSyncs[item.name] = .init(etag: nil, publishedSequence: 0)
             }
             state.remote.hasListedClients = true
         }
         // A client whose marker vanished leaves its change sets until everyone applied them: its folder is listed
         // until everything it published (as far as anyone knows) is applied, then it is forgotten.
-        let vanished = Set(state.remote.knownRecentSyncs.keys.filter { $0 != clientIdentifier && !withMarkers.contains($0) })
+        let vanished = Set(
+            state.remote.knownRecentSyncs.keys.filter { $0 != clientIdentifier && !withMarkers.contains($0) })
         clientsWithNews += vanished
         var available: [Available] = []
         for client in Set(clientsWithNews).sorted() {
             let directory = layout.syncChangesDirectory(documentIdentifier, client: client)
-            if client != clientIdentifier, !vanished.contains(client), !listing.contains(client), !listedInstead.contains(client),
-               let announced = state.remote.knownRecentSyncs[client]?.announcedChangeSets(after: acknowledged[client] ?? 0) {
+            if client != clientIdentifier, !vanished.contains(client), !listing.contains(client),
+                !listedInstead.contains(client),
+                let announced = state.remote.knownRecentSyncs[client]?.announcedChangeSets(
+                    after: acknowledged[client] ?? 0)
+            {
                 // Its marker names every set this client lacks: no listing of a folder of any size. And sets it names
                 // under numbers applied already that the ledger does not name there (a number a whole store covered
                 // names none: applying such a set again changes nothing).
                 var named = announced.filter { !applied.contains($0.sequence, of: client) }
                 if let renamed = renamed[client],
-                   let identifiers = try store.appliedChangeSetIdentifiers(of: client, sequences: renamed.map(\.sequence)) {
-                    named += renamed.filter { !(identifiers[$0.sequence]?.contains(Self.identifier(of: $0.name)) ?? true) }
+                    let identifiers = try store.appliedChangeSetIdentifiers(
+                        of: client, sequences: renamed.map(\.sequence))
+                {
+                    named += renamed.filter {
+                        !(identifiers[$0.sequence]?.contains(Self.identifier(of: $0.name)) ?? true)
+                    }
                 }
                 for (sequence, name) in named {
-                    available.append(Available(client: client, sequence: sequence, name: name, path: directory.appending(name), announced: true,
-                                               contents: run.markerContents[client]?[name]))
+                    available.append(
+                        Available(
+                            client: client, sequence: sequence, name: name, path: directory.appending(name),
+                            announced: true,
+                            contents: run.markerContents[client]?[name]))
                 }
                 continue
             }
@@ -243,12 +282,16 @@ extension SynchronizationOperation {
                 names = names.filter { $0.value.count > 1 }
             }
             for (sequence, name) in try unapplied(names, of: client, applied: applied, &run) {
-                available.append(Available(client: client, sequence: sequence, name: name, path: directory.appending(name),
-                                           contents: run.markerContents[client]?[name]))
+                available.append(
+                    Available(
+                        client: client, sequence: sequence, name: name, path: directory.appending(name),
+                        contents: run.markerContents[client]?[name]))
             }
             let next = (acknowledged[client] ?? 0) + 1
             let present = Set(available.filter { $0.client == client }.map(\.sequence))
-            let published = client == clientIdentifier ? state.progress.publishedSequence : state.remote.knownRecentSyncs[client]?.publishedSequence ?? 0
+            let published =
+                client == clientIdentifier
+                ? state.progress.publishedSequence : state.remote.knownRecentSyncs[client]?.publishedSequence ?? 0
             if client == clientIdentifier && ownNumbersShared { continue }
             if vanished.contains(client) && present.isEmpty && published < next {
                 // Everything it published, as far as anyone knows, is applied: forget it. A listing that lags
@@ -257,7 +300,9 @@ extension SynchronizationOperation {
             } else if published >= next, !present.contains(next), present.min().map({ $0 > next }) ?? true {
                 // The next set this client needs is gone: vacuum removed it, so only a whole store has its changes, or,
                 // when none filled the gap, the removed area.
-                let healed = healsFromRemovedArea ? try await changeSetsInRemovedArea(of: client, from: next, before: present.min(), &run) : []
+                let healed =
+                    healsFromRemovedArea
+                    ? try await changeSetsInRemovedArea(of: client, from: next, before: present.min(), &run) : []
                 if healed.isEmpty { run.report.missingChangeSets[client] = next } else { available += healed }
             }
         }
@@ -274,23 +319,31 @@ extension SynchronizationOperation {
     /// installations of the client published under it) is asked by identifier, so that each of its sets is applied
     /// once, in the order of their identifiers, like everywhere. An adapter that records one set per number
     /// (``ModelAdapter/appliedChangeSetIdentifiers(of:sequences:)`` answers `nil`) applies one of them, as before.
-    func unapplied(_ names: [Int64: [String]], of client: String,
-                   applied: AppliedChangeSets, _ run: inout Run) throws -> [(sequence: Int64, name: String)] {
+    func unapplied(
+        _ names: [Int64: [String]], of client: String,
+        applied: AppliedChangeSets, _ run: inout Run
+    ) throws -> [(sequence: Int64, name: String)] {
         let shared = names.filter { $0.value.count > 1 }.map(\.key)
         let identifiers = shared.isEmpty ? [:] : try store.appliedChangeSetIdentifiers(of: client, sequences: shared)
         var found: [(sequence: Int64, name: String)] = []
         for (sequence, candidates) in names {
             guard candidates.count > 1, let identifiers else {
-                if !applied.contains(sequence, of: client), let name = candidates.min() { found.append((sequence, name)) }
+                if !applied.contains(sequence, of: client), let name = candidates.min() {
+                    found.append((sequence, name))
+                }
                 continue
             }
-            let missing = candidates.filter { !(identifiers[sequence]?.contains(Self.identifier(of: $0)) ?? false) }.sorted()
+            let missing = candidates.filter { !(identifiers[sequence]?.contains(Self.identifier(of: $0)) ?? false) }
+                .sorted()
             guard !missing.isEmpty else { continue }
             let sets = candidates.sorted().joined(separator: ", ")
-            run.report.warnings.append(SyncWarning(kind: .duplicateSequence,
-                message: "client \(client) published \(candidates.count) change sets numbered \(sequence) (\(sets)): "
-                         + "two devices share its identity; each set is applied",
-                path: layout.syncChangesDirectory(documentIdentifier, client: client).description))
+            run.report.warnings.append(
+                SyncWarning(
+                    kind: .duplicateSequence,
+                    message:
+                        "client \(client) published \(candidates.count) change sets numbered \(sequence) (\(sets)): "
+                        + "two devices share its identity; each set is applied",
+                    path: layout.syncChangesDirectory(documentIdentifier, client: client).description))
             found += missing.map { (sequence, $0) }
         }
         return found
@@ -310,16 +363,20 @@ extension SynchronizationOperation {
     /// of this client's writes, with the sync's first requests: `prefetched`), to find a store or a folder that went
     /// back in time:
     /// - the marker says more was published than the store knows: the store was restored from an earlier copy. It
-    ///   continues after the published sequence (``ModelAdapter/continueAfterRestore(remotePublishedSequence:localClient:)``),
-    ///   its own sets in between come back from the remote, and nothing is ever numbered twice. Unless the sets it
-    ///   names beyond are still staged here under the same names: a marker written with its sets, whose upload failed
+    ///   continues after the published sequence
+    ///   (``ModelAdapter/continueAfterRestore(remotePublishedSequence:localClient:)``), its own sets in between come
+    ///   back from the remote, and nothing is ever numbered twice. Unless the sets it names beyond are still staged
+    ///   here under the same names: a marker written with its sets, whose upload failed
     ///   (``publish(_:_:announcing:_:)``); this sync publishes them. Another client's marker acknowledging more of this
-    ///   client's sets than its store published tells the same (``findNewChangeSets(_:listing:markers:ownSets:ownMarker:_:)``);
+    ///   client's sets than its store published tells the same
+    ///   (``findNewChangeSets(_:listing:markers:ownSets:ownMarker:_:)``);
     /// - the marker says less: the folder was restored from an older copy, or the marker rolled back. The marker is
     ///   written again, and when this client's own sets are gone from the folder, it owes a whole store that
     ///   covers them (uploaded by the manager after this sync), so that the folder heals;
     /// - the marker acknowledges more than the store applied: the store went back. The marker is written again.
-    func checkOwnHistory(_ item: RemoteItem, prefetched: RecentSyncRead?, _ state: inout LocalSyncState, _ run: inout Run) async throws {
+    func checkOwnHistory(
+        _ item: RemoteItem, prefetched: RecentSyncRead?, _ state: inout LocalSyncState, _ run: inout Run
+    ) async throws {
         guard !isReadOnly, item.etag == nil || item.etag != state.remote.ownRecentSyncEtag else { return }
         let path = layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description
         let recent: RecentSync
@@ -367,23 +424,28 @@ extension SynchronizationOperation {
     func checkInstallation(of recent: RecentSync, _ state: LocalSyncState, _ run: inout Run) throws {
         guard let installation, recent.installation != installation else { return }
         guard let other = recent.installation else {
-            run.rewritesOwnRecentSync = true   // an older version's marker: it names this installation from now on
+            run.rewritesOwnRecentSync = true  // an older version's marker: it names this installation from now on
             return
         }
         guard installationAnnounced, recent.lastSyncDate >= state.remote.announcedAt ?? .distantFuture else {
             run.rewritesOwnRecentSync = true
-            run.report.warnings.append(SyncWarning(kind: .staleRecentSync,
-                message: "this client's recent sync was written by another installation of it (\(other)): this device's "
-                         + "earlier self, an older copy put back, or the device this one was copied from; it is written again, "
-                         + "naming this installation",
-                path: layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description))
+            run.report.warnings.append(
+                SyncWarning(
+                    kind: .staleRecentSync,
+                    message:
+                        "this client's recent sync was written by another installation of it (\(other)): this device's "
+                        + "earlier self, an older copy put back, or the device this one was copied from; it is written again, "
+                        + "naming this installation",
+                    path: layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description))
             return
         }
-        environment.logger.notice("Installation \(other) wrote the recent sync of client \(clientIdentifier) after this one, \(installation)")
-        throw FolderSyncError(.clientIdentityShared,
-                              "another device syncs as this client (\(clientIdentifier)): this device's data was copied to it, or from it, "
-                              + "and both are in use; this device continues as a new client when it re-joins, and nothing is lost",
-                              path: layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description)
+        environment.logger.notice(
+            "Installation \(other) wrote the recent sync of client \(clientIdentifier) after this one, \(installation)")
+        throw FolderSyncError(
+            .clientIdentityShared,
+            "another device syncs as this client (\(clientIdentifier)): this device's data was copied to it, or from it, "
+                + "and both are in use; this device continues as a new client when it re-joins, and nothing is lost",
+            path: layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description)
     }
 
     /// Whether every set of this client after its store's published sequence through `sequence` is still staged here
@@ -393,7 +455,9 @@ extension SynchronizationOperation {
         let staged = localLayout.stagedSyncChangesDirectory
         var stagedNames: [Int64: String] = [:]
         for name in names ?? (try? FileManager.default.contentsOfDirectory(atPath: staged.path)) ?? [] {
-            if let parsed = RemoteLayout.parseChangeSetFileName(name) { stagedNames[parsed.sequence] = stagedNames[parsed.sequence] ?? name }
+            if let parsed = RemoteLayout.parseChangeSetFileName(name) {
+                stagedNames[parsed.sequence] = stagedNames[parsed.sequence] ?? name
+            }
         }
         return (state.progress.publishedSequence + 1...sequence).allSatisfy { sequence in
             guard sequence < state.progress.nextSequence, let name = stagedNames[sequence] else { return false }
@@ -403,7 +467,8 @@ extension SynchronizationOperation {
 
     /// Whether this sync lists this client's own change sets before numbering new ones: it has something to publish.
     func listsOwnChangeSets(_ state: LocalSyncState) throws -> Bool {
-        try !isReadOnly && (state.progress.nextSequence > state.progress.publishedSequence + 1 || store.hasUnpublishedChanges())
+        try !isReadOnly
+            && (state.progress.nextSequence > state.progress.publishedSequence + 1 || store.hasUnpublishedChanges())
     }
 
     /// Before this client numbers new change sets: its own folder, for sets its store does not know. A store restored
@@ -430,22 +495,28 @@ extension SynchronizationOperation {
                 run.report.remoteRequests += 1
                 continue
             }
-            guard let sequence = RemoteLayout.changeSetSequence(ofFileName: item.name, after: published) else { continue }
+            guard let sequence = RemoteLayout.changeSetSequence(ofFileName: item.name, after: published) else {
+                continue
+            }
             present[sequence] = item.name
         }
         var reached = published
         for sequence in present.keys.sorted() {
             guard sequence - reached <= Int64(Self.concurrentPublications) else {
-                run.report.warnings.append(SyncWarning(kind: .unknownFile,
-                    message: "ignored a change set numbered \(sequence) in this client's own folder: it published only up to \(reached)",
-                    path: directory.appending(present[sequence] ?? "").description))
+                run.report.warnings.append(
+                    SyncWarning(
+                        kind: .unknownFile,
+                        message:
+                            "ignored a change set numbered \(sequence) in this client's own folder: it published only up to \(reached)",
+                        path: directory.appending(present[sequence] ?? "").description))
                 break
             }
             reached = sequence
         }
         let unknown = present.contains { sequence, name in
-            sequence <= reached && (sequence >= state.progress.nextSequence
-                || !FileManager.default.fileExists(atPath: staged.appendingPathComponent(name).path))
+            sequence <= reached
+                && (sequence >= state.progress.nextSequence
+                    || !FileManager.default.fileExists(atPath: staged.appendingPathComponent(name).path))
         }
         guard unknown, reached > published else { return }
         for sequence in published + 1..<reached where present[sequence] == nil {
@@ -460,8 +531,10 @@ extension SynchronizationOperation {
         let name = RemoteLayout.changeSetFileName(sequence: sequence, changeSetIdentifier: identifier)
         let url = localLayout.downloadsDirectory.appendingPathComponent(name)
         defer { try? FileManager.default.removeItem(at: url) }
-        _ = try ChangeSetWriter(url: url, changeSetIdentifier: identifier, clientIdentifier: clientIdentifier, sequence: sequence,
-                                schemaVersion: store.schemaVersion, createdAt: environment.now()).finish()
+        _ = try ChangeSetWriter(
+            url: url, changeSetIdentifier: identifier, clientIdentifier: clientIdentifier, sequence: sequence,
+            schemaVersion: store.schemaVersion, createdAt: environment.now()
+        ).finish()
         try await publishChangeSet(from: url, name: name)
         run.report.remoteRequests += 1
     }
@@ -469,7 +542,9 @@ extension SynchronizationOperation {
     /// The store went back in time: the remote holds this client's change sets up to `remote`, more than it knows.
     /// It continues after them (``ModelAdapter/continueAfterRestore(remotePublishedSequence:localClient:)``), its own
     /// sets in between come back from the remote, and nothing is ever numbered twice.
-    private func continueAfterRestore(publishedOnRemote remote: Int64, _ state: inout LocalSyncState, path: String, _ run: inout Run) throws {
+    private func continueAfterRestore(
+        publishedOnRemote remote: Int64, _ state: inout LocalSyncState, path: String, _ run: inout Run
+    ) throws {
         let restoredAt = state.progress.publishedSequence
         try store.continueAfterRestore(remotePublishedSequence: remote, localClient: clientIdentifier)
         run.ledger = nil
@@ -483,10 +558,13 @@ extension SynchronizationOperation {
         where (RemoteLayout.parseChangeSetFileName(name)?.sequence ?? 0) > restoredAt {
             try? FileManager.default.removeItem(at: staged.appendingPathComponent(name))
         }
-        run.report.warnings.append(SyncWarning(kind: .restoredStore,
-            message: "this store was restored from an earlier copy: the remote holds this client's change sets up to "
-                     + "\(remote), the store knew only up to \(restoredAt); it continues after "
-                     + "\(remote) and applies its own sets in between from the remote", path: path))
+        run.report.warnings.append(
+            SyncWarning(
+                kind: .restoredStore,
+                message:
+                    "this store was restored from an earlier copy: the remote holds this client's change sets up to "
+                    + "\(remote), the store knew only up to \(restoredAt); it continues after "
+                    + "\(remote) and applies its own sets in between from the remote", path: path))
     }
 
     /// Looks at this client's whole store, once per launch and with the heartbeat (one request): one changed since
@@ -503,38 +581,50 @@ extension SynchronizationOperation {
             guard try await fetchWholeStoreClients().isEmpty else { return }
         }
         state.remote.owesWholeStore = true
-        run.report.warnings.append(SyncWarning(kind: .wholeStoreUnusable,
-            message: "this client's whole store " + (tag == nil ? "is gone and no other is left" : "changed since it uploaded it (damaged, or put back from an older copy)")
-                     + ": a new one is uploaded",
-            path: layout.wholeStoreFile(documentIdentifier, client: clientIdentifier).description))
+        run.report.warnings.append(
+            SyncWarning(
+                kind: .wholeStoreUnusable,
+                message: "this client's whole store "
+                    + (tag == nil
+                        ? "is gone and no other is left"
+                        : "changed since it uploaded it (damaged, or put back from an older copy)")
+                    + ": a new one is uploaded",
+                path: layout.wholeStoreFile(documentIdentifier, client: clientIdentifier).description))
     }
 
     /// This client's marker on the remote says it published only up to `sequence` (or there is none), less than it
     /// did: the folder or the file was restored from an older copy. The marker is written again; when some of its
     /// change sets after `sequence` are gone from the folder, this client owes a whole store that covers them, a debt
     /// saved at once. Said as a warning, unless the marker went with a deletion this client re-joined from (`warning`).
-    func checkOwnChangeSets(after sequence: Int64, _ state: inout LocalSyncState, warning: Bool = true, _ run: inout Run) async throws {
+    func checkOwnChangeSets(
+        after sequence: Int64, _ state: inout LocalSyncState, warning: Bool = true, _ run: inout Run
+    ) async throws {
         run.rewritesOwnRecentSync = true
         let listing = try await fetchChangeSetListing(client: clientIdentifier)
         run.report.remoteRequests += 1
         // Counted, not enumerated: the range is what this client published, the present sets what the folder holds.
         let published = state.progress.publishedSequence
-        let present = Set(listing.compactMap { RemoteLayout.parseChangeSetFileName($0.name)?.sequence }
-            .filter { $0 > sequence && $0 <= published })
+        let present = Set(
+            listing.compactMap { RemoteLayout.parseChangeSetFileName($0.name)?.sequence }
+                .filter { $0 > sequence && $0 <= published })
         let lost = (published - max(sequence, 0)) - Int64(present.count)
         if lost > 0 {
-            // Saved now, not with the rest at the end: this sync rewrites the marker, the only evidence of the loss, and
-            // may fail after that (a sync cancelled once the marker went out would leave the debt unpaid).
+            // Saved now, not with the rest at the end: this sync rewrites the marker, the only evidence of the loss,
+            // and may fail after that (a sync cancelled once the marker went out would leave the debt unpaid).
             state.remote.owesWholeStore = true
             try store.updateRemoteKnowledge { $0.owesWholeStore = true }
         }
         guard warning else { return }
-        run.report.warnings.append(SyncWarning(kind: .staleRecentSync,
-            message: "this client's recent sync on the remote says it published up to \(sequence), where it published up to "
-                     + "\(state.progress.publishedSequence) (the folder or the file was restored from an older copy); it is written again"
-                     + (lost > 0 ? ", and \(lost) of its change sets are gone from the folder: a whole store that covers them "
-                                   + "is uploaded" : ""),
-            path: layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description))
+        run.report.warnings.append(
+            SyncWarning(
+                kind: .staleRecentSync,
+                message:
+                    "this client's recent sync on the remote says it published up to \(sequence), where it published up to "
+                    + "\(state.progress.publishedSequence) (the folder or the file was restored from an older copy); it is written again"
+                    + (lost > 0
+                        ? ", and \(lost) of its change sets are gone from the folder: a whole store that covers them "
+                            + "is uploaded" : ""),
+                path: layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description))
     }
 
     /// Reads another client's recent-sync marker, or `nil` if it vanished.
@@ -548,13 +638,17 @@ extension SynchronizationOperation {
     /// Reads the markers of other clients whose version tag changed since this client last read them, all at once:
     /// over a wide-area link one after another would cost a round trip each. What each read gave (or threw), by client;
     /// the caller takes them in listing order, as it would have read them.
-    func readRecentSyncs(changedIn markers: [RemoteItem], state: LocalSyncState, _ run: inout Run) async -> [String: Result<RecentSync?, any Error>] {
+    func readRecentSyncs(changedIn markers: [RemoteItem], state: LocalSyncState, _ run: inout Run) async -> [String:
+        Result<RecentSync?, any Error>]
+    {
         var changed: [String] = []
         for item in markers where item.kind == .file && !TemporaryName.isTemporary(item.name) {
-            guard let client = RemoteLayout.parseRecentSyncFileName(item.name), client != clientIdentifier else { continue }
+            guard let client = RemoteLayout.parseRecentSyncFileName(item.name), client != clientIdentifier else {
+                continue
+            }
             if Self.hasChanged(item, since: state.remote.knownRecentSyncs[client]) { changed.append(client) }
         }
-        guard changed.count > 1 else { return [:] }   // one is read where it is needed
+        guard changed.count > 1 else { return [:] }  // one is read where it is needed
         let reads = await withTaskGroup(of: (String, RecentSyncRead).self) { group in
             for client in changed { group.addTask { (client, await self.loadRecentSync(client: client)) } }
             var reads: [String: RecentSyncRead] = [:]
@@ -592,7 +686,8 @@ extension SynchronizationOperation {
                 read.bytes += Int64(data.count)
                 let recent = try PropertyListFile.decode(RecentSync.self, from: data, path: path)
                 guard recent.clientIdentifier == client else {
-                    throw FolderSyncError(.corruptFile, "the recent sync names client \(recent.clientIdentifier)", path: path)
+                    throw FolderSyncError(
+                        .corruptFile, "the recent sync names client \(recent.clientIdentifier)", path: path)
                 }
                 read.recent = .success(recent)
                 return read
@@ -608,12 +703,15 @@ extension SynchronizationOperation {
 
     /// Reports a file another client wrote that this sync cannot use.
     func warnUnreadable(_ error: FolderSyncError, _ what: String, _ run: inout Run) {
-        run.report.warnings.append(SyncWarning(kind: .unreadableFile,
-            message: "\(what) cannot be used (\(error.message)); the sync went on without it", path: error.path))
+        run.report.warnings.append(
+            SyncWarning(
+                kind: .unreadableFile,
+                message: "\(what) cannot be used (\(error.message)); the sync went on without it", path: error.path))
     }
 
     func warnUnknown(_ path: RemotePath, _ run: inout Run) {
-        run.report.warnings.append(SyncWarning(kind: .unknownFile, message: "ignored a file the layout does not know", path: path.description))
+        run.report.warnings.append(
+            SyncWarning(kind: .unknownFile, message: "ignored a file the layout does not know", path: path.description))
     }
 }
 
@@ -626,7 +724,9 @@ extension LocalSyncState.KnownRecentSync {
         guard publishedSequence > acknowledged else { return [] }
         // At most eight names: a search, not a [Int64: String] (whose first use costs a conformance lookup across every
         // loaded image, 0.45 M instructions of a one-row sync).
-        let numbered = names.compactMap { name in RemoteLayout.parseChangeSetFileName(name).map { (sequence: $0.sequence, name: name) } }
+        let numbered = names.compactMap { name in
+            RemoteLayout.parseChangeSetFileName(name).map { (sequence: $0.sequence, name: name) }
+        }
         var announced: [(sequence: Int64, name: String)] = []
         for sequence in (acknowledged + 1)...publishedSequence {
             guard let name = numbered.last(where: { $0.sequence == sequence })?.name else { return nil }

@@ -19,7 +19,9 @@ extension SynchronizationOperation {
     /// set does; otherwise the client waits for the next sync.
     func downloadOnce(_ candidate: Available, _ run: inout Run) async throws -> Downloaded? {
         if let done = run.downloaded[candidate.path.description] { return done }
-        guard !run.notYetVisible.contains(candidate.client), !run.unreadable.contains(candidate.client) else { return nil }
+        guard !run.notYetVisible.contains(candidate.client), !run.unreadable.contains(candidate.client) else {
+            return nil
+        }
         do {
             let done = try await download(candidate, &run)
             run.downloaded[candidate.path.description] = done
@@ -36,7 +38,8 @@ extension SynchronizationOperation {
             // A newer app's file: parked with its client's later sets, like a set of a newer schema.
             run.unreadable.insert(candidate.client)
             run.report.parkedChangeSets.append(candidate.path.description)
-            run.report.warnings.append(SyncWarning(kind: .changeSetParked, message: error.message, path: candidate.path.description))
+            run.report.warnings.append(
+                SyncWarning(kind: .changeSetParked, message: error.message, path: candidate.path.description))
             return nil
         }
     }
@@ -54,7 +57,9 @@ extension SynchronizationOperation {
     /// download is.
     func prescan(_ candidate: Available, _ run: inout Run) async throws -> ChangeSetPrescan? {
         let path = candidate.path.description
-        guard let set = run.downloaded[path] else { throw FolderSyncError(.corruptFile, "the change set was not downloaded", path: path) }
+        guard let set = run.downloaded[path] else {
+            throw FolderSyncError(.corruptFile, "the change set was not downloaded", path: path)
+        }
         do {
             do {
                 return try await set.prescan.result()
@@ -66,8 +71,9 @@ extension SynchronizationOperation {
             }
         } catch let error as FolderSyncError where error.isDamagedFile {
             run.unreadable.insert(candidate.client)
-            warnUnreadable(FolderSyncError(.corruptFile, "the change set is damaged", path: path),
-                           "change set \(candidate.sequence) of client \(candidate.client)", &run)
+            warnUnreadable(
+                FolderSyncError(.corruptFile, "the change set is damaged", path: path),
+                "change set \(candidate.sequence) of client \(candidate.client)", &run)
             return nil
         }
     }
@@ -85,8 +91,10 @@ extension SynchronizationOperation {
                     // here, the largest part of a sync that applies one small set).
                     try LocalFiles.writeReplacing(url, durably: false) { write in try write(contents) }
                 } else {
-                    if candidate.path.parent != layout.syncChangesDirectory(documentIdentifier, client: candidate.client) {
-                        try await downloadRemovedChangeSet(candidate.path, to: url)   // healing from the removed area
+                    if candidate.path.parent
+                        != layout.syncChangesDirectory(documentIdentifier, client: candidate.client)
+                    {
+                        try await downloadRemovedChangeSet(candidate.path, to: url)  // healing from the removed area
                     } else {
                         try await downloadChangeSet(client: candidate.client, name: candidate.name, to: url)
                     }
@@ -99,15 +107,22 @@ extension SynchronizationOperation {
                 environment.logger.debug("Downloading \(candidate.path) again: \(error)")
             }
         }
-        guard let header else { throw FolderSyncError(.corruptFile, "the change set is damaged", path: candidate.path.description) }
+        guard let header else {
+            throw FolderSyncError(.corruptFile, "the change set is damaged", path: candidate.path.description)
+        }
         let expected = RemoteLayout.parseChangeSetFileName(candidate.name)
         guard header.clientIdentifier == candidate.client, header.sequence == candidate.sequence,
-              header.changeSetIdentifier == expected?.changeSetIdentifier else {
+            header.changeSetIdentifier == expected?.changeSetIdentifier
+        else {
             try? FileManager.default.removeItem(at: url)
-            throw FolderSyncError(.corruptFile, "the change set's header does not match its name and folder", path: candidate.path.description)
+            throw FolderSyncError(
+                .corruptFile, "the change set's header does not match its name and folder",
+                path: candidate.path.description)
         }
         let size = LocalFiles.size(of: url).map { Int(clamping: $0) }
-        return Downloaded(header: header, url: url, prescan: BackgroundPrescan(changeSet: url, path: candidate.path.description, byteCount: size))
+        return Downloaded(
+            header: header, url: url,
+            prescan: BackgroundPrescan(changeSet: url, path: candidate.path.description, byteCount: size))
     }
 
     /// A change set's changes, as ``ChangeSetReader/forEachChange(at:path:_:)`` delivers them, read (file, zlib,
@@ -119,19 +134,21 @@ extension SynchronizationOperation {
         if let size = LocalFiles.size(of: url), size <= readAheadByteLimit {
             return try ChangeSetReader.forEachChange(at: url, path: path, body)
         }
-        try BatchHandoff<SyncChange>.run(produce: { handoff in
-            var batch: [SyncChange] = []
-            batch.reserveCapacity(readAheadBatchSize)
-            try ChangeSetReader.forEachChange(at: url, path: path) { change in
-                batch.append(change)
-                guard batch.count == readAheadBatchSize else { return }
-                try handoff.send(batch)
-                batch.removeAll(keepingCapacity: true)
-            }
-            if !batch.isEmpty { try handoff.send(batch) }
-        }, consume: { batch in
-            for change in batch { try body(change) }
-        })
+        try BatchHandoff<SyncChange>.run(
+            produce: { handoff in
+                var batch: [SyncChange] = []
+                batch.reserveCapacity(readAheadBatchSize)
+                try ChangeSetReader.forEachChange(at: url, path: path) { change in
+                    batch.append(change)
+                    guard batch.count == readAheadBatchSize else { return }
+                    try handoff.send(batch)
+                    batch.removeAll(keepingCapacity: true)
+                }
+                if !batch.isEmpty { try handoff.send(batch) }
+            },
+            consume: { batch in
+                for change in batch { try body(change) }
+            })
     }
 
     static let readAheadBatchSize = 256

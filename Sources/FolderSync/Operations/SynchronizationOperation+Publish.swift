@@ -7,26 +7,31 @@ extension SynchronizationOperation {
         let directory = localLayout.stagedSyncChangesDirectory
         // A file numbered at or past the next sequence was written by a staging that never committed.
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
-            if let sequence = RemoteLayout.changeSetSequence(ofFileName: name), sequence >= state.progress.nextSequence {
+            if let sequence = RemoteLayout.changeSetSequence(ofFileName: name), sequence >= state.progress.nextSequence
+            {
                 try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
             } else if TemporaryName.isTemporary(name) {
                 try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
             }
         }
         let splitter = ChangeSetSplitter(
-            clientIdentifier: clientIdentifier, schemaVersion: store.schemaVersion, firstSequence: state.progress.nextSequence,
-            createdAt: environment.now(), dependencies: dependencies, partByteLimit: partByteLimit) { sequence in
-                // A set numbered past what a file name holds could never be published: said, not left staged in silence.
-                guard sequence <= RemoteLayout.maximumSequence else {
-                    let folder = self.layout.syncChangesDirectory(self.documentIdentifier, client: self.clientIdentifier)
-                    throw FolderSyncError(.corruptFile, "this client's change sets reached sequence \(RemoteLayout.maximumSequence), the "
-                                          + "highest a file name holds (a file in its folder claims that number); its changes stay pending",
-                                          path: folder.description)
-                }
-                let identifier = self.environment.makeIdentifier()
-                let name = RemoteLayout.changeSetFileName(sequence: sequence, changeSetIdentifier: identifier)
-                return .init(url: directory.appendingPathComponent(name), changeSetIdentifier: identifier)
+            clientIdentifier: clientIdentifier, schemaVersion: store.schemaVersion,
+            firstSequence: state.progress.nextSequence,
+            createdAt: environment.now(), dependencies: dependencies, partByteLimit: partByteLimit
+        ) { sequence in
+            // A set numbered past what a file name holds could never be published: said, not left staged in silence.
+            guard sequence <= RemoteLayout.maximumSequence else {
+                let folder = self.layout.syncChangesDirectory(self.documentIdentifier, client: self.clientIdentifier)
+                throw FolderSyncError(
+                    .corruptFile,
+                    "this client's change sets reached sequence \(RemoteLayout.maximumSequence), the "
+                        + "highest a file name holds (a file in its folder claims that number); its changes stay pending",
+                    path: folder.description)
             }
+            let identifier = self.environment.makeIdentifier()
+            let name = RemoteLayout.changeSetFileName(sequence: sequence, changeSetIdentifier: identifier)
+            return .init(url: directory.appendingPathComponent(name), changeSetIdentifier: identifier)
+        }
         var parts: [ChangeSetSplitter.Part] = []
         var referencesAttachments = false
         // Encoding, compressing and writing run on a thread of their own while the store reads the next changes.
@@ -37,21 +42,24 @@ extension SynchronizationOperation {
                 try splitter.append(stored)
             }
         }
-        defer { writer.abandon() }   // after a failure, or when there was nothing to stage
-        let count = try store.stageChanges(sequence: state.progress.nextSequence, emit: writer.add, seal: {
-            try writer.finish()
-            // Every part's name exists by now: the folder goes to disk while the parts' bytes do (two fsyncs at once,
-            // not one after the other; either took up to 4 ms on a busy disk).
-            let folderSynced = LocalFiles.syncDirectoryInBackground(directory.path)
-            defer { folderSynced.wait() }
-            parts = try splitter.finish()
-            folderSynced.wait()
-            return parts.last?.header.sequence ?? state.progress.nextSequence
-        })
+        defer { writer.abandon() }  // after a failure, or when there was nothing to stage
+        let count = try store.stageChanges(
+            sequence: state.progress.nextSequence, emit: writer.add,
+            seal: {
+                try writer.finish()
+                // Every part's name exists by now: the folder goes to disk while the parts' bytes do (two fsyncs at
+                // once, not one after the other; either took up to 4 ms on a busy disk).
+                let folderSynced = LocalFiles.syncDirectoryInBackground(directory.path)
+                defer { folderSynced.wait() }
+                parts = try splitter.finish()
+                folderSynced.wait()
+                return parts.last?.header.sequence ?? state.progress.nextSequence
+            })
         if count > 0, let last = parts.last {
             if !referencesAttachments { run.stagedWithoutAttachments.formUnion(parts.map(\.url.lastPathComponent)) }
             state.progress = try store.loadSyncState().progress
-            environment.logger.debug("Staged \(count) changes in \(parts.count) change set(s) up to \(last.header.sequence)")
+            environment.logger.debug(
+                "Staged \(count) changes in \(parts.count) change set(s) up to \(last.header.sequence)")
         }
     }
 
@@ -64,7 +72,9 @@ extension SynchronizationOperation {
         let directory = localLayout.stagedSyncChangesDirectory
         var staged: [(name: String, sequence: Int64)] = []
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
-            guard let sequence = RemoteLayout.changeSetSequence(ofFileName: name), sequence < state.progress.nextSequence else { continue }
+            guard let sequence = RemoteLayout.changeSetSequence(ofFileName: name),
+                sequence < state.progress.nextSequence
+            else { continue }
             if sequence <= state.progress.publishedSequence {
                 try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
             } else {
@@ -83,8 +93,10 @@ extension SynchronizationOperation {
     /// files, since this client writes its next marker only after publishing again whatever is still staged. A
     /// marker written when a set's upload failed names a set the folder lacks and says more than the store marked
     /// published: the next sync knows it by the staged file of that name (``checkOwnHistory(_:prefetched:_:_:)``).
-    func publish(_ staged: [(name: String, sequence: Int64)], _ state: inout LocalSyncState,
-                 announcing acknowledgement: [String: Int64]?, _ run: inout Run) async throws {
+    func publish(
+        _ staged: [(name: String, sequence: Int64)], _ state: inout LocalSyncState,
+        announcing acknowledgement: [String: Int64]?, _ run: inout Run
+    ) async throws {
         let directory = localLayout.stagedSyncChangesDirectory
         // Attachments first: the remote has what a set references before the set (or a marker carrying it) appears.
         for (name, _) in staged where !run.stagedWithoutAttachments.contains(name) {
@@ -96,12 +108,13 @@ extension SynchronizationOperation {
         var marker: (recent: RecentSync, data: Data)?
         if let acknowledgement {
             let contents = try inlineContents(of: names)
-            let recent = RecentSync(clientIdentifier: clientIdentifier, lastSyncDate: environment.now().wholeSeconds,
-                                    publishedSequence: staged.last?.sequence ?? state.progress.publishedSequence,
-                                    acknowledgement: acknowledgement, schemaVersion: store.schemaVersion,
-                                    recentChangeSets: announced, changeSetContents: contents, installation: installation,
-                                    waitingFor: run.report.missingChangeSets.isEmpty ? nil : run.report.missingChangeSets,
-                                    formerIdentity: state.remote.formerIdentity)
+            let recent = RecentSync(
+                clientIdentifier: clientIdentifier, lastSyncDate: environment.now().wholeSeconds,
+                publishedSequence: staged.last?.sequence ?? state.progress.publishedSequence,
+                acknowledgement: acknowledgement, schemaVersion: store.schemaVersion,
+                recentChangeSets: announced, changeSetContents: contents, installation: installation,
+                waitingFor: run.report.missingChangeSets.isEmpty ? nil : run.report.missingChangeSets,
+                formerIdentity: state.remote.formerIdentity)
             marker = (recent, try PropertyListFile.encode(recent))
         }
         // Written with the sets when it carries them all, after them otherwise.
@@ -162,8 +175,13 @@ extension SynchronizationOperation {
     /// Uploads `staged` (a few at a time: over HTTP each set waits for its PUT and MOVE round trips, not for
     /// bandwidth) and the marker `data` beside them. Readers apply a client's sets in sequence order whatever order
     /// they appear in. Throws when a set fails; returns the marker's error, once every set went out.
-    private func upload(_ staged: [(name: String, sequence: Int64)], marker data: Data?, _ run: inout Run) async throws -> (any Error)? {
-        enum Upload { case changeSet(ChangeSetHeader, Int64), marker(Result<Int, any Error>) }
+    private func upload(_ staged: [(name: String, sequence: Int64)], marker data: Data?, _ run: inout Run) async throws
+        -> (any Error)?
+    {
+        enum Upload {
+            case changeSet(ChangeSetHeader, Int64)
+            case marker(Result<Int, any Error>)
+        }
         let directory = localLayout.stagedSyncChangesDirectory
         return try await withThrowingTaskGroup(of: Upload.self) { group in
             if let data {
@@ -182,7 +200,8 @@ extension SynchronizationOperation {
                 guard let (name, _) = next.next() else { return }
                 let url = directory.appendingPathComponent(name)
                 let header = try ChangeSetReader.readHeader(at: url, path: url.path)
-                let size = LocalFiles.size(of: url) ?? 0   // stat: Foundation's attributes cast an NSNumber (0.6 M instructions)
+                // stat: Foundation's attributes cast an NSNumber (0.6 M instructions)
+                let size = LocalFiles.size(of: url) ?? 0
                 group.addTask {
                     try Task.checkCancellation()
                     try await self.publishChangeSet(from: url, name: name)

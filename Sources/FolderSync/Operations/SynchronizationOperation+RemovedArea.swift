@@ -7,7 +7,9 @@ extension SynchronizationOperation {
     /// long as the removed area keeps each: what this sync applies in place of the gap, with a
     /// ``SyncWarning/Kind/recoveredFromRemoved`` warning naming the removal. Each is checked exactly as a set read
     /// from its folder: its sealed bytes are bound to that folder, its header to its name and client.
-    func changeSetsInRemovedArea(of client: String, from first: Int64, before end: Int64?, _ run: inout Run) async throws -> [Available] {
+    func changeSetsInRemovedArea(of client: String, from first: Int64, before end: Int64?, _ run: inout Run)
+        async throws -> [Available]
+    {
         let area = RemovedArea(fileSystem: fileSystem, layout: layout, document: documentIdentifier)
         let kept = try await area.changeSets(of: client, document: documentIdentifier)
         run.report.remoteRequests += 1
@@ -19,11 +21,16 @@ extension SynchronizationOperation {
         }
         guard let last = found.last, let removal = kept[first]?.removal else { return [] }
         let record = await area.record(of: removal)
-        let who = record.map { "\(RemovedArea.describe($0.operation)) by \($0.removedBy) on \(Self.day($0.removalDate))" } ?? "a removal"
-        run.report.warnings.append(SyncWarning(kind: .recoveredFromRemoved,
-            message: "change sets \(first == last.sequence ? "\(first)" : "\(first)–\(last.sequence)") of client \(client) were gone "
-                     + "from its folder and no usable whole store held them; applied from the removed area, where \(who) had moved them",
-            path: removal.folder.description))
+        let who =
+            record.map { "\(RemovedArea.describe($0.operation)) by \($0.removedBy) on \(Self.day($0.removalDate))" }
+            ?? "a removal"
+        run.report.warnings.append(
+            SyncWarning(
+                kind: .recoveredFromRemoved,
+                message:
+                    "change sets \(first == last.sequence ? "\(first)" : "\(first)–\(last.sequence)") of client \(client) were gone "
+                    + "from its folder and no usable whole store held them; applied from the removed area, where \(who) had moved them",
+                path: removal.folder.description))
         return found
     }
 

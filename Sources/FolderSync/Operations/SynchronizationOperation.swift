@@ -50,7 +50,8 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
 
         /// Largest change set, before compression; larger batches are split into consecutive sets.
         var partByteLimit = ChangeSetSplitter.defaultPartByteLimit
-        /// Only fetch and apply: stage, publish and write nothing (an operator's export reads a tree it must not change).
+        /// Only fetch and apply: stage, publish and write nothing (an operator's export reads a tree it must not
+        /// change).
         var isReadOnly = false
         /// Whether this sync looks at this client's whole store whatever the heartbeat says (the first of a launch).
         var checksOwnWholeStore = false
@@ -58,8 +59,8 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         /// (``changeSetsInRemovedArea(of:from:before:_:)``): set by the manager once no whole store filled the gap.
         var healsFromRemovedArea = false
         /// The next sequence of this client's store when the last sync of the launch that knew its numbers ended
-        /// (`nil`: none did). A sync with something to publish lists this client's own change sets before numbering
-        /// new ones (``checkOwnNumbers(in:_:_:)``) unless its store still numbers at or past it: a store goes back to an
+        /// (`nil`: none did). A sync with something to publish lists this client's own change sets before numbering new
+        /// ones (``checkOwnNumbers(in:_:_:)``) unless its store still numbers at or past it: a store goes back to an
         /// earlier copy while it is closed, or when the app copies a backup into it (its sequence goes back with it),
         /// and a listing costs what the folder holds.
         var ownNumbersKnownThrough: Int64?
@@ -160,8 +161,10 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     }
 
     /// An operation ready to ``run()`` with the default settings; see ``Options`` for `integrityKey` and `resolver`.
-    public convenience init(context: DocumentOperationContext, integrityKey: String, store: any ModelAdapter,
-                            resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?) {
+    public convenience init(
+        context: DocumentOperationContext, integrityKey: String, store: any ModelAdapter,
+        resolver: (@Sendable (SyncConflict) async -> ConflictResolution?)?
+    ) {
         self.init(context: context, store: store, options: Options(integrityKey: integrityKey, resolver: resolver))
     }
 
@@ -192,7 +195,8 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: localLayout.downloadsDirectory.path)) ?? [] {
             try? FileManager.default.removeItem(at: localLayout.downloadsDirectory.appendingPathComponent(name))
         }
-        localLayout.attachmentStore.removeStaleTemporaries(now: Date())   // file dates are the wall clock, not the sync clock
+        // file dates are the wall clock, not the sync clock
+        localLayout.attachmentStore.removeStaleTemporaries(now: Date())
         // Not a Result: a process's first Result of an error type costs a lookup of the type's conformance across
         // every loaded image.
         var failure: (any Error)?
@@ -239,12 +243,14 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         let ownRecentSyncExists = ownRecentSync(in: markers) != nil
         let checksDeletion = !isReadOnly && !ownRecentSyncExists
         async let deletionMarker = checksDeletion ? readOwnDeletionMarker() : .read(nil)
-        let available = try await findNewChangeSets(&state, markers: markers, ownSets: try await ownSets, ownMarker: await ownMarker, &run)
+        let available = try await findNewChangeSets(
+            &state, markers: markers, ownSets: try await ownSets, ownMarker: await ownMarker, &run)
         if checksDeletion {
             run.report.remoteRequests += 1
             if try isDeleted(by: await deletionMarker, &run) {
-                throw FolderSyncError(.clientDeleted, "this client was deleted from document \(documentIdentifier)",
-                                      path: layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description)
+                throw FolderSyncError(
+                    .clientDeleted, "this client was deleted from document \(documentIdentifier)",
+                    path: layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description)
             }
         }
 
@@ -272,12 +278,17 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         }
         for left in waiting where !run.unreadable.contains(left.client) {
             let path = left.path.description
-            run.report.warnings.append(run.unmetConstraints[path].map {
-                SyncWarning(kind: .changeSetRefused,
-                            message: "this store refuses it as it stands (\($0)); it waits for the change sets that let it apply",
-                            path: path)
-            } ?? SyncWarning(kind: .changeSetWaiting, message: "waiting for change sets it depends on to become visible",
-                             path: path))
+            run.report.warnings.append(
+                run.unmetConstraints[path].map {
+                    SyncWarning(
+                        kind: .changeSetRefused,
+                        message:
+                            "this store refuses it as it stands (\($0)); it waits for the change sets that let it apply",
+                        path: path)
+                }
+                    ?? SyncWarning(
+                        kind: .changeSetWaiting, message: "waiting for change sets it depends on to become visible",
+                        path: path))
         }
         if isReadOnly {
             run.report.duration = Date().timeIntervalSince(started)
@@ -295,26 +306,35 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         let heartbeatDue = isHeartbeatDue(state)
         if heartbeatDue || checksOwnWholeStore, state.remote.ownWholeStoreTag != nil {
             let tag: String?
-            if looksAtWholeStore, let asked = try await wholeStoreTag { tag = asked } else { tag = try await fetchOwnWholeStoreVersionTag() }
+            if looksAtWholeStore, let asked = try await wholeStoreTag {
+                tag = asked
+            } else {
+                tag = try await fetchOwnWholeStoreVersionTag()
+            }
             try await checkOwnWholeStore(&state, tag: tag, &run)
         }
         // Also when an earlier sync published or applied but failed to write the marker: a set published and never
         // announced stays invisible to every other client.
         let acknowledgement = try acknowledgement(&run)
         let staged = try stagedChangeSets(state)
-        let announces = !staged.isEmpty || !ownRecentSyncExists || run.rewritesOwnRecentSync || heartbeatDue
+        let announces =
+            !staged.isEmpty || !ownRecentSyncExists || run.rewritesOwnRecentSync || heartbeatDue
             || state.remote.announcedSequence != state.progress.publishedSequence
             || acknowledges(acknowledgement, state) || run.report.missingChangeSets != state.remote.announcedWaitingFor
         run.unsavedKnowledge = nil
         do {
             try await publish(staged, &state, announcing: announces ? acknowledgement : nil, &run)
         } catch let error as FolderSyncError
-                    where staged.isEmpty && (error.code == .permissionDenied || error.code == .remoteFull) {
+            where staged.isEmpty && (error.code == .permissionDenied || error.code == .remoteFull)
+        {
             // A reader of a read-only or full share: what it applied stays applied; it says why it cannot acknowledge.
-            run.report.warnings.append(SyncWarning(kind: .acknowledgementNotWritten,
-                message: "the shared folder refused this device's recent-sync marker (\(error.code): \(error.message)): "
-                    + "other devices' changes were applied, but cannot be acknowledged until it accepts writes",
-                path: error.path))
+            run.report.warnings.append(
+                SyncWarning(
+                    kind: .acknowledgementNotWritten,
+                    message:
+                        "the shared folder refused this device's recent-sync marker (\(error.code): \(error.message)): "
+                        + "other devices' changes were applied, but cannot be acknowledged until it accepts writes",
+                    path: error.path))
         }
         // The whole-store policy's counters go with the rest (they had a write transaction, an fsync, of their own).
         countPublished(&state.remote, &run)
@@ -340,11 +360,12 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
     /// outside ``run()``, so they check first: a store of another epoch, or installed on a deleted client, would
     /// change local data before the reset is noticed.
     func checkStillRegistered() async throws {
-        var run = Run()   // what the check counts and warns of is no sync's
+        var run = Run()  // what the check counts and warns of is no sync's
         try await checkIntegrityKey(&run)
         if try isDeleted(by: await readOwnDeletionMarker(), &run) {
-            throw FolderSyncError(.clientDeleted, "this client was deleted from document \(documentIdentifier)",
-                                  path: layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description)
+            throw FolderSyncError(
+                .clientDeleted, "this client was deleted from document \(documentIdentifier)",
+                path: layout.deletedClientFile(documentIdentifier, client: clientIdentifier).description)
         }
     }
 
@@ -368,7 +389,8 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         return isDue(state, after: context.policy.acknowledgementDelay)
     }
 
-    /// Whether this sync looks at this client's whole store (``checkOwnWholeStore(_:tag:_:)``), as known when it starts.
+    /// Whether this sync looks at this client's whole store (``checkOwnWholeStore(_:tag:_:)``), as known when it
+    /// starts.
     private func looksAtOwnWholeStore(_ state: LocalSyncState) -> Bool {
         !isReadOnly && (isHeartbeatDue(state) || checksOwnWholeStore) && state.remote.ownWholeStoreTag != nil
     }
@@ -406,8 +428,12 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
             try DeletedClientInfo.verify(data, deleted: clientIdentifier, path: path)
             return true
         } catch let error as FolderSyncError where error.isDamagedFile {
-            run.report.warnings.append(SyncWarning(kind: .unreadableFile,
-                message: "ignored a deletion marker that does not open (\(error.message)): this client is not deleted", path: path))
+            run.report.warnings.append(
+                SyncWarning(
+                    kind: .unreadableFile,
+                    message:
+                        "ignored a deletion marker that does not open (\(error.message)): this client is not deleted",
+                    path: path))
             return false
         }
     }
@@ -427,22 +453,27 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         if keys.isEmpty, let marker = try await fetchDeletedDocumentMarker() {
             run.report.remoteRequests += 1
             let path = layout.deletedDocumentFile(documentIdentifier).description
-            let deletedBy = (try? PropertyListFile.decode(DeletedDocumentInfo.self, from: marker, path: path))
+            let deletedBy =
+                (try? PropertyListFile.decode(DeletedDocumentInfo.self, from: marker, path: path))
                 .map { " by client \($0.deletedByClient)" } ?? ""
-            throw FolderSyncError(.documentDeleted, "document \(documentIdentifier) was deleted\(deletedBy)", path: path)
+            throw FolderSyncError(
+                .documentDeleted, "document \(documentIdentifier) was deleted\(deletedBy)", path: path)
         }
         if keys.isEmpty, try await completesHalfCreatedDocument(&run) { return }
-        throw FolderSyncError(.integrityKeyMismatch,
-                              keys.isEmpty ? "the remote document is gone (wiped or replaced)"
-                                           : "the remote document has integrity key \(keys.sorted().joined(separator: ", ")), this store belongs to \(integrityKey)",
-                              path: layout.integrityKeyDirectory(documentIdentifier).description)
+        throw FolderSyncError(
+            .integrityKeyMismatch,
+            keys.isEmpty
+                ? "the remote document is gone (wiped or replaced)"
+                : "the remote document has integrity key \(keys.sorted().joined(separator: ", ")), this store belongs to \(integrityKey)",
+            path: layout.integrityKeyDirectory(documentIdentifier).description)
     }
 
     // MARK: Backend steps
 
     /// The names in `IntegrityKey/` (normally exactly one).
     open func fetchIntegrityKeys() async throws -> [String] {
-        let items = try await fileSystem.contentsOfDirectoryIfPresent(at: layout.integrityKeyDirectory(documentIdentifier))
+        let items = try await fileSystem.contentsOfDirectoryIfPresent(
+            at: layout.integrityKeyDirectory(documentIdentifier))
         return items.filter { $0.kind == .file && !$0.name.hasPrefix(".") }.map(\.name)
     }
 
@@ -463,8 +494,9 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
 
     /// Reads `documentInfo.plist`, or `nil`; asked only when `IntegrityKey/` holds no key.
     open func fetchDocumentInfoFile() async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.documentInfoFile(documentIdentifier),
-                                           maximumSize: PropertyListFile.maximumByteCount)
+        try await fileSystem.readIfPresent(
+            layout.documentInfoFile(documentIdentifier),
+            maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Writes `IntegrityKey/<key>` into a document whose creation stopped before it (the bytes its creator writes).
@@ -479,7 +511,8 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
 
     /// Reads another client's recent-sync marker, or `nil` if it vanished.
     open func fetchRecentSync(client: String) async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.recentSyncFile(documentIdentifier, client: client), maximumSize: PropertyListFile.maximumByteCount)
+        try await fileSystem.readIfPresent(
+            layout.recentSyncFile(documentIdentifier, client: client), maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Lists `SyncChanges/`: one folder per client that registered with the document (once after a fresh start).
@@ -493,28 +526,34 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         try await fileSystem.contentsOfDirectoryIfPresent(at: layout.wholeStoreDirectory(documentIdentifier))
     }
 
-    /// Reads a client's whole-store manifest, or `nil`; asked only when this client's own sets are missing from the folder.
+    /// Reads a client's whole-store manifest, or `nil`; asked only when this client's own sets are missing from the
+    /// folder.
     open func fetchWholeStoreManifest(client: String) async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.appliedSyncChangeSetsFile(documentIdentifier, client: client),
-                                           maximumSize: PropertyListFile.maximumByteCount)
+        try await fileSystem.readIfPresent(
+            layout.appliedSyncChangeSetsFile(documentIdentifier, client: client),
+            maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Lists one client's change sets: names and kinds only (``RemoteFileSystem/namesOfDirectory(at:)``; a publishing
     /// sync lists its own folder, which grows with every set it published, and a local folder's full listing cost a
     /// `stat` and a version tag per set).
     open func fetchChangeSetListing(client: String) async throws -> [RemoteItem] {
-        try await fileSystem.namesOfDirectoryIfPresent(at: layout.syncChangesDirectory(documentIdentifier, client: client))
+        try await fileSystem.namesOfDirectoryIfPresent(
+            at: layout.syncChangesDirectory(documentIdentifier, client: client))
     }
 
     /// Downloads one change set to a local file.
     open func downloadChangeSet(client: String, name: String, to url: URL) async throws {
-        try await fileSystem.download(layout.syncChangesDirectory(documentIdentifier, client: client).appending(name), toLocalFile: url)
+        try await fileSystem.download(
+            layout.syncChangesDirectory(documentIdentifier, client: client).appending(name), toLocalFile: url)
     }
 
     /// Publishes one of this client's change sets atomically under its final name. Called for up to four sets at
     /// once (their uploads overlap).
     open func publishChangeSet(from url: URL, name: String) async throws {
-        try await fileSystem.upload(fromLocalFile: url, to: layout.syncChangesDirectory(documentIdentifier, client: clientIdentifier).appending(name))
+        try await fileSystem.upload(
+            fromLocalFile: url,
+            to: layout.syncChangesDirectory(documentIdentifier, client: clientIdentifier).appending(name))
     }
 
     /// The version tag of this client's own recent-sync marker, asked right after a sync that published nothing
@@ -525,7 +564,8 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
 
     /// The version tag of this client's whole store (`LocalSyncState.ownWholeStoreTag`); `nil` when there is none.
     open func fetchOwnWholeStoreVersionTag() async throws -> String? {
-        try await fileSystem.item(at: layout.wholeStoreFile(documentIdentifier, client: clientIdentifier))?.wholeStoreTag
+        try await fileSystem.item(at: layout.wholeStoreFile(documentIdentifier, client: clientIdentifier))?
+            .wholeStoreTag
     }
 
     /// Replaces this client's recent-sync marker.
@@ -535,7 +575,8 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
 
     /// Reads `Information/DeletedDocuments/<document>.plist`, or `nil`; consulted only when the integrity key is gone.
     open func fetchDeletedDocumentMarker() async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.deletedDocumentFile(documentIdentifier), maximumSize: PropertyListFile.maximumByteCount)
+        try await fileSystem.readIfPresent(
+            layout.deletedDocumentFile(documentIdentifier), maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Whether `DeletedClients/<this client>.plist` exists.
@@ -545,8 +586,9 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
 
     /// Reads `DeletedClients/<this client>.plist`, or `nil`; asked only when ``deletedClientMarkerExists()`` found one.
     open func fetchDeletedClientMarker() async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.deletedClientFile(documentIdentifier, client: clientIdentifier),
-                                           maximumSize: PropertyListFile.maximumByteCount)
+        try await fileSystem.readIfPresent(
+            layout.deletedClientFile(documentIdentifier, client: clientIdentifier),
+            maximumSize: PropertyListFile.maximumByteCount)
     }
 }
 

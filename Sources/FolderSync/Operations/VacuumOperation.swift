@@ -63,10 +63,12 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
         package var disabledSafeguards: Set<RemovalSafeguard> = []
 
         /// Options; see the properties for each argument.
-        public init(dryRun: Bool = false, expireClientsAfter: TimeInterval? = nil,
-                    temporaryFileAge: TimeInterval = VacuumOperation.defaultTemporaryFileAge,
-                    keepRemovedFor: TimeInterval = VacuumOperation.defaultRemovedFileGracePeriod,
-                    verificationCacheFile: URL? = nil) {
+        public init(
+            dryRun: Bool = false, expireClientsAfter: TimeInterval? = nil,
+            temporaryFileAge: TimeInterval = VacuumOperation.defaultTemporaryFileAge,
+            keepRemovedFor: TimeInterval = VacuumOperation.defaultRemovedFileGracePeriod,
+            verificationCacheFile: URL? = nil
+        ) {
             self.dryRun = dryRun
             self.expireClientsAfter = expireClientsAfter
             self.temporaryFileAge = temporaryFileAge
@@ -128,8 +130,10 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
     ///   a grace period shorter than ``minimumRemovedFileGracePeriod``.
     public func run() async throws -> VacuumReport {
         if let expiry = expireClientsAfter, expiry < Self.minimumClientExpiry {
-            throw FolderSyncError(.invalidConfiguration, "clients can be expired after one day of silence at the soonest "
-                                  + "(a syncing client says it is alive once an hour); \(Int(expiry)) seconds is too short")
+            throw FolderSyncError(
+                .invalidConfiguration,
+                "clients can be expired after one day of silence at the soonest "
+                    + "(a syncing client says it is alive once an hour); \(Int(expiry)) seconds is too short")
         }
         try RemovedArea.checkGracePeriod(keepRemovedFor)
         var inventory = try await takeInventory()
@@ -137,8 +141,9 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
         let expired = expiredClients(inventory, now: folderTime.now)
         if !dryRun {
             for client in expired.sorted() {
-                let marker = DeletedClientInfo(clientIdentifier: client, deletedBy: clientIdentifier,
-                                               deletionDate: environment.now().wholeSeconds)
+                let marker = DeletedClientInfo(
+                    clientIdentifier: client, deletedBy: clientIdentifier,
+                    deletionDate: environment.now().wholeSeconds)
                 try await writeDeletedClientMarker(try PropertyListFile.encode(marker), client: client)
                 environment.logger.info("Expired client \(client) of document \(documentIdentifier)")
             }
@@ -162,19 +167,23 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
         guard !dryRun else { return report }
 
         if report.removed.contains(where: { $0.reason != .deletedClientFolder }) {
-            removal = try await documentArea.begin(.vacuum, by: clientIdentifier, at: folderTime.now ?? environment.now())
+            removal = try await documentArea.begin(
+                .vacuum, by: clientIdentifier, at: folderTime.now ?? environment.now())
             report.removalFolder = removal?.folder
         }
         var failed: [RemotePath: FolderSyncError] = [:]
         for (index, phase) in plan.phases.enumerated() {
             try Task.checkCancellation()
             if index == VacuumPlan.changeSetPhase, !phase.isEmpty, !disabledSafeguards.contains(.removesWhatItPlanned),
-               let changed = try await keptStoreChange(plan) {
+                let changed = try await keptStoreChange(plan)
+            {
                 // The stores that justify removing these change sets are not the planned ones any more.
                 let kept = Set(phase + plan.phases[VacuumPlan.folderPhase])
                 report.removed.removeAll { kept.contains($0) }
-                report.skipped.append(.init(path: layout.wholeStoreDirectory(documentIdentifier),
-                                            reason: "change sets kept: \(changed) while this vacuum ran; the next vacuum looks again"))
+                report.skipped.append(
+                    .init(
+                        path: layout.wholeStoreDirectory(documentIdentifier),
+                        reason: "change sets kept: \(changed) while this vacuum ran; the next vacuum looks again"))
                 break
             }
             for (path, error) in try await remove(phase, plan: plan) { failed[path] = error }
@@ -196,7 +205,8 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
         report.failures = failed.map { .init(path: $0.key, error: $0.value) }.sorted { $0.path < $1.path }
         report.removed.removeAll { failed[$0.path] != nil }
         report.purgedRemovals.removeAll { failed[$0] != nil }
-        environment.logger.info("Vacuumed document \(documentIdentifier): \(report.removed.count) items, \(report.bytesFreed) bytes")
+        environment.logger.info(
+            "Vacuumed document \(documentIdentifier): \(report.removed.count) items, \(report.bytesFreed) bytes")
         return report
     }
 
@@ -204,8 +214,9 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
     /// whole stores count on their manifests' word here (a listing does not read them whole; vacuum does).
     func survey() async throws -> (DocumentInventory, VacuumPlan) {
         let inventory = try await takeInventory(verifyingWholeStores: false)
-        let plan = VacuumPlanner.plan(inventory, layout: layout, document: documentIdentifier, expired: [],
-                                      now: inventory.newestWrite, temporaryFileAge: temporaryFileAge, dryRun: true)
+        let plan = VacuumPlanner.plan(
+            inventory, layout: layout, document: documentIdentifier, expired: [],
+            now: inventory.newestWrite, temporaryFileAge: temporaryFileAge, dryRun: true)
         return (inventory, plan)
     }
 
@@ -213,10 +224,13 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
     /// remembered as verified by an earlier run (``verificationCacheFile``) is read again before a change set or a
     /// whole store goes because of it, since a store damaged in place can keep its size and version tag. A store
     /// that fails is dropped and the plan made again without it; each store is read at most once, so this ends.
-    private func planOnStoresReadNow(_ inventory: inout DocumentInventory, expired: Set<String>, now: Date?) async throws -> VacuumPlan {
+    private func planOnStoresReadNow(_ inventory: inout DocumentInventory, expired: Set<String>, now: Date?)
+        async throws -> VacuumPlan
+    {
         while true {
-            let plan = VacuumPlanner.plan(inventory, layout: layout, document: documentIdentifier, expired: expired,
-                                          now: now, temporaryFileAge: temporaryFileAge, dryRun: dryRun)
+            let plan = VacuumPlanner.plan(
+                inventory, layout: layout, document: documentIdentifier, expired: expired,
+                now: now, temporaryFileAge: temporaryFileAge, dryRun: dryRun)
             guard !disabledSafeguards.contains(.rereadsRememberedStores) else { return plan }
             let relied = plan.storesReliedOn.intersection(inventory.wholeStoresVerifiedEarlier)
             guard !relied.isEmpty else { return plan }
@@ -239,30 +253,39 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
                 guard let data = try await fetchRecentSync(client: client) else { continue }
                 let recent = try PropertyListFile.decode(RecentSync.self, from: data, path: path.description)
                 guard recent.clientIdentifier == client else {
-                    throw FolderSyncError(.corruptFile, "the recent sync names client \(recent.clientIdentifier)", path: path.description)
+                    throw FolderSyncError(
+                        .corruptFile, "the recent sync names client \(recent.clientIdentifier)", path: path.description)
                 }
                 inventory.recentSyncs[client] = recent
             } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
-                inventory.skipped.append(.init(path: path, reason: "unreadable (\(error.message)); this client counts as acknowledging nothing"))
+                inventory.skipped.append(
+                    .init(
+                        path: path, reason: "unreadable (\(error.message)); this client counts as acknowledging nothing"
+                    ))
             }
         }
         for client in inventory.wholeStoreFolders.keys.sorted() {
             let path = layout.appliedSyncChangeSetsFile(documentIdentifier, client: client)
             do {
                 guard let data = try await fetchWholeStoreManifest(client: client) else {
-                    inventory.skipped.append(.init(path: path, reason: "whole store without a manifest; not counted, left alone"))
+                    inventory.skipped.append(
+                        .init(path: path, reason: "whole store without a manifest; not counted, left alone"))
                     continue
                 }
                 let manifest = try PropertyListFile.decode(WholeStoreManifest.self, from: data, path: path.description)
                 guard manifest.clientIdentifier == client else {
-                    throw FolderSyncError(.corruptFile, "the manifest names client \(manifest.clientIdentifier)", path: path.description)
+                    throw FolderSyncError(
+                        .corruptFile, "the manifest names client \(manifest.clientIdentifier)", path: path.description)
                 }
                 inventory.wholeStores[client] = manifest
             } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion {
-                inventory.skipped.append(.init(path: path, reason: "unreadable (\(error.message)); whole store not counted, left alone"))
+                inventory.skipped.append(
+                    .init(path: path, reason: "unreadable (\(error.message)); whole store not counted, left alone"))
             }
         }
-        if verifyingWholeStores, !disabledSafeguards.contains(.verifiesWholeStores) { try await verifyWholeStores(&inventory) }
+        if verifyingWholeStores, !disabledSafeguards.contains(.verifiesWholeStores) {
+            try await verifyWholeStores(&inventory)
+        }
         return inventory
     }
 
@@ -286,7 +309,8 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
     }
 
     /// What the verification cache knows a client's whole store by: its identifier, size and version tag as listed.
-    private func wholeStoreKey(client: String, manifest: WholeStoreManifest, _ inventory: DocumentInventory) -> String? {
+    private func wholeStoreKey(client: String, manifest: WholeStoreManifest, _ inventory: DocumentInventory) -> String?
+    {
         let item = inventory.tree[layout.wholeStoreDirectory(documentIdentifier, client: client)]?
             .first { $0.name == RemoteLayout.wholeStoreFileName }
         return WholeStoreVerificationCache.key(client: client, manifest: manifest, item: item)
@@ -294,8 +318,10 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
 
     /// Reads one client's whole store whole and checks it against its manifest: counted as verified and remembered,
     /// or dropped from the inventory (it covers nothing), reported as damaged and forgotten.
-    private func verifyWholeStore(client: String, _ inventory: inout DocumentInventory,
-                                  cache: inout WholeStoreVerificationCache) async throws {
+    private func verifyWholeStore(
+        client: String, _ inventory: inout DocumentInventory,
+        cache: inout WholeStoreVerificationCache
+    ) async throws {
         guard let manifest = inventory.wholeStores[client] else { return }
         let path = layout.wholeStoreFile(documentIdentifier, client: client)
         let key = wholeStoreKey(client: client, manifest: manifest, inventory)
@@ -305,10 +331,13 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
             try manifest.check(file, path: path.description)
             inventory.wholeStoreCheck.verified += 1
             cache.insert(key)
-        } catch let error as FolderSyncError where error.isDamagedFile || error.code == .unsupportedFormatVersion
-                    || error.code == .remoteItemNotFound {
+        } catch let error as FolderSyncError
+            where error.isDamagedFile || error.code == .unsupportedFormatVersion
+            || error.code == .remoteItemNotFound
+        {
             inventory.wholeStores[client] = nil
-            inventory.wholeStoreCheck.damaged.append(.init(path: path, reason: "\(error.message); whole store not counted, left alone"))
+            inventory.wholeStoreCheck.damaged.append(
+                .init(path: path, reason: "\(error.message); whole store not counted, left alone"))
             cache.remove(key)
         }
     }
@@ -324,7 +353,8 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
         for (client, planned) in plan.keptWholeStores.sorted(by: { $0.key < $1.key }) {
             let path = layout.appliedSyncChangeSetsFile(documentIdentifier, client: client)
             guard let data = try await fetchWholeStoreManifest(client: client),
-                  let now = try? PropertyListFile.decode(WholeStoreManifest.self, from: data, path: path.description) else {
+                let now = try? PropertyListFile.decode(WholeStoreManifest.self, from: data, path: path.description)
+            else {
                 return "the whole store of client \(client) was removed"
             }
             if now.wholeStoreIdentifier == planned.wholeStoreIdentifier { continue }
@@ -340,9 +370,12 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
     /// The attachments nothing left after the plan references: every change set it keeps and every whole store it
     /// keeps are read (only when the document has attachments). Anything unreadable keeps every attachment.
     private func unreferencedAttachments(_ inventory: DocumentInventory, plan: VacuumPlan, now: Date?)
-        async throws -> (removals: [VacuumReport.Removal], skipped: [VacuumReport.Skipped]) {
+        async throws -> (removals: [VacuumReport.Removal], skipped: [VacuumReport.Skipped])
+    {
         let folder = layout.attachmentsDirectory(documentIdentifier)
-        let stored = (inventory.tree[folder] ?? []).filter { $0.kind == .file && AttachmentReference.isValidName($0.name) }
+        let stored = (inventory.tree[folder] ?? []).filter {
+            $0.kind == .file && AttachmentReference.isValidName($0.name)
+        }
         guard !stored.isEmpty else { return ([], []) }
         // Private: with encryption, what is read here is decrypted.
         let work = try LocalFiles.privateScratchDirectory()
@@ -350,27 +383,45 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
         let removed = Set(plan.report.removed.map(\.path))
         var referenced = Set<String>()
         do {
-            referenced = try await attachments(referencedBy: inventory.changeSets.values.joined().filter { !removed.contains($0.path) }, work: work)
+            referenced = try await attachments(
+                referencedBy: inventory.changeSets.values.joined().filter { !removed.contains($0.path) }, work: work)
             for client in plan.keptWholeStores.keys.sorted() {
                 let path = layout.wholeStoreFile(documentIdentifier, client: client)
-                let (download, snapshot) = (work.appendingPathComponent("whole-store"), work.appendingPathComponent("snapshot.sqlite"))
+                let (download, snapshot) = (
+                    work.appendingPathComponent("whole-store"), work.appendingPathComponent("snapshot.sqlite")
+                )
                 try await downloadFile(path, to: download)
                 _ = try WholeStoreFile.read(download, to: snapshot, path: path.description)
-                referenced.formUnion(try AttachmentScan.references(inSnapshot: snapshot, path: path.description).map(\.1.sha256))
+                referenced.formUnion(
+                    try AttachmentScan.references(inSnapshot: snapshot, path: path.description).map(\.1.sha256))
                 try? FileManager.default.removeItem(at: snapshot)
             }
-        } catch let error as FolderSyncError where [.corruptFile, .unsupportedFormatVersion, .remoteItemNotFound].contains(error.code) {
-            return ([], [.init(path: folder, reason: "attachments kept: \(error.path ?? "a file") could not be read (\(error.message))")])
+        } catch let error as FolderSyncError
+            where [.corruptFile, .unsupportedFormatVersion, .remoteItemNotFound].contains(error.code)
+        {
+            return (
+                [],
+                [
+                    .init(
+                        path: folder,
+                        reason: "attachments kept: \(error.path ?? "a file") could not be read (\(error.message))")
+                ]
+            )
         }
         var removals: [VacuumReport.Removal] = []
         var skipped: [VacuumReport.Skipped] = []
         for item in stored.sorted(by: { $0.name < $1.name }) where !referenced.contains(item.name) {
             guard let date = item.modificationDate, let now else {
-                skipped.append(.init(path: folder.appending(item.name), reason: "unreferenced attachment without a modification date; its age is unknown"))
+                skipped.append(
+                    .init(
+                        path: folder.appending(item.name),
+                        reason: "unreferenced attachment without a modification date; its age is unknown"))
                 continue
             }
             if now.timeIntervalSince(date) > temporaryFileAge {
-                removals.append(.init(path: folder.appending(item.name), byteCount: item.size ?? 0, reason: .unreferencedAttachment))
+                removals.append(
+                    .init(path: folder.appending(item.name), byteCount: item.size ?? 0, reason: .unreferencedAttachment)
+                )
             }
         }
         return (removals, skipped)
@@ -379,10 +430,12 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
     /// The attachments referenced by change sets published since `inventory` was taken.
     private func attachmentsReferencedByChangeSets(notIn inventory: DocumentInventory) async throws -> Set<String> {
         let known = Set(inventory.changeSets.values.joined().map(\.path))
-        let now = DocumentInventory.classify(tree: try await fetchDocumentTree(), layout: layout, document: documentIdentifier)
+        let now = DocumentInventory.classify(
+            tree: try await fetchDocumentTree(), layout: layout, document: documentIdentifier)
         let work = try LocalFiles.privateScratchDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
-        return try await attachments(referencedBy: now.changeSets.values.joined().filter { !known.contains($0.path) }, work: work)
+        return try await attachments(
+            referencedBy: now.changeSets.values.joined().filter { !known.contains($0.path) }, work: work)
     }
 
     /// The attachments some change sets reference, each downloaded into `work` in turn.
@@ -396,7 +449,8 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
                 // Removed since the inventory (another client's vacuum): no reader will need what it referenced.
                 continue
             }
-            referenced.formUnion(try AttachmentScan.references(inChangeSet: local, path: set.path.description).map(\.0.sha256))
+            referenced.formUnion(
+                try AttachmentScan.references(inChangeSet: local, path: set.path.description).map(\.0.sha256))
         }
         return referenced
     }
@@ -411,16 +465,17 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
             guard let measured = try await fetchFolderTime() else { return newest }
             return .init(now: measured, isMeasured: true, skew: environment.now().timeIntervalSince(measured))
         } catch {
-            environment.logger.info("Reading the folder's clock failed (\(error)); ages are judged from the newest date it records")
+            environment.logger.info(
+                "Reading the folder's clock failed (\(error)); ages are judged from the newest date it records")
             return newest
         }
     }
 
-    /// Clients silent for longer than the expiry: the folder saw no file of theirs written for that long, by the folder's
-    /// own clock (a device's clock, or the operator's, decides nothing). Only clients with a readable recent sync are
-    /// candidates (one that never synced is not expired), a client with no dated file is not expired, and of the
-    /// candidates, the one the folder saw write last is never expired with all the others: a document always keeps a
-    /// client that syncs.
+    /// Clients silent for longer than the expiry: the folder saw no file of theirs written for that long, by the
+    /// folder's own clock (a device's clock, or the operator's, decides nothing). Only clients with a readable recent
+    /// sync are candidates (one that never synced is not expired), a client with no dated file is not expired, and of
+    /// the candidates, the one the folder saw write last is never expired with all the others: a document always keeps
+    /// a client that syncs.
     private func expiredClients(_ inventory: DocumentInventory, now: Date?) -> Set<String> {
         guard let limit = expireClientsAfter, let now else { return [] }
         let candidates = Set(inventory.recentSyncs.keys).subtracting(inventory.deletedClients)
@@ -428,17 +483,22 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
             inventory.lastWritten[client].map { now.timeIntervalSince($0) > limit } ?? false
         }
         if !silent.isEmpty, silent == candidates,
-           let latest = silent.max(by: { (inventory.lastWritten[$0]!, $0) < (inventory.lastWritten[$1]!, $1) }) {
+            let latest = silent.max(by: { (inventory.lastWritten[$0]!, $0) < (inventory.lastWritten[$1]!, $1) })
+        {
             silent.remove(latest)
         }
         return silent
     }
 
     /// The document's removed area, where this vacuum moves what it removes.
-    private var documentArea: RemovedArea { RemovedArea(fileSystem: fileSystem, layout: layout, document: documentIdentifier) }
+    private var documentArea: RemovedArea {
+        RemovedArea(fileSystem: fileSystem, layout: layout, document: documentIdentifier)
+    }
 
     /// Removes one phase with a few removals in flight (each a move into this run's removal); returns the failures.
-    private func remove(_ removals: [VacuumReport.Removal], plan: VacuumPlan? = nil) async throws -> [(RemotePath, FolderSyncError)] {
+    private func remove(_ removals: [VacuumReport.Removal], plan: VacuumPlan? = nil) async throws -> [(
+        RemotePath, FolderSyncError
+    )] {
         if let removal {
             let moved = removals.filter { $0.reason != .deletedClientFolder }.map(\.path)
             try await documentArea.makeFolders(for: moved, in: removal)
@@ -448,7 +508,8 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
                 if removal.reason == .deletedClientFolder {
                     try await removeDirectoryIfEmpty(removal.path)
                 } else if removal.reason == .dominatedWholeStore, !disabledSafeguards.contains(.removesWhatItPlanned),
-                          let planned = plan?.removedWholeStores[removal.path] {
+                    let planned = plan?.removedWholeStores[removal.path]
+                {
                     try await removeWholeStore(client: removal.path.name, identifier: planned)
                 } else {
                     try await moveToRemovedArea(removal.path)
@@ -511,12 +572,15 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
 
     /// Reads a client's recent-sync marker, or `nil` if it vanished.
     open func fetchRecentSync(client: String) async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.recentSyncFile(documentIdentifier, client: client), maximumSize: PropertyListFile.maximumByteCount)
+        try await fileSystem.readIfPresent(
+            layout.recentSyncFile(documentIdentifier, client: client), maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Reads `WholeStore/<client>/AppliedSyncChangeSets.ticdsync`, or `nil`.
     open func fetchWholeStoreManifest(client: String) async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.appliedSyncChangeSetsFile(documentIdentifier, client: client), maximumSize: PropertyListFile.maximumByteCount)
+        try await fileSystem.readIfPresent(
+            layout.appliedSyncChangeSetsFile(documentIdentifier, client: client),
+            maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Writes `DeletedClients/<client>.plist`.
@@ -547,24 +611,29 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
     /// its folder, then its day's folder when that is left empty.
     ///
     /// File by file rather than one removal of the folder: a server removes a folder's tree in one thread (Apache's
-    /// recursive `DELETE`: 2 ms a file on a busy disk, eight times what the same files' `DELETE`s take eight at a time).
+    /// recursive `DELETE`: 2 ms a file on a busy disk, eight times what the same files' `DELETE`s take eight at a
+    /// time).
     open func purgeRemoval(_ folder: RemotePath) async throws {
         let tree: [RemotePath: [RemoteItem]]
         do {
             tree = try await fileSystem.listTree(at: folder)
         } catch FolderSyncError.Code.remoteItemNotFound {
-            return   // purged by another vacuum meanwhile
+            return  // purged by another vacuum meanwhile
         }
-        let files = tree.flatMap { parent, items in items.filter { $0.kind == .file }.map { parent.appending($0.name) } }
-            .filter { $0 != folder.appending(RemoteLayout.removalRecordFileName) }
+        let files = tree.flatMap { parent, items in items.filter { $0.kind == .file }.map { parent.appending($0.name) }
+        }
+        .filter { $0 != folder.appending(RemoteLayout.removalRecordFileName) }
         _ = try await withRemovalsInFlight(files) { [fileSystem] file in try await fileSystem.remove(file) }
         try await fileSystem.remove(folder)
-        if try await fileSystem.contentsOfDirectoryIfPresent(at: folder.parent).isEmpty { try await fileSystem.remove(folder.parent) }
+        if try await fileSystem.contentsOfDirectoryIfPresent(at: folder.parent).isEmpty {
+            try await fileSystem.remove(folder.parent)
+        }
     }
 
     /// Reads a client's `WholeStore.ticdsync` from start to end in pieces, to verify it.
     open func readWholeStore(client: String, _ body: (Data) throws -> Void) async throws {
-        try await fileSystem.readPieces(of: layout.wholeStoreFile(documentIdentifier, client: client), size: 1 << 20, body)
+        try await fileSystem.readPieces(
+            of: layout.wholeStoreFile(documentIdentifier, client: client), size: 1 << 20, body)
     }
 
     /// Removes the whole store `identifier` of `client`, and only that one, even if the client uploads a new store
@@ -581,16 +650,17 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
         do {
             try await fileSystem.move(from: manifestPath, to: aside, replacing: false)
         } catch FolderSyncError.Code.remoteItemNotFound {
-            return   // already removed, or being replaced: nothing of the planned store is published
+            return  // already removed, or being replaced: nothing of the planned store is published
         }
-        let moved = try? PropertyListFile.decode(WholeStoreManifest.self,
-                                                 from: try await fileSystem.read(aside, maximumSize: PropertyListFile.maximumByteCount),
-                                                 path: aside.description)
+        let moved = try? PropertyListFile.decode(
+            WholeStoreManifest.self,
+            from: try await fileSystem.read(aside, maximumSize: PropertyListFile.maximumByteCount),
+            path: aside.description)
         guard moved?.wholeStoreIdentifier == identifier else {
             do {
                 try await fileSystem.move(from: aside, to: manifestPath, replacing: false)
             } catch FolderSyncError.Code.remoteItemExists {
-                try await fileSystem.remove(aside)   // an even newer store took the name: the one moved aside is older
+                try await fileSystem.remove(aside)  // an even newer store took the name: the one moved aside is older
             }
             return
         }
@@ -612,11 +682,13 @@ open class VacuumOperation: DocumentOperation, @unchecked Sendable {
                 try reader.consume(piece)
                 if let header = reader.header {
                     identifier = header.wholeStoreIdentifier
-                    throw CancellationError()   // the header is all it needs
+                    throw CancellationError()  // the header is all it needs
                 }
             }
         } catch is CancellationError {
-        } catch let error as FolderSyncError where error.isDamagedFile || error.code == .remoteItemNotFound || error.code == .unsupportedFormatVersion {
+        } catch let error as FolderSyncError
+            where error.isDamagedFile || error.code == .remoteItemNotFound || error.code == .unsupportedFormatVersion
+        {
             return nil
         }
         return identifier
@@ -638,7 +710,8 @@ extension RemoteFileSystem {
     ///
     /// - Throws: ``FolderSyncError/Code/remoteItemNotFound`` when `path` does not exist.
     func listTree(at path: RemotePath, descendingInto descends: (RemotePath) -> Bool = { _ in true }) async throws
-        -> [RemotePath: [RemoteItem]] {
+        -> [RemotePath: [RemoteItem]]
+    {
         var tree: [RemotePath: [RemoteItem]] = [path: try await contentsOfDirectory(at: path)]
         var pending = [path]
         while let folder = pending.popLast() {

@@ -1,5 +1,5 @@
-public import Foundation
 import CFileSystem
+public import Foundation
 import Logging
 
 extension FolderSyncError {
@@ -45,8 +45,10 @@ open class WholeStoreDownloadOperation: DocumentOperation, @unchecked Sendable {
 
         /// Options; `willReplace` is called with the chosen store's manifest just before it replaces the local
         /// data, `didReplace` once it has.
-        public init(willReplace: @escaping @Sendable (WholeStoreManifest) async -> Void = { _ in },
-                    didReplace: @escaping @Sendable (WholeStoreManifest) async -> Void = { _ in }) {
+        public init(
+            willReplace: @escaping @Sendable (WholeStoreManifest) async -> Void = { _ in },
+            didReplace: @escaping @Sendable (WholeStoreManifest) async -> Void = { _ in }
+        ) {
             self.willReplace = willReplace
             self.didReplace = didReplace
         }
@@ -76,7 +78,8 @@ open class WholeStoreDownloadOperation: DocumentOperation, @unchecked Sendable {
         }
     }
 
-    /// An operation ready to ``run(covering:)``: it replaces `store`'s data as `options` say, from where `context` says.
+    /// An operation ready to ``run(covering:)``: it replaces `store`'s data as `options` say, from where `context`
+    /// says.
     public init(context: DocumentOperationContext, store: any SnapshottingModelAdapter, options: Options = Options()) {
         self.context = context
         self.store = store
@@ -105,11 +108,16 @@ open class WholeStoreDownloadOperation: DocumentOperation, @unchecked Sendable {
     /// `install` installs the verified snapshot and returns the store that now holds it; `nil`: the store's
     /// ``SnapshottingModelAdapter/restoreSnapshot(from:covers:localClient:)``. A new device's first open puts the
     /// snapshot in place of a store it has not opened yet instead (``DocumentSyncManager/openStore(at:_:)``).
-    func perform(covering missing: [String: Int64] = [:],
-                 install: ((_ snapshot: URL, _ manifest: WholeStoreManifest) throws -> any SnapshottingModelAdapter)? = nil)
-        async throws -> (manifest: WholeStoreManifest?, attachmentsFetched: AttachmentsFetched) {
+    func perform(
+        covering missing: [String: Int64] = [:],
+        install: ((_ snapshot: URL, _ manifest: WholeStoreManifest) throws -> any SnapshottingModelAdapter)? = nil
+    )
+        async throws -> (manifest: WholeStoreManifest?, attachmentsFetched: AttachmentsFetched)
+    {
         var fetched = AttachmentsFetched()
-        let work = options.workDirectory ?? localLayout.helperDirectory.appendingPathComponent("WholeStoreDownload", isDirectory: true)
+        let work =
+            options.workDirectory
+            ?? localLayout.helperDirectory.appendingPathComponent("WholeStoreDownload", isDirectory: true)
         try? FileManager.default.removeItem(at: work)
         try LocalFiles.createDirectory(work)
         defer { try? FileManager.default.removeItem(at: work) }
@@ -119,7 +127,8 @@ open class WholeStoreDownloadOperation: DocumentOperation, @unchecked Sendable {
         guard let manifest = try await bestWholeStore(into: snapshot, covering: missing) else { return (nil, fetched) }
         try await options.checkBeforeInstalling?()
         // A store whose uploader counted no reference is not searched for them.
-        let holdsLargeValues = manifest.attachmentReferenceCount == 0 ? false : try await fetchAttachments(of: snapshot, &fetched)
+        let holdsLargeValues =
+            manifest.attachmentReferenceCount == 0 ? false : try await fetchAttachments(of: snapshot, &fetched)
         await willReplace(manifest)
         let installed: any SnapshottingModelAdapter
         if let install {
@@ -136,21 +145,25 @@ open class WholeStoreDownloadOperation: DocumentOperation, @unchecked Sendable {
             try store.restoreLargeValues(from: localLayout.attachmentStore)
         }
         await didReplace(manifest)
-        environment.logger.info("Installed whole store \(manifest.wholeStoreIdentifier) of client \(manifest.clientIdentifier)")
+        environment.logger.info(
+            "Installed whole store \(manifest.wholeStoreIdentifier) of client \(manifest.clientIdentifier)")
         return (manifest, fetched)
     }
 
     /// Finds the whole store that covers the most, downloads and verifies it, and decompresses it into `snapshot`.
     ///
     /// Returns `nil` when there is none; throws the last error when every candidate failed verification.
-    func bestWholeStore(into snapshot: URL, covering missing: [String: Int64] = [:]) async throws -> WholeStoreManifest? {
+    func bestWholeStore(into snapshot: URL, covering missing: [String: Int64] = [:]) async throws -> WholeStoreManifest?
+    {
         var candidates: [WholeStoreManifest] = []
         for client in try await fetchWholeStoreClients() {
             let path = layout.appliedSyncChangeSetsFile(documentIdentifier, client: client)
             guard let data = try await fetchManifest(client: client),
-                  let manifest = try? PropertyListFile.decode(WholeStoreManifest.self, from: data, path: path.description),
-                  manifest.clientIdentifier == client, manifest.schemaVersion <= store.schemaVersion,
-                  missing.isEmpty || missing.contains(where: { (manifest.covers[$0.key] ?? 0) >= $0.value }) else { continue }
+                let manifest = try? PropertyListFile.decode(
+                    WholeStoreManifest.self, from: data, path: path.description),
+                manifest.clientIdentifier == client, manifest.schemaVersion <= store.schemaVersion,
+                missing.isEmpty || missing.contains(where: { (manifest.covers[$0.key] ?? 0) >= $0.value })
+            else { continue }
             candidates.append(manifest)
         }
         candidates.sort { ($0.coveredCount, $0.clientIdentifier) > ($1.coveredCount, $1.clientIdentifier) }
@@ -160,8 +173,9 @@ open class WholeStoreDownloadOperation: DocumentOperation, @unchecked Sendable {
             do {
                 // One pass: the file is checked (its trailer, its manifest's size and checksum) and its snapshot
                 // written while it is read; nothing is installed from a file that fails at the end.
-                let file = try await readWholeStore(client: manifest.clientIdentifier, into: snapshot, path: path,
-                                                    total: Int64(manifest.wholeStoreByteCount))
+                let file = try await readWholeStore(
+                    client: manifest.clientIdentifier, into: snapshot, path: path,
+                    total: Int64(manifest.wholeStoreByteCount))
                 try manifest.check(file, path: path)
                 try store.checkSnapshotSchemaVersion(file.header.snapshotSchemaVersion, path: path)
                 // Refused here rather than at install, so that the next store is tried: tables, views or columns the
@@ -180,16 +194,21 @@ open class WholeStoreDownloadOperation: DocumentOperation, @unchecked Sendable {
     /// Downloads the attachments a snapshot references, before it is installed: large values always, files by
     /// policy. One the remote lacks is reported as gone; its column keeps the reference. Returns whether the
     /// snapshot references any large value. What it fetched is added to `attachmentsFetched`.
-    private func fetchAttachments(of snapshot: URL, _ attachmentsFetched: inout AttachmentsFetched) async throws -> Bool {
+    private func fetchAttachments(of snapshot: URL, _ attachmentsFetched: inout AttachmentsFetched) async throws -> Bool
+    {
         guard store is any LargeValueRestoring else { return false }
-        let transfer = AttachmentTransfer(fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
-                                          local: localLayout.attachmentStore, emit: emit)
+        let transfer = AttachmentTransfer(
+            fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
+            local: localLayout.attachmentStore, emit: emit)
         var unavailable = Set<String>()
         let references = try AttachmentScan.references(inSnapshot: snapshot, path: snapshot.path)
         for (key, reference) in references
         where !transfer.local.contains(reference) && (reference.isInlineValue || attachmentDownloads == .eager) {
             let gone = GoneAttachment(key: key, reference: reference, path: transfer.remotePath(reference).description)
-            guard !unavailable.contains(reference.sha256) else { attachmentsFetched.gone.append(gone); continue }
+            guard !unavailable.contains(reference.sha256) else {
+                attachmentsFetched.gone.append(gone)
+                continue
+            }
             do {
                 attachmentsFetched.bytes += try await transfer.download(reference)
                 attachmentsFetched.count += 1
@@ -211,15 +230,23 @@ open class WholeStoreDownloadOperation: DocumentOperation, @unchecked Sendable {
 
     /// Reads a client's `AppliedSyncChangeSets.ticdsync`, or `nil`.
     open func fetchManifest(client: String) async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.appliedSyncChangeSetsFile(documentIdentifier, client: client), maximumSize: PropertyListFile.maximumByteCount)
+        try await fileSystem.readIfPresent(
+            layout.appliedSyncChangeSetsFile(documentIdentifier, client: client),
+            maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Reads a client's whole store into `snapshot` in pieces (``readWholeStore(client:_:)``), checked as it is read,
     /// telling the event streams how many of its `total` bytes arrived after each piece.
-    private func readWholeStore(client: String, into snapshot: URL, path: String, total: Int64) async throws -> WholeStoreReader.Result {
-        let reader = try WholeStoreReader(snapshot: snapshot, path: path, startWriteback: options.snapshotBecomesStore ? { fd, offset, length in
-            _ = foldersync_start_writeback(fd, offset, length)   // a hint: the fsync before the rename is what counts
-        } : nil)
+    private func readWholeStore(client: String, into snapshot: URL, path: String, total: Int64) async throws
+        -> WholeStoreReader.Result
+    {
+        let reader = try WholeStoreReader(
+            snapshot: snapshot, path: path,
+            startWriteback: options.snapshotBecomesStore
+                ? { fd, offset, length in
+                    // A hint: the fsync before the rename is what counts.
+                    _ = foldersync_start_writeback(fd, offset, length)
+                } : nil)
         var received: Int64 = 0
         emit(.wholeStoreTransfer(direction: .download, bytes: 0, total: total))
         try await readWholeStore(client: client) { piece in
@@ -233,6 +260,7 @@ open class WholeStoreDownloadOperation: DocumentOperation, @unchecked Sendable {
     /// Reads a client's `WholeStore.ticdsync` from start to end, handing `body` each piece as it arrives
     /// (``RemoteFileSystem/readPieces(of:size:_:)``): the caller checks and unpacks it on the way.
     open func readWholeStore(client: String, _ body: (Data) throws -> Void) async throws {
-        try await fileSystem.readPieces(of: layout.wholeStoreFile(documentIdentifier, client: client), size: 1 << 20, body)
+        try await fileSystem.readPieces(
+            of: layout.wholeStoreFile(documentIdentifier, client: client), size: 1 << 20, body)
     }
 }

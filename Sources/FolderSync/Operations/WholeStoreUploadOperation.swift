@@ -46,25 +46,36 @@ open class WholeStoreUploadOperation: DocumentOperation, @unchecked Sendable {
         defer { lock.release() }
 
         // Asked before the snapshot, a copy of the whole document, is written: an owed store is tried at every sync.
-        let expected = WholeStoreManifest.covers(ledger: try store.appliedChangeSets().contiguous,
-                                                 publishedSequence: try store.loadSyncState().progress.publishedSequence, localClient: clientIdentifier)
-        if let published = try await publishedCovers(), let lacking = published.first(where: { expected[$0.key] ?? 0 < $0.value }) {
-            environment.logger.warning("No whole store uploaded: this client's store on the remote covers change sets of \(lacking.key) up to \(lacking.value), this store only up to \(expected[lacking.key] ?? 0)")
+        let expected = WholeStoreManifest.covers(
+            ledger: try store.appliedChangeSets().contiguous,
+            publishedSequence: try store.loadSyncState().progress.publishedSequence, localClient: clientIdentifier)
+        if let published = try await publishedCovers(),
+            let lacking = published.first(where: { expected[$0.key] ?? 0 < $0.value })
+        {
+            environment.logger.warning(
+                "No whole store uploaded: this client's store on the remote covers change sets of \(lacking.key) up to \(lacking.value), this store only up to \(expected[lacking.key] ?? 0)"
+            )
             return nil
         }
         let snapshot = work.appendingPathComponent("snapshot.sqlite")
         guard let covers = try store.writeSnapshot(to: snapshot, localClient: clientIdentifier) else { return nil }
         let attachmentReferenceCount = try await publishAttachments(of: snapshot)
-        let snapshotSize = (try FileManager.default.attributesOfItem(atPath: snapshot.path)[.size] as? NSNumber)?.uint64Value ?? 0
+        let snapshotSize =
+            (try FileManager.default.attributesOfItem(atPath: snapshot.path)[.size] as? NSNumber)?.uint64Value ?? 0
         let identifier = environment.makeIdentifier()
         let storeFile = work.appendingPathComponent(RemoteLayout.wholeStoreFileName)
-        let (size, checksum, contentChecksum) = try WholeStoreFile.write(snapshot: snapshot, to: storeFile, header: .init(
-            wholeStoreIdentifier: identifier, clientIdentifier: clientIdentifier, schemaVersion: store.schemaVersion,
-            snapshotByteCount: snapshotSize, compression: compression, snapshotSchemaVersion: store.snapshotSchemaVersion, covers: covers))
-        let manifest = WholeStoreManifest(clientIdentifier: clientIdentifier, wholeStoreIdentifier: identifier,
-                                          creationDate: environment.now().wholeSeconds, schemaVersion: store.schemaVersion,
-                                          covers: covers, wholeStoreByteCount: size, wholeStoreChecksum: checksum,
-                                          contentChecksum: contentChecksum, attachmentReferenceCount: attachmentReferenceCount)
+        let (size, checksum, contentChecksum) = try WholeStoreFile.write(
+            snapshot: snapshot, to: storeFile,
+            header: .init(
+                wholeStoreIdentifier: identifier, clientIdentifier: clientIdentifier,
+                schemaVersion: store.schemaVersion,
+                snapshotByteCount: snapshotSize, compression: compression,
+                snapshotSchemaVersion: store.snapshotSchemaVersion, covers: covers))
+        let manifest = WholeStoreManifest(
+            clientIdentifier: clientIdentifier, wholeStoreIdentifier: identifier,
+            creationDate: environment.now().wholeSeconds, schemaVersion: store.schemaVersion,
+            covers: covers, wholeStoreByteCount: size, wholeStoreChecksum: checksum,
+            contentChecksum: contentChecksum, attachmentReferenceCount: attachmentReferenceCount)
         let manifestFile = work.appendingPathComponent(RemoteLayout.appliedSyncChangeSetsFileName)
         try LocalFiles.writeDurably(try PropertyListFile.encode(manifest), to: manifestFile)
 
@@ -87,7 +98,8 @@ open class WholeStoreUploadOperation: DocumentOperation, @unchecked Sendable {
         // Remembered, so that a sync finds the store changed under it (damaged, or put back from an older copy).
         let tag = try await fetchOwnWholeStoreVersionTag()
         try store.updateRemoteKnowledge { $0.ownWholeStoreTag = tag }
-        environment.logger.info("Uploaded whole store \(identifier) (\(size) bytes) covering \(manifest.coveredCount) change sets")
+        environment.logger.info(
+            "Uploaded whole store \(identifier) (\(size) bytes) covering \(manifest.coveredCount) change sets")
         return manifest
     }
 
@@ -97,11 +109,13 @@ open class WholeStoreUploadOperation: DocumentOperation, @unchecked Sendable {
     private func publishAttachments(of snapshot: URL) async throws -> Int? {
         guard let store = store as? any LargeValueRestoring else { return nil }
         let local = localLayout.attachmentStore
-        let transfer = AttachmentTransfer(fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
-                                          local: local, emit: emit)
+        let transfer = AttachmentTransfer(
+            fileSystem: fileSystem, layout: layout, documentIdentifier: documentIdentifier,
+            local: local, emit: emit)
         for reference in try store.storeLargeValues(inSnapshot: snapshot, threshold: attachmentThreshold, into: local) {
             if case .missingEverywhere = try await transfer.publish(reference) {
-                environment.logger.warning("Whole store references \(reference), which neither this client nor the remote has")
+                environment.logger.warning(
+                    "Whole store references \(reference), which neither this client nor the remote has")
             }
         }
         return try AttachmentScan.references(inSnapshot: snapshot, path: snapshot.path).count
@@ -117,10 +131,12 @@ open class WholeStoreUploadOperation: DocumentOperation, @unchecked Sendable {
 
     // MARK: Backend steps
 
-    /// Reads this client's published whole-store manifest (`WholeStore/<client>/AppliedSyncChangeSets.ticdsync`), or `nil`.
+    /// Reads this client's published whole-store manifest (`WholeStore/<client>/AppliedSyncChangeSets.ticdsync`), or
+    /// `nil`.
     open func fetchOwnManifest() async throws -> Data? {
-        try await fileSystem.readIfPresent(layout.appliedSyncChangeSetsFile(documentIdentifier, client: clientIdentifier),
-                                           maximumSize: PropertyListFile.maximumByteCount)
+        try await fileSystem.readIfPresent(
+            layout.appliedSyncChangeSetsFile(documentIdentifier, client: clientIdentifier),
+            maximumSize: PropertyListFile.maximumByteCount)
     }
 
     /// Empties `TemporaryFiles/WholeStore/<client>/`, creating it if needed.
@@ -132,20 +148,23 @@ open class WholeStoreUploadOperation: DocumentOperation, @unchecked Sendable {
 
     /// Uploads one file into the staging folder.
     open func uploadStagedFile(from url: URL, name: String) async throws {
-        try await fileSystem.upload(fromLocalFile: url,
-                                    to: layout.temporaryWholeStoreDirectory(documentIdentifier, client: clientIdentifier).appending(name))
+        try await fileSystem.upload(
+            fromLocalFile: url,
+            to: layout.temporaryWholeStoreDirectory(documentIdentifier, client: clientIdentifier).appending(name))
     }
 
     /// The version tag of this client's published whole store (`LocalSyncState.ownWholeStoreTag`).
     open func fetchOwnWholeStoreVersionTag() async throws -> String? {
-        try await fileSystem.item(at: layout.wholeStoreFile(documentIdentifier, client: clientIdentifier))?.wholeStoreTag
+        try await fileSystem.item(at: layout.wholeStoreFile(documentIdentifier, client: clientIdentifier))?
+            .wholeStoreTag
     }
 
     /// Moves one staged file into `WholeStore/<client>/`, replacing the previous one atomically.
     open func publishStagedFile(name: String) async throws {
         let destination = layout.wholeStoreDirectory(documentIdentifier, client: clientIdentifier)
         try await fileSystem.createDirectory(at: destination)
-        try await fileSystem.move(from: layout.temporaryWholeStoreDirectory(documentIdentifier, client: clientIdentifier).appending(name),
-                                  to: destination.appending(name), replacing: true)
+        try await fileSystem.move(
+            from: layout.temporaryWholeStoreDirectory(documentIdentifier, client: clientIdentifier).appending(name),
+            to: destination.appending(name), replacing: true)
     }
 }

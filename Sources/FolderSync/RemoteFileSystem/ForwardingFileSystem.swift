@@ -41,7 +41,8 @@ open class ForwardingFileSystem: RemoteFileSystem, @unchecked Sendable {
     public let base: any RemoteFileSystem
     private let transfersThroughReadAndWrite: Bool
 
-    /// Forwards to `base`; `transfersThroughReadAndWrite` sends downloads and uploads through ``read(_:)`` and ``write(_:to:)``.
+    /// Forwards to `base`; `transfersThroughReadAndWrite` sends downloads and uploads through ``read(_:)`` and
+    /// ``write(_:to:)``.
     public init(_ base: any RemoteFileSystem, transfersThroughReadAndWrite: Bool = false) {
         self.base = base
         self.transfersThroughReadAndWrite = transfersThroughReadAndWrite

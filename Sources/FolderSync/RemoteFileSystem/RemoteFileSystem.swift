@@ -75,11 +75,13 @@ public protocol RemoteFileSystem: Sendable {
     /// The whole contents of the file at `path`; throws `remoteItemNotFound` if it is missing.
     func read(_ path: RemotePath) async throws -> Data
     /// The whole contents of the file at `path`, which must hold at most `maximumSize` bytes: a larger one throws
-    /// ``FolderSyncError/Code/corruptFile`` naming it, without being read. Throws `remoteItemNotFound` if it is missing.
+    /// ``FolderSyncError/Code/corruptFile`` naming it, without being read. Throws `remoteItemNotFound` if it is
+    /// missing.
     func read(_ path: RemotePath, maximumSize: Int) async throws -> Data
     /// Creates or atomically replaces the file at `path`, whose parent folder exists.
     func write(_ data: Data, to path: RemotePath) async throws
-    /// Renames a file or folder atomically; without `replacing`, fails with `remoteItemExists` if the destination exists.
+    /// Renames a file or folder atomically; without `replacing`, fails with `remoteItemExists` if the destination
+    /// exists.
     func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws
     /// Removes a file, or a folder with its contents; succeeds when nothing is there.
     func remove(_ path: RemotePath) async throws
@@ -121,7 +123,9 @@ extension RemoteFileSystem {
         guard let item = try await item(at: path) else {
             throw FolderSyncError(.remoteItemNotFound, "no such file", path: path.description)
         }
-        if let size = item.size { try FolderSyncError.checkSize(size, maximumSize: maximumSize, path: path.description) }
+        if let size = item.size {
+            try FolderSyncError.checkSize(size, maximumSize: maximumSize, path: path.description)
+        }
         let data = try await read(path)
         try FolderSyncError.checkSize(Int64(data.count), maximumSize: maximumSize, path: path.description)
         return data
@@ -141,7 +145,9 @@ extension RemoteFileSystem {
 
     /// Default: writes the pieces into a scratch file (`0600` in a `0700` folder of this user's alone, not made
     /// durable: it is read once and removed), then uploads it with ``upload(fromLocalFile:to:)``.
-    public func upload(to path: RemotePath, producing produce: (_ write: (Data) throws -> Void) throws -> Void) async throws {
+    public func upload(to path: RemotePath, producing produce: (_ write: (Data) throws -> Void) throws -> Void)
+        async throws
+    {
         let folder = try LocalFiles.privateScratchDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let scratch = folder.appendingPathComponent("upload")

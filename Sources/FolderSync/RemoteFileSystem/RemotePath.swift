@@ -17,7 +17,8 @@ public struct RemotePath: Hashable, Comparable, Sendable, CustomStringConvertibl
         let parts = string.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         for part in parts {
             if part == "." || part == ".." || part.contains("\0") {
-                throw FolderSyncError(.invalidIdentifier, "path component \(String(reflecting: part)) is not allowed", path: string)
+                throw FolderSyncError(
+                    .invalidIdentifier, "path component \(String(reflecting: part)) is not allowed", path: string)
             }
         }
         self.components = parts
@@ -27,8 +28,9 @@ public struct RemotePath: Hashable, Comparable, Sendable, CustomStringConvertibl
     public func appending(_ component: String) -> RemotePath {
         // The slash among the bytes (a slash and a combining mark are one Character, and a separator all the same); a
         // character-level search cost two thousand instructions a component.
-        precondition(!component.isEmpty && !component.utf8.contains(UInt8(ascii: "/")) && component != "." && component != "..",
-                     "unsafe path component \(component)")
+        precondition(
+            !component.isEmpty && !component.utf8.contains(UInt8(ascii: "/")) && component != "." && component != "..",
+            "unsafe path component \(component)")
         return RemotePath(trusted: components + [component])
     }
 

@@ -8,8 +8,11 @@ extension RemoteLayout {
         var found: [String] = []
         for item in try await fileSystem.contentsOfDirectory(at: .root) where item.kind == .directory {
             guard let layout = try? RemoteLayout(applicationIdentifier: item.name) else { continue }
-            let names = Set(try await fileSystem.contentsOfDirectoryIfPresent(at: layout.applicationDirectory).map(\.name))
-            if !names.isDisjoint(with: ["FormatVersion.plist", "ClientDevices", "Documents"]) { found.append(item.name) }
+            let names = Set(
+                try await fileSystem.contentsOfDirectoryIfPresent(at: layout.applicationDirectory).map(\.name))
+            if !names.isDisjoint(with: ["FormatVersion.plist", "ClientDevices", "Documents"]) {
+                found.append(item.name)
+            }
         }
         return found.sorted()
     }

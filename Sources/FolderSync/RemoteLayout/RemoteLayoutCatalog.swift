@@ -34,94 +34,138 @@ extension RemoteLayout {
     /// The description of version 2, folders before their contents. What a removed area holds below a removal's
     /// folder is the tree it was removed from, under the same paths; the catalog describes the area, not those.
     public static let catalog: [RemoteLayoutEntry] = {
-        func dir(_ pattern: String, perClient: Bool = false, optional: Bool = false, _ summary: String) -> RemoteLayoutEntry {
-            RemoteLayoutEntry(pattern: pattern, kind: .directory, perClient: perClient, format: "directory",
-                              encryptedWhenEnabled: false, optional: optional, summary: summary)
+        func dir(_ pattern: String, perClient: Bool = false, optional: Bool = false, _ summary: String)
+            -> RemoteLayoutEntry
+        {
+            RemoteLayoutEntry(
+                pattern: pattern, kind: .directory, perClient: perClient, format: "directory",
+                encryptedWhenEnabled: false, optional: optional, summary: summary)
         }
-        func file(_ pattern: String, _ format: String, perClient: Bool = false, encrypted: Bool = true,
-                  optional: Bool = false, _ summary: String) -> RemoteLayoutEntry {
-            RemoteLayoutEntry(pattern: pattern, kind: .file, perClient: perClient, format: format,
-                              encryptedWhenEnabled: encrypted, optional: optional, summary: summary)
+        func file(
+            _ pattern: String, _ format: String, perClient: Bool = false, encrypted: Bool = true,
+            optional: Bool = false, _ summary: String
+        ) -> RemoteLayoutEntry {
+            RemoteLayoutEntry(
+                pattern: pattern, kind: .file, perClient: perClient, format: format,
+                encryptedWhenEnabled: encrypted, optional: optional, summary: summary)
         }
         let doc = "<appID>/Documents/<documentID>/"
         return [
             dir("<appID>/", "The application: one sync namespace, named by its global app identifier."),
             file("<appID>/ReadMe.txt", "text", encrypted: false, "What this folder is; do not edit by hand."),
-            file("<appID>/FormatVersion.plist", "plist", encrypted: false,
-                 "Layout and format version, so that newer formats are refused cleanly. Written last when the tree is created."),
+            file(
+                "<appID>/FormatVersion.plist", "plist", encrypted: false,
+                "Layout and format version, so that newer formats are refused cleanly. Written last when the tree is created."
+            ),
             dir("<appID>/ClientDevices/", "One folder per registered client installation."),
             dir("<appID>/ClientDevices/<clientID>/", perClient: true, "A client's folder."),
-            file("<appID>/ClientDevices/<clientID>/deviceInfo.plist", "plist", perClient: true,
-                 "The client's identifier, description, user info and registration date."),
-            dir("<appID>/Encryption/", optional: true, "Only when encrypted: salt, KDF parameters, wrapped data key, verifier."),
-            file("<appID>/Encryption/EncryptionKey.plist", "encryption-key", encrypted: false, optional: true,
-                 "The salt and PBKDF2 parameters, the data key wrapped by the password key, and the password verifier. "
-                 + "Clear, since it is read before the key is known; a password change rewrites only this file."),
+            file(
+                "<appID>/ClientDevices/<clientID>/deviceInfo.plist", "plist", perClient: true,
+                "The client's identifier, description, user info and registration date."),
+            dir(
+                "<appID>/Encryption/", optional: true,
+                "Only when encrypted: salt, KDF parameters, wrapped data key, verifier."),
+            file(
+                "<appID>/Encryption/EncryptionKey.plist", "encryption-key", encrypted: false, optional: true,
+                "The salt and PBKDF2 parameters, the data key wrapped by the password key, and the password verifier. "
+                    + "Clear, since it is read before the key is known; a password change rewrites only this file."),
             dir("<appID>/Information/", "Application-wide information."),
             dir("<appID>/Information/DeletedDocuments/", "Markers of deleted documents."),
-            file("<appID>/Information/DeletedDocuments/<documentID>.plist", "plist", optional: true,
-                 "Says that a document was deleted, by whom and when."),
-            dir("<appID>/Quarantine/", optional: true,
+            file(
+                "<appID>/Information/DeletedDocuments/<documentID>.plist", "plist", optional: true,
+                "Says that a document was deleted, by whom and when."),
+            dir(
+                "<appID>/Quarantine/", optional: true,
                 "Files `foldersync doctor --repair` of layout version 1 moved aside because they were corrupt. Nothing reads them; "
-                + "delete them by hand once inspected."),
-            dir("<appID>/Quarantine/<timestamp>/", optional: true,
+                    + "delete them by hand once inspected."),
+            dir(
+                "<appID>/Quarantine/<timestamp>/", optional: true,
                 "One repair's quarantined files, each under its original path relative to the application folder."),
-            dir("<appID>/Removed/", optional: true,
+            dir(
+                "<appID>/Removed/", optional: true,
                 "Since layout version 2: what was removed outside any document (a deleted document's folder, an application file a "
-                + "repair moved aside), kept for a grace period (14 days by default), then purged by a vacuum."),
-            dir("<appID>/Removed/<day>/", optional: true, "The removals of one UTC day (yyyyMMdd, by the remover's clock)."),
-            dir("<appID>/Removed/<day>/<removal>/", optional: true,
+                    + "repair moved aside), kept for a grace period (14 days by default), then purged by a vacuum."),
+            dir(
+                "<appID>/Removed/<day>/", optional: true,
+                "The removals of one UTC day (yyyyMMdd, by the remover's clock)."),
+            dir(
+                "<appID>/Removed/<day>/<removal>/", optional: true,
                 "One removal: its record and what it removed, each under its path relative to the application folder."),
-            file("<appID>/Removed/<day>/<removal>/Removal.plist", "plist", optional: true,
-                 "Who removed what and why (the operation), and when; written before anything is moved. Its date as the "
-                 + "folder records it starts the grace period."),
+            file(
+                "<appID>/Removed/<day>/<removal>/Removal.plist", "plist", optional: true,
+                "Who removed what and why (the operation), and when; written before anything is moved. Its date as the "
+                    + "folder records it starts the grace period."),
             dir("<appID>/Documents/", "One folder per synchronized document."),
             dir(doc, "A document."),
-            file(doc + "documentInfo.plist", "plist",
-                 "The document's identifier, description, user info and integrity key. Published once, if absent."),
+            file(
+                doc + "documentInfo.plist", "plist",
+                "The document's identifier, description, user info and integrity key. Published once, if absent."),
             dir(doc + "IntegrityKey/", "Holds exactly one file, named by the document's integrity key (its epoch)."),
-            file(doc + "IntegrityKey/<integrityKey>", "integrity-key", encrypted: false,
-                 "The integrity key; a different key means the remote document was reset."),
+            file(
+                doc + "IntegrityKey/<integrityKey>", "integrity-key", encrypted: false,
+                "The integrity key; a different key means the remote document was reset."),
             dir(doc + "SyncChanges/", "Change sets, one folder per client."),
             dir(doc + "SyncChanges/<clientID>/", perClient: true, "The change sets one client pushed."),
-            file(doc + "SyncChanges/<clientID>/<sequence>-<changeSetID>.syncchg", "change-set", perClient: true, optional: true,
-                 "An immutable change set, numbered by the client's sequence (12 digits)."),
+            file(
+                doc + "SyncChanges/<clientID>/<sequence>-<changeSetID>.syncchg", "change-set", perClient: true,
+                optional: true,
+                "An immutable change set, numbered by the client's sequence (12 digits)."),
             dir(doc + "SyncCommands/", "Commands for clients, one folder per client."),
             dir(doc + "SyncCommands/<clientID>/", perClient: true, "Commands addressed to one client."),
             dir(doc + "WholeStore/", "Whole-store snapshots, one folder per client that uploaded one."),
-            dir(doc + "WholeStore/<clientID>/", perClient: true, optional: true,
+            dir(
+                doc + "WholeStore/<clientID>/", perClient: true, optional: true,
                 "A client's whole store; appears complete, by one rename of its staging folder."),
-            file(doc + "WholeStore/<clientID>/WholeStore.ticdsync", "whole-store", perClient: true, optional: true,
-                 "A consistent snapshot of the document with its merge metadata."),
-            file(doc + "WholeStore/<clientID>/AppliedSyncChangeSets.ticdsync", "applied-change-sets", perClient: true, optional: true,
-                 "Exactly which change sets the snapshot contains."),
-            dir(doc + "Attachments/", optional: true,
+            file(
+                doc + "WholeStore/<clientID>/WholeStore.ticdsync", "whole-store", perClient: true, optional: true,
+                "A consistent snapshot of the document with its merge metadata."),
+            file(
+                doc + "WholeStore/<clientID>/AppliedSyncChangeSets.ticdsync", "applied-change-sets", perClient: true,
+                optional: true,
+                "Exactly which change sets the snapshot contains."),
+            dir(
+                doc + "Attachments/", optional: true,
                 "Files and large column values stored once by content; created by the first upload of one."),
-            file(doc + "Attachments/<sha256>", "attachment", optional: true,
-                 "An attachment, named by the SHA-256 of its contents; published before the first change set or whole store that references it."),
+            file(
+                doc + "Attachments/<sha256>", "attachment", optional: true,
+                "An attachment, named by the SHA-256 of its contents; published before the first change set or whole store that references it."
+            ),
             dir(doc + "RecentSyncs/", "One marker per client."),
-            file(doc + "RecentSyncs/<clientID>.recentsync", "recent-sync", perClient: true, optional: true,
-                 "When the client last synced and which change sets it has durably applied (its acknowledgement)."),
+            file(
+                doc + "RecentSyncs/<clientID>.recentsync", "recent-sync", perClient: true, optional: true,
+                "When the client last synced and which change sets it has durably applied (its acknowledgement)."),
             dir(doc + "DeletedClients/", "Markers of clients deleted from this document."),
-            file(doc + "DeletedClients/<clientID>.plist", "plist", optional: true,
-                 "Says that a client was deleted; it resets safely at its next sync."),
-            dir(doc + "Removed/", optional: true,
+            file(
+                doc + "DeletedClients/<clientID>.plist", "plist", optional: true,
+                "Says that a client was deleted; it resets safely at its next sync."),
+            dir(
+                doc + "Removed/", optional: true,
                 "Since layout version 2: what vacuum, client deletion, expiry and repair removed from the document, kept for a "
-                + "grace period (14 days by default, at least a day), then purged by a vacuum; readers heal from it."),
-            dir(doc + "Removed/<day>/", optional: true, "The removals of one UTC day (yyyyMMdd, by the remover's clock)."),
-            dir(doc + "Removed/<day>/<removal>/", optional: true,
+                    + "grace period (14 days by default, at least a day), then purged by a vacuum; readers heal from it."
+            ),
+            dir(
+                doc + "Removed/<day>/", optional: true,
+                "The removals of one UTC day (yyyyMMdd, by the remover's clock)."),
+            dir(
+                doc + "Removed/<day>/<removal>/", optional: true,
                 "One removal (a vacuum's run, a client deletion, a repair): its record and what it removed, each under its path "
-                + "relative to the document, with the same bytes."),
-            file(doc + "Removed/<day>/<removal>/Removal.plist", "plist", optional: true,
-                 "Who removed what and why (the operation), and when; written before anything is moved. Its date as the "
-                 + "folder records it starts the grace period."),
+                    + "relative to the document, with the same bytes."),
+            file(
+                doc + "Removed/<day>/<removal>/Removal.plist", "plist", optional: true,
+                "Who removed what and why (the operation), and when; written before anything is moved. Its date as the "
+                    + "folder records it starts the grace period."),
             dir(doc + "TemporaryFiles/", "Staging area."),
             dir(doc + "TemporaryFiles/WholeStore/", "Staging of whole stores."),
-            dir(doc + "TemporaryFiles/WholeStore/<clientID>/", perClient: true, "Where one client stages its next whole store."),
-            file(doc + "TemporaryFiles/WholeStore/<clientID>/WholeStore.ticdsync", "whole-store", perClient: true, optional: true,
-                 "A whole store being staged."),
-            file(doc + "TemporaryFiles/WholeStore/<clientID>/AppliedSyncChangeSets.ticdsync", "applied-change-sets",
-                 perClient: true, optional: true, "The manifest of a whole store being staged."),
+            dir(
+                doc + "TemporaryFiles/WholeStore/<clientID>/", perClient: true,
+                "Where one client stages its next whole store."),
+            file(
+                doc + "TemporaryFiles/WholeStore/<clientID>/WholeStore.ticdsync", "whole-store", perClient: true,
+                optional: true,
+                "A whole store being staged."),
+            file(
+                doc + "TemporaryFiles/WholeStore/<clientID>/AppliedSyncChangeSets.ticdsync", "applied-change-sets",
+                perClient: true, optional: true, "The manifest of a whole store being staged."),
         ]
     }()
 
@@ -170,7 +214,8 @@ extension RemoteLayout {
     public static func catalogJSON() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let document = RemoteLayoutDocument(formatVersion: formatVersion, temporaryFilePrefix: TemporaryName.prefix, entries: catalog)
+        let document = RemoteLayoutDocument(
+            formatVersion: formatVersion, temporaryFilePrefix: TemporaryName.prefix, entries: catalog)
         return try encoder.encode(document) + Data("\n".utf8)
     }
 }

@@ -46,7 +46,7 @@ final class BatchHandoff<Element>: @unchecked Sendable {
         swap(&done, &consumed)
         condition.broadcast()
         condition.unlock()
-        done.removeAll()   // on this thread, outside the lock
+        done.removeAll()  // on this thread, outside the lock
     }
 
     /// The consumer is done with `batch`: the producer frees it. The caller passes its last reference (`consume`),
@@ -92,8 +92,10 @@ final class BatchHandoff<Element>: @unchecked Sendable {
 extension BatchHandoff {
     /// Runs `produce` on a thread of its own, feeding the batches it sends to `consume` on this thread, and
     /// returns when both are done. An error of either side ends both and is rethrown here (the consumer's first).
-    static func run(capacity: Int = 4, produce: @escaping @Sendable (BatchHandoff<Element>) throws -> Void,
-                    consume: ([Element]) throws -> Void) throws {
+    static func run(
+        capacity: Int = 4, produce: @escaping @Sendable (BatchHandoff<Element>) throws -> Void,
+        consume: ([Element]) throws -> Void
+    ) throws {
         let handoff = BatchHandoff(capacity: capacity)
         let producer = HandoffThread {
             do {
@@ -142,7 +144,9 @@ final class BackgroundBatchConsumer<Element: Sendable> {
     /// The consumer thread, started at the first call.
     private func startedConsumer() -> HandoffThread {
         if let consumer { return consumer }
-        let handoff = handoff, failure = failure, work = UncheckedSendable(consume)
+        let handoff = handoff
+        let failure = failure
+        let work = UncheckedSendable(consume)
         let started = HandoffThread {
             do {
                 while let batch = try handoff.receive() {

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -26,11 +27,15 @@ enum LocalFiles {
     static let sharedFileMode: mode_t = 0o644
 
     /// The mode of a new file: private locally, shared on the remote, unless the caller says.
-    static func fileMode(_ mode: mode_t?, remote: Bool) -> mode_t { mode ?? (remote ? sharedFileMode : privateFileMode) }
+    static func fileMode(_ mode: mode_t?, remote: Bool) -> mode_t {
+        mode ?? (remote ? sharedFileMode : privateFileMode)
+    }
 
     /// The error for a failed system call, mapped to the code that names the cause. On the remote, a mount that
     /// stopped answering is a share that cannot be reached (``unreachableCodes``).
-    static func error(_ operation: String, path: String, errno code: Int32 = errno, remote: Bool = false) -> FolderSyncError {
+    static func error(_ operation: String, path: String, errno code: Int32 = errno, remote: Bool = false)
+        -> FolderSyncError
+    {
         let reason = String(cString: strerror(code))
         let message = "\(operation) failed: \(reason)"
         if remote, unreachableCodes.contains(code) {
@@ -49,8 +54,10 @@ enum LocalFiles {
     /// What a mounted share answers when it is away rather than damaged: a FUSE mount whose daemon died
     /// (`ENOTCONN`), a stale NFS handle, a server that is down or does not answer, a medium taken out.
     static let unreachableCodes: Set<Int32> = {
-        var codes: Set<Int32> = [ENOTCONN, ESTALE, ETIMEDOUT, EHOSTDOWN, EHOSTUNREACH, ENETDOWN, ENETUNREACH, ECONNREFUSED,
-                                 ECONNRESET, ECONNABORTED, ENODEV, ENXIO]
+        var codes: Set<Int32> = [
+            ENOTCONN, ESTALE, ETIMEDOUT, EHOSTDOWN, EHOSTUNREACH, ENETDOWN, ENETUNREACH, ECONNREFUSED,
+            ECONNRESET, ECONNABORTED, ENODEV, ENXIO,
+        ]
         #if os(Linux)
         codes.insert(ENOMEDIUM)
         #endif
@@ -68,22 +75,29 @@ enum LocalFiles {
     ///
     /// Readers see the old file or the whole new one (temporary in the same folder, then rename). `durably` adds
     /// the fsyncs that make the result survive a crash; scratch files (downloads) skip them.
-    static func writeReplacing(_ url: URL, durably: Bool, mode: mode_t? = nil, remote: Bool = false,
-                               _ produce: (_ write: (Data) throws -> Void) throws -> Void) throws {
+    static func writeReplacing(
+        _ url: URL, durably: Bool, mode: mode_t? = nil, remote: Bool = false,
+        _ produce: (_ write: (Data) throws -> Void) throws -> Void
+    ) throws {
         let directory = url.deletingLastPathComponent().path
         let folder = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard folder >= 0 else { throw error("create", path: url.path, remote: remote) }
         defer { close(folder) }
-        try writeReplacing(in: folder, name: url.lastPathComponent, path: url.path, durably: durably, mode: mode, remote: remote, produce)
+        try writeReplacing(
+            in: folder, name: url.lastPathComponent, path: url.path, durably: durably, mode: mode, remote: remote,
+            produce)
     }
 
     /// ``writeReplacing(_:durably:mode:remote:_:)`` of the file `name` in the open folder `folder`, whose path is
     /// not walked again (the file-manager backend opens each folder of a remote path without following links).
     /// Errors name `path`.
-    static func writeReplacing(in folder: Int32, name: String, path: String, durably: Bool, mode: mode_t? = nil, remote: Bool = false,
-                               _ produce: (_ write: (Data) throws -> Void) throws -> Void) throws {
+    static func writeReplacing(
+        in folder: Int32, name: String, path: String, durably: Bool, mode: mode_t? = nil, remote: Bool = false,
+        _ produce: (_ write: (Data) throws -> Void) throws -> Void
+    ) throws {
         let temporary = TemporaryName.make(for: name)
-        let fd = openat(folder, temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, fileMode(mode, remote: remote))
+        let fd = openat(
+            folder, temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, fileMode(mode, remote: remote))
         guard fd >= 0 else { throw error("create", path: path, remote: remote) }
         var closed = false
         defer {
@@ -106,7 +120,9 @@ enum LocalFiles {
             if durably { guard fsync(fd) == 0 else { throw error("fsync", path: path, remote: remote) } }
             closed = true
             guard close(fd) == 0 else { throw error("close", path: path, remote: remote) }
-            guard renameat(folder, temporary, folder, name) == 0 else { throw error("rename", path: path, remote: remote) }
+            guard renameat(folder, temporary, folder, name) == 0 else {
+                throw error("rename", path: path, remote: remote)
+            }
         } catch {
             unlinkat(folder, temporary, 0)
             throw error
@@ -123,11 +139,14 @@ enum LocalFiles {
         }
     }
 
-    /// Reads a local file in pieces of `size` bytes (the last one shorter, none for an empty file), so large files stream.
+    /// Reads a local file in pieces of `size` bytes (the last one shorter, none for an empty file), so large files
+    /// stream.
     ///
     /// `body` gets each piece and whether it is the last one.
-    static func readPieces(of url: URL, size: Int, skipping offset: Int = 0, remote: Bool = false,
-                           _ body: (Data, _ isLast: Bool) throws -> Void) throws {
+    static func readPieces(
+        of url: URL, size: Int, skipping offset: Int = 0, remote: Bool = false,
+        _ body: (Data, _ isLast: Bool) throws -> Void
+    ) throws {
         let fd = open(url.path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw error("open", path: url.path, remote: remote) }
         defer { close(fd) }
@@ -135,8 +154,10 @@ enum LocalFiles {
     }
 
     /// ``readPieces(of:size:skipping:remote:_:)`` of an open file; errors name `path`.
-    static func readPieces(of fd: Int32, path: String, size: Int, skipping offset: Int = 0, remote: Bool = false,
-                           _ body: (Data, _ isLast: Bool) throws -> Void) throws {
+    static func readPieces(
+        of fd: Int32, path: String, size: Int, skipping offset: Int = 0, remote: Bool = false,
+        _ body: (Data, _ isLast: Bool) throws -> Void
+    ) throws {
         let url = URL(fileURLWithPath: path)
         guard lseek(fd, off_t(offset), SEEK_SET) >= 0 else { throw error("seek", path: url.path, remote: remote) }
         func next() throws -> Data {
@@ -177,7 +198,10 @@ enum LocalFiles {
         close(fd)
         guard synced else { throw error("fsync", path: source.path) }
         guard link(source.path, url.path) == 0 else {
-            if errno == EEXIST { throw FolderSyncError(.localStoreFailed, "a file is already there; it was left as it is", path: url.path) }
+            if errno == EEXIST {
+                throw FolderSyncError(
+                    .localStoreFailed, "a file is already there; it was left as it is", path: url.path)
+            }
             throw error("link", path: url.path)
         }
         unlink(source.path)
@@ -209,12 +233,15 @@ enum LocalFiles {
 
     /// The first `count` bytes of a local file (fewer when it is shorter).
     static func readPrefix(of url: URL, count: Int, remote: Bool = false) throws -> Data {
-        guard let handle = FileHandle(forReadingAtPath: url.path) else { throw error("open", path: url.path, remote: remote) }
+        guard let handle = FileHandle(forReadingAtPath: url.path) else {
+            throw error("open", path: url.path, remote: remote)
+        }
         defer { try? handle.close() }
         do {
             return try handle.read(upToCount: count) ?? Data()
         } catch {
-            throw FolderSyncError(remote ? .remoteIOFailed : .localStoreFailed, "read failed", path: url.path, underlying: error)
+            throw FolderSyncError(
+                remote ? .remoteIOFailed : .localStoreFailed, "read failed", path: url.path, underlying: error)
         }
     }
 
@@ -241,7 +268,9 @@ enum LocalFiles {
             }
             if count == 0 { break }
             result.append(chunk.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count)
-            if let maximumSize { try FolderSyncError.checkSize(Int64(result.count), maximumSize: maximumSize, path: path) }
+            if let maximumSize {
+                try FolderSyncError.checkSize(Int64(result.count), maximumSize: maximumSize, path: path)
+            }
         }
         return result
     }
@@ -267,7 +296,9 @@ enum LocalFiles {
         guard let (available, total) = volumeSpace(of: directory) else { return }
         let reserve = reserve(ofVolumeBytes: total)
         guard byteCount > available || available - byteCount < reserve else { return }
-        throw FolderSyncError(.localStoreFailed, """
+        throw FolderSyncError(
+            .localStoreFailed,
+            """
             says it holds \(byteCount) bytes, more than the local disk can take (\(available) bytes free, \(reserve) kept free); not written
             """, path: path)
     }
@@ -292,7 +323,8 @@ enum LocalFiles {
         try createDirectory(url)
         var info = stat()
         guard lstat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == getuid(),
-              info.st_mode & 0o077 != 0 else { return }
+            info.st_mode & 0o077 != 0
+        else { return }
         guard chmod(url.path, info.st_mode & 0o700) == 0 else { throw error("chmod", path: url.path) }
     }
 

@@ -27,7 +27,9 @@ public struct LocalLayout: Hashable, Sendable {
     public var statusFile: URL { helperDirectory.appendingPathComponent("Status.plist") }
     /// Change sets staged under their final names, durable before they are published
     /// (TICoreDataSync's "sync changes being synchronized").
-    public var stagedSyncChangesDirectory: URL { helperDirectory.appendingPathComponent("StagedSyncChanges", isDirectory: true) }
+    public var stagedSyncChangesDirectory: URL {
+        helperDirectory.appendingPathComponent("StagedSyncChanges", isDirectory: true)
+    }
     /// Downloads in progress.
     public var downloadsDirectory: URL { helperDirectory.appendingPathComponent("Downloads", isDirectory: true) }
     /// This client's attachments, one file per SHA-256 (see ``AttachmentReference``).

@@ -19,7 +19,8 @@
 
     /// Whether set `sequence` of `client` is recorded.
     public func contains(_ sequence: Int64, of client: String) -> Bool {
-        (sequence >= 1 && sequence <= highestContiguousSequence(of: client)) || beyond[client]?.contains(sequence) == true
+        (sequence >= 1 && sequence <= highestContiguousSequence(of: client))
+            || beyond[client]?.contains(sequence) == true
     }
 
     /// The highest `n` such that sets 1…n of `client` are all recorded; 0 when set 1 is missing.
@@ -32,7 +33,8 @@
         Array(1..<highestContiguousSequence(of: client) + 1) + (beyond[client] ?? []).sorted()
     }
 
-    /// Records set `sequence` of `client`; recording it again changes nothing. Sequences start at 1: others are ignored.
+    /// Records set `sequence` of `client`; recording it again changes nothing. Sequences start at 1: others are
+    /// ignored.
     public mutating func insert(_ sequence: Int64, of client: String) {
         insert(sequence...sequence, of: client)
     }

@@ -10,7 +10,8 @@ public struct DeletionFailSafe: Sendable, Hashable {
     /// Tables with at most this many rows never trip the fail-safe. Default: 100.
     public var minimumTableRows: Int
 
-    /// A fail-safe that asks when a sync would delete more than `maximumShare` of a table with more than `minimumTableRows` rows.
+    /// A fail-safe that asks when a sync would delete more than `maximumShare` of a table with more than
+    /// `minimumTableRows` rows.
     public init(maximumShare: Double = 0.5, minimumTableRows: Int = 100) {
         self.maximumShare = maximumShare
         self.minimumTableRows = minimumTableRows

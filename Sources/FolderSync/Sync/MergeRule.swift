@@ -31,7 +31,8 @@ package enum ColumnMerge: Sendable, Hashable {
 /// replica. Conflicts do not break that: a resolution that differs from what last writer wins gives is recorded
 /// as a new write, newer than both.
 package enum MergeRule {
-    /// Last writer wins: whether a write or delete stamped `remote` replaces one stamped `local` (anything replaces nothing).
+    /// Last writer wins: whether a write or delete stamped `remote` replaces one stamped `local` (anything replaces
+    /// nothing).
     package static func isNewer(_ remote: ChangeStamp, than local: ChangeStamp?) -> Bool {
         local.map { remote > $0 } ?? true
     }
@@ -48,27 +49,35 @@ package enum MergeRule {
     ///   - localValue: The column's value here, `nil` when the row is not here. Read only for a conflict: a caller
     ///     may pass `nil` when `unpublished` is false.
     ///   - localClient: This client's identifier.
-    package static func write(_ remote: ChangeStamp, value remoteValue: SyncValue, over local: ChangeStamp?,
-                              unpublished: Bool, localValue: SyncValue?, localClient: String) -> MergeDecision {
+    package static func write(
+        _ remote: ChangeStamp, value remoteValue: SyncValue, over local: ChangeStamp?,
+        unpublished: Bool, localValue: SyncValue?, localClient: String
+    ) -> MergeDecision {
         if unpublished, let local, local.clientIdentifier == localClient, let localValue, localValue != remoteValue {
             return .conflict
         }
         return isNewer(remote, than: local) ? .apply : .ignore
     }
 
-    /// A remote write of one column as an adapter applies it: ``write(_:value:over:unpublished:localValue:localClient:)``,
-    /// a conflict settled by the resolver's answer for `key` in `resolutions`, or else by last writer wins, and
-    /// reported in `conflicts`.
+    /// A remote write of one column as an adapter applies it:
+    /// ``write(_:value:over:unpublished:localValue:localClient:)``, a conflict settled by the resolver's answer for
+    /// `key` in `resolutions`, or else by last writer wins, and reported in `conflicts`.
     /// - Returns: ``ColumnMerge/record(_:)`` when the answer differs from what last writer wins gives
     ///   (``recordedValue(settling:by:)``); else whether the remote write wins.
-    package static func merge(_ key: ColumnKey, remote: ChangeStamp, value remoteValue: SyncValue, over local: ChangeStamp?,
-                              unpublished: Bool, localValue: SyncValue?, localClient: String,
-                              resolutions: [ColumnKey: ConflictResolution], conflicts: inout [ResolvedConflict]) -> ColumnMerge {
-        let decision = write(remote, value: remoteValue, over: local, unpublished: unpublished, localValue: localValue, localClient: localClient)
+    package static func merge(
+        _ key: ColumnKey, remote: ChangeStamp, value remoteValue: SyncValue, over local: ChangeStamp?,
+        unpublished: Bool, localValue: SyncValue?, localClient: String,
+        resolutions: [ColumnKey: ConflictResolution], conflicts: inout [ResolvedConflict]
+    ) -> ColumnMerge {
+        let decision = write(
+            remote, value: remoteValue, over: local, unpublished: unpublished, localValue: localValue,
+            localClient: localClient)
         guard decision == .conflict, let local, let localValue else { return decision == .apply ? .apply : .ignore }
-        let conflict = SyncConflict(key: key, localValue: localValue, remoteValue: remoteValue, localStamp: local, remoteStamp: remote)
+        let conflict = SyncConflict(
+            key: key, localValue: localValue, remoteValue: remoteValue, localStamp: local, remoteStamp: remote)
         let resolution = resolutions[key] ?? conflict.lastWriterWins
-        conflicts.append(ResolvedConflict(conflict: conflict, resolution: resolution, decidedByResolver: resolutions[key] != nil))
+        conflicts.append(
+            ResolvedConflict(conflict: conflict, resolution: resolution, decidedByResolver: resolutions[key] != nil))
         if let recorded = recordedValue(settling: conflict, by: resolution) { return .record(recorded) }
         return isNewer(remote, than: local) ? .apply : .ignore
     }
@@ -92,12 +101,14 @@ package enum MergeRule {
     ///   - remote: The delete's stamp.
     ///   - policy: The table's delete policy.
     ///   - tombstone: The row's delete here, `nil` when it has none.
-    ///   - rowExists: Whether the row is here.
-    ///   - newestWrite: The newest register of the row here (kept after a delete under last writer wins), `nil` when none.
+    /// - rowExists: Whether the row is here. - newestWrite: The newest register of the row here (kept after a delete
+    ///     under last writer wins), `nil` when none.
     /// - Returns: Delete wins: `apply` unless the row is already deleted. Last writer wins: `apply` when the row is
     ///   here and the delete is newer than every write to it.
-    package static func delete(_ remote: ChangeStamp, policy: DeletePolicy, tombstone: ChangeStamp?,
-                               rowExists: Bool, newestWrite: ChangeStamp?) -> MergeDecision {
+    package static func delete(
+        _ remote: ChangeStamp, policy: DeletePolicy, tombstone: ChangeStamp?,
+        rowExists: Bool, newestWrite: ChangeStamp?
+    ) -> MergeDecision {
         switch policy {
         case .deleteWins: tombstone == nil ? .apply : .ignore
         case .lastWriterWins: rowExists && isNewer(remote, than: newestWrite) ? .apply : .ignore
@@ -111,13 +122,16 @@ package enum MergeRule {
 
     /// The value a conflict's resolution records as a new local write, newer than both, so that every replica
     /// converges on it; `nil` when the resolution keeps what last writer wins gives (nothing new to publish).
-    package static func recordedValue(settling conflict: SyncConflict, by resolution: ConflictResolution) -> SyncValue? {
-        let decided: SyncValue = switch resolution {
-        case .localWins: conflict.localValue
-        case .remoteWins: conflict.remoteValue
-        case .merged(let value): value
-        }
-        let natural = isNewer(conflict.remoteStamp, than: conflict.localStamp) ? conflict.remoteValue : conflict.localValue
+    package static func recordedValue(settling conflict: SyncConflict, by resolution: ConflictResolution) -> SyncValue?
+    {
+        let decided: SyncValue =
+            switch resolution {
+            case .localWins: conflict.localValue
+            case .remoteWins: conflict.remoteValue
+            case .merged(let value): value
+            }
+        let natural =
+            isNewer(conflict.remoteStamp, than: conflict.localStamp) ? conflict.remoteValue : conflict.localValue
         return decided == natural ? nil : decided
     }
 }

@@ -54,17 +54,22 @@ extension [RowChanges] {
     mutating func merge(_ more: [RowChanges], limit: Int) {
         var listed = reduce(0) { $0 + $1.inserted.count + $1.updated.count + $1.deleted.count }
         for changes in more {
-            let index = firstIndex { $0.table == changes.table && $0.client == changes.client } ?? {
-                append(RowChanges(table: changes.table, client: changes.client))
-                return count - 1
-            }()
+            let index =
+                firstIndex { $0.table == changes.table && $0.client == changes.client }
+                ?? {
+                    append(RowChanges(table: changes.table, client: changes.client))
+                    return count - 1
+                }()
             var merged = self[index]
             merged.insertCount += changes.insertCount
             merged.updateCount += changes.updateCount
             merged.deleteCount += changes.deleteCount
             merged.listsEveryRow = merged.listsEveryRow && changes.listsEveryRow
             func list(_ add: (inout RowChanges) -> Void) {
-                guard listed < limit else { return merged.listsEveryRow = false }
+                guard listed < limit else {
+                    merged.listsEveryRow = false
+                    return
+                }
                 add(&merged)
                 listed += 1
             }

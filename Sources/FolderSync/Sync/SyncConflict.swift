@@ -19,7 +19,9 @@ public struct SyncConflict: Sendable, Hashable {
     public var column: String { key.column }
 
     /// Public so that every ``ModelAdapter``, not only ``GRDBStore``, can report conflicts.
-    public init(key: ColumnKey, localValue: SyncValue, remoteValue: SyncValue, localStamp: ChangeStamp, remoteStamp: ChangeStamp) {
+    public init(
+        key: ColumnKey, localValue: SyncValue, remoteValue: SyncValue, localStamp: ChangeStamp, remoteStamp: ChangeStamp
+    ) {
         self.key = key
         self.localValue = localValue
         self.remoteValue = remoteValue
@@ -28,7 +30,9 @@ public struct SyncConflict: Sendable, Hashable {
     }
 
     /// What last writer wins would decide.
-    public var lastWriterWins: ConflictResolution { MergeRule.isNewer(remoteStamp, than: localStamp) ? .remoteWins : .localWins }
+    public var lastWriterWins: ConflictResolution {
+        MergeRule.isNewer(remoteStamp, than: localStamp) ? .remoteWins : .localWins
+    }
 }
 
 /// The answer to a ``SyncConflict``. Conflicts are resolved before this client's changes are staged, so a sync
@@ -101,8 +105,8 @@ public struct SyncWarning: Sendable, Hashable, CustomStringConvertible {
         /// back): what was seen stays known, and a client's own marker is written again.
         case staleRecentSync
         /// A client published two change sets under one sequence number (two devices shared its identity, or a store
-        /// was restored from an earlier copy by a version that did not detect it): each of them is applied, in the order
-        /// of their identifiers, as on every device.
+        /// was restored from an earlier copy by a version that did not detect it): each of them is applied, in the
+        /// order of their identifiers, as on every device.
         case duplicateSequence
         /// This client's store was restored from an earlier copy of itself: it continued after what it had published,
         /// and applies its own change sets in between from the remote.

@@ -43,7 +43,8 @@ public struct SyncPolicy: Sendable, Hashable {
     /// change set) at most; past it only the counts grow. 0 lists none: counts only.
     public var changedRowIDLimit = 1_000
 
-    /// The default policy: automatic whole-store downloads, an upload every 50 change sets or 16 MiB, vacuum after uploads.
+    /// The default policy: automatic whole-store downloads, an upload every 50 change sets or 16 MiB, vacuum after
+    /// uploads.
     public init() {}
 }
 

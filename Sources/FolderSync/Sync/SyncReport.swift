@@ -99,7 +99,8 @@ public enum SyncEvent: Sendable, Hashable {
     /// The sync ended and did what `report` says: the last event of a sync that succeeded, sent before
     /// ``DocumentSyncManager/synchronize()`` returns.
     case completed(SyncReport)
-    /// The sync failed with `error`: the last event of a sync that failed, sent before ``DocumentSyncManager/synchronize()`` throws.
+    /// The sync failed with `error`: the last event of a sync that failed, sent before
+    /// ``DocumentSyncManager/synchronize()`` throws.
     case failed(FolderSyncError)
 }
 

@@ -39,11 +39,15 @@ import Foundation
 enum TombstoneCollection {
     /// The horizon `inventory` (a survey of the document's folder) and this client's ledger allow; empty when this
     /// client lags behind the folder or a live client's marker cannot be read.
-    static func horizon(_ inventory: DocumentInventory, ledger: AppliedChangeSets, localClient: String,
-                        publishedSequence: Int64) -> TombstoneHorizon {
+    static func horizon(
+        _ inventory: DocumentInventory, ledger: AppliedChangeSets, localClient: String,
+        publishedSequence: Int64
+    ) -> TombstoneHorizon {
         var known: [String: Int64] = [:]
         for (client, sets) in inventory.changeSets { known[client] = sets.map(\.sequence).max() ?? 0 }
-        for (client, marker) in inventory.recentSyncs { known[client] = max(known[client] ?? 0, marker.publishedSequence) }
+        for (client, marker) in inventory.recentSyncs {
+            known[client] = max(known[client] ?? 0, marker.publishedSequence)
+        }
         let live = inventory.registeredClients.subtracting(inventory.deletedClients).subtracting([localClient])
         // Condition 2, and every live client's acknowledgement readable: otherwise nothing is stable yet.
         let lagging = known.contains { client, highest in

@@ -19,7 +19,9 @@ extension ConformanceContext {
                 for _ in 0..<(rounds * 2) {
                     do {
                         let data = try await fileSystem.read(file)
-                        if !versions.contains(data) { problems.append("read \(data.count) bytes matching no written version") }
+                        if !versions.contains(data) {
+                            problems.append("read \(data.count) bytes matching no written version")
+                        }
                     } catch {
                         problems.append("read failed during a replace: \(error)")
                     }
@@ -36,16 +38,22 @@ extension ConformanceContext {
 
     func checkPublishIfAbsent() async throws {
         let target = path("published")
-        try expect(try await fileSystem.publishIfAbsent(Data("first".utf8), to: target), "publishing to a free name should win")
-        try expect(!(try await fileSystem.publishIfAbsent(Data("second".utf8), to: target)), "publishing over an existing file should lose")
-        try expect(try await fileSystem.read(target) == Data("first".utf8), "a losing publisher must not change the file")
+        try expect(
+            try await fileSystem.publishIfAbsent(Data("first".utf8), to: target), "publishing to a free name should win"
+        )
+        try expect(
+            !(try await fileSystem.publishIfAbsent(Data("second".utf8), to: target)),
+            "publishing over an existing file should lose")
+        try expect(
+            try await fileSystem.read(target) == Data("first".utf8), "a losing publisher must not change the file")
         try expect(try await names(in: folder) == ["published"], "a losing publisher should clean up its temporary")
 
         try await fileSystem.write(Data("other".utf8), to: path("source"))
         try await expectError(.remoteItemExists, "move without replacing onto an existing file") {
             try await fileSystem.move(from: path("source"), to: target, replacing: false)
         }
-        try expect(try await fileSystem.read(path("source")) == Data("other".utf8), "a refused move must keep its source")
+        try expect(
+            try await fileSystem.read(path("source")) == Data("other".utf8), "a refused move must keep its source")
         try expect(try await fileSystem.read(target) == Data("first".utf8), "a refused move must keep the destination")
     }
 
@@ -74,7 +82,9 @@ extension ConformanceContext {
         try await fileSystem.write(Data("a".utf8), to: path("a"))
         try await fileSystem.write(Data("b".utf8), to: path("b"))
         try await fileSystem.move(from: path("a"), to: path("b"), replacing: true)
-        try expect(try await fileSystem.read(path("b")) == Data("a".utf8), "a replacing move should put the source's bytes in place")
+        try expect(
+            try await fileSystem.read(path("b")) == Data("a".utf8),
+            "a replacing move should put the source's bytes in place")
         try expect(try await fileSystem.item(at: path("a")) == nil, "a moved file should leave its old name")
 
         try await fileSystem.move(from: path("b"), to: path("c"), replacing: false)
@@ -85,13 +95,17 @@ extension ConformanceContext {
         try await fileSystem.write(Data("deep".utf8), to: path("folder", "inner", "file"))
         try await fileSystem.move(from: path("folder"), to: path("renamed"), replacing: false)
         try expect(try await fileSystem.item(at: path("folder")) == nil, "a moved folder should leave its old name")
-        try expect(try await fileSystem.read(path("renamed", "inner", "file")) == Data("deep".utf8), "a moved folder keeps its contents")
+        try expect(
+            try await fileSystem.read(path("renamed", "inner", "file")) == Data("deep".utf8),
+            "a moved folder keeps its contents")
 
         try await fileSystem.createDirectory(at: path("occupied"))
         try await expectError(.remoteItemExists, "move of a folder without replacing onto an existing folder") {
             try await fileSystem.move(from: path("renamed"), to: path("occupied"), replacing: false)
         }
-        try expect(try await fileSystem.item(at: path("renamed", "inner", "file")) != nil, "a refused folder move keeps its source")
+        try expect(
+            try await fileSystem.item(at: path("renamed", "inner", "file")) != nil,
+            "a refused folder move keeps its source")
 
         try await fileSystem.createDirectory(at: path("target-folder"))
         try await fileSystem.move(from: path("c"), to: path("target-folder", "c"), replacing: false)

@@ -10,10 +10,14 @@ extension ConformanceContext {
         try await fileSystem.createDirectory(at: path("a"))
         for item in [path("a"), path("a", "b"), deep] {
             let found = try await fileSystem.item(at: item)
-            try expect(found?.kind == .directory, "\(item) should be a folder after createDirectory, found \(String(describing: found))")
+            try expect(
+                found?.kind == .directory,
+                "\(item) should be a folder after createDirectory, found \(String(describing: found))")
         }
         let listed = try await fileSystem.contentsOfDirectory(at: path("a"))
-        try expect(listed.map(\.name) == ["b"] && listed.first?.kind == .directory, "listing a should show folder b, got \(listed)")
+        try expect(
+            listed.map(\.name) == ["b"] && listed.first?.kind == .directory,
+            "listing a should show folder b, got \(listed)")
         try expect(try await fileSystem.contentsOfDirectory(at: deep).isEmpty, "a new folder should list empty")
     }
 
@@ -23,8 +27,10 @@ extension ConformanceContext {
         try await fileSystem.write(first, to: file)
         try expect(try await fileSystem.read(file) == first, "read should return the written bytes")
         let item = try await fileSystem.item(at: file)
-        try expect(item?.kind == .file && item?.name == "file.bin", "stat of a written file: \(String(describing: item))")
-        try expect(item?.size == nil || item?.size == 1000, "stat size should be 1000, got \(String(describing: item?.size))")
+        try expect(
+            item?.kind == .file && item?.name == "file.bin", "stat of a written file: \(String(describing: item))")
+        try expect(
+            item?.size == nil || item?.size == 1000, "stat size should be 1000, got \(String(describing: item?.size))")
 
         let second = Self.bytes(10, seed: 2)
         try await fileSystem.write(second, to: file)
@@ -37,7 +43,9 @@ extension ConformanceContext {
         let summary = listing.map { "\($0.name):\($0.kind)" }.sorted()
         try expect(summary == ["empty:file", "file.bin:file", "sub:directory"], "listing after writes: \(summary)")
         let listedFile = listing.first { $0.name == "file.bin" }
-        try expect(listedFile?.size == nil || listedFile?.size == 10, "listed size should be 10, got \(String(describing: listedFile?.size))")
+        try expect(
+            listedFile?.size == nil || listedFile?.size == 10,
+            "listed size should be 10, got \(String(describing: listedFile?.size))")
         let names = try await fileSystem.namesOfDirectory(at: folder).map { "\($0.name):\($0.kind)" }.sorted()
         try expect(names == summary, "names of the folder should be its listing's: \(names)")
     }
@@ -45,10 +53,16 @@ extension ConformanceContext {
     func checkMissingItems() async throws {
         let missing = path("missing")
         try expect(try await fileSystem.item(at: missing) == nil, "stat of a missing item should be nil")
-        try expect(try await fileSystem.item(at: path("missing", "child")) == nil, "stat inside a missing folder should be nil")
+        try expect(
+            try await fileSystem.item(at: path("missing", "child")) == nil, "stat inside a missing folder should be nil"
+        )
         try await expectError(.remoteItemNotFound, "read of a missing file") { _ = try await fileSystem.read(missing) }
-        try await expectError(.remoteItemNotFound, "listing of a missing folder") { _ = try await fileSystem.contentsOfDirectory(at: missing) }
-        try await expectError(.remoteItemNotFound, "names of a missing folder") { _ = try await fileSystem.namesOfDirectory(at: missing) }
+        try await expectError(.remoteItemNotFound, "listing of a missing folder") {
+            _ = try await fileSystem.contentsOfDirectory(at: missing)
+        }
+        try await expectError(.remoteItemNotFound, "names of a missing folder") {
+            _ = try await fileSystem.namesOfDirectory(at: missing)
+        }
         try await expectError(.remoteItemNotFound, "move of a missing file") {
             try await fileSystem.move(from: missing, to: path("elsewhere"), replacing: false)
         }
@@ -68,7 +82,9 @@ extension ConformanceContext {
         try await fileSystem.write(Data("z".utf8), to: path("kept"))
         try await fileSystem.remove(path("tree"))
         try expect(try await fileSystem.item(at: path("tree")) == nil, "a removed folder should be gone")
-        try expect(try await fileSystem.item(at: path("tree", "inner", "file")) == nil, "a removed folder's files should be gone")
+        try expect(
+            try await fileSystem.item(at: path("tree", "inner", "file")) == nil,
+            "a removed folder's files should be gone")
         try await fileSystem.remove(path("tree"))
         try await fileSystem.remove(path("never-existed"))
         try await fileSystem.remove(path("kept", "not-a-child"))

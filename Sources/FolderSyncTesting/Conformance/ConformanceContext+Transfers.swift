@@ -4,7 +4,8 @@ import Foundation
 /// Large files through the streaming calls, and names that need escaping.
 extension ConformanceContext {
     func checkLargeFile(size: Int) async throws {
-        let local = FileManager.default.temporaryDirectory.appendingPathComponent("conformance-\(UUID().uuidString)", isDirectory: true)
+        let local = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "conformance-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: local, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: local) }
         let original = Self.bytes(size, seed: 42)
@@ -14,7 +15,9 @@ extension ConformanceContext {
         let remote = path("large.bin")
         try await fileSystem.upload(fromLocalFile: source, to: remote)
         let item = try await fileSystem.item(at: remote)
-        try expect(item?.size == nil || item?.size == Int64(size), "uploaded size: \(String(describing: item?.size)), expected \(size)")
+        try expect(
+            item?.size == nil || item?.size == Int64(size),
+            "uploaded size: \(String(describing: item?.size)), expected \(size)")
 
         let copy = local.appendingPathComponent("copy.bin")
         try Data("stale".utf8).write(to: copy)
@@ -42,16 +45,24 @@ extension ConformanceContext {
             try await fileSystem.createDirectory(at: child)
             let data = Data("contents \(index)".utf8)
             try await fileSystem.write(data, to: child.appending(name))
-            try expect(try await fileSystem.read(child.appending(name)) == data, "\(String(reflecting: name)) should read back")
-            try expect(try await fileSystem.item(at: child.appending(name))?.name == name, "stat of \(String(reflecting: name))")
+            try expect(
+                try await fileSystem.read(child.appending(name)) == data, "\(String(reflecting: name)) should read back"
+            )
+            try expect(
+                try await fileSystem.item(at: child.appending(name))?.name == name,
+                "stat of \(String(reflecting: name))")
             let listed = try await names(in: child)
-            try expect(listed == [name], "listing of \(String(reflecting: name)) shows \(listed.map { String(reflecting: $0) })")
+            try expect(
+                listed == [name],
+                "listing of \(String(reflecting: name)) shows \(listed.map { String(reflecting: $0) })")
         }
         let listed = try await names(in: folder)
-        try expect(listed == Self.portableNames.sorted(), "folder names round-trip: \(listed.map { String(reflecting: $0) })")
+        try expect(
+            listed == Self.portableNames.sorted(), "folder names round-trip: \(listed.map { String(reflecting: $0) })")
         let moved = path("moved 🎉 é")
         try await fileSystem.move(from: path("emoji 🎉"), to: moved, replacing: false)
-        try expect(try await fileSystem.item(at: moved.appending("emoji 🎉")) != nil, "a move to a Unicode name keeps contents")
+        try expect(
+            try await fileSystem.item(at: moved.appending("emoji 🎉")) != nil, "a move to a Unicode name keeps contents")
         try await fileSystem.remove(path("with space"))
         try expect(try await fileSystem.item(at: path("with space")) == nil, "removing a name with a space")
     }

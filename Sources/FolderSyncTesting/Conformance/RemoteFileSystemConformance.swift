@@ -40,8 +40,10 @@ public struct RemoteFileSystemConformance: Sendable {
     ///   - publishRaceRounds: How many times two publishers race for one name.
     ///   - replaceRounds: How many replacements the atomic-replace check makes while a reader reads.
     ///   - makeFileSystem: Called once per check; may return the same file system every time.
-    public init(largeFileSize: Int = 20 << 20, publishRaceRounds: Int = 8, replaceRounds: Int = 12,
-                makeFileSystem: @escaping Factory) {
+    public init(
+        largeFileSize: Int = 20 << 20, publishRaceRounds: Int = 8, replaceRounds: Int = 12,
+        makeFileSystem: @escaping Factory
+    ) {
         self.makeFileSystem = makeFileSystem
         self.largeFileSize = largeFileSize
         self.publishRaceRounds = publishRaceRounds
@@ -68,7 +70,8 @@ public struct RemoteFileSystemConformance: Sendable {
     /// The names of the checks, in the order they run.
     public var checkNames: [String] { checks.map(\.0) }
 
-    /// Runs the checks (all, or those named in `only`) one after the other and returns every failure; empty means conformant.
+    /// Runs the checks (all, or those named in `only`) one after the other and returns every failure; empty means
+    /// conformant.
     ///
     /// Throws only `CancellationError`; anything a check throws is reported as a failure of that check.
     public func run(only: Set<String>? = nil) async throws -> [ConformanceFailure] {

@@ -16,7 +16,8 @@ public struct FaultMix: Sendable, Hashable, CustomStringConvertible {
     public var lagRequests = 40
     /// Reads and downloads of a file that exists, answered as if it had vanished.
     public var vanishingReads = 0
-    /// After a write, upload or move, a copy named `name (1).ext` appears next to the file, as desktop sync agents make.
+    /// After a write, upload or move, a copy named `name (1).ext` appears next to the file, as desktop sync agents
+    /// make.
     public var duplicateCopies = 0
     /// Requests refused with these errors (`remoteFull` for ENOSPC, `permissionDenied` for EACCES,
     /// `remoteIOFailed` for EIO), each at this rate.
@@ -29,15 +30,25 @@ public struct FaultMix: Sendable, Hashable, CustomStringConvertible {
 
     /// One mix per fault, then all of them at once.
     public static let all: [FaultMix] = {
-        var halfWrites = FaultMix(name: "half-written uploads"); halfWrites.halfWrites = 10
-        var lagging = FaultMix(name: "lagging listings"); lagging.laggingListings = 50
-        var vanishing = FaultMix(name: "vanishing files"); vanishing.vanishingReads = 10
-        var duplicates = FaultMix(name: "name (1) copies"); duplicates.duplicateCopies = 30
-        var full = FaultMix(name: "ENOSPC"); full.errors = [.remoteFull: 5]
-        var denied = FaultMix(name: "EACCES"); denied.errors = [.permissionDenied: 5]
-        var failing = FaultMix(name: "EIO"); failing.errors = [.remoteIOFailed: 5]
+        var halfWrites = FaultMix(name: "half-written uploads")
+        halfWrites.halfWrites = 10
+        var lagging = FaultMix(name: "lagging listings")
+        lagging.laggingListings = 50
+        var vanishing = FaultMix(name: "vanishing files")
+        vanishing.vanishingReads = 10
+        var duplicates = FaultMix(name: "name (1) copies")
+        duplicates.duplicateCopies = 30
+        var full = FaultMix(name: "ENOSPC")
+        full.errors = [.remoteFull: 5]
+        var denied = FaultMix(name: "EACCES")
+        denied.errors = [.permissionDenied: 5]
+        var failing = FaultMix(name: "EIO")
+        failing.errors = [.remoteIOFailed: 5]
         var everything = FaultMix(name: "everything")
-        everything.halfWrites = 5; everything.laggingListings = 30; everything.vanishingReads = 5; everything.duplicateCopies = 10
+        everything.halfWrites = 5
+        everything.laggingListings = 30
+        everything.vanishingReads = 5
+        everything.duplicateCopies = 10
         everything.errors = [.remoteFull: 2, .permissionDenied: 2, .remoteIOFailed: 2]
         return [halfWrites, lagging, vanishing, duplicates, full, denied, failing, everything]
     }()

@@ -1,5 +1,5 @@
-public import Foundation
 @_spi(ModelAdapter) public import FolderSync
+public import Foundation
 
 /// A remote that injects the faults of a ``FaultMix`` into the requests of one client, over any backend.
 ///
@@ -52,7 +52,8 @@ public final class FaultyFileSystem: ForwardingFileSystem, @unchecked Sendable {
             state.withLock { state in state.written[path].map { state.requests - $0 < mix.lagRequests } ?? false }
         }
         func pickError() -> FolderSyncError.Code? {
-            for (code, percent) in mix.errors.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where strikes(percent, "\(code)") {
+            for (code, percent) in mix.errors.sorted(by: { $0.key.rawValue < $1.key.rawValue })
+            where strikes(percent, "\(code)") {
                 return code
             }
             return nil
@@ -78,7 +79,8 @@ public final class FaultyFileSystem: ForwardingFileSystem, @unchecked Sendable {
     public override func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
         let items = try await super.contentsOfDirectory(at: path)
         return items.filter { item in
-            !(item.kind == .file && faults.isRecent(path.appending(item.name)) && faults.strikes(faults.mix.laggingListings, "lagging listing"))
+            !(item.kind == .file && faults.isRecent(path.appending(item.name))
+                && faults.strikes(faults.mix.laggingListings, "lagging listing"))
         }
     }
 
@@ -123,14 +125,17 @@ public final class FaultyFileSystem: ForwardingFileSystem, @unchecked Sendable {
     /// Leaves half of `data` under a temporary name, as a writer that stopped half-way does, and fails.
     private func halfWrite(_ data: Data, to path: RemotePath) async throws {
         guard faults.strikes(faults.mix.halfWrites, "half write") else { return }
-        try? await base.write(data.prefix(data.count / 2), to: path.parent.appending(TemporaryName.make(for: path.name)))
+        try? await base.write(
+            data.prefix(data.count / 2), to: path.parent.appending(TemporaryName.make(for: path.name)))
         throw FolderSyncError(.remoteIOFailed, "injected fault: the write stopped half-way", path: path.description)
     }
 
     /// Records the write for lagging listings, and sometimes leaves a desktop sync agent's `name (1)` copy.
     private func written(_ path: RemotePath) async throws {
         faults.noteWritten(path)
-        guard !TemporaryName.isTemporary(path.name), faults.strikes(faults.mix.duplicateCopies, "name (1) copy") else { return }
+        guard !TemporaryName.isTemporary(path.name), faults.strikes(faults.mix.duplicateCopies, "name (1) copy") else {
+            return
+        }
         let name = path.name
         let copy = name.lastIndex(of: ".").map { "\(name[..<$0]) (1)\(name[$0...])" } ?? "\(name) (1)"
         if let data = try? await base.read(path) { try? await base.write(data, to: path.parent.appending(copy)) }

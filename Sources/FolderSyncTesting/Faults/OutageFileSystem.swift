@@ -1,5 +1,5 @@
-public import Foundation
 @_spi(ModelAdapter) public import FolderSync
+public import Foundation
 
 /// A shared folder that goes away and comes back: a share unmounted (its mount point an empty folder), the folder
 /// moved away, or a server that does not answer.
@@ -37,14 +37,16 @@ public final class OutageFileSystem: ForwardingFileSystem, @unchecked Sendable {
         guard let outage else { return }
         switch (outage, request) {
         case (.serverDown, _):
-            throw FolderSyncError(.connectionFailed, "the server did not answer (simulated outage)", path: path.description)
+            throw FolderSyncError(
+                .connectionFailed, "the server did not answer (simulated outage)", path: path.description)
         case (_, .list), (_, .stat), (_, .read), (_, .download):
             // Answered below, without reaching `base`.
             return
         default:
             writes.withLock { $0.append("\(request.rawValue) \(path)") }
-            throw FolderSyncError(.remoteIOFailed, "the shared folder is away: \(request.rawValue) refused (simulated outage)",
-                                  path: path.description)
+            throw FolderSyncError(
+                .remoteIOFailed, "the shared folder is away: \(request.rawValue) refused (simulated outage)",
+                path: path.description)
         }
     }
 

@@ -1,7 +1,8 @@
-import Foundation
 @_spi(ModelAdapter) import FolderSync
+import Foundation
 
-/// The app's task awaiting a sync, started only once it can be cancelled, so that "cancel the caller at request k" replays exactly.
+/// The app's task awaiting a sync, started only once it can be cancelled, so that "cancel the caller at request k"
+/// replays exactly.
 final class CallerTask: Sendable {
     private let task = Locked<Task<SyncReport, any Error>?>(nil)
 

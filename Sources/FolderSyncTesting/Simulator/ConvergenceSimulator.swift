@@ -1,5 +1,5 @@
-public import Foundation
 @_spi(ModelAdapter) public import FolderSync
+public import Foundation
 
 /// A seeded, deterministic multi-client simulation of FolderSync that checks invariants 1 and 2.
 ///
@@ -28,7 +28,8 @@ public import Foundation
 /// A failure is a ``SimulationFailure`` naming the seed; the same seed replays the same schedule.
 public struct ConvergenceSimulator: Sendable {
     /// Opens a client's store in `folder` (the same folder across restarts), with `now` as its wall clock.
-    public typealias StoreFactory = @Sendable (_ folder: URL, _ now: @escaping @Sendable () -> Date) throws -> any SimulatorStore
+    public typealias StoreFactory =
+        @Sendable (_ folder: URL, _ now: @escaping @Sendable () -> Date) throws -> any SimulatorStore
 
     /// The remote the simulated clients share.
     public enum Remote: Sendable {
@@ -41,12 +42,16 @@ public struct ConvergenceSimulator: Sendable {
     }
 
     /// Builds a client's application sync manager on its remote (the run's remote, wrapped to interrupt syncs).
-    public typealias ApplicationManagerFactory = @Sendable (_ remote: any RemoteFileSystem, _ environment: SyncEnvironment)
+    public typealias ApplicationManagerFactory =
+        @Sendable (_ remote: any RemoteFileSystem, _ environment: SyncEnvironment)
         -> ApplicationSyncManager
     /// Builds a client's document sync manager (not registered yet).
-    public typealias DocumentManagerFactory = @Sendable (_ application: ApplicationSyncManager,
-                                                         _ configuration: DocumentSyncManager.Configuration,
-                                                         _ store: any ModelAdapter) throws -> DocumentSyncManager
+    public typealias DocumentManagerFactory =
+        @Sendable (
+            _ application: ApplicationSyncManager,
+            _ configuration: DocumentSyncManager.Configuration,
+            _ store: any ModelAdapter
+        ) throws -> DocumentSyncManager
 
     /// What to simulate: the seed, the scratch folder, the ranges the seed draws from, the remote and the stores.
     public struct Configuration: Sendable {
@@ -112,8 +117,11 @@ public struct ConvergenceSimulator: Sendable {
         /// once, so which of them comes Nth, and so whether the sync ends cancelled, can depend on timing: runs that
         /// are compared for equality turn this off (off, a seed plays as if every such step were a plain sync).
         public var interruptions = true
-        /// Builds each client's application sync manager: the standard one, or a backend's subclass (which builds its operation subclasses).
-        public var makeApplicationSyncManager: ApplicationManagerFactory = { ApplicationSyncManager(remote: $0, environment: $1) }
+        /// Builds each client's application sync manager: the standard one, or a backend's subclass (which builds its
+        /// operation subclasses).
+        public var makeApplicationSyncManager: ApplicationManagerFactory = {
+            ApplicationSyncManager(remote: $0, environment: $1)
+        }
         /// Builds each client's document sync manager: the standard one, or a backend's subclass.
         public var makeDocumentSyncManager: DocumentManagerFactory = {
             try DocumentSyncManager(applicationSyncManager: $0, configuration: $1, store: $2)
@@ -182,7 +190,8 @@ public struct ConvergenceSimulator: Sendable {
         public var attachmentWrites = 0
         /// Syncs that failed with an injected fault.
         public var faultedSyncs = 0
-        /// Syncs that reported a change stamped far ahead of the syncing client's clock (``/FolderSync/SyncWarning/Kind/clockSkew``).
+        /// Syncs that reported a change stamped far ahead of the syncing client's clock
+        /// (``/FolderSync/SyncWarning/Kind/clockSkew``).
         public var clockSkewWarnings = 0
         /// Clients' stores put back to an earlier copy of themselves, as a restore from a backup does (lifecycle).
         public var storeRestores = 0
@@ -192,12 +201,14 @@ public struct ConvergenceSimulator: Sendable {
         public var folderRestores = 0
         /// Outages of the shared folder (zero unless ``Configuration/outages``).
         public var outages = 0
-        /// Syncs that found the shared folder away and said so (``/FolderSync/FolderSyncError/Code/remoteUnavailable``).
+        /// Syncs that found the shared folder away and said so
+        /// (``/FolderSync/FolderSyncError/Code/remoteUnavailable``).
         public var unavailableSyncs = 0
         /// Vacuums that removed change sets on the word of a store damaged in place, their safeguards being off
         /// (the configuration's `disabledSafeguards`): the removed area alone kept those writes.
         public var removalsOnDamagedStores = 0
-        /// Syncs that applied change sets from the removed area (``/FolderSync/SyncWarning/Kind/recoveredFromRemoved``).
+        /// Syncs that applied change sets from the removed area
+        /// (``/FolderSync/SyncWarning/Kind/recoveredFromRemoved``).
         public var syncsRecoveredFromRemoved = 0
         /// Change sets a vacuum purged from the removed area, each after the grace period (lifecycle runs).
         public var changeSetsPurged = 0
@@ -228,29 +239,48 @@ public struct ConvergenceSimulator: Sendable {
         /// Adds up the counts of two runs; keeps the left side's ``rows``.
         public static func + (lhs: Summary, rhs: Summary) -> Summary {
             var sum = lhs
-            sum.clients += rhs.clients; sum.steps += rhs.steps; sum.writes += rhs.writes; sum.deletes += rhs.deletes; sum.syncs += rhs.syncs
-            sum.duplicatedSyncs += rhs.duplicatedSyncs; sum.interruptedSyncs += rhs.interruptedSyncs
-            sum.restarts += rhs.restarts; sum.conflicts += rhs.conflicts; sum.refusedReinserts += rhs.refusedReinserts
+            sum.clients += rhs.clients
+            sum.steps += rhs.steps
+            sum.writes += rhs.writes
+            sum.deletes += rhs.deletes
+            sum.syncs += rhs.syncs
+            sum.duplicatedSyncs += rhs.duplicatedSyncs
+            sum.interruptedSyncs += rhs.interruptedSyncs
+            sum.restarts += rhs.restarts
+            sum.conflicts += rhs.conflicts
+            sum.refusedReinserts += rhs.refusedReinserts
             sum.reinserts += rhs.reinserts
             sum.finalRows += rhs.finalRows
-            sum.wholeStoreUploads += rhs.wholeStoreUploads; sum.automaticWholeStoreUploads += rhs.automaticWholeStoreUploads
-            sum.wholeStoreInstalls += rhs.wholeStoreInstalls; sum.vacuums += rhs.vacuums
-            sum.changeSetsVacuumed += rhs.changeSetsVacuumed; sum.expiredClients += rhs.expiredClients
-            sum.clientDeletions += rhs.clientDeletions; sum.wipes += rhs.wipes; sum.resets += rhs.resets; sum.rejoins += rhs.rejoins
-            sum.attachmentWrites += rhs.attachmentWrites; sum.tombstonesCollected += rhs.tombstonesCollected
+            sum.wholeStoreUploads += rhs.wholeStoreUploads
+            sum.automaticWholeStoreUploads += rhs.automaticWholeStoreUploads
+            sum.wholeStoreInstalls += rhs.wholeStoreInstalls
+            sum.vacuums += rhs.vacuums
+            sum.changeSetsVacuumed += rhs.changeSetsVacuumed
+            sum.expiredClients += rhs.expiredClients
+            sum.clientDeletions += rhs.clientDeletions
+            sum.wipes += rhs.wipes
+            sum.resets += rhs.resets
+            sum.rejoins += rhs.rejoins
+            sum.attachmentWrites += rhs.attachmentWrites
+            sum.tombstonesCollected += rhs.tombstonesCollected
             sum.faultedSyncs += rhs.faultedSyncs
             sum.clockSkewWarnings += rhs.clockSkewWarnings
-            sum.storeRestores += rhs.storeRestores; sum.restoredStoresNoticed += rhs.restoredStoresNoticed
+            sum.storeRestores += rhs.storeRestores
+            sum.restoredStoresNoticed += rhs.restoredStoresNoticed
             sum.folderRestores += rhs.folderRestores
-            sum.outages += rhs.outages; sum.unavailableSyncs += rhs.unavailableSyncs
-            sum.storesDamagedInPlace += rhs.storesDamagedInPlace; sum.damagedStoresRefused += rhs.damagedStoresRefused
+            sum.outages += rhs.outages
+            sum.unavailableSyncs += rhs.unavailableSyncs
+            sum.storesDamagedInPlace += rhs.storesDamagedInPlace
+            sum.damagedStoresRefused += rhs.damagedStoresRefused
             sum.deletionsAfterFailedJoin += rhs.deletionsAfterFailedJoin
             sum.changeSetsPurged += rhs.changeSetsPurged
             sum.syncsRecoveredFromRemoved += rhs.syncsRecoveredFromRemoved
             sum.removalsOnDamagedStores += rhs.removalsOnDamagedStores
             sum.changeSetsInRemovedArea = max(sum.changeSetsInRemovedArea, rhs.changeSetsInRemovedArea)
-            sum.clones += rhs.clones; sum.sharedIdentitiesFound += rhs.sharedIdentitiesFound
-            sum.clientFolderRestores += rhs.clientFolderRestores; sum.forgedMarkers += rhs.forgedMarkers
+            sum.clones += rhs.clones
+            sum.sharedIdentitiesFound += rhs.sharedIdentitiesFound
+            sum.clientFolderRestores += rhs.clientFolderRestores
+            sum.forgedMarkers += rhs.forgedMarkers
             sum.faultsInjected.merge(rhs.faultsInjected, uniquingKeysWith: +)
             return sum
         }

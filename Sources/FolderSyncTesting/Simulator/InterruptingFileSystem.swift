@@ -1,5 +1,5 @@
-import Foundation
 @_spi(ModelAdapter) public import FolderSync
+import Foundation
 
 /// A remote that cancels the running task at a chosen request, to interrupt a sync at a deterministic point.
 ///
@@ -55,7 +55,10 @@ public final class InterruptingFileSystem: ForwardingFileSystem, @unchecked Send
         observe?()
         let fail = state.withLock { state -> Bool in
             guard let count = state.remaining else { return false }
-            if count > 1 { state.remaining = count - 1; return false }
+            if count > 1 {
+                state.remaining = count - 1
+                return false
+            }
             state.remaining = nil
             state.fired = true
             if let cancel = state.cancel { cancel() } else { withUnsafeCurrentTask { $0?.cancel() } }

@@ -1,5 +1,5 @@
-import Foundation
 @_spi(ModelAdapter) import FolderSync
+import Foundation
 import Logging
 
 /// One simulated installation: its store, its helper folder, its clock, and the managers a process would hold.
@@ -46,8 +46,11 @@ final class SimulatedClient {
     private let keepsRemovedFilesFor: TimeInterval?
 
     /// - Parameter identifier: the client identifier (`client-<index>` when `nil`).
-    init(index: Int, folder: URL, now: @escaping @Sendable () -> Date, remote: any RemoteFileSystem, resolvesConflicts: Bool,
-         configuration: ConvergenceSimulator.Configuration, identifier: String? = nil) throws {
+    init(
+        index: Int, folder: URL, now: @escaping @Sendable () -> Date, remote: any RemoteFileSystem,
+        resolvesConflicts: Bool,
+        configuration: ConvergenceSimulator.Configuration, identifier: String? = nil
+    ) throws {
         self.index = index
         self.identity = Locked(identifier ?? "client-\(index)")
         self.folder = folder
@@ -75,15 +78,19 @@ final class SimulatedClient {
         environment.makeIdentifier = identifiers.next
         environment.logger.logLevel = .critical
         let app = makeApplicationSyncManager(remote, environment)
-        try app.configure(.init(applicationIdentifier: Self.application, clientIdentifier: identifier,
-                                clientDescription: "Simulated client \(index)"))
+        try app.configure(
+            .init(
+                applicationIdentifier: Self.application, clientIdentifier: identifier,
+                clientDescription: "Simulated client \(index)"))
         let confirmsReplacedRemote = self.confirmsReplacedRemote
         app.remoteReplacementHandler = { _ in confirmsReplacedRemote() }
         // The app keeps the identifier a re-join after a shared identity takes, and configures with it from then on.
         app.clientIdentifierChangeHandler = { [identity] new in identity.withLock { $0 = new } }
         let document = try makeDocumentSyncManager(
-            app, .init(documentIdentifier: Self.document, documentDescription: "Simulated notes",
-                       helperDirectory: helperFolder),
+            app,
+            .init(
+                documentIdentifier: Self.document, documentDescription: "Simulated notes",
+                helperDirectory: helperFolder),
             store.adapter)
         document.remoteDocumentCreationHandler = { _ in true }
         if !usesWholeStores {
@@ -106,7 +113,9 @@ final class SimulatedClient {
         }
         if resolvesConflicts {
             document.conflictResolver = { conflict in
-                guard case .text(let local) = conflict.localValue, case .text(let remote) = conflict.remoteValue else { return nil }
+                guard case .text(let local) = conflict.localValue, case .text(let remote) = conflict.remoteValue else {
+                    return nil
+                }
                 return .merged(.text([local, remote].sorted().joined(separator: "+")))
             }
         }
@@ -124,7 +133,9 @@ final class SimulatedClient {
         document = nil
         self.store = try store.restored(from: backup.appendingPathComponent("store"))
         try? FileManager.default.removeItem(at: helperFolder)
-        if withHelperFolder { try FileManager.default.copyItem(at: backup.appendingPathComponent("helper"), to: helperFolder) }
+        if withHelperFolder {
+            try FileManager.default.copyItem(at: backup.appendingPathComponent("helper"), to: helperFolder)
+        }
         try await start()
     }
 

@@ -47,7 +47,8 @@ public final class SimulatedFolderClock: ForwardingFileSystem, @unchecked Sendab
     private func carryDates(from source: RemotePath, to destination: RemotePath) {
         dates.withLock { dates in
             for (path, date) in dates where path.hasPrefix(source) {
-                dates[path.components.dropFirst(source.components.count).reduce(destination) { $0.appending($1) }] = date
+                dates[path.components.dropFirst(source.components.count).reduce(destination) { $0.appending($1) }] =
+                    date
             }
         }
     }
@@ -63,8 +64,10 @@ public final class SimulatedFolderClock: ForwardingFileSystem, @unchecked Sendab
     /// When the folder last saw `client` write a file of its own in `document` (its marker, a change set, its whole
     /// store), by the folder's clock; `nil` when it never did.
     public func lastWrite(of client: String, in document: String, layout: RemoteLayout) -> Date? {
-        let own = [layout.recentSyncFile(document, client: client), layout.syncChangesDirectory(document, client: client),
-                   layout.wholeStoreDirectory(document, client: client)]
+        let own = [
+            layout.recentSyncFile(document, client: client), layout.syncChangesDirectory(document, client: client),
+            layout.wholeStoreDirectory(document, client: client),
+        ]
         return dates.current.filter { path, _ in own.contains { path.hasPrefix($0) } }.values.max()
     }
 

@@ -9,7 +9,7 @@ public final class SimulatedTime: Sendable {
     private let milliseconds: Locked<Int64>
 
     /// A clock frozen at `start` (2026-01-01 by default) until advanced.
-    public init(start: Date = Date(timeIntervalSince1970: 1_767_225_600)) { // 2026-01-01
+    public init(start: Date = Date(timeIntervalSince1970: 1_767_225_600)) {  // 2026-01-01
         milliseconds = Locked(Int64(start.timeIntervalSince1970 * 1000))
     }
 
@@ -32,8 +32,13 @@ final class IdentifierSource: Sendable {
     init(client: Int) { self.client = client }
 
     func next() -> String {
-        let counter = counter.withLock { $0 += 1; return $0 }
-        let c = String(client, radix: 16, uppercase: true), n = String(counter, radix: 16, uppercase: true)
-        return String(repeating: "0", count: 8 - c.count) + c + "-0000-4000-8000-" + String(repeating: "0", count: 12 - n.count) + n
+        let counter = counter.withLock {
+            $0 += 1
+            return $0
+        }
+        let c = String(client, radix: 16, uppercase: true)
+        let n = String(counter, radix: 16, uppercase: true)
+        return String(repeating: "0", count: 8 - c.count) + c + "-0000-4000-8000-"
+            + String(repeating: "0", count: 12 - n.count) + n
     }
 }

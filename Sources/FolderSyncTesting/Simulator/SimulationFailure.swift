@@ -8,7 +8,8 @@ public struct SimulationFailure: Error, CustomStringConvertible, Sendable {
     public var trace: [String]
 
     public var description: String {
-        "seed \(seed): \(message)\n(replay with FOLDERSYNC_SEED=\(seed))\nlast steps:\n  " + trace.joined(separator: "\n  ")
+        "seed \(seed): \(message)\n(replay with FOLDERSYNC_SEED=\(seed))\nlast steps:\n  "
+            + trace.joined(separator: "\n  ")
     }
 
     /// A failure without the seed yet; the simulator adds it.

@@ -9,15 +9,18 @@ extension SimulationRun {
             guard let document = client.document else { continue }
             for row in try client.store.allRows() {
                 for (column, value) in row.values {
-                    guard case .blob(let bytes) = value, let reference = AttachmentReference(databaseValue: bytes) else { continue }
+                    guard case .blob(let bytes) = value, let reference = AttachmentReference(databaseValue: bytes)
+                    else { continue }
                     let key = "\(row.table)[\(row.syncID)].\(column)"
                     if reference.isInlineValue {
-                        throw SimulationFailure.Detail("\(client.name) holds a reference instead of the large value of \(key)")
+                        throw SimulationFailure.Detail(
+                            "\(client.name) holds a reference instead of the large value of \(key)")
                     }
                     do {
                         try await document.requestDownload(for: reference)
                     } catch {
-                        throw SimulationFailure.Detail("\(client.name) cannot get the file attached to \(key): \(error)")
+                        throw SimulationFailure.Detail(
+                            "\(client.name) cannot get the file attached to \(key): \(error)")
                     }
                 }
             }

@@ -1,5 +1,5 @@
-import Foundation
 @_spi(ModelAdapter) @_spi(Tooling) import FolderSync
+import Foundation
 
 /// The steps of ``ConvergenceSimulator/Configuration/identityHazards``: a device copied to a second computer and used
 /// beside the first, one client's change-set folder put back from an older copy, and a marker forged to acknowledge
@@ -25,17 +25,21 @@ extension SimulationRun {
     /// starts and syncs beside it from then on.
     func cloneClient(_ client: SimulatedClient) async throws {
         guard sharedIdentity.isEmpty, client.reset == nil, client.expectedResets.isEmpty,
-              let store = client.store as? any SnapshottingSimulatorStore else { return }
+            let store = client.store as? any SnapshottingSimulatorStore
+        else { return }
         let index = (clients + waiting).map(\.index).max()! + 1
         let copy = configuration.directory.appendingPathComponent("copy-\(index)", isDirectory: true)
         try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
         try store.copy(to: copy.appendingPathComponent("store"))
         let withHelperFolder = random.chance(50)
-        if withHelperFolder { try FileManager.default.copyItem(at: client.helperFolder, to: copy.appendingPathComponent("helper")) }
+        if withHelperFolder {
+            try FileManager.default.copyItem(at: client.helperFolder, to: copy.appendingPathComponent("helper"))
+        }
         let skew: TimeInterval = random.pick(configuration.clockSkews)!
-        let clone = try SimulatedClient(index: index, folder: configuration.directory.appendingPathComponent("client-\(index)", isDirectory: true),
-                                        now: time.clock(skew: skew), remote: client.remote.base, resolvesConflicts: client.resolvesConflicts,
-                                        configuration: configuration, identifier: client.identifier)
+        let clone = try SimulatedClient(
+            index: index, folder: configuration.directory.appendingPathComponent("client-\(index)", isDirectory: true),
+            now: time.clock(skew: skew), remote: client.remote.base, resolvesConflicts: client.resolvesConflicts,
+            configuration: configuration, identifier: client.identifier)
         clone.usesWholeStores = client.usesWholeStores
         clone.wholeStoreUploadThreshold = client.wholeStoreUploadThreshold
         clone.usesAttachments = client.usesAttachments
@@ -43,11 +47,13 @@ extension SimulationRun {
         clients.append(clone)
         sharedIdentity = [client.index, clone.index]
         summary.clones += 1
-        log("\(client.name)'s store is copied\(withHelperFolder ? " with" : " without") its helper folder to a second computer "
-            + "(installation \(index), clock skewed by \(Int(skew)) s)")
+        log(
+            "\(client.name)'s store is copied\(withHelperFolder ? " with" : " without") its helper folder to a second computer "
+                + "(installation \(index), clock skewed by \(Int(skew)) s)")
         do {
-            try await clone.startAsCopy(store: copy.appendingPathComponent("store"),
-                                        helperFolder: withHelperFolder ? copy.appendingPathComponent("helper") : nil)
+            try await clone.startAsCopy(
+                store: copy.appendingPathComponent("store"),
+                helperFolder: withHelperFolder ? copy.appendingPathComponent("helper") : nil)
         } catch {
             throw SimulationFailure.Detail("the copy of \(client.name) failed to start: \(error)")
         }
@@ -59,14 +65,20 @@ extension SimulationRun {
     /// expired (``SimulationRun/awaitsCover``): a deleted client re-joins without publishing what it had published.
     func backUpOrRestoreClientFolder(_ client: SimulatedClient) throws {
         guard case .fileManager = configuration.remote, client.reset == nil, client.expectedResets.isEmpty,
-              !sharedIdentity.contains(client.index) else { return }
+            !sharedIdentity.contains(client.index)
+        else { return }
         let layout = try RemoteLayout(applicationIdentifier: SimulatedClient.application)
         let folder = configuration.directory.appendingPathComponent("remote", isDirectory: true)
-            .appendingPathComponent(layout.syncChangesDirectory(SimulatedClient.document, client: client.identifier).description)
-        let copy = configuration.directory.appendingPathComponent("client-folder-backup-\(client.index)", isDirectory: true)
+            .appendingPathComponent(
+                layout.syncChangesDirectory(SimulatedClient.document, client: client.identifier).description)
+        let copy = configuration.directory.appendingPathComponent(
+            "client-folder-backup-\(client.index)", isDirectory: true)
         let published = try client.store.adapter.loadSyncState().progress.publishedSequence
-        if let backup = clientFolderBackups[client.index], backup.wipes == summary.wipes, backup.client == client.identifier,
-           backup.published < published, try restoreHazards()[client.index] == nil, folderLostAbove[client.index] == nil {
+        if let backup = clientFolderBackups[client.index], backup.wipes == summary.wipes,
+            backup.client == client.identifier,
+            backup.published < published, try restoreHazards()[client.index] == nil,
+            folderLostAbove[client.index] == nil
+        {
             try? FileManager.default.removeItem(at: folder)
             try FileManager.default.copyItem(at: copy, to: folder)
             clientFolderBackups[client.index] = nil
@@ -75,11 +87,14 @@ extension SimulationRun {
             // The user's doing, not a removal: the sets it took away are not the removal check's to find.
             let clientFolder = layout.syncChangesDirectory(SimulatedClient.document, client: client.identifier)
             keptChangeSets = keptChangeSets.filter { $0.value.removal != nil || $0.value.path.parent != clientFolder }
-            log("\(client.name)'s change-set folder is put back from its copy: sets \(backup.published + 1)–\(published) are gone")
+            log(
+                "\(client.name)'s change-set folder is put back from its copy: sets \(backup.published + 1)–\(published) are gone"
+            )
         } else if FileManager.default.fileExists(atPath: folder.path) {
             try? FileManager.default.removeItem(at: copy)
             try FileManager.default.copyItem(at: folder, to: copy)
-            clientFolderBackups[client.index] = .init(wipes: summary.wipes, client: client.identifier, published: published)
+            clientFolderBackups[client.index] = .init(
+                wipes: summary.wipes, client: client.identifier, published: published)
             log("\(client.name)'s change-set folder is copied aside")
         }
     }
@@ -87,11 +102,13 @@ extension SimulationRun {
     /// Rewrites one client's marker (checksum and all) to acknowledge another client's sets up to a hostile number: one
     /// no file name holds, the highest one does, or merely one far ahead.
     func forgeAcknowledgement() async throws {
-        guard let remote, let writer = random.pick(clients), let target = random.pick(clients.filter { $0 !== writer }) else { return }
+        guard let remote, let writer = random.pick(clients), let target = random.pick(clients.filter { $0 !== writer })
+        else { return }
         let layout = try RemoteLayout(applicationIdentifier: SimulatedClient.application)
         let path = layout.recentSyncFile(SimulatedClient.document, client: writer.identifier)
         guard let data = try await remote.readIfPresent(path, maximumSize: PropertyListFile.maximumByteCount),
-              var recent = try? PropertyListFile.decode(RecentSync.self, from: data, path: path.description) else { return }
+            var recent = try? PropertyListFile.decode(RecentSync.self, from: data, path: path.description)
+        else { return }
         let claimed = random.pick([Int64.max, RemoteLayout.maximumSequence, 1_000_000])!
         recent.acknowledgement[target.identifier] = claimed
         try await remote.write(try PropertyListFile.encode(recent), to: path)

@@ -1,5 +1,5 @@
-import Foundation
 @_spi(ModelAdapter) import FolderSync
+import Foundation
 
 /// The document lifecycle steps of a schedule: whole-store uploads, vacuums, client deletions and remote wipes.
 ///
@@ -22,17 +22,25 @@ extension SimulationRun {
                     folderLostAbove[client.index] = nil
                     log("\(client.name) uploads a whole store covering \(manifest.coveredCount) change sets")
                 } else {
-                    log("\(client.name) uploads no whole store (changes unpublished, or its store on the remote covers more)")
+                    log(
+                        "\(client.name) uploads no whole store (changes unpublished, or its store on the remote covers more)"
+                    )
                 }
             } else if let manifest = try await document.downloadWholeStore() {
                 summary.wholeStoreInstalls += 1
-                log("\(client.name) installs the whole store of \(manifest.clientIdentifier) covering \(manifest.coveredCount) change sets")
+                log(
+                    "\(client.name) installs the whole store of \(manifest.clientIdentifier) covering \(manifest.coveredCount) change sets"
+                )
             } else {
                 log("\(client.name) finds no whole store to download")
             }
-            // A store must not cross from a wiped epoch to the new one, either way (its manifest names the old epoch's sets).
-            if !client.expectedResets.isDisjoint(with: Self.wipeCodes) || client.reset.map(Self.wipeCodes.contains) == true {
-                throw SimulationFailure.Detail("\(client.name) transferred a whole store although the remote was wiped since it last synced")
+            // A store must not cross from a wiped epoch to the new one, either way (its manifest names the old epoch's
+            // sets).
+            if !client.expectedResets.isDisjoint(with: Self.wipeCodes)
+                || client.reset.map(Self.wipeCodes.contains) == true
+            {
+                throw SimulationFailure.Detail(
+                    "\(client.name) transferred a whole store although the remote was wiped since it last synced")
             }
         } catch let error as FolderSyncError where isReset(error) {
             try noteReset(client, error, before: before)
@@ -43,7 +51,8 @@ extension SimulationRun {
         } catch let failure as SimulationFailure.Detail {
             throw failure
         } catch {
-            throw SimulationFailure.Detail("\(client.name) failed to \(upload ? "upload" : "download") a whole store: \(error)")
+            throw SimulationFailure.Detail(
+                "\(client.name) failed to \(upload ? "upload" : "download") a whole store: \(error)")
         }
     }
 
@@ -60,8 +69,11 @@ extension SimulationRun {
         let report: VacuumReport
         do {
             report = try await document.vacuum(expireClientsAfter: expiry)
-        } catch let error as FolderSyncError where error.code == .remoteItemNotFound || error.code == .remoteUnavailable {
-            guard try await !documentExists() else { throw SimulationFailure.Detail("\(client.name) failed to vacuum: \(error)") }
+        } catch let error as FolderSyncError where error.code == .remoteItemNotFound || error.code == .remoteUnavailable
+        {
+            guard try await !documentExists() else {
+                throw SimulationFailure.Detail("\(client.name) failed to vacuum: \(error)")
+            }
             log("\(client.name) finds no document to vacuum (wiped)")
             return
         } catch {
@@ -81,16 +93,19 @@ extension SimulationRun {
             }
             for target in targets { expectDeletion(of: target) }
         }
-        log("\(client.name) vacuums\(expiry.map { " expiring clients silent for \(Int($0 / 3600)) h" } ?? ""): "
-            + "\(report.removedChangeSets.count) change sets removed, expired \(report.expiredClients)")
+        log(
+            "\(client.name) vacuums\(expiry.map { " expiring clients silent for \(Int($0 / 3600)) h" } ?? ""): "
+                + "\(report.removedChangeSets.count) change sets removed, expired \(report.expiredClients)")
     }
 
     /// Clients with a recent sync and no deletion marker in the document, as the folder holds them now.
     private func liveClientsOnRemote() async throws -> Set<String> {
         guard let remote else { return [] }
         let layout = try layout
-        let markers = try await remote.contentsOfDirectoryIfPresent(at: layout.recentSyncsDirectory(SimulatedClient.document))
-        let deleted = try await remote.contentsOfDirectoryIfPresent(at: layout.deletedClientsDirectory(SimulatedClient.document))
+        let markers = try await remote.contentsOfDirectoryIfPresent(
+            at: layout.recentSyncsDirectory(SimulatedClient.document))
+        let deleted = try await remote.contentsOfDirectoryIfPresent(
+            at: layout.deletedClientsDirectory(SimulatedClient.document))
         return Set(markers.compactMap { RemoteLayout.parseRecentSyncFileName($0.name) })
             .subtracting(deleted.map { String($0.name.dropLast(".plist".count)) })
     }
@@ -102,9 +117,11 @@ extension SimulationRun {
         let folderNow = time.clock(skew: 0)()
         for client in expired {
             if let last = folderClock.lastWrite(of: client, in: SimulatedClient.document, layout: try layout),
-               folderNow.timeIntervalSince(last) <= expiry {
-                throw SimulationFailure.Detail("vacuum expired \(client), which the folder saw write "
-                    + "\(Int(folderNow.timeIntervalSince(last) / 60)) min before (expiry \(Int(expiry / 3600)) h)")
+                folderNow.timeIntervalSince(last) <= expiry
+            {
+                throw SimulationFailure.Detail(
+                    "vacuum expired \(client), which the folder saw write "
+                        + "\(Int(folderNow.timeIntervalSince(last) / 60)) min before (expiry \(Int(expiry / 3600)) h)")
             }
         }
         if !live.isEmpty, live.isSubset(of: Set(expired)) {
@@ -122,7 +139,8 @@ extension SimulationRun {
             log("\(client.identifier) collects \(collected) tombstones")
         } catch let error as FolderSyncError where isReset(error) {
             try noteReset(client, error, before: before)
-        } catch let error as FolderSyncError where error.code == .remoteItemNotFound || error.code == .remoteUnavailable {
+        } catch let error as FolderSyncError where error.code == .remoteItemNotFound || error.code == .remoteUnavailable
+        {
             guard try await !documentExists() else {
                 throw SimulationFailure.Detail("\(client.identifier) failed to collect tombstones: \(error)")
             }
@@ -132,8 +150,8 @@ extension SimulationRun {
         }
     }
 
-    /// A deleted client must stop with `clientDeleted`; an installation of a client copied to a second computer may (the
-    /// other may re-join first and remove the deletion marker: ``noteReset(_:_:before:rejoining:)`` allows it).
+    /// A deleted client must stop with `clientDeleted`; an installation of a client copied to a second computer may
+    /// (the other may re-join first and remove the deletion marker: ``noteReset(_:_:before:rejoining:)`` allows it).
     private func expectDeletion(of client: SimulatedClient) {
         if !sharedIdentity.contains(client.index) { client.expectedResets.insert(.clientDeleted) }
     }
@@ -149,10 +167,14 @@ extension SimulationRun {
         do {
             try await document.deleteClient(target.identifier)
             summary.clientDeletions += 1
-            for installation in clients where installation.identifier == target.identifier { expectDeletion(of: installation) }
+            for installation in clients where installation.identifier == target.identifier {
+                expectDeletion(of: installation)
+            }
             log("\(document.clientIdentifier) deletes \(target.name) from the document")
-        } catch let error as FolderSyncError where error.code == .remoteItemNotFound
-                    && (target.reset != nil || !target.expectedResets.isDisjoint(with: Self.wipeCodes)) {
+        } catch let error as FolderSyncError
+            where error.code == .remoteItemNotFound
+            && (target.reset != nil || !target.expectedResets.isDisjoint(with: Self.wipeCodes))
+        {
             // After a wipe, a client that has not re-joined is not registered with the new document.
             log("\(target.name) is not registered with the document since the wipe: not deleted")
         } catch {
@@ -190,11 +212,12 @@ extension SimulationRun {
         if try await remote.item(at: layout.documentInfoFile(SimulatedClient.document)) != nil {
             throw SimulationFailure.Detail("the wipe left the document's info file")
         }
-        // A deletion marker left by an earlier document deletion (in Information/, outside the document) says "deleted".
+        // A deletion marker left by an earlier document deletion (in Information/, outside the document) says
+        // "deleted".
         let marker = try await remote.item(at: layout.deletedDocumentFile(SimulatedClient.document)) != nil
         summary.wipes += 1
         journal.remoteWiped()
-        keptChangeSets = [:]   // the user's doing: no removal kept what went
+        keptChangeSets = [:]  // the user's doing: no removal kept what went
         for client in clients { client.expectedResets = marker ? expected.union([.documentDeleted]) : expected }
     }
 }

@@ -1,5 +1,5 @@
-import Foundation
 @_spi(ModelAdapter) import FolderSync
+import Foundation
 
 /// The outage steps (``ConvergenceSimulator/Configuration/outages``): the shared folder goes away for a stretch of
 /// steps (an empty mount point, the folder moved away, a server that does not answer) while clients keep writing,
@@ -53,8 +53,10 @@ extension SimulationRun {
         do {
             _ = try await client.synchronize()
             throw SimulationFailure.Detail("\(client.name) synced while the shared folder was away")
-        } catch let error as FolderSyncError where error.code == .remoteUnavailable
-                    || (client.reset != nil && error.isReset) {
+        } catch let error as FolderSyncError
+            where error.code == .remoteUnavailable
+            || (client.reset != nil && error.isReset)
+        {
             guard try localState(client) == before else {
                 throw SimulationFailure.Detail("\(client.name)'s sync while the folder was away changed its store")
             }
@@ -66,7 +68,8 @@ extension SimulationRun {
         } catch let failure as SimulationFailure.Detail {
             throw failure
         } catch {
-            throw SimulationFailure.Detail("\(client.name)'s sync while the folder was away failed with \(error), not remoteUnavailable")
+            throw SimulationFailure.Detail(
+                "\(client.name)'s sync while the folder was away failed with \(error), not remoteUnavailable")
         }
     }
 
@@ -77,8 +80,9 @@ extension SimulationRun {
     }
 }
 
-/// What the simulated user knows of the shared folder, for the clients' ``ApplicationSyncManager/remoteReplacementHandler``:
-/// the application's folder was wiped (the user replaced the share), and the share is there now.
+/// What the simulated user knows of the shared folder, for the clients'
+/// ``ApplicationSyncManager/remoteReplacementHandler``: the application's folder was wiped (the user replaced the
+/// share), and the share is there now.
 final class ReplacedRemoteAnswer: Sendable {
     private let wiped = Locked(false)
     private let outages: OutageFileSystem?

@@ -1,5 +1,5 @@
-import Foundation
 @_spi(ModelAdapter) import FolderSync
+import Foundation
 
 /// Invariant 10, checked after every step of a lifecycle run: no change set ever leaves the shared folder except by a
 /// vacuum purging the removal that kept it, more than the grace period after the removal was made, by the folder's
@@ -32,11 +32,14 @@ extension SimulationRun {
         try await collect(layout.syncChangesDirectory(document), removal: nil)
         let area = layout.removedDirectory(document)
         for day in try await remote.contentsOfDirectoryIfPresent(at: area) where day.kind == .directory {
-            for removal in try await remote.contentsOfDirectoryIfPresent(at: area.appending(day.name)) where removal.kind == .directory {
+            for removal in try await remote.contentsOfDirectoryIfPresent(at: area.appending(day.name))
+            where removal.kind == .directory {
                 let folder = area.appending(day.name).appending(removal.name)
                 let record = try await remote.item(at: folder.appending(RemoteLayout.removalRecordFileName))
-                let changes = layout.syncChangesDirectory(document).components.dropFirst(layout.documentDirectory(document).components.count)
-                    .reduce(folder) { $0.appending($1) }
+                let changes = layout.syncChangesDirectory(document).components.dropFirst(
+                    layout.documentDirectory(document).components.count
+                )
+                .reduce(folder) { $0.appending($1) }
                 try await collect(changes, removal: (folder, record?.modificationDate))
             }
         }
@@ -44,15 +47,18 @@ extension SimulationRun {
         let grace = VacuumOperation.minimumRemovedFileGracePeriod
         for (name, kept) in keptChangeSets where found[name] == nil {
             guard let removal = kept.removal else {
-                throw SimulationFailure.Detail("change set \(kept.path) left its folder without going into the removed area")
+                throw SimulationFailure.Detail(
+                    "change set \(kept.path) left its folder without going into the removed area")
             }
             guard let made = removal.date, now.timeIntervalSince(made) > grace else {
-                throw SimulationFailure.Detail("change set \(kept.path) was purged \(removal.date.map { "\(Int(now.timeIntervalSince($0) / 60)) min" } ?? "at an unknown time") "
-                                               + "after its removal, inside the grace period of \(Int(grace / 3600)) h")
+                throw SimulationFailure.Detail(
+                    "change set \(kept.path) was purged \(removal.date.map { "\(Int(now.timeIntervalSince($0) / 60)) min" } ?? "at an unknown time") "
+                        + "after its removal, inside the grace period of \(Int(grace / 3600)) h")
             }
             summary.changeSetsPurged += 1
         }
-        summary.changeSetsInRemovedArea = max(summary.changeSetsInRemovedArea, found.values.filter { $0.removal != nil }.count)
+        summary.changeSetsInRemovedArea = max(
+            summary.changeSetsInRemovedArea, found.values.filter { $0.removal != nil }.count)
         keptChangeSets = found
     }
 }

@@ -1,7 +1,8 @@
-import Foundation
 @_spi(ModelAdapter) import FolderSync
+import Foundation
 
-/// Resets and re-joins (invariant 5): a stopped client keeps its data and a backup, then re-joins without losing writes.
+/// Resets and re-joins (invariant 5): a stopped client keeps its data and a backup, then re-joins without losing
+/// writes.
 extension SimulationRun {
     /// The codes of a remote wiped, replaced or deleted (as opposed to this client alone being deleted).
     static let wipeCodes: Set<FolderSyncError.Code> = [.integrityKeyMismatch, .documentDeleted]
@@ -17,39 +18,50 @@ extension SimulationRun {
     }
 
     func localState(_ client: SimulatedClient) throws -> LocalState {
-        LocalState(rows: try client.store.allRows(), hasUnpublishedChanges: try client.store.adapter.hasUnpublishedChanges())
+        LocalState(
+            rows: try client.store.allRows(), hasUnpublishedChanges: try client.store.adapter.hasUnpublishedChanges())
     }
 
-    /// Checks a reset the client reported: an expected code, a backup on disk, local data as it was. Then marks it stopped.
-    /// `rejoining`: found by a re-join, which is a new reset even when its code is the one the client was stopped on.
-    func noteReset(_ client: SimulatedClient, _ error: FolderSyncError, before: LocalState, rejoining: Bool = false) throws {
+    /// Checks a reset the client reported: an expected code, a backup on disk, local data as it was. Then marks it
+    /// stopped. `rejoining`: found by a re-join, which is a new reset even when its code is the one the client was
+    /// stopped on.
+    func noteReset(_ client: SimulatedClient, _ error: FolderSyncError, before: LocalState, rejoining: Bool = false)
+        throws
+    {
         if !rejoining, let reset = client.reset, error.code == reset {
             // The reset the client is stopped on, remembered (no new backup): what it is due to find next still stands.
             guard try localState(client) == before else {
-                throw SimulationFailure.Detail("\(client.name) stopped again with \(error.code) but its local data changed")
+                throw SimulationFailure.Detail(
+                    "\(client.name) stopped again with \(error.code) but its local data changed")
             }
             return log("\(client.name) is still stopped by \(reset)")
         }
-        // A client already stopped may find its reset again; once someone re-creates a deleted document, it is a mismatch.
+        // A client already stopped may find its reset again; once someone re-creates a deleted document, it is a
+        // mismatch.
         var allowed = client.expectedResets.union(client.reset.map { [$0] } ?? [])
         if let reset = client.reset, Self.wipeCodes.contains(reset) { allowed.formUnion(Self.wipeCodes) }
         // Either installation of a copied client may be the one to find the other, and either may be the one that finds
         // their deletion (the other may re-join first, which removes the deletion marker).
         if sharedIdentity.contains(client.index) { allowed.formUnion([.clientIdentityShared, .clientDeleted]) }
         guard allowed.contains(error.code) else {
-            throw SimulationFailure.Detail("\(client.name) stopped with \(error.code) (\(error.message)), expected one of \(allowed)")
+            throw SimulationFailure.Detail(
+                "\(client.name) stopped with \(error.code) (\(error.message)), expected one of \(allowed)")
         }
         guard let backup = error.backupPath, FileManager.default.fileExists(atPath: backup) else {
-            throw SimulationFailure.Detail("\(client.name) stopped with \(error.code) without a backup on disk (backupPath \(error.backupPath ?? "nil"))")
+            throw SimulationFailure.Detail(
+                "\(client.name) stopped with \(error.code) without a backup on disk (backupPath \(error.backupPath ?? "nil"))"
+            )
         }
-        // A shared identity found by a re-join's sync comes after the re-join changed the store (it installed a whole store).
+        // A shared identity found by a re-join's sync comes after the re-join changed the store (it installed a whole
+        // store).
         guard try localState(client) == before || (rejoining && error.code == .clientIdentityShared) else {
             throw SimulationFailure.Detail("\(client.name) stopped with \(error.code) but its local data changed")
         }
         client.reset = error.code
         // What it was due to find is found; but an installation of a copied client may find its deletion by the other
         // installation in a document wiped since, and still has the wipe to find.
-        client.expectedResets = sharedIdentity.contains(client.index)
+        client.expectedResets =
+            sharedIdentity.contains(client.index)
             ? client.expectedResets.intersection(Self.wipeCodes).subtracting([error.code]) : []
         summary.resets += 1
         if error.code == .clientIdentityShared { summary.sharedIdentitiesFound += 1 }
@@ -58,11 +70,12 @@ extension SimulationRun {
 
     /// Re-joins a stopped client. After a wipe, records in the journal what the re-join re-publishes.
     ///
-    /// `rejoin()` resets the local merge history before its first remote request, giving every local row fresh
-    /// stamps; the journal reads them back at that request (see ``WriteJournal/rejoined(client:rows:unpublishedDeletes:)``).
+    /// `rejoin()` resets the local merge history before its first remote request, giving every local row fresh stamps;
+    /// the journal reads them back at that request (see ``WriteJournal/rejoined(client:rows:unpublishedDeletes:)``).
     func rejoin(_ client: SimulatedClient) async throws {
         guard let document = client.document, let reset = client.reset,
-              let store = client.store as? any SnapshottingSimulatorStore else { return }
+            let store = client.store as? any SnapshottingSimulatorStore
+        else { return }
         log("\(client.name) re-joins after \(reset)")
         let before = try localState(client)
         let restamped = RestampedRows()
@@ -102,7 +115,8 @@ extension SimulationRun {
     /// find a deletion or wipe not noticed yet) until a whole pass finds no reset.
     func settleResets() async throws {
         for pass in 1...6 {
-            let resetsBefore = summary.resets, reclaimedBefore = markersReclaimed
+            let resetsBefore = summary.resets
+            let reclaimedBefore = markersReclaimed
             for client in clients {
                 log("settling pass \(pass): \(client.name)")
                 if client.reset == nil { try await sync(client) }
@@ -110,7 +124,8 @@ extension SimulationRun {
                 while client.reset != nil {
                     attempts += 1
                     guard attempts <= 3 else {
-                        throw SimulationFailure.Detail("\(client.name) cannot re-join: still stopped by \(client.reset!) after 3 attempts")
+                        throw SimulationFailure.Detail(
+                            "\(client.name) cannot re-join: still stopped by \(client.reset!) after 3 attempts")
                     }
                     try await rejoin(client)
                 }

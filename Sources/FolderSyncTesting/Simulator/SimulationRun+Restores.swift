@@ -1,5 +1,5 @@
-import Foundation
 @_spi(ModelAdapter) import FolderSync
+import Foundation
 
 /// The restore steps of a lifecycle schedule (``ConvergenceSimulator/Configuration/restores``): a client's store put
 /// back to an earlier copy of itself, as a restore from Time Machine, a phone backup or a VM snapshot does, with or
@@ -18,29 +18,40 @@ import Foundation
 extension SimulationRun {
     /// What decides whether a copy may be put back: nothing that changes who belongs to the document happened since.
     var restoreEpoch: [Int] {
-        [summary.wipes, summary.clientDeletions, summary.expiredClients, summary.rejoins, summary.resets, clients.count]
+        [
+            summary.wipes, summary.clientDeletions, summary.expiredClients, summary.rejoins, summary.resets,
+            clients.count,
+        ]
     }
 
     /// Copies `client`'s store (and, half the time, its helper folder) aside, or puts an earlier copy back.
     func backUpOrRestore(_ client: SimulatedClient) async throws {
-        guard let store = client.store as? any SnapshottingSimulatorStore, client.reset == nil, client.expectedResets.isEmpty,
-              !sharedIdentity.contains(client.index) else { return }
+        guard let store = client.store as? any SnapshottingSimulatorStore, client.reset == nil,
+            client.expectedResets.isEmpty,
+            !sharedIdentity.contains(client.index)
+        else { return }
         let copy = configuration.directory.appendingPathComponent("backup-\(client.index)", isDirectory: true)
         let published = try client.store.adapter.loadSyncState().progress.publishedSequence
         if let backup = storeBackups[client.index], backup.wipes == summary.wipes, backup.published < published,
-           try !client.store.adapter.hasUnpublishedChanges(), folderLostAbove[client.index] == nil {
+            try !client.store.adapter.hasUnpublishedChanges(), folderLostAbove[client.index] == nil
+        {
             try await client.restore(from: copy, helperFolder: backup.withHelperFolder)
             storeBackups[client.index] = nil
             storeRestoredBelow[client.index] = max(storeRestoredBelow[client.index] ?? 0, published)
             summary.storeRestores += 1
-            log("\(client.name)'s store is restored from its backup\(backup.withHelperFolder ? " with" : " without") its helper folder")
+            log(
+                "\(client.name)'s store is restored from its backup\(backup.withHelperFolder ? " with" : " without") its helper folder"
+            )
         } else {
             let withHelperFolder = random.chance(50)
             try? FileManager.default.removeItem(at: copy)
             try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
             try store.copy(to: copy.appendingPathComponent("store"))
-            if withHelperFolder { try FileManager.default.copyItem(at: client.helperFolder, to: copy.appendingPathComponent("helper")) }
-            storeBackups[client.index] = .init(wipes: summary.wipes, published: published, withHelperFolder: withHelperFolder)
+            if withHelperFolder {
+                try FileManager.default.copyItem(at: client.helperFolder, to: copy.appendingPathComponent("helper"))
+            }
+            storeBackups[client.index] = .init(
+                wipes: summary.wipes, published: published, withHelperFolder: withHelperFolder)
             log("\(client.name)'s store is backed up\(withHelperFolder ? " with" : " without") its helper folder")
         }
     }
@@ -51,9 +62,11 @@ extension SimulationRun {
         let root = configuration.directory.appendingPathComponent("remote", isDirectory: true)
         let copy = configuration.directory.appendingPathComponent("remote-backup", isDirectory: true)
         let published = try clients.map { ($0.index, try $0.store.adapter.loadSyncState().progress.publishedSequence) }
-        if let epoch = folderBackupEpoch, epoch == restoreEpoch, try !restoreHazards().contains(where: { index, reached in
-            (folderBackupPublished[index] ?? 0) < reached
-        }) {
+        if let epoch = folderBackupEpoch, epoch == restoreEpoch,
+            try !restoreHazards().contains(where: { index, reached in
+                (folderBackupPublished[index] ?? 0) < reached
+            })
+        {
             try FileManager.default.removeItem(at: root)
             try FileManager.default.copyItem(at: copy, to: root)
             folderBackupEpoch = nil
@@ -77,7 +90,9 @@ extension SimulationRun {
         for (index, reached) in storeRestoredBelow {
             guard let client = clients.first(where: { $0.index == index }) else { continue }
             let progress = try client.store.adapter.loadSyncState().progress
-            if progress.publishedSequence >= reached, progress.ownChangeSetsToReapplyAfter == nil { storeRestoredBelow[index] = nil }
+            if progress.publishedSequence >= reached, progress.ownChangeSetsToReapplyAfter == nil {
+                storeRestoredBelow[index] = nil
+            }
         }
         return storeRestoredBelow
     }

@@ -1,5 +1,6 @@
-import Foundation
 @_spi(ModelAdapter) import FolderSync
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,9 +16,10 @@ extension SimulationRun {
     /// One hazard: damage in place after a vacuum, then a vacuum; or damage, a join, the bytes back, a deletion.
     func vacuumHazard(_ client: SimulatedClient) async throws {
         guard let document = client.document, client.reset == nil, case .fileManager = configuration.remote,
-              try await someWholeStore() != nil else { return try await vacuum(client) }
+            try await someWholeStore() != nil
+        else { return try await vacuum(client) }
         do {
-            _ = try await document.vacuum()   // verifies and remembers the stores it keeps
+            _ = try await document.vacuum()  // verifies and remembers the stores it keeps
         } catch {
             throw SimulationFailure.Detail("\(client.identifier) failed to vacuum before the damage: \(error)")
         }
@@ -43,20 +45,24 @@ extension SimulationRun {
         }
         let reported = report.wholeStoreCheck.damaged.contains { $0.path == store }
         if !report.removedChangeSets.isEmpty, !reported, let damage = damagedStores[store],
-           try await remote?.readIfPresent(store) == damage.damaged {
+            try await remote?.readIfPresent(store) == damage.damaged
+        {
             // With the safeguards off (a replay of the defect), the removed area alone must keep the writes.
             guard configuration.disabledSafeguards.isEmpty else {
                 summary.removalsOnDamagedStores += 1
-                return log("\(client.identifier)'s vacuum removed \(report.removedChangeSets.count) change sets on the word of "
-                           + "\(owner)'s damaged store (safeguards off): into the removed area")
+                return log(
+                    "\(client.identifier)'s vacuum removed \(report.removedChangeSets.count) change sets on the word of "
+                        + "\(owner)'s damaged store (safeguards off): into the removed area")
             }
-            throw SimulationFailure.Detail("\(client.identifier)'s vacuum removed \(report.removedChangeSets.count) change sets "
-                                           + "on the word of \(owner)'s whole store, damaged in place after it verified it")
+            throw SimulationFailure.Detail(
+                "\(client.identifier)'s vacuum removed \(report.removedChangeSets.count) change sets "
+                    + "on the word of \(owner)'s whole store, damaged in place after it verified it")
         }
         summary.changeSetsVacuumed += report.removedChangeSets.count
         if reported { summary.damagedStoresRefused += 1 }
-        log("\(client.identifier) vacuums: \(report.removedChangeSets.count) change sets removed, the damaged store "
-            + (reported ? "read and refused" : "not relied on"))
+        log(
+            "\(client.identifier) vacuums: \(report.removedChangeSets.count) change sets removed, the damaged store "
+                + (reported ? "read and refused" : "not relied on"))
     }
 
     /// Puts back the bytes of every whole store damaged by a hazard and not replaced since (its uploader may have
@@ -73,9 +79,11 @@ extension SimulationRun {
     private func someWholeStore() async throws -> (String, RemotePath)? {
         guard let remote else { return nil }
         let layout = try RemoteLayout(applicationIdentifier: SimulatedClient.application)
-        let folders = try await remote.contentsOfDirectoryIfPresent(at: layout.wholeStoreDirectory(SimulatedClient.document))
+        let folders = try await remote.contentsOfDirectoryIfPresent(
+            at: layout.wholeStoreDirectory(SimulatedClient.document))
         var stores: [(String, RemotePath)] = []
-        for folder in folders.sorted(by: { $0.name < $1.name }) where folder.kind == .directory && !TemporaryName.isTemporary(folder.name) {
+        for folder in folders.sorted(by: { $0.name < $1.name })
+        where folder.kind == .directory && !TemporaryName.isTemporary(folder.name) {
             let path = layout.wholeStoreFile(SimulatedClient.document, client: folder.name)
             if try await remote.item(at: path) != nil { stores.append((folder.name, path)) }
         }

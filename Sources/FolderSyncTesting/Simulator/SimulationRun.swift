@@ -1,5 +1,5 @@
-import Foundation
 @_spi(ModelAdapter) import FolderSync
+import Foundation
 
 /// The mutable state of one ``ConvergenceSimulator`` run: generator, clients, journal, trace.
 ///
@@ -23,7 +23,8 @@ final class SimulationRun {
     /// What each client had published when the shared folder was copied, by client index.
     var folderBackupPublished: [Int: Int64] = [:]
     /// Clients whose store was put back below what they had published, by index: the sequence they had reached. Their
-    /// store holds those sets again once it continued past it and applied its own sets back (``SimulationRun/restoreHazards``).
+    /// store holds those sets again once it continued past it and applied its own sets back
+    /// (``SimulationRun/restoreHazards``).
     var storeRestoredBelow: [Int: Int64] = [:]
     /// Clients whose sets above this sequence a folder restore removed, by index, until they upload a whole store.
     var folderLostAbove: [Int: Int64] = [:]
@@ -45,7 +46,8 @@ final class SimulationRun {
     var outageEnd: Int?
     /// Whole stores a vacuum hazard damaged in place, by path, until replaced or put back.
     var damagedStores: [RemotePath: DamagedStore] = [:]
-    /// Every change set the folder held at the last check, by file name, with where it was (``checkNothingRemovedTooSoon()``).
+    /// Every change set the folder held at the last check, by file name, with where it was
+    /// (``checkNothingRemovedTooSoon()``).
     var keptChangeSets: [String: KeptChangeSet] = [:]
     /// The user's answer to a client that finds the application's folder gone.
     private(set) var replacedRemote = ReplacedRemoteAnswer(outages: nil)
@@ -91,12 +93,13 @@ final class SimulationRun {
         let remote = SimulatedFolderClock(base, now: time.clock(skew: 0))
         self.remote = remote
         folderClock = remote
-        var clientRemote: any RemoteFileSystem = configuration.faults.map { mix in
-            let faults = FaultyFileSystem.Faults(mix: mix, seed: random.next())
-            faults.isEnabled = false // registration is not under test here: syncs are
-            self.faults = faults
-            return FaultyFileSystem(remote, faults: faults)
-        } ?? remote
+        var clientRemote: any RemoteFileSystem =
+            configuration.faults.map { mix in
+                let faults = FaultyFileSystem.Faults(mix: mix, seed: random.next())
+                faults.isEnabled = false  // registration is not under test here: syncs are
+                self.faults = faults
+                return FaultyFileSystem(remote, faults: faults)
+            } ?? remote
         if configuration.outages {
             let outages = OutageFileSystem(clientRemote)
             self.outages = outages
@@ -109,8 +112,9 @@ final class SimulationRun {
             let skew: TimeInterval = random.pick(configuration.clockSkews)!
             let resolves = random.chance(40)
             let folder = configuration.directory.appendingPathComponent("client-\(index)", isDirectory: true)
-            let client = try SimulatedClient(index: index, folder: folder, now: time.clock(skew: skew), remote: clientRemote,
-                                             resolvesConflicts: resolves, configuration: configuration)
+            let client = try SimulatedClient(
+                index: index, folder: folder, now: time.clock(skew: skew), remote: clientRemote,
+                resolvesConflicts: resolves, configuration: configuration)
             log("\(client.name) has a clock skewed by \(Int(skew)) s")
             if configuration.lifecycle {
                 guard client.store is any SnapshottingSimulatorStore else {
@@ -180,7 +184,11 @@ final class SimulationRun {
         case 96..<98 where configuration.restores: try await backUpOrRestore(client)
         case 98 where configuration.restores: try await deleteClient(random.pick(clients)!)
         default:
-            if let stopped = clients.first(where: { $0.reset != nil }) { try await rejoin(stopped) } else { try await sync(client) }
+            if let stopped = clients.first(where: { $0.reset != nil }) {
+                try await rejoin(stopped)
+            } else {
+                try await sync(client)
+            }
         }
     }
 
@@ -214,7 +222,9 @@ final class SimulationRun {
 
     func join() async throws {
         let client = waiting.removeFirst()
-        log("\(client.name) joins (\(client.resolvesConflicts ? "merging resolver" : "last writer wins")\(client.wholeStoreUploadThreshold.map { ", uploads a whole store every \($0) sets" } ?? ""))")
+        log(
+            "\(client.name) joins (\(client.resolvesConflicts ? "merging resolver" : "last writer wins")\(client.wholeStoreUploadThreshold.map { ", uploads a whole store every \($0) sets" } ?? ""))"
+        )
         clients.append(client)
         do {
             try await client.start()
@@ -232,16 +242,23 @@ final class SimulationRun {
         summary.conflicts += report.conflicts.count
         if report.warnings.contains(where: { $0.kind == .clockSkew }) { summary.clockSkewWarnings += 1 }
         if report.warnings.contains(where: { $0.kind == .restoredStore }) { summary.restoredStoresNoticed += 1 }
-        if report.warnings.contains(where: { $0.kind == .recoveredFromRemoved }) { summary.syncsRecoveredFromRemoved += 1 }
-        if report.warnings.contains(where: { $0.kind == .staleRecentSync && $0.message.contains("another installation") }) { markersReclaimed += 1 }
+        if report.warnings.contains(where: { $0.kind == .recoveredFromRemoved }) {
+            summary.syncsRecoveredFromRemoved += 1
+        }
+        if report.warnings.contains(where: {
+            $0.kind == .staleRecentSync && $0.message.contains("another installation")
+        }) {
+            markersReclaimed += 1
+        }
         if report.uploadedWholeStore != nil { folderLostAbove[client.index] = nil }
         if configuration.lifecycle {
             if report.uploadedWholeStore != nil { summary.automaticWholeStoreUploads += 1 }
             if report.installedWholeStore != nil { summary.wholeStoreInstalls += 1 }
         }
-        log("\(client.name) \(what): sent \(report.changeSetsSent) sets, applied \(report.changeSetsApplied), conflicts \(report.conflicts.count)"
-            + (report.installedWholeStore.map { ", installed the whole store of \($0.clientIdentifier)" } ?? "")
-            + (report.uploadedWholeStore != nil ? ", uploaded a whole store" : ""))
+        log(
+            "\(client.name) \(what): sent \(report.changeSetsSent) sets, applied \(report.changeSetsApplied), conflicts \(report.conflicts.count)"
+                + (report.installedWholeStore.map { ", installed the whole store of \($0.clientIdentifier)" } ?? "")
+                + (report.uploadedWholeStore != nil ? ", uploaded a whole store" : ""))
     }
 
     /// A sync that finished: fails the run if the client should have been stopped by a reset.
@@ -249,11 +266,13 @@ final class SimulationRun {
         record(report, client, what)
         // Every write obeys the schema: a set a store refuses was published before the sets it needs, unsaid.
         if let refused = report.warnings.first(where: { $0.kind == .changeSetRefused }) {
-            throw SimulationFailure.Detail("\(client.identifier) met a change set its store refuses: \(refused)"
-                                           + " (\(refused.path ?? ""))")
+            throw SimulationFailure.Detail(
+                "\(client.identifier) met a change set its store refuses: \(refused)"
+                    + " (\(refused.path ?? ""))")
         }
         if !client.expectedResets.isEmpty {
-            throw SimulationFailure.Detail("\(client.name) synced although it should have stopped with one of \(client.expectedResets)")
+            throw SimulationFailure.Detail(
+                "\(client.name) synced although it should have stopped with one of \(client.expectedResets)")
         }
     }
 
@@ -264,7 +283,9 @@ final class SimulationRun {
         let before = try localState(client)
         do {
             try completed(try await underFaults(resetAllowed) { try await client.synchronize() }, client, "syncs")
-        } catch let error as FolderSyncError where resetAllowed && configuration.faults?.injectedCodes.contains(error.code) == true {
+        } catch let error as FolderSyncError
+            where resetAllowed && configuration.faults?.injectedCodes.contains(error.code) == true
+        {
             summary.faultedSyncs += 1
             log("\(client.name) sync failed under an injected fault: \(error)")
         } catch let error as FolderSyncError where resetAllowed && isReset(error) {
@@ -305,7 +326,9 @@ final class SimulationRun {
 
     /// A sync whose task is cancelled at a random remote request; sometimes the process dies right after.
     private func interruptedSync(_ client: SimulatedClient) async throws {
-        guard configuration.interruptions, let document = client.document, client.reset == nil else { return try await sync(client) }
+        guard configuration.interruptions, let document = client.document, client.reset == nil else {
+            return try await sync(client)
+        }
         let request = random.int(1...14)
         let failing = random.chance(50)
         // Either the app cancels its task awaiting the sync, or the sync's own task is cancelled.
@@ -324,20 +347,26 @@ final class SimulationRun {
             } else {
                 report = try await document.synchronize()
             }
-            try completed(report, client, "syncs (armed to cancel \(caller == nil ? "the sync" : "the caller") at request \(request))")
+            try completed(
+                report, client,
+                "syncs (armed to cancel \(caller == nil ? "the sync" : "the caller") at request \(request))")
         } catch let error as FolderSyncError where error.code == .cancelled {
             summary.interruptedSyncs += 1
             log("\(client.name) sync cancelled at remote request \(request)\(failing ? ", which failed" : "")")
         } catch is CancellationError {
             summary.interruptedSyncs += 1
-            log("\(client.name) sync cancelled at remote request \(request)\(failing ? ", which failed" : "") (CancellationError)")
+            log(
+                "\(client.name) sync cancelled at remote request \(request)\(failing ? ", which failed" : "") (CancellationError)"
+            )
         } catch let error as FolderSyncError where isReset(error) {
             client.remote.disarm()
             try noteReset(client, error, before: before)
         } catch let failure as SimulationFailure.Detail {
             throw failure
         } catch {
-            throw SimulationFailure.Detail("\(client.name) sync cancelled at remote request \(request) failed with a non-cancellation error: \(error)")
+            throw SimulationFailure.Detail(
+                "\(client.name) sync cancelled at remote request \(request) failed with a non-cancellation error: \(error)"
+            )
         }
         client.remote.disarm()
         if random.chance(40) { try await restart(client) }
@@ -351,7 +380,8 @@ final class SimulationRun {
         do {
             try await client.restart()
             if let reset = client.reset, client.document?.resetState?.code != reset {
-                throw SimulationFailure.Detail("\(client.name) forgot across a relaunch that it was stopped by \(reset)")
+                throw SimulationFailure.Detail(
+                    "\(client.name) forgot across a relaunch that it was stopped by \(reset)")
             }
         } catch let error as FolderSyncError where isReset(error) {
             try noteReset(client, error, before: before!)
@@ -374,7 +404,8 @@ final class SimulationRun {
             if rows != expected {
                 let missing = expected.filter { !rows.contains($0) }.prefix(3)
                 let extra = rows.filter { !expected.contains($0) }.prefix(3)
-                throw SimulationFailure.Detail("""
+                throw SimulationFailure.Detail(
+                    """
                     replicas differ: \(client.name) lacks \(missing.map(\.description)) and has \(extra.map(\.description)) \
                     that \(reference.identifier) does not
                     """)

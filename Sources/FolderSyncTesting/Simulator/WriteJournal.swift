@@ -24,9 +24,9 @@
 /// delete is the one that must hold: a write is covered by a delete newer than it, and a deleted row may be there
 /// only with a write newer than the delete.
 ///
-/// When tombstones may be collected (``tombstonesMayBeCollected``: runs with vacuums, which collect), a delete holds on a replica
-/// that no longer has its tombstone when the row is gone, and a write to a row deleted that way is covered by the
-/// delete this journal recorded.
+/// When tombstones may be collected (``tombstonesMayBeCollected``: runs with vacuums, which collect), a delete holds on
+/// a replica that no longer has its tombstone when the row is gone, and a write to a row deleted that way is covered by
+/// the delete this journal recorded.
 struct WriteJournal {
     struct ColumnWrite: Sendable {
         var client: String
@@ -60,8 +60,8 @@ struct WriteJournal {
         deletes.removeAll()
     }
 
-    /// `client` re-joined after a wipe with `rows` (every column it held, freshly stamped); its deletes from
-    /// before the wipe count again only when they were still unpublished (`unpublishedDeletes`, read before the re-join).
+    /// `client` re-joined after a wipe with `rows` (every column it held, freshly stamped); its deletes from before the
+    /// wipe count again only when they were still unpublished (`unpublishedDeletes`, read before the re-join).
     mutating func rejoined(client: String, rows: [ColumnWrite], unpublishedDeletes: Set<RowReference>) {
         writes += rows
         deletes += deletesBeforeWipe.filter {
@@ -86,12 +86,16 @@ struct WriteJournal {
     }
 
     /// Records the columns of a committed write, reading back the stamps the store gave them.
-    mutating func recordWrite(client: String, store: any SimulatorStore, table: String, syncID: String,
-                              values: [String: SyncValue]) throws {
+    mutating func recordWrite(
+        client: String, store: any SimulatorStore, table: String, syncID: String,
+        values: [String: SyncValue]
+    ) throws {
         for (column, value) in values.sorted(by: { $0.key < $1.key }) {
             let key = ColumnKey(table: table, syncID: syncID, column: column)
             guard let stamp = try store.stamp(of: key, localClient: client) else {
-                throw SimulationFailure.Detail("client \(client) committed \(key) = \(CanonicalRow.render(value)) but the store has no stamp for it")
+                throw SimulationFailure.Detail(
+                    "client \(client) committed \(key) = \(CanonicalRow.render(value)) but the store has no stamp for it"
+                )
             }
             writes.append(ColumnWrite(client: client, key: key, value: value, stamp: stamp))
         }
@@ -110,28 +114,38 @@ struct WriteJournal {
         for row in rows { byKey[row.table + "\u{0}" + row.syncID] = row.values }
         for write in writes {
             let row = byKey[write.key.table + "\u{0}" + write.key.syncID]
-            let deleted = try replica.deletionStamp(table: write.key.table, syncID: write.key.syncID, localClient: replicaClient)
+            let deleted = try replica.deletionStamp(
+                table: write.key.table, syncID: write.key.syncID, localClient: replicaClient)
             if let deleted, deletePolicy == .deleteWins || (row == nil && deleted > write.stamp) { continue }
-            if deleted == nil, row == nil, tombstonesMayBeCollected, deletes.contains(where: {
-                $0.table == write.key.table && $0.syncID == write.key.syncID
-                    && (deletePolicy == .deleteWins || ($0.stamp.map { $0 > write.stamp } ?? false))
-            }) { continue }
+            if deleted == nil, row == nil, tombstonesMayBeCollected,
+                deletes.contains(where: {
+                    $0.table == write.key.table && $0.syncID == write.key.syncID
+                        && (deletePolicy == .deleteWins || ($0.stamp.map { $0 > write.stamp } ?? false))
+                })
+            {
+                continue
+            }
             let current = row?[write.key.column]
             if current == write.value { continue }
             let stamp = try replica.stamp(of: write.key, localClient: replicaClient)
             if let stamp, stamp >= write.stamp { continue }
-            throw SimulationFailure.Detail("""
+            throw SimulationFailure.Detail(
+                """
                 write lost: client \(write.client) committed \(write.key) = \(CanonicalRow.render(write.value)) at \
                 \(write.stamp.timestamp)/\(write.stamp.clientIdentifier); replica \(replicaClient) holds \
                 \(current.map(CanonicalRow.render) ?? "no row") at \(stamp.map { "\($0.timestamp)/\($0.clientIdentifier)" } ?? "no stamp")
                 """)
         }
         for delete in deletes {
-            let tombstone = try replica.deletionStamp(table: delete.table, syncID: delete.syncID, localClient: replicaClient)
+            let tombstone = try replica.deletionStamp(
+                table: delete.table, syncID: delete.syncID, localClient: replicaClient)
             let row = byKey[delete.table + "\u{0}" + delete.syncID]
-            guard try holds(delete, tombstone: tombstone, row: row, replica: replica, replicaClient: replicaClient) else {
-                throw SimulationFailure.Detail("delete lost: client \(delete.client) deleted \(delete.table)[\(delete.syncID)]; replica \(replicaClient) "
-                                               + "still has it\(deletePolicy == .lastWriterWins ? " with no newer write" : "") or has no tombstone as new")
+            guard try holds(delete, tombstone: tombstone, row: row, replica: replica, replicaClient: replicaClient)
+            else {
+                throw SimulationFailure.Detail(
+                    "delete lost: client \(delete.client) deleted \(delete.table)[\(delete.syncID)]; replica \(replicaClient) "
+                        + "still has it\(deletePolicy == .lastWriterWins ? " with no newer write" : "") or has no tombstone as new"
+                )
             }
         }
     }
@@ -139,14 +153,17 @@ struct WriteJournal {
     /// Whether a committed delete holds on a replica. Delete wins: no row, and a tombstone. Last writer wins: no row
     /// and a tombstone at least as new, or a row a newer write brought back (a delete superseded before it was
     /// published may never travel).
-    private func holds(_ delete: RowDelete, tombstone: ChangeStamp?, row: [String: SyncValue]?, replica: any SimulatorStore,
-                       replicaClient: String) throws -> Bool {
+    private func holds(
+        _ delete: RowDelete, tombstone: ChangeStamp?, row: [String: SyncValue]?, replica: any SimulatorStore,
+        replicaClient: String
+    ) throws -> Bool {
         guard deletePolicy == .lastWriterWins, let stamp = delete.stamp else {
             return row == nil && (tombstone != nil || tombstonesMayBeCollected)
         }
         guard let row else { return tombstone.map { $0 >= stamp } ?? tombstonesMayBeCollected }
         let newest = try row.keys.compactMap {
-            try replica.stamp(of: ColumnKey(table: delete.table, syncID: delete.syncID, column: $0), localClient: replicaClient)
+            try replica.stamp(
+                of: ColumnKey(table: delete.table, syncID: delete.syncID, column: $0), localClient: replicaClient)
         }.max()
         return newest.map { $0 > stamp } ?? false
     }

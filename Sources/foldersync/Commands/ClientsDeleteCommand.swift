@@ -30,7 +30,9 @@ extension ClientsCommand {
         func run() async throws {
             // Before anything is read: an unattended run must say --yes, whatever the folder holds.
             guard yes || Terminal.standardInputIsTerminal else {
-                throw ToolFailure("clients delete: standard input is not a terminal, so it cannot ask; pass --yes to delete \(client) without confirmation")
+                throw ToolFailure(
+                    "clients delete: standard input is not a terminal, so it cannot ask; pass --yes to delete \(client) without confirmation"
+                )
             }
             let opened = try await remote.open()
             _ = try await opened.documents(selecting: document)
@@ -41,12 +43,16 @@ extension ClientsCommand {
                 throw ToolFailure("client \(client) is not registered with document \(document)" + found)
             }
             let layout = maintenance.layout
-            var result = ClientDeletionOutput(application: opened.applicationIdentifier, document: document, client: client,
-                                              alreadyDeleted: entry.isDeleted, removed: [], kept: [])
+            var result = ClientDeletionOutput(
+                application: opened.applicationIdentifier, document: document, client: client,
+                alreadyDeleted: entry.isDeleted, removed: [], kept: [])
             if !entry.isDeleted {
                 if !yes {
-                    let who = [entry.clientDescription, "last synced \(Formatting.dateAndAge(entry.lastSeenDate ?? entry.lastSyncDate))"]
-                        .compactMap { $0 }.joined(separator: ", ")
+                    let who = [
+                        entry.clientDescription,
+                        "last synced \(Formatting.dateAndAge(entry.lastSeenDate ?? entry.lastSyncDate))",
+                    ]
+                    .compactMap { $0 }.joined(separator: ", ")
                     guard Terminal.confirm("Delete client \(client) (\(who)) from document \(document)?") else {
                         throw ToolFailure("cancelled; nothing was deleted")
                     }
@@ -54,18 +60,23 @@ extension ClientsCommand {
                 let report = try await maintenance.deleteClient(client)
                 var kept: [ClientDeletionOutput.Kept] = []
                 if report.keptWholeStore {
-                    kept.append(.init(path: layout.wholeStoreDirectory(document, client: client).description,
-                                      reason: "no other whole store holds the change sets already vacuumed that it holds; "
-                                          + "vacuum removes it once another whole store contains everything it does"))
+                    kept.append(
+                        .init(
+                            path: layout.wholeStoreDirectory(document, client: client).description,
+                            reason: "no other whole store holds the change sets already vacuumed that it holds; "
+                                + "vacuum removes it once another whole store contains everything it does"))
                 }
                 let changeSets = layout.syncChangesDirectory(document, client: client)
                 if try await opened.fileSystem.exists(changeSets) {
-                    kept.append(.init(path: changeSets.description,
-                                      reason: "its change sets; vacuum removes them once every client has applied them"))
+                    kept.append(
+                        .init(
+                            path: changeSets.description,
+                            reason: "its change sets; vacuum removes them once every client has applied them"))
                 }
-                result = ClientDeletionOutput(application: result.application, document: document, client: client, alreadyDeleted: false,
-                                              removed: report.removed.map(\.description),
-                                              removalFolder: report.removalFolder?.description, kept: kept)
+                result = ClientDeletionOutput(
+                    application: result.application, document: document, client: client, alreadyDeleted: false,
+                    removed: report.removed.map(\.description),
+                    removalFolder: report.removalFolder?.description, kept: kept)
             }
             if output.json {
                 try JSONOutput.print(result)

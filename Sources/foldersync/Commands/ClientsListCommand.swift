@@ -29,8 +29,10 @@ extension ClientsCommand {
             for (index, entry) in documents.enumerated() {
                 progress.show(index + 1, "document \(entry.identifier)")
                 let clients = try await opened.maintenance(document: entry.identifier).registeredClients()
-                listed.append(.init(identifier: entry.identifier, description: entry.documentDescription,
-                                    clients: clients.map(ClientsOutput.Client.init)))
+                listed.append(
+                    .init(
+                        identifier: entry.identifier, description: entry.documentDescription,
+                        clients: clients.map(ClientsOutput.Client.init)))
             }
             progress.clear()
             var unattached: [ClientsOutput.UnattachedClient] = []
@@ -38,9 +40,14 @@ extension ClientsCommand {
                 let attached = Set(listed.flatMap { $0.clients.map(\.identifier) })
                 unattached = try await opened.applicationManager().registeredClients()
                     .filter { !attached.contains($0.identifier) }
-                    .map { .init(identifier: $0.identifier, description: $0.clientDescription, registrationDate: $0.registrationDate) }
+                    .map {
+                        .init(
+                            identifier: $0.identifier, description: $0.clientDescription,
+                            registrationDate: $0.registrationDate)
+                    }
             }
-            let result = ClientsOutput(application: opened.applicationIdentifier, documents: listed, clientsWithoutDocuments: unattached)
+            let result = ClientsOutput(
+                application: opened.applicationIdentifier, documents: listed, clientsWithoutDocuments: unattached)
             if output.json {
                 try JSONOutput.print(result)
             } else {

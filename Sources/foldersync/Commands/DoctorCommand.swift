@@ -20,7 +20,10 @@ struct DoctorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Check only this document (and the application-level files).", valueName: "ID"))
     var document: String?
 
-    @Flag(help: "Move abandoned temporaries and corrupt files aside, fill gaps from the removed areas, complete half-created documents, then check again.")
+    @Flag(
+        help:
+            "Move abandoned temporaries and corrupt files aside, fill gaps from the removed areas, complete half-created documents, then check again."
+    )
     var repair = false
 
     @OptionGroup var output: OutputOptions
@@ -28,7 +31,8 @@ struct DoctorCommand: AsyncParsableCommand {
     func run() async throws {
         let opened = try await remote.open()
         if let document { try await opened.requireDocumentFolder(document) }
-        let doctor = try RemoteTreeDoctor(fileSystem: opened.fileSystem, applicationIdentifier: opened.applicationIdentifier)
+        let doctor = try RemoteTreeDoctor(
+            fileSystem: opened.fileSystem, applicationIdentifier: opened.applicationIdentifier)
         let report = try await doctor.examine(document: document)
         var result = DoctorOutput(report: report)
         if repair {

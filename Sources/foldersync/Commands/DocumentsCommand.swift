@@ -23,8 +23,9 @@ struct DocumentsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let opened = try await remote.open()
-            let result = DocumentsOutput(application: opened.applicationIdentifier,
-                                         documents: try await opened.documents().map(DocumentsOutput.Document.init))
+            let result = DocumentsOutput(
+                application: opened.applicationIdentifier,
+                documents: try await opened.documents().map(DocumentsOutput.Document.init))
             if output.json {
                 try JSONOutput.print(result)
             } else {

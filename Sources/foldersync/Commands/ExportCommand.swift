@@ -37,27 +37,36 @@ struct ExportCommand: AsyncParsableCommand {
         let folder = url.deletingLastPathComponent().path
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue,
-              FileManager.default.isWritableFile(atPath: folder) else {
-            throw ToolFailure("--output \(output): cannot write there (\(folder) is not a folder this user can write to)")
+            FileManager.default.isWritableFile(atPath: folder)
+        else {
+            throw ToolFailure(
+                "--output \(output): cannot write there (\(folder) is not a folder this user can write to)")
         }
-        guard !FileManager.default.fileExists(atPath: url.path) else { throw ToolFailure("--output \(output): the file exists") }
+        guard !FileManager.default.fileExists(atPath: url.path) else {
+            throw ToolFailure("--output \(output): the file exists")
+        }
         let opened = try await remote.open()
         _ = try await opened.documents(selecting: document)
         let environment = RemoteOptions.Opened.environment
         let layout = try RemoteLayout(applicationIdentifier: opened.applicationIdentifier)
-        let context = DocumentOperationContext(fileSystem: opened.fileSystem, layout: layout, documentIdentifier: document,
-                                               clientIdentifier: RemoteOptions.Opened.actorIdentifier, environment: environment)
+        let context = DocumentOperationContext(
+            fileSystem: opened.fileSystem, layout: layout, documentIdentifier: document,
+            clientIdentifier: RemoteOptions.Opened.actorIdentifier, environment: environment)
         let result = try await DocumentExport(context: context).run(to: url)
-        let summary = Summary(output: url.path, wholeStore: result.wholeStore.map { "\($0.clientIdentifier) (\($0.coveredCount) change sets)" },
-                              changeSetsApplied: result.changeSetsApplied, rows: result.rowCounts,
-                              warnings: result.warnings.map(\.description))
+        let summary = Summary(
+            output: url.path,
+            wholeStore: result.wholeStore.map { "\($0.clientIdentifier) (\($0.coveredCount) change sets)" },
+            changeSetsApplied: result.changeSetsApplied, rows: result.rowCounts,
+            warnings: result.warnings.map(\.description))
         if format.json {
             try JSONOutput.print(summary)
         } else {
             print("Exported document \(document) to \(url.path)")
             print("  from whole store: \(summary.wholeStore ?? "none (tables rebuilt from change sets)")")
             print("  change sets applied: \(result.changeSetsApplied)")
-            for (table, count) in result.rowCounts.sorted(by: { $0.key < $1.key }) { print("  \(table): \(count) rows") }
+            for (table, count) in result.rowCounts.sorted(by: { $0.key < $1.key }) {
+                print("  \(table): \(count) rows")
+            }
             for warning in summary.warnings { print("  warning: " + TerminalText.escaped("\(warning)")) }
         }
     }

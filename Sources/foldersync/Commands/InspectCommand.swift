@@ -24,11 +24,15 @@ struct InspectCommand: ParsableCommand {
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue else {
             throw ToolFailure("\(file): no such file")
         }
-        guard let handle = FileHandle(forReadingAtPath: url.path) else { throw ToolFailure("\(file): cannot be opened") }
+        guard let handle = FileHandle(forReadingAtPath: url.path) else {
+            throw ToolFailure("\(file): cannot be opened")
+        }
         let signature = try handle.read(upToCount: 8) ?? Data()
         try handle.close()
         if signature == Data("FSYNCENC".utf8) {
-            throw ToolFailure("\(file): the file is encrypted; read it through its shared folder (doctor, export) with --password-file")
+            throw ToolFailure(
+                "\(file): the file is encrypted; read it through its shared folder (doctor, export) with --password-file"
+            )
         }
         if signature == Data("FSCHGSET".utf8) || url.pathExtension == RemoteLayout.changeSetExtension {
             try ChangeSetPrinter(file: file, url: url, json: output.json).print()

@@ -15,17 +15,22 @@ struct LayoutCommand: ParsableCommand {
             JSONOutput.write(try RemoteLayout.catalogJSON())
             return
         }
-        print("Remote layout version \(RemoteLayout.formatVersion). Files being written are named \(TemporaryName.prefix)<random>-<name>.")
+        print(
+            "Remote layout version \(RemoteLayout.formatVersion). Files being written are named \(TemporaryName.prefix)<random>-<name>."
+        )
         var table = TextTable()
         for entry in RemoteLayout.catalog {
             let components = entry.pattern.split(separator: "/")
-            let name = String(repeating: "  ", count: components.count - 1) + components.last! + (entry.kind == .directory ? "/" : "")
+            let name =
+                String(repeating: "  ", count: components.count - 1) + components.last!
+                + (entry.kind == .directory ? "/" : "")
             var flags: [String] = []
             if entry.perClient { flags.append("per client") }
             if entry.optional { flags.append("optional") }
             if entry.kind == .file && entry.encryptedWhenEnabled { flags.append("encrypted") }
-            table.append(name, entry.kind == .directory ? "" : entry.format,
-                         entry.summary + (flags.isEmpty ? "" : " [" + flags.joined(separator: ", ") + "]"))
+            table.append(
+                name, entry.kind == .directory ? "" : entry.format,
+                entry.summary + (flags.isEmpty ? "" : " [" + flags.joined(separator: ", ") + "]"))
         }
         print(table.render(), terminator: "")
     }

@@ -41,13 +41,15 @@ struct RecreateCommand: AsyncParsableCommand {
             throw ToolFailure("recreate: name the application with --app ID")
         }
         guard yes || Terminal.standardInputIsTerminal else {
-            throw ToolFailure("recreate: standard input is not a terminal, so it cannot ask; pass --yes to set up \(application) "
-                              + "without confirmation")
+            throw ToolFailure(
+                "recreate: standard input is not a terminal, so it cannot ask; pass --yes to set up \(application) "
+                    + "without confirmation")
         }
         let shown = RemoteLocation.redacted(remote.remote)
         let fileSystem: any RemoteFileSystem
         do {
-            fileSystem = try RemoteLocation.fileSystem(for: remote.remote, environment: try remote.credentialsEnvironment())
+            fileSystem = try RemoteLocation.fileSystem(
+                for: remote.remote, environment: try remote.credentialsEnvironment())
         } catch let error as FolderSyncError {
             throw ToolFailure("--remote \(shown): \(error.message)")
         }
@@ -61,8 +63,9 @@ struct RecreateCommand: AsyncParsableCommand {
             }
         }
         let environment = RemoteOptions.Opened.environment
-        let device = DeviceInfo(clientIdentifier: RemoteOptions.Opened.actorIdentifier, clientDescription: "foldersync recreate",
-                                userInfo: [:], registrationDate: environment.now())
+        let device = DeviceInfo(
+            clientIdentifier: RemoteOptions.Opened.actorIdentifier, clientDescription: "foldersync recreate",
+            userInfo: [:], registrationDate: environment.now())
         let options = ApplicationRegistrationOperation.Options(deviceInfo: device) { request in
             switch (request.reason, password) {
             case (_, nil): .noEncryption
@@ -71,11 +74,13 @@ struct RecreateCommand: AsyncParsableCommand {
             }
         }
         let operation = ApplicationRegistrationOperation(
-            context: ApplicationOperationContext(fileSystem: fileSystem, layout: layout, environment: environment), options: options)
+            context: ApplicationOperationContext(fileSystem: fileSystem, layout: layout, environment: environment),
+            options: options)
         guard try await operation.createApplicationTree() else {
             throw ToolFailure("\(shown) holds \(application) already; nothing was written")
         }
-        print("Set up \(application) again in \(shown) (\(operation.isEncrypted ? "encrypted" : "clear")). "
-              + "Each device now stops on integrityKeyMismatch and re-joins with its data.")
+        print(
+            "Set up \(application) again in \(shown) (\(operation.isEncrypted ? "encrypted" : "clear")). "
+                + "Each device now stops on integrityKeyMismatch and re-joins with its data.")
     }
 }

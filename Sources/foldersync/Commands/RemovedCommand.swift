@@ -6,7 +6,8 @@ import Foundation
 struct RemovedCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "removed",
-        abstract: "List and restore what vacuum, client and document deletion and repair removed (kept for a grace period).",
+        abstract:
+            "List and restore what vacuum, client and document deletion and repair removed (kept for a grace period).",
         discussion: """
             Nothing removed from a shared folder is gone at once: it stays in the document's Removed/ area until a \
             vacuum purges it (after 14 days by default, see vacuum --keep-removed). Devices that meet a gap apply \
@@ -35,8 +36,10 @@ struct RemovedCommand: AsyncParsableCommand {
             var documents: [RemovedOutput.Document] = []
             for entry in try await opened.removedAreaDocuments(selecting: document, includingDeleted: true) {
                 let removals = try await opened.maintenance(document: entry.identifier).removals()
-                documents.append(.init(identifier: entry.identifier, deleted: entry.deleted,
-                                       removals: removals.map(RemovedOutput.Removal.init)))
+                documents.append(
+                    .init(
+                        identifier: entry.identifier, deleted: entry.deleted,
+                        removals: removals.map(RemovedOutput.Removal.init)))
             }
             let result = RemovedOutput(application: opened.applicationIdentifier, documents: documents)
             if output.json {
@@ -68,8 +71,9 @@ struct RemovedCommand: AsyncParsableCommand {
         @Option(help: ArgumentHelp("Restore only this client's files.", valueName: "CLIENT"))
         var client: String?
 
-        @Option(help: ArgumentHelp("Restore only removals made at or after this time (UTC).", valueName: "TIME"),
-                transform: RemovedCommand.parseTime)
+        @Option(
+            help: ArgumentHelp("Restore only removals made at or after this time (UTC).", valueName: "TIME"),
+            transform: RemovedCommand.parseTime)
         var since: Date?
 
         @OptionGroup var output: OutputOptions
@@ -78,7 +82,8 @@ struct RemovedCommand: AsyncParsableCommand {
             let opened = try await remote.open()
             var documents: [RestoreOutput.Document] = []
             for entry in try await opened.removedAreaDocuments(selecting: document, includingDeleted: false) {
-                let report = try await opened.maintenance(document: entry.identifier).restoreRemoved(client: client, since: since)
+                let report = try await opened.maintenance(document: entry.identifier).restoreRemoved(
+                    client: client, since: since)
                 documents.append(.init(identifier: entry.identifier, report: report))
             }
             let result = RestoreOutput(application: opened.applicationIdentifier, documents: documents)
@@ -96,6 +101,8 @@ struct RemovedCommand: AsyncParsableCommand {
         if let date = formatter.date(from: argument) { return date }
         formatter.formatOptions = [.withFullDate]
         if let date = formatter.date(from: argument) { return date }
-        throw ValidationError("'\(argument)' is not a time: expected an ISO 8601 date or time in UTC, like 2026-11-29 or 2026-11-29T10:00:00Z")
+        throw ValidationError(
+            "'\(argument)' is not a time: expected an ISO 8601 date or time in UTC, like 2026-11-29 or 2026-11-29T10:00:00Z"
+        )
     }
 }

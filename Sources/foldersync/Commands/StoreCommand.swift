@@ -14,8 +14,10 @@ struct LocalStoreOptions: ParsableArguments {
     @Argument(help: ArgumentHelp("The document's SQLite file.", valueName: "PATH"))
     var path: String
 
-    @Option(help: ArgumentHelp("The document's helper folder on this device (the app's DocumentSyncManager helper directory).",
-                               valueName: "DIR"))
+    @Option(
+        help: ArgumentHelp(
+            "The document's helper folder on this device (the app's DocumentSyncManager helper directory).",
+            valueName: "DIR"))
     var helper: String?
 
     /// The document, refused when it is not a file.

@@ -22,12 +22,16 @@ extension StoreCommand {
         @Flag(help: "Detach even when local changes never reached another device; they stay on this device only.")
         var keepUnpublished = false
 
-        @Option(help: ArgumentHelp("The shared folder, to leave it as this device (needs --helper); see "
-                                   + "'foldersync help doctor' for the forms and credentials.", valueName: "LOCATION"))
+        @Option(
+            help: ArgumentHelp(
+                "The shared folder, to leave it as this device (needs --helper); see "
+                    + "'foldersync help doctor' for the forms and credentials.", valueName: "LOCATION"))
         var remote: String?
 
-        @Option(help: ArgumentHelp("A file whose first line is the encryption password of an encrypted application.",
-                                   valueName: "PATH"))
+        @Option(
+            help: ArgumentHelp(
+                "A file whose first line is the encryption password of an encrypted application.",
+                valueName: "PATH"))
         var passwordFile: String?
 
         @OptionGroup var output: OutputOptions
@@ -36,17 +40,20 @@ extension StoreCommand {
             let path = try store.document()
             let unpublished = try GRDBStore.unpublishedChanges(inDocumentAt: path)
             guard keepUnpublished || unpublished.isEmpty else {
-                throw ToolFailure("\(path): \(unpublished) hold local changes no other device has; sync them with the app "
-                                  + "first, or pass --keep-unpublished to keep them on this device only. Nothing was changed")
+                throw ToolFailure(
+                    "\(path): \(unpublished) hold local changes no other device has; sync them with the app "
+                        + "first, or pass --keep-unpublished to keep them on this device only. Nothing was changed")
             }
             var left: String?
             if let remote { left = try await leave(remote) }
-            let report = try await GRDBStore.stopTracking(documentAt: path, helperDirectory: store.helperDirectory,
-                                                          keepingUnpublishedChanges: keepUnpublished)
-            let result = StoreDetachOutput(document: path, untrackedTables: report.untrackedTables,
-                                           unpublishedChanges: report.unpublishedChanges.rowsByTable,
-                                           helper: store.helper, keptHelperItems: report.keptHelperItems.map(\.path),
-                                           leftSharedFolder: left)
+            let report = try await GRDBStore.stopTracking(
+                documentAt: path, helperDirectory: store.helperDirectory,
+                keepingUnpublishedChanges: keepUnpublished)
+            let result = StoreDetachOutput(
+                document: path, untrackedTables: report.untrackedTables,
+                unpublishedChanges: report.unpublishedChanges.rowsByTable,
+                helper: store.helper, keptHelperItems: report.keptHelperItems.map(\.path),
+                leftSharedFolder: left)
             if output.json {
                 try JSONOutput.print(result)
             } else {
@@ -58,17 +65,20 @@ extension StoreCommand {
         /// attaching again lifts); returns the client identifier.
         private func leave(_ location: String) async throws -> String {
             guard let helper = store.helperDirectory,
-                  let identity = try LocalLayout(helperDirectory: helper).rememberedRegistration() else {
-                throw ToolFailure("--remote needs the helper folder (--helper) of a registered device, "
-                                  + "to know which device leaves")
+                let identity = try LocalLayout(helperDirectory: helper).rememberedRegistration()
+            else {
+                throw ToolFailure(
+                    "--remote needs the helper folder (--helper) of a registered device, "
+                        + "to know which device leaves")
             }
             var arguments = ["--remote", location, "--app", identity.application]
             if let passwordFile { arguments += ["--password-file", passwordFile] }
             let opened = try await RemoteOptions.parse(arguments).open()
             let layout = try RemoteLayout(applicationIdentifier: identity.application)
-            let maintenance = try DocumentMaintenance(context: DocumentOperationContext(
-                fileSystem: opened.fileSystem, layout: layout, documentIdentifier: identity.document,
-                clientIdentifier: identity.client, environment: RemoteOptions.Opened.environment))
+            let maintenance = try DocumentMaintenance(
+                context: DocumentOperationContext(
+                    fileSystem: opened.fileSystem, layout: layout, documentIdentifier: identity.document,
+                    clientIdentifier: identity.client, environment: RemoteOptions.Opened.environment))
             do {
                 try await maintenance.deleteClient(identity.client)
             } catch FolderSyncError.Code.remoteItemNotFound {
@@ -92,7 +102,8 @@ struct StoreDetachOutput: Encodable {
     var text: String {
         let shown = TerminalText.escaped(document)
         let tables = untrackedTables.map(TerminalText.escaped).joined(separator: ", ")
-        var text = untrackedTables.isEmpty
+        var text =
+            untrackedTables.isEmpty
             ? "\(shown) had no change tracking; it is a plain SQLite file.\n"
             : "Detached \(shown): \(tables) no longer tracked; it is a plain SQLite file.\n"
         let unpublished = UnpublishedChanges(rowsByTable: unpublishedChanges)
@@ -101,13 +112,16 @@ struct StoreDetachOutput: Encodable {
         }
         if let helper {
             let kept = keptHelperItems.map(TerminalText.escaped).joined(separator: ", ")
-            text += keptHelperItems.isEmpty ? "Removed the helper folder \(TerminalText.escaped(helper)).\n"
+            text +=
+                keptHelperItems.isEmpty
+                ? "Removed the helper folder \(TerminalText.escaped(helper)).\n"
                 : "Removed the helper folder \(TerminalText.escaped(helper)) but for: \(kept).\n"
         }
         if let leftSharedFolder {
             text += "Left the shared folder: client \(leftSharedFolder) deleted from the document's clients.\n"
         } else {
-            text += "The shared folder still lists this device until it is deleted there ('foldersync clients delete', "
+            text +=
+                "The shared folder still lists this device until it is deleted there ('foldersync clients delete', "
                 + "or detach with --remote).\n"
         }
         return text

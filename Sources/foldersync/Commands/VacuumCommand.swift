@@ -26,13 +26,17 @@ struct VacuumCommand: AsyncParsableCommand {
     @Flag(help: "Say what would be deleted, delete nothing.")
     var dryRun = false
 
-    @Option(help: ArgumentHelp("Expire clients silent for longer than this; they reset safely when they return.",
-                               valueName: "DURATION"),
-            transform: ExpiryDuration.parse)
+    @Option(
+        help: ArgumentHelp(
+            "Expire clients silent for longer than this; they reset safely when they return.",
+            valueName: "DURATION"),
+        transform: ExpiryDuration.parse)
     var expireClientsAfter: ExpiryDuration?
 
-    @Option(help: ArgumentHelp("Keep what is removed this long before a vacuum purges it (at least 1d).", valueName: "DURATION"),
-            transform: ExpiryDuration.parseGracePeriod)
+    @Option(
+        help: ArgumentHelp(
+            "Keep what is removed this long before a vacuum purges it (at least 1d).", valueName: "DURATION"),
+        transform: ExpiryDuration.parseGracePeriod)
     var keepRemoved: ExpiryDuration?
 
     @OptionGroup var output: OutputOptions
@@ -46,16 +50,18 @@ struct VacuumCommand: AsyncParsableCommand {
             progress.show(index + 1, "document \(entry.identifier)")
             do {
                 let report = try await opened.maintenance(document: entry.identifier)
-                    .vacuum(dryRun: dryRun, expireClientsAfter: expireClientsAfter?.seconds,
-                            keepRemovedFor: keepRemoved?.seconds ?? VacuumOperation.defaultRemovedFileGracePeriod)
+                    .vacuum(
+                        dryRun: dryRun, expireClientsAfter: expireClientsAfter?.seconds,
+                        keepRemovedFor: keepRemoved?.seconds ?? VacuumOperation.defaultRemovedFileGracePeriod)
                 results.append(.init(identifier: entry.identifier, report: report))
             } catch let error as FolderSyncError {
                 results.append(.init(identifier: entry.identifier, error: error.description))
             }
         }
         progress.clear()
-        let result = VacuumOutput(application: opened.applicationIdentifier, dryRun: dryRun,
-                                  expireClientsAfter: expireClientsAfter?.description, documents: results)
+        let result = VacuumOutput(
+            application: opened.applicationIdentifier, dryRun: dryRun,
+            expireClientsAfter: expireClientsAfter?.description, documents: results)
         if output.json {
             try JSONOutput.print(result)
         } else {
@@ -63,8 +69,12 @@ struct VacuumCommand: AsyncParsableCommand {
         }
         let failed = results.filter(\.hasFailed)
         if !failed.isEmpty {
-            let causes = failed.map { "\($0.identifier): \($0.error ?? Formatting.count($0.failures.count, "removal") + " failed")" }
-            throw ToolFailure("vacuum incomplete in \(Formatting.count(failed.count, "document")) (\(causes.joined(separator: "; "))); the next vacuum tries again")
+            let causes = failed.map {
+                "\($0.identifier): \($0.error ?? Formatting.count($0.failures.count, "removal") + " failed")"
+            }
+            throw ToolFailure(
+                "vacuum incomplete in \(Formatting.count(failed.count, "document")) (\(causes.joined(separator: "; "))); the next vacuum tries again"
+            )
         }
     }
 }

@@ -12,7 +12,8 @@ extension RemoteOptions.Opened {
     /// `FOLDERSYNC_LOG_LEVEL` (`debug`, `info`, `warning`…) turns the library's log on, on standard error.
     static var environment: SyncEnvironment {
         var environment = SyncEnvironment.live
-        environment.logger.logLevel = ProcessInfo.processInfo.environment["FOLDERSYNC_LOG_LEVEL"]
+        environment.logger.logLevel =
+            ProcessInfo.processInfo.environment["FOLDERSYNC_LOG_LEVEL"]
             .flatMap { .init(rawValue: $0) } ?? .critical
         return environment
     }
@@ -21,18 +22,22 @@ extension RemoteOptions.Opened {
     /// a client whose missing syncs would hold vacuum back.
     func applicationManager() throws -> ApplicationSyncManager {
         let manager = ApplicationSyncManager(remote: fileSystem, environment: Self.environment)
-        try manager.configure(.init(applicationIdentifier: applicationIdentifier, clientIdentifier: Self.actorIdentifier,
-                                    clientDescription: "foldersync maintenance tool"))
+        try manager.configure(
+            .init(
+                applicationIdentifier: applicationIdentifier, clientIdentifier: Self.actorIdentifier,
+                clientDescription: "foldersync maintenance tool"))
         return manager
     }
 
     /// Vacuum, client listing and client deletion of one document, without registering.
     func maintenance(document: String) throws -> DocumentMaintenance {
-        let context = DocumentOperationContext(fileSystem: fileSystem, layout: try RemoteLayout(applicationIdentifier: applicationIdentifier),
-                                               documentIdentifier: document, clientIdentifier: Self.actorIdentifier,
-                                               environment: Self.environment)
-        return try DocumentMaintenance(context: context,
-                                       options: DocumentMaintenance.Options(verificationCacheFile: verificationCacheFile(document: document)))
+        let context = DocumentOperationContext(
+            fileSystem: fileSystem, layout: try RemoteLayout(applicationIdentifier: applicationIdentifier),
+            documentIdentifier: document, clientIdentifier: Self.actorIdentifier,
+            environment: Self.environment)
+        return try DocumentMaintenance(
+            context: context,
+            options: DocumentMaintenance.Options(verificationCacheFile: verificationCacheFile(document: document)))
     }
 
     /// Where vacuums of this folder's `document` remember the whole stores they read and found sound, so that a cron
@@ -40,7 +45,8 @@ extension RemoteOptions.Opened {
     /// per folder, application and document. Local bookkeeping only; losing it costs one more read.
     private func verificationCacheFile(document: String) -> URL {
         let environment = ProcessInfo.processInfo.environment
-        let base = environment["XDG_CACHE_HOME"].map { URL(fileURLWithPath: $0) }
+        let base =
+            environment["XDG_CACHE_HOME"].map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache")
         let name = SHA256.hash(data: Data([location, applicationIdentifier, document].joined(separator: "\n").utf8))
             .map { String(format: "%02x", $0) }.joined()
@@ -66,19 +72,22 @@ extension RemoteOptions.Opened {
     /// command gives, a `--document` that has no folder.
     func requireDocumentFolder(_ identifier: String) async throws {
         let layout = try RemoteLayout(applicationIdentifier: applicationIdentifier)
-        _ = try maintenance(document: identifier) // refuses an unsafe identifier before it becomes a path
+        _ = try maintenance(document: identifier)  // refuses an unsafe identifier before it becomes a path
         if try await fileSystem.item(at: layout.documentDirectory(identifier))?.kind == .directory { return }
         throw try await unknownDocument(identifier, found: try await documents().map(\.identifier))
     }
 
     /// The documents `removed` works on: the one `--document` names, deleted or not, or every document that is there
     /// and, with `includingDeleted`, every deleted one (whose folder the application's removed area may keep).
-    func removedAreaDocuments(selecting identifier: String?, includingDeleted: Bool) async throws -> [(identifier: String, deleted: Bool)] {
+    func removedAreaDocuments(selecting identifier: String?, includingDeleted: Bool) async throws -> [(
+        identifier: String, deleted: Bool
+    )] {
         if let identifier, try await isDeleted(identifier) { return [(identifier, true)] }
         let present = try await documents(selecting: identifier).map { (identifier: $0.identifier, deleted: false) }
         guard identifier == nil, includingDeleted else { return present }
         let layout = try RemoteLayout(applicationIdentifier: applicationIdentifier)
-        let deleted = try await fileSystem.contentsOfDirectoryIfPresent(at: layout.deletedDocumentsDirectory).compactMap { item in
+        let deleted = try await fileSystem.contentsOfDirectoryIfPresent(at: layout.deletedDocumentsDirectory).compactMap
+        { item in
             item.kind == .file && item.name.hasSuffix(".plist") ? String(item.name.dropLast(".plist".count)) : nil
         }.filter { name in (try? maintenance(document: name)) != nil && !present.contains { $0.identifier == name } }
         return (present + deleted.map { (identifier: $0, deleted: true) }).sorted { $0.identifier < $1.identifier }
@@ -86,8 +95,9 @@ extension RemoteOptions.Opened {
 
     /// Whether the document was deleted (its marker is there).
     private func isDeleted(_ identifier: String) async throws -> Bool {
-        _ = try maintenance(document: identifier) // refuses an unsafe identifier before it becomes a path
-        return try await fileSystem.exists(try RemoteLayout(applicationIdentifier: applicationIdentifier).deletedDocumentFile(identifier))
+        _ = try maintenance(document: identifier)  // refuses an unsafe identifier before it becomes a path
+        return try await fileSystem.exists(
+            try RemoteLayout(applicationIdentifier: applicationIdentifier).deletedDocumentFile(identifier))
     }
 
     /// The one message for a `--document` that names no document: deleted, or never there (with those that are).

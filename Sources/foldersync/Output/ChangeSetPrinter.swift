@@ -15,7 +15,8 @@ struct ChangeSetPrinter {
         let header = try ChangeSetReader.verify(at: url, path: file)
         if json {
             let head = try JSONOutput.line(HeaderJSON(header))
-            Swift.print("{\"file\":\(try JSONOutput.line(file)),\"kind\":\"changeSet\",\"header\":\(head),\"changes\":[")
+            Swift.print(
+                "{\"file\":\(try JSONOutput.line(file)),\"kind\":\"changeSet\",\"header\":\(head),\"changes\":[")
             var first = true
             try ChangeSetReader.forEachChange(at: url, path: file) { change in
                 Swift.print((first ? "" : ",\n") + (try JSONOutput.line(ChangeJSON(change))), terminator: "")
@@ -58,7 +59,8 @@ struct ChangeSetPrinter {
         case .blob(let data) where AttachmentReference(databaseValue: data) != nil:
             let reference = AttachmentReference(databaseValue: data)!
             let metadata = reference.metadata.keys.sorted().map { ", \($0)=\(reference.metadata[$0]!)" }.joined()
-            return "attachment(\(reference.sha256), \(reference.size) bytes\(reference.isInlineValue ? ", inline value" : "")\(metadata))"
+            return
+                "attachment(\(reference.sha256), \(reference.size) bytes\(reference.isInlineValue ? ", inline value" : "")\(metadata))"
         case .blob(let data):
             let hex = data.prefix(32).map { String(format: "%02x", $0) }.joined()
             return "x'\(hex)'" + (data.count > 32 ? "…(\(data.count) bytes)" : "")
@@ -66,7 +68,8 @@ struct ChangeSetPrinter {
     }
 }
 
-/// `{"changeCount", "changeSetIdentifier", "clientIdentifier", "createdAt", "dependencies", "schemaVersion", "sequence"}`.
+/// `{"changeCount", "changeSetIdentifier", "clientIdentifier", "createdAt", "dependencies", "schemaVersion",
+/// "sequence"}`.
 struct HeaderJSON: Encodable {
     let changeSetIdentifier: String
     let clientIdentifier: String
@@ -105,7 +108,9 @@ struct ChangeJSON: Encodable {
         kind = "\(change.kind)"
         table = change.table
         syncID = change.syncID
-        columns = change.columns.map { Column(column: $0.column, value: ValueJSON($0.value), timestamp: TimestampJSON($0.timestamp)) }
+        columns = change.columns.map {
+            Column(column: $0.column, value: ValueJSON($0.value), timestamp: TimestampJSON($0.timestamp))
+        }
         deletionTimestamp = change.deletionTimestamp.map(TimestampJSON.init)
     }
 }
@@ -138,7 +143,8 @@ struct ValueJSON: Encodable {
     }
 }
 
-/// `{"hlc": raw 64-bit value, "time": "2026-01-02T03:04:05.123Z", "counter": 0}`: exact for machines, readable for people.
+/// `{"hlc": raw 64-bit value, "time": "2026-01-02T03:04:05.123Z", "counter": 0}`: exact for machines, readable for
+/// people.
 struct TimestampJSON: Encodable {
     let hlc: UInt64
     let time: String

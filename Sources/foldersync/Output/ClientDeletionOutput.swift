@@ -22,9 +22,12 @@ struct ClientDeletionOutput: Encodable {
         if alreadyDeleted { return "Client \(client) was already deleted from document \(document); nothing to do.\n" }
         var table = TextTable()
         for path in removed { table.append("removed", path) }
-        if let removalFolder { table.append("moved", "into " + removalFolder + " (kept until a vacuum purges it after its grace period)") }
+        if let removalFolder {
+            table.append("moved", "into " + removalFolder + " (kept until a vacuum purges it after its grace period)")
+        }
         for item in kept { table.append("kept", item.path + " (" + item.reason + ")") }
-        return "Deleted client \(client) from document \(document); it stops with clientDeleted at its next sync and keeps its local data.\n"
+        return
+            "Deleted client \(client) from document \(document); it stops with clientDeleted at its next sync and keeps its local data.\n"
             + table.render(indent: "  ")
     }
 }

@@ -3,12 +3,12 @@ import Foundation
 
 /// What `clients list` prints: the clients of each document, then the clients registered with no document.
 ///
-/// JSON: `{"application", "documents": [{"identifier", "description"?, "clients": [C]}], "clientsWithoutDocuments": [A]}`,
-/// where C is `{"identifier", "description"?, "userInfo", "deleted", "lastSync"? (by the client's clock), "lastSeen"? (when
-/// the shared folder last saw it write, by the folder's clock), "wholeStoreDate"?,
+/// JSON: `{"application", "documents": [{"identifier", "description"?, "clients": [C]}], "clientsWithoutDocuments":
+/// [A]}`, where C is `{"identifier", "description"?, "userInfo", "deleted", "lastSync"? (by the client's clock),
+/// "lastSeen"? (when the shared folder last saw it write, by the folder's clock), "wholeStoreDate"?,
 /// "publishedSequence"?, "acknowledgement": {client: sequence}, "holdsVacuumBack", "heldBack": H}` (H as in
-/// ``HeldBackJSON``) and A is `{"identifier", "description"?, "registrationDate"?}`. `clientsWithoutDocuments`
-/// is empty with `--document`.
+/// ``HeldBackJSON``) and A is `{"identifier", "description"?, "registrationDate"?}`. `clientsWithoutDocuments` is empty
+/// with `--document`.
 struct ClientsOutput: Encodable {
     struct Client: Encodable {
         let identifier: String
@@ -41,13 +41,16 @@ struct ClientsOutput: Encodable {
         }
 
         private enum CodingKeys: String, CodingKey {
-            case identifier, description, userInfo, deleted, lastSync, lastSeen, wholeStoreDate, publishedSequence, acknowledgement
+            case identifier, description, userInfo, deleted, lastSync, lastSeen, wholeStoreDate, publishedSequence,
+                acknowledgement
             case holdsVacuumBack, heldBack
         }
 
         /// `client-A 3, client-B 5`: the author's identifier and the sequence applied up to, by author.
         var acknowledgementText: String {
-            acknowledgement.isEmpty ? "-" : acknowledgement.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            acknowledgement.isEmpty
+                ? "-"
+                : acknowledgement.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         }
 
         var heldBackText: String { deleted ? "deleted" : HeldBackJSON.text(rawHeldBack) }
@@ -70,27 +73,37 @@ struct ClientsOutput: Encodable {
     let clientsWithoutDocuments: [UnattachedClient]
 
     func text(now: Date = Date()) -> String {
-        guard !documents.isEmpty || !clientsWithoutDocuments.isEmpty else { return "\(application) has no documents and no clients.\n" }
+        guard !documents.isEmpty || !clientsWithoutDocuments.isEmpty else {
+            return "\(application) has no documents and no clients.\n"
+        }
         var text = ""
         for document in documents {
-            let title = TerminalText.escaped(document.description.map { "\(document.identifier) (\($0))" } ?? document.identifier)
-            let live = document.clients.filter { !$0.deleted }.count, deleted = document.clients.count - live
-            text += "Document \(title): \(Formatting.count(live, "client"))" + (deleted == 0 ? "" : ", \(deleted) deleted") + "\n"
+            let title = TerminalText.escaped(
+                document.description.map { "\(document.identifier) (\($0))" } ?? document.identifier)
+            let live = document.clients.filter { !$0.deleted }.count
+            let deleted = document.clients.count - live
+            text +=
+                "Document \(title): \(Formatting.count(live, "client"))" + (deleted == 0 ? "" : ", \(deleted) deleted")
+                + "\n"
             guard !document.clients.isEmpty else { continue }
             var table = TextTable()
-            table.append("CLIENT", "DESCRIPTION", "LAST SYNC", "WHOLE STORE", "HOLDS VACUUM BACK", "ACKNOWLEDGED (AUTHOR SEQUENCE)")
+            table.append(
+                "CLIENT", "DESCRIPTION", "LAST SYNC", "WHOLE STORE", "HOLDS VACUUM BACK",
+                "ACKNOWLEDGED (AUTHOR SEQUENCE)")
             for client in document.clients {
                 // When the folder saw it write, by the folder's clock: a device's own clock may be days off. A device
                 // whose clock says a time ahead of this computer's is shown by that time, which says so.
                 let clockAhead = client.lastSync.map { $0 > now } ?? false
                 let lastSync = clockAhead ? client.lastSync : client.lastSeen ?? client.lastSync
-                table.append(client.identifier, client.description ?? "-", Formatting.dateAndAge(lastSync, now: now),
-                             Formatting.date(client.wholeStoreDate), client.heldBackText, client.acknowledgementText)
+                table.append(
+                    client.identifier, client.description ?? "-", Formatting.dateAndAge(lastSync, now: now),
+                    Formatting.date(client.wholeStoreDate), client.heldBackText, client.acknowledgementText)
             }
             text += table.render(indent: "  ")
         }
         if !clientsWithoutDocuments.isEmpty {
-            text += "Registered with \(application) but with no document: \(Formatting.count(clientsWithoutDocuments.count, "client"))\n"
+            text +=
+                "Registered with \(application) but with no document: \(Formatting.count(clientsWithoutDocuments.count, "client"))\n"
             var table = TextTable()
             table.append("CLIENT", "DESCRIPTION", "REGISTERED")
             for client in clientsWithoutDocuments {

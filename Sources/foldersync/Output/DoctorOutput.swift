@@ -32,20 +32,24 @@ struct DoctorOutput: Encodable {
 
     /// What a run with `--repair` did (`repairs`: each done, then the findings `remaining`), or without it, how to
     /// repair what can be; shared with `store check`.
-    static func repairs(_ repairs: [DoctorRepairAction]?, remaining: [DoctorFinding]?, findings: [DoctorFinding]) -> String {
+    static func repairs(_ repairs: [DoctorRepairAction]?, remaining: [DoctorFinding]?, findings: [DoctorFinding])
+        -> String
+    {
         guard let repairs else {
-            return findings.contains(where: { $0.repair != nil }) ? "Run with --repair to fix the findings marked [repair: …].\n" : ""
+            return findings.contains(where: { $0.repair != nil })
+                ? "Run with --repair to fix the findings marked [repair: …].\n" : ""
         }
         var text = "Nothing needed repair.\n"
         if !repairs.isEmpty {
             var table = TextTable()
             for repair in repairs {
-                let done = switch repair.action {
-                case .remove: "removed"
-                case .quarantine: "quarantined"
-                case .restore: "restored"
-                case .writeIntegrityKey: "written"
-                }
+                let done =
+                    switch repair.action {
+                    case .remove: "removed"
+                    case .quarantine: "quarantined"
+                    case .restore: "restored"
+                    case .writeIntegrityKey: "written"
+                    }
                 table.append(done, repair.path + (repair.destination.map { " -> " + $0 } ?? ""))
             }
             text = "Repairs:\n" + table.render(indent: "  ")
@@ -61,7 +65,8 @@ struct DoctorOutput: Encodable {
             let severity = finding.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)
             // A hostile file name with a line break must not forge a finding: paths and messages are escaped.
             text += "\(severity) \(check) \(TerminalText.escaped(finding.path))\n"
-            text += String(repeating: " ", count: 9) + TerminalText.escaped(finding.message)
+            text +=
+                String(repeating: " ", count: 9) + TerminalText.escaped(finding.message)
                 + (finding.repair.map { "  [repair: \($0.rawValue)]" } ?? "") + "\n"
         }
         let counts = DoctorFinding.Severity.allCases.reversed().compactMap { severity -> String? in
@@ -69,7 +74,9 @@ struct DoctorOutput: Encodable {
             return n == 0 ? nil : "\(n) \(severity.rawValue)\(n == 1 || severity == .info ? "" : "s")"
         }
         let problems = findings.contains(where: \.isProblem)
-        return text + (problems ? "Problems found: " + counts.joined(separator: ", ") + ".\n"
-                                : "Healthy" + (counts.isEmpty ? "" : " (" + counts.joined(separator: ", ") + ")") + ".\n")
+        return text
+            + (problems
+                ? "Problems found: " + counts.joined(separator: ", ") + ".\n"
+                : "Healthy" + (counts.isEmpty ? "" : " (" + counts.joined(separator: ", ") + ")") + ".\n")
     }
 }

@@ -33,8 +33,9 @@ struct DocumentsOutput: Encodable {
         var table = TextTable()
         table.append("DOCUMENT", "DESCRIPTION", "CLIENTS", "SIZE", "LAST ACTIVITY")
         for document in documents {
-            table.append(document.identifier, document.description ?? "-", String(document.clients.count),
-                         Formatting.bytes(document.byteCount), Formatting.dateAndAge(document.lastActivity, now: now))
+            table.append(
+                document.identifier, document.description ?? "-", String(document.clients.count),
+                Formatting.bytes(document.byteCount), Formatting.dateAndAge(document.lastActivity, now: now))
         }
         return "\(application): \(Formatting.count(documents.count, "document"))\n" + table.render()
     }

@@ -5,7 +5,8 @@ enum Formatting {
     /// `0 B`, `812 B`, `1.2 KiB`, `3.4 MiB`: binary units, because file systems count that way.
     static func bytes(_ count: Int64) -> String {
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var value = Double(count), unit = 0
+        var value = Double(count)
+        var unit = 0
         while abs(value) >= 1024 && unit < units.count - 1 {
             value /= 1024
             unit += 1
@@ -50,7 +51,8 @@ enum Formatting {
     /// `1–30, 32, 40–41`: sorted, consecutive numbers joined.
     static func ranges(_ numbers: [Int64]) -> String {
         var parts: [String] = []
-        var start: Int64?, end: Int64 = 0
+        var start: Int64?
+        var end: Int64 = 0
         func close() {
             guard let first = start else { return }
             parts.append(first == end ? "\(first)" : "\(first)–\(end)")

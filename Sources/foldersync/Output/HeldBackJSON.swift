@@ -20,7 +20,8 @@ struct HeldBackJSON: Encodable {
         guard heldBack.isHoldingBack else { return "no" }
         var text = "\(Formatting.count(heldBack.changeSetCount, "change set")), \(Formatting.bytes(heldBack.byteCount))"
         if heldBack.exclusiveChangeSetCount != heldBack.changeSetCount {
-            text += " (\(heldBack.exclusiveChangeSetCount), \(Formatting.bytes(heldBack.exclusiveByteCount)) by it alone)"
+            text +=
+                " (\(heldBack.exclusiveChangeSetCount), \(Formatting.bytes(heldBack.exclusiveByteCount)) by it alone)"
         }
         return text
     }

@@ -21,7 +21,8 @@ struct PropertyListPrinter {
         case DeletedClientInfo.kind: try show(decode(DeletedClientInfo.self))
         case RecentSync.kind: try show(decode(RecentSync.self))
         case WholeStoreManifest.kind: try show(decode(WholeStoreManifest.self))
-        default: throw ToolFailure("\(file): a FolderSync property list of kind \(kind), which this build does not know")
+        default:
+            throw ToolFailure("\(file): a FolderSync property list of kind \(kind), which this build does not know")
         }
     }
 
@@ -41,7 +42,9 @@ struct PropertyListPrinter {
             return
         }
         // The payload's own keys, through its Codable form, so every kind prints without a printer of its own.
-        let object = try JSONSerialization.jsonObject(with: JSONOutput.encoder(pretty: false).encode(payload)) as? [String: Any] ?? [:]
+        let object =
+            try JSONSerialization.jsonObject(with: JSONOutput.encoder(pretty: false).encode(payload)) as? [String: Any]
+            ?? [:]
         var table = TextTable()
         table.append("kind", Payload.kind)
         for key in object.keys.sorted() { table.append(key, Self.text(object[key]!)) }
@@ -51,7 +54,8 @@ struct PropertyListPrinter {
     private static func text(_ value: Any) -> String {
         switch value {
         case let dictionary as [String: Any]:
-            dictionary.isEmpty ? "(none)" : dictionary.keys.sorted().map { "\($0)=\(text(dictionary[$0]!))" }.joined(separator: ", ")
+            dictionary.isEmpty
+                ? "(none)" : dictionary.keys.sorted().map { "\($0)=\(text(dictionary[$0]!))" }.joined(separator: ", ")
         case let array as [Any]: array.map(text).joined(separator: ", ")
         case let number as NSNumber: number.stringValue
         default: "\(value)"

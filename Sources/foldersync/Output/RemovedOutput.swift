@@ -1,10 +1,10 @@
 @_spi(Tooling) import FolderSync
 import Foundation
 
-/// What `removed list` prints. JSON: `{"application", "documents": [{"identifier", "deleted", "removals": [R]}]}`, where R is
-/// `{"folder", "removedBy"?, "operation"?, "removalDate"? (the remover's clock), "date"? (the folder's), "bytes",
-/// "files": [{"path", "originalPath", "kind", "bytes"}]}`; `kind` is `changeSet`, `wholeStore`, `wholeStoreManifest`,
-/// `recentSync`, `attachment`, `temporary` or `other`.
+/// What `removed list` prints. JSON: `{"application", "documents": [{"identifier", "deleted", "removals": [R]}]}`,
+/// where R is `{"folder", "removedBy"?, "operation"?, "removalDate"? (the remover's clock), "date"? (the folder's),
+/// "bytes", "files": [{"path", "originalPath", "kind", "bytes"}]}`; `kind` is `changeSet`, `wholeStore`,
+/// `wholeStoreManifest`, `recentSync`, `attachment`, `temporary` or `other`.
 struct RemovedOutput: Encodable {
     struct File: Encodable {
         let path: String
@@ -29,8 +29,11 @@ struct RemovedOutput: Encodable {
             removalDate = listing.record?.removalDate
             date = listing.date
             bytes = listing.byteCount
-            files = listing.files.map { File(path: $0.path.description, originalPath: $0.originalPath.description,
-                                             kind: Self.kind(of: $0.originalPath), bytes: $0.byteCount) }
+            files = listing.files.map {
+                File(
+                    path: $0.path.description, originalPath: $0.originalPath.description,
+                    kind: Self.kind(of: $0.originalPath), bytes: $0.byteCount)
+            }
         }
 
         /// What a removed file was, by its original path.
@@ -62,19 +65,31 @@ struct RemovedOutput: Encodable {
         guard !documents.isEmpty else { return "\(application) has no documents.\n" }
         var text = ""
         for document in documents {
-            text += "Document \(document.identifier)\(document.deleted ? " (deleted)" : ""): "
-                + (document.removals.isEmpty ? "nothing removed is kept\n" : "\(Formatting.count(document.removals.count, "removal")) kept\n")
+            text +=
+                "Document \(document.identifier)\(document.deleted ? " (deleted)" : ""): "
+                + (document.removals.isEmpty
+                    ? "nothing removed is kept\n" : "\(Formatting.count(document.removals.count, "removal")) kept\n")
             for removal in document.removals {
-                let how = [removal.operation, removal.removedBy.map { "by \($0)" }].compactMap { $0 }.joined(separator: " ")
-                text += "  " + TerminalText.escaped(removal.folder) + ": " + (how.isEmpty ? "no readable record" : how)
+                let how = [removal.operation, removal.removedBy.map { "by \($0)" }].compactMap { $0 }.joined(
+                    separator: " ")
+                text +=
+                    "  " + TerminalText.escaped(removal.folder) + ": " + (how.isEmpty ? "no readable record" : how)
                     + ", \(Formatting.dateAndAge(removal.date, now: now)), \(Formatting.count(removal.files.count, "file")), "
                     + Formatting.bytes(removal.bytes) + "\n"
                 var table = TextTable()
-                let sets = Dictionary(grouping: removal.files.filter { $0.kind == "changeSet" }) { $0.originalPath.split(separator: "/").dropLast().joined(separator: "/") }
+                let sets = Dictionary(grouping: removal.files.filter { $0.kind == "changeSet" }) {
+                    $0.originalPath.split(separator: "/").dropLast().joined(separator: "/")
+                }
                 for (folder, files) in sets.sorted(by: { $0.key < $1.key }) {
-                    let sequences = files.compactMap { RemoteLayout.parseChangeSetFileName(String($0.originalPath.split(separator: "/").last ?? ""))?.sequence }
-                    table.append(Formatting.count(files.count, "change set"), Formatting.bytes(files.reduce(0) { $0 + $1.bytes }),
-                                 "\(folder) (\(sequences.count == 1 ? "sequence" : "sequences") \(Formatting.ranges(sequences)))")
+                    let sequences = files.compactMap {
+                        RemoteLayout.parseChangeSetFileName(String($0.originalPath.split(separator: "/").last ?? ""))?
+                            .sequence
+                    }
+                    table.append(
+                        Formatting.count(files.count, "change set"),
+                        Formatting.bytes(files.reduce(0) { $0 + $1.bytes }),
+                        "\(folder) (\(sequences.count == 1 ? "sequence" : "sequences") \(Formatting.ranges(sequences)))"
+                    )
                 }
                 for file in removal.files where file.kind != "changeSet" {
                     table.append(file.kind, Formatting.bytes(file.bytes), file.originalPath)

@@ -71,15 +71,18 @@ struct VacuumOutput: Encodable {
         init(identifier: String, report: VacuumReport) {
             self.identifier = identifier
             self.report = report
-            removed = report.removed.map { .init(path: $0.path.description, reason: $0.reason.rawValue, bytes: $0.byteCount) }
+            removed = report.removed.map {
+                .init(path: $0.path.description, reason: $0.reason.rawValue, bytes: $0.byteCount)
+            }
             bytesFreed = report.bytesFreed
             heldBack = report.heldBack.mapValues(HeldBackJSON.init)
             expiredClients = report.expiredClients
             skipped = report.skipped.map { .init(path: $0.path.description, reason: $0.reason) }
             failures = report.failures.map { .init(path: $0.path.description, error: $0.error.description) }
             let check = report.wholeStoreCheck
-            wholeStores = WholeStores(verified: check.verified, verifiedEarlier: check.verifiedEarlier, bytesRead: check.bytesRead,
-                                      damaged: check.damaged.map { .init(path: $0.path.description, reason: $0.reason) })
+            wholeStores = WholeStores(
+                verified: check.verified, verifiedEarlier: check.verifiedEarlier, bytesRead: check.bytesRead,
+                damaged: check.damaged.map { .init(path: $0.path.description, reason: $0.reason) })
             let time = report.folderTime
             folderTime = FolderTime(now: time.now, measured: time.isMeasured, skew: time.skew)
             removalFolder = report.removalFolder?.description
@@ -99,55 +102,71 @@ struct VacuumOutput: Encodable {
         func text(dryRun: Bool, expiry: String?) -> String {
             if let error { return "Document \(identifier): could not vacuum: " + TerminalText.escaped(error) + "\n" }
             var text = "Document \(identifier): "
-            text += removed.isEmpty ? "nothing to remove\n"
+            text +=
+                removed.isEmpty
+                ? "nothing to remove\n"
                 : "\(dryRun ? "would remove" : "removed") \(Formatting.count(removed.count, "item")) "
-                + "(\(Formatting.bytes(bytesFreed))), kept \(Formatting.age(keepRemovedFor ?? 0)) in the removed area before a vacuum purges them\n"
+                    + "(\(Formatting.bytes(bytesFreed))), kept \(Formatting.age(keepRemovedFor ?? 0)) in the removed area before a vacuum purges them\n"
             if let removalFolder { text += "  moved into " + TerminalText.escaped(removalFolder) + "\n" }
             for purged in purgedRemovals {
-                text += "  \(dryRun ? "would purge" : "purged") " + TerminalText.escaped(purged)
+                text +=
+                    "  \(dryRun ? "would purge" : "purged") " + TerminalText.escaped(purged)
                     + " (removed more than \(Formatting.age(keepRemovedFor ?? 0)) ago)\n"
             }
             for client in expiredClients {
                 let silence = expiry.map { "silent for longer than \($0)" } ?? "silent too long"
-                text += dryRun ? "  would expire client \(client): \(silence); it would be marked deleted\n"
+                text +=
+                    dryRun
+                    ? "  would expire client \(client): \(silence); it would be marked deleted\n"
                     : "  expired client \(client): \(silence); marked deleted, it resets at its next sync\n"
             }
             if let skew = report?.folderTime.notableSkew {
-                text += "  this computer's clock is \(Formatting.age(abs(skew))) \(skew > 0 ? "ahead of" : "behind") the shared "
+                text +=
+                    "  this computer's clock is \(Formatting.age(abs(skew))) \(skew > 0 ? "ahead of" : "behind") the shared "
                     + "folder's: ages are judged by the folder's clock\n"
             }
             if let report, report.folderTime.now == nil, expiry != nil {
-                text += "  the shared folder records no modification dates: no client's silence can be judged, none expired\n"
+                text +=
+                    "  the shared folder records no modification dates: no client's silence can be judged, none expired\n"
             }
             text += removalTable().render(indent: "  ")
             for (client, held) in (report?.heldBack ?? [:]).sorted(by: { $0.key < $1.key }) {
                 text += "  held back by client \(client): \(HeldBackJSON.text(held))\n"
             }
             if wholeStores.verified + wholeStores.verifiedEarlier > 0 {
-                text += "  whole stores verified: \(wholeStores.verified) (\(Formatting.bytes(wholeStores.bytesRead)) read), "
+                text +=
+                    "  whole stores verified: \(wholeStores.verified) (\(Formatting.bytes(wholeStores.bytesRead)) read), "
                     + "\(wholeStores.verifiedEarlier) unchanged since verified earlier\n"
             }
-            for item in wholeStores.damaged { text += "  damaged whole store " + TerminalText.escaped("\(item.path): \(item.reason)") + "\n" }
+            for item in wholeStores.damaged {
+                text += "  damaged whole store " + TerminalText.escaped("\(item.path): \(item.reason)") + "\n"
+            }
             for item in skipped { text += "  skipped " + TerminalText.escaped("\(item.path): \(item.reason)") + "\n" }
-            for failure in failures { text += "  failed " + TerminalText.escaped("\(failure.path): \(failure.error)") + "\n" }
+            for failure in failures {
+                text += "  failed " + TerminalText.escaped("\(failure.path): \(failure.error)") + "\n"
+            }
             return text
         }
 
         /// One row per removal, except change sets: one row per author's folder, with the sequences.
         private func removalTable() -> TextTable {
             var table = TextTable()
-            let changeSets = Dictionary(grouping: report?.removed.filter { $0.reason == .changeSet } ?? [], by: \.path.parent)
+            let changeSets = Dictionary(
+                grouping: report?.removed.filter { $0.reason == .changeSet } ?? [], by: \.path.parent)
             var shown: Set<RemotePath> = []
             for removal in report?.removed ?? [] {
                 guard removal.reason == .changeSet else {
-                    table.append(VacuumOutput.label(removal.reason.rawValue), Formatting.bytes(removal.byteCount), removal.path.description)
+                    table.append(
+                        VacuumOutput.label(removal.reason.rawValue), Formatting.bytes(removal.byteCount),
+                        removal.path.description)
                     continue
                 }
                 let folder = removal.path.parent
                 guard shown.insert(folder).inserted, let sets = changeSets[folder] else { continue }
                 let sequences = sets.compactMap { RemoteLayout.parseChangeSetFileName($0.path.name)?.sequence }
-                table.append(Formatting.count(sets.count, "change set"), Formatting.bytes(sets.reduce(0) { $0 + $1.byteCount }),
-                             "\(folder) (\(sequences.count == 1 ? "sequence" : "sequences") \(Formatting.ranges(sequences)))")
+                table.append(
+                    Formatting.count(sets.count, "change set"), Formatting.bytes(sets.reduce(0) { $0 + $1.byteCount }),
+                    "\(folder) (\(sequences.count == 1 ? "sequence" : "sequences") \(Formatting.ranges(sequences)))")
             }
             return table
         }

@@ -1,13 +1,16 @@
+import FolderSyncTesting
 import Foundation
+import GRDB
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
-import GRDB
 
 @Suite("Attachment vacuum and doctor")
 struct AttachmentMaintenanceTests {
-    @Test("Vacuum removes an attachment only once no kept change set or whole store references it, and after the grace period")
+    @Test(
+        "Vacuum removes an attachment only once no kept change set or whole store references it, and after the grace period"
+    )
     func vacuum() async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
@@ -27,16 +30,21 @@ struct AttachmentMaintenanceTests {
         try a.execute("DELETE FROM notes WHERE id = 'n1'")
         try await converge(a, b)
         func vacuum(dryRun: Bool, age: TimeInterval) async throws -> [String] {
-            let context = DocumentOperationContext(fileSystem: remote, layout: a.document.layout, documentIdentifier: "DOC",
-                                                   clientIdentifier: "operator", environment: Fixture.quietEnvironment())
-            let report = try await VacuumOperation(context: context,
-                                                   options: VacuumOperation.Options(dryRun: dryRun, temporaryFileAge: age)).run()
+            let context = DocumentOperationContext(
+                fileSystem: remote, layout: a.document.layout, documentIdentifier: "DOC",
+                clientIdentifier: "operator", environment: Fixture.quietEnvironment())
+            let report = try await VacuumOperation(
+                context: context,
+                options: VacuumOperation.Options(dryRun: dryRun, temporaryFileAge: age)
+            ).run()
             return report.removed.filter { $0.reason == .unreferencedAttachment }.map(\.path.name)
         }
         #expect(try await vacuum(dryRun: true, age: 0) == [], "the first change set still references it")
 
         try #require(try await a.document.uploadWholeStore() != nil)
-        #expect(try await vacuum(dryRun: true, age: 3600) == [], "an attachment younger than the grace period may be about to be referenced")
+        #expect(
+            try await vacuum(dryRun: true, age: 3600) == [],
+            "an attachment younger than the grace period may be about to be referenced")
         #expect(try await vacuum(dryRun: true, age: 0) == [dropped.sha256])
         #expect(try remoteAttachments(root).count == 2, "a dry run removes nothing")
         #expect(try await vacuum(dryRun: false, age: 0) == [dropped.sha256])
@@ -74,11 +82,14 @@ struct AttachmentMaintenanceTests {
                 return try await super.fetchDocumentTree()
             }
         }
-        let vacuum = RacingVacuum(context: DocumentOperationContext(fileSystem: remote, layout: a.document.layout, documentIdentifier: "DOC",
-                                                                    clientIdentifier: "operator", environment: Fixture.quietEnvironment()),
-                                  options: VacuumOperation.Options(temporaryFileAge: 0))
+        let vacuum = RacingVacuum(
+            context: DocumentOperationContext(
+                fileSystem: remote, layout: a.document.layout, documentIdentifier: "DOC",
+                clientIdentifier: "operator", environment: Fixture.quietEnvironment()),
+            options: VacuumOperation.Options(temporaryFileAge: 0))
         vacuum.race = {
-            try a.execute("INSERT INTO notes(id, body) VALUES ('n2', ?)", [try a.document.attachFile(at: file).databaseValue])
+            try a.execute(
+                "INSERT INTO notes(id, body) VALUES ('n2', ?)", [try a.document.attachFile(at: file).databaseValue])
             let report = try await a.sync()
             #expect(report.attachmentsUploaded == 0)
         }
@@ -108,7 +119,9 @@ struct AttachmentMaintenanceTests {
         try bytes.write(to: folder.appendingPathComponent(reference.sha256))
         try Data("not named by a hash".utf8).write(to: folder.appendingPathComponent("photo.jpg"))
         let findings = try await doctor.examine().findings.filter { $0.check == .corruptAttachment }
-        #expect(findings.map { URL(fileURLWithPath: $0.path).lastPathComponent }.sorted() == ["photo.jpg", reference.sha256].sorted())
+        #expect(
+            findings.map { URL(fileURLWithPath: $0.path).lastPathComponent }.sorted()
+                == ["photo.jpg", reference.sha256].sorted())
         #expect(findings.allSatisfy { $0.repair == .quarantine && $0.severity == .error })
         #expect(findings.contains { $0.message.contains("SHA-256") })
     }

@@ -1,16 +1,20 @@
+import FolderSyncTesting
 import Foundation
 import GRDB
 import Testing
+
 @_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
 
 /// The bytes of every change set on a file-manager remote.
 func changeSetBytes(_ root: URL) throws -> Int {
     let folder = root.appendingPathComponent("com.example.notes/Documents/DOC/SyncChanges")
     var total = 0
-    for path in FileManager.default.enumerator(atPath: folder.path)?.compactMap({ $0 as? String }) ?? [] where path.hasSuffix(".syncchg") {
-        total += try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(path).path)[.size] as? Int ?? 0
+    for path in FileManager.default.enumerator(atPath: folder.path)?.compactMap({ $0 as? String }) ?? []
+    where path.hasSuffix(".syncchg") {
+        total +=
+            try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(path).path)[.size] as? Int
+            ?? 0
     }
     return total
 }
@@ -27,31 +31,42 @@ struct AttachmentTests {
             try a.execute("INSERT INTO notes(id, title, body) VALUES (?, 'photo', ?)", ["n\(index)", image])
         }
         let sent = try await a.sync()
-        try a.execute("UPDATE notes SET body = ? WHERE id = 'n0'", [image])   // the same bytes, in a second change set
+        try a.execute("UPDATE notes SET body = ? WHERE id = 'n0'", [image])  // the same bytes, in a second change set
         try a.execute("UPDATE notes SET title = 'again' WHERE id = 'n0'")
         try await a.sync()
         #expect(sent.attachmentsUploaded == 1)
         let stored = try remoteAttachments(root)
         #expect(stored.count == 1, "the same bytes appear once on the remote")
-        #expect(stored.values.first.map { $0 > 300_000 && $0 < 300_100 } == true, "incompressible bytes are stored, plus a 50-byte header")
+        #expect(
+            stored.values.first.map { $0 > 300_000 && $0 < 300_100 } == true,
+            "incompressible bytes are stored, plus a 50-byte header")
         #expect(try changeSetBytes(root) < 4_000, "change sets carry references, not the 300 KB value")
         let folder = root.appendingPathComponent("com.example.notes/Documents/DOC/SyncChanges/client-A")
         let first = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted().first)
         let inspected = try await FoldersyncTool.run(["inspect", folder.appendingPathComponent(first).path])
-        #expect(inspected.output.contains("body=attachment(\(stored.keys.first!), 300000 bytes, inline value)"), "\(inspected.output)")
+        #expect(
+            inspected.output.contains("body=attachment(\(stored.keys.first!), 300000 bytes, inline value)"),
+            "\(inspected.output)")
 
         let received = try await b.sync()
         #expect(received.attachmentsDownloaded == 1)
         #expect(received.goneAttachments.isEmpty)
-        let bodies = try await b.store.database.read { try Data.fetchAll($0, sql: "SELECT body FROM notes ORDER BY id") }
+        let bodies = try await b.store.database.read {
+            try Data.fetchAll($0, sql: "SELECT body FROM notes ORDER BY id")
+        }
         #expect(bodies == [image, image, image])
         // B keeps no copy of a value it applied (the row holds it), and the download it applied from is gone.
         let name = try #require(stored.keys.first)
-        #expect(!FileManager.default.fileExists(atPath: b.document.localLayout.attachmentsDirectory.appendingPathComponent(name).path))
-        let downloads = try FileManager.default.contentsOfDirectory(atPath: b.document.localLayout.downloadsDirectory.path)
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: b.document.localLayout.attachmentsDirectory.appendingPathComponent(name).path))
+        let downloads = try FileManager.default.contentsOfDirectory(
+            atPath: b.document.localLayout.downloadsDirectory.path)
         #expect(!downloads.contains { $0.hasPrefix(name) }, "\(downloads)")
-        #expect(FileManager.default.fileExists(atPath: a.document.localLayout.attachmentsDirectory.appendingPathComponent(name).path),
-                "the writer keeps its copy")
+        #expect(
+            FileManager.default.fileExists(
+                atPath: a.document.localLayout.attachmentsDirectory.appendingPathComponent(name).path),
+            "the writer keeps its copy")
         try await converge(a, b)
         #expect(try NotesSchema.dump(a.store) == NotesSchema.dump(b.store))
     }
@@ -65,8 +80,9 @@ struct AttachmentTests {
         let original = directory.url.appendingPathComponent("report.pdf")
         let contents = Data(String(repeating: "a compressible PDF stand-in ", count: 20_000).utf8)
         try contents.write(to: original)
-        let reference = try a.document.attachFile(at: original, metadata: ["name": "report.pdf", "type": "application/pdf"])
-        try FileManager.default.removeItem(at: original)   // a copy: the app's file may go at once
+        let reference = try a.document.attachFile(
+            at: original, metadata: ["name": "report.pdf", "type": "application/pdf"])
+        try FileManager.default.removeItem(at: original)  // a copy: the app's file may go at once
         try a.execute("INSERT INTO notes(id, title, body) VALUES ('n1', 'with file', ?)", [reference.databaseValue])
         try await a.sync()
         try a.execute("INSERT INTO notes(id, title, body) VALUES ('n2', 'same file', ?)", [reference.databaseValue])
@@ -76,12 +92,14 @@ struct AttachmentTests {
         #expect(Array(stored.keys) == [reference.sha256])
         #expect(stored[reference.sha256].map { $0 < contents.count / 10 } == true, "text compresses")
         let events = await recording.events
-        let attachmentPublished = try #require(events.firstIndex { $0.hasPrefix("move") && $0.hasSuffix("/Attachments/" + reference.sha256) })
+        let attachmentPublished = try #require(
+            events.firstIndex { $0.hasPrefix("move") && $0.hasSuffix("/Attachments/" + reference.sha256) })
         let firstChangeSet = try #require(events.firstIndex { $0.hasPrefix("upload") && $0.hasSuffix(".syncchg") })
         #expect(attachmentPublished < firstChangeSet, "\(events)")
 
         try await b.sync()
-        let column = try #require(try await b.store.database.read { try Data.fetchOne($0, sql: "SELECT body FROM notes WHERE id = 'n2'") })
+        let column = try #require(
+            try await b.store.database.read { try Data.fetchOne($0, sql: "SELECT body FROM notes WHERE id = 'n2'") })
         let received = try #require(AttachmentReference(databaseValue: column))
         #expect(received == reference)
         #expect(received.metadata == ["name": "report.pdf", "type": "application/pdf"])
@@ -115,16 +133,23 @@ struct AttachmentTests {
         #expect(downloadsAfter == downloadsBefore + 1, "an intact copy is not downloaded again")
         var progress: SyncEvent?
         for await event in events {
-            if case .downloadingAttachment = event { progress = event; break }
+            if case .downloadingAttachment = event {
+                progress = event
+                break
+            }
         }
         #expect(progress == .downloadingAttachment(reference))
 
         // What a crash in the middle of a download leaves: removed by the next sync once it is old.
         let store = b.document.localLayout.attachmentsDirectory
-        let (old, recent) = (store.appendingPathComponent(TemporaryName.make(for: "a")), store.appendingPathComponent(TemporaryName.make(for: "b")))
+        let (old, recent) = (
+            store.appendingPathComponent(TemporaryName.make(for: "a")),
+            store.appendingPathComponent(TemporaryName.make(for: "b"))
+        )
         try Data(count: 1000).write(to: old)
         try Data(count: 1000).write(to: recent)
-        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: old.path)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: old.path)
         try await b.sync()
         #expect(!FileManager.default.fileExists(atPath: old.path))
         #expect(FileManager.default.fileExists(atPath: recent.path), "a recent one may be a download in progress")
@@ -135,7 +160,9 @@ struct AttachmentTests {
         #expect(try Data(contentsOf: local) == contents)
     }
 
-    @Test("A deleted remote attachment is reported gone with its row and column; the rest of the sync applies; retried on request")
+    @Test(
+        "A deleted remote attachment is reported gone with its row and column; the rest of the sync applies; retried on request"
+    )
     func goneAttachment() async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
@@ -157,14 +184,18 @@ struct AttachmentTests {
         #expect(report.changesApplied == 2)
         #expect(try b.value("SELECT title FROM notes WHERE id = 'n2'") == "plain")
         #expect(b.document.localFile(for: reference) == nil)
-        await #expect { try await b.document.requestDownload(for: reference) } throws: { ($0 as? FolderSyncError)?.code == .attachmentGone }
+        await #expect { try await b.document.requestDownload(for: reference) } throws: {
+            ($0 as? FolderSyncError)?.code == .attachmentGone
+        }
 
         try saved.write(to: remoteFile)
         let local = try await b.document.requestDownload(for: reference)
         #expect(try Data(contentsOf: local) == Data(contentsOf: file))
     }
 
-    @Test("A large value that is gone leaves its reference in the column; requestDownload puts the bytes back without a new change")
+    @Test(
+        "A large value that is gone leaves its reference in the column; requestDownload puts the bytes back without a new change"
+    )
     func goneLargeValue() async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
@@ -180,13 +211,17 @@ struct AttachmentTests {
         let report = try await b.sync()
         #expect(report.goneAttachments.map(\.key) == [ColumnKey(table: "notes", syncID: "n1", column: "body")])
         #expect(try b.value("SELECT title FROM notes WHERE id = 'n1'") == "big")
-        let placeholder = try await b.store.database.read { try Data.fetchOne($0, sql: "SELECT body FROM notes WHERE id = 'n1'") }
+        let placeholder = try await b.store.database.read {
+            try Data.fetchOne($0, sql: "SELECT body FROM notes WHERE id = 'n1'")
+        }
         let reference = try #require(placeholder.flatMap(AttachmentReference.init(databaseValue:)))
         #expect(reference.isInlineValue && reference.size == 100_000)
 
         try saved.write(to: folder.appendingPathComponent(name))
         try await b.document.requestDownload(for: reference)
-        let restored = try await b.store.database.read { try Data.fetchOne($0, sql: "SELECT body FROM notes WHERE id = 'n1'") }
+        let restored = try await b.store.database.read {
+            try Data.fetchOne($0, sql: "SELECT body FROM notes WHERE id = 'n1'")
+        }
         #expect(restored == large)
         #expect(try b.store.hasUnpublishedChanges() == false, "putting the bytes back is not a change")
         try await converge(a, b)
@@ -211,7 +246,9 @@ struct AttachmentTests {
         let report = try await b.sync()
         #expect(report.goneAttachments.map(\.key.syncID) == ["n1"])
         #expect(b.document.localFile(for: reference) == nil)
-        await #expect { try await b.document.requestDownload(for: reference) } throws: { ($0 as? FolderSyncError)?.code == .corruptFile }
+        await #expect { try await b.document.requestDownload(for: reference) } throws: {
+            ($0 as? FolderSyncError)?.code == .corruptFile
+        }
     }
 
     @Test("Lazy downloads: a sync only checks the attachment exists; the app fetches it on request")
@@ -237,19 +274,21 @@ struct AttachmentTests {
         #expect(try Data(contentsOf: b.document.localFile(for: reference)!) == Data(contentsOf: file))
     }
 
-    @Test("An immutable file changed before its upload is reported with its row; the change set still goes; nothing of it is published",
-          arguments: [false, true])
+    @Test(
+        "An immutable file changed before its upload is reported with its row; the change set still goes; nothing of it is published",
+        arguments: [false, true])
     func immutableFileChanged(throughDefaultUpload: Bool) async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
-        // Wrapped, the upload takes the protocol's default (a scratch file) rather than the local folder's streaming one.
+        // Wrapped, the upload takes the protocol's default (a scratch file) rather than the local folder's streaming
+        // one.
         let local = FileManagerFileSystem(rootURL: root)
         let remote: any RemoteFileSystem = throughDefaultUpload ? ForwardingFileSystem(local) : local
         let (a, b) = try await TestClient.pair(remote, in: directory)
         let file = directory.url.appendingPathComponent("draft.txt")
         try Data("first draft".utf8).write(to: file)
         let reference = try a.document.attachFile(at: file, mode: .immutable)
-        let handle = try FileHandle(forWritingTo: file)   // changed in place, against the promise
+        let handle = try FileHandle(forWritingTo: file)  // changed in place, against the promise
         try handle.write(contentsOf: Data("FIRST".utf8))
         try handle.close()
         try a.execute("INSERT INTO notes(id, title, body) VALUES ('n1', 'draft', ?)", [reference.databaseValue])
@@ -263,8 +302,9 @@ struct AttachmentTests {
         #expect(received.goneAttachments.count == 1)
     }
 
-    @Test("Whole stores carry references, not large values; a new client bootstraps with the bytes, whether its manifest counts the references or predates the count",
-          arguments: [true, false])
+    @Test(
+        "Whole stores carry references, not large values; a new client bootstraps with the bytes, whether its manifest counts the references or predates the count",
+        arguments: [true, false])
     func wholeStores(countedReferences: Bool) async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
@@ -285,9 +325,12 @@ struct AttachmentTests {
             var older = manifest
             older.attachmentReferenceCount = nil
             try PropertyListFile.encode(older)
-                .write(to: root.appendingPathComponent("com.example.notes/Documents/DOC/WholeStore/client-A/AppliedSyncChangeSets.ticdsync"))
+                .write(
+                    to: root.appendingPathComponent(
+                        "com.example.notes/Documents/DOC/WholeStore/client-A/AppliedSyncChangeSets.ticdsync"))
         }
-        let wholeStore = root.appendingPathComponent("com.example.notes/Documents/DOC/WholeStore/client-A/WholeStore.ticdsync")
+        let wholeStore = root.appendingPathComponent(
+            "com.example.notes/Documents/DOC/WholeStore/client-A/WholeStore.ticdsync")
         let wholeStoreSize = try FileManager.default.attributesOfItem(atPath: wholeStore.path)[.size] as? Int
         #expect(wholeStoreSize.map { $0 < 50_000 } == true)
         #expect(try remoteAttachments(root).count == 3)
@@ -303,7 +346,8 @@ struct AttachmentTests {
     @Test("Bad input: oversized metadata and a missing file are typed errors; garbage is not a reference")
     func badInput() async throws {
         let directory = TemporaryDirectory()
-        let a = try await TestClient.make(FileManagerFileSystem(rootURL: directory.subdirectory("remote")), name: "A", in: directory)
+        let a = try await TestClient.make(
+            FileManagerFileSystem(rootURL: directory.subdirectory("remote")), name: "A", in: directory)
         let file = directory.url.appendingPathComponent("f")
         try Data("x".utf8).write(to: file)
         #expect {
@@ -327,7 +371,9 @@ actor RecordingFileSystem: RemoteFileSystem {
 
     init(_ base: any RemoteFileSystem) { self.base = base }
 
-    func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] { try await base.contentsOfDirectory(at: path) }
+    func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
+        try await base.contentsOfDirectory(at: path)
+    }
     func item(at path: RemotePath) async throws -> RemoteItem? { try await base.item(at: path) }
     func read(_ path: RemotePath) async throws -> Data { try await base.read(path) }
     func write(_ data: Data, to path: RemotePath) async throws {
@@ -361,10 +407,14 @@ struct AttachmentMemoryTests {
     func twoHundredMegabytes() async throws {
         let directory = TemporaryDirectory()
         let size = 200_000_000
-        let result = await (try ChildProcess("foldersync-test-worker", [
-            "exchange-attachment", "--root", directory.subdirectory("remote").path, "--dir", directory.subdirectory("clients").path,
-            "--size", "\(size)",
-        ])).finish()
+        let result = await
+            (try ChildProcess(
+                "foldersync-test-worker",
+                [
+                    "exchange-attachment", "--root", directory.subdirectory("remote").path, "--dir",
+                    directory.subdirectory("clients").path,
+                    "--size", "\(size)",
+                ])).finish()
         #expect(result.status == 0, "\(result.errors)")
         let words = result.output.split(whereSeparator: \.isWhitespace).map(String.init)
         func figure(_ name: String) -> Int? { words.firstIndex(of: name).flatMap { Int(words[$0 + 1]) } }

@@ -1,9 +1,10 @@
+import FolderSyncTesting
 import Foundation
+import GRDB
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
-import GRDB
 
 /// Defect found from outside (issue 19, item 1): vacuum removed change sets covered only by a damaged whole
 /// store, so a new device got nothing; `doctor` said healthy. A store now counts as covering only once read whole
@@ -21,8 +22,9 @@ struct DamagedWholeStoreTests {
         "zero-filled": { Data(count: $0.count) },
     ]
 
-    @Test("A damaged whole store covers nothing: vacuum keeps the change sets, doctor reports it, a new device gets every note, and its uploader replaces it",
-          arguments: damages.keys.sorted())
+    @Test(
+        "A damaged whole store covers nothing: vacuum keeps the change sets, doctor reports it, a new device gets every note, and its uploader replaces it",
+        arguments: damages.keys.sorted())
     func damagedStore(_ damage: String) async throws {
         let directory = TemporaryDirectory()
         let clock = LivenessTests.TestClock()
@@ -44,12 +46,17 @@ struct DamagedWholeStoreTests {
         try await backdateFiles(of: "client-tablet", in: remote, to: Date().addingTimeInterval(-2 * 86_400))
         let report = try await laptop.document.vacuum(expireClientsAfter: VacuumOperation.minimumClientExpiry)
         #expect(report.expiredClients == ["client-tablet"])
-        #expect(report.removedChangeSets.isEmpty, "removed \(report.removedChangeSets.count) change sets covered only by a damaged store")
+        #expect(
+            report.removedChangeSets.isEmpty,
+            "removed \(report.removedChangeSets.count) change sets covered only by a damaged store")
         #expect(report.wholeStoreCheck.damaged.map(\.path) == [storePath], "\(report.wholeStoreCheck)")
 
         let doctor = try RemoteTreeDoctor(fileSystem: remote, applicationIdentifier: Fixture.application)
         let findings = try await doctor.examine().findings
-        #expect(findings.contains { $0.check == .corruptWholeStore && $0.severity == .error && $0.path == storePath.description }, "\(findings)")
+        #expect(
+            findings.contains {
+                $0.check == .corruptWholeStore && $0.severity == .error && $0.path == storePath.description
+            }, "\(findings)")
 
         let newDevice = try await TestClient.make(remote, name: "new", in: directory, environment: clock.environment)
         try await newDevice.sync()
@@ -66,8 +73,9 @@ struct DamagedWholeStoreTests {
         #expect(try late.value("SELECT count(*) FROM notes") == "55")
     }
 
-    @Test("A whole store damaged, or removed, after a vacuum left it the only copy of its sets: its uploader's next launch notices and uploads a new one, and a new device gets every note",
-          arguments: ["damaged", "removed (quarantined by an operator)"])
+    @Test(
+        "A whole store damaged, or removed, after a vacuum left it the only copy of its sets: its uploader's next launch notices and uploads a new one, and a new device gets every note",
+        arguments: ["damaged", "removed (quarantined by an operator)"])
     func damagedAfterVacuum(_ what: String) async throws {
         let directory = TemporaryDirectory()
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
@@ -77,18 +85,22 @@ struct DamagedWholeStoreTests {
             try await laptop.sync()
         }
         // The 50th set brought a whole store, and the vacuum after it removed the sets the store holds.
-        let sets = try await remote.contentsOfDirectory(at: laptop.document.layout.syncChangesDirectory("DOC", client: "client-laptop"))
+        let sets = try await remote.contentsOfDirectory(
+            at: laptop.document.layout.syncChangesDirectory("DOC", client: "client-laptop"))
         #expect(sets.count == 5)
         let storePath = laptop.document.relativePathToThisDocumentWholeStoreThisClientDirectoryWholeStoreFile
         if what == "damaged" {
-            try await remote.write(Self.damages["4 bytes overwritten in the middle"]!(try await remote.read(storePath)), to: storePath)
+            try await remote.write(
+                Self.damages["4 bytes overwritten in the middle"]!(try await remote.read(storePath)), to: storePath)
         } else {
             try await remote.remove(storePath.parent)
         }
 
         let relaunched = try await TestClient.launch(remote, name: "laptop", in: directory)
         let report = try await relaunched.sync()
-        #expect(report.warnings.contains { $0.kind == .wholeStoreUnusable && $0.path == storePath.description }, "\(report.warnings)")
+        #expect(
+            report.warnings.contains { $0.kind == .wholeStoreUnusable && $0.path == storePath.description },
+            "\(report.warnings)")
         #expect(report.uploadedWholeStore != nil)
         let again = try await relaunched.sync()
         #expect(again.uploadedWholeStore == nil && again.warnings.isEmpty, "the new store was taken for a damaged one")
@@ -97,7 +109,8 @@ struct DamagedWholeStoreTests {
         #expect(try newDevice.value("SELECT count(*) FROM notes") == "55")
     }
 
-    @Test("A store verified by an earlier vacuum is not read again until it changes; the report says what verifying cost")
+    @Test(
+        "A store verified by an earlier vacuum is not read again until it changes; the report says what verifying cost")
     func verificationIsRemembered() async throws {
         let directory = TemporaryDirectory()
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
@@ -108,7 +121,9 @@ struct DamagedWholeStoreTests {
         let first = try await a.document.vacuum()
         #expect(first.wholeStoreCheck.verified == 1 && first.wholeStoreCheck.bytesRead == manifest.wholeStoreByteCount)
         let second = try await a.document.vacuum()
-        #expect(second.wholeStoreCheck.verified == 0 && second.wholeStoreCheck.verifiedEarlier == 1 && second.wholeStoreCheck.bytesRead == 0)
+        #expect(
+            second.wholeStoreCheck.verified == 0 && second.wholeStoreCheck.verifiedEarlier == 1
+                && second.wholeStoreCheck.bytesRead == 0)
         // The file changes under the same name (same size): it is read again, and found damaged.
         let path = a.document.relativePathToThisDocumentWholeStoreThisClientDirectoryWholeStoreFile
         var bytes = try await remote.read(path)
@@ -118,7 +133,9 @@ struct DamagedWholeStoreTests {
         #expect(third.wholeStoreCheck.verified == 0 && third.wholeStoreCheck.damaged.count == 1)
     }
 
-    @Test("A manifest that claims more than its store contains is not believed: the store is skipped at install and covers nothing for vacuum")
+    @Test(
+        "A manifest that claims more than its store contains is not believed: the store is skipped at install and covers nothing for vacuum"
+    )
     func lyingManifest() async throws {
         let directory = TemporaryDirectory()
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
@@ -129,7 +146,8 @@ struct DamagedWholeStoreTests {
         try await b.sync()
         let manifestPath = a.document.relativePathToThisDocumentWholeStoreThisClientDirectoryAppliedSyncChangeSetsFile
         _ = try await a.document.uploadWholeStore()
-        var manifest = try PropertyListFile.decode(WholeStoreManifest.self, from: try await remote.read(manifestPath), path: "m")
+        var manifest = try PropertyListFile.decode(
+            WholeStoreManifest.self, from: try await remote.read(manifestPath), path: "m")
         manifest.covers["client-B"] = 1_000_000
         try await remote.write(try PropertyListFile.encode(manifest), to: manifestPath)
         let report = try await a.document.vacuum()

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import GRDB
+import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
 
@@ -21,8 +22,10 @@ struct DoctorInFlightTests {
             var markerDone = false
         }
 
-        init(_ base: any RemoteFileSystem,
-             holds: @escaping @Sendable (Request, String) -> Bool = { $0 == .upload && $1.contains("/SyncChanges/") }) {
+        init(
+            _ base: any RemoteFileSystem,
+            holds: @escaping @Sendable (Request, String) -> Bool = { $0 == .upload && $1.contains("/SyncChanges/") }
+        ) {
             self.holds = holds
             super.init(base)
         }
@@ -99,10 +102,12 @@ struct DoctorInFlightTests {
 
         override func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
             let listing = try await super.contentsOfDirectory(at: path)
-            let first = path.name == client && path.parent.name == "SyncChanges" && ran.withLock { ran in
-                defer { ran = true }
-                return !ran
-            }
+            let first =
+                path.name == client && path.parent.name == "SyncChanges"
+                && ran.withLock { ran in
+                    defer { ran = true }
+                    return !ran
+                }
             if first { try await body() }
             return listing
         }
@@ -126,7 +131,8 @@ struct DoctorInFlightTests {
         try publisher.execute("INSERT INTO notes(id, title) VALUES ('n2', 'two')")
         let sync = Task { try await publisher.sync() }
         await next.waitForMarker()
-        let doctor = try RemoteTreeDoctor(fileSystem: FileManagerFileSystem(rootURL: root), applicationIdentifier: "com.example.notes")
+        let doctor = try RemoteTreeDoctor(
+            fileSystem: FileManagerFileSystem(rootURL: root), applicationIdentifier: "com.example.notes")
         let report = try await doctor.examine()
         #expect(gaps(report).isEmpty, "\(gaps(report))")
         next.release()
@@ -135,7 +141,9 @@ struct DoctorInFlightTests {
         #expect(try await doctor.examine().isHealthy)
     }
 
-    @Test("A change set published after the doctor listed its client's folder, and named by the marker the doctor then reads, is found by a second look")
+    @Test(
+        "A change set published after the doctor listed its client's folder, and named by the marker the doctor then reads, is found by a second look"
+    )
     func publishedBetweenListingAndMarker() async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
@@ -148,7 +156,8 @@ struct DoctorInFlightTests {
             let report = try await a.sync()
             #expect(report.changeSetsSent == 1)
         }
-        let report = try await RemoteTreeDoctor(fileSystem: racing, applicationIdentifier: "com.example.notes").examine()
+        let report = try await RemoteTreeDoctor(fileSystem: racing, applicationIdentifier: "com.example.notes")
+            .examine()
         #expect(gaps(report).isEmpty, "\(gaps(report))")
         #expect(report.isHealthy, "\(report.findings)")
     }
@@ -163,14 +172,21 @@ struct DoctorInFlightTests {
             try await a.sync()
         }
         let folder = root.appendingPathComponent("com.example.notes/Documents/DOC/SyncChanges/client-A")
-        let second = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasPrefix("000000000002-") })
+        let second = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasPrefix("000000000002-") })
         try FileManager.default.removeItem(at: folder.appendingPathComponent(second))
-        let report = try await RemoteTreeDoctor(fileSystem: FileManagerFileSystem(rootURL: root), applicationIdentifier: "com.example.notes").examine()
-        #expect(gaps(report).count == 1 && gaps(report).first?.message.contains("sequence 2 of client client-A is missing") == true,
-                "\(report.findings)")
+        let report = try await RemoteTreeDoctor(
+            fileSystem: FileManagerFileSystem(rootURL: root), applicationIdentifier: "com.example.notes"
+        ).examine()
+        #expect(
+            gaps(report).count == 1
+                && gaps(report).first?.message.contains("sequence 2 of client client-A is missing") == true,
+            "\(report.findings)")
     }
 
-    @Test("doctor run again and again beside three devices that publish through the notes app never reports a gap", .timeLimit(.minutes(10)))
+    @Test(
+        "doctor run again and again beside three devices that publish through the notes app never reports a gap",
+        .timeLimit(.minutes(10)))
     func loopingDoctorBesidePublishingDevices() async throws {
         let directory = TemporaryDirectory()
         let devices = NotesProcessTests.devices(3, in: directory)
@@ -199,7 +215,9 @@ struct DoctorInFlightTests {
         let runs = try await verdicts.value
         #expect(runs.count >= 5)
         for run in runs {
-            #expect(run.status == 0 && !run.output.contains("sequenceGap"), "doctor beside publishing devices: \(run.output)\(run.errors)")
+            #expect(
+                run.status == 0 && !run.output.contains("sequenceGap"),
+                "doctor beside publishing devices: \(run.output)\(run.errors)")
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
 
@@ -15,14 +16,20 @@ struct ForgedNumbersProcessTests {
     /// Every marker in the folder that decodes, with its file.
     static func markers(_ remote: URL) throws -> [(url: URL, recent: RecentSync)] {
         let directory = markersDirectory(remote)
-        return try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".recentsync") }.compactMap { name in
+        return try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.hasSuffix(".recentsync")
+        }.compactMap { name in
             let url = directory.appendingPathComponent(name)
-            guard let recent = try? PropertyListFile.decode(RecentSync.self, from: try Data(contentsOf: url), path: name) else { return nil }
+            guard
+                let recent = try? PropertyListFile.decode(RecentSync.self, from: try Data(contentsOf: url), path: name)
+            else { return nil }
             return (url, recent)
         }
     }
 
-    @Test("A forged acknowledgement of this device in another's marker neither crashes it nor silences it: it keeps publishing, readers get its notes, and doctor is healthy", arguments: [Int64.max, 999_999_999_999, 1_000_000])
+    @Test(
+        "A forged acknowledgement of this device in another's marker neither crashes it nor silences it: it keeps publishing, readers get its notes, and doctor is healthy",
+        arguments: [Int64.max, 999_999_999_999, 1_000_000])
     func forgedAcknowledgement(claimed: Int64) async throws {
         let directory = TemporaryDirectory()
         let devices = NotesProcessTests.devices(3, in: directory)
@@ -49,8 +56,10 @@ struct ForgedNumbersProcessTests {
         // A claim no file name holds makes the marker corrupt (doctor names it); any other is no concern of doctor's.
         let verdict = try await FoldersyncTool.run(["doctor", "--remote", a.remote.path])
         if claimed > RemoteLayout.maximumSequence {
-            #expect(verdict.status == 1 && verdict.output.contains(url.lastPathComponent) && verdict.output.contains("no change-set file name holds that number"),
-                    "\(verdict.output)\(verdict.errors)")
+            #expect(
+                verdict.status == 1 && verdict.output.contains(url.lastPathComponent)
+                    && verdict.output.contains("no change-set file name holds that number"),
+                "\(verdict.output)\(verdict.errors)")
         } else {
             #expect(verdict.status == 0 && verdict.output.contains("Healthy"), "\(verdict.output)\(verdict.errors)")
         }

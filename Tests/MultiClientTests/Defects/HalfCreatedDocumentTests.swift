@@ -1,9 +1,10 @@
 import Foundation
+import GRDB
+import TestProcesses
+import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import GRDB
-import Testing
-import TestProcesses
 
 /// Issue 38, item 6: a document whose creation was interrupted between `documentInfo.plist` and `IntegrityKey/<key>`
 /// was dead for every device for good (every sync `integrityKeyMismatch` and one more backup, `rejoin` the same,
@@ -30,10 +31,12 @@ struct HalfCreatedDocumentTests {
         func notes(_ database: URL, _ arguments: [String], under strace: [String] = []) throws -> Subprocess.Result {
             let notes = buildProductsDirectory.appendingPathComponent("notes").path
             let command = ["--db", database.path, "--remote", shared.path] + arguments
-            return strace.isEmpty ? try Subprocess.run(notes, command) : try Subprocess.run("/usr/bin/strace", strace + [notes] + command)
+            return strace.isEmpty
+                ? try Subprocess.run(notes, command) : try Subprocess.run("/usr/bin/strace", strace + [notes] + command)
         }
 
-        /// The creator's first note, and its client identifier set to ``creatorID`` (so its folders can be named first).
+        /// The creator's first note, and its client identifier set to ``creatorID`` (so its folders can be named
+        /// first).
         func prepareCreator() throws {
             try prepare(creator, note: "written by the creator", client: creatorID)
         }
@@ -42,16 +45,20 @@ struct HalfCreatedDocumentTests {
         func prepare(_ database: URL, note: String, client: String) throws {
             #expect(try notes(database, ["add", note]).status == 0)
             try DatabaseQueue(path: database.path).write { db in
-                try db.execute(sql: "INSERT OR REPLACE INTO settings(key, value) VALUES ('client', ?)", arguments: [client])
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO settings(key, value) VALUES ('client', ?)", arguments: [client])
             }
         }
 
         /// A first sync (of the creator, by default), killed by SIGKILL at the `count`-th call of `syscall` whose
         /// folder is one of `folders` (relative to the shared folder). Returns whether it was killed.
-        func killFirstSync(of database: URL? = nil, at syscall: String, count: Int, in folders: [String]) throws -> Bool {
+        func killFirstSync(of database: URL? = nil, at syscall: String, count: Int, in folders: [String]) throws -> Bool
+        {
             let traced = folders.flatMap { ["-P", shared.appendingPathComponent($0).path] }
-            let result = try notes(database ?? creator, ["sync"], under: ["-f", "-qq", "-o", "/dev/null"] + traced
-                                   + ["-e", "trace=\(syscall)", "-e", "inject=\(syscall):signal=SIGKILL:when=\(count)"])
+            let result = try notes(
+                database ?? creator, ["sync"],
+                under: ["-f", "-qq", "-o", "/dev/null"] + traced
+                    + ["-e", "trace=\(syscall)", "-e", "inject=\(syscall):signal=SIGKILL:when=\(count)"])
             return result.status != 0
         }
 
@@ -64,43 +71,57 @@ struct HalfCreatedDocumentTests {
                 #expect(sync.status == 0, "\(label): \(database.lastPathComponent): \(sync.errors)")
             }
             let lists = try [creator, joiner].map { try notes($0, ["list"]).output }
-            #expect(lists[0] == lists[1] && lists[0].contains("written by the creator") && lists[0].contains("written by the joiner"),
-                    "\(label): \(lists)")
+            #expect(
+                lists[0] == lists[1] && lists[0].contains("written by the creator")
+                    && lists[0].contains("written by the joiner"),
+                "\(label): \(lists)")
             for database in [creator, joiner] {
                 let backups = URL(fileURLWithPath: database.path + ".foldersync/Backups")
-                #expect(!FileManager.default.fileExists(atPath: backups.path), "\(label): \(database.lastPathComponent) made a backup")
+                #expect(
+                    !FileManager.default.fileExists(atPath: backups.path),
+                    "\(label): \(database.lastPathComponent) made a backup")
             }
-            let doctor = try Subprocess.run(buildProductsDirectory.appendingPathComponent("foldersync").path,
-                                            ["doctor", "--remote", shared.path], standardError: .sameAsOutput)
+            let doctor = try Subprocess.run(
+                buildProductsDirectory.appendingPathComponent("foldersync").path,
+                ["doctor", "--remote", shared.path], standardError: .sameAsOutput)
             #expect(doctor.status == 0, "\(label): \(doctor.output)")
         }
     }
 
-    @Test("The issue's reproduction: the creator killed at its first rename in IntegrityKey/; every device syncs, nothing backed up")
+    @Test(
+        "The issue's reproduction: the creator killed at its first rename in IntegrityKey/; every device syncs, nothing backed up"
+    )
     func killedBeforeItsIntegrityKey() throws {
         let scene = try Scene()
         try scene.prepareCreator()
-        #expect(try scene.killFirstSync(at: "renameat", count: 1, in: ["\(Self.application)/Documents/notes/IntegrityKey"]))
-        #expect(FileManager.default.fileExists(atPath: scene.document.appendingPathComponent("documentInfo.plist").path))
+        #expect(
+            try scene.killFirstSync(at: "renameat", count: 1, in: ["\(Self.application)/Documents/notes/IntegrityKey"]))
+        #expect(
+            FileManager.default.fileExists(atPath: scene.document.appendingPathComponent("documentInfo.plist").path))
         #expect(try Self.keys(in: scene).isEmpty)
         try scene.expectEveryDeviceUsesIt("killed before IntegrityKey")
         #expect(try Self.keys(in: scene).count == 1)
     }
 
     /// A local folder has `RENAME_NOREPLACE`, so publishing never falls back to `linkat` here.
-    @Test("The creator killed at each rename and publish of its first sync (tree, device, document, key, change set, marker): every device syncs",
-          arguments: ["renameat", "renameat2"])
+    @Test(
+        "The creator killed at each rename and publish of its first sync (tree, device, document, key, change set, marker): every device syncs",
+        arguments: ["renameat", "renameat2"])
     func killedAtEveryStep(_ syscall: String) throws {
         var kills = 0
         for count in 1... {
             try #require(count < 100, "the first sync made more than 100 calls of \(syscall)")
             let scene = try Scene("killedAtEveryStep\(syscall)\(count)")
             try scene.prepareCreator()
-            let app = Self.application, document = "\(app)/Documents/notes"
-            let folders = [app, "\(app)/ClientDevices/\(Self.creatorID)", document, "\(document)/IntegrityKey",
-                           "\(document)/SyncChanges/\(Self.creatorID)", "\(document)/RecentSyncs"]
+            let app = Self.application
+            let document = "\(app)/Documents/notes"
+            let folders = [
+                app, "\(app)/ClientDevices/\(Self.creatorID)", document, "\(document)/IntegrityKey",
+                "\(document)/SyncChanges/\(Self.creatorID)", "\(document)/RecentSyncs",
+            ]
             let killed = try scene.killFirstSync(at: syscall, count: count, in: folders)
-            try scene.expectEveryDeviceUsesIt("\(syscall) #\(count)\(killed ? "" : " (not killed: the sync ran to its end)")")
+            try scene.expectEveryDeviceUsesIt(
+                "\(syscall) #\(count)\(killed ? "" : " (not killed: the sync ran to its end)")")
             guard killed else { break }
             kills += 1
         }
@@ -110,7 +131,9 @@ struct HalfCreatedDocumentTests {
         print("\(syscall): the creator's first sync killed at each of its \(kills) calls")
     }
 
-    @Test("A joiner killed in its first registration, once it found the tree, never makes one in an empty mount point later")
+    @Test(
+        "A joiner killed in its first registration, once it found the tree, never makes one in an empty mount point later"
+    )
     func interruptedJoinerNeverFillsAnEmptyMountPoint() throws {
         let scene = try Scene()
         try scene.prepareCreator()
@@ -118,13 +141,18 @@ struct HalfCreatedDocumentTests {
         let joinerID = "J0000000-0000-4000-8000-00000000000J"
         try scene.prepare(scene.joiner, note: "written by the joiner", client: joinerID)
         // Killed writing its device info: it read FormatVersion.plist, and registered nothing yet.
-        #expect(try scene.killFirstSync(of: scene.joiner, at: "renameat", count: 1, in: ["\(Self.application)/ClientDevices/\(joinerID)"]))
+        #expect(
+            try scene.killFirstSync(
+                of: scene.joiner, at: "renameat", count: 1, in: ["\(Self.application)/ClientDevices/\(joinerID)"]))
         let away = scene.directory.url.appendingPathComponent("away")
         try FileManager.default.moveItem(at: scene.shared, to: away)
-        try FileManager.default.createDirectory(at: scene.shared, withIntermediateDirectories: false)   // the share unmounted
+        // the share unmounted
+        try FileManager.default.createDirectory(at: scene.shared, withIntermediateDirectories: false)
         let unmounted = try scene.notes(scene.joiner, ["sync"])
         #expect(unmounted.status == 1 && unmounted.errors.contains("remoteUnavailable"), "\(unmounted.errors)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: scene.shared.path).isEmpty, "a tree was made in the empty mount point")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: scene.shared.path).isEmpty,
+            "a tree was made in the empty mount point")
         try FileManager.default.removeItem(at: scene.shared)
         try FileManager.default.moveItem(at: away, to: scene.shared)
         try scene.expectEveryDeviceUsesIt("the joiner back on the mounted share")
@@ -134,11 +162,13 @@ struct HalfCreatedDocumentTests {
     func doctorRepairs() throws {
         let scene = try Scene()
         try scene.prepareCreator()
-        #expect(try scene.killFirstSync(at: "renameat", count: 1, in: ["\(Self.application)/Documents/notes/IntegrityKey"]))
+        #expect(
+            try scene.killFirstSync(at: "renameat", count: 1, in: ["\(Self.application)/Documents/notes/IntegrityKey"]))
         let foldersync = buildProductsDirectory.appendingPathComponent("foldersync").path
         let before = try Subprocess.run(foldersync, ["doctor", "--remote", scene.shared.path, "--json"])
         #expect(before.output.contains("\"repair\" : \"writeIntegrityKey\""), "\(before.output)")
-        let repaired = try Subprocess.run(foldersync, ["doctor", "--remote", scene.shared.path, "--repair"], standardError: .sameAsOutput)
+        let repaired = try Subprocess.run(
+            foldersync, ["doctor", "--remote", scene.shared.path, "--repair"], standardError: .sameAsOutput)
         #expect(repaired.status == 0 && repaired.output.contains("written"), "\(repaired.output)")
         #expect(try Self.keys(in: scene).count == 1)
         try scene.expectEveryDeviceUsesIt("repaired by doctor")
@@ -151,13 +181,15 @@ struct HalfCreatedDocumentTests {
         let remote = FileManagerFileSystem(rootURL: root)
         _ = try await TestClient.launch(remote, name: "A", in: directory)
         let layout = try RemoteLayout(applicationIdentifier: Self.application)
-        let info = DocumentInfo(documentIdentifier: "DOC", documentDescription: "Notes", userInfo: [:], integrityKey: "../../escape",
-                                createdByClient: "client-A", creationDate: Date(timeIntervalSince1970: 0))
+        let info = DocumentInfo(
+            documentIdentifier: "DOC", documentDescription: "Notes", userInfo: [:], integrityKey: "../../escape",
+            createdByClient: "client-A", creationDate: Date(timeIntervalSince1970: 0))
         try await remote.write(try PropertyListFile.encode(info), to: layout.documentInfoFile("DOC"))
         try await remote.remove(layout.integrityKeyDirectory("DOC"))
         let before = treeListing(of: root)
         await #expect { _ = try await TestClient.launch(remote, name: "B", in: directory) } throws: {
-            ($0 as? FolderSyncError)?.code == .corruptFile && ($0 as? FolderSyncError)?.message.contains("integrity key") == true
+            ($0 as? FolderSyncError)?.code == .corruptFile
+                && ($0 as? FolderSyncError)?.message.contains("integrity key") == true
         }
         #expect(treeListing(of: root).filter { !before.contains($0) }.allSatisfy { $0.contains("client-B") })
         #expect(!treeListing(of: root).contains { $0.contains("escape") })

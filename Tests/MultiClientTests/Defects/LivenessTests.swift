@@ -1,8 +1,9 @@
+import FolderSyncTesting
 import Foundation
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
 
 /// Defect found from outside (issue 19, item 2): an idle sync never rewrote its recent sync, so "last sync" froze at
 /// the last sync that sent something, and client expiry deleted devices that sync every minute.
@@ -19,7 +20,9 @@ struct LivenessTests {
         }
     }
 
-    @Test("Devices that sync with nothing new stay alive for vacuum's expiry; a silent one expires; idle syncs within the heartbeat write nothing")
+    @Test(
+        "Devices that sync with nothing new stay alive for vacuum's expiry; a silent one expires; idle syncs within the heartbeat write nothing"
+    )
     func heartbeat() async throws {
         let directory = TemporaryDirectory()
         let clock = TestClock()
@@ -63,10 +66,14 @@ struct LivenessTests {
             ($0 as? FolderSyncError)?.code == .invalidConfiguration
         }
         for short in ["3s", "15s", "23h"] {
-            let result = try await FoldersyncTool.run(["vacuum", "--remote", remote.rootURL.path, "--dry-run", "--expire-clients-after", short])
+            let result = try await FoldersyncTool.run([
+                "vacuum", "--remote", remote.rootURL.path, "--dry-run", "--expire-clients-after", short,
+            ])
             #expect(result.status == 2 && result.errors.contains("'\(short)' is too short"), "\(result)")
         }
-        let allowed = try await FoldersyncTool.run(["vacuum", "--remote", remote.rootURL.path, "--dry-run", "--expire-clients-after", "1d"])
+        let allowed = try await FoldersyncTool.run([
+            "vacuum", "--remote", remote.rootURL.path, "--dry-run", "--expire-clients-after", "1d",
+        ])
         #expect(allowed.status == 0, "\(allowed)")
     }
 }

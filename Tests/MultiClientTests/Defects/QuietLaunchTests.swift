@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TestProcesses
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 @testable import TestSupport
@@ -73,10 +74,13 @@ struct QuietLaunchTests {
         #expect(try a.succeed(shared.path, ["list"]).contains("B's second note"))
     }
 
-    @Test("A reader of a read-only share applies others' notes; once its acknowledgement is due it warns that it cannot write it")
+    @Test(
+        "A reader of a read-only share applies others' notes; once its acknowledgement is due it warns that it cannot write it"
+    )
     func readOnlyShare() throws {
         let directory = TemporaryDirectory()
-        let shared = directory.subdirectory("shared"), readOnly = directory.subdirectory("read-only")
+        let shared = directory.subdirectory("shared")
+        let readOnly = directory.subdirectory("read-only")
         let (a, b) = try Self.twoDevices(on: shared.path, in: directory)
         try Self.mount(["--bind", shared.path, readOnly.path])
         defer { _ = try? Subprocess.run("/bin/umount", [readOnly.path]) }
@@ -90,7 +94,8 @@ struct QuietLaunchTests {
         _ = try b.succeed(shared.path, ["add", "two hours later"])
         _ = try b.succeed(shared.path, ["sync"])
         let later = try a.succeed(readOnly.path, ["sync"], faketime: "+2h")
-        #expect(later.contains("applied 1 change(s)") && later.contains("warning: acknowledgementNotWritten"), "\(later)")
+        #expect(
+            later.contains("applied 1 change(s)") && later.contains("warning: acknowledgementNotWritten"), "\(later)")
         let notes = try a.succeed(readOnly.path, ["list"])
         #expect(notes.contains("while A only reads") && notes.contains("two hours later"))
     }
@@ -111,7 +116,9 @@ struct QuietLaunchTests {
         #expect(!requests.contains { $0.contains("PUT") || $0.contains("MOVE") || $0.contains("MKCOL") }, "\(requests)")
     }
 
-    @Test("A full share: a reader still syncs, and a failed upload leaves no temporary behind", arguments: ["local", "WebDAV"])
+    @Test(
+        "A full share: a reader still syncs, and a failed upload leaves no temporary behind",
+        arguments: ["local", "WebDAV"])
     func fullShare(_ backend: String) async throws {
         let directory = TemporaryDirectory()
         let small = directory.subdirectory("small")
@@ -124,8 +131,9 @@ struct QuietLaunchTests {
         // A note larger than the share: its change set cannot be stored.
         let big = directory.url.appendingPathComponent("big.txt")
         try FileHandle(forReadingAtPath: "/dev/urandom")!.readData(ofLength: 4 << 20).base64EncodedData().write(to: big)
-        let added = try Subprocess.run(buildProductsDirectory.appendingPathComponent("notes").path,
-                                       ["--db", a.database.path, "add", "-"], input: try Data(contentsOf: big))
+        let added = try Subprocess.run(
+            buildProductsDirectory.appendingPathComponent("notes").path,
+            ["--db", a.database.path, "add", "-"], input: try Data(contentsOf: big))
         #expect(added.status == 0, "\(added.errors)")
         for _ in 0..<2 {
             let failed = try a.run(remote, ["sync"])

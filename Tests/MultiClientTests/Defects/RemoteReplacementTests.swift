@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TestProcesses
+import Testing
+
 @testable import TestSupport
 
 /// Issue 38, item 11: an emptied share, one restored from before the set-up, or a WebDAV server started again on an
@@ -18,8 +19,9 @@ struct RemoteReplacementTests {
         var options: [String] = []
 
         func run(_ arguments: [String]) throws -> Subprocess.Result {
-            try Subprocess.run(buildProductsDirectory.appendingPathComponent(tool).path,
-                               ["--db", database.path, "--remote", remote] + options + arguments)
+            try Subprocess.run(
+                buildProductsDirectory.appendingPathComponent(tool).path,
+                ["--db", database.path, "--remote", remote] + options + arguments)
         }
 
         @discardableResult
@@ -34,16 +36,22 @@ struct RemoteReplacementTests {
             let result = try run(arguments)
             #expect(result.status == 1, "\(database.lastPathComponent) \(arguments): \(result.output)")
             let lines = result.errors.split(separator: "\n").filter { $0.hasPrefix(tool + ": ") }
-            #expect(lines.count == 1 && lines[0].contains(code) && lines[0].contains(command),
-                    "\(database.lastPathComponent) \(arguments): \(result.errors)")
+            #expect(
+                lines.count == 1 && lines[0].contains(code) && lines[0].contains(command),
+                "\(database.lastPathComponent) \(arguments): \(result.errors)")
         }
 
         var listing: String { get throws { try succeed(tool == "notes" ? ["list"] : ["show"]) } }
     }
 
-    static func notesDevices(_ count: Int, on remote: String, in directory: TemporaryDirectory, options: [String] = []) throws -> [Device] {
-        let devices = (0..<count).map { Device(tool: "notes", database: directory.url.appendingPathComponent("d\($0).sqlite"),
-                                               remote: remote, options: options) }
+    static func notesDevices(_ count: Int, on remote: String, in directory: TemporaryDirectory, options: [String] = [])
+        throws -> [Device]
+    {
+        let devices = (0..<count).map {
+            Device(
+                tool: "notes", database: directory.url.appendingPathComponent("d\($0).sqlite"),
+                remote: remote, options: options)
+        }
         for (index, device) in devices.enumerated() {
             try device.succeed(["add", "note of device \(index)"])
             try device.succeed(["sync"])
@@ -78,7 +86,9 @@ struct RemoteReplacementTests {
         try Self.empty(shared)
         try devices[1].succeed(["add", "written while the share was empty"])
         try devices[1].fails(["sync"], with: "remoteUnavailable", naming: "notes confirm-replaced")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: shared.path).isEmpty, "a device set the folder up by itself")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: shared.path).isEmpty,
+            "a device set the folder up by itself")
 
         #expect(try devices[0].succeed(["confirm-replaced"]).contains("Re-joined"))
         try devices[1].fails(["sync"], with: "integrityKeyMismatch", naming: "notes rejoin")
@@ -88,7 +98,8 @@ struct RemoteReplacementTests {
         #expect(try devices[0].listing.contains("written while the share was empty"))
     }
 
-    @Test("notes over WebDAV: the server started again on an empty volume; confirm-replaced, then every device re-joins")
+    @Test(
+        "notes over WebDAV: the server started again on an empty volume; confirm-replaced, then every device re-joins")
     func notesAfterServerRestartedEmpty() async throws {
         let directory = TemporaryDirectory()
         let share = directory.subdirectory("share")
@@ -110,7 +121,9 @@ struct RemoteReplacementTests {
     func todoConfirmReplaced() throws {
         let directory = TemporaryDirectory()
         let shared = directory.subdirectory("shared")
-        let devices = (0..<2).map { Device(tool: "todo", database: directory.url.appendingPathComponent("t\($0).sqlite"), remote: shared.path) }
+        let devices = (0..<2).map {
+            Device(tool: "todo", database: directory.url.appendingPathComponent("t\($0).sqlite"), remote: shared.path)
+        }
         for (index, device) in devices.enumerated() {
             try device.succeed(["add", "item of device \(index)"])
             try device.succeed(["sync"])
@@ -126,8 +139,9 @@ struct RemoteReplacementTests {
         #expect(listing.contains("item of device 0") && listing.contains("item of device 1"), "\(listing)")
     }
 
-    @Test("foldersync recreate: named by the tool's error, asks for --yes, refuses a folder that holds the application; the devices re-join",
-          arguments: ["clear", "encrypted"])
+    @Test(
+        "foldersync recreate: named by the tool's error, asks for --yes, refuses a folder that holds the application; the devices re-join",
+        arguments: ["clear", "encrypted"])
     func foldersyncRecreate(_ encryption: String) throws {
         let directory = TemporaryDirectory()
         let shared = directory.subdirectory("shared")
@@ -152,7 +166,8 @@ struct RemoteReplacementTests {
         try devices[0].succeed(["rejoin"])
         try devices[1].succeed(["confirm-replaced"])
         try Self.expectConverged(devices)
-        let healthy = try Subprocess.run(foldersync, ["doctor", "--remote", shared.path] + options, standardError: .sameAsOutput)
+        let healthy = try Subprocess.run(
+            foldersync, ["doctor", "--remote", shared.path] + options, standardError: .sameAsOutput)
         #expect(healthy.status == 0, "\(healthy.output)")
     }
 }

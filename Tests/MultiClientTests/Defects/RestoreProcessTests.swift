@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import TestSupport
 
 /// Safety defects found by reading the code (issue 24, items 1 and 7; issue 25, item 5), as users meet them: a
@@ -25,8 +26,9 @@ struct RestoreProcessTests {
         return result.output + result.errors
     }
 
-    @Test("A device restored from a backup (with or without its helper folder) continues after what it published: no write is lost, replicas converge, doctor is healthy",
-          arguments: [true, false])
+    @Test(
+        "A device restored from a backup (with or without its helper folder) continues after what it published: no write is lost, replicas converge, doctor is healthy",
+        arguments: [true, false])
     func restoredDevice(withHelperFolder: Bool) async throws {
         let directory = TemporaryDirectory()
         let devices = NotesProcessTests.devices(3, in: directory)
@@ -44,7 +46,11 @@ struct RestoreProcessTests {
         _ = try await a.succeed(["sync"])
         _ = try await b.succeed(["sync"])
         try restore(saved.appendingPathComponent("a.sqlite"), to: a.database)
-        if withHelperFolder { try restore(saved.appendingPathComponent("helper"), to: helper) } else { try? FileManager.default.removeItem(at: helper) }
+        if withHelperFolder {
+            try restore(saved.appendingPathComponent("helper"), to: helper)
+        } else {
+            try? FileManager.default.removeItem(at: helper)
+        }
 
         _ = try await a.succeed(["add", "a3"])
         let first = try await a.succeed(["sync", "--json"])
@@ -58,7 +64,9 @@ struct RestoreProcessTests {
         #expect(verdict.contains("Healthy") && !verdict.contains("duplicateSequence"), "\(verdict)")
     }
 
-    @Test("A shared folder restored from its own backup heals: each author publishes a whole store for its sets that are gone, and a new device gets every write")
+    @Test(
+        "A shared folder restored from its own backup heals: each author publishes a whole store for its sets that are gone, and a new device gets every write"
+    )
     func restoredFolder() async throws {
         let directory = TemporaryDirectory()
         let devices = NotesProcessTests.devices(4, in: directory)
@@ -88,7 +96,9 @@ struct RestoreProcessTests {
         #expect(verdict.contains("Healthy"), "\(verdict)")
     }
 
-    @Test("A recent sync rolled back to an older, valid copy is ignored by readers (they keep the highest) and rewritten by its author")
+    @Test(
+        "A recent sync rolled back to an older, valid copy is ignored by readers (they keep the highest) and rewritten by its author"
+    )
     func rolledBackMarker() async throws {
         let directory = TemporaryDirectory()
         let devices = NotesProcessTests.devices(2, in: directory)
@@ -97,17 +107,18 @@ struct RestoreProcessTests {
         for device in [a, b] { _ = try await device.succeed(["sync"]) }
         let markers = a.remote.appendingPathComponent("com.example.notes/Documents/notes/RecentSyncs")
         let names = try FileManager.default.contentsOfDirectory(atPath: markers.path)
-        let old = try #require(try names.map { markers.appendingPathComponent($0) }.first { url in
-            // A's marker: the one that announces a change set.
-            try String(contentsOf: url, encoding: .utf8).contains(".syncchg")
-        })
+        let old = try #require(
+            try names.map { markers.appendingPathComponent($0) }.first { url in
+                // A's marker: the one that announces a change set.
+                try String(contentsOf: url, encoding: .utf8).contains(".syncchg")
+            })
         let older = try Data(contentsOf: old)
         _ = try await a.succeed(["add", "a2"])
         for device in [a, b] { _ = try await device.succeed(["sync"]) }
         try older.write(to: old)
         _ = try await a.succeed(["add", "a3"])
-        _ = try await a.succeed(["sync"])        // A reads its marker back, rewrites it
-        try older.write(to: old)                 // and the provider rolls it back again
+        _ = try await a.succeed(["sync"])  // A reads its marker back, rewrites it
+        try older.write(to: old)  // and the provider rolls it back again
         let report = try await b.succeed(["sync", "--json"])
         #expect(report.contains("staleRecentSync"), "\(report)")
         #expect(try await b.texts() == ["a1", "a2", "a3"])

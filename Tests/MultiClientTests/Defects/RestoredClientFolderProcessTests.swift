@@ -1,6 +1,7 @@
+@_spi(Tooling) import FolderSync
 import Foundation
 import Testing
-@_spi(Tooling) import FolderSync
+
 @testable import TestSupport
 
 /// Issue 38, item 2, as users meet it: one client's change-set folder put back from an older copy (a sync tool, a
@@ -8,7 +9,9 @@ import Testing
 /// one process per command.
 @Suite("A restored client folder through real processes", .serialized)
 struct RestoredClientFolderProcessTests {
-    @Test("The author finds the sets missing from its folder at its next launch and covers them with a whole store; a new device that waits on the gap says so in its report and status, then gets every note")
+    @Test(
+        "The author finds the sets missing from its folder at its next launch and covers them with a whole store; a new device that waits on the gap says so in its report and status, then gets every note"
+    )
     func restoredChangeSetFolder() async throws {
         let directory = TemporaryDirectory()
         let devices = NotesProcessTests.devices(3, in: directory)
@@ -40,8 +43,11 @@ struct RestoredClientFolderProcessTests {
 
         let healed = try await a.succeed(["sync", "--json"])
         #expect(healed.contains("change sets 4–6 are gone from the folder"), "A did not notice: \(healed)")
-        let store = a.remote.appendingPathComponent("com.example.notes/Documents/notes/WholeStore/\(author)/WholeStore.ticdsync")
-        #expect(FileManager.default.fileExists(atPath: store.path), "A did not upload a whole store that covers its missing sets")
+        let store = a.remote.appendingPathComponent(
+            "com.example.notes/Documents/notes/WholeStore/\(author)/WholeStore.ticdsync")
+        #expect(
+            FileManager.default.fileExists(atPath: store.path),
+            "A did not upload a whole store that covers its missing sets")
         _ = try await late.succeed(["sync"])
         let expected = ["a1", "a2", "a3", "a4", "a5", "a6", "b1"]
         #expect(try await late.texts() == expected)

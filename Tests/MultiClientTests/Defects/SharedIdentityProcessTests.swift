@@ -1,8 +1,10 @@
 import Foundation
 import GRDB
 import Testing
+
 @_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 @testable import TestSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,12 +26,17 @@ struct SharedIdentityProcessTests {
 
         /// `device` runs as client `client`, with its own store and helper folder.
         func arguments(_ command: String, device: String, client: String, _ extra: [String] = []) -> [String] {
-            [command, "--root", root.path, "--client", client, "--document", "DOC", "--db", database(device).path,
-             "--helper", database(device).path + ".helper"] + extra
+            [
+                command, "--root", root.path, "--client", client, "--document", "DOC", "--db", database(device).path,
+                "--helper", database(device).path + ".helper",
+            ] + extra
         }
 
-        func run(_ command: String, device: String, client: String, _ extra: [String] = []) async throws -> (status: Int32, output: String, errors: String) {
-            try await ChildProcess("foldersync-test-worker", arguments(command, device: device, client: client, extra)).finish()
+        func run(_ command: String, device: String, client: String, _ extra: [String] = []) async throws -> (
+            status: Int32, output: String, errors: String
+        ) {
+            try await ChildProcess("foldersync-test-worker", arguments(command, device: device, client: client, extra))
+                .finish()
         }
 
         @discardableResult
@@ -40,13 +47,17 @@ struct SharedIdentityProcessTests {
         }
 
         func write(_ device: String, client: String, _ prefix: String) async throws {
-            try await succeed("write", device: device, client: client, ["--prefix", prefix, "--count", "1", "--value", "by \(device)"])
+            try await succeed(
+                "write", device: device, client: client,
+                ["--prefix", prefix, "--count", "1", "--value", "by \(device)"])
         }
 
-        /// Copies `device`'s store and helper folder to `copy`, as moving to a new laptop (or a backup put on a second computer) does.
+        /// Copies `device`'s store and helper folder to `copy`, as moving to a new laptop (or a backup put on a second
+        /// computer) does.
         func copy(_ device: String, to copy: String) throws {
             try FileManager.default.copyItem(at: database(device), to: database(copy))
-            try FileManager.default.copyItem(atPath: database(device).path + ".helper", toPath: database(copy).path + ".helper")
+            try FileManager.default.copyItem(
+                atPath: database(device).path + ".helper", toPath: database(copy).path + ".helper")
         }
 
         func items(_ device: String) throws -> [String] {
@@ -58,17 +69,23 @@ struct SharedIdentityProcessTests {
         /// The names in `client`'s change-set folder.
         func changeSets(_ client: String) throws -> [String] {
             let folder = root.appendingPathComponent("com.example.race/Documents/DOC/SyncChanges/\(client)")
-            return try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !TemporaryName.isTemporary($0) }.sorted()
+            return try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
+                !TemporaryName.isTemporary($0)
+            }.sorted()
         }
     }
 
-    /// Runs `paused` until it stands at `point` (it says so through a named pipe), runs `meanwhile`, then lets it go on.
-    static func pausing(_ setup: Setup, device: String, client: String, at point: String,
-                        meanwhile: () async throws -> Void) async throws -> (status: Int32, output: String, errors: String) {
+    /// Runs `paused` until it stands at `point` (it says so through a named pipe), runs `meanwhile`, then lets it go
+    /// on.
+    static func pausing(
+        _ setup: Setup, device: String, client: String, at point: String,
+        meanwhile: () async throws -> Void
+    ) async throws -> (status: Int32, output: String, errors: String) {
         let fifo = setup.directory.url.appendingPathComponent("pause-\(device)").path
         #expect(mkfifo(fifo, 0o600) == 0)
-        let paused = try ChildProcess("foldersync-test-worker",
-                                      setup.arguments("sync", device: device, client: client, ["--pause-at", point, "--pause-fifo", fifo]))
+        let paused = try ChildProcess(
+            "foldersync-test-worker",
+            setup.arguments("sync", device: device, client: client, ["--pause-at", point, "--pause-fifo", fifo]))
         // Opening the pipe returns once the worker opened it at the point; its line says where it stands.
         let line = await Task.detached { () -> String in
             let handle = FileHandle(forReadingAtPath: fifo)
@@ -81,7 +98,9 @@ struct SharedIdentityProcessTests {
         return await paused.finish()
     }
 
-    @Test("Two installations of one client publish two sets under one number: every reader applies both, the first to read the other's marker stops with clientIdentityShared, re-joins as a new client, and every device converges")
+    @Test(
+        "Two installations of one client publish two sets under one number: every reader applies both, the first to read the other's marker stops with clientIdentityShared, re-joins as a new client, and every device converges"
+    )
     func concurrentPublishing() async throws {
         let setup = Setup()
         try await setup.write("laptop", client: "X", "x0")
@@ -119,32 +138,39 @@ struct SharedIdentityProcessTests {
             #expect(try setup.items(device) == ["new-0", "old-0", "x0-0"], "\(device)")
         }
         let verdict = try await FoldersyncTool.run(["doctor", "--remote", setup.root.path, "--json"])
-        #expect(verdict.status == 0 && verdict.output.contains("\"healthy\" : true") && verdict.output.contains("duplicateSequence"),
-                "\(verdict.output)")
+        #expect(
+            verdict.status == 0 && verdict.output.contains("\"healthy\" : true")
+                && verdict.output.contains("duplicateSequence"),
+            "\(verdict.output)")
     }
 
-    @Test("A notes database copied to a second computer (with its helper folder, or alone) and used beside the first: the old device says another device syncs as it, re-joins as a new device, and every note reaches every device",
-          arguments: [true, false])
+    @Test(
+        "A notes database copied to a second computer (with its helper folder, or alone) and used beside the first: the old device says another device syncs as it, re-joins as a new device, and every note reaches every device",
+        arguments: [true, false])
     func notesCopiedToSecondComputer(withHelperFolder: Bool) async throws {
         typealias Device = NotesProcessTests.Device
         let directory = TemporaryDirectory()
         let devices = NotesProcessTests.devices(3, in: directory)
         let (laptop, phone, late) = (devices[0], devices[1], devices[2])
-        let newLaptop = Device(name: "new laptop", database: directory.url.appendingPathComponent("copy.sqlite"), remote: laptop.remote)
+        let newLaptop = Device(
+            name: "new laptop", database: directory.url.appendingPathComponent("copy.sqlite"), remote: laptop.remote)
         _ = try await laptop.succeed(["add", "written before the copy"])
         _ = try await laptop.succeed(["sync"])
         _ = try await phone.succeed(["sync"])
         try FileManager.default.copyItem(at: laptop.database, to: newLaptop.database)
         if withHelperFolder {
-            try FileManager.default.copyItem(atPath: laptop.database.path + ".foldersync", toPath: newLaptop.database.path + ".foldersync")
+            try FileManager.default.copyItem(
+                atPath: laptop.database.path + ".foldersync", toPath: newLaptop.database.path + ".foldersync")
         }
 
         _ = try await newLaptop.succeed(["add", "written on the new laptop"])
         _ = try await newLaptop.succeed(["sync"])
         _ = try await laptop.succeed(["add", "written on the old laptop"])
         let stopped = try await laptop.run(["sync"])
-        #expect(stopped.status == 1 && stopped.errors.contains("clientIdentityShared") && stopped.errors.contains("another device syncs as this client"),
-                "\(stopped.errors)")
+        #expect(
+            stopped.status == 1 && stopped.errors.contains("clientIdentityShared")
+                && stopped.errors.contains("another device syncs as this client"),
+            "\(stopped.errors)")
         let status = try await laptop.succeed(["status"])
         #expect(status.contains("stopped: clientIdentityShared") && status.contains("notes rejoin"), "\(status)")
         let rejoined = try await laptop.succeed(["rejoin"])
@@ -154,7 +180,8 @@ struct SharedIdentityProcessTests {
         struct Note: Decodable { var text: String }
         let expected = ["written before the copy", "written on the new laptop", "written on the old laptop"]
         for device in [laptop, newLaptop, phone, late] {
-            let notes = try JSONDecoder().decode([Note].self, from: Data(try await device.list().utf8)).map(\.text).sorted()
+            let notes = try JSONDecoder().decode([Note].self, from: Data(try await device.list().utf8)).map(\.text)
+                .sorted()
             #expect(notes == expected, "\(device.name)")
         }
         let verdict = try await FoldersyncTool.run(["doctor", "--remote", laptop.remote.path])
@@ -166,7 +193,9 @@ struct SharedIdentityProcessTests {
 /// installation's marker does.
 @Suite("A shared client identity, step by step")
 struct SharedIdentityTests {
-    @Test("A set (a delete) the copy published under a number the old computer's marker hid is applied everywhere once the copy re-joins under a new identity that names the one it left: by the reader, by the old computer that keeps the identity, and by the copy itself")
+    @Test(
+        "A set (a delete) the copy published under a number the old computer's marker hid is applied everywhere once the copy re-joins under a new identity that names the one it left: by the reader, by the old computer that keeps the identity, and by the copy itself"
+    )
     func hiddenSetAppliedAfterRejoin() async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
@@ -175,8 +204,11 @@ struct SharedIdentityTests {
         var environment = Fixture.quietEnvironment()
         let now = Date()
         environment.now = { now }
-        func make(_ remote: any RemoteFileSystem, _ name: String, _ client: String? = "client-X") async throws -> TestClient {
-            try await TestClient.make(remote, name: name, in: directory, environment: environment, clientIdentifier: client)
+        func make(_ remote: any RemoteFileSystem, _ name: String, _ client: String? = "client-X") async throws
+            -> TestClient
+        {
+            try await TestClient.make(
+                remote, name: name, in: directory, environment: environment, clientIdentifier: client)
         }
         let a = try await make(FileManagerFileSystem(rootURL: root), "A")
         let reader = try await make(FileManagerFileSystem(rootURL: root), "R", nil)
@@ -186,10 +218,12 @@ struct SharedIdentityTests {
         // The copy: the store (a consistent backup) and the helper folder, in another folder, as on a second computer.
         let copy = directory.subdirectory("C")
         try a.store.backup(to: copy.appendingPathComponent("notes.sqlite"))
-        try FileManager.default.copyItem(at: directory.url.appendingPathComponent("A/helper"), to: copy.appendingPathComponent("helper"))
+        try FileManager.default.copyItem(
+            at: directory.url.appendingPathComponent("A/helper"), to: copy.appendingPathComponent("helper"))
         let c = try await make(FileManagerFileSystem(rootURL: root), "C")
         c.app.clientIdentifierChangeHandler = { _ in }
-        // The old computer stages its set 2 and is held before publishing it; meanwhile the copy publishes its own set 2.
+        // The old computer stages its set 2 and is held before publishing it; meanwhile the copy publishes its own set
+        // 2.
         let held = DoctorInFlightTests.HeldUploads(FileManagerFileSystem(rootURL: root)) { request, path in
             [.write, .upload, .move].contains(request)
                 && (path.contains("/SyncChanges/client-X/") || path.contains("/RecentSyncs/client-X."))
@@ -204,7 +238,8 @@ struct SharedIdentityTests {
         held.release()
         _ = try await publishing.value
         let numbers = try FileManager.default.contentsOfDirectory(
-            atPath: root.appendingPathComponent("com.example.notes/Documents/DOC/SyncChanges/client-X").path).map { $0.prefix(12) }
+            atPath: root.appendingPathComponent("com.example.notes/Documents/DOC/SyncChanges/client-X").path
+        ).map { $0.prefix(12) }
         #expect(numbers.filter { $0 == "000000000002" }.count == 2, "\(numbers)")
         // The reader reads the old computer's marker, which names only its own set 2: the copy's (a note and the
         // deletion of x0) is hidden.

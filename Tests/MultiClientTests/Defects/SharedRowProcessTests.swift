@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+
 @testable import TestSupport
 
 /// One row created on two devices before either syncs (issue 38, item 7), as users meet it: the notes app's tag
@@ -13,7 +14,9 @@ struct SharedRowProcessTests {
     /// The client identifier a device keeps in its database.
     private func clientIdentifier(_ device: Device) throws -> String {
         let queue = try DatabaseQueue(path: device.database.path)
-        let identifier = try queue.read { try String.fetchOne($0, sql: "SELECT value FROM settings WHERE key = 'client'") }
+        let identifier = try queue.read {
+            try String.fetchOne($0, sql: "SELECT value FROM settings WHERE key = 'client'")
+        }
         return try #require(identifier, "\(device.name) has no client identifier")
     }
 
@@ -27,7 +30,9 @@ struct SharedRowProcessTests {
         try JSONDecoder().decode([Note].self, from: Data(try await device.list().utf8))
     }
 
-    @Test("Two devices tag a note `red` before either syncs, the newer first: every device, a new one too, gets the tag; doctor is healthy")
+    @Test(
+        "Two devices tag a note `red` before either syncs, the newer first: every device, a new one too, gets the tag; doctor is healthy"
+    )
     func tagCreatedOnTwoDevices() async throws {
         let directory = TemporaryDirectory()
         let devices = NotesProcessTests.devices(5, in: directory)

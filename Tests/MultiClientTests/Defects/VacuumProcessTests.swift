@@ -1,6 +1,7 @@
 import Foundation
 import TestProcesses
 import Testing
+
 @testable import TestSupport
 
 /// Defects found from outside (issue 38, items 3, 4 and 8), as users and operators met them: a whole store damaged
@@ -12,26 +13,32 @@ struct VacuumProcessTests {
 
     // MARK: Item 3
 
-    @Test("A whole store damaged in place after a vacuum verified it: the next vacuum reads it again and keeps the change sets, doctor says what will happen, its uploader replaces it within a day, and new devices get every note")
+    @Test(
+        "A whole store damaged in place after a vacuum verified it: the next vacuum reads it again and keeps the change sets, doctor says what will happen, its uploader replaces it within a day, and new devices get every note"
+    )
     func damagedInPlaceAfterVerification() async throws {
         let directory = TemporaryDirectory()
         let devices = NotesProcessTests.devices(4, in: directory)
         let (a, b, newcomer, late) = (devices[0], devices[1], devices[2], devices[3])
         _ = try await b.succeed(["sync"])
-        try await addAndSync(a, count: 50)   // the 50th set brings A's whole store; B holds its sets back
+        try await addAndSync(a, count: 50)  // the 50th set brings A's whole store; B holds its sets back
         let store = try onlyWholeStore(in: a.remote)
         let first = try await vacuum(a.remote)
         #expect(first.wholeStores.verified == 1 && first.removed.isEmpty, "\(first)")
 
         try flipByteInPlace(store)
         _ = try await b.succeed(["add", "b1"])
-        _ = try await b.succeed(["sync"])   // applies A's 50 sets and acknowledges them with its own set
+        _ = try await b.succeed(["sync"])  // applies A's 50 sets and acknowledges them with its own set
         let second = try await vacuum(a.remote)
-        #expect(second.removed.filter { $0.reason == "changeSet" }.isEmpty,
-                "removed \(second.removed.count) items on the word of a store damaged in place: \(second.removed.map(\.path))")
+        #expect(
+            second.removed.filter { $0.reason == "changeSet" }.isEmpty,
+            "removed \(second.removed.count) items on the word of a store damaged in place: \(second.removed.map(\.path))"
+        )
         #expect(second.wholeStores.damaged.map(\.path) == [relative(store, to: a.remote)], "\(second.wholeStores)")
         let doctor = try await FoldersyncTool.run(["doctor", "--remote", a.remote.path])
-        #expect(doctor.output.contains("uploads a new one at its first sync once it has read the store through"), "\(doctor.output)")
+        #expect(
+            doctor.output.contains("uploads a new one at its first sync once it has read the store through"),
+            "\(doctor.output)")
 
         _ = try await newcomer.succeed(["sync"])
         #expect(try await texts(newcomer).count == 51)
@@ -48,12 +55,14 @@ struct VacuumProcessTests {
 
     // MARK: Item 4
 
-    @Test("A client deleted after another device's join met its damaged store: the joiner heals from the removed area and uploads a store holding every note, the deleted client's store is moved aside, and a new device gets every note")
+    @Test(
+        "A client deleted after another device's join met its damaged store: the joiner heals from the removed area and uploads a store holding every note, the deleted client's store is moved aside, and a new device gets every note"
+    )
     func deletionAfterFailedJoin() async throws {
         let directory = TemporaryDirectory()
         let devices = NotesProcessTests.devices(3, in: directory)
         let (a, joiner, late) = (devices[0], devices[1], devices[2])
-        try await addAndSync(a, count: 50)   // A alone: the vacuum after its whole store removes its 50 sets
+        try await addAndSync(a, count: 50)  // A alone: the vacuum after its whole store removes its 50 sets
         let aClient = try onlyWholeStore(in: a.remote).deletingLastPathComponent().lastPathComponent
         #expect(try changeSets(of: aClient, in: a.remote).isEmpty)
 
@@ -63,16 +72,19 @@ struct VacuumProcessTests {
         let joined = try await joiner.succeed(["sync", "--json"])
         #expect(joined.contains("wholeStoreUnusable"), "\(joined)")
         #expect(try wholeStores(in: a.remote).count == 2, "the joiner owed a store of its own and uploaded it")
-        try overwriteInPlace(store, with: intact)   // the failure was passing (a flaky read, a disk fixed)
+        try overwriteInPlace(store, with: intact)  // the failure was passing (a flaky read, a disk fixed)
 
-        let deletion = try await FoldersyncTool.run(["clients", "delete", aClient, "--remote", a.remote.path, "--document", "notes",
-                                                     "--yes", "--json"])
+        let deletion = try await FoldersyncTool.run([
+            "clients", "delete", aClient, "--remote", a.remote.path, "--document", "notes",
+            "--yes", "--json",
+        ])
         #expect(deletion.status == 0, "\(deletion.errors)")
         // The join healed from the removed area (issue 39): the joiner's store holds every set of A's that the vacuum
         // moved there, so A's store is no longer the only one and goes too, into the removed area.
         #expect(joined.contains("recoveredFromRemoved"), "\(joined)")
-        #expect(deletion.output.contains("WholeStore/\(aClient)") && deletion.output.contains("\"removalFolder\""),
-                "\(deletion.output)")
+        #expect(
+            deletion.output.contains("WholeStore/\(aClient)") && deletion.output.contains("\"removalFolder\""),
+            "\(deletion.output)")
         _ = try await late.succeed(["sync"])
         #expect(try await texts(late).count == 50)
         let verdict = try await FoldersyncTool.run(["doctor", "--remote", a.remote.path])
@@ -81,7 +93,9 @@ struct VacuumProcessTests {
 
     // MARK: Item 8
 
-    @Test("Devices whose clocks are days slow or fast are judged by the folder's clock: none is expired right after it synced, and each is listed as the folder saw it")
+    @Test(
+        "Devices whose clocks are days slow or fast are judged by the folder's clock: none is expired right after it synced, and each is listed as the folder saw it"
+    )
     func deviceClocksDaysOff() async throws {
         let directory = TemporaryDirectory()
         let devices = NotesProcessTests.devices(3, in: directory)
@@ -95,7 +109,10 @@ struct VacuumProcessTests {
         #expect(report.expiredClients.isEmpty, "expired \(report.expiredClients) seconds after they synced")
         struct Listing: Decodable {
             struct Document: Decodable { var clients: [Client] }
-            struct Client: Decodable { var lastSync: Date?; var lastSeen: Date? }
+            struct Client: Decodable {
+                var lastSync: Date?
+                var lastSeen: Date?
+            }
             var documents: [Document]
         }
         let listed = try await FoldersyncTool.run(["clients", "list", "--remote", a.remote.path, "--json"])
@@ -109,7 +126,9 @@ struct VacuumProcessTests {
         }
     }
 
-    @Test("An operator whose clock is two days ahead expires nobody who syncs and no temporary just written, and is told the clocks differ")
+    @Test(
+        "An operator whose clock is two days ahead expires nobody who syncs and no temporary just written, and is told the clocks differ"
+    )
     func operatorClockAhead() async throws {
         let directory = TemporaryDirectory()
         let devices = NotesProcessTests.devices(2, in: directory)
@@ -117,21 +136,26 @@ struct VacuumProcessTests {
             _ = try await device.succeed(["add", "from \(device.name)"])
             _ = try await device.succeed(["sync"])
         }
-        let folder = try FileManager.default.contentsOfDirectory(at: documentFolder(devices[0].remote).appendingPathComponent("SyncChanges"),
-                                                                 includingPropertiesForKeys: nil)[0]
+        let folder = try FileManager.default.contentsOfDirectory(
+            at: documentFolder(devices[0].remote).appendingPathComponent("SyncChanges"),
+            includingPropertiesForKeys: nil)[0]
         let temporary = folder.appendingPathComponent(".foldersync-tmp-0123456789abcdef-000000000002-X.syncchg")
         try Data("being written".utf8).write(to: temporary)
 
-        let result = try await Self.run("foldersync", ["vacuum", "--remote", devices[0].remote.path, "--expire-clients-after", "1d"],
-                                        clock: "+2d")
+        let result = try await Self.run(
+            "foldersync", ["vacuum", "--remote", devices[0].remote.path, "--expire-clients-after", "1d"],
+            clock: "+2d")
         #expect(result.status == 0, "\(result.errors)")
         #expect(!result.output.contains("expired client"), "\(result.output)")
         #expect(result.output.contains("this computer's clock is 2d ahead of the shared folder's"), "\(result.output)")
-        #expect(FileManager.default.fileExists(atPath: temporary.path), "a temporary written a moment ago was removed as stale")
+        #expect(
+            FileManager.default.fileExists(atPath: temporary.path),
+            "a temporary written a moment ago was removed as stale")
         for device in devices { _ = try await device.succeed(["sync"]) }
     }
 
-    @Test("Clients the folder saw silent for longer than the expiry are expired, but never every client of the document")
+    @Test(
+        "Clients the folder saw silent for longer than the expiry are expired, but never every client of the document")
     func neverEveryClient() async throws {
         let directory = TemporaryDirectory()
         let devices = NotesProcessTests.devices(3, in: directory)
@@ -153,9 +177,19 @@ struct VacuumProcessTests {
     // MARK: Helpers
 
     struct VacuumResult: Decodable {
-        struct Removal: Decodable { var path: String; var reason: String }
-        struct Damaged: Decodable { var path: String; var reason: String }
-        struct WholeStores: Decodable { var verified: Int; var verifiedEarlier: Int; var damaged: [Damaged] }
+        struct Removal: Decodable {
+            var path: String
+            var reason: String
+        }
+        struct Damaged: Decodable {
+            var path: String
+            var reason: String
+        }
+        struct WholeStores: Decodable {
+            var verified: Int
+            var verifiedEarlier: Int
+            var damaged: [Damaged]
+        }
         var removed: [Removal]
         var expiredClients: [String]
         var wholeStores: WholeStores
@@ -170,15 +204,20 @@ struct VacuumProcessTests {
     }
 
     /// Runs a built executable under `faketime`, its clock shifted by `offset` (`+25h`, `-3d`); the monotonic clock
-    /// stays true. (Through the `faketime` wrapper: with the library preloaded by hand, a Swift program gets no arguments.)
+    /// stays true. (Through the `faketime` wrapper: with the library preloaded by hand, a Swift program gets no
+    /// arguments.)
     static func run(_ executable: String, _ arguments: [String], clock offset: String) async throws
-        -> (status: Int32, output: String, errors: String) {
+        -> (status: Int32, output: String, errors: String)
+    {
         var environment = ProcessInfo.processInfo.environment
         environment["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
         environment["COLUMNS"] = "80"
-        environment["XDG_CACHE_HOME"] = FileManager.default.temporaryDirectory.appendingPathComponent("foldersync-tests-cache").path
-        let process = try Subprocess.start("/usr/bin/faketime", ["-f", offset, buildProductsDirectory.appendingPathComponent(executable).path]
-                                           + arguments, environment: environment, standardInput: .null)
+        environment["XDG_CACHE_HOME"] =
+            FileManager.default.temporaryDirectory.appendingPathComponent("foldersync-tests-cache").path
+        let process = try Subprocess.start(
+            "/usr/bin/faketime",
+            ["-f", offset, buildProductsDirectory.appendingPathComponent(executable).path]
+                + arguments, environment: environment, standardInput: .null)
         let result = await process.finished()
         return (result.status, result.output, result.errors)
     }
@@ -214,12 +253,16 @@ struct VacuumProcessTests {
 
     private func changeSets(of client: String, in remote: URL) throws -> [String] {
         let folder = documentFolder(remote).appendingPathComponent("SyncChanges/\(client)")
-        return ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".syncchg") }
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter {
+            $0.hasSuffix(".syncchg")
+        }
     }
 
     private func clientIdentifiers(in remote: URL) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: documentFolder(remote).appendingPathComponent("RecentSyncs").path)
-            .filter { $0.hasSuffix(".recentsync") }.map { String($0.dropLast(".recentsync".count)) }.sorted()
+        try FileManager.default.contentsOfDirectory(
+            atPath: documentFolder(remote).appendingPathComponent("RecentSyncs").path
+        )
+        .filter { $0.hasSuffix(".recentsync") }.map { String($0.dropLast(".recentsync".count)) }.sorted()
     }
 
     private func relative(_ url: URL, to root: URL) -> String {
@@ -232,18 +275,24 @@ struct VacuumProcessTests {
         var files = [document.appendingPathComponent("RecentSyncs/\(client).recentsync")]
         for folder in ["SyncChanges", "WholeStore"] {
             let own = document.appendingPathComponent("\(folder)/\(client)")
-            files += ((try? FileManager.default.contentsOfDirectory(atPath: own.path)) ?? []).map { own.appendingPathComponent($0) }
+            files += ((try? FileManager.default.contentsOfDirectory(atPath: own.path)) ?? []).map {
+                own.appendingPathComponent($0)
+            }
         }
         for file in files {
-            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-age)], ofItemAtPath: file.path)
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date().addingTimeInterval(-age)], ofItemAtPath: file.path)
         }
     }
 }
 
 extension NotesProcessTests.Device {
     /// Runs a `notes` command of this device with its clock shifted by `offset` (`faketime`).
-    func run(_ arguments: [String], clock offset: String) async throws -> (status: Int32, output: String, errors: String) {
-        try await VacuumProcessTests.run("notes", ["--db", database.path, "--remote", remote.path, "--client-name", name] + arguments,
-                                         clock: offset)
+    func run(_ arguments: [String], clock offset: String) async throws -> (
+        status: Int32, output: String, errors: String
+    ) {
+        try await VacuumProcessTests.run(
+            "notes", ["--db", database.path, "--remote", remote.path, "--client-name", name] + arguments,
+            clock: offset)
     }
 }

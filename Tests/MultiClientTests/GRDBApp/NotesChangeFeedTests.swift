@@ -1,14 +1,21 @@
 import Foundation
 import Testing
+
 @testable import TestSupport
 
 /// `notes sync` says what other devices changed, named as they registered; `--json` keeps its keys and adds the feed.
 @Suite("notes sync: the change feed", .serialized)
 struct NotesChangeFeedTests {
-    static func notes(_ device: String, in directory: TemporaryDirectory, _ arguments: [String]) async throws -> String {
-        let result = try await ChildProcess("notes", ["--db", directory.url.appendingPathComponent("\(device).sqlite").path,
-                                                      "--remote", directory.subdirectory("shared").path,
-                                                      "--client-name", device] + arguments).finish()
+    static func notes(_ device: String, in directory: TemporaryDirectory, _ arguments: [String]) async throws -> String
+    {
+        let result = try await ChildProcess(
+            "notes",
+            [
+                "--db", directory.url.appendingPathComponent("\(device).sqlite").path,
+                "--remote", directory.subdirectory("shared").path,
+                "--client-name", device,
+            ] + arguments
+        ).finish()
         #expect(result.status == 0, "\(device) \(arguments): \(result.errors)")
         return result.output
     }
@@ -18,7 +25,9 @@ struct NotesChangeFeedTests {
         let directory = TemporaryDirectory()
         var ids: [String] = []
         for text in ["Buy milk", "Call Bob", "Water plants"] {
-            ids.append(try await Self.notes("phone", in: directory, ["add", text]).trimmingCharacters(in: .whitespacesAndNewlines))
+            ids.append(
+                try await Self.notes("phone", in: directory, ["add", text]).trimmingCharacters(
+                    in: .whitespacesAndNewlines))
         }
         _ = try await Self.notes("phone", in: directory, ["sync"])
         let text = try await Self.notes("laptop", in: directory, ["sync"])
@@ -31,8 +40,10 @@ struct NotesChangeFeedTests {
         _ = try await Self.notes("phone", in: directory, ["sync"])
         let json = try await Self.notes("laptop", in: directory, ["sync", "--json"])
         let report = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
-        for key in ["changeSetsSent", "changesSent", "changeSetsApplied", "changesApplied", "changesIgnored", "conflicts",
-                    "warnings", "bytesSent", "bytesReceived", "remoteRequests"] {
+        for key in [
+            "changeSetsSent", "changesSent", "changeSetsApplied", "changesApplied", "changesIgnored", "conflicts",
+            "warnings", "bytesSent", "bytesReceived", "remoteRequests",
+        ] {
             #expect(report[key] != nil, "notes sync --json lost \(key)")
         }
         let changes = try #require(report["rowChanges"] as? [[String: Any]])

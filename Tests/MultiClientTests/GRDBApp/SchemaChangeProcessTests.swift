@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TestProcesses
+import Testing
+
 @testable import TestSupport
 
 /// The steps of the article "Changing a synced schema", each device run as processes of a notes app built at
@@ -17,16 +18,22 @@ struct SchemaChangeProcessTests {
 
         @discardableResult
         func run(_ action: String, _ extra: [String] = []) async throws -> String {
-            let result = try await ChildProcess("foldersync-test-worker", [
-                "schema", "--version", "\(version)", "--db", directory.appendingPathComponent("\(name).sqlite").path,
-                "--helper", directory.appendingPathComponent("\(name).helper").path, "--root", shared.path,
-                "--app", "com.example.schema", "--document", "notes", "--client", name, "--action", action,
-            ] + extra).finish()
+            let result = try await ChildProcess(
+                "foldersync-test-worker",
+                [
+                    "schema", "--version", "\(version)", "--db",
+                    directory.appendingPathComponent("\(name).sqlite").path,
+                    "--helper", directory.appendingPathComponent("\(name).helper").path, "--root", shared.path,
+                    "--app", "com.example.schema", "--document", "notes", "--client", name, "--action", action,
+                ] + extra
+            ).finish()
             #expect(result.status == 0, "\(name) v\(version) \(action): \(result.errors)")
             return result.output
         }
 
-        func write(_ id: String, _ value: String) async throws { try await run("write", ["--id", id, "--value", value]) }
+        func write(_ id: String, _ value: String) async throws {
+            try await run("write", ["--id", id, "--value", value])
+        }
 
         /// The sync's `applied N parked M sent K`.
         @discardableResult
@@ -37,11 +44,15 @@ struct SchemaChangeProcessTests {
 
     static func devices(in directory: TemporaryDirectory) -> (Device, Device) {
         let shared = directory.subdirectory("shared")
-        return (Device(name: "A", directory: directory.url, shared: shared, version: 1),
-                Device(name: "B", directory: directory.url, shared: shared, version: 1))
+        return (
+            Device(name: "A", directory: directory.url, shared: shared, version: 1),
+            Device(name: "B", directory: directory.url, shared: shared, version: 1)
+        )
     }
 
-    @Test("Adding a column: the old version parks the new one's sets and its own still reach the new; once updated, it applies what it parked")
+    @Test(
+        "Adding a column: the old version parks the new one's sets and its own still reach the new; once updated, it applies what it parked"
+    )
     func addingAColumn() async throws {
         let directory = TemporaryDirectory()
         var (a, b) = Self.devices(in: directory)
@@ -57,7 +68,10 @@ struct SchemaChangeProcessTests {
         #expect(try await a.sync() == "applied 0 parked 1 sent 1")
         #expect(try await a.dump() == [#"notes [id:"n1" body:"call Ann"]"#, #"notes [id:"n2" body:"buy milk"]"#])
         #expect(try await b.sync() == "applied 1 parked 0 sent 0")
-        #expect(try await b.dump() == [#"notes [id:"n1" body:"call Ann" pinned:1]"#, #"notes [id:"n2" body:"buy milk" pinned:0]"#])
+        #expect(
+            try await b.dump() == [
+                #"notes [id:"n1" body:"call Ann" pinned:1]"#, #"notes [id:"n2" body:"buy milk" pinned:0]"#,
+            ])
 
         // A updated: its migration adds the column; the set it parked is applied.
         a.version = 2
@@ -83,7 +97,9 @@ struct SchemaChangeProcessTests {
         #expect(try await a.dump() == b.dump())
     }
 
-    @Test("Renaming a column: a write to the old name on the old version and to the new name on the new one are one column, the newer write wins on both, and a change made before the update travels under the new name")
+    @Test(
+        "Renaming a column: a write to the old name on the old version and to the new name on the new one are one column, the newer write wins on both, and a change made before the update travels under the new name"
+    )
     func renamingAColumn() async throws {
         let directory = TemporaryDirectory()
         var (a, b) = Self.devices(in: directory)
@@ -110,7 +126,9 @@ struct SchemaChangeProcessTests {
         // The set it parked (B's older write of n1) loses to A's own, whose record followed the rename.
         #expect(try await a.sync() == "applied 0 parked 0 sent 1")
         #expect(try await b.sync() == "applied 1 parked 0 sent 0")
-        let expected = [#"notes [id:"n1" text:"call Ann at 6" pinned:0]"#, #"notes [id:"n2" text:"buy oat milk" pinned:0]"#]
+        let expected = [
+            #"notes [id:"n1" text:"call Ann at 6" pinned:0]"#, #"notes [id:"n2" text:"buy oat milk" pinned:0]"#,
+        ]
         #expect(try await a.dump() == expected)
         #expect(try await b.dump() == expected)
     }

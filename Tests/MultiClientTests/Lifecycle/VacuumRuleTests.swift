@@ -1,25 +1,32 @@
+import FolderSyncTesting
 import Foundation
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The vacuum rule, recomputed here by brute force over every (client, sequence) pair, written independently of the planner.
+/// The vacuum rule, recomputed here by brute force over every (client, sequence) pair, written independently of the
+/// planner.
 private struct RuleModel {
     var clients: [String]
-    var changeSets: [String: Int64]            // author -> highest sequence (sets 1...n exist)
+    var changeSets: [String: Int64]  // author -> highest sequence (sets 1...n exist)
     var deleted: Set<String>
-    var acknowledgements: [String: [String: Int64]]   // readable recent syncs only
-    var stores: [String: [String: Int64]]      // readable manifests only
+    var acknowledgements: [String: [String: Int64]]  // readable recent syncs only
+    var stores: [String: [String: Int64]]  // readable manifests only
 
     var keptStores: [[String: Int64]] {
-        // No two fabricated stores have equal coverage, so "dominated" is "another store covers at least as much everywhere".
+        // No two fabricated stores have equal coverage, so "dominated" is "another store covers at least as much
+        // everywhere".
         stores.filter { name, covers in
             !stores.contains { other, otherCovers in
-                other != name && Set(covers.keys).union(otherCovers.keys).allSatisfy { (otherCovers[$0] ?? 0) >= (covers[$0] ?? 0) }
+                other != name
+                    && Set(covers.keys).union(otherCovers.keys).allSatisfy {
+                        (otherCovers[$0] ?? 0) >= (covers[$0] ?? 0)
+                    }
             }
         }.map(\.value)
     }
@@ -27,7 +34,8 @@ private struct RuleModel {
     var live: [String] { clients.filter { !deleted.contains($0) } }
 
     func removable() -> Set<String> {
-        let kept = keptStores, live = self.live
+        let kept = keptStores
+        let live = self.live
         var result = Set<String>()
         for (author, count) in changeSets where count > 0 {
             for sequence in 1...count {
@@ -40,12 +48,15 @@ private struct RuleModel {
     }
 
     func heldBackCounts() -> [String: Int] {
-        let kept = keptStores, live = self.live
+        let kept = keptStores
+        let live = self.live
         var counts: [String: Int] = [:]
         for client in live {
             for (author, count) in changeSets where author != client && count > 0 {
-                for sequence in 1...count where !kept.isEmpty && kept.allSatisfy({ ($0[author] ?? 0) >= sequence })
-                    && (acknowledgements[client]?[author] ?? 0) < sequence {
+                for sequence in 1...count
+                where !kept.isEmpty && kept.allSatisfy({ ($0[author] ?? 0) >= sequence })
+                    && (acknowledgements[client]?[author] ?? 0) < sequence
+                {
                     counts[client, default: 0] += 1
                 }
             }
@@ -55,11 +66,19 @@ private struct RuleModel {
 }
 
 /// Change sets still on the remote, as "client/sequence".
-private func remainingChangeSets(_ remote: any RemoteFileSystem, _ fabricator: DocumentFabricator) async throws -> Set<String> {
+private func remainingChangeSets(_ remote: any RemoteFileSystem, _ fabricator: DocumentFabricator) async throws -> Set<
+    String
+> {
     var result = Set<String>()
-    for folder in try await remote.contentsOfDirectoryIfPresent(at: fabricator.layout.syncChangesDirectory(fabricator.document)) {
-        for item in try await remote.contentsOfDirectoryIfPresent(at: fabricator.layout.syncChangesDirectory(fabricator.document, client: folder.name)) {
-            if let parsed = RemoteLayout.parseChangeSetFileName(item.name) { result.insert("\(folder.name)/\(parsed.sequence)") }
+    for folder in try await remote.contentsOfDirectoryIfPresent(
+        at: fabricator.layout.syncChangesDirectory(fabricator.document))
+    {
+        for item in try await remote.contentsOfDirectoryIfPresent(
+            at: fabricator.layout.syncChangesDirectory(fabricator.document, client: folder.name))
+        {
+            if let parsed = RemoteLayout.parseChangeSetFileName(item.name) {
+                result.insert("\(folder.name)/\(parsed.sequence)")
+            }
         }
     }
     return result
@@ -77,7 +96,9 @@ private func key(_ path: RemotePath) -> String {
 
 @Suite("Vacuum rule")
 struct VacuumRuleTests {
-    @Test("20 clients × 10,000 change sets: vacuum removes exactly what a brute-force recomputation allows; dry run plans the same")
+    @Test(
+        "20 clients × 10,000 change sets: vacuum removes exactly what a brute-force recomputation allows; dry run plans the same"
+    )
     func largeDocument() async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
@@ -86,8 +107,9 @@ struct VacuumRuleTests {
         try await fabricator.createDocumentFolders()
         var random = FolderSyncTesting.SeededGenerator(seed: 20_260_102)
         let clients = (0..<20).map { String(format: "client-%02d", $0) }
-        var model = RuleModel(clients: clients, changeSets: [:], deleted: [clients[17], clients[18], clients[19]],
-                              acknowledgements: [:], stores: [:])
+        var model = RuleModel(
+            clients: clients, changeSets: [:], deleted: [clients[17], clients[18], clients[19]],
+            acknowledgements: [:], stores: [:])
 
         var clock = Date()
         for client in clients {
@@ -110,10 +132,13 @@ struct VacuumRuleTests {
         for client in clients where client != clients[18] && client != clients[19] {
             var acknowledgement: [String: Int64] = [:]
             for author in clients where author != client {
-                if author == clients[19] || random.chance(98) { acknowledgement[author] = Int64(random.int(5_000...10_000)) }
+                if author == clients[19] || random.chance(98) {
+                    acknowledgement[author] = Int64(random.int(5_000...10_000))
+                }
             }
             model.acknowledgements[client] = acknowledgement
-            try await fabricator.recentSync(client, acknowledgement: acknowledgement, published: model.changeSets[client]!)
+            try await fabricator.recentSync(
+                client, acknowledgement: acknowledgement, published: model.changeSets[client]!)
         }
         for client in model.deleted { try await fabricator.deletedClient(client) }
 
@@ -127,9 +152,13 @@ struct VacuumRuleTests {
         let dominated = model.stores[clients[0]]!.mapValues { $0 - Int64(random.int(1...500)) }
         model.stores[clients[3]] = dominated
         try await fabricator.wholeStore(clients[3], covers: dominated)
-        try await remote.createDirectory(at: fabricator.layout.wholeStoreDirectory(fabricator.document, client: clients[4]))
-        try await remote.write(Data("garbage".utf8), to: fabricator.layout.appliedSyncChangeSetsFile(fabricator.document, client: clients[4]))
-        let unknown = fabricator.layout.syncChangesDirectory(fabricator.document, client: clients[3]).appending("notes.txt")
+        try await remote.createDirectory(
+            at: fabricator.layout.wholeStoreDirectory(fabricator.document, client: clients[4]))
+        try await remote.write(
+            Data("garbage".utf8),
+            to: fabricator.layout.appliedSyncChangeSetsFile(fabricator.document, client: clients[4]))
+        let unknown = fabricator.layout.syncChangesDirectory(fabricator.document, client: clients[3]).appending(
+            "notes.txt")
         try await remote.write(Data("left by hand".utf8), to: unknown)
 
         clock = Date()
@@ -140,8 +169,11 @@ struct VacuumRuleTests {
         #expect(everything.count == 19 * 10_000 + 40)
         #expect(!expected.isEmpty && expected.count < everything.count)
 
-        let maintenance = try DocumentMaintenance(context: DocumentOperationContext(fileSystem: remote, layout: fabricator.layout,
-                                                                                    documentIdentifier: fabricator.document, clientIdentifier: "foldersync", environment: Fixture.environment()))
+        let maintenance = try DocumentMaintenance(
+            context: DocumentOperationContext(
+                fileSystem: remote, layout: fabricator.layout,
+                documentIdentifier: fabricator.document, clientIdentifier: "foldersync",
+                environment: Fixture.environment()))
         let before = try await everyPath(remote)
         clock = Date()
         let dry = try await maintenance.vacuum(dryRun: true)
@@ -159,8 +191,10 @@ struct VacuumRuleTests {
         #expect(remaining == everything.subtracting(expected), "remaining change sets differ from the recomputed rule")
         #expect(real.heldBack.mapValues(\.changeSetCount) == modelled)
 
-        // The rest of the plan: the dominated store, the deleted client's marker and emptied folder go; unreadable and unknown files stay.
-        let layout = fabricator.layout, document = fabricator.document
+        // The rest of the plan: the dominated store, the deleted client's marker and emptied folder go; unreadable and
+        // unknown files stay.
+        let layout = fabricator.layout
+        let document = fabricator.document
         #expect(try await !remote.exists(layout.wholeStoreDirectory(document, client: clients[3])))
         #expect(try await remote.exists(layout.wholeStoreDirectory(document, client: clients[4])))
         #expect(try await !remote.exists(layout.recentSyncFile(document, client: clients[17])))
@@ -172,11 +206,15 @@ struct VacuumRuleTests {
 
         let again = try await maintenance.vacuum()
         #expect(again.removed.isEmpty, "a second vacuum found more to remove: \(again.removed.prefix(3))")
-        print("Vacuum of 20 × 10,000 change sets: fabricated in \(String(format: "%.1f", fabricated)) s; brute-force model \(String(format: "%.1f", modelTime)) s; dry run \(String(format: "%.2f", dryTime)) s; "
-              + "vacuum \(String(format: "%.2f", realTime)) s removing \(real.removedChangeSets.count) change sets, \(real.removed.count) items, \(real.bytesFreed) bytes")
+        print(
+            "Vacuum of 20 × 10,000 change sets: fabricated in \(String(format: "%.1f", fabricated)) s; brute-force model \(String(format: "%.1f", modelTime)) s; dry run \(String(format: "%.2f", dryTime)) s; "
+                + "vacuum \(String(format: "%.2f", realTime)) s removing \(real.removedChangeSets.count) change sets, \(real.removed.count) items, \(real.bytesFreed) bytes"
+        )
     }
 
-    @Test("Random small documents on the in-memory remote: the remaining change sets match the recomputed rule", arguments: 1...6)
+    @Test(
+        "Random small documents on the in-memory remote: the remaining change sets match the recomputed rule",
+        arguments: 1...6)
     func randomDocuments(seed: UInt64) async throws {
         let remote = InMemoryFileSystem()
         let fabricator = try DocumentFabricator(remote)
@@ -187,8 +225,13 @@ struct VacuumRuleTests {
         for client in clients {
             let count = Int64(random.int(0...120))
             model.changeSets[client] = count
-            try await remote.createDirectory(at: fabricator.layout.syncChangesDirectory(fabricator.document, client: client))
-            if count > 0 { for sequence in 1...count { try await fabricator.changeSet(client, sequence, bytes: random.int(1...64)) } }
+            try await remote.createDirectory(
+                at: fabricator.layout.syncChangesDirectory(fabricator.document, client: client))
+            if count > 0 {
+                for sequence in 1...count {
+                    try await fabricator.changeSet(client, sequence, bytes: random.int(1...64))
+                }
+            }
             if random.chance(20) {
                 model.deleted.insert(client)
                 try await fabricator.deletedClient(client)
@@ -211,8 +254,11 @@ struct VacuumRuleTests {
             try await fabricator.wholeStore(owner, covers: covers)
         }
 
-        let maintenance = try DocumentMaintenance(context: DocumentOperationContext(fileSystem: remote, layout: fabricator.layout,
-                                                                                    documentIdentifier: fabricator.document, clientIdentifier: "foldersync", environment: Fixture.environment()))
+        let maintenance = try DocumentMaintenance(
+            context: DocumentOperationContext(
+                fileSystem: remote, layout: fabricator.layout,
+                documentIdentifier: fabricator.document, clientIdentifier: "foldersync",
+                environment: Fixture.environment()))
         let everything = try await remainingChangeSets(remote, fabricator)
         let before = await remote.allPaths()
         let dry = try await maintenance.vacuum(dryRun: true)
@@ -224,11 +270,15 @@ struct VacuumRuleTests {
         #expect(try await remainingChangeSets(remote, fabricator) == everything.subtracting(expected))
         #expect(real.heldBack.mapValues(\.changeSetCount) == model.heldBackCounts())
         // Whole stores: never the last one; the survivors are exactly the undominated ones.
-        let stores = Set(try await remote.contentsOfDirectory(at: fabricator.layout.wholeStoreDirectory(fabricator.document)).map(\.name))
+        let stores = Set(
+            try await remote.contentsOfDirectory(at: fabricator.layout.wholeStoreDirectory(fabricator.document)).map(
+                \.name))
         #expect(stores.count == model.keptStores.count)
     }
 
-    @Test("Two change sets under one number (a device cloned to a second machine) both stay, whatever acknowledgements and whole stores say")
+    @Test(
+        "Two change sets under one number (a device cloned to a second machine) both stay, whatever acknowledgements and whole stores say"
+    )
     func duplicatedSequenceKept() async throws {
         let remote = InMemoryFileSystem()
         let fabricator = try DocumentFabricator(remote)
@@ -241,10 +291,14 @@ struct VacuumRuleTests {
         try await fabricator.recentSync("c2", acknowledgement: ["c1": 3])
         try await fabricator.wholeStore("c2", covers: ["c1": 3])
 
-        let maintenance = try DocumentMaintenance(context: DocumentOperationContext(fileSystem: remote, layout: fabricator.layout,
-                                                                                    documentIdentifier: fabricator.document, clientIdentifier: "foldersync", environment: Fixture.environment()))
+        let maintenance = try DocumentMaintenance(
+            context: DocumentOperationContext(
+                fileSystem: remote, layout: fabricator.layout,
+                documentIdentifier: fabricator.document, clientIdentifier: "foldersync",
+                environment: Fixture.environment()))
         let report = try await maintenance.vacuum()
-        #expect(Set(report.removedChangeSets) == [fabricator.changeSetPath("c1", 1), fabricator.changeSetPath("c1", 3)])
+        #expect(
+            Set(report.removedChangeSets) == [fabricator.changeSetPath("c1", 1), fabricator.changeSetPath("c1", 3)])
         #expect(try await remote.exists(twin))
         #expect(try await remote.exists(fabricator.changeSetPath("c1", 2)))
         let kept = report.skipped.filter { $0.reason.contains("acknowledgements count numbers") }.map(\.path)
@@ -261,8 +315,10 @@ struct VacuumRuleTests {
         try await fabricator.changeSet("c1", 1)
         try await fabricator.recentSync("c1", acknowledgement: [:], published: 1)
         let now = Date()
-        let layout = fabricator.layout, document = fabricator.document
-        let old = layout.syncChangesDirectory(document, client: "c1").appending(TemporaryName.make(for: "000000000002-ab.syncchg"))
+        let layout = fabricator.layout
+        let document = fabricator.document
+        let old = layout.syncChangesDirectory(document, client: "c1").appending(
+            TemporaryName.make(for: "000000000002-ab.syncchg"))
         let young = layout.recentSyncsDirectory(document).appending(TemporaryName.make(for: "c1.recentsync"))
         let oldFolder = layout.wholeStoreDirectory(document).appending(TemporaryName.make(for: "c1"))
         try await remote.write(Data(count: 100), to: old)
@@ -270,16 +326,20 @@ struct VacuumRuleTests {
         try await remote.createDirectory(at: oldFolder)
         try await remote.write(Data(count: 1_000), to: oldFolder.appending("WholeStore.ticdsync"))
         for (path, age) in [(old, 7_200.0), (young, 600.0), (oldFolder, 7_200.0)] {
-            try FileManager.default.setAttributes([.modificationDate: now.addingTimeInterval(-age)], ofItemAtPath: remote.url(for: path).path)
+            try FileManager.default.setAttributes(
+                [.modificationDate: now.addingTimeInterval(-age)], ofItemAtPath: remote.url(for: path).path)
         }
         // The change set itself is old too: age never removes anything but temporaries.
-        try FileManager.default.setAttributes([.modificationDate: now.addingTimeInterval(-86_400 * 30)],
-                                              ofItemAtPath: remote.url(for: fabricator.changeSetPath("c1", 1)).path)
+        try FileManager.default.setAttributes(
+            [.modificationDate: now.addingTimeInterval(-86_400 * 30)],
+            ofItemAtPath: remote.url(for: fabricator.changeSetPath("c1", 1)).path)
 
         var environment = Fixture.environment()
         environment.now = { now }
-        let maintenance = try DocumentMaintenance(context: DocumentOperationContext(fileSystem: remote, layout: layout,
-                                                                                    documentIdentifier: document, clientIdentifier: "foldersync", environment: environment))
+        let maintenance = try DocumentMaintenance(
+            context: DocumentOperationContext(
+                fileSystem: remote, layout: layout,
+                documentIdentifier: document, clientIdentifier: "foldersync", environment: environment))
         let report = try await maintenance.vacuum()
         #expect(Set(report.removed.map(\.path)) == [old, oldFolder])
         #expect(report.removed.allSatisfy { $0.reason == .staleTemporary })

@@ -1,11 +1,13 @@
-import Foundation
-import Testing
-@_spi(Tooling) @testable import FolderSync
-@testable import TestSupport
 import FolderSyncTesting
 import FolderSyncWebDAV
+import Foundation
 import GRDB
 import TestProcesses
+import Testing
+
+@_spi(Tooling) @testable import FolderSync
+@testable import TestSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -32,14 +34,17 @@ struct OfflineFirstTests {
         return (root, a, b)
     }
 
-    @Test("A client that registered once launches, reads and writes with the folder away (moved, or an empty mount point); sync says remoteUnavailable, writes nothing into the empty folder, and converges when the folder is back",
-          arguments: ["moved away", "empty mount point"])
+    @Test(
+        "A client that registered once launches, reads and writes with the folder away (moved, or an empty mount point); sync says remoteUnavailable, writes nothing into the empty folder, and converges when the folder is back",
+        arguments: ["moved away", "empty mount point"])
     func folderAway(_ outage: String) async throws {
         let directory = TemporaryDirectory()
         let (root, _, b) = try await setUp(directory)
         let away = directory.url.appendingPathComponent("away")
         try FileManager.default.moveItem(at: root, to: away)
-        if outage == "empty mount point" { try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true) }
+        if outage == "empty mount point" {
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        }
 
         let counting = CountingFileSystem(FileManagerFileSystem(rootURL: root))
         let a = try await TestClient.launch(counting, name: "A", in: directory)
@@ -51,9 +56,13 @@ struct OfflineFirstTests {
             await #expect { try await a.sync() } throws: { ($0 as? FolderSyncError)?.code == .remoteUnavailable }
         }
         #expect(a.document.resetState == nil)
-        #expect(!FileManager.default.fileExists(atPath: a.document.localLayout.backupsDirectory.path), "an outage made a backup")
+        #expect(
+            !FileManager.default.fileExists(atPath: a.document.localLayout.backupsDirectory.path),
+            "an outage made a backup")
         if outage == "empty mount point" {
-            #expect(try FileManager.default.contentsOfDirectory(atPath: root.path).isEmpty, "something was written into the empty mount point")
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: root.path).isEmpty,
+                "something was written into the empty mount point")
             try FileManager.default.removeItem(at: root)
         }
         try FileManager.default.moveItem(at: away, to: root)
@@ -62,7 +71,9 @@ struct OfflineFirstTests {
         #expect(try NotesSchema.dump(a.store) == NotesSchema.dump(b.store))
     }
 
-    @Test("The application's folder gone from a remote this client knew is remoteUnavailable until the app says the remote was replaced; then the reset and the re-join")
+    @Test(
+        "The application's folder gone from a remote this client knew is remoteUnavailable until the app says the remote was replaced; then the reset and the re-join"
+    )
     func applicationFolderGone() async throws {
         let directory = TemporaryDirectory()
         let (root, _, _) = try await setUp(directory)
@@ -81,7 +92,9 @@ struct OfflineFirstTests {
         #expect(try a.value("SELECT count(*) FROM notes") == "2")
     }
 
-    @Test("After a reset the store still works; a hundred syncs make one backup; the reset is remembered across launches until rejoin")
+    @Test(
+        "After a reset the store still works; a hundred syncs make one backup; the reset is remembered across launches until rejoin"
+    )
     func oneBackupPerReset() async throws {
         let directory = TemporaryDirectory()
         let (root, a, b) = try await setUp(directory)
@@ -96,9 +109,13 @@ struct OfflineFirstTests {
 
         let relaunched = try await TestClient.launch(FileManagerFileSystem(rootURL: root), name: "B", in: directory)
         let reset = try #require(relaunched.document.resetState)
-        #expect(reset.code == .clientDeleted && reset.backupPath.map { backups.contains(URL(fileURLWithPath: $0).lastPathComponent) } == true)
+        #expect(
+            reset.code == .clientDeleted
+                && reset.backupPath.map { backups.contains(URL(fileURLWithPath: $0).lastPathComponent) } == true)
         await #expect { try await relaunched.sync() } throws: { ($0 as? FolderSyncError)?.code == .clientDeleted }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: b.document.localLayout.backupsDirectory.path).count == 1)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: b.document.localLayout.backupsDirectory.path).count == 1
+        )
         try await relaunched.document.rejoin()
         #expect(relaunched.document.resetState == nil)
         try await converge(a, relaunched)
@@ -115,10 +132,13 @@ struct OfflineFirstTests {
             await #expect { try await b.sync() } throws: { ($0 as? FolderSyncError)?.code == .clientDeleted }
             try await b.document.rejoin()
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: b.document.localLayout.backupsDirectory.path).count == 2)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: b.document.localLayout.backupsDirectory.path).count == 2
+        )
     }
 
-    @Test("Whether a sync runs, whether changes wait, and how the last syncs went are observable, and survive a relaunch")
+    @Test(
+        "Whether a sync runs, whether changes wait, and how the last syncs went are observable, and survive a relaunch")
     func observableState() async throws {
         let directory = TemporaryDirectory()
         let (root, a, _) = try await setUp(directory)
@@ -132,7 +152,9 @@ struct OfflineFirstTests {
         for await event in events {
             switch event {
             case .started: seen.append("started")
-            case .completed(let completed): seen.append("completed"); #expect(completed == report)
+            case .completed(let completed):
+                seen.append("completed")
+                #expect(completed == report)
             default: continue
             }
             if seen.last == "completed" { break }
@@ -153,12 +175,15 @@ struct OfflineFirstTests {
         let (_, a, b) = try await setUp(directory)
         try await a.store.database.write { db in
             for index in 0..<3_000 {
-                try db.execute(sql: "INSERT INTO notes(id, title, body) VALUES (?, 'big', randomblob(1000))", arguments: ["n\(index)"])
+                try db.execute(
+                    sql: "INSERT INTO notes(id, title, body) VALUES (?, 'big', randomblob(1000))",
+                    arguments: ["n\(index)"])
             }
         }
         try await a.sync()
         func transfers(of document: DocumentSyncManager, _ body: () async throws -> WholeStoreManifest?) async throws
-            -> (manifest: WholeStoreManifest, steps: [(TransferDirection, Int64, Int64)]) {
+            -> (manifest: WholeStoreManifest, steps: [(TransferDirection, Int64, Int64)])
+        {
             let events = document.events()
             let manifest = try #require(try await body())
             var steps: [(TransferDirection, Int64, Int64)] = []
@@ -174,12 +199,15 @@ struct OfflineFirstTests {
         #expect(upload.steps.map(\.1) == [0, size] && upload.steps.allSatisfy { $0.0 == .upload && $0.2 == size })
         let download = try await transfers(of: b.document) { try await b.document.downloadWholeStore() }
         let received = download.steps.map(\.1)
-        #expect(download.steps.count >= 3 && received.first == 0 && received.last == size && received == received.sorted(),
-                "\(received)")
+        #expect(
+            download.steps.count >= 3 && received.first == 0 && received.last == size && received == received.sorted(),
+            "\(received)")
         #expect(download.steps.allSatisfy { $0.0 == .download && $0.2 == size })
     }
 
-    @Test("A client that never registered needs the remote, and says so: a server that refuses connections is remoteUnavailable")
+    @Test(
+        "A client that never registered needs the remote, and says so: a server that refuses connections is remoteUnavailable"
+    )
     func firstRegistrationNeedsTheRemote() async throws {
         let directory = TemporaryDirectory()
         var configuration = WebDAVFileSystem.Configuration(baseURL: URL(string: "http://127.0.0.1:9/")!)
@@ -210,8 +238,11 @@ private final class RefusedCommits: TransactionObserver, @unchecked Sendable {
 struct LocalDiskFaultTests {
     /// Mounts a tmpfs of `size` on `folder`; `false` (with a known issue recorded) where mounting is not allowed.
     static func mountTmpfs(_ folder: URL, size: String) throws -> Bool {
-        guard try Subprocess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", folder.path]).status == 0 else {
-            withKnownIssue("cannot mount a tmpfs here (not root?): the local fault test did not run") { Issue.record("mount failed") }
+        guard try Subprocess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", folder.path]).status == 0
+        else {
+            withKnownIssue("cannot mount a tmpfs here (not root?): the local fault test did not run") {
+                Issue.record("mount failed")
+            }
             return false
         }
         return true
@@ -219,8 +250,10 @@ struct LocalDiskFaultTests {
 
     /// How many files a folder holds and their bytes (but for the status file, whose dates change).
     private static func footprint(of folder: URL) -> [Int] {
-        var files = 0, bytes = 0
-        for case let url as URL in FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.fileSizeKey])!
+        var files = 0
+        var bytes = 0
+        for case let url as URL in FileManager.default.enumerator(
+            at: folder, includingPropertiesForKeys: [.fileSizeKey])!
         where url.lastPathComponent != "Status.plist" {
             files += 1
             bytes += (try? url.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0
@@ -228,8 +261,9 @@ struct LocalDiskFaultTests {
         return [files, bytes]
     }
 
-    @Test("The helper folder read-only (a read-only bind mount), or the store (its commits refused as SQLite refuses them on a read-only file): a typed error naming the cause, the store unchanged; once writable, the sync completes",
-          arguments: ["helper folder", "store"])
+    @Test(
+        "The helper folder read-only (a read-only bind mount), or the store (its commits refused as SQLite refuses them on a read-only file): a typed error naming the cause, the store unchanged; once writable, the sync completes",
+        arguments: ["helper folder", "store"])
     func readOnly(_ what: String) async throws {
         let directory = TemporaryDirectory()
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("shared"))
@@ -244,12 +278,18 @@ struct LocalDiskFaultTests {
         func setReadOnly(_ readOnly: Bool) async throws {
             if what == "store" {
                 try await b.store.database.writeWithoutTransaction { db in
-                    if readOnly { db.add(transactionObserver: refusing) } else { db.remove(transactionObserver: refusing) }
+                    if readOnly {
+                        db.add(transactionObserver: refusing)
+                    } else {
+                        db.remove(transactionObserver: refusing)
+                    }
                 }
             } else if readOnly {
                 guard try Subprocess.run("/bin/mount", ["--bind", helper.path, helper.path]).status == 0,
-                      try Subprocess.run("/bin/mount", ["-o", "remount,bind,ro", helper.path]).status == 0 else {
-                    throw FolderSyncError(.invalidConfiguration, "cannot make \(helper.path) a read-only bind mount (not root?)")
+                    try Subprocess.run("/bin/mount", ["-o", "remount,bind,ro", helper.path]).status == 0
+                else {
+                    throw FolderSyncError(
+                        .invalidConfiguration, "cannot make \(helper.path) a read-only bind mount (not root?)")
                 }
             } else {
                 #expect(try Subprocess.run("/bin/umount", [helper.path]).status == 0)
@@ -266,9 +306,12 @@ struct LocalDiskFaultTests {
         }
         try await setReadOnly(false)
         if what == "store" {
-            #expect(error?.code == .localStoreFailed && "\(String(describing: error))".contains("readonly"), "\(String(describing: error))")
+            #expect(
+                error?.code == .localStoreFailed && "\(String(describing: error))".contains("readonly"),
+                "\(String(describing: error))")
         } else {
-            #expect(error?.code == .permissionDenied && error?.path?.hasPrefix(helper.path) == true
+            #expect(
+                error?.code == .permissionDenied && error?.path?.hasPrefix(helper.path) == true
                     && "\(String(describing: error))".contains("Read-only file system"), "\(String(describing: error))")
         }
         #expect(try NotesSchema.dump(b.store) == before, "a failed sync changed the store")
@@ -278,7 +321,9 @@ struct LocalDiskFaultTests {
         #expect(try b.value("SELECT title FROM notes WHERE id = 'a1'") == "published while B was read-only")
     }
 
-    @Test("The local disk full during a sync: a typed error naming the cause, the store unchanged, and the next sync completes once space is back")
+    @Test(
+        "The local disk full during a sync: a typed error naming the cause, the store unchanged, and the next sync completes once space is back"
+    )
     func diskFull() async throws {
         let directory = TemporaryDirectory()
         let small = directory.subdirectory("small")
@@ -292,8 +337,9 @@ struct LocalDiskFaultTests {
         try await converge(a, b)
         try await a.store.database.write { db in
             for index in 0..<2_000 {
-                try db.execute(sql: "INSERT INTO notes(id, title, body) VALUES (?, 'big', ?)",
-                               arguments: ["n\(index)", String(repeating: "\(index % 10)", count: 2_000)])
+                try db.execute(
+                    sql: "INSERT INTO notes(id, title, body) VALUES (?, 'big', ?)",
+                    arguments: ["n\(index)", String(repeating: "\(index % 10)", count: 2_000)])
             }
         }
         try await a.sync()
@@ -306,7 +352,9 @@ struct LocalDiskFaultTests {
         let before = try NotesSchema.dump(b.store)
         let error = await #expect(throws: FolderSyncError.self) { try await b.sync() }
         #expect(error?.code == .localStoreFull, "\(String(describing: error))")
-        #expect(error.map { "\($0)".lowercased().contains("full") || "\($0)".lowercased().contains("space") } == true, "\(String(describing: error))")
+        #expect(
+            error.map { "\($0)".lowercased().contains("full") || "\($0)".lowercased().contains("space") } == true,
+            "\(String(describing: error))")
         #expect(try NotesSchema.dump(b.store) == before, "a failed apply changed the store")
         try FileManager.default.removeItem(at: filler)
         try await b.sync()

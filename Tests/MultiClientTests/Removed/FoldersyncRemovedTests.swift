@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
 
@@ -57,14 +58,21 @@ struct FoldersyncRemovedTests {
         var documents: [Document]
     }
 
-    private func run<T: Decodable>(_ type: T.Type, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation)
-        async throws -> T {
+    private func run<T: Decodable>(
+        _ type: T.Type, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation
+    )
+        async throws -> T
+    {
         let result = try await FoldersyncTool.run(arguments + ["--json"])
-        #expect(result.status == 0 && result.errors.isEmpty, "\(arguments): \(result.errors)", sourceLocation: sourceLocation)
+        #expect(
+            result.status == 0 && result.errors.isEmpty, "\(arguments): \(result.errors)",
+            sourceLocation: sourceLocation)
         return try FoldersyncTool.json(type, result)
     }
 
-    @Test("vacuum moves what it removes into Removed/; removed list names it; restore puts it back; only an old removal is purged")
+    @Test(
+        "vacuum moves what it removes into Removed/; removed list names it; restore puts it back; only an old removal is purged"
+    )
     func listRestorePurge() async throws {
         let directory = TemporaryDirectory()
         let scenario = try await MaintenanceScenario(directory)
@@ -76,7 +84,9 @@ struct FoldersyncRemovedTests {
         let folder = try #require(vacuum.removalFolder)
         #expect(folder.hasPrefix(scenario.layout.removedDirectory("DOC").description + "/"))
         for path in removedSets {
-            #expect(!FileManager.default.fileExists(atPath: scenario.root.appendingPathComponent(path).path), "gone from its place")
+            #expect(
+                !FileManager.default.fileExists(atPath: scenario.root.appendingPathComponent(path).path),
+                "gone from its place")
         }
 
         let listed = try #require(try await run(ListJSON.self, ["removed", "list"] + remote).documents.first)
@@ -86,11 +96,14 @@ struct FoldersyncRemovedTests {
         #expect(Set(removal.files.filter { $0.kind == "changeSet" }.map(\.originalPath)) == Set(removedSets))
         #expect(removal.bytes == removal.files.reduce(0) { $0 + $1.bytes } && removal.bytes > 0)
         for file in removal.files {
-            #expect(FileManager.default.fileExists(atPath: scenario.root.appendingPathComponent(file.path).path), "kept: \(file.path)")
+            #expect(
+                FileManager.default.fileExists(atPath: scenario.root.appendingPathComponent(file.path).path),
+                "kept: \(file.path)")
         }
 
         // Putting back client A's files: its change set is where it was, byte for byte the one removed.
-        let setOfA = try #require(removal.files.first { $0.kind == "changeSet" && $0.originalPath.contains("/client-A/") })
+        let setOfA = try #require(
+            removal.files.first { $0.kind == "changeSet" && $0.originalPath.contains("/client-A/") })
         let bytes = try Data(contentsOf: scenario.root.appendingPathComponent(setOfA.path))
         let restored = try await run(RestoreJSON.self, ["removed", "restore", "--client", "client-A"] + remote)
         #expect(restored.documents.first?.restored == [setOfA.originalPath])
@@ -101,9 +114,12 @@ struct FoldersyncRemovedTests {
         #expect(short.status == 2 && short.errors.contains("'12h' is too short"), "\(short.errors)")
 
         // Fifteen days later by the folder's dates: a 30-day grace keeps the removal, the default 14 days purges it.
-        let record = scenario.root.appendingPathComponent(folder).appendingPathComponent(RemoteLayout.removalRecordFileName)
-        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-15 * 86_400)], ofItemAtPath: record.path)
-        let kept = try #require(try await run(VacuumJSON.self, ["vacuum", "--keep-removed", "30d"] + remote).documents.first)
+        let record = scenario.root.appendingPathComponent(folder).appendingPathComponent(
+            RemoteLayout.removalRecordFileName)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date().addingTimeInterval(-15 * 86_400)], ofItemAtPath: record.path)
+        let kept = try #require(
+            try await run(VacuumJSON.self, ["vacuum", "--keep-removed", "30d"] + remote).documents.first)
         #expect(kept.purgedRemovals.isEmpty && FileManager.default.fileExists(atPath: record.path))
         let purged = try #require(try await run(VacuumJSON.self, ["vacuum"] + remote).documents.first)
         #expect(purged.purgedRemovals == [folder])
@@ -125,16 +141,21 @@ struct FoldersyncRemovedTests {
         let listed = try #require(try await run(ListJSON.self, ["removed", "list"] + remote).documents.first)
         #expect(listed.identifier == "DOC" && listed.deleted, "\(listed)")
         let deletion = try #require(listed.removals.first { $0.operation == "documentDeletion" })
-        #expect(deletion.removedBy == "client-B" && deletion.folder.hasPrefix(scenario.layout.applicationRemovedDirectory.description + "/"))
+        #expect(
+            deletion.removedBy == "client-B"
+                && deletion.folder.hasPrefix(scenario.layout.applicationRemovedDirectory.description + "/"))
         let info = scenario.layout.documentInfoFile("DOC").description
         #expect(deletion.files.contains { $0.originalPath == info })
-        #expect(try await run(ListJSON.self, ["removed", "list", "--document", "DOC"] + remote).documents.map(\.identifier) == ["DOC"])
+        #expect(
+            try await run(ListJSON.self, ["removed", "list", "--document", "DOC"] + remote).documents.map(\.identifier)
+                == ["DOC"])
 
         // Without --document a deleted document stays deleted.
         #expect(try await run(RestoreJSON.self, ["removed", "restore"] + remote).documents.isEmpty)
         #expect(!scenario.exists(info))
 
-        let restored = try #require(try await run(RestoreJSON.self, ["removed", "restore", "--document", "DOC"] + remote).documents.first)
+        let restored = try #require(
+            try await run(RestoreJSON.self, ["removed", "restore", "--document", "DOC"] + remote).documents.first)
         #expect(restored.identifier == "DOC" && restored.skipped.isEmpty, "\(restored)")
         #expect(Set(restored.restored) == Set(deletion.files.map(\.originalPath)))
         #expect(scenario.exists(info) && !scenario.exists(scenario.layout.deletedDocumentFile("DOC").description))

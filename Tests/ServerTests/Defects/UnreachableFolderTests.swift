@@ -1,10 +1,11 @@
-import Foundation
-@_spi(Tooling) @testable import FolderSync
-@testable import TestSupport
 import FolderSyncTesting
 import FolderSyncWebDAV
-import Testing
+import Foundation
 import TestProcesses
+import Testing
+
+@_spi(Tooling) @testable import FolderSync
+@testable import TestSupport
 
 /// Issue 38, item 12: a shared folder that is away was reported as damaged: a root that is not there as
 /// `remoteItemNotFound: no such directory`, a mount vanishing mid-sync as `remoteItemNotFound … (com.example.notes)`,
@@ -18,7 +19,9 @@ struct UnreachableFolderTests {
             ($0 as? FolderSyncError)?.code == .remoteUnavailable && !(($0 as? FolderSyncError)?.isReset ?? true)
         }
         #expect(client.document.resetState == nil, "\(label)")
-        #expect(!FileManager.default.fileExists(atPath: client.document.localLayout.backupsDirectory.path), "\(label): a backup")
+        #expect(
+            !FileManager.default.fileExists(atPath: client.document.localLayout.backupsDirectory.path),
+            "\(label): a backup")
     }
 
     @Test("notes, the shared folder's root not there (a share whose mount point does not exist): remoteUnavailable")
@@ -31,7 +34,9 @@ struct UnreachableFolderTests {
         #expect(try Subprocess.run(notes, ["--db", database, "--remote", shared.path, "sync"]).status == 0)
         try FileManager.default.moveItem(at: shared, to: directory.url.appendingPathComponent("elsewhere"))
         let away = try Subprocess.run(notes, ["--db", database, "--remote", shared.path, "sync"])
-        #expect(away.status == 1 && away.errors.contains("remoteUnavailable") && away.errors.contains(shared.path), "\(away.errors)")
+        #expect(
+            away.status == 1 && away.errors.contains("remoteUnavailable") && away.errors.contains(shared.path),
+            "\(away.errors)")
         #expect(!FileManager.default.fileExists(atPath: shared.path), "the root was created")
     }
 
@@ -47,20 +52,27 @@ struct UnreachableFolderTests {
         }
         override func willForward(_ request: Request, path: RemotePath) async throws {
             log.withLock { $0.append("\(request.rawValue) \(path)") }
-            guard requests.withLock({ $0 += 1; return $0 }) == after else { return }
+            guard
+                requests.withLock({
+                    $0 += 1
+                    return $0
+                }) == after
+            else { return }
             try FileManager.default.moveItem(at: root, to: away)
             if replacing { try FileManager.default.createDirectory(at: root, withIntermediateDirectories: false) }
         }
     }
 
-    @Test("A shared folder that goes away mid-sync, at each of the sync's requests: remoteUnavailable, nothing written, then converges",
-          arguments: ["moved away", "replaced by an empty folder"])
+    @Test(
+        "A shared folder that goes away mid-sync, at each of the sync's requests: remoteUnavailable, nothing written, then converges",
+        arguments: ["moved away", "replaced by an empty folder"])
     func vanishedMidSync(_ how: String) async throws {
         var vanished = 0
         for after in 1... {
             try #require(after < 200, "a sync made more than 200 requests")
             let directory = TemporaryDirectory("vanished\(after)")
-            let root = directory.subdirectory("shared"), away = directory.url.appendingPathComponent("away")
+            let root = directory.subdirectory("shared")
+            let away = directory.url.appendingPathComponent("away")
             let b = try await TestClient.launch(FileManagerFileSystem(rootURL: root), name: "B", in: directory)
             _ = try await TestClient.launch(FileManagerFileSystem(rootURL: root), name: "A", in: directory)
             try b.execute("INSERT INTO notes(id, title) VALUES ('b1', 'from B')")
@@ -77,7 +89,9 @@ struct UnreachableFolderTests {
                 break
             }
             if let failure {
-                #expect(failure.code == .remoteUnavailable, "away at request \(after) of \(vanishing.log.current): \(failure)")
+                #expect(
+                    failure.code == .remoteUnavailable,
+                    "away at request \(after) of \(vanishing.log.current): \(failure)")
                 vanished += 1
             }
             #expect(relaunched.document.resetState == nil, "away at request \(after)")
@@ -85,7 +99,9 @@ struct UnreachableFolderTests {
                 #expect(treeListing(of: root).isEmpty, "away at request \(after): wrote \(treeListing(of: root))")
                 try FileManager.default.removeItem(at: root)
             } else {
-                #expect(!FileManager.default.fileExists(atPath: root.path), "away at request \(after): the root was created")
+                #expect(
+                    !FileManager.default.fileExists(atPath: root.path), "away at request \(after): the root was created"
+                )
             }
             try FileManager.default.moveItem(at: away, to: root)
             try await converge(relaunched, b)
@@ -95,12 +111,14 @@ struct UnreachableFolderTests {
         print("\(how): a sync went away at each of its \(vanished) requests")
     }
 
-    @Test("A dead FUSE mount (the rclone mount's daemon killed: Transport endpoint is not connected): remoteUnavailable")
+    @Test(
+        "A dead FUSE mount (the rclone mount's daemon killed: Transport endpoint is not connected): remoteUnavailable")
     func deadFuseMount() async throws {
         let directory = TemporaryDirectory()
         let proxy = try await FaultProxy(root: directory.subdirectory("share"))
         let mountPoint = directory.url.appendingPathComponent("mount")
-        let mount = try RcloneMount(share: proxy.url, at: mountPoint, log: directory.url.appendingPathComponent("rclone.log"))
+        let mount = try RcloneMount(
+            share: proxy.url, at: mountPoint, log: directory.url.appendingPathComponent("rclone.log"))
         defer { mount.unmount() }
         try #require(mount.failure == nil, "\(mount.failure ?? "")")
         let a = try await TestClient.launch(FileManagerFileSystem(rootURL: mountPoint), name: "A", in: directory)
@@ -113,9 +131,11 @@ struct UnreachableFolderTests {
         // one fails with ENOTCONN.
         var info = stat()
         _ = stat(mountPoint.path, &info)
-        let status = stat(mountPoint.path, &info), code = errno
+        let status = stat(mountPoint.path, &info)
+        let code = errno
         #expect(status != 0 && code == ENOTCONN, "\(String(cString: strerror(code)))")
-        let relaunched = try await TestClient.launch(FileManagerFileSystem(rootURL: mountPoint), name: "A", in: directory)
+        let relaunched = try await TestClient.launch(
+            FileManagerFileSystem(rootURL: mountPoint), name: "A", in: directory)
         await Self.expectAway(relaunched, "dead mount")
         await Self.expectAway(a, "dead mount, the same launch")
         _ = await proxy.stop()
@@ -124,20 +144,28 @@ struct UnreachableFolderTests {
     /// The process id of the `rclone mount` daemon serving `mountPoint`, read from `/proc`.
     static func rcloneDaemon(mounting mountPoint: URL) -> pid_t? {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard let pid = pid_t(name), let data = FileManager.default.contents(atPath: "/proc/\(name)/cmdline") else { continue }
+            guard let pid = pid_t(name), let data = FileManager.default.contents(atPath: "/proc/\(name)/cmdline") else {
+                continue
+            }
             let arguments = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-            if arguments.first?.hasSuffix("rclone") == true, arguments.contains("mount"), arguments.contains(mountPoint.path) { return pid }
+            if arguments.first?.hasSuffix("rclone") == true, arguments.contains("mount"),
+                arguments.contains(mountPoint.path)
+            {
+                return pid
+            }
         }
         return nil
     }
 
-    @Test("A WebDAV server that refuses connections, or accepts and never answers: a registered client's sync is remoteUnavailable",
-          arguments: ["refuses", "never answers"])
+    @Test(
+        "A WebDAV server that refuses connections, or accepts and never answers: a registered client's sync is remoteUnavailable",
+        arguments: ["refuses", "never answers"])
     func serverAway(_ how: String) async throws {
         let directory = TemporaryDirectory()
         let proxy = try await FaultProxy(root: directory.subdirectory("share"))
         var configuration = WebDAVFileSystem.Configuration(baseURL: proxy.url)
-        let a = try await TestClient.launch(try WebDAVFileSystem(configuration: configuration), name: "A", in: directory)
+        let a = try await TestClient.launch(
+            try WebDAVFileSystem(configuration: configuration), name: "A", in: directory)
         try a.execute("INSERT INTO notes(id, title) VALUES ('a1', 'before')")
         try await a.sync()
         _ = await proxy.stop()
@@ -145,7 +173,8 @@ struct UnreachableFolderTests {
         configuration.baseURL = hanging?.url ?? proxy.url
         configuration.requestTimeout = 1
         configuration.retryPolicy = WebDAVRetryPolicy(maximumAttempts: 1, initialDelay: .milliseconds(10))
-        let relaunched = try await TestClient.launch(try WebDAVFileSystem(configuration: configuration), name: "A", in: directory)
+        let relaunched = try await TestClient.launch(
+            try WebDAVFileSystem(configuration: configuration), name: "A", in: directory)
         await Self.expectAway(relaunched, how)
         _ = await hanging?.stop()
     }

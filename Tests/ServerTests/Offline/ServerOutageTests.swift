@@ -1,8 +1,9 @@
-import Foundation
 @_spi(Tooling) import FolderSync
-@testable import TestSupport
 import FolderSyncWebDAV
+import Foundation
 import Testing
+
+@testable import TestSupport
 
 /// Issue 20 with a real WebDAV server (wsgidav behind `FaultProxy`) that stops answering and comes back: local
 /// reads and writes and a relaunch work throughout, each sync says `remoteUnavailable` within the request
@@ -18,7 +19,9 @@ struct ServerOutageTests {
         return try WebDAVFileSystem(configuration: configuration)
     }
 
-    @Test("A WebDAV server stopped and restarted: remoteUnavailable within the timeout, local work goes on, and replicas converge")
+    @Test(
+        "A WebDAV server stopped and restarted: remoteUnavailable within the timeout, local work goes on, and replicas converge"
+    )
     func serverStoppedAndRestarted() async throws {
         let directory = TemporaryDirectory()
         let proxy = try await FaultProxy(root: directory.subdirectory("share"))
@@ -48,7 +51,8 @@ struct ServerOutageTests {
         try await proxy.waitFor("up")
         try await converge(relaunched, b)
         #expect(try b.value("SELECT title FROM notes WHERE id = 'a2'") == "written while the server was down")
-        #expect(try relaunched.value("SELECT title FROM notes WHERE id = 'a1'") == "edited on B while the server was down")
+        #expect(
+            try relaunched.value("SELECT title FROM notes WHERE id = 'a1'") == "edited on B while the server was down")
         #expect(try NotesSchema.dump(relaunched.store) == NotesSchema.dump(b.store))
         _ = await proxy.stop()
     }

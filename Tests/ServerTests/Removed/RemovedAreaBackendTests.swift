@@ -1,11 +1,12 @@
-import Foundation
-import Testing
-@_spi(Tooling) @testable import FolderSync
-@testable import TestSupport
 import FolderSyncTesting
 import FolderSyncWebDAV
+import Foundation
 import GRDB
 import S3Backend
+import Testing
+
+@_spi(Tooling) @testable import FolderSync
+@testable import TestSupport
 
 /// Issue 39 on every backend: a vacuum moves what it removes into the removed area in one request a file on WebDAV
 /// (`MOVE`) and a server-side copy and a delete on S3, and a device that joins after the only whole store is gone
@@ -14,13 +15,16 @@ import S3Backend
 struct RemovedAreaBackendTests {
     private static let notes = "SELECT group_concat(id) FROM (SELECT id FROM notes ORDER BY id)"
 
-    /// Three rounds: A writes sets (2, 4, then 10), B applies them, A uploads a whole store, then a dry run and the vacuum,
-    /// counted by `requests`. Then A's whole store goes (the wrong belief) and a new device joins: it must heal from the
-    /// removed area. Returns the requests each moved file cost: the last two rounds' requests beyond their dry runs,
-    /// their difference divided by the difference in files moved, so that what a vacuum costs once (the folder's clock,
-    /// the removal's record and folders; the first round also creates `Removed/` and the day's folder) drops out.
-    private func vacuumThenHeal(_ remote: any RemoteFileSystem, in directory: TemporaryDirectory,
-                                requests: () -> Int) async throws -> Double {
+    /// Three rounds: A writes sets (2, 4, then 10), B applies them, A uploads a whole store, then a dry run and the
+    /// vacuum, counted by `requests`. Then A's whole store goes (the wrong belief) and a new device joins: it must heal
+    /// from the removed area. Returns the requests each moved file cost: the last two rounds' requests beyond their dry
+    /// runs, their difference divided by the difference in files moved, so that what a vacuum costs once (the folder's
+    /// clock, the removal's record and folders; the first round also creates `Removed/` and the day's folder) drops
+    /// out.
+    private func vacuumThenHeal(
+        _ remote: any RemoteFileSystem, in directory: TemporaryDirectory,
+        requests: () -> Int
+    ) async throws -> Double {
         let a = try await TestClient.make(remote, name: "A", in: directory)
         let b = try await TestClient.make(remote, name: "B", in: directory)
         for client in [a, b] {
@@ -47,7 +51,8 @@ struct RemovedAreaBackendTests {
             #expect(report.removedChangeSets.count == count && report.failures.isEmpty, "\(report)")
             let folder = try #require(report.removalFolder)
             let kept = folder.appending("SyncChanges").appending("client-A")
-            #expect(try await remote.contentsOfDirectory(at: kept).filter { $0.kind == .file }.count == count, "in \(kept)")
+            #expect(
+                try await remote.contentsOfDirectory(at: kept).filter { $0.kind == .file }.count == count, "in \(kept)")
             rounds.append((vacuum - dryRun, report.removed.count))
         }
 
@@ -61,8 +66,9 @@ struct RemovedAreaBackendTests {
         return Double(rounds[2].extra - rounds[1].extra) / Double(rounds[2].moved - rounds[1].moved)
     }
 
-    @Test("Over WebDAV a vacuum moves each file with one MOVE, and a new device heals from the removed area",
-          arguments: WebDAVTestServers.names)
+    @Test(
+        "Over WebDAV a vacuum moves each file with one MOVE, and a new device heals from the removed area",
+        arguments: WebDAVTestServers.names)
     func webDAV(_ server: String) async throws {
         let remote = try await WebDAVTestServers.fileSystem(server)
         let perFile = try await vacuumThenHeal(remote, in: TemporaryDirectory()) { remote.statistics.requests }
@@ -79,28 +85,35 @@ struct RemovedAreaBackendTests {
         #expect(perFile == 3, "a server-side copy and a delete a file")
     }
 
-    @Test("Encrypted: the removed area holds the sealed bytes, a new device heals from it, a planted file is refused as in its place")
+    @Test(
+        "Encrypted: the removed area holds the sealed bytes, a new device heals from it, a planted file is refused as in its place"
+    )
     func encrypted() async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
         let remote = FileManagerFileSystem(rootURL: root)
-        let a = try await TestClient.encrypted(remote, name: "A", in: directory, answers: EncryptionAnswers(.password("right")))
+        let a = try await TestClient.encrypted(
+            remote, name: "A", in: directory, answers: EncryptionAnswers(.password("right")))
         a.document.policy.wholeStoreUploadAfterChangeSets = nil
         a.document.policy.vacuumsAfterWholeStoreUpload = false
-        a.document.policy.carriesChangeSetsInMarkers = false   // readers read the sets' files, not copies in markers
+        a.document.policy.carriesChangeSetsInMarkers = false  // readers read the sets' files, not copies in markers
         for id in ["a1", "a2"] {
             try a.execute("INSERT INTO notes(id, title) VALUES (?, 'secret')", [id])
             try await a.sync()
         }
         let sets = a.document.layout.syncChangesDirectory("DOC", client: "client-A")
-        let published = try await remote.contentsOfDirectory(at: sets).filter { $0.kind == .file }.sorted { $0.name < $1.name }
+        let published = try await remote.contentsOfDirectory(at: sets).filter { $0.kind == .file }.sorted {
+            $0.name < $1.name
+        }
         let sealed = try await remote.read(sets.appending(published[0].name))
         _ = try #require(try await a.document.uploadWholeStore())
         let report = try await a.document.vacuum()
         let folder = try #require(report.removalFolder)
         let kept = folder.appending("SyncChanges").appending("client-A").appending(published[0].name)
         #expect(try await remote.read(kept) == sealed, "the same sealed bytes")
-        #expect(!String(decoding: try Data(contentsOf: root.appendingPathComponent(kept.description)), as: UTF8.self).contains("secret"))
+        #expect(
+            !String(decoding: try Data(contentsOf: root.appendingPathComponent(kept.description)), as: UTF8.self)
+                .contains("secret"))
         try await remote.remove(a.document.relativePathToThisDocumentWholeStoreThisClientDirectory)
 
         // A set planted in the removed area (set 1's sealed bytes under set 2's name) fails its check as it would in
@@ -108,21 +121,25 @@ struct RemovedAreaBackendTests {
         let second = folder.appending("SyncChanges").appending("client-A").appending(published[1].name)
         let honest = try await remote.read(second)
         try await remote.write(sealed, to: second)
-        let planted = try await TestClient.encrypted(remote, name: "P", in: directory, answers: EncryptionAnswers(.password("right")))
+        let planted = try await TestClient.encrypted(
+            remote, name: "P", in: directory, answers: EncryptionAnswers(.password("right")))
         let fromRemoved = try await planted.sync()
         try await remote.write(honest, to: second)
         try await remote.write(sealed, to: sets.appending(published[1].name))
-        let inPlace = try await TestClient.encrypted(remote, name: "Q", in: directory, answers: EncryptionAnswers(.password("right")))
+        let inPlace = try await TestClient.encrypted(
+            remote, name: "Q", in: directory, answers: EncryptionAnswers(.password("right")))
         let fromPlace = try await inPlace.sync()
         for (client, report) in [(planted, fromRemoved), (inPlace, fromPlace)] {
             let refused = report.warnings.first { $0.kind == .unreadableFile }
-            #expect(refused?.message.contains("change set 2 of client client-A") == true
+            #expect(
+                refused?.message.contains("change set 2 of client client-A") == true
                     && refused?.message.contains("fails authentication") == true, "\(report.warnings)")
             #expect(try client.value("SELECT count(*) FROM notes WHERE id = 'a2'") == "0")
         }
         try await remote.remove(sets.appending(published[1].name))
 
-        let newcomer = try await TestClient.encrypted(remote, name: "C", in: directory, answers: EncryptionAnswers(.password("right")))
+        let newcomer = try await TestClient.encrypted(
+            remote, name: "C", in: directory, answers: EncryptionAnswers(.password("right")))
         let joined = try await newcomer.sync()
         #expect(try newcomer.value(Self.notes) == "a1,a2")
         #expect(joined.warnings.contains { $0.kind == .recoveredFromRemoved }, "\(joined.warnings)")
@@ -140,8 +157,10 @@ struct RemovedAreaBackendTests {
         _ = try #require(try await a.document.uploadWholeStore())
         let folder = try #require(try await a.document.vacuum().removalFolder)
         // A device (or the provider) rewrites the record with an old date and renames the day folder.
-        let record = RemovalRecord(removedBy: "client-A", operation: .vacuum, removalDate: Date(timeIntervalSince1970: 0))
-        try await remote.write(try PropertyListFile.encode(record), to: folder.appending(RemoteLayout.removalRecordFileName))
+        let record = RemovalRecord(
+            removedBy: "client-A", operation: .vacuum, removalDate: Date(timeIntervalSince1970: 0))
+        try await remote.write(
+            try PropertyListFile.encode(record), to: folder.appending(RemoteLayout.removalRecordFileName))
         let forged = folder.parent.parent.appending("19990101").appending(folder.name)
         try await remote.createDirectory(at: forged.parent)
         try await remote.move(from: folder, to: forged, replacing: false)
@@ -151,9 +170,12 @@ struct RemovedAreaBackendTests {
         #expect(try await remote.item(at: forged.appending(RemoteLayout.removalRecordFileName)) != nil)
         // And nobody can make it shorter than a day.
         await #expect(throws: FolderSyncError.self) {
-            _ = try await DocumentMaintenance(context: DocumentOperationContext(fileSystem: remote, layout: a.document.layout,
-                                                                                documentIdentifier: "DOC", clientIdentifier: "foldersync"))
-                .vacuum(keepRemovedFor: 3600)
+            _ = try await DocumentMaintenance(
+                context: DocumentOperationContext(
+                    fileSystem: remote, layout: a.document.layout,
+                    documentIdentifier: "DOC", clientIdentifier: "foldersync")
+            )
+            .vacuum(keepRemovedFor: 3600)
         }
     }
 }

@@ -1,14 +1,17 @@
-import Foundation
 @_spi(Tooling) import FolderSync
-@testable import TestSupport
-@testable import S3Backend
-import Testing
 import FolderSyncWebDAV
+import Foundation
+import Testing
+
+@testable import S3Backend
+@testable import TestSupport
 
 /// Bounded reads on the S3 example: one GET refused by its `Content-Length`, no HEAD first.
 @Suite("S3 bounded reads")
 struct S3BoundedReadTests {
-    @Test("An object larger than the bound is refused with corruptFile naming it, in one request; a small one is read in one")
+    @Test(
+        "An object larger than the bound is refused with corruptFile naming it, in one request; a small one is read in one"
+    )
     func boundedRead() async throws {
         let fileSystem = try S3TestServers.fileSystem()
         let large = try RemotePath("bounded-\(UUID().uuidString.prefix(8))/deviceInfo.plist")

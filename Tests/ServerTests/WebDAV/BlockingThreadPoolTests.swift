@@ -1,8 +1,9 @@
 import Foundation
-@_spi(Tooling) @testable import FolderSync
-@testable import TestSupport
-@testable import FolderSyncWebDAV
 import Testing
+
+@_spi(Tooling) @testable import FolderSync
+@testable import FolderSyncWebDAV
+@testable import TestSupport
 
 /// The WebDAV engine's threads (issue 38, item 14): jobs queued while a thread is idle start at once, up to the
 /// pool's size, so one slow transfer never holds back the others that `RequestSlots` admitted beside it.
@@ -27,7 +28,9 @@ struct BlockingThreadPoolTests {
         }
     }
 
-    @Test("Jobs queued while a thread is idle, the first blocked until the test releases it: the others run beside it at once")
+    @Test(
+        "Jobs queued while a thread is idle, the first blocked until the test releases it: the others run beside it at once"
+    )
     func slowJobBesideFastOnes() async {
         let pool = BlockingThreadPool(maximumThreads: 4, name: "test")
         let warmedUp = DispatchSemaphore(value: 0)
@@ -35,7 +38,9 @@ struct BlockingThreadPoolTests {
         #expect(await Self.wait(warmedUp, seconds: 60))
         await Self.idle(pool, threads: 1)
 
-        let release = DispatchSemaphore(value: 0), slowDone = DispatchSemaphore(value: 0), fastDone = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let slowDone = DispatchSemaphore(value: 0)
+        let fastDone = DispatchSemaphore(value: 0)
         pool.run {
             release.wait()
             slowDone.signal()
@@ -50,14 +55,18 @@ struct BlockingThreadPoolTests {
         #expect(await Self.wait(slowDone, seconds: 60))
     }
 
-    @Test("Through libcurl and a real WebDAV server: an upload the server holds does not keep the requests sent beside it waiting")
+    @Test(
+        "Through libcurl and a real WebDAV server: an upload the server holds does not keep the requests sent beside it waiting"
+    )
     func heldUploadBesideFastRequests() async throws {
         let directory = TemporaryDirectory()
         let proxy = try await FaultProxy(root: directory.subdirectory("share"), hold: "slow")
         let engine = CurlEngine(timeouts: HTTPTimeouts(request: 20, resource: 120))
         func get(_ name: String) async throws -> Int {
-            try await engine.perform(HTTPRequest(method: "GET", url: proxy.url.appendingPathComponent(name)),
-                                     downloadingTo: nil, maximumBodySize: nil).status
+            try await engine.perform(
+                HTTPRequest(method: "GET", url: proxy.url.appendingPathComponent(name)),
+                downloadingTo: nil, maximumBodySize: nil
+            ).status
         }
         #expect(try await get("warm-up") == 404)
         await Self.idle(engine.threads, threads: 1)
@@ -65,8 +74,10 @@ struct BlockingThreadPoolTests {
         let slowEnded = Locked(false)
         let slow = Task {
             defer { slowEnded.withLock { $0 = true } }
-            _ = try? await engine.perform(HTTPRequest(method: "PUT", url: proxy.url.appendingPathComponent("slow.bin"),
-                                                      body: .data(Data(count: 64 * 1024))), downloadingTo: nil, maximumBodySize: nil)
+            _ = try? await engine.perform(
+                HTTPRequest(
+                    method: "PUT", url: proxy.url.appendingPathComponent("slow.bin"),
+                    body: .data(Data(count: 64 * 1024))), downloadingTo: nil, maximumBodySize: nil)
         }
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<6 { group.addTask { try await get("fast-\(index)") } }

@@ -1,11 +1,13 @@
-import Foundation
 @_spi(Tooling) import FolderSync
-@testable import TestSupport
 import FolderSyncTesting
 import FolderSyncWebDAV
+import Foundation
 import Testing
 
-/// The backend conformance suite on every backend FolderSync ships: in memory, local folder, and WebDAV on four servers.
+@testable import TestSupport
+
+/// The backend conformance suite on every backend FolderSync ships: in memory, local folder, and WebDAV on four
+/// servers.
 @Suite("Backend conformance")
 struct ConformanceTests {
     @Test("InMemoryFileSystem passes the conformance suite")
@@ -23,7 +25,8 @@ struct ConformanceTests {
         #expect(failures.isEmpty, "\(failures)")
     }
 
-    /// Server behaviours measured here that no client can hide; each is explained in the FolderSyncWebDAV DocC article "WebDAV servers".
+    /// Server behaviours measured here that no client can hide; each is explained in the FolderSyncWebDAV DocC article
+    /// "WebDAV servers".
     ///
     /// All three servers carry out `MOVE` with `Overwrite: T` as delete-then-rename, so a reader can find
     /// the file missing (404, or 403 from Apache) for an instant while it is replaced, and rclone can serve
@@ -48,8 +51,9 @@ struct ConformanceTests {
         withKnownIssue("\(server) limitation (see knownServerLimitations)", isIntermittent: true) {
             for failure in failures where known.contains(failure.check) { Issue.record("\(server): \(failure)") }
         }
-        print("conformance on \(server): \(fileSystem.statistics.requests) requests, \(failures.count) failures "
-              + "(\(failures.count - unexpected.count) known server limitations: \(failures.map(\.check)))")
+        print(
+            "conformance on \(server): \(fileSystem.statistics.requests) requests, \(failures.count) failures "
+                + "(\(failures.count - unexpected.count) known server limitations: \(failures.map(\.check)))")
     }
 
     @Test("A backend that breaks its contract is reported, check by check")

@@ -1,8 +1,9 @@
-import Foundation
 @_spi(Tooling) import FolderSync
-@testable import TestSupport
 import FolderSyncWebDAV
+import Foundation
 import Testing
+
+@testable import TestSupport
 
 /// `--remote` as notes and foldersync read it: one helper for paths, file:// and WebDAV URLs.
 @Suite("Remote locations")
@@ -39,11 +40,14 @@ struct RemoteLocationTests {
         components.percentEncodedPath = remote.baseURL.path(percentEncoded: true)
         let result = try await FoldersyncTool.run(["doctor", "--remote", components.url!.absoluteString])
         #expect(result.status == 0, "\(result.output)\(result.errors)")
-        #expect(!result.output.contains(components.password ?? "\u{0}") && !result.errors.contains(components.password ?? "\u{0}"))
+        #expect(
+            !result.output.contains(components.password ?? "\u{0}")
+                && !result.errors.contains(components.password ?? "\u{0}"))
     }
 
-    @Test("foldersync takes the WebDAV password from --webdav-password-file, never from an argument, and never prints it",
-          arguments: WebDAVTestServers.names)
+    @Test(
+        "foldersync takes the WebDAV password from --webdav-password-file, never from an argument, and never prints it",
+        arguments: WebDAVTestServers.names)
     func passwordFile(_ server: String) async throws {
         let directory = TemporaryDirectory()
         let remote = try await WebDAVTestServers.fileSystem(server)
@@ -55,14 +59,18 @@ struct RemoteLocationTests {
         bare.percentEncodedPath = remote.baseURL.path(percentEncoded: true)
         let passwordFile = directory.url.appendingPathComponent("password")
         try ((full.password ?? "") + "\n").write(to: passwordFile, atomically: true, encoding: .utf8)
-        let good = try await FoldersyncTool.run(["clients", "list", "--remote", bare.url!.absoluteString, "--user", full.user ?? "",
-                                                 "--webdav-password-file", passwordFile.path])
+        let good = try await FoldersyncTool.run([
+            "clients", "list", "--remote", bare.url!.absoluteString, "--user", full.user ?? "",
+            "--webdav-password-file", passwordFile.path,
+        ])
         #expect(good.status == 0, "\(good.errors)")
         #expect(good.output.contains("client-A"))
 
         try "not-the-password\n".write(to: passwordFile, atomically: true, encoding: .utf8)
-        let bad = try await FoldersyncTool.run(["clients", "list", "--remote", bare.url!.absoluteString, "--user", full.user ?? "",
-                                                "--webdav-password-file", passwordFile.path])
+        let bad = try await FoldersyncTool.run([
+            "clients", "list", "--remote", bare.url!.absoluteString, "--user", full.user ?? "",
+            "--webdav-password-file", passwordFile.path,
+        ])
         #expect(bad.status == 2 && bad.errors.contains("permission"), "\(bad.errors)")
         #expect(!bad.errors.contains("not-the-password") && !bad.output.contains("not-the-password"))
     }

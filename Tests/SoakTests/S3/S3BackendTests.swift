@@ -1,10 +1,11 @@
-import Foundation
 @_spi(Tooling) import FolderSync
-@testable import TestSupport
 import FolderSyncTesting
-@testable import S3Backend
-import Testing
 import FolderSyncWebDAV
+import Foundation
+import Testing
+
+@testable import S3Backend
+@testable import TestSupport
 
 /// The S3 example backend against moto on 127.0.0.1: the conformance suite, signatures checked by a real
 /// verifier, and real clients converging through the operation subclasses.
@@ -28,7 +29,9 @@ struct S3BackendTests {
     /// moto's verifier signs query values that hold `/` (every listing FolderSync makes) and keys with characters
     /// outside `[A-Za-z0-9 ._/-]` differently from AWS, so that botocore's own requests fail there too; this test
     /// stays with what it checks correctly: object reads and writes.
-    @Test("A server that checks signatures accepts ours and refuses a wrong secret with permissionDenied, naming no secret")
+    @Test(
+        "A server that checks signatures accepts ours and refuses a wrong secret with permissionDenied, naming no secret"
+    )
     func signaturesAreChecked() async throws {
         let configuration = try S3TestServers.configuration(S3TestServers.signed)
         let fileSystem = try S3FileSystem(configuration: configuration)
@@ -51,7 +54,9 @@ struct S3BackendTests {
             #expect(!String(describing: error).contains(wrong.credentials.secretAccessKey))
             #expect(!String(describing: error).contains(configuration.credentials.secretAccessKey))
         }
-        for key in [file, file.parent.appending("once")] { try await fileSystem.bucket.delete(fileSystem.bucket.key(for: key), path: key) }
+        for key in [file, file.parent.appending("once")] {
+            try await fileSystem.bucket.delete(fileSystem.bucket.key(for: key), path: key)
+        }
     }
 
     @Test("Three clients converge through S3 with the operation subclasses")
@@ -92,8 +97,12 @@ struct S3BackendTests {
             configuration.makeStore = GRDBSimulatorStore.factory
             configuration.lifecycle = lifecycle
             if lifecycle { configuration.steps = SimulatorLifecycleTests.steps }
-            configuration.makeApplicationSyncManager = { S3ApplicationSyncManager(s3: remote, remote: $0, environment: $1) }
-            configuration.makeDocumentSyncManager = { try S3DocumentSyncManager(applicationSyncManager: $0, configuration: $1, store: $2) }
+            configuration.makeApplicationSyncManager = {
+                S3ApplicationSyncManager(s3: remote, remote: $0, environment: $1)
+            }
+            configuration.makeDocumentSyncManager = {
+                try S3DocumentSyncManager(applicationSyncManager: $0, configuration: $1, store: $2)
+            }
             do {
                 summary = summary + (try await ConvergenceSimulator(configuration).run())
             } catch {
@@ -101,8 +110,9 @@ struct S3BackendTests {
             }
             print("seed \(seed) on moto: \(remote.statistics.requests) requests")
         }
-        print(SimulatorTests.describe(summary, "S3 seeds \(seeds)\(lifecycle ? " (lifecycle)" : "")")
-            + (lifecycle ? ", \(summary.vacuums) vacuums, \(summary.wholeStoreInstalls) whole-store installs" : ""))
+        print(
+            SimulatorTests.describe(summary, "S3 seeds \(seeds)\(lifecycle ? " (lifecycle)" : "")")
+                + (lifecycle ? ", \(summary.vacuums) vacuums, \(summary.wholeStoreInstalls) whole-store installs" : ""))
         #expect(summary.syncs > 0)
     }
 
@@ -133,7 +143,9 @@ struct S3BackendTests {
         let standardCount = standard.statistics.requests
         _ = try await TestClient.make(subclassed, name: "B", in: directory)
         let subclassedCount = subclassed.statistics.requests
-        print("first registration on moto: \(standardCount) requests with the standard operations, \(subclassedCount) with the S3 subclasses")
+        print(
+            "first registration on moto: \(standardCount) requests with the standard operations, \(subclassedCount) with the S3 subclasses"
+        )
         #expect(subclassedCount < standardCount / 2, "standard \(standardCount), subclassed \(subclassedCount)")
     }
 }
@@ -142,7 +154,9 @@ struct S3BackendTests {
 private struct StandardOnly: RemoteFileSystem {
     let base: S3FileSystem
     init(_ base: S3FileSystem) { self.base = base }
-    func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] { try await base.contentsOfDirectory(at: path) }
+    func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
+        try await base.contentsOfDirectory(at: path)
+    }
     func item(at path: RemotePath) async throws -> RemoteItem? { try await base.item(at: path) }
     func read(_ path: RemotePath) async throws -> Data { try await base.read(path) }
     func write(_ data: Data, to path: RemotePath) async throws { try await base.write(data, to: path) }
@@ -151,6 +165,10 @@ private struct StandardOnly: RemoteFileSystem {
     }
     func remove(_ path: RemotePath) async throws { try await base.remove(path) }
     func createDirectory(at path: RemotePath) async throws { try await base.createDirectory(at: path) }
-    func download(_ path: RemotePath, toLocalFile url: URL) async throws { try await base.download(path, toLocalFile: url) }
-    func upload(fromLocalFile url: URL, to path: RemotePath) async throws { try await base.upload(fromLocalFile: url, to: path) }
+    func download(_ path: RemotePath, toLocalFile url: URL) async throws {
+        try await base.download(path, toLocalFile: url)
+    }
+    func upload(fromLocalFile url: URL, to path: RemotePath) async throws {
+        try await base.upload(fromLocalFile: url, to: path)
+    }
 }

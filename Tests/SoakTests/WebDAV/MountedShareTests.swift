@@ -1,8 +1,9 @@
-import Foundation
 @_spi(Tooling) import FolderSync
-@testable import TestSupport
 import FolderSyncTesting
+import Foundation
 import Testing
+
+@testable import TestSupport
 
 /// The file-manager backend on the wsgidav share mounted with `rclone mount` (FUSE, write cache on: uploads
 /// land after the writes return, the delayed visibility a mounted share has). A machine that cannot mount
@@ -12,8 +13,9 @@ struct MountedShareTests {
     @Test("Simulated clients converge through an rclone mount of the wsgidav share, on the file-manager runs' seeds")
     func simulatedClientsConverge() async throws {
         let directory = TemporaryDirectory()
-        let mount = try RcloneMount(share: try WebDAVTestServers.url("wsgidav"), at: directory.subdirectory("mount"),
-                                    log: directory.url.appendingPathComponent("rclone.log"))
+        let mount = try RcloneMount(
+            share: try WebDAVTestServers.url("wsgidav"), at: directory.subdirectory("mount"),
+            log: directory.url.appendingPathComponent("rclone.log"))
         defer { mount.unmount() }
         if let failure = mount.failure {
             withKnownIssue("this machine cannot mount the WebDAV share, so the mounted-share run did not run") {
@@ -25,7 +27,8 @@ struct MountedShareTests {
         let seeds: ClosedRange<UInt64> = 100_001...100_016
         for seed in SimulatorTests.seeds(seeds) {
             let scratch = ScratchDirectory(seed: seed)
-            let root = mount.mountPoint.appendingPathComponent("seed-\(seed)-\(UUID().uuidString.prefix(8))", isDirectory: true)
+            let root = mount.mountPoint.appendingPathComponent(
+                "seed-\(seed)-\(UUID().uuidString.prefix(8))", isDirectory: true)
             try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
             var configuration = ConvergenceSimulator.Configuration(seed: seed, directory: scratch.url)
             configuration.remote = .custom(FileManagerFileSystem(rootURL: root))

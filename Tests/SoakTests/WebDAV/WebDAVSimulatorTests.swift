@@ -1,14 +1,17 @@
 @_spi(Tooling) import FolderSync
-@testable import TestSupport
 import FolderSyncTesting
 import Testing
+
+@testable import TestSupport
 
 /// The convergence simulator through each real WebDAV server, on the seeds the file-manager runs use.
 @Suite("Simulator through WebDAV servers")
 struct WebDAVSimulatorTests {
     /// Seeds of `SimulatorTests.grdbOnFileManagerRemote` (SQLite stores, 3–8 clients, syncs interrupted at a random
     /// request, restarts), played through the standard managers over HTTP. FOLDERSYNC_SEED replays one.
-    @Test("Simulated clients converge through the server on the file-manager runs' seeds", arguments: WebDAVTestServers.names)
+    @Test(
+        "Simulated clients converge through the server on the file-manager runs' seeds",
+        arguments: WebDAVTestServers.names)
     func simulatedClientsConverge(_ server: String) async throws {
         let seeds: ClosedRange<UInt64> = 100_001...100_016
         var summary = ConvergenceSimulator.Summary()

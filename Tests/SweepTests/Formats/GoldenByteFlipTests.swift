@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
 
@@ -23,7 +24,8 @@ struct GoldenByteFlipTests {
     /// The offsets of a whole store's snapshot length (UInt64 after the identifier, the client and the schema version).
     static func snapshotLengthOffsets(_ data: Data) -> Range<Int> {
         let bytes = [UInt8](data)
-        let identifierLength = Int(bytes[13]), clientLength = Int(bytes[14 + identifierLength])
+        let identifierLength = Int(bytes[13])
+        let clientLength = Int(bytes[14 + identifierLength])
         let start = 13 + 1 + identifierLength + 1 + clientLength + 8
         return start..<(start + 8)
     }
@@ -33,24 +35,30 @@ struct GoldenByteFlipTests {
         switch kind {
         case .changeSet, .wholeStore, .attachment: [8]
         case .sealedFile: [8, 9, 10, 11]
-        case .propertyList, .localStore: nil // text: the formatVersion integer may sit anywhere
+        case .propertyList, .localStore: nil  // text: the formatVersion integer may sit anywhere
         }
     }
 
-    /// Every offset of a file of up to 1 KiB; of a larger one, its first and last 256 bytes and every 61st byte between.
+    /// Every offset of a file of up to 1 KiB; of a larger one, its first and last 256 bytes and every 61st byte
+    /// between.
     static func offsets(count: Int) -> [Int] {
         guard count > 1024 else { return Array(0..<count) }
-        return Array(Set(Array(0..<256) + Array(stride(from: 256, to: count - 256, by: 61)) + Array((count - 256)..<count))).sorted()
+        return Array(
+            Set(Array(0..<256) + Array(stride(from: 256, to: count - 256, by: 61)) + Array((count - 256)..<count))
+        ).sorted()
     }
 
-    @Test("Each golden file with any one byte flipped gives its documented typed error, or the same content", arguments: flippable)
+    @Test(
+        "Each golden file with any one byte flipped gives its documented typed error, or the same content",
+        arguments: flippable)
     func flippedByte(_ file: GoldenFile) throws {
         let scratch = TemporaryDirectory()
         let original = try Golden.data(file.path)
         let content = try GoldenReading.read(file, data: original, scratch: scratch.url)
         let offsets = Self.offsets(count: original.count)
         #expect(offsets.count >= min(original.count, 512))
-        var refused = 0, unchanged = 0
+        var refused = 0
+        var unchanged = 0
         for offset in offsets {
             for mask: UInt8 in [0x01, 0xFF] {
                 var damaged = original
@@ -60,17 +68,20 @@ struct GoldenByteFlipTests {
                     #expect(read == content, "\(file.path): byte \(offset) ^ \(mask) read as other content")
                     unchanged += 1
                 } catch let error as FolderSyncError {
-                    #expect(Self.documentedCodes(file.kind).contains(error.code),
-                            "\(file.path): byte \(offset) ^ \(mask) gave \(error.code): \(error.message)")
+                    #expect(
+                        Self.documentedCodes(file.kind).contains(error.code),
+                        "\(file.path): byte \(offset) ^ \(mask) gave \(error.code): \(error.message)")
                     if error.code == .unsupportedFormatVersion, let versions = Self.versionOffsets(file.kind) {
-                        #expect(versions.contains(offset), "\(file.path): byte \(offset) ^ \(mask) read as a newer version")
+                        #expect(
+                            versions.contains(offset), "\(file.path): byte \(offset) ^ \(mask) read as a newer version")
                     }
                     if error.code == .localStoreFailed {
                         // A whole store's header is read before its trailer is checked: a snapshot length grown past
                         // what the local disk can take is refused as such before anything is written.
                         let lengthField = file.kind == .wholeStore ? Self.snapshotLengthOffsets(original) : 0..<0
-                        #expect(lengthField.contains(offset),
-                                "\(file.path): byte \(offset) ^ \(mask) gave localStoreFailed: \(error.message)")
+                        #expect(
+                            lengthField.contains(offset),
+                            "\(file.path): byte \(offset) ^ \(mask) gave localStoreFailed: \(error.message)")
                     }
                     refused += 1
                 } catch {

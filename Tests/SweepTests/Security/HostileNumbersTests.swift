@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+
 @_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 @testable import TestSupport
 
@@ -20,16 +21,21 @@ struct HostileNumbersTests {
         var description: String { "\(file).\(field) = \(value)" }
     }
 
-    static let values: [Int64] = [Int64.min, -1, RemoteLayout.maximumSequence, RemoteLayout.maximumSequence + 1, Int64.max]
+    static let values: [Int64] = [
+        Int64.min, -1, RemoteLayout.maximumSequence, RemoteLayout.maximumSequence + 1, Int64.max,
+    ]
     static let fields: [(Plant.File, String)] = [
         (.marker, "publishedSequence"), (.marker, "acknowledgement.A"), (.marker, "acknowledgement.B"),
         (.marker, "acknowledgement.ghost"), (.marker, "waitingFor.A"), (.marker, "schemaVersion"),
-        (.manifest, "covers.A"), (.manifest, "covers.B"), (.manifest, "covers.ghost"), (.manifest, "wholeStoreByteCount"),
+        (.manifest, "covers.A"), (.manifest, "covers.B"), (.manifest, "covers.ghost"),
+        (.manifest, "wholeStoreByteCount"),
         (.manifest, "attachmentReferenceCount"), (.manifest, "schemaVersion"),
         (.header, "sequence"), (.header, "schemaVersion"), (.header, "changeCount"), (.header, "createdAt"),
         (.header, "dependencies.A"), (.header, "dependencies.ghost"),
     ]
-    static let plants: [Plant] = fields.flatMap { file, field in values.map { Plant(file: file, field: field, value: $0) } }
+    static let plants: [Plant] = fields.flatMap { file, field in
+        values.map { Plant(file: file, field: field, value: $0) }
+    }
 
     /// The shared folder's document.
     static let document = "com.example.notes/Documents/DOC"
@@ -69,15 +75,21 @@ struct HostileNumbersTests {
             for client in [a, c, d] { warnings += await attempt { try await client.sync() }?.warnings ?? [] }
         }
         _ = await attempt { try await a.document.vacuum() }
-        _ = await attempt { try await RemoteTreeDoctor(fileSystem: remote, applicationIdentifier: "com.example.notes").examine() }
+        _ = await attempt {
+            try await RemoteTreeDoctor(fileSystem: remote, applicationIdentifier: "com.example.notes").examine()
+        }
         for client in [c, d] { warnings += await attempt { try await client.sync() }?.warnings ?? [] }
         // A's write reaches every honest device: nothing B planted stops A from publishing or them from applying.
         for (name, client) in [("C", c), ("D", d)] {
-            #expect(try client.value("SELECT title FROM notes WHERE id = 'a2'") == "after the plant", "\(plant): \(name) \(typedFailures)")
+            #expect(
+                try client.value("SELECT title FROM notes WHERE id = 'a2'") == "after the plant",
+                "\(plant): \(name) \(typedFailures)")
         }
         // What B's files can no longer bring is said, never dropped in silence.
-        for (name, client) in [("C", c), ("D", d)] where try client.value("SELECT count(*) FROM notes WHERE id LIKE 'b%'") != "2" {
-            #expect(!warnings.isEmpty || !typedFailures.isEmpty, "\(plant): \(name) lacks B's notes and nothing says why")
+        for (name, client) in [("C", c), ("D", d)]
+        where try client.value("SELECT count(*) FROM notes WHERE id LIKE 'b%'") != "2" {
+            #expect(
+                !warnings.isEmpty || !typedFailures.isEmpty, "\(plant): \(name) lacks B's notes and nothing says why")
         }
     }
 
@@ -98,8 +110,10 @@ struct HostileNumbersTests {
             }
             try PropertyListFile.encode(recent).write(to: url)
         case .manifest:
-            let url = document.appendingPathComponent("WholeStore/client-B/\(RemoteLayout.appliedSyncChangeSetsFileName)")
-            var manifest = try PropertyListFile.decode(WholeStoreManifest.self, from: try Data(contentsOf: url), path: "manifest")
+            let url = document.appendingPathComponent(
+                "WholeStore/client-B/\(RemoteLayout.appliedSyncChangeSetsFileName)")
+            var manifest = try PropertyListFile.decode(
+                WholeStoreManifest.self, from: try Data(contentsOf: url), path: "manifest")
             switch plant.field {
             case "wholeStoreByteCount": manifest.wholeStoreByteCount = plant.value
             case "attachmentReferenceCount": manifest.attachmentReferenceCount = Int(plant.value)
@@ -109,7 +123,9 @@ struct HostileNumbersTests {
             try PropertyListFile.encode(manifest).write(to: url)
         case .header:
             let folder = document.appendingPathComponent("SyncChanges/client-B")
-            let name = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".syncchg") }.max())
+            let name = try #require(
+                try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".syncchg") }
+                    .max())
             try Self.rewriteHeader(of: folder.appendingPathComponent(name)) { header in
                 switch plant.field {
                 case "sequence": header.sequence = plant.value

@@ -1,24 +1,28 @@
 import Foundation
-@testable import FolderSyncWebDAV
 import Testing
+
+@testable import FolderSyncWebDAV
 @testable import TestSupport
 
 /// PROPFIND values, header lines, `href`s and request paths are read and made without `NSString` (Foundation's
 /// string methods bridge through it on Linux): the same results as Foundation's, faster.
 @Suite("WebDAV text without NSString")
 struct TrimmingTests {
-    @Test("Text is trimmed of exactly what trimmingCharacters(in:) trims, for every Unicode scalar and both sets used",
-          arguments: [CharacterSet.whitespacesAndNewlines, .whitespaces])
+    @Test(
+        "Text is trimmed of exactly what trimmingCharacters(in:) trims, for every Unicode scalar and both sets used",
+        arguments: [CharacterSet.whitespacesAndNewlines, .whitespaces])
     func trimMatchesFoundation(set: CharacterSet) throws {
         var checked = 0
         for value in UInt32(0)...0x10FFFF {
             guard let scalar = Unicode.Scalar(value) else { continue }
             let text = "\(scalar)a\(scalar)b\(scalar)"
             #expect(text.trimming(set) == text.trimmingCharacters(in: set), "U+\(String(value, radix: 16))")
-            #expect(text.dropFirst(0).trimming(set) == text.trimmingCharacters(in: set), "U+\(String(value, radix: 16)) (a substring)")
+            #expect(
+                text.dropFirst(0).trimming(set) == text.trimmingCharacters(in: set),
+                "U+\(String(value, radix: 16)) (a substring)")
             checked += 1
         }
-        #expect(checked == 0x10F800)   // every scalar: all code points but the 2,048 surrogates
+        #expect(checked == 0x10F800)  // every scalar: all code points but the 2,048 surrogates
         for text in ["", " ", "\r\n\t ", "  /dav/a b/ \n", "\u{3000}\"etag\"\u{2028}", "é", " \u{0085}x\u{00A0}"] {
             #expect(text.trimming(set) == text.trimmingCharacters(in: set))
         }
@@ -28,10 +32,16 @@ struct TrimmingTests {
     func encodingMatchesFoundation() {
         var allowed = CharacterSet()
         allowed.insert(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
-        let components = (0..<128).map { String(UnicodeScalar(UInt8($0))) }
-            + ["0000000000000001-ABCDEF01-2345-6789-ABCD-EF0123456789.syncchg", "a b", "é", "semi;colon=equals", "%41", "日本"]
+        let components =
+            (0..<128).map { String(UnicodeScalar(UInt8($0))) }
+            + [
+                "0000000000000001-ABCDEF01-2345-6789-ABCD-EF0123456789.syncchg", "a b", "é", "semi;colon=equals", "%41",
+                "日本",
+            ]
         for component in components {
-            #expect(WebDAVAddress.encode(component) == component.addingPercentEncoding(withAllowedCharacters: allowed), "\(component)")
+            #expect(
+                WebDAVAddress.encode(component) == component.addingPercentEncoding(withAllowedCharacters: allowed),
+                "\(component)")
         }
     }
 
@@ -52,8 +62,8 @@ struct TrimmingTests {
         #expect(MultistatusParser.find(Array("?>".utf8), in: data) == 3)
         #expect(MultistatusParser.find(Array("<?".utf8), in: data) == 6)
         #expect(MultistatusParser.find(Array("ab".utf8), in: data) == 0)
-        #expect(MultistatusParser.find(Array("?>".utf8), in: data[5...]) == 9)   // an index of the whole
-        #expect(MultistatusParser.find(Array("?>".utf8), in: data[10...]) == nil)   // only its first byte is there
+        #expect(MultistatusParser.find(Array("?>".utf8), in: data[5...]) == 9)  // an index of the whole
+        #expect(MultistatusParser.find(Array("?>".utf8), in: data[10...]) == nil)  // only its first byte is there
         #expect(MultistatusParser.find([0], in: data) == nil)
         #expect(MultistatusParser.find([0], in: Data([1, 0, 2])) == 1)
         #expect(MultistatusParser.find(Array("<?".utf8), in: Data()) == nil)

@@ -1,28 +1,35 @@
 import Foundation
-import Testing
 import TestProcesses
+import Testing
+
 @testable import TestSupport
 
 /// `notes app` used as a person uses it: two instances running in tmux, sharing a folder, keys sent to one,
 /// both screens read back. Waits poll the captured screen until a deadline; nothing sleeps to synchronise.
 @Suite("notes app in tmux", .serialized)
 struct NotesAppTmuxTests {
-    @Test("A note typed in one running app appears on the other's screen with no key pressed there; with the folder away the app keeps working, and publishes when it is back")
+    @Test(
+        "A note typed in one running app appears on the other's screen with no key pressed there; with the folder away the app keeps working, and publishes when it is back"
+    )
     func twoRunningApps() async throws {
         let directory = TemporaryDirectory()
         let shared = directory.subdirectory("shared")
         let tmux = Tmux()
         defer { tmux.stop() }
         func app(_ name: String) -> [String] {
-            [buildProductsDirectory.appendingPathComponent("notes").path, "--db", directory.url.appendingPathComponent("\(name).sqlite").path,
-             "--remote", shared.path, "--client-name", name, "app", "--poll", "1"]
+            [
+                buildProductsDirectory.appendingPathComponent("notes").path, "--db",
+                directory.url.appendingPathComponent("\(name).sqlite").path,
+                "--remote", shared.path, "--client-name", name, "app", "--poll", "1",
+            ]
         }
         try tmux.start("laptop", app("laptop"))
         try await tmux.waitForScreen("laptop") { $0.contains("sync: synced at") }
         try tmux.start("phone", app("phone"))
         try await tmux.waitForScreen("phone") { $0.contains("sync: synced at") }
 
-        // Typed on the laptop: it appears on the phone's screen, which no key touched, named by the device that wrote it.
+        // Typed on the laptop: it appears on the phone's screen, which no key touched, named by the device that wrote
+        // it.
         try tmux.type("laptop", "a", literal: "Buy milk", then: "Enter")
         try await tmux.waitForScreen("laptop") { $0.contains("> Buy milk") && $0.contains("Notes on laptop — 1 note") }
         let phone = try await tmux.waitForScreen("phone") {
@@ -37,13 +44,17 @@ struct NotesAppTmuxTests {
         try await tmux.waitForScreen("laptop") { $0.contains("Call Bob") && $0.contains("shared folder unavailable") }
         try FileManager.default.moveItem(at: away, to: shared)
         try await tmux.waitForScreen("phone", within: .seconds(90)) { $0.contains("Call Bob") }
-        try await tmux.waitForScreen("laptop", within: .seconds(90)) { $0.contains("sync: synced at") && $0.contains("Call Bob") }
+        try await tmux.waitForScreen("laptop", within: .seconds(90)) {
+            $0.contains("sync: synced at") && $0.contains("Call Bob")
+        }
 
         // The phone edits the note it received (still selected: a selection stays on its note as others arrive); the
         // laptop's screen follows.
         try await tmux.waitForScreen("phone") { $0.contains("> Buy milk") }
         try tmux.type("phone", "e", literal: " and eggs", then: "Enter")
-        try await tmux.waitForScreen("laptop") { $0.contains("Buy milk and eggs") && $0.contains("changed on phone: Buy milk and eggs (edited)") }
+        try await tmux.waitForScreen("laptop") {
+            $0.contains("Buy milk and eggs") && $0.contains("changed on phone: Buy milk and eggs (edited)")
+        }
 
         try tmux.type("laptop", "q")
         try await tmux.waitForScreen("phone") { $0.contains("Notes on phone — 2 notes") }
@@ -74,16 +85,20 @@ struct Tmux {
 
     /// Reads the screen until `condition` holds, and returns it; fails the test at the deadline.
     @discardableResult
-    func waitForScreen(_ session: String, within timeout: Duration = .seconds(60),
-                       sourceLocation: SourceLocation = #_sourceLocation, _ condition: (String) -> Bool) async throws -> String {
+    func waitForScreen(
+        _ session: String, within timeout: Duration = .seconds(60),
+        sourceLocation: SourceLocation = #_sourceLocation, _ condition: (String) -> Bool
+    ) async throws -> String {
         let deadline = ContinuousClock.now + timeout
         var screen = ""
         while ContinuousClock.now < deadline {
             screen = try capture(session)
             if condition(screen) { return screen }
-            try await Task.sleep(for: .milliseconds(100))   // the pause between two looks at the screen
+            try await Task.sleep(for: .milliseconds(100))  // the pause between two looks at the screen
         }
-        Issue.record("\(session)'s screen did not show what was awaited within \(timeout):\n\(screen)", sourceLocation: sourceLocation)
+        Issue.record(
+            "\(session)'s screen did not show what was awaited within \(timeout):\n\(screen)",
+            sourceLocation: sourceLocation)
         throw TmuxFailure("timed out waiting for \(session)")
     }
 
@@ -96,7 +111,9 @@ struct Tmux {
     private func run(_ arguments: [String], check: Bool = true) throws -> String {
         // No configuration file: the user's must not change what the screens show.
         let result = try Subprocess.run("tmux", ["-f", "/dev/null", "-S", socket.path] + arguments)
-        if check && result.status != 0 { throw TmuxFailure("tmux \(arguments.joined(separator: " ")): \(result.errors)") }
+        if check && result.status != 0 {
+            throw TmuxFailure("tmux \(arguments.joined(separator: " ")): \(result.errors)")
+        }
         return result.output
     }
 }

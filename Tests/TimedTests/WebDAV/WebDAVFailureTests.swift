@@ -1,17 +1,21 @@
-import Foundation
-@_spi(Tooling) @testable import FolderSync
-@testable import TestSupport
 import FolderSyncWebDAV
+import Foundation
 import Testing
 
+@_spi(Tooling) @testable import FolderSync
+@testable import TestSupport
+
 /// Runs `body` and expects a ``FolderSyncError`` with `code`.
-private func expectCode<T>(_ code: FolderSyncError.Code, sourceLocation: SourceLocation = #_sourceLocation,
-                           _ body: () async throws -> T) async {
+private func expectCode<T>(
+    _ code: FolderSyncError.Code, sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () async throws -> T
+) async {
     do {
         _ = try await body()
         Issue.record("expected \(code), but it succeeded", sourceLocation: sourceLocation)
     } catch {
-        #expect((error as? FolderSyncError)?.code == code, "expected \(code), got \(error)", sourceLocation: sourceLocation)
+        #expect(
+            (error as? FolderSyncError)?.code == code, "expected \(code), got \(error)", sourceLocation: sourceLocation)
     }
 }
 
@@ -19,13 +23,17 @@ private func expectCode<T>(_ code: FolderSyncError.Code, sourceLocation: SourceL
 @Suite("WebDAV failures and retries")
 struct WebDAVFailureTests {
     /// A file system on `server` whose retry waits are recorded instead of slept.
-    private static func fileSystem(_ url: URL, attempts: Int = 4, timeout: TimeInterval = 30,
-                                   sleeps: Locked<[Duration]>) throws -> WebDAVFileSystem {
+    private static func fileSystem(
+        _ url: URL, attempts: Int = 4, timeout: TimeInterval = 30,
+        sleeps: Locked<[Duration]>
+    ) throws -> WebDAVFileSystem {
         var configuration = WebDAVFileSystem.Configuration(baseURL: url)
         configuration.requestTimeout = timeout
-        configuration.retryPolicy = WebDAVRetryPolicy(maximumAttempts: attempts, sleep: { duration in
-            sleeps.withLock { $0.append(duration) }
-        }, random: { 0 })
+        configuration.retryPolicy = WebDAVRetryPolicy(
+            maximumAttempts: attempts,
+            sleep: { duration in
+                sleeps.withLock { $0.append(duration) }
+            }, random: { 0 })
         return try WebDAVFileSystem(configuration: configuration)
     }
 
@@ -41,7 +49,14 @@ struct WebDAVFailureTests {
         let requests = await server.stop()
         #expect(String(decoding: data, as: UTF8.self) == "hello")
         #expect(sleeps.current == [.seconds(7)])
-        #expect(remote.statistics == { var s = WebDAVStatistics(); s.requests = 2; s.retries = 1; return s }())
+        #expect(
+            remote.statistics
+                == {
+                    var s = WebDAVStatistics()
+                    s.requests = 2
+                    s.retries = 1
+                    return s
+                }())
         #expect(requests == ["GET /share/file 0", "GET /share/file 0"])
     }
 
@@ -69,7 +84,9 @@ struct WebDAVFailureTests {
         let requests = await server.stop()
         #expect(sleeps.current == [.seconds(2)])
         #expect(requests.count == 3)
-        #expect(requests.prefix(2).allSatisfy { $0.hasPrefix("PUT /share/.foldersync-tmp-") && $0.hasSuffix(" 5") }, "\(requests)")
+        #expect(
+            requests.prefix(2).allSatisfy { $0.hasPrefix("PUT /share/.foldersync-tmp-") && $0.hasSuffix(" 5") },
+            "\(requests)")
         #expect(requests.last?.hasPrefix("MOVE /share/.foldersync-tmp-") == true)
     }
 
@@ -84,7 +101,9 @@ struct WebDAVFailureTests {
         #expect(sleeps.current.isEmpty)
     }
 
-    @Test("MKCOL refused with 403 for a folder that is there (Apache's answer when another client made it first) succeeds; with none there it is permissionDenied")
+    @Test(
+        "MKCOL refused with 403 for a folder that is there (Apache's answer when another client made it first) succeeds; with none there it is permissionDenied"
+    )
     func mkcolRaceLost() async throws {
         let folder = """
             <?xml version="1.0" encoding="utf-8"?>
@@ -97,7 +116,9 @@ struct WebDAVFailureTests {
         #expect(await lost.stop().map { $0.prefix { $0 != " " } } == ["MKCOL", "PROPFIND"])
 
         let refused = try await MisbehavingServer([["status": 403], ["status": 404]])
-        await expectCode(.permissionDenied) { try await Self.fileSystem(refused.url, sleeps: sleeps).createDirectory(at: RemotePath("folder")) }
+        await expectCode(.permissionDenied) {
+            try await Self.fileSystem(refused.url, sleeps: sleeps).createDirectory(at: RemotePath("folder"))
+        }
         #expect(await refused.stop().map { $0.prefix { $0 != " " } } == ["MKCOL", "PROPFIND"])
         #expect(sleeps.current.isEmpty)
     }
@@ -155,7 +176,9 @@ struct WebDAVFailureTests {
         _ = await server.stop()
     }
 
-    @Test("A wrong password is permissionDenied promptly, and the password appears in no message", arguments: WebDAVTestServers.names)
+    @Test(
+        "A wrong password is permissionDenied promptly, and the password appears in no message",
+        arguments: WebDAVTestServers.names)
     func wrongPassword(_ server: String) async throws {
         var components = URLComponents(url: try WebDAVTestServers.url(server), resolvingAgainstBaseURL: false)!
         components.password = "wrong-password-\(UUID().uuidString.prefix(6))"

@@ -1,9 +1,10 @@
-import Foundation
 @_spi(Tooling) import FolderSync
-@testable import TestSupport
 import FolderSyncWebDAV
-import Testing
+import Foundation
 import GRDB
+import Testing
+
+@testable import TestSupport
 
 /// Faults against a real WebDAV server (wsgidav, started by the test behind `FaultProxy`): the server killed
 /// in the middle of an upload and restarted; a proxy answering 503 with Retry-After, dropping connections,
@@ -17,7 +18,9 @@ struct WebDAVFaultTests {
         return try WebDAVFileSystem(configuration: configuration)
     }
 
-    @Test("The server killed in the middle of an upload and restarted: the sync resumes, nothing half-written is published")
+    @Test(
+        "The server killed in the middle of an upload and restarted: the sync resumes, nothing half-written is published"
+    )
     func serverKilledMidUpload() async throws {
         let directory = TemporaryDirectory()
         let share = directory.subdirectory("share")
@@ -25,7 +28,8 @@ struct WebDAVFaultTests {
         let remote = try Self.fileSystem(proxy)
         let (a, b) = try await TestClient.pair(remote, in: directory)
         // One transaction of 2,000 rows: a change set of a few hundred kilobytes, so the upload can be caught half-way.
-        try a.execute("""
+        try a.execute(
+            """
             WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 1999)
             INSERT INTO notes(id, title, body) SELECT 'n' || i, 'note ' || i, printf('%040d', i * 7919) FROM n
             """)
@@ -38,7 +42,8 @@ struct WebDAVFaultTests {
         try await proxy.waitFor("ready")
         proxy.send("continue")
         let first = await sync.result
-        print("sync with the server killed under its upload (\(held)): \(first.map { "sent \($0.changeSetsSent) sets" })")
+        print(
+            "sync with the server killed under its upload (\(held)): \(first.map { "sent \($0.changeSetsSent) sets" })")
 
         try await converge(a, b)
         #expect(try b.value("SELECT count(*) FROM notes") == "2000")
@@ -62,7 +67,8 @@ struct WebDAVFaultTests {
         var outcomes: [String: Int] = [:]
         for round in 0..<4 {
             for (name, client) in [("A", a), ("B", b), ("C", c)] {
-                try client.execute("INSERT INTO notes(id, title) VALUES (?, ?)", ["\(name)-\(round)", "round \(round) of \(name)"])
+                try client.execute(
+                    "INSERT INTO notes(id, title) VALUES (?, ?)", ["\(name)-\(round)", "round \(round) of \(name)"])
                 try client.execute("UPDATE notes SET body = ? WHERE id = 'shared' OR id LIKE ?", ["by \(name)", "%-0"])
                 do {
                     try await client.sync()
@@ -83,9 +89,12 @@ struct WebDAVFaultTests {
         let log = await proxy.stop()
         let kinds = ["forward", "503", "drop-before", "drop-after", "delay", "torn-upload"]
         var faults: [String: Int] = [:]
-        for line in log { if let kind = kinds.first(where: { line.hasPrefix($0 + " ") }) { faults[kind, default: 0] += 1 } }
-        print("faulty proxy: \(log.count) requests, faults \(faults), sync outcomes during the storm \(outcomes), "
-              + "\(remote.statistics.retries) retries")
+        for line in log {
+            if let kind = kinds.first(where: { line.hasPrefix($0 + " ") }) { faults[kind, default: 0] += 1 }
+        }
+        print(
+            "faulty proxy: \(log.count) requests, faults \(faults), sync outcomes during the storm \(outcomes), "
+                + "\(remote.statistics.retries) retries")
         for kind in kinds.dropFirst() {
             #expect(faults[kind, default: 0] > 0, "the proxy never injected \(kind): \(faults)")
         }
@@ -95,7 +104,8 @@ struct WebDAVFaultTests {
     /// Every change set and marker under its final name in the server's folder is whole (temporaries may be torn).
     private static func expectNothingHalfWritten(in share: URL) throws {
         var checked = 0
-        let files = FileManager.default.enumerator(at: share, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
+        let files =
+            FileManager.default.enumerator(at: share, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
         for file in files where !TemporaryName.isTemporary(file.lastPathComponent) {
             switch file.pathExtension {
             case "syncchg":

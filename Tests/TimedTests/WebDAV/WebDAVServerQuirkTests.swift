@@ -1,8 +1,9 @@
 import Foundation
-@_spi(Tooling) @testable import FolderSync
-@testable import TestSupport
-@testable import FolderSyncWebDAV
 import Testing
+
+@_spi(Tooling) @testable import FolderSync
+@testable import FolderSyncWebDAV
+@testable import TestSupport
 
 /// What servers differ on, checked on each: folders deleted and moved (nginx wants a trailing slash), vacuum run by
 /// the tool, and version tags where a server lists no ETag (nginx).
@@ -34,10 +35,13 @@ struct WebDAVServerQuirkTests {
         #expect(try await remote.item(at: RemotePath("moving")) == nil)
     }
 
-    @Test("A write into a missing folder is remoteItemNotFound naming the folder on every server (nginx answers 500)",
-          arguments: WebDAVTestServers.names)
+    @Test(
+        "A write into a missing folder is remoteItemNotFound naming the folder on every server (nginx answers 500)",
+        arguments: WebDAVTestServers.names)
     func writeIntoMissingFolder(_ server: String) async throws {
-        let remote = try await WebDAVTestServers.fileSystem(server) { $0.retryPolicy = WebDAVRetryPolicy(sleep: { _ in }) }
+        let remote = try await WebDAVTestServers.fileSystem(server) {
+            $0.retryPolicy = WebDAVRetryPolicy(sleep: { _ in })
+        }
         do {
             try await remote.write(Data("x".utf8), to: RemotePath("missing/file"))
             Issue.record("\(server): a write into a missing folder succeeded")
@@ -47,7 +51,9 @@ struct WebDAVServerQuirkTests {
         }
     }
 
-    @Test("foldersync deletes a client and vacuums its folders on every server, exit 0", arguments: WebDAVTestServers.names)
+    @Test(
+        "foldersync deletes a client and vacuums its folders on every server, exit 0",
+        arguments: WebDAVTestServers.names)
     func vacuumThroughTool(_ server: String) async throws {
         let directory = TemporaryDirectory()
         let remote = try await WebDAVTestServers.fileSystem(server)
@@ -56,13 +62,18 @@ struct WebDAVServerQuirkTests {
         try b.execute("INSERT INTO notes(id, title) VALUES ('n2', 'from B')")
         try await converge(a, b)
         let url = try Self.toolURL(remote, server: server)
-        let deletion = try await FoldersyncTool.run(["clients", "delete", "client-B", "--document", "DOC", "--yes", "--remote", url])
+        let deletion = try await FoldersyncTool.run([
+            "clients", "delete", "client-B", "--document", "DOC", "--yes", "--remote", url,
+        ])
         #expect(deletion.status == 0, "\(deletion.errors)")
         let vacuum = try await FoldersyncTool.run(["vacuum", "--remote", url, "--json"])
         #expect(vacuum.status == 0, "\(server): \(vacuum.errors)\(vacuum.output)")
         struct Report: Decodable {
             struct Document: Decodable {
-                struct Removal: Decodable { var path: String; var reason: String }
+                struct Removal: Decodable {
+                    var path: String
+                    var reason: String
+                }
                 var removed: [Removal]
             }
             var documents: [Document]
@@ -71,7 +82,9 @@ struct WebDAVServerQuirkTests {
         let report = try FoldersyncTool.json(Report.self, vacuum)
         #expect(!report.failed)
         let folders = report.documents.flatMap(\.removed).filter { $0.reason == "deletedClientFolder" }.map(\.path)
-        #expect(folders.contains { $0.hasSuffix("SyncCommands/client-B") }, "\(report.documents.flatMap(\.removed).map(\.path))")
+        #expect(
+            folders.contains { $0.hasSuffix("SyncCommands/client-B") },
+            "\(report.documents.flatMap(\.removed).map(\.path))")
         for folder in folders { #expect(try await remote.item(at: RemotePath(folder)) == nil, "\(folder)") }
         let again = try await FoldersyncTool.run(["vacuum", "--remote", url])
         #expect(again.status == 0, "\(again.errors)")
@@ -83,7 +96,9 @@ struct WebDAVServerQuirkTests {
         MultistatusEntry(href: "/x", isCollection: false, contentLength: size, etag: etag, lastModified: modified)
     }
 
-    @Test("Without an ETag, a version tag is derived from date and size only for files settled 2 s before the server's clock")
+    @Test(
+        "Without an ETag, a version tag is derived from date and size only for files settled 2 s before the server's clock"
+    )
     func derivedTags() {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         #expect(WebDAVFileSystem.derivedVersionTag(Self.entry(modified: now, size: 10), serverDate: now) == nil)
@@ -110,8 +125,9 @@ struct WebDAVServerQuirkTests {
         return ""
     }
 
-    @Test("A file replaced by one of the same size, in the same second or later, never keeps its version tag",
-          arguments: WebDAVTestServers.names)
+    @Test(
+        "A file replaced by one of the same size, in the same second or later, never keeps its version tag",
+        arguments: WebDAVTestServers.names)
     func sameSizeReplaceChangesTag(_ server: String) async throws {
         let remote = try await WebDAVTestServers.fileSystem(server)
         let path = try RemotePath("marker")
@@ -121,7 +137,9 @@ struct WebDAVServerQuirkTests {
             let first = try await remote.item(at: path)?.etag
             try await remote.write(Data("version-b-\(round)".utf8), to: path)
             let second = try await remote.item(at: path)?.etag
-            #expect(first == nil || second == nil || first != second, "round \(round): tag \(first ?? "-") kept across a replace")
+            #expect(
+                first == nil || second == nil || first != second,
+                "round \(round): tag \(first ?? "-") kept across a replace")
         }
         // A settled file (tagged, even on a server without ETags) replaced at once by one of the same size.
         let settled = try await Self.settledTag(remote, path)
@@ -130,7 +148,9 @@ struct WebDAVServerQuirkTests {
         #expect(replaced != settled, "the settled tag \(settled) survived a same-size replace")
     }
 
-    @Test("An idle sync costs 2 requests on every server once the markers are settled", arguments: WebDAVTestServers.names)
+    @Test(
+        "An idle sync costs 2 requests on every server once the markers are settled", arguments: WebDAVTestServers.names
+    )
     func idleSyncCostsTwoRequests(_ server: String) async throws {
         let directory = TemporaryDirectory()
         let remote = try await WebDAVTestServers.fileSystem(server)

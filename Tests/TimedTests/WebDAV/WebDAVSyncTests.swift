@@ -1,9 +1,10 @@
-import Foundation
 @_spi(Tooling) import FolderSync
-@testable import TestSupport
 import FolderSyncWebDAV
-import Testing
+import Foundation
 import GRDB
+import Testing
+
+@testable import TestSupport
 
 /// Real FolderSync clients (GRDB stores, real managers) synchronizing through each WebDAV server.
 @Suite("WebDAV synchronization")
@@ -19,27 +20,33 @@ struct WebDAVSyncTests {
         #expect(try b.value("SELECT name FROM folders WHERE id = 'f1'") == "Inbox é 🎉")
     }
 
-    @Test("Encrypted clients converge through the server, a whole store streaming up and down sealed", arguments: WebDAVTestServers.names)
+    @Test(
+        "Encrypted clients converge through the server, a whole store streaming up and down sealed",
+        arguments: WebDAVTestServers.names)
     func encryptedConverge(_ server: String) async throws {
         let directory = TemporaryDirectory()
         let remote = try await WebDAVTestServers.fileSystem(server)
         let answers = EncryptionAnswers(.password("dav secret"), .password("dav secret"), .password("dav secret"))
         let a = try await TestClient.encrypted(remote, name: "A", in: directory, answers: answers)
         let b = try await TestClient.encrypted(remote, name: "B", in: directory, answers: answers)
-        try a.execute("INSERT INTO notes(id, title, body) VALUES ('n1', 'sealed title', ?)", [String(repeating: "long body ", count: 40_000)])
+        try a.execute(
+            "INSERT INTO notes(id, title, body) VALUES ('n1', 'sealed title', ?)",
+            [String(repeating: "long body ", count: 40_000)])
         try b.execute("INSERT INTO notes(id, title) VALUES ('n2', 'from B')")
         try await converge(a, b)
         let manifest = try #require(try await a.document.uploadWholeStore())
         let c = try await TestClient.encrypted(remote, name: "C", in: directory, answers: answers)
         try await converge(a, b, c)
         #expect(try NotesSchema.dump(c.store) == NotesSchema.dump(a.store))
-        let wholeStore = a.document.layout.wholeStoreFile(a.document.documentIdentifier, client: manifest.clientIdentifier)
+        let wholeStore = a.document.layout.wholeStoreFile(
+            a.document.documentIdentifier, client: manifest.clientIdentifier)
         let stored = try await remote.read(wholeStore)
         #expect(stored.prefix(8) == Data("FSYNCENC".utf8) && stored.range(of: Data("sealed title".utf8)) == nil)
     }
 
-    @Test("Attachments (a 3 MB file, a large value) travel through the server, are stored once, and gone ones are reported",
-          arguments: WebDAVTestServers.names)
+    @Test(
+        "Attachments (a 3 MB file, a large value) travel through the server, are stored once, and gone ones are reported",
+        arguments: WebDAVTestServers.names)
     func attachments(_ server: String) async throws {
         let directory = TemporaryDirectory()
         let remote = try await WebDAVTestServers.fileSystem(server)
@@ -57,7 +64,9 @@ struct WebDAVSyncTests {
         #expect(received.attachmentsDownloaded == 2 && received.goneAttachments.isEmpty)
         #expect(try Data(contentsOf: try #require(b.document.localFile(for: photo))) == contents)
         #expect(try NotesSchema.dump(a.store) == NotesSchema.dump(b.store))
-        let stored = try await remote.contentsOfDirectory(at: a.document.layout.attachmentsDirectory("DOC")).filter { !$0.name.hasPrefix(".") }
+        let stored = try await remote.contentsOfDirectory(at: a.document.layout.attachmentsDirectory("DOC")).filter {
+            !$0.name.hasPrefix(".")
+        }
         #expect(stored.count == 2)
 
         try await remote.remove(a.document.layout.attachmentFile("DOC", sha256: photo.sha256))
@@ -74,8 +83,8 @@ struct WebDAVSyncTests {
         let (a, b) = try await TestClient.pair(remote, in: directory)
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'hello')")
         try await converge(a, b)
-        // A server without ETags (nginx) tags a marker once it is settled, 2 s by its clock; until then, and in the first
-        // sync after, each fresh marker is read again (WebDAVServerQuirkTests).
+        // A server without ETags (nginx) tags a marker once it is settled, 2 s by its clock; until then, and in the
+        // first sync after, each fresh marker is read again (WebDAVServerQuirkTests).
         let markers = a.document.layout.recentSyncsDirectory("DOC")
         for item in try await remote.contentsOfDirectory(at: markers) where !TemporaryName.isTemporary(item.name) {
             _ = try await WebDAVServerQuirkTests.settledTag(remote, markers.appending(item.name))

@@ -1,8 +1,9 @@
 import Foundation
-@_spi(Tooling) @testable import FolderSync
-@testable import TestSupport
-@testable import FolderSyncWebDAV
 import Testing
+
+@_spi(Tooling) @testable import FolderSync
+@testable import FolderSyncWebDAV
+@testable import TestSupport
 
 /// The WebDAV transport's answers to hostile or broken servers: oversized files, cut-off listings, and the
 /// refusal to send a password in clear to another machine.
@@ -24,8 +25,9 @@ struct WebDAVTransportTests {
 
     static let marker = try! RemotePath("com.example.notes/Documents/notes/RecentSyncs/B.recentsync")
 
-    @Test("A 300 MB file read with a bound is refused by its Content-Length: corruptFile naming it, one request, not downloaded",
-          arguments: [true, false])
+    @Test(
+        "A 300 MB file read with a bound is refused by its Content-Length: corruptFile naming it, one request, not downloaded",
+        arguments: [true, false])
     func boundedRead(announced: Bool) async throws {
         let server = try await MisbehavingServer([["status": 200, "zeros": 300_000_000, "announce": announced]])
         let remote = try Self.fileSystem(server.url)
@@ -44,7 +46,9 @@ struct WebDAVTransportTests {
         #expect(sent < 32 << 20, "the server sent \(sent) bytes of 300 MB")
         #expect(remote.statistics.requests == 1, "no size check before the GET, no retry")
         #expect(elapsed < .seconds(20))
-        print("bounded read (Content-Length \(announced ? "announced" : "absent")): refused after \(sent) bytes sent of 300000000")
+        print(
+            "bounded read (Content-Length \(announced ? "announced" : "absent")): refused after \(sent) bytes sent of 300000000"
+        )
     }
 
     @Test("A file within the bound is read whole, in one request")
@@ -72,7 +76,8 @@ struct WebDAVTransportTests {
                 }
                 Issue.record("\(request) to a silent server succeeded")
             } catch let error as FolderSyncError {
-                #expect(error.code == .connectionFailed && error.message.contains("did not answer within 1 s"), "\(error)")
+                #expect(
+                    error.code == .connectionFailed && error.message.contains("did not answer within 1 s"), "\(error)")
             }
             let elapsed = ContinuousClock.now - start
             // Without the timeout, the server would hold the request 30 s; libcurl's own speed check would take 6 s.
@@ -91,7 +96,9 @@ struct WebDAVTransportTests {
     @Test("A cut-off PROPFIND answer is asked for again, not fatal")
     func cutOffListingRetried() async throws {
         let cut = String(Self.listing.prefix(Self.listing.count / 2))
-        let server = try await MisbehavingServer([["status": 207, "body": cut], ["status": 207, "body": Self.listing]])
+        let server = try await MisbehavingServer([
+            ["status": 207, "body": cut], ["status": 207, "body": Self.listing],
+        ])
         let remote = try Self.fileSystem(server.url, attempts: 4)
         let items = try await remote.contentsOfDirectory(at: .root)
         #expect(items.map(\.name) == ["a"])
@@ -116,21 +123,28 @@ struct WebDAVTransportTests {
         #expect(await server.stop().count == 3)
     }
 
-    @Test("Credentials over clear http:// to another machine are refused (invalidConfiguration naming the URL) unless allowed; loopback, https and no credentials are fine")
+    @Test(
+        "Credentials over clear http:// to another machine are refused (invalidConfiguration naming the URL) unless allowed; loopback, https and no credentials are fine"
+    )
     func insecureCredentials() throws {
         let password = "hunter2-\(UUID().uuidString.prefix(6))"
         let alice = WebDAVCredentials(user: "alice", password: password)
-        for url in ["http://dav.example.com/share", "http://alice:\(password)@dav.example.com/share", "http://10.0.0.7:8080/x"] {
+        for url in [
+            "http://dav.example.com/share", "http://alice:\(password)@dav.example.com/share", "http://10.0.0.7:8080/x",
+        ] {
             do {
                 _ = try WebDAVFileSystem(baseURL: URL(string: url)!, credentials: url.contains("@") ? nil : alice)
                 Issue.record("\(url): credentials accepted over clear http")
             } catch let error as FolderSyncError {
                 #expect(error.code == .invalidConfiguration, "\(error)")
-                #expect(error.path?.hasPrefix("http://") == true && error.description.contains("FOLDERSYNC_WEBDAV_ALLOW_HTTP"), "\(error)")
+                #expect(
+                    error.path?.hasPrefix("http://") == true
+                        && error.description.contains("FOLDERSYNC_WEBDAV_ALLOW_HTTP"), "\(error)")
                 #expect(!error.description.contains(password), "\(error)")
             }
         }
-        _ = try WebDAVFileSystem(baseURL: URL(string: "http://dav.example.com/share")!, credentials: alice, allowsInsecureCredentials: true)
+        _ = try WebDAVFileSystem(
+            baseURL: URL(string: "http://dav.example.com/share")!, credentials: alice, allowsInsecureCredentials: true)
         _ = try WebDAVFileSystem(baseURL: URL(string: "https://dav.example.com/share")!, credentials: alice)
         _ = try WebDAVFileSystem(baseURL: URL(string: "http://dav.example.com/share")!)
         for loopback in ["http://127.0.0.1:8080/", "http://127.1.2.3/", "http://localhost/x", "http://[::1]:8080/x"] {
@@ -140,19 +154,28 @@ struct WebDAVTransportTests {
         #expect(!WebDAVFileSystem.isLoopback("localhost.example.com"))
 
         let environment = [WebDAVCredentials.userVariable: "alice", WebDAVCredentials.passwordVariable: password]
-        #expect(throws: FolderSyncError.self) { try RemoteLocation.fileSystem(for: "http://dav.example.com/share", environment: environment) }
+        #expect(throws: FolderSyncError.self) {
+            try RemoteLocation.fileSystem(for: "http://dav.example.com/share", environment: environment)
+        }
         var allowed = environment
         allowed[RemoteLocation.allowHTTPVariable] = "1"
-        #expect(try RemoteLocation.fileSystem(for: "http://dav.example.com/share", environment: allowed) is WebDAVFileSystem)
+        #expect(
+            try RemoteLocation.fileSystem(for: "http://dav.example.com/share", environment: allowed) is WebDAVFileSystem
+        )
     }
 
     @Test("foldersync refuses credentials over clear http:// to another machine in one line, without the password")
     func insecureCredentialsTool() async throws {
-        let result = try await FoldersyncTool.run(["documents", "list", "--remote", "http://dav.example.invalid/share"],
-                                                  environment: [WebDAVCredentials.userVariable: "alice",
-                                                                WebDAVCredentials.passwordVariable: "tool-secret-42"])
+        let result = try await FoldersyncTool.run(
+            ["documents", "list", "--remote", "http://dav.example.invalid/share"],
+            environment: [
+                WebDAVCredentials.userVariable: "alice",
+                WebDAVCredentials.passwordVariable: "tool-secret-42",
+            ])
         #expect(result.status == 2)
-        #expect(result.errors.split(separator: "\n").count == 1 && result.errors.contains("FOLDERSYNC_WEBDAV_ALLOW_HTTP"), "\(result.errors)")
+        #expect(
+            result.errors.split(separator: "\n").count == 1 && result.errors.contains("FOLDERSYNC_WEBDAV_ALLOW_HTTP"),
+            "\(result.errors)")
         #expect(result.errors.contains("http://dav.example.invalid/share"), "\(result.errors)")
         #expect(!result.errors.contains("tool-secret-42"))
     }

@@ -1,9 +1,10 @@
-import Foundation
 @_spi(Tooling) import FolderSync
-@testable import TestSupport
 import FolderSyncWebDAV
-import Testing
+import Foundation
 import TestProcesses
+import Testing
+
+@testable import TestSupport
 
 /// What waiting for a WebDAV server costs: the tools run as processes against a server that hangs or answers late,
 /// and their CPU time (user and system, every thread, from `wait4`) is compared with how long they waited.
@@ -17,19 +18,25 @@ struct WebDAVWaitCostTests {
     /// second for libcurl's speed check. A spinning wait uses more than 100 % (two threads).
     static let cpuShare = 0.15
 
-    @Test("A server that accepts connections and never answers: foldersync waits four timeouts of FOLDERSYNC_WEBDAV_TIMEOUT, on almost no CPU, and says so in one line")
+    @Test(
+        "A server that accepts connections and never answers: foldersync waits four timeouts of FOLDERSYNC_WEBDAV_TIMEOUT, on almost no CPU, and says so in one line"
+    )
     func hungServerFoldersync() async throws {
         let server = try await MisbehavingServer([["hang": true]])
-        let result = try await FoldersyncTool.run(["documents", "list", "--remote", server.url.absoluteString],
-                                                  environment: ["FOLDERSYNC_WEBDAV_TIMEOUT": "1"])
+        let result = try await FoldersyncTool.run(
+            ["documents", "list", "--remote", server.url.absoluteString],
+            environment: ["FOLDERSYNC_WEBDAV_TIMEOUT": "1"])
         let requests = await server.stop()
         #expect(result.status == 2)
-        #expect(result.errors.hasPrefix("foldersync: ") && result.errors.contains("did not answer within 1 s"), "\(result.errors)")
+        #expect(
+            result.errors.hasPrefix("foldersync: ") && result.errors.contains("did not answer within 1 s"),
+            "\(result.errors)")
         #expect(result.errors.split(separator: "\n").count == 1, "\(result.errors)")
         #expect(requests.count == 4, "four attempts of one timeout each: \(requests)")
         #expect(result.wallSeconds >= 4, "each attempt waits its whole timeout: \(result.wallSeconds) s")
-        #expect(result.cpuSeconds < Self.cpuShare * result.wallSeconds,
-                "waiting \(result.wallSeconds) s cost \(result.cpuSeconds) s of CPU")
+        #expect(
+            result.cpuSeconds < Self.cpuShare * result.wallSeconds,
+            "waiting \(result.wallSeconds) s cost \(result.cpuSeconds) s of CPU")
         print("hung server: foldersync waited \(result.wallSeconds) s on \(result.cpuSeconds) s of CPU")
     }
 
@@ -40,8 +47,9 @@ struct WebDAVWaitCostTests {
         _ = await server.stop()
         #expect(result.status == 2, "\(result.errors)")
         #expect(result.wallSeconds >= 3)
-        #expect(result.cpuSeconds < Self.cpuShare * result.wallSeconds,
-                "waiting \(result.wallSeconds) s cost \(result.cpuSeconds) s of CPU")
+        #expect(
+            result.cpuSeconds < Self.cpuShare * result.wallSeconds,
+            "waiting \(result.wallSeconds) s cost \(result.cpuSeconds) s of CPU")
         print("slow server: foldersync waited \(result.wallSeconds) s on \(result.cpuSeconds) s of CPU")
     }
 
@@ -50,14 +58,21 @@ struct WebDAVWaitCostTests {
         let directory = TemporaryDirectory()
         let server = try await MisbehavingServer([["hang": true]])
         let start = ContinuousClock.now
-        let result = try await ChildProcess("notes", ["--db", directory.url.appendingPathComponent("n.sqlite").path,
-                                                      "--remote", server.url.absoluteString, "--client-name", "t", "sync"],
-                                            environment: ["FOLDERSYNC_WEBDAV_TIMEOUT": "1"]).finishMeasured()
+        let result = try await ChildProcess(
+            "notes",
+            [
+                "--db", directory.url.appendingPathComponent("n.sqlite").path,
+                "--remote", server.url.absoluteString, "--client-name", "t", "sync",
+            ],
+            environment: ["FOLDERSYNC_WEBDAV_TIMEOUT": "1"]
+        ).finishMeasured()
         let elapsed = ContinuousClock.now - start
         let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         _ = await server.stop()
         #expect(result.status == 1)
-        #expect(result.errors.contains("did not answer within 1 s") && result.errors.split(separator: "\n").count == 1, "\(result.errors)")
+        #expect(
+            result.errors.contains("did not answer within 1 s") && result.errors.split(separator: "\n").count == 1,
+            "\(result.errors)")
         #expect(wall >= 4)
         #expect(result.cpuSeconds < Self.cpuShare * wall, "waiting \(wall) s cost \(result.cpuSeconds) s of CPU")
     }
@@ -66,10 +81,12 @@ struct WebDAVWaitCostTests {
     func invalidTimeout() throws {
         for value in ["abc", "0", "-3", ""] {
             #expect(throws: FolderSyncError.self) {
-                try RemoteLocation.fileSystem(for: "http://127.0.0.1:1/share", environment: [RemoteLocation.timeoutVariable: value])
+                try RemoteLocation.fileSystem(
+                    for: "http://127.0.0.1:1/share", environment: [RemoteLocation.timeoutVariable: value])
             }
         }
-        let remote = try RemoteLocation.fileSystem(for: "http://127.0.0.1:1/share", environment: [RemoteLocation.timeoutVariable: "2.5"])
+        let remote = try RemoteLocation.fileSystem(
+            for: "http://127.0.0.1:1/share", environment: [RemoteLocation.timeoutVariable: "2.5"])
         #expect((remote as? WebDAVFileSystem)?.requestTimeout == 2.5)
     }
 }

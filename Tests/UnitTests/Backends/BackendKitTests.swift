@@ -1,8 +1,9 @@
+import FolderSyncTesting
 import Foundation
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
 
 /// What the library gives a backend author: errors mapped to the codes sync acts on, and a forwarding base that
 /// keeps streaming.
@@ -46,7 +47,9 @@ struct BackendKitTests {
     func forwardingKeepsStreaming() async throws {
         final class Streaming: ForwardingFileSystem, @unchecked Sendable {
             let requests = Locked<[Request]>([])
-            override func willForward(_ request: Request, path: RemotePath) async throws { requests.withLock { $0.append(request) } }
+            override func willForward(_ request: Request, path: RemotePath) async throws {
+                requests.withLock { $0.append(request) }
+            }
         }
         final class PiecesOnly: ForwardingFileSystem, @unchecked Sendable {
             let pieceCalls = Locked(0)
@@ -67,7 +70,10 @@ struct BackendKitTests {
         let outer = Streaming(inner)
         var received = Data()
         var pieces = 0
-        try await outer.readPieces(of: big, size: 4_096) { piece in received += piece; pieces += 1 }
+        try await outer.readPieces(of: big, size: 4_096) { piece in
+            received += piece
+            pieces += 1
+        }
         #expect(received == bytes && pieces >= 1)
         #expect(inner.pieceCalls.current == 1, "the wrapper called its base's readPieces")
         #expect(outer.requests.current == [.download])
@@ -75,7 +81,10 @@ struct BackendKitTests {
         let throughRead = ForwardingFileSystem(memory, transfersThroughReadAndWrite: true)
         var again = Data()
         var count = 0
-        try await throughRead.readPieces(of: big, size: 4_096) { again += $0; count += 1 }
+        try await throughRead.readPieces(of: big, size: 4_096) {
+            again += $0
+            count += 1
+        }
         #expect(again == bytes && count == 3, "read whole, handed on in pieces of the size asked")
     }
 }

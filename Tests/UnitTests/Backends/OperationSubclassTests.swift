@@ -1,9 +1,10 @@
+import FolderSyncTesting
 import Foundation
 import GRDB
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
 
 /// A backend's operation subclasses, built as the docs show (`init(copying:)` of the standard operation), receive
 /// every setting the manager made: the policy's attachment threshold and downloads, the whole-store compression,
@@ -26,7 +27,9 @@ struct OperationSubclassTests {
         try pseudoRandomBytes(5_000, seed: 8).write(to: file)
         let reference = try a.document.attachFile(at: file)
         try await a.store.database.write { db in
-            try db.execute(sql: "INSERT INTO notes(id, title, body) VALUES ('n1', ?, ?)", arguments: [value, reference.databaseValue])
+            try db.execute(
+                sql: "INSERT INTO notes(id, title, body) VALUES ('n1', ?, ?)",
+                arguments: [value, reference.databaseValue])
         }
         let syncEvents = a.document.events()
         let sent = try await a.document.synchronize()
@@ -47,8 +50,10 @@ struct OperationSubclassTests {
             if bytes == total { break }
         }
         #expect(uploaded == [0, manifest.wholeStoreByteCount], "the upload's progress reached the event stream")
-        let wholeStore = root.appendingPathComponent("com.example.notes/Documents/DOC/WholeStore/client-A/WholeStore.ticdsync")
-        let header = try WholeStoreFile.read(wholeStore, to: directory.url.appendingPathComponent("snapshot.sqlite"), path: "whole store")
+        let wholeStore = root.appendingPathComponent(
+            "com.example.notes/Documents/DOC/WholeStore/client-A/WholeStore.ticdsync")
+        let header = try WholeStoreFile.read(
+            wholeStore, to: directory.url.appendingPathComponent("snapshot.sqlite"), path: "whole store")
         #expect(header.compression == .zlib, "the policy's compression reached the subclass")
 
         let downloadEvents = b.document.events()
@@ -59,29 +64,42 @@ struct OperationSubclassTests {
             if bytes == total { break }
         }
         #expect(downloaded.first == 0 && downloaded.last == manifest.wholeStoreByteCount, "\(downloaded)")
-        #expect(try await b.store.database.read { try Data.fetchOne($0, sql: "SELECT title FROM notes WHERE id = 'n1'") } == value)
-        #expect(b.document.localFile(for: reference) == nil, "lazy downloads (the policy) reached the subclass: the file waits")
+        #expect(
+            try await b.store.database.read { try Data.fetchOne($0, sql: "SELECT title FROM notes WHERE id = 'n1'") }
+                == value)
+        #expect(
+            b.document.localFile(for: reference) == nil,
+            "lazy downloads (the policy) reached the subclass: the file waits")
         #expect(try Data(contentsOf: try await b.document.requestDownload(for: reference)) == Data(contentsOf: file))
 
         _ = try await a.document.vacuum()
-        #expect(log.steps == ["registration", "sync", "upload", "download", "vacuum"], "every factory's subclass ran: \(log.steps)")
+        #expect(
+            log.steps == ["registration", "sync", "upload", "download", "vacuum"],
+            "every factory's subclass ran: \(log.steps)")
     }
 
     /// A client whose manager builds every document operation through a logging subclass.
-    private static func client(_ name: String, root: URL, in directory: TemporaryDirectory, log: StepLog) async throws -> TestClient {
+    private static func client(_ name: String, root: URL, in directory: TemporaryDirectory, log: StepLog) async throws
+        -> TestClient
+    {
         let folder = directory.subdirectory(name)
         let environment = Fixture.quietEnvironment()
         let store = try NotesSchema.open(folder.appendingPathComponent("notes.sqlite"), now: environment.now)
         let app = ApplicationSyncManager(remote: FileManagerFileSystem(rootURL: root), environment: environment)
-        try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)", clientDescription: name))
+        try await app.register(
+            .init(
+                applicationIdentifier: "com.example.notes", clientIdentifier: "client-\(name)", clientDescription: name)
+        )
         let manager = try SubclassingManager(
             applicationSyncManager: app,
-            configuration: .init(documentIdentifier: "DOC", documentDescription: "Notes", helperDirectory: folder.appendingPathComponent("helper")),
+            configuration: .init(
+                documentIdentifier: "DOC", documentDescription: "Notes",
+                helperDirectory: folder.appendingPathComponent("helper")),
             store: store, log: log)
         manager.policy.attachmentThreshold = 1_000
         manager.policy.attachmentDownloads = .lazy
         manager.policy.wholeStoreCompression = .zlib
-        manager.policy.wholeStoreUploadAfterChangeSets = nil   // each step run by the test, in its order
+        manager.policy.wholeStoreUploadAfterChangeSets = nil  // each step run by the test, in its order
         manager.policy.vacuumsAfterWholeStoreUpload = false
         manager.remoteDocumentCreationHandler = { _ in true }
         try await manager.registerConfigured()
@@ -101,17 +119,24 @@ private final class StepLog: Sendable {
 private final class SubclassingManager: DocumentSyncManager, @unchecked Sendable {
     let log: StepLog
 
-    init(applicationSyncManager: ApplicationSyncManager, configuration: Configuration, store: any ModelAdapter, log: StepLog) throws {
+    init(
+        applicationSyncManager: ApplicationSyncManager, configuration: Configuration, store: any ModelAdapter,
+        log: StepLog
+    ) throws {
         self.log = log
         try super.init(applicationSyncManager: applicationSyncManager, configuration: configuration, store: store)
     }
 
-    override func documentRegistrationOperation(options: DocumentRegistrationOperation.Options) -> DocumentRegistrationOperation {
+    override func documentRegistrationOperation(options: DocumentRegistrationOperation.Options)
+        -> DocumentRegistrationOperation
+    {
         LoggingRegistration(log: log, standard: super.documentRegistrationOperation(options: options))
     }
 
-    override func synchronizationOperation(store: any ModelAdapter,
-                                           options: SynchronizationOperation.Options) -> SynchronizationOperation {
+    override func synchronizationOperation(
+        store: any ModelAdapter,
+        options: SynchronizationOperation.Options
+    ) -> SynchronizationOperation {
         LoggingSynchronization(log: log, standard: super.synchronizationOperation(store: store, options: options))
     }
 
@@ -119,8 +144,10 @@ private final class SubclassingManager: DocumentSyncManager, @unchecked Sendable
         LoggingUpload(log: log, standard: super.wholeStoreUploadOperation(store: store))
     }
 
-    override func wholeStoreDownloadOperation(store: any SnapshottingModelAdapter,
-                                              options: WholeStoreDownloadOperation.Options) -> WholeStoreDownloadOperation {
+    override func wholeStoreDownloadOperation(
+        store: any SnapshottingModelAdapter,
+        options: WholeStoreDownloadOperation.Options
+    ) -> WholeStoreDownloadOperation {
         LoggingDownload(log: log, standard: super.wholeStoreDownloadOperation(store: store, options: options))
     }
 

@@ -1,9 +1,10 @@
+import FolderSyncTesting
 import Foundation
+import GRDB
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
-import GRDB
 
 /// Safety defect found by reading the code (issue 24, item 3): a vacuum planned from one snapshot of the manifests
 /// and removed a dominated store by its folder name, so two vacuums at once could delete every whole store with
@@ -13,7 +14,9 @@ struct ConcurrentVacuumTests {
     /// Holds the first change a vacuum makes (a move or a removal) until the test releases it: the vacuum has planned
     /// and is about to act, while others run.
     final class HeldBeforeRemoving: ForwardingFileSystem, @unchecked Sendable {
-        private let state = Locked<(held: CheckedContinuation<Void, Never>?, reached: CheckedContinuation<Void, Never>?, done: Bool)>((nil, nil, false))
+        private let state = Locked<
+            (held: CheckedContinuation<Void, Never>?, reached: CheckedContinuation<Void, Never>?, done: Bool)
+        >((nil, nil, false))
 
         override func willForward(_ request: Request, path: RemotePath) async throws {
             guard request == .move || request == .remove, !state.current.done else { return }
@@ -40,7 +43,12 @@ struct ConcurrentVacuumTests {
             }
         }
 
-        func release() { state.withLock { state in defer { state.held = nil }; return state.held }?.resume() }
+        func release() {
+            state.withLock { state in
+                defer { state.held = nil }
+                return state.held
+            }?.resume()
+        }
     }
 
     private func add(_ client: TestClient, _ id: String) async throws {
@@ -48,7 +56,9 @@ struct ConcurrentVacuumTests {
         try await client.sync()
     }
 
-    @Test("A vacuum held between planning and removing while another client uploads a newer store and vacuums: a whole store remains, and a new device gets every write")
+    @Test(
+        "A vacuum held between planning and removing while another client uploads a newer store and vacuums: a whole store remains, and a new device gets every write"
+    )
     func heldVacuum() async throws {
         let directory = TemporaryDirectory()
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
@@ -58,20 +68,26 @@ struct ConcurrentVacuumTests {
             client.document.policy.wholeStoreUploadAfterChangeSets = nil
             client.document.policy.vacuumsAfterWholeStoreUpload = false
         }
-        try await add(a, "a1"); try await add(b, "b1"); try await converge(a, b)
+        try await add(a, "a1")
+        try await add(b, "b1")
+        try await converge(a, b)
         _ = try #require(try await a.document.uploadWholeStore())
-        try await add(b, "b2"); try await converge(a, b)
-        _ = try #require(try await b.document.uploadWholeStore())       // B's store dominates A's
+        try await add(b, "b2")
+        try await converge(a, b)
+        _ = try #require(try await b.document.uploadWholeStore())  // B's store dominates A's
 
         // V1 plans (keep B's store, remove A's, remove the change sets B's store covers), then is held.
         let held = HeldBeforeRemoving(remote)
-        let maintenance = try DocumentMaintenance(context: DocumentOperationContext(fileSystem: held, layout: a.document.layout,
-                                                                                    documentIdentifier: "DOC", clientIdentifier: "operator", environment: Fixture.quietEnvironment()))
+        let maintenance = try DocumentMaintenance(
+            context: DocumentOperationContext(
+                fileSystem: held, layout: a.document.layout,
+                documentIdentifier: "DOC", clientIdentifier: "operator", environment: Fixture.quietEnvironment()))
         let first = Task { try await maintenance.vacuum() }
         await held.waitUntilHeld()
 
         // Meanwhile A uploads a newer store, which dominates B's, and B vacuums: B's store and what A's covers go.
-        try await add(a, "a2"); try await converge(a, b)
+        try await add(a, "a2")
+        try await converge(a, b)
         _ = try #require(try await a.document.uploadWholeStore())
         let second = try await b.document.vacuum()
         #expect(second.removed.contains { $0.reason == .dominatedWholeStore })
@@ -79,7 +95,8 @@ struct ConcurrentVacuumTests {
         let report = try await first.value
         #expect(report.failures.isEmpty, "\(report.failures)")
 
-        let stores = try await remote.contentsOfDirectoryIfPresent(at: a.document.relativePathToThisDocumentWholeStoreDirectory)
+        let stores = try await remote.contentsOfDirectoryIfPresent(
+            at: a.document.relativePathToThisDocumentWholeStoreDirectory)
         #expect(!stores.isEmpty, "no whole store is left")
         let doctor = try RemoteTreeDoctor(fileSystem: remote, applicationIdentifier: Fixture.application)
         let findings = try await doctor.examine().findings.filter { $0.severity == .error }

@@ -1,15 +1,18 @@
+import FolderSyncTesting
 import Foundation
+import GRDB
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
-import GRDB
 
 /// Safety defects found by reading the code (issue 24, items 2 and 5): a deleted or expired client's last change
 /// sets never reached a device that did not know it, and a lagging listing could make a reader forget a client.
 @Suite("Clients without a marker")
 struct DeletedClientDiscoveryTests {
-    @Test("A deleted client's last change sets reach a new device that never knew it; later sets of others never wait for ever")
+    @Test(
+        "A deleted client's last change sets reach a new device that never knew it; later sets of others never wait for ever"
+    )
     func deletedClientsSetsReachNewDevices() async throws {
         let directory = TemporaryDirectory()
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
@@ -36,7 +39,9 @@ struct DeletedClientDiscoveryTests {
 
         let z = try await TestClient.make(remote, name: "Z", in: directory)
         try await z.sync()
-        #expect(try z.value("SELECT group_concat(id) FROM (SELECT id FROM notes WHERE id LIKE 'c%' ORDER BY id)") == "c1,c2,c3")
+        #expect(
+            try z.value("SELECT group_concat(id) FROM (SELECT id FROM notes WHERE id LIKE 'c%' ORDER BY id)")
+                == "c1,c2,c3")
         try a.execute("INSERT INTO notes(id, title) VALUES ('a6', 'after the deletion')")
         try await a.sync()
         let report = try await z.sync()
@@ -54,9 +59,9 @@ struct DeletedClientDiscoveryTests {
         try await converge(a, b, c)
         try c.execute("INSERT INTO notes(id, title) VALUES ('c1', 'only A saw it')")
         try await c.sync()
-        try await a.sync()                                         // A applies c1 and acknowledges it
+        try await a.sync()  // A applies c1 and acknowledges it
         try await a.document.documentMaintenance().deleteClient("client-C")
-        let report = try await b.sync()                            // B never read C's marker with c1 in it
+        let report = try await b.sync()  // B never read C's marker with c1 in it
         #expect(report.changeSetsApplied >= 1)
         #expect(try b.value("SELECT title FROM notes WHERE id = 'c1'") == "only A saw it")
     }
@@ -78,14 +83,16 @@ struct DeletedClientDiscoveryTests {
         }
     }
 
-    @Test("A listing that lags behind never makes a reader forget a client whose marker is gone before it applied what it published")
+    @Test(
+        "A listing that lags behind never makes a reader forget a client whose marker is gone before it applied what it published"
+    )
     func laggingListingKeepsVanishedClient() async throws {
         let directory = TemporaryDirectory()
         let base = InMemoryFileSystem()
         let lagging = LaggingListings(base)
         let a = try await TestClient.make(base, name: "A", in: directory)
         let b = try await TestClient.make(lagging, name: "B", in: directory)
-        a.document.policy.carriesChangeSetsInMarkers = false   // B needs A's folder for the set
+        a.document.policy.carriesChangeSetsInMarkers = false  // B needs A's folder for the set
         try await converge(a, b)
         try a.execute("INSERT INTO notes(id, title) VALUES ('a1', 'published, then A was deleted')")
         try await a.sync()

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+
 @testable import FolderSync
 @testable import TestSupport
 
@@ -20,7 +21,9 @@ struct DurableCommitTests {
                 (try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA synchronous"))
             }
             #expect(journal == "wal", "\(opening)")
-            #expect(synchronous == 2, "\(opening): synchronous is \(synchronous.map(String.init) ?? "unknown"), not FULL (2)")
+            #expect(
+                synchronous == 2,
+                "\(opening): synchronous is \(synchronous.map(String.init) ?? "unknown"), not FULL (2)")
             try store.database.close()
         }
     }

@@ -1,15 +1,18 @@
+import FolderSyncTesting
 import Foundation
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
 
 /// Defects found from outside (issue 19, items 3 and 4; issue 25, item 7): a file one client writes and the
 /// others only read never stops the others, and another client's legitimate mass delete never silences this one.
 @Suite("Files of other clients")
 struct OtherClientsFilesTests {
     /// A, B and C on a real folder; A and C have each published a note, B has synced them.
-    private func threeClients(_ directory: TemporaryDirectory) async throws -> (TestClient, TestClient, TestClient, FileManagerFileSystem) {
+    private func threeClients(_ directory: TemporaryDirectory) async throws -> (
+        TestClient, TestClient, TestClient, FileManagerFileSystem
+    ) {
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
         let a = try await TestClient.make(remote, name: "A", in: directory)
         let b = try await TestClient.make(remote, name: "B", in: directory)
@@ -22,13 +25,15 @@ struct OtherClientsFilesTests {
 
     static let damages: [String: Data] = [
         "empty": Data(),
-        "truncated": Data("<?xml version=\"1.0\" encoding=\"UTF-8\"?><plist version=\"1.0\"><dict><key>kind</key>".utf8),
+        "truncated": Data(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><plist version=\"1.0\"><dict><key>kind</key>".utf8),
         "zero-filled": Data(count: 4096),
         "larger than any property list": Data(count: PropertyListFile.maximumByteCount + 1),
     ]
 
-    @Test("A damaged recent sync of another client is a warning: the sync lists that client's folder instead and goes on",
-          arguments: damages.keys.sorted())
+    @Test(
+        "A damaged recent sync of another client is a warning: the sync lists that client's folder instead and goes on",
+        arguments: damages.keys.sorted())
     func damagedMarker(_ damage: String) async throws {
         let directory = TemporaryDirectory()
         let (a, b, c, remote) = try await threeClients(directory)
@@ -41,8 +46,11 @@ struct OtherClientsFilesTests {
         try b.execute("INSERT INTO notes(id, title) VALUES ('b1', 'from B')")
 
         let report = try await b.sync()
-        #expect(report.warnings.contains { $0.kind == .unreadableFile && $0.path == marker.description }, "\(report.warnings)")
-        #expect(report.warnings.filter { $0.kind == .unreadableFile }.count == 1, "the damage was reported more than once")
+        #expect(
+            report.warnings.contains { $0.kind == .unreadableFile && $0.path == marker.description },
+            "\(report.warnings)")
+        #expect(
+            report.warnings.filter { $0.kind == .unreadableFile }.count == 1, "the damage was reported more than once")
         // A's new set was found by listing A's folder; C's came as usual; B's own note went out.
         #expect(try b.value("SELECT group_concat(id) FROM (SELECT id FROM notes ORDER BY id)") == "a1,a2,b1,c1,c2")
         try await c.sync()
@@ -55,13 +63,16 @@ struct OtherClientsFilesTests {
         #expect(try b.value("SELECT count(*) FROM notes WHERE id = 'a3'") == "1")
     }
 
-    @Test("Listings and vacuum go on past another client's damaged marker and device info: that client is shown without them",
-          arguments: damages.keys.sorted())
+    @Test(
+        "Listings and vacuum go on past another client's damaged marker and device info: that client is shown without them",
+        arguments: damages.keys.sorted())
     func damagedFilesInListings(_ damage: String) async throws {
         let directory = TemporaryDirectory()
         let (a, b, _, remote) = try await threeClients(directory)
         let layout = a.document.layout
-        try await remote.write(Self.damages[damage]!, to: a.document.relativePathToThisDocumentRecentSyncsDirectory.appending("client-C.recentsync"))
+        try await remote.write(
+            Self.damages[damage]!,
+            to: a.document.relativePathToThisDocumentRecentSyncsDirectory.appending("client-C.recentsync"))
         try await remote.write(Self.damages[damage]!, to: layout.deviceInfoFile("client-C"))
 
         let clients = try await b.document.registeredClients()
@@ -81,9 +92,13 @@ struct OtherClientsFilesTests {
         let (a, b, c, remote) = try await threeClients(directory)
         let folder = a.document.relativePathToThisDocumentRecentSyncsDirectory
         // A's marker replaced by C's (valid, checksummed, but about C).
-        try await remote.write(try await remote.read(folder.appending("client-C.recentsync")), to: folder.appending("client-A.recentsync"))
+        try await remote.write(
+            try await remote.read(folder.appending("client-C.recentsync")), to: folder.appending("client-A.recentsync"))
         var report = try await b.sync()
-        #expect(report.warnings.contains { $0.kind == .unreadableFile && $0.path == folder.appending("client-A.recentsync").description })
+        #expect(
+            report.warnings.contains {
+                $0.kind == .unreadableFile && $0.path == folder.appending("client-A.recentsync").description
+            })
         // A's marker a symbolic link to a file that is no marker.
         let unrelated = directory.url.appendingPathComponent("unrelated.txt")
         try Data("not a marker".utf8).write(to: unrelated)
@@ -93,7 +108,10 @@ struct OtherClientsFilesTests {
         try c.execute("INSERT INTO notes(id, title) VALUES ('c2', 'C again')")
         try await c.sync()
         report = try await b.sync()
-        #expect(report.warnings.contains { $0.kind == .unreadableFile && $0.path == folder.appending("client-A.recentsync").description })
+        #expect(
+            report.warnings.contains {
+                $0.kind == .unreadableFile && $0.path == folder.appending("client-A.recentsync").description
+            })
         #expect(try b.value("SELECT count(*) FROM notes WHERE id = 'c2'") == "1")
     }
 
@@ -102,17 +120,25 @@ struct OtherClientsFilesTests {
         let directory = TemporaryDirectory()
         let (_, b, _, remote) = try await threeClients(directory)
         let path = b.document.relativePathToThisDocumentDeletedClientsDirectory.appending("client-B.plist")
-        for forged in [Data(), Data("deleted".utf8),
-                       try PropertyListFile.encode(DeletedClientInfo(clientIdentifier: "client-C", deletedBy: "x", deletionDate: Fixture.date))] {
+        for forged in [
+            Data(), Data("deleted".utf8),
+            try PropertyListFile.encode(
+                DeletedClientInfo(clientIdentifier: "client-C", deletedBy: "x", deletionDate: Fixture.date)),
+        ] {
             try await remote.write(forged, to: path)
             // The check runs when B's own marker is gone, as after a real deletion.
-            try await remote.remove(b.document.relativePathToThisDocumentRecentSyncsDirectory.appending("client-B.recentsync"))
+            try await remote.remove(
+                b.document.relativePathToThisDocumentRecentSyncsDirectory.appending("client-B.recentsync"))
             let report = try await b.sync()
-            #expect(report.warnings.contains { $0.kind == .unreadableFile && $0.path == path.description }, "\(report.warnings)")
+            #expect(
+                report.warnings.contains { $0.kind == .unreadableFile && $0.path == path.description },
+                "\(report.warnings)")
         }
-        let real = try PropertyListFile.encode(DeletedClientInfo(clientIdentifier: "client-B", deletedBy: "operator", deletionDate: Fixture.date))
+        let real = try PropertyListFile.encode(
+            DeletedClientInfo(clientIdentifier: "client-B", deletedBy: "operator", deletionDate: Fixture.date))
         try await remote.write(real, to: path)
-        try await remote.remove(b.document.relativePathToThisDocumentRecentSyncsDirectory.appending("client-B.recentsync"))
+        try await remote.remove(
+            b.document.relativePathToThisDocumentRecentSyncsDirectory.appending("client-B.recentsync"))
         await #expect { try await b.sync() } throws: { ($0 as? FolderSyncError)?.code == .clientDeleted }
     }
 
@@ -127,12 +153,16 @@ struct OtherClientsFilesTests {
         let b = try await TestClient.make(remote, name: "B", in: directory, configure: encrypt)
         try await converge(a, b)
         let path = b.document.relativePathToThisDocumentDeletedClientsDirectory.appending("client-B.plist")
-        let clear = try PropertyListFile.encode(DeletedClientInfo(clientIdentifier: "client-B", deletedBy: "provider", deletionDate: Fixture.date))
+        let clear = try PropertyListFile.encode(
+            DeletedClientInfo(clientIdentifier: "client-B", deletedBy: "provider", deletionDate: Fixture.date))
         for forged in [Data(), clear] {
             try await remote.write(forged, to: path)
-            try await remote.remove(b.document.relativePathToThisDocumentRecentSyncsDirectory.appending("client-B.recentsync"))
+            try await remote.remove(
+                b.document.relativePathToThisDocumentRecentSyncsDirectory.appending("client-B.recentsync"))
             let report = try await b.sync()
-            #expect(report.warnings.contains { $0.kind == .unreadableFile && $0.path == path.description }, "\(report.warnings)")
+            #expect(
+                report.warnings.contains { $0.kind == .unreadableFile && $0.path == path.description },
+                "\(report.warnings)")
         }
     }
 

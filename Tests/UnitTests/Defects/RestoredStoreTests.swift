@@ -1,9 +1,10 @@
+import FolderSyncTesting
 import Foundation
+import GRDB
 import Testing
+
 @_spi(ModelAdapter) @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
-import GRDB
 
 /// Devices restored from backups, in the ways the soak found losing writes (the restore schedule's seeds 1800149
 /// and 3800005): a store restored to before a sync that published sets but died before writing its marker (nothing
@@ -64,7 +65,8 @@ struct RestoredStoreTests {
         func backUp() throws {
             let copy = backups.subdirectory("A")
             try client.store.backup(to: copy.appendingPathComponent("notes.sqlite"))
-            try FileManager.default.copyItem(at: client.document.localLayout.helperDirectory, to: copy.appendingPathComponent("helper"))
+            try FileManager.default.copyItem(
+                at: client.document.localLayout.helperDirectory, to: copy.appendingPathComponent("helper"))
         }
 
         /// The same client, started again from the copy (in a folder of its own: the old one is left as it is).
@@ -75,13 +77,17 @@ struct RestoredStoreTests {
 
     /// Every change set of client A on the remote, by sequence: two files under one number fail the test.
     func sequences(_ remote: InMemoryFileSystem, _ a: TestClient) async throws -> [Int64] {
-        let listing = try await remote.contentsOfDirectory(at: a.document.layout.syncChangesDirectory("DOC", client: "client-A"))
+        let listing = try await remote.contentsOfDirectory(
+            at: a.document.layout.syncChangesDirectory("DOC", client: "client-A"))
         let numbers = listing.compactMap { RemoteLayout.parseChangeSetFileName($0.name)?.sequence }.sorted()
-        #expect(Set(numbers).count == numbers.count, "a sequence number published twice: \(listing.map(\.name).sorted())")
+        #expect(
+            Set(numbers).count == numbers.count, "a sequence number published twice: \(listing.map(\.name).sorted())")
         return numbers
     }
 
-    @Test("A store restored to before a published but unannounced set continues after it: the new set gets a new number, readers get both writes")
+    @Test(
+        "A store restored to before a published but unannounced set continues after it: the new set gets a new number, readers get both writes"
+    )
     func unannouncedSetKeepsItsNumber() async throws {
         let directory = TemporaryDirectory()
         let remote = InMemoryFileSystem()
@@ -107,7 +113,9 @@ struct RestoredStoreTests {
         }
     }
 
-    @Test("Sets published but unannounced with a gap between them (uploads run four at a time): the gap is filled, so readers go on past it")
+    @Test(
+        "Sets published but unannounced with a gap between them (uploads run four at a time): the gap is filled, so readers go on past it"
+    )
     func gapIsFilled() async throws {
         let directory = TemporaryDirectory()
         let remote = InMemoryFileSystem()
@@ -124,7 +132,10 @@ struct RestoredStoreTests {
         markers.failing.withLock { $0 = false }
         // Set 1's upload never happened; set 2's did.
         let folder = a.client.document.layout.syncChangesDirectory("DOC", client: "client-A")
-        let first = try #require(try await remote.contentsOfDirectory(at: folder).first { RemoteLayout.parseChangeSetFileName($0.name)?.sequence == 1 })
+        let first = try #require(
+            try await remote.contentsOfDirectory(at: folder).first {
+                RemoteLayout.parseChangeSetFileName($0.name)?.sequence == 1
+            })
         try await remote.remove(folder.appending(first.name))
 
         try await a.restore()
@@ -137,7 +148,8 @@ struct RestoredStoreTests {
         }
     }
 
-    @Test("A restored store does not replace its whole store on the remote that covers more; once it caught up, it does")
+    @Test(
+        "A restored store does not replace its whole store on the remote that covers more; once it caught up, it does")
     func restoredStoreKeepsTheRemoteStore() async throws {
         let directory = TemporaryDirectory()
         let remote = InMemoryFileSystem()
@@ -150,9 +162,12 @@ struct RestoredStoreTests {
         #expect(published.covers["client-A"] == 1)
 
         try await a.restore()
-        #expect(try await a.client.document.uploadWholeStore() == nil, "the restored store replaced the one that covers more")
+        #expect(
+            try await a.client.document.uploadWholeStore() == nil,
+            "the restored store replaced the one that covers more")
         let manifest = a.client.document.layout.appliedSyncChangeSetsFile("DOC", client: "client-A")
-        let kept = try PropertyListFile.decode(WholeStoreManifest.self, from: try await remote.read(manifest), path: manifest.description)
+        let kept = try PropertyListFile.decode(
+            WholeStoreManifest.self, from: try await remote.read(manifest), path: manifest.description)
         #expect(kept.wholeStoreIdentifier == published.wholeStoreIdentifier)
 
         let report = try await a.client.sync()
@@ -162,19 +177,23 @@ struct RestoredStoreTests {
         #expect(replaced.covers["client-A"] == 1 && replaced.wholeStoreIdentifier != published.wholeStoreIdentifier)
     }
 
-    @Test("A store restored while its marker was gone learns it from another client's acknowledgement: its own writes come back at its next sync, and its next set gets a new number")
+    @Test(
+        "A store restored while its marker was gone learns it from another client's acknowledgement: its own writes come back at its next sync, and its next set gets a new number"
+    )
     func restoredWithoutMarker() async throws {
         let directory = TemporaryDirectory()
         let remote = InMemoryFileSystem()
         let b = try await TestClient.make(remote, name: "B", in: directory)
         b.document.policy.acknowledgementDelay = 0
         var a = try await Restorable(remote, in: directory)
-        try await a.client.sync(); try await b.sync()
+        try await a.client.sync()
+        try await b.sync()
         try a.backUp()
         try a.client.execute("INSERT INTO notes(id, title) VALUES ('n1', 'published, then the store went back')")
         try await a.client.sync()
-        try await b.sync()                                              // B applies A's set and acknowledges it
-        try await remote.remove(a.client.document.layout.recentSyncFile("DOC", client: "client-A"))   // as an expiry does
+        try await b.sync()  // B applies A's set and acknowledges it
+        // as an expiry does
+        try await remote.remove(a.client.document.layout.recentSyncFile("DOC", client: "client-A"))
 
         try await a.restore()
         let report = try await a.client.sync()
@@ -186,7 +205,9 @@ struct RestoredStoreTests {
         #expect(try NotesSchema.dump(b.store) == NotesSchema.dump(a.client.store))
     }
 
-    @Test("A change a restored store brings back as unpublished, though it was published and overwritten since, does not undo the newer write when a whole store is installed")
+    @Test(
+        "A change a restored store brings back as unpublished, though it was published and overwritten since, does not undo the newer write when a whole store is installed"
+    )
     func resurrectedChangeLosesToNewerOwnWrite() async throws {
         let directory = TemporaryDirectory()
         let remote = InMemoryFileSystem()
@@ -194,7 +215,7 @@ struct RestoredStoreTests {
         let b = try await TestClient.make(remote, name: "B", in: directory)
         try await a.client.sync()
         try a.client.execute("INSERT INTO notes(id, title) VALUES ('n1', 'first')")
-        try a.backUp()                                                  // n1 unpublished in the copy
+        try a.backUp()  // n1 unpublished in the copy
         try await a.client.sync()
         try a.client.execute("UPDATE notes SET title = 'second' WHERE id = 'n1'")
         try await a.client.sync()
@@ -208,7 +229,9 @@ struct RestoredStoreTests {
         #expect(try NotesSchema.dump(b.store) == NotesSchema.dump(a.client.store))
     }
 
-    @Test("A launch lists its own change sets before the first set it numbers (its store may have been put back while closed); later syncs of the launch do not, until one fails")
+    @Test(
+        "A launch lists its own change sets before the first set it numbers (its store may have been put back while closed); later syncs of the launch do not, until one fails"
+    )
     func ownSetsListedOncePerLaunch() async throws {
         let directory = TemporaryDirectory()
         let remote = InMemoryFileSystem()
@@ -228,14 +251,19 @@ struct RestoredStoreTests {
         #expect(try await publish("n5") >= 1, "after a failed sync")
         #expect(try await publish("n6") == 0)
 
-        // The copy, launched: its first set is numbered after the six the folder holds, not as the first, and gets them back.
+        // The copy, launched: its first set is numbered after the six the folder holds, not as the first, and gets them
+        // back.
         try await a.restore()
         #expect(try await publish("n7") >= 1)
         #expect(try await sequences(remote, a.client) == [1, 2, 3, 4, 5, 6, 7])
-        #expect(try a.client.value("SELECT group_concat(id) FROM (SELECT id FROM notes ORDER BY id)") == "n1,n2,n3,n4,n5,n6,n7")
+        #expect(
+            try a.client.value("SELECT group_concat(id) FROM (SELECT id FROM notes ORDER BY id)")
+                == "n1,n2,n3,n4,n5,n6,n7")
     }
 
-    @Test("A store the app copies a backup into while it is open goes back in sequence too: its next sync lists its own change sets again and numbers after them")
+    @Test(
+        "A store the app copies a backup into while it is open goes back in sequence too: its next sync lists its own change sets again and numbers after them"
+    )
     func backupCopiedIntoOpenStore() async throws {
         let directory = TemporaryDirectory()
         let remote = InMemoryFileSystem()

@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (The snippets here are the documentation's code blocks, compared character for character.)
 import Foundation
 import FolderSync
 import GRDB

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+
 @_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 @testable import TestSupport
 
@@ -19,7 +20,11 @@ struct BookkeepingVersionTests {
     /// The declarations of the bookkeeping tables, as `sqlite_master` holds them.
     static func bookkeepingDeclarations(_ store: GRDBStore) throws -> [String] {
         try store.database.read { db in
-            try String.fetchAll(db, sql: "SELECT name || ': ' || sql FROM sqlite_master WHERE name LIKE 'foldersync%' AND type = 'table' ORDER BY name")
+            try String.fetchAll(
+                db,
+                sql:
+                    "SELECT name || ': ' || sql FROM sqlite_master WHERE name LIKE 'foldersync%' AND type = 'table' ORDER BY name"
+            )
         }
     }
 
@@ -46,8 +51,9 @@ struct BookkeepingVersionTests {
         #expect(try Self.bookkeepingDeclarations(again) == declarations)
     }
 
-    @Test("A golden store of each earlier version migrates to the current version, declared as a new store is, and works",
-          arguments: historical)
+    @Test(
+        "A golden store of each earlier version migrates to the current version, declared as a new store is, and works",
+        arguments: historical)
     func historicalStoreMigrates(_ file: GoldenFile) throws {
         let directory = TemporaryDirectory()
         let fresh = try Golden.openStore(directory.url.appendingPathComponent("fresh.sqlite"))
@@ -66,19 +72,30 @@ struct BookkeepingVersionTests {
         // Sequence 2 is staged and unpublished; the rest is pending and stages as sequence 3.
         #expect(try store.hasUnpublishedChanges())
         var staged: [String] = []
-        let count = try store.stageChanges(sequence: 3, emit: { change in
-            staged.append("\(change.kind) \(change.table)/\(change.syncID) " + change.columns.map(\.column).sorted().joined(separator: ","))
-        }, seal: { 3 })
+        let count = try store.stageChanges(
+            sequence: 3,
+            emit: { change in
+                staged.append(
+                    "\(change.kind) \(change.table)/\(change.syncID) "
+                        + change.columns.map(\.column).sorted().joined(separator: ","))
+            }, seal: { 3 })
         #expect(count == 4)
-        #expect(staged.sorted() == ["delete notes/n6 ", "insert notes/n5 b,n,title,x", "update notes/n3 title", "update tags/t2 name"])
+        #expect(
+            staged.sorted() == [
+                "delete notes/n6 ", "insert notes/n5 b,n,title,x", "update notes/n3 title", "update tags/t2 name",
+            ])
         try store.markPublished(throughSequence: 3)
         #expect(try !store.hasUnpublishedChanges())
         // Change capture works on the migrated store.
-        try store.database.write { db in try db.execute(sql: "UPDATE notes SET title = 'after migration' WHERE id = 'n1'") }
+        try store.database.write { db in
+            try db.execute(sql: "UPDATE notes SET title = 'after migration' WHERE id = 'n1'")
+        }
         #expect(try store.hasUnpublishedChanges())
     }
 
-    @Test("The app's migration of a version-5 store writes through the triggers its last writer left (e578d01), and is captured as today's triggers capture it")
+    @Test(
+        "The app's migration of a version-5 store writes through the triggers its last writer left (e578d01), and is captured as today's triggers capture it"
+    )
     func migrationWritesThroughEarlierTriggers() throws {
         let directory = TemporaryDirectory()
         let url = try Golden.copy("local-stores/bookkeeping-v5-e578d01.sqlite", into: directory.url)
@@ -89,15 +106,19 @@ struct BookkeepingVersionTests {
         #expect(before?.contains("RAISE(ABORT, 'FolderSync: the sync ID of a synced row cannot change')") == true)
         let store = try Golden.openStore(url) { db in
             guard try StoreSchema.recordedBookkeepingVersion(db) == 5 else { return }
-            try db.execute(sql: "UPDATE notes SET x = 9.5 WHERE id = 'n1'")        // no pending change yet
-            try db.execute(sql: "UPDATE notes SET title = 'again', n = 6 WHERE id = 'n5'")   // created here, marked by name
+            try db.execute(sql: "UPDATE notes SET x = 9.5 WHERE id = 'n1'")  // no pending change yet
+            // created here, marked by name
+            try db.execute(sql: "UPDATE notes SET title = 'again', n = 6 WHERE id = 'n5'")
             try db.execute(sql: "UPDATE tags SET name = 'home again' WHERE id = 't2'")
         }
         defer { try? store.close() }
         func marks(_ table: String, _ id: String) throws -> [String] {
             try store.database.read { db in
-                try PendingMarks(try Data.fetchOne(db, sql: "SELECT marks FROM \(StoreSchema.pendingChangesTable) WHERE tbl = ? AND sync_id = ?",
-                                                   arguments: [table, id])).names
+                try PendingMarks(
+                    try Data.fetchOne(
+                        db, sql: "SELECT marks FROM \(StoreSchema.pendingChangesTable) WHERE tbl = ? AND sync_id = ?",
+                        arguments: [table, id])
+                ).names
             }
         }
         #expect(try marks("notes", "n1") == ["x"])
@@ -108,9 +129,17 @@ struct BookkeepingVersionTests {
         #expect(n1["x"]?.client == nil && n1["x"]!.timestamp == n1.newestTimestamp)
         #expect(n1["title"]?.client == Golden.clientB)
         // n5's registers were this client's alone, in encoding 1: rewritten in place, in encoding 2, the others kept.
-        let before5 = try DatabaseQueue(path: try Golden.copy("local-stores/bookkeeping-v5-e578d01.sqlite", into: directory.url, as: "again.sqlite").path)
-            .read { db in try RowRegisters(try Data.fetchOne(db, sql: "SELECT stamps FROM foldersync_clocks WHERE sync_id = 'n5'")) }
-        let stamps5 = try #require(try store.database.read { db in try Data.fetchOne(db, sql: "SELECT stamps FROM foldersync_clocks WHERE sync_id = 'n5'") })
+        let before5 = try DatabaseQueue(
+            path: try Golden.copy("local-stores/bookkeeping-v5-e578d01.sqlite", into: directory.url, as: "again.sqlite")
+                .path
+        )
+        .read { db in
+            try RowRegisters(try Data.fetchOne(db, sql: "SELECT stamps FROM foldersync_clocks WHERE sync_id = 'n5'"))
+        }
+        let stamps5 = try #require(
+            try store.database.read { db in
+                try Data.fetchOne(db, sql: "SELECT stamps FROM foldersync_clocks WHERE sync_id = 'n5'")
+            })
         let n5 = try RowRegisters(stamps5)
         #expect(stamps5.first == 2 && n5.registers.map(\.column) == before5.registers.map(\.column))
         #expect(n5["x"] == before5["x"] && n5["b"] == before5["b"])
@@ -122,7 +151,9 @@ struct BookkeepingVersionTests {
         #expect(after?.contains("RAISE") == false)
     }
 
-    @Test("A store of a newer bookkeeping version is refused with unsupportedFormatVersion naming both versions, and left byte for byte")
+    @Test(
+        "A store of a newer bookkeeping version is refused with unsupportedFormatVersion naming both versions, and left byte for byte"
+    )
     func newerStoreIsRefusedUntouched() throws {
         let directory = TemporaryDirectory()
         let url = directory.url.appendingPathComponent("store.sqlite")
@@ -130,7 +161,9 @@ struct BookkeepingVersionTests {
         try GoldenScenario.populate(store, unpublished: true)
         let newer = StoreSchema.currentBookkeepingVersion + 1
         try store.database.write { db in
-            try db.execute(sql: "UPDATE foldersync_meta SET value = ? WHERE key = ?", arguments: [newer, StoreSchema.bookkeepingVersionKey])
+            try db.execute(
+                sql: "UPDATE foldersync_meta SET value = ? WHERE key = ?",
+                arguments: [newer, StoreSchema.bookkeepingVersionKey])
         }
         try store.close()
         let before = try storeFingerprint(url)
@@ -161,7 +194,9 @@ struct BookkeepingVersionTests {
         let url = directory.url.appendingPathComponent("store.sqlite")
         let store = try Golden.openStore(url)
         try store.database.write { db in
-            try db.execute(sql: "UPDATE foldersync_meta SET value = 'five' WHERE key = ?", arguments: [StoreSchema.bookkeepingVersionKey])
+            try db.execute(
+                sql: "UPDATE foldersync_meta SET value = 'five' WHERE key = ?",
+                arguments: [StoreSchema.bookkeepingVersionKey])
         }
         try store.close()
         let before = try storeFingerprint(url)
@@ -169,7 +204,8 @@ struct BookkeepingVersionTests {
         #expect(try storeFingerprint(url) == before)
     }
 
-    @Test("An unversioned store is told by its shape once: registers without their head are version 2, with it version 3")
+    @Test(
+        "An unversioned store is told by its shape once: registers without their head are version 2, with it version 3")
     func unversionedStoresAreIdentified() throws {
         let directory = TemporaryDirectory()
         for file in Self.historical {
@@ -182,7 +218,8 @@ struct BookkeepingVersionTests {
             } else {
                 #expect(recorded == nil, "\(file.path) was written before versions were recorded")
             }
-            // Version 6 kept version 5's tables (only the bytes of its BLOBs changed): a store of it records its version.
+            // Version 6 kept version 5's tables (only the bytes of its BLOBs changed): a store of it records its
+            // version.
             #expect(identified == min(file.version, Self.lastVersionToldByShape), "\(file.path)")
         }
         // Empty registers in either encoding.
@@ -209,9 +246,17 @@ struct BookkeepingVersionTests {
             let queue = try DatabaseQueue(path: url.path)
             defer { try? queue.close() }
             return try queue.read { db in
-                try String.fetchAll(db, sql: "SELECT type || ' ' || name || ': ' || ifnull(sql, '') FROM sqlite_master ORDER BY name")
-                    + [try String.fetchOne(db, sql: "SELECT hex(stamps) FROM foldersync_clocks ORDER BY tbl, sync_id LIMIT 1") ?? "",
-                       try String.fetchOne(db, sql: "SELECT group_concat(tbl || sync_id || staged_in) FROM \(StoreSchema.pendingChangesTable)") ?? ""]
+                try String.fetchAll(
+                    db, sql: "SELECT type || ' ' || name || ': ' || ifnull(sql, '') FROM sqlite_master ORDER BY name")
+                    + [
+                        try String.fetchOne(
+                            db, sql: "SELECT hex(stamps) FROM foldersync_clocks ORDER BY tbl, sync_id LIMIT 1") ?? "",
+                        try String.fetchOne(
+                            db,
+                            sql:
+                                "SELECT group_concat(tbl || sync_id || staged_in) FROM \(StoreSchema.pendingChangesTable)"
+                        ) ?? "",
+                    ]
             }
         }
         #expect(try DatabaseQueue(path: url.path).read { try StoreSchema.identifyUnversionedBookkeeping($0) } == 3)

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+
 @_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 @testable import TestSupport
 
@@ -13,26 +14,38 @@ enum EncryptedTree {
 
     /// What a client that joins the tree holds once it synced: the `row|` lines of its neutral dump.
     static let rows: [String] = [
-        NeutralDump.row("notes", "n1", ["title": .text("Secret plan | é"), "n": .integer(-7), "x": .real(0.25), "b": .blob(Data([0xCA, 0xFE]))]),
+        NeutralDump.row(
+            "notes", "n1",
+            ["title": .text("Secret plan | é"), "n": .integer(-7), "x": .real(0.25), "b": .blob(Data([0xCA, 0xFE]))]),
         NeutralDump.row("notes", "n3", ["title": .text("edited by A"), "n": .integer(3)]),
-        NeutralDump.row("notes", "n4", ["title": .text("after the whole store"), "b": .blob(attachment.databaseValue)]),
+        NeutralDump.row(
+            "notes", "n4", ["title": .text("after the whole store"), "b": .blob(attachment.databaseValue)]),
         NeutralDump.row("tags", "t1", ["name": .text("from B")]),
     ].sorted()
 
     /// The file attached to `n4` (stored under `Attachments/`).
     static let attachmentContents = Data(String(repeating: "attached to the encrypted golden tree. ", count: 30).utf8)
-    static var attachment: AttachmentReference { GoldenCatalog.reference(of: attachmentContents, metadata: ["name": "plan.txt"]) }
+    static var attachment: AttachmentReference {
+        GoldenCatalog.reference(of: attachmentContents, metadata: ["name": "plan.txt"])
+    }
 
-    static func client(_ remote: any RemoteFileSystem, id: String, folder: URL, password: String = password,
-                       environment: SyncEnvironment) async throws -> (DocumentSyncManager, GRDBStore) {
+    static func client(
+        _ remote: any RemoteFileSystem, id: String, folder: URL, password: String = password,
+        environment: SyncEnvironment
+    ) async throws -> (DocumentSyncManager, GRDBStore) {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let store = try Golden.openStore(folder.appendingPathComponent("store.sqlite"))
         let app = ApplicationSyncManager(remote: remote, environment: environment)
         app.encryptionHandler = { _ in .password(password) }
-        try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: id, clientDescription: "golden \(id.prefix(1))"))
+        try await app.register(
+            .init(
+                applicationIdentifier: "com.example.notes", clientIdentifier: id,
+                clientDescription: "golden \(id.prefix(1))"))
         let document = try await DocumentSyncManager(
             applicationSyncManager: app,
-            registering: .init(documentIdentifier: Golden.document, documentDescription: "Notes", helperDirectory: folder.appendingPathComponent("helper")),
+            registering: .init(
+                documentIdentifier: Golden.document, documentDescription: "Notes",
+                helperDirectory: folder.appendingPathComponent("helper")),
             store: store, remoteDocumentCreationHandler: { _ in true })
         return (document, store)
     }
@@ -43,8 +56,10 @@ enum EncryptedTree {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let remote = FileManagerFileSystem(rootURL: root)
         let environment = Fixture.environment()
-        let (a, storeA) = try await client(remote, id: Golden.clientA, folder: scratch.appendingPathComponent("A"), environment: environment)
-        let (b, storeB) = try await client(remote, id: Golden.clientB, folder: scratch.appendingPathComponent("B"), environment: environment)
+        let (a, storeA) = try await client(
+            remote, id: Golden.clientA, folder: scratch.appendingPathComponent("A"), environment: environment)
+        let (b, storeB) = try await client(
+            remote, id: Golden.clientB, folder: scratch.appendingPathComponent("B"), environment: environment)
         try await storeA.database.write { db in
             try db.execute(sql: "INSERT INTO notes VALUES ('n1', 'Secret plan | é', -7, 0.25, x'cafe')")
             try db.execute(sql: "INSERT INTO notes(id, title, n) VALUES ('n2', 'to be deleted', 2)")
@@ -53,7 +68,10 @@ enum EncryptedTree {
             try db.execute(sql: "INSERT INTO tags VALUES ('t1', 'from B')")
             try db.execute(sql: "INSERT INTO notes(id, title, n) VALUES ('n3', 'from B', 3)")
         }
-        for _ in 0..<2 { _ = try await a.synchronize(); _ = try await b.synchronize() }
+        for _ in 0..<2 {
+            _ = try await a.synchronize()
+            _ = try await b.synchronize()
+        }
         try await storeA.database.write { db in
             try db.execute(sql: "DELETE FROM notes WHERE id = 'n2'")
             try db.execute(sql: "UPDATE notes SET title = 'edited by A' WHERE id = 'n3'")
@@ -65,9 +83,14 @@ enum EncryptedTree {
         try attachmentContents.write(to: file)
         let reference = try b.attachFile(at: file, metadata: ["name": "plan.txt"])
         try await storeB.database.write { db in
-            try db.execute(sql: "INSERT INTO notes(id, title, b) VALUES ('n4', 'after the whole store', ?)", arguments: [reference.databaseValue])
+            try db.execute(
+                sql: "INSERT INTO notes(id, title, b) VALUES ('n4', 'after the whole store', ?)",
+                arguments: [reference.databaseValue])
         }
-        for _ in 0..<2 { _ = try await b.synchronize(); _ = try await a.synchronize() }
+        for _ in 0..<2 {
+            _ = try await b.synchronize()
+            _ = try await a.synchronize()
+        }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: root, to: files)
     }
@@ -83,8 +106,9 @@ struct EncryptedTreeTests {
         }
         let root = scratch.url.appendingPathComponent("remote")
         try FileManager.default.copyItem(at: EncryptedTree.files, to: root)
-        let (document, store) = try await EncryptedTree.client(FileManagerFileSystem(rootURL: root), id: Golden.clientC,
-                                                               folder: scratch.subdirectory("C"), environment: Fixture.quietEnvironment())
+        let (document, store) = try await EncryptedTree.client(
+            FileManagerFileSystem(rootURL: root), id: Golden.clientC,
+            folder: scratch.subdirectory("C"), environment: Fixture.quietEnvironment())
         _ = try await document.synchronize()
         let dump = try await store.database.read { try NeutralDump.dump($0, full: false) }
         #expect(NeutralDump.rows(dump) == EncryptedTree.rows)
@@ -100,14 +124,18 @@ struct EncryptedTreeTests {
         try FileManager.default.copyItem(at: EncryptedTree.files, to: root)
         let store = try Golden.openStore(scratch.url.appendingPathComponent("store.sqlite"))
         defer { try? store.close() }
-        let app = ApplicationSyncManager(remote: FileManagerFileSystem(rootURL: root), environment: Fixture.quietEnvironment())
+        let app = ApplicationSyncManager(
+            remote: FileManagerFileSystem(rootURL: root), environment: Fixture.quietEnvironment())
         let asked = Locked(0)
         app.encryptionHandler = { request in
             asked.withLock { $0 += 1 }
             return asked.current == 1 ? .password("not the password") : .cancel
         }
         await #expect(throws: FolderSyncError.self) {
-            try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: Golden.clientC, clientDescription: "C"))
+            try await app.register(
+                .init(
+                    applicationIdentifier: "com.example.notes", clientIdentifier: Golden.clientC, clientDescription: "C"
+                ))
         }
         #expect(asked.current == 2, "a wrong password is asked again, not taken for a damaged file")
     }
@@ -116,15 +144,18 @@ struct EncryptedTreeTests {
     func everyFileOpens() throws {
         let root = EncryptedTree.files
         let keyPath = try RemotePath("com.example.notes/Encryption/EncryptionKey.plist")
-        let info = try PropertyListFile.decode(EncryptionKeyInfo.self, from: try Data(contentsOf: root.appendingPathComponent(keyPath.description)),
-                                               path: keyPath.description)
-        let dataKey = try info.dataKey(with: try info.passwordKey(for: EncryptedTree.password, path: keyPath), path: keyPath)
+        let info = try PropertyListFile.decode(
+            EncryptionKeyInfo.self, from: try Data(contentsOf: root.appendingPathComponent(keyPath.description)),
+            path: keyPath.description)
+        let dataKey = try info.dataKey(
+            with: try info.passwordKey(for: EncryptedTree.password, path: keyPath), path: keyPath)
         let scratch = TemporaryDirectory()
         var kinds: [String: Int] = [:]
         for path in treeListing(of: root) where !path.hasSuffix("/") {
             let remotePath = try RemotePath(path)
             let data = try Data(contentsOf: root.appendingPathComponent(path))
-            let entry = try #require(RemoteLayout.entry(matching: remotePath, kind: .file), "\(path) is not in the layout")
+            let entry = try #require(
+                RemoteLayout.entry(matching: remotePath, kind: .file), "\(path) is not in the layout")
             guard entry.encryptedWhenEnabled else {
                 kinds["clear " + entry.format, default: 0] += 1
                 continue
@@ -136,11 +167,13 @@ struct EncryptedTreeTests {
             case "change-set":
                 _ = try ChangeSetReader.verify(at: local, path: path)
             case "whole-store":
-                _ = try WholeStoreFile.read(local, to: scratch.url.appendingPathComponent("snapshot.sqlite"), path: path)
+                _ = try WholeStoreFile.read(
+                    local, to: scratch.url.appendingPathComponent("snapshot.sqlite"), path: path)
             case "attachment":
                 try AttachmentFile.verify(local, sha256: remotePath.name, path: path)
             default:
-                #expect(PropertyListFile.kind(of: plain) != nil, "\(path) is not a FolderSync property list once opened")
+                #expect(
+                    PropertyListFile.kind(of: plain) != nil, "\(path) is not a FolderSync property list once opened")
             }
             kinds[entry.format, default: 0] += 1
         }

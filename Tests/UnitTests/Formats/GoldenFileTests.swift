@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GRDB
 import Testing
+
 @_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 @testable import TestSupport
 
@@ -25,10 +26,15 @@ struct GoldenFileTests {
         }
         let onDisk = Set(treeListing(of: Golden.root).filter { !$0.hasSuffix("/") && !Self.notInCatalog($0) })
         let listed = Set(GoldenCatalog.files.map(\.path))
-        #expect(onDisk == listed, "checked in but not in the catalog: \(onDisk.subtracting(listed)); in the catalog but missing: \(listed.subtracting(onDisk))")
+        #expect(
+            onDisk == listed,
+            "checked in but not in the catalog: \(onDisk.subtracting(listed)); in the catalog but missing: \(listed.subtracting(onDisk))"
+        )
         for file in GoldenCatalog.files {
             if case .wholeStore(let store) = file.content {
-                #expect(FileManager.default.fileExists(atPath: Golden.url(store.snapshotDump).path), "\(store.snapshotDump) is missing")
+                #expect(
+                    FileManager.default.fileExists(atPath: Golden.url(store.snapshotDump).path),
+                    "\(store.snapshotDump) is missing")
             }
             if case .localStore(_, let expected) = file.content {
                 #expect(FileManager.default.fileExists(atPath: Golden.url(expected).path), "\(expected) is missing")
@@ -37,7 +43,8 @@ struct GoldenFileTests {
         // Kinds and versions the issue asks for, at least.
         #expect(GoldenCatalog.files(of: .changeSet).count >= 6)
         #expect(Set(GoldenCatalog.files(of: .wholeStore).map(\.version)) == Set(1...Int(WholeStoreFile.formatVersion)))
-        #expect(Set(GoldenCatalog.files(of: .localStore).map(\.version)) == Set(1...StoreSchema.currentBookkeepingVersion))
+        #expect(
+            Set(GoldenCatalog.files(of: .localStore).map(\.version)) == Set(1...StoreSchema.currentBookkeepingVersion))
     }
 
     @Test("Each golden file decodes to its documented content", arguments: GoldenCatalog.files)
@@ -61,8 +68,11 @@ struct GoldenFileTests {
             try reader.consume(data)
             let result = try reader.finish()
             #expect(result.header == store.header)
-            #expect(try NeutralDump.dump(snapshot, full: false) == String(decoding: try Golden.data(store.snapshotDump), as: UTF8.self))
-            let manifest = try PropertyListFile.decode(WholeStoreManifest.self, from: try Golden.data(store.manifest), path: store.manifest)
+            #expect(
+                try NeutralDump.dump(snapshot, full: false)
+                    == String(decoding: try Golden.data(store.snapshotDump), as: UTF8.self))
+            let manifest = try PropertyListFile.decode(
+                WholeStoreManifest.self, from: try Golden.data(store.manifest), path: store.manifest)
             #expect(manifest.wholeStoreIdentifier == store.header.wholeStoreIdentifier)
             #expect(manifest.wholeStoreByteCount == result.byteCount)
             #expect(manifest.wholeStoreChecksum == result.checksum)
@@ -97,7 +107,9 @@ struct GoldenFileTests {
             defer { try? store.close() }
             let dump = try store.database.read { try NeutralDump.dump($0, full: true) }
             #expect(dump == String(decoding: try Golden.data(expected), as: UTF8.self))
-            #expect(try store.database.read { try StoreSchema.recordedBookkeepingVersion($0) } == StoreSchema.currentBookkeepingVersion)
+            #expect(
+                try store.database.read { try StoreSchema.recordedBookkeepingVersion($0) }
+                    == StoreSchema.currentBookkeepingVersion)
         }
     }
 
@@ -109,14 +121,18 @@ struct GoldenFileTests {
         for path in GoldenCatalog.changeSetApplyOrder {
             let url = try Golden.copy(path, into: scratch.url)
             let header = try ChangeSetReader.verify(at: url, path: path)
-            let outcome = try store.apply(header, localClient: Golden.clientC, changes: { body in
-                try ChangeSetReader.forEachChange(at: url, path: path, body)
-            }, resolutions: [:])
+            let outcome = try store.apply(
+                header, localClient: Golden.clientC,
+                changes: { body in
+                    try ChangeSetReader.forEachChange(at: url, path: path, body)
+                }, resolutions: [:])
             #expect(outcome.applied)
         }
         let dump = try store.database.read { try NeutralDump.dump($0, full: false) }
         #expect(NeutralDump.rows(dump) == GoldenCatalog.rowsAfterChangeSets)
-        let tombstones = dump.split(separator: "\n").filter { $0.hasPrefix("tomb|") }.map { $0.split(separator: "|")[1...2].joined(separator: "|") }
+        let tombstones = dump.split(separator: "\n").filter { $0.hasPrefix("tomb|") }.map {
+            $0.split(separator: "|")[1...2].joined(separator: "|")
+        }
         #expect(tombstones == GoldenCatalog.tombstonesAfterChangeSets)
         #expect(try store.appliedChangeSets().contiguous == [Golden.clientA: 2, Golden.clientB: 3])
     }
@@ -129,21 +145,33 @@ struct GoldenFileTests {
         for path in GoldenCatalog.changeSetApplyOrder + ["change-sets/v1-schema2.syncchg"] {
             let url = try Golden.copy(path, into: scratch.url)
             let header = try ChangeSetReader.verify(at: url, path: path)
-            _ = try store.apply(header, localClient: Golden.clientC, changes: { try ChangeSetReader.forEachChange(at: url, path: path, $0) },
-                                resolutions: [:])
+            _ = try store.apply(
+                header, localClient: Golden.clientC,
+                changes: { try ChangeSetReader.forEachChange(at: url, path: path, $0) },
+                resolutions: [:])
         }
-        let due = try store.database.read { db in try Row.fetchAll(db, sql: "SELECT id, title, due FROM notes WHERE due IS NOT NULL ORDER BY id") }
-        #expect(due.map { "\($0["id"] as String)|\($0["title"] as String)|\($0["due"] as Int64)" } == ["n10|row 10|20260103", "n20|needs schema 2|20260102"])
+        let due = try store.database.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, title, due FROM notes WHERE due IS NOT NULL ORDER BY id")
+        }
+        #expect(
+            due.map { "\($0["id"] as String)|\($0["title"] as String)|\($0["due"] as Int64)" } == [
+                "n10|row 10|20260103", "n20|needs schema 2|20260102",
+            ])
     }
 
-    @Test("Each golden whole store installs into a fresh store with its snapshot's rows, or is refused as documented",
-          arguments: GoldenCatalog.files(of: .wholeStore))
+    @Test(
+        "Each golden whole store installs into a fresh store with its snapshot's rows, or is refused as documented",
+        arguments: GoldenCatalog.files(of: .wholeStore))
     func wholeStoreInstalls(_ file: GoldenFile) throws {
-        guard case .wholeStore(let expected) = file.content else { Issue.record("not a whole store"); return }
+        guard case .wholeStore(let expected) = file.content else {
+            Issue.record("not a whole store")
+            return
+        }
         let scratch = TemporaryDirectory()
         let snapshot = scratch.url.appendingPathComponent("snapshot.sqlite")
         _ = try WholeStoreFile.read(Golden.url(file.path), to: snapshot, path: file.path)
-        let manifest = try PropertyListFile.decode(WholeStoreManifest.self, from: try Golden.data(expected.manifest), path: expected.manifest)
+        let manifest = try PropertyListFile.decode(
+            WholeStoreManifest.self, from: try Golden.data(expected.manifest), path: expected.manifest)
         let url = scratch.url.appendingPathComponent("store.sqlite")
         let store = try Golden.openStore(url)
         defer { try? store.close() }
@@ -155,11 +183,17 @@ struct GoldenFileTests {
             #expect(dump == String(decoding: try Golden.data(expected.snapshotDump), as: UTF8.self))
             #expect(try store.appliedChangeSets().contiguous == manifest.covers)
             // The dump reads registers in the file's own shape; installed, they must read as today's.
-            let stamps = try store.database.read { db in try Data.fetchAll(db, sql: "SELECT stamps FROM foldersync_clocks") }
-            #expect(!stamps.isEmpty && stamps.allSatisfy { (try? RowRegisters($0)) != nil && !LegacyRegisters.lacksHead($0) },
-                    "\(file.path): installed registers read as today's")
+            let stamps = try store.database.read { db in
+                try Data.fetchAll(db, sql: "SELECT stamps FROM foldersync_clocks")
+            }
+            #expect(
+                !stamps.isEmpty
+                    && stamps.allSatisfy { (try? RowRegisters($0)) != nil && !LegacyRegisters.lacksHead($0) },
+                "\(file.path): installed registers read as today's")
         case .refused(let code):
-            #expect { try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: Golden.clientC) } throws: { error in
+            #expect {
+                try store.restoreSnapshot(from: snapshot, covers: manifest.covers, localClient: Golden.clientC)
+            } throws: { error in
                 (error as? FolderSyncError)?.code == code
             }
             #expect(try store.database.read { try NeutralDump.dump($0, full: true) } == before)
@@ -187,10 +221,12 @@ struct GoldenFileTests {
     @Test("The golden encryption key file opens the golden data key with the golden password, and refuses another")
     func encryptionKeyOpens() throws {
         let path = try RemotePath("com.example.notes/Encryption/EncryptionKey.plist")
-        let info = try PropertyListFile.decode(EncryptionKeyInfo.self, from: try Golden.data("property-lists/EncryptionKey.plist"), path: path.description)
+        let info = try PropertyListFile.decode(
+            EncryptionKeyInfo.self, from: try Golden.data("property-lists/EncryptionKey.plist"), path: path.description)
         let key = try info.dataKey(with: try info.passwordKey(for: GoldenCatalog.password, path: path), path: path)
         #expect(key.bytes == GoldenCatalog.dataKey.bytes)
-        #expect { try info.dataKey(with: try info.passwordKey(for: "wrong", path: path), path: path) } throws: { error in
+        #expect { try info.dataKey(with: try info.passwordKey(for: "wrong", path: path), path: path) } throws: {
+            error in
             (error as? FolderSyncError)?.code == .wrongPassword
         }
     }
@@ -203,8 +239,9 @@ struct GoldenWriterPinTests {
         add a golden file of the new version to GoldenCatalog, and keep a reader for this one (RemoteLayouts/README.md, "Golden files")
         """
 
-    @Test("Today's writers write each current golden file again, byte for byte",
-          arguments: GoldenCatalog.files.filter { $0.writer == .current && $0.kind != .localStore })
+    @Test(
+        "Today's writers write each current golden file again, byte for byte",
+        arguments: GoldenCatalog.files.filter { $0.writer == .current && $0.kind != .localStore })
     func writerIsPinned(_ file: GoldenFile) throws {
         let scratch = TemporaryDirectory()
         let written = try GoldenWriters.bytes(for: file, scratch: scratch.url)
@@ -214,23 +251,30 @@ struct GoldenWriterPinTests {
 
     @Test("The first-generation recent sync is what today's writer writes for a marker that names no change set")
     func recentSyncGeneration1IsStillWritten() throws {
-        #expect(try PropertyListFile.encode(GoldenCatalog.recentSyncGeneration1) == (try Golden.data("recent-syncs/generation1.recentsync")),
-                "recent-syncs/generation1.recentsync: \(Self.message)")
+        #expect(
+            try PropertyListFile.encode(GoldenCatalog.recentSyncGeneration1)
+                == (try Golden.data("recent-syncs/generation1.recentsync")),
+            "recent-syncs/generation1.recentsync: \(Self.message)")
     }
 
     @Test("The splitter splits the golden inserts into exactly the golden parts")
     func splitterIsPinned() throws {
         let scratch = TemporaryDirectory()
-        let splitter = ChangeSetSplitter(clientIdentifier: Golden.clientB, schemaVersion: 1, firstSequence: 1, createdAt: Golden.date,
-                                         dependencies: [Golden.clientA: 1], partByteLimit: GoldenCatalog.splitPartByteLimit) { sequence in
-            .init(url: scratch.url.appendingPathComponent("part\(sequence)"), changeSetIdentifier: GoldenCatalog.splitIdentifier(sequence))
+        let splitter = ChangeSetSplitter(
+            clientIdentifier: Golden.clientB, schemaVersion: 1, firstSequence: 1, createdAt: Golden.date,
+            dependencies: [Golden.clientA: 1], partByteLimit: GoldenCatalog.splitPartByteLimit
+        ) { sequence in
+            .init(
+                url: scratch.url.appendingPathComponent("part\(sequence)"),
+                changeSetIdentifier: GoldenCatalog.splitIdentifier(sequence))
         }
         for change in GoldenCatalog.splitChanges { try splitter.append(change) }
         let parts = try splitter.finish()
         #expect(parts.count == 3)
         for (index, part) in parts.enumerated() {
-            #expect(try Data(contentsOf: part.url) == (try Golden.data("change-sets/v1-split-part\(index + 1).syncchg")),
-                    "part \(index + 1): \(Self.message)")
+            #expect(
+                try Data(contentsOf: part.url) == (try Golden.data("change-sets/v1-split-part\(index + 1).syncchg")),
+                "part \(index + 1): \(Self.message)")
         }
     }
 
@@ -245,12 +289,19 @@ struct GoldenWriterPinTests {
             _ = try WholeStoreFile.read(Golden.url("whole-stores/\(name).ticdsync"), to: golden, path: name)
             func schema(_ url: URL) throws -> [String] {
                 try DatabaseQueue(path: url.path).read { db in
-                    try String.fetchAll(db, sql: "SELECT type || ' ' || name || ': ' || ifnull(sql, '') FROM sqlite_master ORDER BY type, name")
+                    try String.fetchAll(
+                        db,
+                        sql:
+                            "SELECT type || ' ' || name || ': ' || ifnull(sql, '') FROM sqlite_master ORDER BY type, name"
+                    )
                 }
             }
             #expect(try schema(snapshot) == schema(golden), "the snapshot's schema changed: \(Self.message)")
-            #expect(try NeutralDump.dump(snapshot, full: false) == String(decoding: try Golden.data("whole-stores/\(name).expected.txt"), as: UTF8.self))
-            let manifest = try PropertyListFile.decode(WholeStoreManifest.self, from: try Golden.data("whole-stores/\(name).manifest.ticdsync"), path: name)
+            #expect(
+                try NeutralDump.dump(snapshot, full: false)
+                    == String(decoding: try Golden.data("whole-stores/\(name).expected.txt"), as: UTF8.self))
+            let manifest = try PropertyListFile.decode(
+                WholeStoreManifest.self, from: try Golden.data("whole-stores/\(name).manifest.ticdsync"), path: name)
             #expect(covers == manifest.covers)
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
 
@@ -52,7 +53,8 @@ enum NewerFiles {
         bytes[8] = version
         let headerLength = Int(bytes[9]) | Int(bytes[10]) << 8 | Int(bytes[11]) << 16 | Int(bytes[12]) << 24
         let headerEnd = 13 + headerLength
-        bytes.replaceSubrange(headerEnd..<(headerEnd + 4), with: littleEndian(Checksum.crc32(Data(bytes[0..<headerEnd]))))
+        bytes.replaceSubrange(
+            headerEnd..<(headerEnd + 4), with: littleEndian(Checksum.crc32(Data(bytes[0..<headerEnd]))))
         bytes.replaceSubrange((bytes.count - 4)..., with: littleEndian(Checksum.crc32(Data(bytes.dropLast(4)))))
         return Data(bytes)
     }
@@ -81,11 +83,16 @@ enum NewerFiles {
 struct MixedFleetTests {
     // MARK: Each reader, file by file
 
-    @Test("A reader refuses a newer change set, whole store, attachment, sealed file or property list by its version number")
+    @Test(
+        "A reader refuses a newer change set, whole store, attachment, sealed file or property list by its version number"
+    )
     func newerVersionsAreRefusedByNumber() throws {
         let scratch = TemporaryDirectory()
         func code(_ body: () throws -> Void) -> FolderSyncError.Code? {
-            do { try body(); return nil } catch { return (error as? FolderSyncError)?.code }
+            do {
+                try body()
+                return nil
+            } catch { return (error as? FolderSyncError)?.code }
         }
         // Change set, format version 2.
         let set = scratch.url.appendingPathComponent("set.syncchg")
@@ -95,8 +102,13 @@ struct MixedFleetTests {
         // Whole store, format version 3, stored and zlib.
         for name in ["format2-stored", "format2-zlib"] {
             let data = NewerFiles.wholeStore(try Golden.data("whole-stores/\(name).ticdsync"))
-            let reader = try WholeStoreReader(snapshot: scratch.url.appendingPathComponent("\(name).sqlite"), path: name)
-            #expect(code { try reader.consume(data); _ = try reader.finish() } == .unsupportedFormatVersion)
+            let reader = try WholeStoreReader(
+                snapshot: scratch.url.appendingPathComponent("\(name).sqlite"), path: name)
+            #expect(
+                code {
+                    try reader.consume(data)
+                    _ = try reader.finish()
+                } == .unsupportedFormatVersion)
         }
         // Attachment, format version 2.
         let reference = GoldenCatalog.zlibAttachment
@@ -104,41 +116,58 @@ struct MixedFleetTests {
         attachment[8] = 2
         let attachmentURL = scratch.url.appendingPathComponent(reference.sha256)
         try attachment.write(to: attachmentURL)
-        #expect(code { try AttachmentFile.verify(attachmentURL, sha256: reference.sha256, path: "a") } == .unsupportedFormatVersion)
+        #expect(
+            code { try AttachmentFile.verify(attachmentURL, sha256: reference.sha256, path: "a") }
+                == .unsupportedFormatVersion)
         // Sealed file, format version 2.
         var sealed = try Golden.data("sealed/deviceInfo.plist")
         sealed[8] = 2
-        #expect(code {
-            _ = try SealedFile.open(sealed, dataKey: GoldenCatalog.dataKey,
-                                    path: try RemotePath("com.example.notes/ClientDevices/\(Golden.clientA)/deviceInfo.plist"))
-        } == .unsupportedFormatVersion)
+        #expect(
+            code {
+                _ = try SealedFile.open(
+                    sealed, dataKey: GoldenCatalog.dataKey,
+                    path: try RemotePath("com.example.notes/ClientDevices/\(Golden.clientA)/deviceInfo.plist"))
+            } == .unsupportedFormatVersion)
         // Every property-list kind, format version 2.
         var kinds = 0
         for file in GoldenCatalog.files(of: .propertyList) {
             guard case .propertyList(let expected) = file.content else { continue }
-            let newer = NewerFiles.propertyList(try Golden.data(file.path), version: type(of: expected).formatVersion + 1)
-            #expect(code { _ = try decodedPayload(like: expected, from: newer, path: file.path) } == .unsupportedFormatVersion, "\(file.path)")
+            let newer = NewerFiles.propertyList(
+                try Golden.data(file.path), version: type(of: expected).formatVersion + 1)
+            #expect(
+                code { _ = try decodedPayload(like: expected, from: newer, path: file.path) }
+                    == .unsupportedFormatVersion, "\(file.path)")
             kinds += 1
         }
         #expect(kinds >= 10)
         // A newer remote layout in a version-1 envelope.
-        let newerLayout = try PropertyListFile.encode(FormatVersionInfo(layoutVersion: RemoteLayout.formatVersion + 1,
-                                                                        createdByClient: Golden.clientB, creationDate: Golden.date))
-        #expect(code { _ = try FormatVersionInfo.decodeSupported(newerLayout, path: "FormatVersion.plist") } == .unsupportedFormatVersion)
+        let newerLayout = try PropertyListFile.encode(
+            FormatVersionInfo(
+                layoutVersion: RemoteLayout.formatVersion + 1,
+                createdByClient: Golden.clientB, creationDate: Golden.date))
+        #expect(
+            code { _ = try FormatVersionInfo.decodeSupported(newerLayout, path: "FormatVersion.plist") }
+                == .unsupportedFormatVersion)
         // A key file of another key derivation.
         var info = GoldenWriters.encryptionKeyInfo
         info.keyDerivation = "scrypt"
-        #expect(code { _ = try info.passwordKey(for: GoldenCatalog.password, path: try RemotePath("k")) } == .unsupportedFormatVersion)
+        #expect(
+            code { _ = try info.passwordKey(for: GoldenCatalog.password, path: try RemotePath("k")) }
+                == .unsupportedFormatVersion)
     }
 
     @Test("A reader of marker version 1 refuses one that carries change sets by its number, and reads today's others")
     func markerVersion1Reader() throws {
-        #expect { try PropertyListFile.decode(RecentSyncVersion1.self, from: try Golden.data("recent-syncs/generation3.recentsync"), path: "m") } throws: {
+        #expect {
+            try PropertyListFile.decode(
+                RecentSyncVersion1.self, from: try Golden.data("recent-syncs/generation3.recentsync"), path: "m")
+        } throws: {
             ($0 as? FolderSyncError)?.code == .unsupportedFormatVersion
         }
         var marker = GoldenCatalog.recentSyncGeneration3
         marker.changeSetContents = nil
-        let read = try PropertyListFile.decode(RecentSyncVersion1.self, from: try PropertyListFile.encode(marker), path: "m")
+        let read = try PropertyListFile.decode(
+            RecentSyncVersion1.self, from: try PropertyListFile.encode(marker), path: "m")
         #expect(read.publishedSequence == 1 && read.recentChangeSets == marker.recentChangeSets)
     }
 
@@ -158,19 +187,26 @@ struct MixedFleetTests {
         // version 2 (whole-store format 3) is refused by its number.
         for name in ["format3-stored", "format3-stored-attachments"] {
             let manifest = try Golden.data("whole-stores/\(name).manifest.ticdsync")
-            #expect { try PropertyListFile.decode(WholeStoreManifestGeneration1.self, from: manifest, path: name) } throws: {
+            #expect {
+                try PropertyListFile.decode(WholeStoreManifestGeneration1.self, from: manifest, path: name)
+            } throws: {
                 ($0 as? FolderSyncError)?.code == .unsupportedFormatVersion
             }
         }
         for name in ["format2-stored", "format2-stored-attachments"] {
             let manifest = try Golden.data("whole-stores/\(name).manifest.ticdsync")
-            #expect { try PropertyListFile.decode(WholeStoreManifestGeneration1.self, from: manifest, path: name) } throws: {
+            #expect {
+                try PropertyListFile.decode(WholeStoreManifestGeneration1.self, from: manifest, path: name)
+            } throws: {
                 ($0 as? FolderSyncError)?.code == .corruptFile
             }
         }
         let old = try Golden.data("whole-stores/format1-packed-zlib.manifest.ticdsync")
-        #expect(try PropertyListFile.decode(WholeStoreManifestGeneration1.self, from: old, path: "m").wholeStoreByteCount > 0)
-        #expect(try PropertyListFile.decode(WholeStoreManifest.self, from: old, path: "m").attachmentReferenceCount == nil)
+        #expect(
+            try PropertyListFile.decode(WholeStoreManifestGeneration1.self, from: old, path: "m").wholeStoreByteCount
+                > 0)
+        #expect(
+            try PropertyListFile.decode(WholeStoreManifest.self, from: old, path: "m").attachmentReferenceCount == nil)
     }
 
     // MARK: What a client does with them
@@ -178,12 +214,14 @@ struct MixedFleetTests {
     /// The file of `client`'s change set `sequence` in `root`.
     static func changeSetFile(_ root: URL, client: String, sequence: Int64) throws -> URL {
         let folder = root.appendingPathComponent("com.example.notes/Documents/DOC/SyncChanges/\(client)")
-        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path)
-            .first { RemoteLayout.parseChangeSetFileName($0)?.sequence == sequence })
+        let name = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path)
+                .first { RemoteLayout.parseChangeSetFileName($0)?.sequence == sequence })
         return folder.appendingPathComponent(name)
     }
 
-    @Test("A change set of a newer format version is parked with its client's later sets; the other clients' sets apply")
+    @Test(
+        "A change set of a newer format version is parked with its client's later sets; the other clients' sets apply")
     func newerChangeSetIsParked() async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
@@ -202,7 +240,10 @@ struct MixedFleetTests {
         for _ in 0..<2 {
             let report = try await a.sync()
             #expect(report.parkedChangeSets.contains { $0.hasSuffix(file.lastPathComponent) })
-            #expect(report.warnings.contains { $0.kind == .changeSetParked && $0.path?.hasSuffix(file.lastPathComponent) == true })
+            #expect(
+                report.warnings.contains {
+                    $0.kind == .changeSetParked && $0.path?.hasSuffix(file.lastPathComponent) == true
+                })
         }
         #expect(try a.value("SELECT group_concat(id) FROM notes") == "c1", "B's sets wait; C's apply")
     }
@@ -233,7 +274,9 @@ struct MixedFleetTests {
         #expect(try updated.value("SELECT group_concat(id) FROM (SELECT id FROM notes ORDER BY id)") == "a1,n1,n2")
     }
 
-    @Test("A recent-sync marker of a newer version is a warning: the sync lists its client's folder instead; vacuum counts that client as acknowledging nothing")
+    @Test(
+        "A recent-sync marker of a newer version is a warning: the sync lists its client's folder instead; vacuum counts that client as acknowledging nothing"
+    )
     func newerRecentSyncIsAWarning() async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
@@ -245,13 +288,17 @@ struct MixedFleetTests {
         let marker = root.appendingPathComponent("com.example.notes/Documents/DOC/RecentSyncs/client-B.recentsync")
         try NewerFiles.propertyList(try Data(contentsOf: marker)).write(to: marker)
         let report = try await a.sync()
-        #expect(report.warnings.contains { $0.kind == .unreadableFile && $0.path?.hasSuffix("client-B.recentsync") == true })
+        #expect(
+            report.warnings.contains { $0.kind == .unreadableFile && $0.path?.hasSuffix("client-B.recentsync") == true }
+        )
         #expect(try a.value("SELECT group_concat(id) FROM (SELECT id FROM notes ORDER BY id)") == "a1,b1")
         let vacuum = try await a.document.vacuum(dryRun: true)
         #expect(vacuum.skipped.contains { $0.path.description.hasSuffix("client-B.recentsync") })
     }
 
-    @Test("A new device skips a whole store of a newer format (with a warning) or one whose manifest is newer, and joins from change sets")
+    @Test(
+        "A new device skips a whole store of a newer format (with a warning) or one whose manifest is newer, and joins from change sets"
+    )
     func newerWholeStoreIsSkipped() async throws {
         for damage in ["store", "manifest"] {
             let directory = TemporaryDirectory()
@@ -262,7 +309,8 @@ struct MixedFleetTests {
             try await a.sync()
             #expect(try await a.document.uploadWholeStore() != nil)
             let folder = root.appendingPathComponent("com.example.notes/Documents/DOC/WholeStore/client-A")
-            let store = folder.appendingPathComponent("WholeStore.ticdsync"), manifest = folder.appendingPathComponent("AppliedSyncChangeSets.ticdsync")
+            let store = folder.appendingPathComponent("WholeStore.ticdsync")
+            let manifest = folder.appendingPathComponent("AppliedSyncChangeSets.ticdsync")
             if damage == "store" {
                 try NewerFiles.wholeStore(try Data(contentsOf: store)).write(to: store)
             } else {

@@ -1,9 +1,10 @@
-import Foundation
 import FolderSync
-@testable import TestSupport
+import Foundation
 import GRDB
 import Logging
 import Testing
+
+@testable import TestSupport
 
 /// A store opened as a `DatabasePool`: capture, apply and whole-store installs work on it, and the app's reads run
 /// while a sync applies, each on the last committed state.
@@ -15,10 +16,12 @@ struct DatabasePoolTests {
         var configuration = Configuration()
         configuration.maximumReaderCount = 3
         configuration.foreignKeysEnabled = false
-        let pool = try GRDBStore(path: directory.url.appendingPathComponent("pool.sqlite").path, tables: [SyncedTable("notes")],
-                                 connection: .pool, configuration: configuration, migrator: AppDevice.migrator)
-        let queue = try GRDBStore(path: directory.url.appendingPathComponent("queue.sqlite").path, tables: [SyncedTable("notes")],
-                                  migrator: AppDevice.migrator)
+        let pool = try GRDBStore(
+            path: directory.url.appendingPathComponent("pool.sqlite").path, tables: [SyncedTable("notes")],
+            connection: .pool, configuration: configuration, migrator: AppDevice.migrator)
+        let queue = try GRDBStore(
+            path: directory.url.appendingPathComponent("queue.sqlite").path, tables: [SyncedTable("notes")],
+            migrator: AppDevice.migrator)
         #expect(pool.database is DatabasePool && queue.database is DatabaseQueue)
         #expect(pool.database.configuration.maximumReaderCount == 3)
         #expect(try pool.database.read { try Bool.fetchOne($0, sql: "PRAGMA foreign_keys") } == false)
@@ -32,8 +35,9 @@ struct DatabasePoolTests {
         var configuration = Configuration()
         configuration.readonly = true
         #expect {
-            try GRDBStore(path: directory.url.appendingPathComponent("notes.sqlite").path, tables: [SyncedTable("notes")],
-                          connection: .pool, configuration: configuration, migrator: AppDevice.migrator)
+            try GRDBStore(
+                path: directory.url.appendingPathComponent("notes.sqlite").path, tables: [SyncedTable("notes")],
+                connection: .pool, configuration: configuration, migrator: AppDevice.migrator)
         } throws: { ($0 as? FolderSyncError)?.code == .invalidConfiguration }
     }
 
@@ -101,13 +105,17 @@ struct DatabasePoolTests {
         var environment = SyncEnvironment.live
         environment.logger.logLevel = .error
         let app = ApplicationSyncManager(remote: FileManagerFileSystem(rootURL: shared), environment: environment)
-        try await app.register(.init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-C", clientDescription: "C"))
+        try await app.register(
+            .init(applicationIdentifier: "com.example.notes", clientIdentifier: "client-C", clientDescription: "C"))
         let document = try DocumentSyncManager(
             applicationSyncManager: app,
-            configuration: .init(documentIdentifier: "notes", documentDescription: "Notes", helperDirectory: directory.subdirectory("C-helper")))
+            configuration: .init(
+                documentIdentifier: "notes", documentDescription: "Notes",
+                helperDirectory: directory.subdirectory("C-helper")))
         try await document.registerConfigured()
         let store = try await document.openStore(at: directory.url.appendingPathComponent("C.sqlite")) { url in
-            try GRDBStore(path: url.path, tables: [SyncedTable("notes")], connection: .pool, migrator: AppDevice.migrator)
+            try GRDBStore(
+                path: url.path, tables: [SyncedTable("notes")], connection: .pool, migrator: AppDevice.migrator)
         }
         #expect(store.database is DatabasePool)
         let c = AppDevice(store: store, app: app, document: document)
@@ -161,10 +169,13 @@ final class ReadBeforeCommit: TransactionObserver, @unchecked Sendable {
         guard lock.withLock({ changed }) else { return }
         // On a pool a read needs no writer: it runs now, on another thread, while this transaction waits.
         let done = DispatchSemaphore(value: 0)
-        let database = database, table = table
+        let database = database
+        let table = table
         let count = Locked(-1)
         DispatchQueue.global().async {
-            count.withLock { $0 = (try? database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(table)") ?? -1 }) ?? -2 }
+            count.withLock {
+                $0 = (try? database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(table)") ?? -1 }) ?? -2
+            }
             done.signal()
         }
         done.wait()

@@ -1,8 +1,9 @@
-import Foundation
 import FolderSync
-@testable import TestSupport
+import Foundation
 import GRDB
 import Testing
+
+@testable import TestSupport
 
 /// Every change a sync makes reaches GRDB's observers (`ValueObservation`, `DatabaseRegionObservation`, an app's
 /// `TransactionObserver`) like a local write, in the transaction that made it: applied change sets, whole-store
@@ -11,14 +12,16 @@ import Testing
 struct ObservationTests {
     static let connections: [GRDBStore.Connection] = [.queue, .pool]
 
-    @Test("An observation on B sees A's insert, update and delete after B's sync, each in the commit that made it",
-          arguments: connections)
+    @Test(
+        "An observation on B sees A's insert, update and delete after B's sync, each in the commit that made it",
+        arguments: connections)
     func applySeen(_ connection: GRDBStore.Connection) async throws {
         let directory = TemporaryDirectory()
         let shared = directory.subdirectory("shared")
         let a = try await AppDevice.make("A", in: directory, shared: shared, connection: connection)
         let b = try await AppDevice.make("B", in: directory, shared: shared, connection: connection)
-        let notes = TableObserver("notes"), settings = TableObserver("settings")
+        let notes = TableObserver("notes")
+        let settings = TableObserver("settings")
         b.store.database.add(transactionObserver: notes)
         b.store.database.add(transactionObserver: settings)
         let regionChanges = Counter()
@@ -29,9 +32,12 @@ struct ObservationTests {
         let unsynced = DatabaseRegionObservation(tracking: Table("settings"))
             .start(in: b.store.database, onError: { Issue.record($0) }, onChange: { _ in unsyncedChanges.increment() })
         defer { unsynced.cancel() }
-        let listed = ObservedValues(ValueObservation.tracking { db in
-            try Row.fetchAll(db, sql: "SELECT id, body FROM notes ORDER BY id").map { "\($0["id"] as String)=\($0["body"] as String)" }
-        }, in: b.store.database)
+        let listed = ObservedValues(
+            ValueObservation.tracking { db in
+                try Row.fetchAll(db, sql: "SELECT id, body FROM notes ORDER BY id").map {
+                    "\($0["id"] as String)=\($0["body"] as String)"
+                }
+            }, in: b.store.database)
 
         try a.write("INSERT INTO notes(id, body) VALUES ('n1', 'one'), ('n2', 'two')")
         try await a.sync()
@@ -49,19 +55,25 @@ struct ObservationTests {
         #expect(notes.rowCountsAtCommits == [2, 1])
         #expect(regionChanges.value == 2)
         _ = try await listed.value { $0 == ["n1=one, edited"] }
-        #expect(settings.rowCountsAtCommits.isEmpty && unsyncedChanges.value == 0, "an unsynced table's observers were woken")
+        #expect(
+            settings.rowCountsAtCommits.isEmpty && unsyncedChanges.value == 0,
+            "an unsynced table's observers were woken")
     }
 
-    @Test("A new device's first sync installs the whole store page by page into its open, empty store: observers hear of it once",
-          arguments: connections)
+    @Test(
+        "A new device's first sync installs the whole store page by page into its open, empty store: observers hear of it once",
+        arguments: connections)
     func pageInstallSeen(_ connection: GRDBStore.Connection) async throws {
         let directory = TemporaryDirectory()
-        let c = try await Self.newDevice(connection, in: directory, after: "('n1', 'one'), ('n2', 'two'), ('n3', 'three')")
-        let notes = TableObserver("notes"), settings = TableObserver("settings")
+        let c = try await Self.newDevice(
+            connection, in: directory, after: "('n1', 'one'), ('n2', 'two'), ('n3', 'three')")
+        let notes = TableObserver("notes")
+        let settings = TableObserver("settings")
         c.store.database.add(transactionObserver: notes)
         c.store.database.add(transactionObserver: settings)
-        let listed = ObservedValues(ValueObservation.tracking { db in try String.fetchAll(db, sql: "SELECT id FROM notes ORDER BY id") },
-                                    in: c.store.database)
+        let listed = ObservedValues(
+            ValueObservation.tracking { db in try String.fetchAll(db, sql: "SELECT id FROM notes ORDER BY id") },
+            in: c.store.database)
         let joined = try await c.sync()
         #expect(joined.installedWholeStore != nil)
         #expect(notes.rowCountsAtCommits == [3])
@@ -70,7 +82,9 @@ struct ObservationTests {
         #expect(try c.notes() == ["n1=one", "n2=two", "n3=three"])
     }
 
-    @Test("A whole store merged row by row into a store with local notes: observers hear of it once", arguments: connections)
+    @Test(
+        "A whole store merged row by row into a store with local notes: observers hear of it once",
+        arguments: connections)
     func rowInstallSeen(_ connection: GRDBStore.Connection) async throws {
         let directory = TemporaryDirectory()
         let c = try await Self.newDevice(connection, in: directory, after: "('n1', 'one'), ('n2', 'two')")
@@ -85,7 +99,9 @@ struct ObservationTests {
     }
 
     /// A new device C, registered (not synced yet) once A wrote the notes `values` and uploaded a whole store.
-    static func newDevice(_ connection: GRDBStore.Connection, in directory: TemporaryDirectory, after values: String) async throws -> AppDevice {
+    static func newDevice(_ connection: GRDBStore.Connection, in directory: TemporaryDirectory, after values: String)
+        async throws -> AppDevice
+    {
         let shared = directory.subdirectory("shared")
         let a = try await AppDevice.make("A", in: directory, shared: shared, connection: .queue)
         try a.write("INSERT INTO notes(id, body) VALUES " + values)
@@ -94,7 +110,9 @@ struct ObservationTests {
         return try await AppDevice.make("C", in: directory, shared: shared, connection: connection)
     }
 
-    @Test("A re-join after this client was deleted installs the whole store: observers hear of it once", arguments: connections)
+    @Test(
+        "A re-join after this client was deleted installs the whole store: observers hear of it once",
+        arguments: connections)
     func rejoinSeen(_ connection: GRDBStore.Connection) async throws {
         let directory = TemporaryDirectory()
         let shared = directory.subdirectory("shared")

@@ -1,8 +1,9 @@
-import Foundation
 import FolderSync
-@testable import TestSupport
+import Foundation
 import GRDB
 import Testing
+
+@testable import TestSupport
 
 /// The change feed: each sync says which rows other clients' changes changed here, per table and client, in its
 /// report and as an event per applied change set, with exact counts and sync IDs up to the app's limit.
@@ -49,9 +50,14 @@ struct RowChangesTests {
         let directory = TemporaryDirectory()
         let shared = directory.subdirectory("shared")
         let a = try await AppDevice.make("A", in: directory, shared: shared, connection: .queue)
-        let b = try await AppDevice.make("B", in: directory, shared: shared, connection: .queue) { $0.changedRowIDLimit = 2 }
-        let c = try await AppDevice.make("C", in: directory, shared: shared, connection: .queue) { $0.changedRowIDLimit = 0 }
-        try a.write("INSERT INTO notes(id, body) VALUES ('n1', '1'), ('n2', '2'), ('n3', '3'), ('n4', '4'), ('n5', '5')")
+        let b = try await AppDevice.make("B", in: directory, shared: shared, connection: .queue) {
+            $0.changedRowIDLimit = 2
+        }
+        let c = try await AppDevice.make("C", in: directory, shared: shared, connection: .queue) {
+            $0.changedRowIDLimit = 0
+        }
+        try a.write(
+            "INSERT INTO notes(id, body) VALUES ('n1', '1'), ('n2', '2'), ('n3', '3'), ('n4', '4'), ('n5', '5')")
         try await a.sync()
         let limited = try #require(try await b.sync().rowChanges.first)
         #expect(limited.insertCount == 5 && limited.inserted == ["n1", "n2"] && !limited.listsEveryRow)

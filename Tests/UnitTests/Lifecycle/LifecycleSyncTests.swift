@@ -1,9 +1,10 @@
+import FolderSyncTesting
 import Foundation
+import GRDB
 import Testing
+
 @_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
-import GRDB
 
 private func code(of error: any Error) -> FolderSyncError.Code? { (error as? FolderSyncError)?.code }
 
@@ -17,7 +18,7 @@ struct LifecycleSyncTests {
         let a = try await TestClient.make(remote, name: "A", in: directory)
         let b = try await TestClient.make(remote, name: "B", in: directory)
         let c = try await TestClient.make(remote, name: "C", in: directory)
-        for client in [a, b, c] { client.document.policy.acknowledgementDelay = 0 }   // acknowledged by each sync
+        for client in [a, b, c] { client.document.policy.acknowledgementDelay = 0 }  // acknowledged by each sync
         let fabricator = try DocumentFabricator(remote)
 
         try a.execute("INSERT INTO folders VALUES ('f1', 'Work')")
@@ -34,7 +35,8 @@ struct LifecycleSyncTests {
         try await fabricator.wholeStore("client-A", covers: ["client-A": 2, "client-B": 1])
 
         let report = try await b.document.vacuum()
-        #expect(Set(report.removedChangeSets.map(\.name).map { RemoteLayout.parseChangeSetFileName($0)!.sequence }) == [1])
+        #expect(
+            Set(report.removedChangeSets.map(\.name).map { RemoteLayout.parseChangeSetFileName($0)!.sequence }) == [1])
         #expect(report.removedChangeSets.count == 2, "A's first and B's first set are applied by everyone")
         #expect(report.heldBack["client-C"]?.exclusiveChangeSetCount == 1, "C has not applied A's second set")
 
@@ -56,7 +58,9 @@ struct LifecycleSyncTests {
         #expect(try NotesSchema.dump(a.store) == NotesSchema.dump(c.store))
     }
 
-    @Test("Expiry marks a silent client deleted and removes its recent sync; it gets clientDeleted at its next sync and keeps its data")
+    @Test(
+        "Expiry marks a silent client deleted and removes its recent sync; it gets clientDeleted at its next sync and keeps its data"
+    )
     func expiry() async throws {
         let directory = TemporaryDirectory()
         let remote = InMemoryFileSystem()
@@ -65,14 +69,15 @@ struct LifecycleSyncTests {
         let layout = fabricator.layout
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'Hello')")
         try await a.sync()
-        try await b.sync() // B only reads: it never publishes
+        try await b.sync()  // B only reads: it never publishes
         try await backdateFiles(of: "client-B", in: remote, to: Date().addingTimeInterval(-10 * 86_400))
         try b.execute("INSERT INTO notes(id, title) VALUES ('n2', 'Written on B while silent')")
 
         let dry = try await a.document.vacuum(dryRun: true, expireClientsAfter: 86_400)
         #expect(dry.expiredClients == ["client-B"])
         #expect(dry.removed.contains { $0.path == layout.recentSyncFile("DOC", client: "client-B") })
-        #expect(try await !remote.exists(layout.deletedClientFile("DOC", client: "client-B")), "a dry run wrote a marker")
+        #expect(
+            try await !remote.exists(layout.deletedClientFile("DOC", client: "client-B")), "a dry run wrote a marker")
 
         let report = try await a.document.vacuum(expireClientsAfter: 86_400)
         #expect(report.expiredClients == ["client-B"])
@@ -83,7 +88,7 @@ struct LifecycleSyncTests {
         await #expect { try await b.sync() } throws: { code(of: $0) == .clientDeleted }
         #expect(try NotesSchema.dump(b.store) == before)
         #expect(try b.store.hasUnpublishedChanges())
-        try await a.sync() // the others carry on
+        try await a.sync()  // the others carry on
         let listed = try await a.document.registeredClients()
         #expect(listed.first { $0.identifier == "client-B" }?.isDeleted == true)
     }
@@ -95,7 +100,7 @@ struct LifecycleSyncTests {
         let a = try await TestClient.make(remote, name: "A", in: directory)
         let b = try await TestClient.make(remote, name: "B", in: directory)
         let c = try await TestClient.make(remote, name: "C", in: directory)
-        for client in [a, b, c] { client.document.policy.acknowledgementDelay = 0 }   // acknowledged by each sync
+        for client in [a, b, c] { client.document.policy.acknowledgementDelay = 0 }  // acknowledged by each sync
         let fabricator = try DocumentFabricator(remote)
         let layout = fabricator.layout
         try b.execute("INSERT INTO notes(id, title) VALUES ('n1', 'First from B')")
@@ -108,7 +113,9 @@ struct LifecycleSyncTests {
         try await fabricator.wholeStore("client-B", covers: ["client-B": 2])
         try await fabricator.wholeStore("client-A", covers: ["client-B": 2, "client-A": 0])
 
-        await #expect { try await a.document.deleteClient("client-nobody") } throws: { code(of: $0) == .remoteItemNotFound }
+        await #expect { try await a.document.deleteClient("client-nobody") } throws: {
+            code(of: $0) == .remoteItemNotFound
+        }
         let deletion = try await a.document.deleteClient("client-B")
         #expect(!deletion.keptWholeStore)
         #expect(try await remote.exists(layout.deletedClientFile("DOC", client: "client-B")))
@@ -119,7 +126,8 @@ struct LifecycleSyncTests {
 
         // C has not applied B's second set: vacuum keeps it, and C still fetches it although B's marker is gone.
         let first = try await a.document.vacuum()
-        #expect(first.removedChangeSets.map(\.name).compactMap { RemoteLayout.parseChangeSetFileName($0)?.sequence } == [1])
+        #expect(
+            first.removedChangeSets.map(\.name).compactMap { RemoteLayout.parseChangeSetFileName($0)?.sequence } == [1])
         #expect(first.heldBack["client-C"]?.changeSetCount == 1)
         #expect(try await remote.contentsOfDirectory(at: bSets).count == 1)
         try await c.sync()
@@ -135,8 +143,9 @@ struct LifecycleSyncTests {
         await #expect { try await b.sync() } throws: { code(of: $0) == .clientDeleted }
         let relaunched = try await DocumentSyncManager(
             applicationSyncManager: b.app,
-            registering: .init(documentIdentifier: "DOC", documentDescription: "Notes",
-                               helperDirectory: directory.url.appendingPathComponent("B/helper")),
+            registering: .init(
+                documentIdentifier: "DOC", documentDescription: "Notes",
+                helperDirectory: directory.url.appendingPathComponent("B/helper")),
             store: b.store, remoteDocumentCreationHandler: { _ in true })
         #expect(relaunched.resetState != nil)
         await #expect { try await relaunched.synchronize() } throws: { code(of: $0) == .clientDeleted }
@@ -155,11 +164,14 @@ struct LifecycleSyncTests {
         let remote = InMemoryFileSystem()
         let fabricator = try DocumentFabricator(remote)
         try await fabricator.createDocumentFolders()
-        for sequence in 3...4 as ClosedRange<Int64> { try await fabricator.changeSet("c1", sequence) } // 1 and 2 were vacuumed
+        // 1 and 2 were vacuumed
+        for sequence in 3...4 as ClosedRange<Int64> { try await fabricator.changeSet("c1", sequence) }
         try await fabricator.recentSync("c1", acknowledgement: [:], published: 4)
         try await fabricator.wholeStore("c1", covers: ["c1": 2])
-        let maintenance = try DocumentMaintenance(context: DocumentOperationContext(fileSystem: remote, layout: fabricator.layout,
-                                                                                    documentIdentifier: "DOC", clientIdentifier: "foldersync", environment: Fixture.environment()))
+        let maintenance = try DocumentMaintenance(
+            context: DocumentOperationContext(
+                fileSystem: remote, layout: fabricator.layout,
+                documentIdentifier: "DOC", clientIdentifier: "foldersync", environment: Fixture.environment()))
         let report = try await maintenance.deleteClient("c1")
         #expect(report.keptWholeStore)
         #expect(try await remote.exists(fabricator.layout.wholeStoreFile("DOC", client: "c1")))
@@ -180,20 +192,29 @@ struct LifecycleSyncTests {
 
         // An operator's view: no registration, no local store, and nothing written.
         let before = await remote.allPaths()
-        let maintenance = try DocumentMaintenance(context: DocumentOperationContext(fileSystem: remote, layout: fabricator.layout,
-                                                                                    documentIdentifier: "DOC", clientIdentifier: "foldersync", environment: Fixture.environment()))
+        let maintenance = try DocumentMaintenance(
+            context: DocumentOperationContext(
+                fileSystem: remote, layout: fabricator.layout,
+                documentIdentifier: "DOC", clientIdentifier: "foldersync", environment: Fixture.environment()))
         let listed = try await maintenance.registeredClients()
         #expect(await remote.allPaths() == before)
         #expect(listed.map(\.identifier) == ["client-A", "client-B", "client-C"])
         let (la, lb, lc) = (listed[0], listed[1], listed[2])
-        #expect(la.clientDescription == "A" && la.publishedSequence == 1 && la.lastSyncDate != nil && la.wholeStoreDate == Fixture.date)
+        #expect(
+            la.clientDescription == "A" && la.publishedSequence == 1 && la.lastSyncDate != nil
+                && la.wholeStoreDate == Fixture.date)
         #expect(lb.acknowledgement == ["client-A": 1] && lb.lastSyncDate != nil && !lb.holdsVacuumBack)
-        #expect(lc.lastSyncDate == nil && lc.holdsVacuumBack && lc.heldBack.exclusiveChangeSetCount == 1 && lc.heldBack.byteCount > 0)
+        #expect(
+            lc.lastSyncDate == nil && lc.holdsVacuumBack && lc.heldBack.exclusiveChangeSetCount == 1
+                && lc.heldBack.byteCount > 0)
         #expect(!la.holdsVacuumBack && !la.isDeleted)
 
         // A document manager with no store, never registered, lists the same.
-        let bare = try DocumentSyncManager(applicationSyncManager: a.app, configuration: .init(
-            documentIdentifier: "DOC", documentDescription: "Notes", helperDirectory: directory.subdirectory("bare")))
+        let bare = try DocumentSyncManager(
+            applicationSyncManager: a.app,
+            configuration: .init(
+                documentIdentifier: "DOC", documentDescription: "Notes", helperDirectory: directory.subdirectory("bare")
+            ))
         #expect(try await bare.registeredClients() == listed)
 
         try await c.sync()
@@ -228,8 +249,12 @@ struct LifecycleSyncTests {
         #expect(try NotesSchema.dump(b.store) == before)
         #expect(try b.store.hasUnpublishedChanges())
         #expect(try await a.app.previouslySynchronizedDocuments().map(\.identifier) == ["DOC2"])
-        await #expect { try await a.app.deleteDocument(identifier: "NOPE") } throws: { code(of: $0) == .remoteItemNotFound }
-        await #expect { try await a.app.deleteDocument(identifier: "../x") } throws: { code(of: $0) == .invalidIdentifier }
+        await #expect { try await a.app.deleteDocument(identifier: "NOPE") } throws: {
+            code(of: $0) == .remoteItemNotFound
+        }
+        await #expect { try await a.app.deleteDocument(identifier: "../x") } throws: {
+            code(of: $0) == .invalidIdentifier
+        }
 
         try await a.app.removeAllRemoteSyncData()
         #expect(try await !remote.exists(layout.applicationDirectory))

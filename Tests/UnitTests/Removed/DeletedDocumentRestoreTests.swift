@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
 
@@ -12,8 +13,10 @@ struct DeletedDocumentRestoreTests {
     private func files(under folder: RemotePath, of root: URL) throws -> [String: Data] {
         let base = root.appendingPathComponent(folder.description)
         var files: [String: Data] = [:]
-        let enumerator = try #require(FileManager.default.enumerator(at: base, includingPropertiesForKeys: [.isRegularFileKey]))
-        for case let url as URL in enumerator where try url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile == true {
+        let enumerator = try #require(
+            FileManager.default.enumerator(at: base, includingPropertiesForKeys: [.isRegularFileKey]))
+        for case let url as URL in enumerator
+        where try url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile == true {
             let relative = url.standardizedFileURL.path.dropFirst(root.standardizedFileURL.path.count + 1)
             files[String(relative)] = try Data(contentsOf: url)
         }
@@ -42,16 +45,21 @@ struct DeletedDocumentRestoreTests {
         await #expect { try await a.sync() } throws: { ($0 as? FolderSyncError)?.code == .documentDeleted }
         await #expect { try await b.sync() } throws: { ($0 as? FolderSyncError)?.code == .documentDeleted }
 
-        let maintenance = try DocumentMaintenance(context: DocumentOperationContext(fileSystem: remote, layout: layout,
-                                                                                    documentIdentifier: "DOC", clientIdentifier: "foldersync"))
-        let deletion = try #require(try await maintenance.removals().first { $0.record?.operation == .documentDeletion })
-        #expect(deletion.record?.removedBy == "client-A" && deletion.folder.hasPrefix(layout.applicationRemovedDirectory))
+        let maintenance = try DocumentMaintenance(
+            context: DocumentOperationContext(
+                fileSystem: remote, layout: layout,
+                documentIdentifier: "DOC", clientIdentifier: "foldersync"))
+        let deletion = try #require(
+            try await maintenance.removals().first { $0.record?.operation == .documentDeletion })
+        #expect(
+            deletion.record?.removedBy == "client-A" && deletion.folder.hasPrefix(layout.applicationRemovedDirectory))
         #expect(Set(deletion.files.map(\.originalPath.description)) == Set(before.keys))
 
         let report = try await maintenance.restoreRemoved()
         #expect(report.skipped.isEmpty, "\(report.skipped)")
         #expect(Set(report.restored.map(\.description)) == Set(before.keys))
-        #expect(try files(under: layout.documentDirectory("DOC"), of: root) == before, "the folder is back byte for byte")
+        #expect(
+            try files(under: layout.documentDirectory("DOC"), of: root) == before, "the folder is back byte for byte")
         #expect(try await !remote.exists(layout.deletedDocumentFile("DOC")))
         #expect(try await a.app.previouslySynchronizedDocuments().map(\.identifier) == ["DOC"])
 
@@ -87,18 +95,21 @@ struct DeletedDocumentRestoreTests {
         try await b.document.rejoin()
         #expect(b.document.integrityKey != key, "a new epoch")
 
-        let maintenance = try DocumentMaintenance(context: DocumentOperationContext(fileSystem: remote, layout: layout,
-                                                                                    documentIdentifier: "DOC", clientIdentifier: "foldersync"))
+        let maintenance = try DocumentMaintenance(
+            context: DocumentOperationContext(
+                fileSystem: remote, layout: layout,
+                documentIdentifier: "DOC", clientIdentifier: "foldersync"))
         let report = try await maintenance.restoreRemoved()
         #expect(report.restored.isEmpty)
-        #expect(report.skipped.count == 1 && report.skipped.first?.reason.contains("is there again") == true, "\(report)")
+        #expect(
+            report.skipped.count == 1 && report.skipped.first?.reason.contains("is there again") == true, "\(report)")
         #expect(try await remote.integrityKeys(of: "DOC", layout: layout) == [try #require(b.document.integrityKey)])
         #expect(try await maintenance.removals().contains { $0.record?.operation == .documentDeletion })
     }
 
-    /// Found while designing the restore: between a restore's move of the folder and its removal of the marker (or after
-    /// a deletion that stopped before its move), a device that registers and creates the document anew deleted the
-    /// folder it found, with every file in it, at once.
+    /// Found while designing the restore: between a restore's move of the folder and its removal of the marker (or
+    /// after a deletion that stopped before its move), a device that registers and creates the document anew deleted
+    /// the folder it found, with every file in it, at once.
     @Test("creating a deleted document anew moves the folder left behind into the removed area, never deletes it")
     func creatingAnewKeepsTheLeftFolder() async throws {
         let directory = TemporaryDirectory()
@@ -111,16 +122,22 @@ struct DeletedDocumentRestoreTests {
         let before = try files(under: layout.documentDirectory("DOC"), of: root)
         // A deletion that wrote its marker and stopped: the folder is still there.
         try await remote.createDirectory(at: layout.deletedDocumentsDirectory)
-        try await remote.write(try PropertyListFile.encode(DeletedDocumentInfo(documentIdentifier: "DOC", deletedByClient: "client-A",
-                                                                              deletionDate: Date().wholeSeconds)),
-                               to: layout.deletedDocumentFile("DOC"))
+        try await remote.write(
+            try PropertyListFile.encode(
+                DeletedDocumentInfo(
+                    documentIdentifier: "DOC", deletedByClient: "client-A",
+                    deletionDate: Date().wholeSeconds)),
+            to: layout.deletedDocumentFile("DOC"))
 
         let e = try await TestClient.make(remote, name: "E", in: directory)
         #expect(e.document.integrityKey != a.document.integrityKey, "E created the document anew")
-        let maintenance = try DocumentMaintenance(context: DocumentOperationContext(fileSystem: remote, layout: layout,
-                                                                                    documentIdentifier: "DOC", clientIdentifier: "foldersync"))
-        let kept = try #require(try await maintenance.removals().first { $0.record?.operation == .documentDeletion },
-                                "the old folder was deleted at once")
+        let maintenance = try DocumentMaintenance(
+            context: DocumentOperationContext(
+                fileSystem: remote, layout: layout,
+                documentIdentifier: "DOC", clientIdentifier: "foldersync"))
+        let kept = try #require(
+            try await maintenance.removals().first { $0.record?.operation == .documentDeletion },
+            "the old folder was deleted at once")
         #expect(kept.record?.removedBy == "client-E")
         #expect(Set(kept.files.map(\.originalPath.description)) == Set(before.keys))
     }

@@ -1,8 +1,10 @@
+import FolderSyncTesting
 import Foundation
 import Testing
+
 @_spi(Tooling) @_spi(ModelAdapter) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,23 +32,32 @@ struct LocalFolderSecurityTests {
         }
     }
 
-    @Test("A marker linked to /dev/zero is refused, typed, without reading: bounded and unbounded reads, download and pieces")
+    @Test(
+        "A marker linked to /dev/zero is refused, typed, without reading: bounded and unbounded reads, download and pieces"
+    )
     func linkToDevZero() async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
         let remote = FileManagerFileSystem(rootURL: root)
-        try FileManager.default.createDirectory(at: root.appendingPathComponent("RecentSyncs"), withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("RecentSyncs/B.recentsync").path, withDestinationPath: "/dev/zero")
+        try FileManager.default.createDirectory(
+            at: root.appendingPathComponent("RecentSyncs"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: root.appendingPathComponent("RecentSyncs/B.recentsync").path, withDestinationPath: "/dev/zero")
         let path = try RemotePath("RecentSyncs/B.recentsync")
 
-        let bounded = try #require(await Self.error { _ = try await remote.read(path, maximumSize: PropertyListFile.maximumByteCount) })
+        let bounded = try #require(
+            await Self.error { _ = try await remote.read(path, maximumSize: PropertyListFile.maximumByteCount) })
         #expect(Self.isLink(bounded, .corruptFile, path.description), "\(bounded)")
         let whole = try #require(await Self.error { _ = try await remote.read(path) })
         #expect(Self.isLink(whole, .corruptFile, path.description), "\(whole)")
         let pieces = try #require(await Self.error { try await remote.readPieces(of: path, size: 1 << 20) { _ in } })
         #expect(Self.isLink(pieces, .corruptFile, path.description), "\(pieces)")
         // A device node that is not a link (a remote someone else runs could hold one) is refused too.
-        let device = try #require(await Self.error { _ = try await FileManagerFileSystem(rootURL: URL(fileURLWithPath: "/dev")).read(try RemotePath("zero"), maximumSize: 1024) })
+        let device = try #require(
+            await Self.error {
+                _ = try await FileManagerFileSystem(rootURL: URL(fileURLWithPath: "/dev")).read(
+                    try RemotePath("zero"), maximumSize: 1024)
+            })
         #expect(device.code == .corruptFile && device.message.contains("not a regular file"), "\(device)")
     }
 
@@ -58,9 +69,11 @@ struct LocalFolderSecurityTests {
         try LocalFiles.writeDurably(Data("secret-of-the-NAS-user".utf8), to: secret)
         #expect(Self.mode(secret) == 0o600)
         let remote = FileManagerFileSystem(rootURL: root)
-        try await remote.createDirectory(at: try RemotePath("SyncChanges"))   // a folder of the root is made only by itself
+        // a folder of the root is made only by itself
+        try await remote.createDirectory(at: try RemotePath("SyncChanges"))
         try await remote.createDirectory(at: try RemotePath("SyncChanges/B"))
-        try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("SyncChanges/B/1-X.syncchg").path, withDestinationPath: secret.path)
+        try FileManager.default.createSymbolicLink(
+            atPath: root.appendingPathComponent("SyncChanges/B/1-X.syncchg").path, withDestinationPath: secret.path)
         let path = try RemotePath("SyncChanges/B/1-X.syncchg")
         let downloads = directory.subdirectory("Downloads")
         let destination = downloads.appendingPathComponent("1-X.syncchg")
@@ -83,16 +96,20 @@ struct LocalFolderSecurityTests {
         let remote = FileManagerFileSystem(rootURL: root)
         try await remote.createDirectory(at: try RemotePath("Documents"))
         try await remote.createDirectory(at: try RemotePath("Documents/DOC/SyncChanges"))
-        try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("Documents/DOC/SyncChanges/A").path, withDestinationPath: outside.path)
+        try FileManager.default.createSymbolicLink(
+            atPath: root.appendingPathComponent("Documents/DOC/SyncChanges/A").path, withDestinationPath: outside.path)
         let folder = try RemotePath("Documents/DOC/SyncChanges/A")
         let linkPath = folder.description
 
-        let write = try #require(await Self.error { try await remote.write(Data("set".utf8), to: folder.appending("1-X.syncchg")) })
+        let write = try #require(
+            await Self.error { try await remote.write(Data("set".utf8), to: folder.appending("1-X.syncchg")) })
         #expect(Self.isLink(write, .permissionDenied, linkPath), "\(write)")
         try await remote.write(Data("set".utf8), to: try RemotePath("Documents/DOC/staged"))
-        let move = try #require(await Self.error {
-            try await remote.move(from: try RemotePath("Documents/DOC/staged"), to: folder.appending("1-X.syncchg"), replacing: false)
-        })
+        let move = try #require(
+            await Self.error {
+                try await remote.move(
+                    from: try RemotePath("Documents/DOC/staged"), to: folder.appending("1-X.syncchg"), replacing: false)
+            })
         #expect(Self.isLink(move, .permissionDenied, linkPath), "\(move)")
         let make = try #require(await Self.error { try await remote.createDirectory(at: folder.appending("sub")) })
         #expect(Self.isLink(make, .permissionDenied, linkPath), "\(make)")
@@ -106,7 +123,9 @@ struct LocalFolderSecurityTests {
         #expect(try String(contentsOf: outside.appendingPathComponent("victim.txt"), encoding: .utf8) == "keep me")
     }
 
-    @Test("The client whose own change-set folder is a link to outside the share stops with permissionDenied and publishes nothing there")
+    @Test(
+        "The client whose own change-set folder is a link to outside the share stops with permissionDenied and publishes nothing there"
+    )
     func syncThroughLinkedFolder() async throws {
         let directory = TemporaryDirectory()
         let root = directory.subdirectory("remote")
@@ -114,7 +133,8 @@ struct LocalFolderSecurityTests {
         let a = try await TestClient.make(remote, name: "A", in: directory)
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'first')")
         try await a.sync()
-        let own = root.appendingPathComponent(a.document.relativePathToThisDocumentSyncChangesThisClientDirectory.description)
+        let own = root.appendingPathComponent(
+            a.document.relativePathToThisDocumentSyncChangesThisClientDirectory.description)
         let outside = directory.subdirectory("outside")
         try FileManager.default.removeItem(at: own)
         try FileManager.default.createSymbolicLink(atPath: own.path, withDestinationPath: outside.path)
@@ -139,26 +159,32 @@ struct LocalFolderSecurityTests {
         #expect(try await remote.read(try RemotePath("a/b/f"), maximumSize: 10) == Data("x".utf8))
         #expect(Self.mode(real.appendingPathComponent("a/b/f")) == 0o644, "remote files keep shared modes")
         #expect(Self.mode(real.appendingPathComponent("a/b")) == 0o755, "remote folders keep shared modes")
-        let tooLarge = try #require(await Self.error { _ = try await remote.read(try RemotePath("a/b/f"), maximumSize: 0) })
+        let tooLarge = try #require(
+            await Self.error { _ = try await remote.read(try RemotePath("a/b/f"), maximumSize: 0) })
         #expect(tooLarge.code == .corruptFile)
     }
 
-    @Test("PBKDF2 rounds outside 600,000…10,000,000 are refused before any derivation, naming the key file",
-          arguments: [9_000_000_000_000_000_000, 2_147_483_648, 10_000_001, 599_999])
+    @Test(
+        "PBKDF2 rounds outside 600,000…10,000,000 are refused before any derivation, naming the key file",
+        arguments: [9_000_000_000_000_000_000, 2_147_483_648, 10_000_001, 599_999])
     func roundsBounded(iterations: Int) async throws {
         let directory = TemporaryDirectory()
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
-        _ = try await TestClient.encrypted(remote, name: "A", in: directory, answers: EncryptionAnswers(.password("right")))
+        _ = try await TestClient.encrypted(
+            remote, name: "A", in: directory, answers: EncryptionAnswers(.password("right")))
         let layout = try RemoteLayout(applicationIdentifier: "com.example.notes")
-        var info = try PropertyListFile.decode(EncryptionKeyInfo.self, from: try await remote.read(layout.encryptionKeyFile), path: "key")
+        var info = try PropertyListFile.decode(
+            EncryptionKeyInfo.self, from: try await remote.read(layout.encryptionKeyFile), path: "key")
         #expect(info.iterations == EncryptionKeyInfo.minimumIterations)
         info.iterations = iterations
         try await remote.write(try PropertyListFile.encode(info), to: layout.encryptionKeyFile)
 
         let started = Date()
-        let error = try #require(await Self.error { _ = try await EncryptedFileSystem.unlocking(remote, layout: layout, password: "right") })
+        let error = try #require(
+            await Self.error { _ = try await EncryptedFileSystem.unlocking(remote, layout: layout, password: "right") })
         #expect(error.path == layout.encryptionKeyFile.description)
-        #expect(error.code == (iterations < EncryptionKeyInfo.minimumIterations ? .tamperedFile : .corruptFile), "\(error)")
+        #expect(
+            error.code == (iterations < EncryptionKeyInfo.minimumIterations ? .tamperedFile : .corruptFile), "\(error)")
         #expect(Date().timeIntervalSince(started) < 2, "nothing should have been derived")
     }
 
@@ -169,7 +195,8 @@ struct LocalFolderSecurityTests {
         let remote = FileManagerFileSystem(rootURL: root)
         // A helper folder left 0755 by an older version is made private at registration.
         let helper = directory.subdirectory("A").appendingPathComponent("helper")
-        try FileManager.default.createDirectory(at: helper, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        try FileManager.default.createDirectory(
+            at: helper, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         let a = try await TestClient.make(remote, name: "A", in: directory)
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'x')")
         try await a.sync()
@@ -194,7 +221,9 @@ struct LocalFolderSecurityTests {
         let scratch = try LocalFiles.privateScratchDirectory()
         defer { try? FileManager.default.removeItem(at: scratch) }
         #expect(Self.mode(scratch) == 0o700 && scratch.lastPathComponent.hasPrefix("foldersync-\(getuid())-"))
-        #expect(try LocalFiles.privateScratchDirectory(in: directory.url) != LocalFiles.privateScratchDirectory(in: directory.url))
+        #expect(
+            try LocalFiles.privateScratchDirectory(in: directory.url)
+                != LocalFiles.privateScratchDirectory(in: directory.url))
     }
 
     @Test("The default readPieces downloads into a private scratch folder, removed afterwards")
@@ -206,7 +235,11 @@ struct LocalFolderSecurityTests {
         let observing = ObservingDownloads(base: memory) { url in
             var info = stat()
             _ = lstat(url.deletingLastPathComponent().path, &info)
-            seen.withLock { $0.append("\(url.deletingLastPathComponent().lastPathComponent.hasPrefix("foldersync-\(getuid())-")) \(String(info.st_mode & 0o777, radix: 8))") }
+            seen.withLock {
+                $0.append(
+                    "\(url.deletingLastPathComponent().lastPathComponent.hasPrefix("foldersync-\(getuid())-")) \(String(info.st_mode & 0o777, radix: 8))"
+                )
+            }
         }
         var collected = Data()
         try await observing.readPieces(of: try RemotePath("w"), size: 4) { collected += $0 }
@@ -215,7 +248,8 @@ struct LocalFolderSecurityTests {
         _ = directory
     }
 
-    @Test("A whole store claiming more bytes than the disk can take is refused before anything is written (a zlib bomb)")
+    @Test(
+        "A whole store claiming more bytes than the disk can take is refused before anything is written (a zlib bomb)")
     func claimedSizeBounded() throws {
         let directory = TemporaryDirectory()
         // A valid file in every checksum: a header claiming 2^60 bytes, a zlib body of 1 MiB of zeros (a kilobyte).
@@ -223,8 +257,11 @@ struct LocalFolderSecurityTests {
         let deflater = try DeflateStream(path: "bomb") { body += $0 }
         try Data(count: 1 << 20).withUnsafeBytes { try deflater.write($0) }
         try deflater.finish()
-        var bytes = Data(WholeStoreFile.encodedHeader(.init(wholeStoreIdentifier: "W", clientIdentifier: "C", schemaVersion: 1,
-                                                            snapshotByteCount: 1 << 60, compression: .zlib)) + body)
+        var bytes = Data(
+            WholeStoreFile.encodedHeader(
+                .init(
+                    wholeStoreIdentifier: "W", clientIdentifier: "C", schemaVersion: 1,
+                    snapshotByteCount: 1 << 60, compression: .zlib)) + body)
         var trailer = ByteSink()
         trailer.appendUInt32(Checksum.crc32(bytes))
         bytes += trailer.bytes
@@ -233,7 +270,8 @@ struct LocalFolderSecurityTests {
         let snapshot = directory.url.appendingPathComponent("out.sqlite")
         #expect { _ = try WholeStoreFile.read(file, to: snapshot, path: "WholeStore.ticdsync") } throws: { error in
             let error = error as? FolderSyncError
-            return error?.code == .localStoreFailed && error?.path == "WholeStore.ticdsync" && error?.message.contains("more than the local disk can take") == true
+            return error?.code == .localStoreFailed && error?.path == "WholeStore.ticdsync"
+                && error?.message.contains("more than the local disk can take") == true
         }
         #expect(!FileManager.default.fileExists(atPath: snapshot.path))
     }
@@ -243,7 +281,9 @@ struct LocalFolderSecurityTests {
 private struct ObservingDownloads: RemoteFileSystem {
     let base: InMemoryFileSystem
     let observe: @Sendable (URL) -> Void
-    func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] { try await base.contentsOfDirectory(at: path) }
+    func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
+        try await base.contentsOfDirectory(at: path)
+    }
     func item(at path: RemotePath) async throws -> RemoteItem? { await base.item(at: path) }
     func read(_ path: RemotePath) async throws -> Data { try await base.read(path) }
     func write(_ data: Data, to path: RemotePath) async throws { try await base.write(data, to: path) }

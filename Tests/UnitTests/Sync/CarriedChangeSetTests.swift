@@ -1,9 +1,10 @@
+import FolderSyncTesting
 import Foundation
+import GRDB
 import Testing
+
 @_spi(ModelAdapter) @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
-import GRDB
 
 /// A marker carries the small sets its sync published, written at the same time as they are (benchmark scenarios 9
 /// and 10: one request per client with news, three round trips to publish); a client that only applied acknowledges
@@ -22,7 +23,12 @@ struct CarriedChangeSetTests {
             }
         }
 
-        func take() -> [(request: Request, path: String)] { requests.withLock { all in defer { all = [] }; return all } }
+        func take() -> [(request: Request, path: String)] {
+            requests.withLock { all in
+                defer { all = [] }
+                return all
+            }
+        }
     }
 
     static let markerOfA = "com.example.notes/Documents/DOC/RecentSyncs/client-A.recentsync"
@@ -33,23 +39,30 @@ struct CarriedChangeSetTests {
     }
 
     func setsOfA(_ remote: InMemoryFileSystem) async throws -> [String] {
-        try await remote.contentsOfDirectory(at: try RemotePath(Self.folderOfA)).map(\.name).filter { $0.hasSuffix(".syncchg") }.sorted()
+        try await remote.contentsOfDirectory(at: try RemotePath(Self.folderOfA)).map(\.name).filter {
+            $0.hasSuffix(".syncchg")
+        }.sorted()
     }
 
-    @Test("A reader takes a small set from its writer's marker: the listings and one read, no download; the file is published too")
+    @Test(
+        "A reader takes a small set from its writer's marker: the listings and one read, no download; the file is published too"
+    )
     func smallSetRidesTheMarker() async throws {
         let directory = TemporaryDirectory()
         let base = InMemoryFileSystem()
         let remote = Recording(base)
         let (a, b) = try await TestClient.pair(remote, in: directory)
-        try await a.sync(); try await b.sync()
+        try await a.sync()
+        try await b.sync()
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'carried')")
         try await a.sync()
         let written = try await marker(base)
         let names = try await setsOfA(base)
         #expect(names.count == 1)
         #expect(written.changeSetContents?.keys.sorted() == names, "the marker carries the set it announces")
-        #expect(written.changeSetContents?[names[0]] == (try await base.read(try RemotePath("\(Self.folderOfA)/\(names[0])"))))
+        #expect(
+            written.changeSetContents?[names[0]]
+                == (try await base.read(try RemotePath("\(Self.folderOfA)/\(names[0])"))))
 
         _ = remote.take()
         let report = try await b.sync()
@@ -69,7 +82,9 @@ struct CarriedChangeSetTests {
         let (a, b) = try await TestClient.pair(remote, in: directory)
         // Text that zlib cannot shrink below the limit.
         var generator = SystemRandomNumberGenerator()
-        let body = (0..<(RecentSync.inlineChangeSetLimit * 2)).map { _ in String(UInt8.random(in: 0...255, using: &generator), radix: 16) }.joined()
+        let body = (0..<(RecentSync.inlineChangeSetLimit * 2)).map { _ in
+            String(UInt8.random(in: 0...255, using: &generator), radix: 16)
+        }.joined()
         try a.execute("INSERT INTO notes(id, title, body) VALUES ('n1', 'large', ?)", [body])
         _ = remote.take()
         try await a.sync()
@@ -85,13 +100,16 @@ struct CarriedChangeSetTests {
         #expect(try b.value("SELECT length(body) FROM notes WHERE id = 'n1'") == String(body.count))
     }
 
-    @Test("A marker that went out while its set's upload failed: readers apply the set from it; the writer's next sync publishes the file under the same name and numbers nothing twice")
+    @Test(
+        "A marker that went out while its set's upload failed: readers apply the set from it; the writer's next sync publishes the file under the same name and numbers nothing twice"
+    )
     func setFailedMarkerWentOut() async throws {
         let directory = TemporaryDirectory()
         let base = InMemoryFileSystem()
         let remote = Recording(base)
         let (a, b) = try await TestClient.pair(remote, in: directory)
-        try await a.sync(); try await b.sync()
+        try await a.sync()
+        try await b.sync()
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'first')")
         remote.failsUploads.withLock { $0 = true }
         await #expect(throws: FolderSyncError.self) { try await a.sync() }
@@ -120,13 +138,16 @@ struct CarriedChangeSetTests {
         #expect(try c.value("SELECT count(*) FROM notes") == "2")
     }
 
-    @Test("More staged sets than a marker names, whose uploads kept failing while markers carrying them went out, are published under their names, not taken for a restore")
+    @Test(
+        "More staged sets than a marker names, whose uploads kept failing while markers carrying them went out, are published under their names, not taken for a restore"
+    )
     func manyStagedSetsFailedTogether() async throws {
         let directory = TemporaryDirectory()
         let base = InMemoryFileSystem()
         let remote = Recording(base)
         let (a, b) = try await TestClient.pair(remote, in: directory)
-        try await a.sync(); try await b.sync()
+        try await a.sync()
+        try await b.sync()
         let failing = RecentSync.announcedChangeSetLimit + 2
         remote.failsUploads.withLock { $0 = true }
         for index in 0..<failing {
@@ -137,26 +158,34 @@ struct CarriedChangeSetTests {
         #expect(try await marker(base).publishedSequence == Int64(failing))
         let again = try await a.sync()
         #expect(!again.warnings.contains { $0.kind == .restoredStore }, "\(again.warnings)")
-        #expect(try await setsOfA(base).compactMap { RemoteLayout.parseChangeSetFileName($0)?.sequence } == Array(1...Int64(failing)))
+        #expect(
+            try await setsOfA(base).compactMap { RemoteLayout.parseChangeSetFileName($0)?.sequence }
+                == Array(1...Int64(failing)))
         try await converge(a, b)
         #expect(try b.value("SELECT count(*) FROM notes") == String(failing))
     }
 
-    @Test("A sync that finds its sets gone from a restored folder owes a whole store even when it fails after rewriting its marker")
+    @Test(
+        "A sync that finds its sets gone from a restored folder owes a whole store even when it fails after rewriting its marker"
+    )
     func lossFoundBeforeAFailureIsKept() async throws {
         let directory = TemporaryDirectory()
-        let root = directory.subdirectory("remote"), copy = directory.url.appendingPathComponent("remote-copy")
+        let root = directory.subdirectory("remote")
+        let copy = directory.url.appendingPathComponent("remote-copy")
         let remote = Recording(FileManagerFileSystem(rootURL: root))
         let (a, b) = try await TestClient.pair(remote, in: directory)
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'one')")
-        try await a.sync(); try await b.sync()
-        try FileManager.default.copyItem(at: root, to: copy)                        // the folder's backup
+        try await a.sync()
+        try await b.sync()
+        try FileManager.default.copyItem(at: root, to: copy)  // the folder's backup
         try a.execute("INSERT INTO notes(id, title) VALUES ('n2', 'two, lost with the folder')")
-        try await a.sync(); try await a.sync()                                     // A's marker read back
+        try await a.sync()
+        try await a.sync()  // A's marker read back
         try FileManager.default.removeItem(at: root)
-        try FileManager.default.moveItem(at: copy, to: root)                         // the folder restored
+        try FileManager.default.moveItem(at: copy, to: root)  // the folder restored
         try a.execute("INSERT INTO notes(id, title) VALUES ('n3', 'three')")
-        remote.failsUploads.withLock { $0 = true }                                 // its marker goes out, its set does not
+        // its marker goes out, its set does not
+        remote.failsUploads.withLock { $0 = true }
         await #expect(throws: FolderSyncError.self) { try await a.sync() }
         remote.failsUploads.withLock { $0 = false }
         #expect(try a.store.loadSyncState().remote.owesWholeStore, "the loss was forgotten with the failed sync")
@@ -166,7 +195,9 @@ struct CarriedChangeSetTests {
         #expect(try b.value("SELECT group_concat(id) FROM (SELECT id FROM notes ORDER BY id)") == "n1,n2,n3")
     }
 
-    @Test("A client that only applies acknowledges once its marker is acknowledgementDelay old; at once when it publishes")
+    @Test(
+        "A client that only applies acknowledges once its marker is acknowledgementDelay old; at once when it publishes"
+    )
     func acknowledgementDelay() async throws {
         let directory = TemporaryDirectory()
         let base = InMemoryFileSystem()
@@ -176,7 +207,8 @@ struct CarriedChangeSetTests {
         let a = try await TestClient.make(base, name: "A", in: directory)
         let b = try await TestClient.make(base, name: "B", in: directory, environment: environment)
         let markerOfB = "com.example.notes/Documents/DOC/RecentSyncs/client-B.recentsync"
-        try await a.sync(); try await b.sync()
+        try await a.sync()
+        try await b.sync()
 
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'one')")
         try await a.sync()
@@ -195,22 +227,26 @@ struct CarriedChangeSetTests {
         #expect(try await marker(base, markerOfB).acknowledgement["client-A"] == 1, "written less than the delay ago")
         try b.execute("INSERT INTO notes(id, title) VALUES ('b1', 'from B')")
         try await b.sync()
-        #expect(try await marker(base, markerOfB).acknowledgement["client-A"] == 2, "a sync that publishes acknowledges")
+        #expect(
+            try await marker(base, markerOfB).acknowledgement["client-A"] == 2, "a sync that publishes acknowledges")
     }
 
-    @Test("A store restored to before what its marker acknowledges writes its marker at once, so that vacuum does not remove what it lacks")
+    @Test(
+        "A store restored to before what its marker acknowledges writes its marker at once, so that vacuum does not remove what it lacks"
+    )
     func restoredStoreCorrectsItsAcknowledgement() async throws {
         let directory = TemporaryDirectory()
         let base = InMemoryFileSystem()
         let writer = try await TestClient.make(base, name: "W", in: directory)
-        var reader = try await RestoredStoreTests.Restorable(base, in: directory)   // client-A
+        var reader = try await RestoredStoreTests.Restorable(base, in: directory)  // client-A
         reader.client.document.policy.acknowledgementDelay = 0
         reader.client.document.massDeletionHandler = { _ in true }
-        try await writer.sync(); try await reader.client.sync()
+        try await writer.sync()
+        try await reader.client.sync()
         for index in 0..<120 { try writer.execute("INSERT INTO notes(id, title) VALUES (?, 'note')", ["n\(index)"]) }
         try await writer.sync()
         try await reader.client.sync()
-        try reader.backUp()                                        // acknowledges W's first set
+        try reader.backUp()  // acknowledges W's first set
         try writer.execute("DELETE FROM notes")
         try await writer.sync()
         try await reader.client.sync()
@@ -219,6 +255,7 @@ struct CarriedChangeSetTests {
         // Restored, it lacks W's second set; it declines the mass deletion (no handler), so it cannot apply it again.
         try await reader.restore()
         await #expect(throws: FolderSyncError.self) { try await reader.client.sync() }
-        #expect(try await marker(base).acknowledgement["client-W"] == 1, "the marker still claims a set the store lacks")
+        #expect(
+            try await marker(base).acknowledgement["client-W"] == 1, "the marker still claims a set the store lacks")
     }
 }

@@ -1,9 +1,11 @@
+import FolderSyncTesting
 import Foundation
 import GRDB
 import Testing
+
 @_spi(ModelAdapter) @_spi(Tooling) @_spi(Testing) @testable import FolderSync
 @testable import TestSupport
-import FolderSyncTesting
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,16 +28,26 @@ struct FixedCostTests {
             return commits
         }
 
-        func take() -> Int { count.withLock { count in defer { count = 0 }; return count } }
+        func take() -> Int {
+            count.withLock { count in
+                defer { count = 0 }
+                return count
+            }
+        }
     }
 
-    @Test("A sync that applies one set commits once; one that publishes one, twice; an idle one, never; and each saves what it learned")
+    @Test(
+        "A sync that applies one set commits once; one that publishes one, twice; an idle one, never; and each saves what it learned"
+    )
     func commitsPerSync() async throws {
         let directory = TemporaryDirectory()
         let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
         let (a, b) = try await TestClient.pair(remote, in: directory)
-        try await a.sync(); try await b.sync(); try await a.sync()
-        let commitsOfA = try Commits.counting(a.store), commitsOfB = try Commits.counting(b.store)
+        try await a.sync()
+        try await b.sync()
+        try await a.sync()
+        let commitsOfA = try Commits.counting(a.store)
+        let commitsOfB = try Commits.counting(b.store)
 
         try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'one')")
         _ = commitsOfA.take()
@@ -68,13 +80,17 @@ struct FixedCostTests {
             let insert = try db.makeStatement(sql: "INSERT INTO notes(id, title) VALUES (?, 'ahead')")
             for row in 0..<rows { try insert.execute(arguments: [String(format: "n%06d", row)]) }
         }
-        let newest = try #require(try store.stamp(of: ColumnKey(table: "notes", syncID: String(format: "n%06d", rows - 1), column: "title"),
-                                                  localClient: "me")).timestamp
+        let newest = try #require(
+            try store.stamp(
+                of: ColumnKey(table: "notes", syncID: String(format: "n%06d", rows - 1), column: "title"),
+                localClient: "me")
+        ).timestamp
         try store.close()
         return (url, newest)
     }
 
-    /// A store opened while a sync of it runs: what its first read did, and the semaphores its pause and resumption signal.
+    /// A store opened while a sync of it runs: what its first read did, and the semaphores its pause and resumption
+    /// signal.
     private struct OpenedDuringSync {
         let store: GRDBStore
         let events: Locked<[SeedRead.Event]>
@@ -88,15 +104,21 @@ struct FixedCostTests {
     /// Opens the store at `url` with its first read held at its first step until a sync of the store began (pausing
     /// for at most `maximumPause`); records the read's events.
     private func openDuringSync(_ url: URL, maximumPause: TimeInterval) throws -> OpenedDuringSync {
-        let events = Locked<[SeedRead.Event]>([]), paused = DispatchSemaphore(value: 0), resumed = DispatchSemaphore(value: 0)
-        let firstStep = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let events = Locked<[SeedRead.Event]>([])
+        let paused = DispatchSemaphore(value: 0)
+        let resumed = DispatchSemaphore(value: 0)
+        let firstStep = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
         let steps = Locked(0)
         SeedRead.observers.withLock {
             $0[url.path] = { event in
                 events.withLock { $0.append(event) }
                 switch event {
                 case .step:
-                    if steps.withLock({ $0 += 1; return $0 }) == 1 {
+                    if steps.withLock({
+                        $0 += 1
+                        return $0
+                    }) == 1 {
                         firstStep.signal()
                         release.wait()
                     }
@@ -113,7 +135,9 @@ struct FixedCostTests {
         return OpenedDuringSync(store: store, events: events, paused: paused, resumed: resumed)
     }
 
-    @Test("The clock's first read pauses while a sync of its store runs, and goes on when the sync ends", .timeLimit(.minutes(2)))
+    @Test(
+        "The clock's first read pauses while a sync of its store runs, and goes on when the sync ends",
+        .timeLimit(.minutes(2)))
     func seedGivesWayToSyncs() throws {
         let directory = TemporaryDirectory()
         let (url, newest) = try storeAhead(directory, rows: 20_000)
@@ -123,22 +147,31 @@ struct FixedCostTests {
         opened.store.clock.syncEnded()
         opened.resumed.wait()
         #expect(opened.seen == [.paused, .resumed(.syncsEnded)])
-        try opened.store.database.write { db in try db.execute(sql: "UPDATE notes SET title = 'now' WHERE id = 'n000000'") }
-        let stamp = try #require(try opened.store.stamp(of: ColumnKey(table: "notes", syncID: "n000000", column: "title"), localClient: "me"))
+        try opened.store.database.write { db in
+            try db.execute(sql: "UPDATE notes SET title = 'now' WHERE id = 'n000000'")
+        }
+        let stamp = try #require(
+            try opened.store.stamp(of: ColumnKey(table: "notes", syncID: "n000000", column: "title"), localClient: "me")
+        )
         #expect(stamp.timestamp > newest, "the read went on to the end")
         try opened.store.close()
     }
 
-    @Test("A write during the sync does not wait for it: the paused read goes on for the write, which is stamped after every register",
-          .timeLimit(.minutes(2)))
+    @Test(
+        "A write during the sync does not wait for it: the paused read goes on for the write, which is stamped after every register",
+        .timeLimit(.minutes(2)))
     func writeDuringSyncWaitsOnlyForTheRead() throws {
         let directory = TemporaryDirectory()
         let (url, newest) = try storeAhead(directory, rows: 20_000)
         defer { SeedRead.observers.withLock { $0[url.path] = nil } }
         let opened = try openDuringSync(url, maximumPause: 600)
         opened.paused.wait()
-        try opened.store.database.write { db in try db.execute(sql: "UPDATE notes SET title = 'during' WHERE id = 'n000001'") }
-        let stamp = try #require(try opened.store.stamp(of: ColumnKey(table: "notes", syncID: "n000001", column: "title"), localClient: "me"))
+        try opened.store.database.write { db in
+            try db.execute(sql: "UPDATE notes SET title = 'during' WHERE id = 'n000001'")
+        }
+        let stamp = try #require(
+            try opened.store.stamp(of: ColumnKey(table: "notes", syncID: "n000001", column: "title"), localClient: "me")
+        )
         #expect(stamp.timestamp > newest)
         #expect(opened.seen == [.paused, .resumed(.wanted)])
         opened.store.clock.syncEnded()
@@ -180,34 +213,52 @@ struct FixedCostTests {
     static func markers() -> [RecentSync] {
         let blob = Data((0..<700).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         return [
-            RecentSync(clientIdentifier: "client-A", lastSyncDate: Date(timeIntervalSince1970: 1_767_323_045), publishedSequence: 178,
-                       acknowledgement: [:], schemaVersion: 1),
-            RecentSync(clientIdentifier: "B & <C> \"quoted\" 'é' 🎉 \t tab", lastSyncDate: Date(timeIntervalSince1970: 0), publishedSequence: Int64.max,
-                       acknowledgement: ["A": 1, "Z&<>": Int64.min, "": 0], schemaVersion: 3,
-                       recentChangeSets: ["000000000171-X.syncchg", "a\nb", ""],
-                       changeSetContents: ["000000000178-Y.syncchg": blob, "empty": Data(), "one": Data([7]), "b": blob.prefix(52)]),
-            RecentSync(clientIdentifier: "c", lastSyncDate: Date(timeIntervalSince1970: 253_402_300_799), publishedSequence: -4,
-                       acknowledgement: ["x": 2], schemaVersion: -1, recentChangeSets: [], changeSetContents: [:]),
+            RecentSync(
+                clientIdentifier: "client-A", lastSyncDate: Date(timeIntervalSince1970: 1_767_323_045),
+                publishedSequence: 178,
+                acknowledgement: [:], schemaVersion: 1),
+            RecentSync(
+                clientIdentifier: "B & <C> \"quoted\" 'é' 🎉 \t tab", lastSyncDate: Date(timeIntervalSince1970: 0),
+                publishedSequence: Int64.max,
+                acknowledgement: ["A": 1, "Z&<>": Int64.min, "": 0], schemaVersion: 3,
+                recentChangeSets: ["000000000171-X.syncchg", "a\nb", ""],
+                changeSetContents: [
+                    "000000000178-Y.syncchg": blob, "empty": Data(), "one": Data([7]), "b": blob.prefix(52),
+                ]),
+            RecentSync(
+                clientIdentifier: "c", lastSyncDate: Date(timeIntervalSince1970: 253_402_300_799),
+                publishedSequence: -4,
+                acknowledgement: ["x": 2], schemaVersion: -1, recentChangeSets: [], changeSetContents: [:]),
         ]
     }
 
-    @Test("Markers and documentInfo.plist as PropertyListEncoder writes them are read without Foundation's decoder, to the same values")
+    @Test(
+        "Markers and documentInfo.plist as PropertyListEncoder writes them are read without Foundation's decoder, to the same values"
+    )
     func canonicalPropertyLists() throws {
         for marker in Self.markers() {
             let file = try PropertyListFile.encode(marker)
-            #expect(CanonicalPropertyList.decode(RecentSync.self, from: file) == marker, "\(String(decoding: file, as: UTF8.self))")
+            #expect(
+                CanonicalPropertyList.decode(RecentSync.self, from: file) == marker,
+                "\(String(decoding: file, as: UTF8.self))")
             #expect(try PropertyListFile.decodeWithFoundation(RecentSync.self, from: file, path: "m") == marker)
         }
-        let info = DocumentInfo(documentIdentifier: "DOC", documentDescription: "Notes & <things>", userInfo: ["kind": "notes", "k&": "v<"],
-                                integrityKey: "4B16109C-8588-4B86-81E4-469E1FDDAA6C", createdByClient: "client-A",
-                                creationDate: Date(timeIntervalSince1970: 1_767_323_045))
+        let info = DocumentInfo(
+            documentIdentifier: "DOC", documentDescription: "Notes & <things>",
+            userInfo: ["kind": "notes", "k&": "v<"],
+            integrityKey: "4B16109C-8588-4B86-81E4-469E1FDDAA6C", createdByClient: "client-A",
+            creationDate: Date(timeIntervalSince1970: 1_767_323_045))
         let file = try PropertyListFile.encode(info)
         let read = try #require(CanonicalPropertyList.decode(DocumentInfo.self, from: file))
-        #expect(read.integrityKey == info.integrityKey && read.userInfo == info.userInfo && read.creationDate == info.creationDate
+        #expect(
+            read.integrityKey == info.integrityKey && read.userInfo == info.userInfo
+                && read.creationDate == info.creationDate
                 && read.documentDescription == info.documentDescription)
     }
 
-    @Test("A property list the fast reader does not take is left to Foundation's decoder: any changed byte of a marker, another kind, a newer version")
+    @Test(
+        "A property list the fast reader does not take is left to Foundation's decoder: any changed byte of a marker, another kind, a newer version"
+    )
     func canonicalPropertyListsRefuse() throws {
         let marker = Self.markers()[1]
         let file = try PropertyListFile.encode(marker)
@@ -217,13 +268,19 @@ struct FixedCostTests {
             damaged[offset] ^= 0x01
             guard let read = CanonicalPropertyList.decode(RecentSync.self, from: damaged) else { continue }
             taken += 1
-            // Only a byte that carries nothing (layout Foundation's decoder skips too) may still read, as the same marker.
+            // Only a byte that carries nothing (layout Foundation's decoder skips too) may still read, as the same
+            // marker.
             #expect(read == marker, "byte \(offset)")
-            #expect(try PropertyListFile.decodeWithFoundation(RecentSync.self, from: damaged, path: "m") == marker, "byte \(offset)")
+            #expect(
+                try PropertyListFile.decodeWithFoundation(RecentSync.self, from: damaged, path: "m") == marker,
+                "byte \(offset)")
         }
         #expect(taken < file.count / 7 / 10, "almost every changed byte is refused: \(taken)")
         #expect(CanonicalPropertyList.decode(DocumentInfo.self, from: file) == nil, "another kind")
-        let newer = Data(String(decoding: file, as: UTF8.self).replacingOccurrences(of: "<integer>2</integer>", with: "<integer>4</integer>").utf8)
+        let newer = Data(
+            String(decoding: file, as: UTF8.self).replacingOccurrences(
+                of: "<integer>2</integer>", with: "<integer>4</integer>"
+            ).utf8)
         #expect(CanonicalPropertyList.decode(RecentSync.self, from: newer) == nil)
         #expect(throws: FolderSyncError.self) { try PropertyListFile.decode(RecentSync.self, from: newer, path: "m") }
     }
@@ -231,31 +288,45 @@ struct FixedCostTests {
     @Test("A marker is written byte for byte as PropertyListEncoder writes it, or by PropertyListEncoder itself")
     func canonicalMarkerWriter() throws {
         var random = SeededGenerator(seed: 23)
-        let alphabet = Array("abcXYZ019-_.é🎉&<>\"' \t\n/".unicodeScalars) + [Unicode.Scalar(UInt8(1)), Unicode.Scalar(UInt8(0x7F)), Unicode.Scalar(UInt8(0x0D))]
+        let alphabet =
+            Array("abcXYZ019-_.é🎉&<>\"' \t\n/".unicodeScalars) + [
+                Unicode.Scalar(UInt8(1)), Unicode.Scalar(UInt8(0x7F)), Unicode.Scalar(UInt8(0x0D)),
+            ]
         func text(_ plain: Bool = false) -> String {
             let count = Int.random(in: 0...12, using: &random)
-            return String(String.UnicodeScalarView((0..<count).map { _ in
-                plain ? "abcXYZ019-_.".unicodeScalars.randomElement(using: &random)! : alphabet.randomElement(using: &random)!
-            }))
+            return String(
+                String.UnicodeScalarView(
+                    (0..<count).map { _ in
+                        plain
+                            ? "abcXYZ019-_.".unicodeScalars.randomElement(using: &random)!
+                            : alphabet.randomElement(using: &random)!
+                    }))
         }
         var fast = 0
         for round in 0..<300 {
             let plain = round % 3 != 0
             var acknowledgement: [String: Int64] = [:]
-            for _ in 0..<Int.random(in: 0...4, using: &random) { acknowledgement[text(plain)] = Int64.random(in: Int64.min...Int64.max, using: &random) }
+            for _ in 0..<Int.random(in: 0...4, using: &random) {
+                acknowledgement[text(plain)] = Int64.random(in: Int64.min...Int64.max, using: &random)
+            }
             var contents: [String: Data]?
             if Bool.random(using: &random) {
                 contents = [:]
                 for _ in 0..<Int.random(in: 0...3, using: &random) {
-                    contents?[text(plain)] = Data((0..<Int.random(in: 0...900, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
+                    contents?[text(plain)] = Data(
+                        (0..<Int.random(in: 0...900, using: &random)).map { _ in
+                            UInt8.random(in: 0...255, using: &random)
+                        })
                 }
             }
             let seconds = Double(Int.random(in: 0...253_402_300_799, using: &random)) + (round % 5 == 0 ? 0.25 : 0)
-            let marker = RecentSync(clientIdentifier: text(plain), lastSyncDate: Date(timeIntervalSince1970: seconds),
-                                    publishedSequence: Int64.random(in: -5...Int64.max, using: &random), acknowledgement: acknowledgement,
-                                    schemaVersion: Int.random(in: -3...9, using: &random),
-                                    recentChangeSets: Bool.random(using: &random) ? (0..<Int.random(in: 0...8, using: &random)).map { _ in text(plain) } : nil,
-                                    changeSetContents: contents)
+            let marker = RecentSync(
+                clientIdentifier: text(plain), lastSyncDate: Date(timeIntervalSince1970: seconds),
+                publishedSequence: Int64.random(in: -5...Int64.max, using: &random), acknowledgement: acknowledgement,
+                schemaVersion: Int.random(in: -3...9, using: &random),
+                recentChangeSets: Bool.random(using: &random)
+                    ? (0..<Int.random(in: 0...8, using: &random)).map { _ in text(plain) } : nil,
+                changeSetContents: contents)
             let foundation = try PropertyListFile.encodeWithFoundation(marker)
             #expect(try PropertyListFile.encode(marker) == foundation, "round \(round)")
             if let written = CanonicalPropertyList.encode(marker) {
@@ -263,22 +334,30 @@ struct FixedCostTests {
                 #expect(written == foundation, "round \(round): \(String(decoding: written, as: UTF8.self))")
             }
             if plain, seconds == seconds.rounded(.down) {
-                #expect(try PropertyListFile.decodeWithFoundation(RecentSync.self, from: foundation, path: "m") == marker, "round \(round)")
+                #expect(
+                    try PropertyListFile.decodeWithFoundation(RecentSync.self, from: foundation, path: "m") == marker,
+                    "round \(round)")
             }
         }
         #expect(fast > 120, "most markers are written without Foundation: \(fast)")
     }
 
-    @Test("The status written after every sync is byte for byte what PropertyListEncoder writes, fractions of a second dropped alike")
+    @Test(
+        "The status written after every sync is byte for byte what PropertyListEncoder writes, fractions of a second dropped alike"
+    )
     func canonicalStatusWriter() throws {
         var random = SeededGenerator(seed: 5)
-        let alphabet = Array("abc XYZ019-_.é🎉&<>\"'\t\n:".unicodeScalars) + [Unicode.Scalar(UInt8(1)), Unicode.Scalar(UInt8(0x0D))]
+        let alphabet =
+            Array("abc XYZ019-_.é🎉&<>\"'\t\n:".unicodeScalars) + [
+                Unicode.Scalar(UInt8(1)), Unicode.Scalar(UInt8(0x0D)),
+            ]
         func date() -> Date? {
             switch Int.random(in: 0...5, using: &random) {
             case 0: nil
             case 1: Date(timeIntervalSince1970: Double(Int.random(in: 0...2_000_000_000, using: &random)))
             // A second's last nanosecond, which Date's interval since 2001 may round up to the next second.
-            case 2: Date(timeIntervalSince1970: Double(Int.random(in: 0...2_000_000_000, using: &random)) + 0.999_999_999)
+            case 2:
+                Date(timeIntervalSince1970: Double(Int.random(in: 0...2_000_000_000, using: &random)) + 0.999_999_999)
             case 3: Date(timeIntervalSince1970: Double.random(in: -10...10, using: &random))
             case 4: Date(timeIntervalSinceReferenceDate: Double.random(in: -1e9...1e10, using: &random))
             default: Date(timeIntervalSince1970: Double.random(in: 0...253_402_300_800, using: &random))
@@ -286,12 +365,20 @@ struct FixedCostTests {
         }
         var fast = 0
         for round in 0..<400 {
-            let message = Bool.random(using: &random) ? nil : String(String.UnicodeScalarView((0..<Int.random(in: 0...30, using: &random)).map { _ in
-                round % 4 == 0 ? alphabet.randomElement(using: &random)! : "abc XYZ019-_.:".unicodeScalars.randomElement(using: &random)!
-            }))
-            let status = LocalSyncStatus(lastSuccess: date(), lastFailure: date(),
-                                         lastErrorCode: Bool.random(using: &random) ? Int.random(in: Int.min...Int.max, using: &random) : nil,
-                                         lastErrorMessage: message)
+            let message =
+                Bool.random(using: &random)
+                ? nil
+                : String(
+                    String.UnicodeScalarView(
+                        (0..<Int.random(in: 0...30, using: &random)).map { _ in
+                            round % 4 == 0
+                                ? alphabet.randomElement(using: &random)!
+                                : "abc XYZ019-_.:".unicodeScalars.randomElement(using: &random)!
+                        }))
+            let status = LocalSyncStatus(
+                lastSuccess: date(), lastFailure: date(),
+                lastErrorCode: Bool.random(using: &random) ? Int.random(in: Int.min...Int.max, using: &random) : nil,
+                lastErrorMessage: message)
             let foundation = try PropertyListFile.encodeWithFoundation(status)
             #expect(try PropertyListFile.encode(status) == foundation, "round \(round)")
             if let written = CanonicalPropertyList.encode(status) {
@@ -307,7 +394,9 @@ struct FixedCostTests {
     @Test("A listing's version tag is inode-seconds.nanoseconds-size")
     func versionTag() {
         var info = Glibc.stat()
-        let cases: [(UInt, Int, Int, Int)] = [(0, 0, 0, 0), (5_432_078, 1_795_742_072, 919_972_727, 1861), (UInt.max, -1, 999_999_999, Int.max)]
+        let cases: [(UInt, Int, Int, Int)] = [
+            (0, 0, 0, 0), (5_432_078, 1_795_742_072, 919_972_727, 1861), (UInt.max, -1, 999_999_999, Int.max),
+        ]
         for (inode, seconds, nanoseconds, size) in cases {
             info.st_ino = inode
             info.st_mtim.tv_sec = seconds
@@ -325,7 +414,9 @@ struct FixedCostTests {
         full.progress.ownChangeSetsToReapplyAfter = 7
         full.progress.hasBootstrapped = true
         full.remote.knownRecentSyncs = [
-            "client-A": .init(etag: "\"W/tag\" \\ / é 🎉 \u{01}\t\n", publishedSequence: 9, recentChangeSets: ["000000000009-X.syncchg", ""]),
+            "client-A": .init(
+                etag: "\"W/tag\" \\ / é 🎉 \u{01}\t\n", publishedSequence: 9,
+                recentChangeSets: ["000000000009-X.syncchg", ""]),
             "": .init(etag: nil, publishedSequence: 0),
             "client-C": .init(etag: "e", publishedSequence: Int64.max, recentChangeSets: []),
         ]
@@ -349,19 +440,29 @@ struct FixedCostTests {
     func stateJSON() throws {
         for state in Self.states() {
             let written = state.encodedJSON()
-            #expect(try JSONDecoder().decode(LocalSyncState.self, from: written) == state, "\(String(decoding: written, as: UTF8.self))")
+            #expect(
+                try JSONDecoder().decode(LocalSyncState.self, from: written) == state,
+                "\(String(decoding: written, as: UTF8.self))")
             let foundation = try JSONEncoder().encode(state)
-            #expect(try StateJSON.read(foundation) == state, "read without falling back: \(String(decoding: foundation, as: UTF8.self))")
+            #expect(
+                try StateJSON.read(foundation) == state,
+                "read without falling back: \(String(decoding: foundation, as: UTF8.self))")
             #expect(try LocalSyncState.decodeJSON(written) == state)
         }
         // What older versions left out or set to null reads as JSONDecoder reads it; unknown keys are ignored.
-        let sparse = Data(#"{"publishedSequence":2,"nextSequence":3,"announcedAt":null,"fromTheFuture":{"x":[1,2.5e3,true,null]}}"#.utf8)
+        let sparse = Data(
+            #"{"publishedSequence":2,"nextSequence":3,"announcedAt":null,"fromTheFuture":{"x":[1,2.5e3,true,null]}}"#
+                .utf8)
         #expect(try StateJSON.read(sparse) == JSONDecoder().decode(LocalSyncState.self, from: sparse))
     }
 
-    @Test("Sync state JSON that the reader does not take is left to JSONDecoder, which refuses it as it always did",
-          arguments: [#"{"nextSequence":1}"#, #"{"nextSequence":1,"publishedSequence":"2"}"#, #"{"nextSequence":1,"publishedSequence":2"#,
-                      #"[1]"#, #"{"nextSequence":1.5,"publishedSequence":2}"#, "{\"nextSequence\":1,\"publishedSequence\":2} x"])
+    @Test(
+        "Sync state JSON that the reader does not take is left to JSONDecoder, which refuses it as it always did",
+        arguments: [
+            #"{"nextSequence":1}"#, #"{"nextSequence":1,"publishedSequence":"2"}"#,
+            #"{"nextSequence":1,"publishedSequence":2"#,
+            #"[1]"#, #"{"nextSequence":1.5,"publishedSequence":2}"#, "{\"nextSequence\":1,\"publishedSequence\":2} x",
+        ])
     func malformedStateJSON(_ text: String) {
         let data = Data(text.utf8)
         #expect(throws: StateJSON.Malformed.self) { try StateJSON.read(data) }

@@ -1,5 +1,6 @@
-public import Foundation
 import CFileSystem
+public import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -52,7 +53,10 @@ public struct FileManagerFileSystem: RemoteFileSystem {
     final class OpenFolder {
         let fd: Int32
         let path: RemotePath
-        init(_ fd: Int32, _ path: RemotePath) { self.fd = fd; self.path = path }
+        init(_ fd: Int32, _ path: RemotePath) {
+            self.fd = fd
+            self.path = path
+        }
         deinit { close(fd) }
     }
 
@@ -70,7 +74,9 @@ public struct FileManagerFileSystem: RemoteFileSystem {
             let here = folder.path.appending(component)
             var next = openat(folder.fd, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             if next < 0, errno == ENOENT, creating, here.components.count > 1 || here == path {
-                guard mkdirat(folder.fd, component, LocalFiles.sharedDirectoryMode) == 0 || errno == EEXIST else { throw fail("mkdir", here) }
+                guard mkdirat(folder.fd, component, LocalFiles.sharedDirectoryMode) == 0 || errno == EEXIST else {
+                    throw fail("mkdir", here)
+                }
                 _ = fsync(folder.fd)
                 next = openat(folder.fd, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             }
@@ -109,8 +115,11 @@ public struct FileManagerFileSystem: RemoteFileSystem {
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             close(fd)
-            if (info.st_mode & S_IFMT) == S_IFDIR { throw FolderSyncError(.remoteItemNotFound, "is a folder, not a file", path: path.description) }
-            throw FolderSyncError(.corruptFile, "is not a regular file (a device, pipe or socket); not read", path: path.description)
+            if (info.st_mode & S_IFMT) == S_IFDIR {
+                throw FolderSyncError(.remoteItemNotFound, "is a folder, not a file", path: path.description)
+            }
+            throw FolderSyncError(
+                .corruptFile, "is not a regular file (a device, pipe or socket); not read", path: path.description)
         }
         // O_NONBLOCK only kept a FIFO from blocking the open; a regular file reads the same without it.
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
@@ -124,8 +133,9 @@ public struct FileManagerFileSystem: RemoteFileSystem {
         guard code == ENOENT || code == ENOTDIR else {
             return LocalFiles.error("open", path: rootURL.path, errno: code, remote: true)
         }
-        return FolderSyncError(.remoteUnavailable, "the shared folder is not there (not mounted, moved or removed)",
-                               path: rootURL.path)
+        return FolderSyncError(
+            .remoteUnavailable, "the shared folder is not there (not mounted, moved or removed)",
+            path: rootURL.path)
     }
 
     /// The error for an `openat` of `path` (the entry `path.name` of `folder`) that failed: a symbolic link is
@@ -134,8 +144,10 @@ public struct FileManagerFileSystem: RemoteFileSystem {
         let code = errno
         var info = Glibc.stat()
         if code == ELOOP || code == ENOTDIR || code == EMLINK,
-           fstatat(folder.fd, path.name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
-            return FolderSyncError(isFolder ? .permissionDenied : .corruptFile, "is a symbolic link; not followed", path: path.description)
+            fstatat(folder.fd, path.name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFLNK
+        {
+            return FolderSyncError(
+                isFolder ? .permissionDenied : .corruptFile, "is a symbolic link; not followed", path: path.description)
         }
         return LocalFiles.error("open", path: path.description, errno: code, remote: true)
     }
@@ -184,7 +196,9 @@ public struct FileManagerFileSystem: RemoteFileSystem {
             // "." and ".." by their bytes, and the name decoded from its length: a client's folder holds hundreds.
             let name: String? = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 let length = strnlen(raw.baseAddress!.assumingMemoryBound(to: CChar.self), raw.count)
-                if raw[0] == UInt8(ascii: "."), length == 1 || (length == 2 && raw[1] == UInt8(ascii: ".")) { return nil }
+                if raw[0] == UInt8(ascii: "."), length == 1 || (length == 2 && raw[1] == UInt8(ascii: ".")) {
+                    return nil
+                }
                 return String(decoding: UnsafeRawBufferPointer(rebasing: raw[..<length]), as: UTF8.self)
             }
             if let name { body(name, entry.pointee.d_type) }
@@ -261,13 +275,16 @@ public struct FileManagerFileSystem: RemoteFileSystem {
 
     public func write(_ data: Data, to path: RemotePath) async throws {
         let folder = try openFolder(path.parent)
-        try LocalFiles.writeReplacing(in: folder.fd, name: path.name, path: path.description, durably: true, remote: true) { write in
+        try LocalFiles.writeReplacing(
+            in: folder.fd, name: path.name, path: path.description, durably: true, remote: true
+        ) { write in
             try write(data)
         }
     }
 
     public func move(from source: RemotePath, to destination: RemotePath, replacing: Bool) async throws {
-        let from = try openFolder(source.parent), to = try openFolder(destination.parent)
+        let from = try openFolder(source.parent)
+        let to = try openFolder(destination.parent)
         if replacing {
             guard renameat(from.fd, source.name, to.fd, destination.name) == 0 else { throw fail("rename", source) }
         } else if foldersync_renameat_noreplace(from.fd, source.name, to.fd, destination.name) != 0 {
@@ -281,7 +298,8 @@ public struct FileManagerFileSystem: RemoteFileSystem {
     /// destination is a fresh name in a removed area, and a rename a crash takes back leaves the file where it was,
     /// published as before, for the next vacuum to move again. A vacuum of 100,000 sets makes 100,000 of these.
     public func moveAside(_ source: RemotePath, to destination: RemotePath) async throws {
-        let from = try openFolder(source.parent), to = try openFolder(destination.parent)
+        let from = try openFolder(source.parent)
+        let to = try openFolder(destination.parent)
         if foldersync_renameat_noreplace(from.fd, source.name, to.fd, destination.name) != 0 {
             guard errno == EINVAL || errno == ENOSYS else { throw fail("rename", destination) }
             try linkThenUnlink(from, to, source: source, destination: destination)
@@ -290,7 +308,9 @@ public struct FileManagerFileSystem: RemoteFileSystem {
 
     /// Create-if-absent for file systems without `RENAME_NOREPLACE` (older NFS, some FUSE mounts); on those
     /// without hard links either, a check then a rename.
-    private func linkThenUnlink(_ from: OpenFolder, _ to: OpenFolder, source: RemotePath, destination: RemotePath) throws {
+    private func linkThenUnlink(_ from: OpenFolder, _ to: OpenFolder, source: RemotePath, destination: RemotePath)
+        throws
+    {
         var info = Glibc.stat()
         if fstatat(from.fd, source.name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
             // Folders cannot be hard-linked; rename refuses a non-empty target, which is enough here.
@@ -315,7 +335,9 @@ public struct FileManagerFileSystem: RemoteFileSystem {
 
     /// Removes a file, or a folder with its contents; a link is removed itself, never what it points to.
     public func remove(_ path: RemotePath) async throws {
-        guard !path.isRoot else { throw FolderSyncError(.permissionDenied, "the root of the shared folder is not removed", path: "/") }
+        guard !path.isRoot else {
+            throw FolderSyncError(.permissionDenied, "the root of the shared folder is not removed", path: "/")
+        }
         let folder: OpenFolder
         do {
             folder = try openFolder(path.parent)
@@ -334,7 +356,9 @@ public struct FileManagerFileSystem: RemoteFileSystem {
                 throw fail("open", path)
             }
             try removeContents(of: OpenFolder(contents, path))
-            guard unlinkat(folder.fd, path.name, AT_REMOVEDIR) == 0 || errno == ENOENT else { throw fail("rmdir", path) }
+            guard unlinkat(folder.fd, path.name, AT_REMOVEDIR) == 0 || errno == ENOENT else {
+                throw fail("rmdir", path)
+            }
         } else {
             guard unlinkat(folder.fd, path.name, 0) == 0 || errno == ENOENT else { throw fail("unlink", path) }
         }
@@ -371,7 +395,9 @@ public struct FileManagerFileSystem: RemoteFileSystem {
         let (fd, _) = try openFile(path)
         defer { close(fd) }
         try LocalFiles.writeReplacing(destination, durably: false) { write in
-            try LocalFiles.readPieces(of: fd, path: path.description, size: 1 << 20, remote: true) { piece, _ in try write(piece) }
+            try LocalFiles.readPieces(of: fd, path: path.description, size: 1 << 20, remote: true) { piece, _ in
+                try write(piece)
+            }
         }
     }
 
@@ -379,10 +405,13 @@ public struct FileManagerFileSystem: RemoteFileSystem {
     public func readPieces(of path: RemotePath, size: Int, _ body: (Data) throws -> Void) async throws {
         let (fd, _) = try openFile(path)
         defer { close(fd) }
-        try LocalFiles.readPieces(of: fd, path: path.description, size: size, remote: true) { piece, _ in try body(piece) }
+        try LocalFiles.readPieces(of: fd, path: path.description, size: size, remote: true) { piece, _ in
+            try body(piece)
+        }
     }
 
-    /// Streams the file into place (temporary, fsync, rename, fsync of the folder): a whole store is never loaded whole.
+    /// Streams the file into place (temporary, fsync, rename, fsync of the folder): a whole store is never loaded
+    /// whole.
     public func upload(fromLocalFile source: URL, to path: RemotePath) async throws {
         try await upload(to: path) { write in
             try LocalFiles.readPieces(of: source, size: 1 << 20) { piece, _ in try write(piece) }
@@ -390,10 +419,13 @@ public struct FileManagerFileSystem: RemoteFileSystem {
     }
 
     /// Writes the pieces into place as they come, as ``upload(fromLocalFile:to:)`` writes a file's.
-    public func upload(to path: RemotePath, producing produce: (_ write: (Data) throws -> Void) throws -> Void) async throws {
+    public func upload(to path: RemotePath, producing produce: (_ write: (Data) throws -> Void) throws -> Void)
+        async throws
+    {
         let folder = try openFolder(path.parent)
         try withExtendedLifetime(folder) {
-            try LocalFiles.writeReplacing(in: folder.fd, name: path.name, path: path.description, durably: true, remote: true, produce)
+            try LocalFiles.writeReplacing(
+                in: folder.fd, name: path.name, path: path.description, durably: true, remote: true, produce)
         }
     }
 }

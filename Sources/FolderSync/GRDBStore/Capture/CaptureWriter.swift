@@ -31,10 +31,14 @@ final class CaptureWriter {
     @exclusivity(unchecked) private var names: [UnsafeRawBufferPointer] = []
     private let statements = Query.allCases.map { _ in WeakStatement() }
     /// The pending marks of a new row, and of a deleted one whose earlier changes die with it.
-    private let createdWithEveryColumn = [UInt8](PendingMarks([StoreSchema.createdMarker, StoreSchema.allColumnsMarker]).encoded)
+    private let createdWithEveryColumn = [UInt8](
+        PendingMarks([StoreSchema.createdMarker, StoreSchema.allColumnsMarker]).encoded)
     private let deletedOnly = [UInt8](PendingMarks([StoreSchema.deletedMarker]).encoded)
 
-    init(_ db: Database, buffers: CaptureBuffers, capturing: Locked<Bool>, clock: StoreClock, now: @escaping @Sendable () -> Date) {
+    init(
+        _ db: Database, buffers: CaptureBuffers, capturing: Locked<Bool>, clock: StoreClock,
+        now: @escaping @Sendable () -> Date
+    ) {
         self.db = db
         self.buffers = buffers
         self.capturing = capturing
@@ -78,11 +82,14 @@ final class CaptureWriter {
     /// through them. Their third argument is a column's name (text), where today's is a number.
     func update(_ arguments: FunctionArguments) throws {
         let firstColumn = arguments.count > 2 && sqlite3_value_type(arguments.values![2]) == SQLITE_TEXT ? 2 : 3
-        guard firstColumn == 2 || sqlite3_value_int(arguments.values![2]) == 0 else { throw CaptureRefusal.changedSyncID }
+        guard firstColumn == 2 || sqlite3_value_int(arguments.values![2]) == 0 else {
+            throw CaptureRefusal.changedSyncID
+        }
         guard capturing.current else { return }
         let (table, syncID) = (arguments.values![0], arguments.values![1])
         names.removeAll(keepingCapacity: true)
-        for index in stride(from: firstColumn, to: arguments.count - 1, by: 2) where sqlite3_value_int(arguments.values![index + 1]) != 0 {
+        for index in stride(from: firstColumn, to: arguments.count - 1, by: 2)
+        where sqlite3_value_int(arguments.values![index + 1]) != 0 {
             if let name = arguments.text(index) { names.append(name) }
         }
         guard !names.isEmpty else { return }
@@ -135,12 +142,19 @@ final class CaptureWriter {
         private typealias Target = (table: String, key: String, values: String, column: String)
 
         var sql: String {
-            let pending: Target = (table: StoreSchema.pendingChangesTable, key: "tbl, sync_id, staged_in", values: "?1, ?2, 0", column: "marks")
-            let clocks: Target = (table: StoreSchema.clocksTable, key: "tbl, sync_id", values: "?1, ?2", column: "stamps")
+            let pending: Target = (
+                table: StoreSchema.pendingChangesTable, key: "tbl, sync_id, staged_in", values: "?1, ?2, 0",
+                column: "marks"
+            )
+            let clocks: Target = (
+                table: StoreSchema.clocksTable, key: "tbl, sync_id", values: "?1, ?2", column: "stamps"
+            )
             switch self {
             // The row not yet staged is the one with staged_in 0.
             case .insertMarks: return Self.insertIfAbsent(pending)
-            case .rewriteMarks: return "UPDATE \(pending.table) SET marks = foldersync_rewritten(marks) WHERE tbl = ?1 AND sync_id = ?2 AND staged_in = 0"
+            case .rewriteMarks:
+                return
+                    "UPDATE \(pending.table) SET marks = foldersync_rewritten(marks) WHERE tbl = ?1 AND sync_id = ?2 AND staged_in = 0"
             case .writeMarks: return Self.upsert(pending)
             case .insertStamps: return Self.insertIfAbsent(clocks)
             case .insertStampsUnlessDeleted:
@@ -151,7 +165,9 @@ final class CaptureWriter {
                         ON CONFLICT(\(clocks.key)) DO NOTHING
                     """
             case .findTombstone: return "SELECT 1 FROM \(StoreSchema.tombstonesTable) WHERE tbl = ?1 AND sync_id = ?2"
-            case .rewriteStamps: return "UPDATE \(clocks.table) SET stamps = foldersync_rewritten(stamps) WHERE tbl = ?1 AND sync_id = ?2"
+            case .rewriteStamps:
+                return
+                    "UPDATE \(clocks.table) SET stamps = foldersync_rewritten(stamps) WHERE tbl = ?1 AND sync_id = ?2"
             case .deleteStamps: return "DELETE FROM \(clocks.table) WHERE tbl = ?1 AND sync_id = ?2"
             case .writeTombstone:
                 return """
@@ -193,9 +209,17 @@ final class CaptureWriter {
     /// to a deleted row: one statement inserts them unless the row has registers or a tombstone; only then is the
     /// tombstone looked for again (a refusal), or the registers rewritten (an `INSERT OR REPLACE` of a row).
     private func stampNewRow(_ table: OpaquePointer?, _ syncID: OpaquePointer?) throws {
-        if !names.isEmpty, try insert(Self.newRowRegisters, table, syncID, { existing, result in
-            try buffers.stamp(existing ?? UnsafeRawBufferPointer(start: nil, count: 0), names: names[...], clock: clock, now: now, result)
-        }) { return }
+        if !names.isEmpty,
+            try insert(
+                Self.newRowRegisters, table, syncID,
+                { existing, result in
+                    try buffers.stamp(
+                        existing ?? UnsafeRawBufferPointer(start: nil, count: 0), names: names[...], clock: clock,
+                        now: now, result)
+                })
+        {
+            return
+        }
         let finder = try prepared(.findTombstone, table)
         bind(finder, syncID)
         defer { sqlite3_reset(finder) }
@@ -208,11 +232,15 @@ final class CaptureWriter {
     }
 
     /// Writes the row's registers with `columns` written now (none: the registers are left alone).
-    private func stamp(_ table: OpaquePointer?, _ syncID: OpaquePointer?, _ columns: ArraySlice<UnsafeRawBufferPointer>,
-                       expectingNone: Bool) throws {
+    private func stamp(
+        _ table: OpaquePointer?, _ syncID: OpaquePointer?, _ columns: ArraySlice<UnsafeRawBufferPointer>,
+        expectingNone: Bool
+    ) throws {
         guard !columns.isEmpty else { return }
         try rewrite(Self.registers, table, syncID, expectingNone: expectingNone) { existing, result in
-            try buffers.stamp(existing ?? UnsafeRawBufferPointer(start: nil, count: 0), names: columns, clock: clock, now: now, result)
+            try buffers.stamp(
+                existing ?? UnsafeRawBufferPointer(start: nil, count: 0), names: columns, clock: clock, now: now, result
+            )
         }
     }
 
@@ -227,8 +255,10 @@ final class CaptureWriter {
     /// read and replaced by one B-tree search), and inserted only when the row had none. A guess that is wrong costs
     /// a statement; for registers it also skips the timestamps of the stamp made for nothing (an `INSERT OR REPLACE`
     /// of a row under delete wins: still newer than everything before, as stamps must be).
-    private func rewrite(_ blob: Blob, _ table: OpaquePointer?, _ syncID: OpaquePointer?, expectingNone: Bool,
-                         _ change: Change) throws {
+    private func rewrite(
+        _ blob: Blob, _ table: OpaquePointer?, _ syncID: OpaquePointer?, expectingNone: Bool,
+        _ change: Change
+    ) throws {
         if expectingNone, try insert(blob, table, syncID, change) { return }
         let rewriter = try prepared(blob.rewrite, table)
         bind(rewriter, syncID)
@@ -242,7 +272,9 @@ final class CaptureWriter {
     }
 
     /// Inserts what `change` makes of no value, unless the row has one: whether it did.
-    private func insert(_ blob: Blob, _ table: OpaquePointer?, _ syncID: OpaquePointer?, _ change: Change) throws -> Bool {
+    private func insert(_ blob: Blob, _ table: OpaquePointer?, _ syncID: OpaquePointer?, _ change: Change) throws
+        -> Bool
+    {
         let inserter = try prepared(blob.insertIfAbsent, table)
         bind(inserter, syncID)
         try change(nil) { bind(inserter, blob: $0) }
@@ -253,7 +285,9 @@ final class CaptureWriter {
     /// foldersync_rewritten(value): what the running rewrite makes of the stored value; called only by the rewrite
     /// statements, from inside ``rewrite(_:_:_:expectingNone:_:)``.
     func rewritten(_ arguments: FunctionArguments, _ result: (UnsafeRawBufferPointer) -> Void) throws {
-        guard let change else { throw FolderSyncError(.localStoreFailed, "foldersync_rewritten runs only inside a captured write") }
+        guard let change else {
+            throw FolderSyncError(.localStoreFailed, "foldersync_rewritten runs only inside a captured write")
+        }
         try change(arguments.bytes(0), result)
     }
 
@@ -264,7 +298,8 @@ final class CaptureWriter {
 
     /// Binds the BLOB `?3`; SQLite copies the bytes (SQLITE_TRANSIENT), which live in a buffer the next call reuses.
     private func bind(_ statement: OpaquePointer?, blob bytes: UnsafeRawBufferPointer) {
-        sqlite3_bind_blob(statement, 3, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), Self.transient)
+        sqlite3_bind_blob(
+            statement, 3, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), Self.transient)
     }
 
     /// Runs `query` for the row (`?1`, `?2`).
@@ -275,7 +310,10 @@ final class CaptureWriter {
     }
 
     /// Runs `query` for the row with two more values (`?3`, `?4`).
-    private func run(_ query: Query, _ table: OpaquePointer?, _ syncID: OpaquePointer?, _ third: OpaquePointer?, _ fourth: OpaquePointer?) throws {
+    private func run(
+        _ query: Query, _ table: OpaquePointer?, _ syncID: OpaquePointer?, _ third: OpaquePointer?,
+        _ fourth: OpaquePointer?
+    ) throws {
         let statement = try prepared(query, table)
         bind(statement, syncID)
         sqlite3_bind_value(statement, 3, third)
@@ -332,7 +370,8 @@ struct CaptureRefusal: Error, CustomStringConvertible {
     static let code: Int32 = SQLITE_CONSTRAINT | (7 << 8)
 
     /// Delete wins: a deleted row's sync ID stays its own.
-    static let reusedSyncID = CaptureRefusal(description: "FolderSync: this sync ID belongs to a deleted row and cannot be reused")
+    static let reusedSyncID = CaptureRefusal(
+        description: "FolderSync: this sync ID belongs to a deleted row and cannot be reused")
     /// A synced row's sync ID is what other devices know it by.
     static let changedSyncID = CaptureRefusal(description: "FolderSync: the sync ID of a synced row cannot change")
 }
@@ -345,6 +384,7 @@ struct NestedStatementError: Error, CustomStringConvertible {
 
     init(_ db: Database, _ code: Int32) {
         self.code = code
-        description = db.sqliteConnection.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+        description =
+            db.sqliteConnection.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
     }
 }

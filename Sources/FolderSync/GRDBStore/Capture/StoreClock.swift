@@ -9,11 +9,11 @@ import GRDBSQLite
 /// therefore starts that read on a thread and connection of its own, and the clock's first use waits for it:
 /// the app can read its document at once, and a big store's first write waits at most for the rest of the read.
 ///
-/// The read gives way to the store's syncs: an app that syncs at launch runs its first sync beside it, and on a
-/// 2-core machine the two would share the cores and the disk, which slows the sync. While a sync of the store runs
+/// The read gives way to the store's syncs: an app that syncs at launch runs its first sync beside it, and on a 2-core
+/// machine the two would share the cores and the disk, which slows the sync. While a sync of the store runs
 /// (``syncBegan()``), the read pauses between steps, until a moment after the sync ends, a write needs the clock
-/// (``tick(now:)``: it never waits for a sync), or it has paused ``maximumPause`` (half a second) in all (its read transaction
-/// keeps the log from being checkpointed past it, so a long sync does not hold it back for long).
+/// (``tick(now:)``: it never waits for a sync), or it has paused ``maximumPause`` (half a second) in all (its read
+/// transaction keeps the log from being checkpointed past it, so a long sync does not hold it back for long).
 final class StoreClock: Sendable {
     private let clock = Locked(HybridLogicalClock())
 
@@ -104,7 +104,8 @@ final class StoreClock: Sendable {
                 switch newest.current {
                 case .success(let stamp): observe(HybridTimestamp(rawValue: stamp))
                 case .failure(let error):
-                    throw FolderSyncError(.localStoreFailed, "cannot read the document's newest change stamp", underlying: error)
+                    throw FolderSyncError(
+                        .localStoreFailed, "cannot read the document's newest change stamp", underlying: error)
                 }
             case .onFirstUse(let read):
                 observe(HybridTimestamp(rawValue: try read()))
@@ -119,7 +120,7 @@ final class StoreClock: Sendable {
     static func newestStamp(inDocumentAt path: String, seed: SeedRead? = nil) throws -> UInt64 {
         // Also run on a downloaded snapshot before it is installed: hardened like every such connection.
         var configuration = SQLiteHardening.configuration(readonly: true)
-        configuration.busyMode = .timeout(30)   // as the store's own connection: a checkpoint may hold the file briefly
+        configuration.busyMode = .timeout(30)  // as the store's own connection: a checkpoint may hold the file briefly
         let document = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? document.close() }
         return try document.read { db in
@@ -131,8 +132,10 @@ final class StoreClock: Sendable {
     /// The newest timestamp of the registers and deletions in `db`; registers are read from the head of each
     /// `stamps` value (no register decoded).
     static func newestStamp(_ db: Database) throws -> UInt64 {
-        let register = RowRegisters.newestTimestamp(ofHead: try Data.fetchOne(db, sql: "SELECT max(substr(stamps, 2, 8)) FROM \(StoreSchema.clocksTable)"))
-        let deleted = UInt64(bitPattern: try Int64.fetchOne(db, sql: "SELECT max(hlc) FROM \(StoreSchema.tombstonesTable)") ?? 0)
+        let register = RowRegisters.newestTimestamp(
+            ofHead: try Data.fetchOne(db, sql: "SELECT max(substr(stamps, 2, 8)) FROM \(StoreSchema.clocksTable)"))
+        let deleted = UInt64(
+            bitPattern: try Int64.fetchOne(db, sql: "SELECT max(hlc) FROM \(StoreSchema.tombstonesTable)") ?? 0)
         return max(register, deleted)
     }
 }
@@ -208,10 +211,12 @@ final class SeedRead: @unchecked Sendable {
     func givingWay<T>(_ db: Database, _ body: () throws -> T) rethrows -> T {
         observer = Self.observers.current[path]
         let context = Unmanaged.passUnretained(self).toOpaque()
-        sqlite3_progress_handler(db.sqliteConnection, Self.stepsBetweenChecks, { context in
-            Unmanaged<SeedRead>.fromOpaque(context!).takeUnretainedValue().giveWay()
-            return 0
-        }, context)
+        sqlite3_progress_handler(
+            db.sqliteConnection, Self.stepsBetweenChecks,
+            { context in
+                Unmanaged<SeedRead>.fromOpaque(context!).takeUnretainedValue().giveWay()
+                return 0
+            }, context)
         defer { sqlite3_progress_handler(db.sqliteConnection, 0, nil, nil) }
         return try withExtendedLifetime(self) { try body() }
     }
@@ -245,10 +250,19 @@ final class SeedRead: @unchecked Sendable {
         let deadline = started.addingTimeInterval(limit - paused)
         var resumption = Resumption.syncsEnded
         while true {
-            if wanted { resumption = .wanted; break }
-            if !syncs.areBusy { resumption = .syncsEnded; break }
+            if wanted {
+                resumption = .wanted
+                break
+            }
+            if !syncs.areBusy {
+                resumption = .syncsEnded
+                break
+            }
             let wakeUp = syncs.running > 0 ? deadline : min(deadline, syncs.quietUntil)
-            if !syncs.condition.wait(until: wakeUp), wakeUp == deadline { resumption = .pausedLongEnough; break }
+            if !syncs.condition.wait(until: wakeUp), wakeUp == deadline {
+                resumption = .pausedLongEnough
+                break
+            }
         }
         paused += Date().timeIntervalSince(started)
         if resumption == .pausedLongEnough { paused = limit }

@@ -48,7 +48,10 @@ final class CaptureBuffers {
 
     /// `marks` with each of `names` not in it yet appended, handed to `result` (the same value when every name is
     /// marked, by its name or by ``StoreSchema/allColumnsMarker``).
-    func mark(_ marks: UnsafeRawBufferPointer, names: ArraySlice<UnsafeRawBufferPointer>, _ result: (UnsafeRawBufferPointer) -> Void) throws {
+    func mark(
+        _ marks: UnsafeRawBufferPointer, names: ArraySlice<UnsafeRawBufferPointer>,
+        _ result: (UnsafeRawBufferPointer) -> Void
+    ) throws {
         // Reads the whole value (and checks its shape, as decoding it would).
         if try Self.marks(marks, contain: Self.all) { return result(marks) }
         // Worked on as a local (and put back), so that its accesses need no exclusivity check each.
@@ -56,7 +59,10 @@ final class CaptureBuffers {
         defer { self.output = output }
         var copied = false
         for name in names {
-            let present = copied ? try output.withUnsafeBytes { try Self.marks($0, contain: name) } : try Self.marks(marks, contain: name)
+            let present =
+                copied
+                ? try output.withUnsafeBytes { try Self.marks($0, contain: name) }
+                : try Self.marks(marks, contain: name)
             if present { continue }
             if !copied {
                 output.append(contentsOf: marks)
@@ -79,8 +85,10 @@ final class CaptureBuffers {
 
     /// The registers `stamps` with each of `names` written now by this client, each with the next timestamp in
     /// turn, handed to `result` in version 2 (``RowRegisters/encoded``).
-    func stamp(_ stamps: UnsafeRawBufferPointer, names: ArraySlice<UnsafeRawBufferPointer>, clock: StoreClock, now: () -> Date,
-               _ result: (UnsafeRawBufferPointer) -> Void) throws {
+    func stamp(
+        _ stamps: UnsafeRawBufferPointer, names: ArraySlice<UnsafeRawBufferPointer>, clock: StoreClock, now: () -> Date,
+        _ result: (UnsafeRawBufferPointer) -> Void
+    ) throws {
         var (output, registers) = (take(&self.output), take(&self.registers))
         defer { (self.output, self.registers) = (output, registers) }
         // Either version, no client identifier: only this client's registers (or none).
@@ -111,7 +119,9 @@ final class CaptureBuffers {
                     registers.append((column, head - age))
                 }
             }
-            guard newestSeen || registers.isEmpty else { throw FormatViolation("no register is as new as the registers' head") }
+            guard newestSeen || registers.isEmpty else {
+                throw FormatViolation("no register is as new as the registers' head")
+            }
         }
         var next = names.startIndex
         // A new row's names are its table's columns, each once: appended without looking for them.
@@ -128,7 +138,7 @@ final class CaptureBuffers {
         let newest = registers.reduce(0) { max($0, $1.timestamp) }
         output.append(2)
         withUnsafeBytes(of: newest.bigEndian) { output.append(contentsOf: $0) }
-        output.append(0)   // no client identifier: every register is this client's, and names none
+        output.append(0)  // no client identifier: every register is this client's, and names none
         for register in registers {
             Self.append(register.column, to: &output)
             Self.appendVarint(newest - register.timestamp, to: &output)

@@ -17,8 +17,10 @@ import GRDBSQLite
 /// a snapshot holding a trigger, or a view the app does not declare, is refused before it is installed
 /// (``SnapshotCheck``).
 enum StoreFunctions {
-    static func install(_ db: Database, capturing: Locked<Bool>, clock: StoreClock,
-                        now: @escaping @Sendable () -> Date) throws {
+    static func install(
+        _ db: Database, capturing: Locked<Bool>, clock: StoreClock,
+        now: @escaping @Sendable () -> Date
+    ) throws {
         // False while remote changes are applied, so that they are not echoed back. Today's triggers do not call it
         // (the capture functions ask themselves); the insert triggers of stores written before bookkeeping version 6
         // do, until the store is opened and its triggers made again (the app's migration runs first).
@@ -32,15 +34,17 @@ enum StoreFunctions {
             var registers = try RowRegisters(blob(values.first))
             for value in values.dropFirst() {
                 guard let name = String.fromDatabaseValue(value) else { continue }
-                registers.set(name, timestamp: try registers[name]?.timestamp ?? clock.tick(now: now()).rawValue, client: nil)
+                registers.set(
+                    name, timestamp: try registers[name]?.timestamp ?? clock.tick(now: now()).rawValue, client: nil)
             }
             return registers.encoded
         }
         // The bookkeeping of one captured row (``CaptureWriter``), the one call each change-capture trigger makes:
         // under today's names, and under those of the triggers a store of an earlier version keeps until it is opened.
         let writer = CaptureWriter(db, buffers: CaptureBuffers(), capturing: capturing, clock: clock, now: now)
-        for (kind, capture) in [("insert", writer.insert), ("update", writer.update), ("delete", writer.delete)] as
-            [(String, (FunctionArguments) throws -> Void)] {
+        for (kind, capture) in [("insert", writer.insert), ("update", writer.update), ("delete", writer.delete)]
+            as [(String, (FunctionArguments) throws -> Void)]
+        {
             for name in [StoreSchema.captureFunction(kind), StoreSchema.legacyCaptureFunction(kind)] {
                 try addInPlace(db, name, argumentCount: nil, pure: false) { context, arguments in
                     try capture(arguments)
@@ -77,21 +81,26 @@ enum StoreFunctions {
 
     /// Registers `body` as the SQL function `name`, tagged innocuous (and deterministic when `pure`); `body` reads
     /// its arguments where SQLite keeps them and sets the result on the context itself.
-    private static func addInPlace(_ db: Database, _ name: String, argumentCount: Int?, pure: Bool,
-                                   _ body: @escaping (OpaquePointer?, FunctionArguments) throws -> Void) throws {
-        try register(db, name, argumentCount: argumentCount, pure: pure, box: Unmanaged.passRetained(InPlaceBody(body)).toOpaque(),
-                     call: { context, count, arguments in
-            let body = Unmanaged<InPlaceBody>.fromOpaque(sqlite3_user_data(context)!).takeUnretainedValue()
-            do {
-                try body.run(context, FunctionArguments(count: Int(count), values: arguments))
-            } catch {
-                sqlite3_result_error(context, "\(error)", -1)
-                if let nested = error as? NestedStatementError { sqlite3_result_error_code(context, nested.code) }
-                if error is CaptureRefusal { sqlite3_result_error_code(context, CaptureRefusal.code) }
-            }
-        }, release: { pointer in
-            if let pointer { Unmanaged<InPlaceBody>.fromOpaque(pointer).release() }
-        })
+    private static func addInPlace(
+        _ db: Database, _ name: String, argumentCount: Int?, pure: Bool,
+        _ body: @escaping (OpaquePointer?, FunctionArguments) throws -> Void
+    ) throws {
+        try register(
+            db, name, argumentCount: argumentCount, pure: pure,
+            box: Unmanaged.passRetained(InPlaceBody(body)).toOpaque(),
+            call: { context, count, arguments in
+                let body = Unmanaged<InPlaceBody>.fromOpaque(sqlite3_user_data(context)!).takeUnretainedValue()
+                do {
+                    try body.run(context, FunctionArguments(count: Int(count), values: arguments))
+                } catch {
+                    sqlite3_result_error(context, "\(error)", -1)
+                    if let nested = error as? NestedStatementError { sqlite3_result_error_code(context, nested.code) }
+                    if error is CaptureRefusal { sqlite3_result_error_code(context, CaptureRefusal.code) }
+                }
+            },
+            release: { pointer in
+                if let pointer { Unmanaged<InPlaceBody>.fromOpaque(pointer).release() }
+            })
     }
 
     private final class Body {
@@ -100,29 +109,37 @@ enum StoreFunctions {
     }
 
     /// Registers `body` as the SQL function `name`, tagged innocuous (and deterministic when `pure`).
-    private static func add(_ db: Database, _ name: String, argumentCount: Int?, pure: Bool,
-                            _ body: @escaping ([DatabaseValue]) throws -> (any DatabaseValueConvertible)?) throws {
-        try register(db, name, argumentCount: argumentCount, pure: pure, box: Unmanaged.passRetained(Body(body)).toOpaque(),
-                     call: { context, count, arguments in
-            let body = Unmanaged<Body>.fromOpaque(sqlite3_user_data(context)!).takeUnretainedValue()
-            let values = (0..<Int(count)).map { StoreFunctions.value(arguments![$0]) }
-            do {
-                StoreFunctions.setResult(context, try body.run(values)?.databaseValue ?? .null)
-            } catch {
-                sqlite3_result_error(context, "\(error)", -1)
-            }
-        }, release: { pointer in
-            if let pointer { Unmanaged<Body>.fromOpaque(pointer).release() }
-        })
+    private static func add(
+        _ db: Database, _ name: String, argumentCount: Int?, pure: Bool,
+        _ body: @escaping ([DatabaseValue]) throws -> (any DatabaseValueConvertible)?
+    ) throws {
+        try register(
+            db, name, argumentCount: argumentCount, pure: pure, box: Unmanaged.passRetained(Body(body)).toOpaque(),
+            call: { context, count, arguments in
+                let body = Unmanaged<Body>.fromOpaque(sqlite3_user_data(context)!).takeUnretainedValue()
+                let values = (0..<Int(count)).map { StoreFunctions.value(arguments![$0]) }
+                do {
+                    StoreFunctions.setResult(context, try body.run(values)?.databaseValue ?? .null)
+                } catch {
+                    sqlite3_result_error(context, "\(error)", -1)
+                }
+            },
+            release: { pointer in
+                if let pointer { Unmanaged<Body>.fromOpaque(pointer).release() }
+            })
     }
 
-    private static func register(_ db: Database, _ name: String, argumentCount: Int?, pure: Bool, box: UnsafeMutableRawPointer,
-                                 call: @escaping @convention(c) (OpaquePointer?, CInt, UnsafeMutablePointer<OpaquePointer?>?) -> Void,
-                                 release: @escaping @convention(c) (UnsafeMutableRawPointer?) -> Void) throws {
+    private static func register(
+        _ db: Database, _ name: String, argumentCount: Int?, pure: Bool, box: UnsafeMutableRawPointer,
+        call: @escaping @convention(c) (OpaquePointer?, CInt, UnsafeMutablePointer<OpaquePointer?>?) -> Void,
+        release: @escaping @convention(c) (UnsafeMutableRawPointer?) -> Void
+    ) throws {
         let flags = SQLITE_UTF8 | SQLITE_INNOCUOUS | (pure ? SQLITE_DETERMINISTIC : 0)
-        let code = sqlite3_create_function_v2(db.sqliteConnection, name, CInt(argumentCount ?? -1), flags, box, call, nil, nil, release)
+        let code = sqlite3_create_function_v2(
+            db.sqliteConnection, name, CInt(argumentCount ?? -1), flags, box, call, nil, nil, release)
         guard code == SQLITE_OK else {
-            throw FolderSyncError(.localStoreFailed, "cannot define SQL function \(name): \(String(cString: sqlite3_errstr(code)))")
+            throw FolderSyncError(
+                .localStoreFailed, "cannot define SQL function \(name): \(String(cString: sqlite3_errstr(code)))")
         }
     }
 

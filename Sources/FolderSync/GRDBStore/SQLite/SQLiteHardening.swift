@@ -1,6 +1,6 @@
+import CFileSystem
 import Foundation
 import GRDB
-import CFileSystem
 
 /// The settings SQLite recommends for a connection to a database file that may come from elsewhere
 /// (<https://www.sqlite.org/security.html>), for the app's connection to its store and for every connection
@@ -19,7 +19,9 @@ enum SQLiteHardening {
         let connection = db.sqliteConnection.map { UnsafeMutableRawPointer($0) }
         let code = foldersync_sqlite_harden(connection)
         guard code == 0 else {
-            throw FolderSyncError(.localStoreFailed, "cannot put the SQLite connection in defensive mode (code \(code))", path: db.description)
+            throw FolderSyncError(
+                .localStoreFailed, "cannot put the SQLite connection in defensive mode (code \(code))",
+                path: db.description)
         }
     }
 
@@ -30,7 +32,9 @@ enum SQLiteHardening {
 
     /// A configuration whose connections are hardened once `prepare` ran (settings such as `journal_mode = OFF`,
     /// which defensive mode refuses, go there).
-    static func configuration(readonly: Bool = false, prepare: (@Sendable (Database) throws -> Void)? = nil) -> Configuration {
+    static func configuration(readonly: Bool = false, prepare: (@Sendable (Database) throws -> Void)? = nil)
+        -> Configuration
+    {
         var configuration = Configuration()
         configuration.readonly = readonly
         configuration.prepareDatabase { db in

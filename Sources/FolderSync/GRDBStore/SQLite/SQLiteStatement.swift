@@ -33,7 +33,9 @@ final class SQLiteStatement {
                 _ = sqlite3_bind_text(handle, index, "", 0, Self.transient)
                 return
             }
-            _ = sqlite3_bind_text(handle, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(bytes.count), Self.transient)
+            _ = sqlite3_bind_text(
+                handle, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(bytes.count),
+                Self.transient)
         }
     }
 
@@ -47,7 +49,8 @@ final class SQLiteStatement {
 
     private func bindBlob(_ bytes: UnsafeRawBufferPointer, at index: Int32) {
         // A non-NULL pointer even for an empty blob: a NULL one would bind SQL NULL.
-        _ = sqlite3_bind_blob(handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), Self.transient)
+        _ = sqlite3_bind_blob(
+            handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), Self.transient)
     }
 
     func bind(_ value: SyncValue, at index: Int32) {
@@ -63,15 +66,18 @@ final class SQLiteStatement {
     /// Binds `count` values (`value(0)` …) to the parameters from `first` on, without SQLite copying their bytes,
     /// and runs `body`, which must run the statement to its end (``execute()`` resets it), while those bytes stay
     /// pinned. A bulk apply binds a dozen values per row; SQLite's copy of each was an allocation and a memcpy.
-    func withValuesBound<T>(count: Int, from first: Int32, _ value: (Int) -> SyncValue, _ body: () throws -> T) throws -> T {
+    func withValuesBound<T>(count: Int, from first: Int32, _ value: (Int) -> SyncValue, _ body: () throws -> T) throws
+        -> T
+    {
         func bind(from position: Int) throws -> T {
             guard position < count else { return try body() }
             let index = first + Int32(position)
             switch value(position) {
             case .text(var text) where !text.isEmpty:
                 return try text.withUTF8 { bytes in
-                    _ = sqlite3_bind_text(handle, index, UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self),
-                                          Int32(bytes.count), nil)
+                    _ = sqlite3_bind_text(
+                        handle, index, UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self),
+                        Int32(bytes.count), nil)
                     return try bind(from: position + 1)
                 }
             case .blob(let data) where !data.isEmpty:
@@ -80,7 +86,7 @@ final class SQLiteStatement {
                     return try bind(from: position + 1)
                 }
             case let other:
-                self.bind(other, at: index)   // a number, NULL or an empty value: nothing to pin
+                self.bind(other, at: index)  // a number, NULL or an empty value: nothing to pin
                 return try bind(from: position + 1)
             }
         }
@@ -129,7 +135,8 @@ final class SQLiteStatement {
     /// Column `column` of the current row as text (its bytes as SQLite stores them, NUL included).
     func text(at column: Int32) -> String {
         guard let text = sqlite3_column_text(handle, column) else { return "" }
-        return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column))), as: UTF8.self)
+        return String(
+            decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column))), as: UTF8.self)
     }
 
     /// Column `column` of the current row as bytes, `nil` for NULL.
@@ -142,7 +149,8 @@ final class SQLiteStatement {
     /// Runs `body` on the bytes of `column` of the current row (empty for NULL), without copying them.
     func withBytes<T>(at column: Int32, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
         let start = sqlite3_column_blob(handle, column)
-        return try body(UnsafeRawBufferPointer(start: start, count: start == nil ? 0 : Int(sqlite3_column_bytes(handle, column))))
+        return try body(
+            UnsafeRawBufferPointer(start: start, count: start == nil ? 0 : Int(sqlite3_column_bytes(handle, column))))
     }
 
     /// Makes the statement ready to run again, with no value bound.
@@ -152,6 +160,8 @@ final class SQLiteStatement {
     }
 
     private func error(_ code: Int32) -> DatabaseError {
-        DatabaseError(resultCode: ResultCode(rawValue: code), message: connection.map { String(cString: sqlite3_errmsg($0)) }, sql: sql)
+        DatabaseError(
+            resultCode: ResultCode(rawValue: code), message: connection.map { String(cString: sqlite3_errmsg($0)) },
+            sql: sql)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDBSQLite
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -86,7 +87,7 @@ enum SnapshotCheck {
         try checkIntegrity(connection, path: path, integrity: needed)
         if needed != .none, let identity {
             verified.withLock { table in
-                if table.count >= 64 { table.removeAll() }   // scratch files: only the last few matter
+                if table.count >= 64 { table.removeAll() }  // scratch files: only the last few matter
                 table[identity] = (path, needed)
             }
         }
@@ -119,7 +120,10 @@ enum SnapshotCheck {
     /// in WAL mode). An empty file is an empty database; its missing tables are what the schema check refuses.
     private static func checkHeader(_ url: URL, path: String) throws {
         let fd = Glibc.open(url.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { throw FolderSyncError(.localStoreFailed, "cannot open the snapshot: \(String(cString: strerror(errno)))", path: url.path) }
+        guard fd >= 0 else {
+            throw FolderSyncError(
+                .localStoreFailed, "cannot open the snapshot: \(String(cString: strerror(errno)))", path: url.path)
+        }
         defer { close(fd) }
         var header = [UInt8](repeating: 0, count: 100)
         let count = header.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, 100) }
@@ -127,7 +131,9 @@ enum SnapshotCheck {
         guard count == 100, header.prefix(16).elementsEqual(Array("SQLite format 3".utf8) + [0]) else {
             throw corrupt("is not a SQLite database", path: path)
         }
-        guard header[18] == 1, header[19] == 1 else { throw corrupt("is not a rollback-journal SQLite database (WAL header)", path: path) }
+        guard header[18] == 1, header[19] == 1 else {
+            throw corrupt("is not a rollback-journal SQLite database (WAL header)", path: path)
+        }
     }
 
     // MARK: Structure
@@ -140,10 +146,15 @@ enum SnapshotCheck {
         var tables = Set<String>()
         let entries = try rows(db, "SELECT type, name, tbl_name, sql FROM sqlite_master", path: path)
         for entry in entries {
-            let type = entry[0] ?? "", name = entry[1] ?? "", table = entry[2] ?? "", sql = entry[3] ?? ""
+            let type = entry[0] ?? ""
+            let name = entry[1] ?? ""
+            let table = entry[2] ?? ""
+            let sql = entry[3] ?? ""
             switch type {
             case "trigger":
-                throw corrupt("holds a trigger, \(quoted(name)) on \(quoted(table)); a whole store never carries triggers", path: path)
+                throw corrupt(
+                    "holds a trigger, \(quoted(name)) on \(quoted(table)); a whole store never carries triggers",
+                    path: path)
             case "view":
                 // Without a schema (while downloading) a view is not judged: the app's own views are allowed.
                 guard let schema else { continue }
@@ -155,7 +166,9 @@ enum SnapshotCheck {
                     throw corrupt("holds a virtual table, \(quoted(name))", path: path)
                 }
                 if name.lowercased().hasPrefix("sqlite_") {
-                    guard internalTables.contains(name.lowercased()) else { throw corrupt("holds SQLite table \(quoted(name))", path: path) }
+                    guard internalTables.contains(name.lowercased()) else {
+                        throw corrupt("holds SQLite table \(quoted(name))", path: path)
+                    }
                 } else if let schema, schema.tables[name] == nil {
                     throw corrupt("holds a table that is neither synced nor FolderSync's, \(quoted(name))", path: path)
                 }
@@ -167,9 +180,11 @@ enum SnapshotCheck {
             }
         }
         for entry in entries where entry[0] == "index" {
-            let name = entry[1] ?? "", table = entry[2] ?? ""
+            let name = entry[1] ?? ""
+            let table = entry[2] ?? ""
             guard tables.contains(table), !internalTables.contains(table.lowercased()) else {
-                throw corrupt("holds an index, \(quoted(name)), of a table it may not hold, \(quoted(table))", path: path)
+                throw corrupt(
+                    "holds an index, \(quoted(name)), of a table it may not hold, \(quoted(table))", path: path)
             }
         }
         guard let schema else { return }
@@ -178,15 +193,22 @@ enum SnapshotCheck {
             var columns = Set<String>()
             for column in try rows(db, "PRAGMA table_xinfo(\(quoted(name)))", path: path) {
                 let columnName = column[1] ?? ""
-                guard column[6] == "0" || expected.generated.contains(columnName) else { throw corrupt("has a generated or hidden column, \(quoted(columnName)), in \(quoted(name))", path: path) }
+                guard column[6] == "0" || expected.generated.contains(columnName) else {
+                    throw corrupt(
+                        "has a generated or hidden column, \(quoted(columnName)), in \(quoted(name))", path: path)
+                }
                 guard expected.allowed.contains(columnName) else {
-                    throw corrupt("has a column that the app does not declare, \(quoted(columnName)), in \(quoted(name))", path: path)
+                    throw corrupt(
+                        "has a column that the app does not declare, \(quoted(columnName)), in \(quoted(name))",
+                        path: path)
                 }
                 columns.insert(columnName)
             }
             let missing = expected.required.subtracting(columns)
             guard missing.isEmpty else {
-                throw corrupt("lacks column \(missing.sorted().map(quoted).joined(separator: ", ")) of \(quoted(name))", path: path)
+                throw corrupt(
+                    "lacks column \(missing.sorted().map(quoted).joined(separator: ", ")) of \(quoted(name))",
+                    path: path)
             }
         }
     }
@@ -202,7 +224,9 @@ enum SnapshotCheck {
         }
         let result = try rows(db, pragma, path: path).first?.first ?? nil
         guard result == "ok" else {
-            throw corrupt("fails SQLite's \(integrity == .full ? "integrity" : "quick") check: \(result ?? "no answer")", path: path)
+            throw corrupt(
+                "fails SQLite's \(integrity == .full ? "integrity" : "quick") check: \(result ?? "no answer")",
+                path: path)
         }
     }
 
@@ -222,14 +246,16 @@ enum SnapshotCheck {
             guard code == SQLITE_ROW else {
                 throw corrupt("is not a readable SQLite database (\(String(cString: sqlite3_errmsg(db))))", path: path)
             }
-            result.append((0..<sqlite3_column_count(statement)).map { index in
-                sqlite3_column_text(statement, index).map { String(cString: $0) }
-            })
+            result.append(
+                (0..<sqlite3_column_count(statement)).map { index in
+                    sqlite3_column_text(statement, index).map { String(cString: $0) }
+                })
         }
     }
 
     private static func quoted(_ name: String) -> String {
-        "\"" + String(name.unicodeScalars.prefix(200).map { $0.value < 0x20 || $0 == "\"" ? "?" : Character($0) }) + "\""
+        "\"" + String(name.unicodeScalars.prefix(200).map { $0.value < 0x20 || $0 == "\"" ? "?" : Character($0) })
+            + "\""
     }
 
     private static func corrupt(_ what: String, path: String) -> FolderSyncError {

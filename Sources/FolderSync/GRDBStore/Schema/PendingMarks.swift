@@ -67,7 +67,8 @@ struct PendingMarks: Equatable {
         if !names.contains(name) { names.append(name) }
     }
 
-    /// Removes the mark `name` (a column marked by ``StoreSchema/allColumnsMarker`` stays marked: see ``expanded(columns:)``).
+    /// Removes the mark `name` (a column marked by ``StoreSchema/allColumnsMarker`` stays marked: see
+    /// ``expanded(columns:)``).
     mutating func remove(_ name: String) {
         names.removeAll { $0 == name }
     }

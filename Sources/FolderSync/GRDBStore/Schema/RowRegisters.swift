@@ -50,7 +50,9 @@ struct RowRegisters: Equatable {
             let newest = try reader.bytes(8).loadUnaligned(as: UInt64.self).bigEndian
             let clientCount = try reader.varint()
             // Each identifier takes at least one byte: a hostile count runs out of input before memory.
-            guard clientCount <= UInt64(reader.remaining) else { throw FormatViolation("register client count \(clientCount) is out of range") }
+            guard clientCount <= UInt64(reader.remaining) else {
+                throw FormatViolation("register client count \(clientCount) is out of range")
+            }
             var clients: [String] = []
             clients.reserveCapacity(Int(clientCount))
             for _ in 0..<clientCount { clients.append(try reader.string(what: "register client")) }
@@ -71,10 +73,15 @@ struct RowRegisters: Equatable {
                     newestSeen = newestSeen || age == 0
                 }
                 let index = version == 1 || clientCount > 0 ? try reader.varint() : 0
-                guard index <= UInt64(clients.count) else { throw FormatViolation("register client \(index) is out of range") }
-                registers.append(Register(column: column, timestamp: timestamp, client: index == 0 ? nil : clients[Int(index) - 1]))
+                guard index <= UInt64(clients.count) else {
+                    throw FormatViolation("register client \(index) is out of range")
+                }
+                registers.append(
+                    Register(column: column, timestamp: timestamp, client: index == 0 ? nil : clients[Int(index) - 1]))
             }
-            guard newestSeen || registers.isEmpty else { throw FormatViolation("no register is as new as the registers' head") }
+            guard newestSeen || registers.isEmpty else {
+                throw FormatViolation("no register is as new as the registers' head")
+            }
             return registers
         }
     }
@@ -121,7 +128,9 @@ struct RowRegisters: Equatable {
     }
 
     /// A `stamps` value up to its registers: version, newest timestamp, client identifiers.
-    private static func head(version: UInt8, newest: UInt64, clients: some Collection<String>, bodyCapacity: Int) -> ByteSink {
+    private static func head(version: UInt8, newest: UInt64, clients: some Collection<String>, bodyCapacity: Int)
+        -> ByteSink
+    {
         var sink = ByteSink()
         sink.bytes.reserveCapacity(10 + clients.reduce(0) { $0 + 1 + $1.utf8.count } + bodyCapacity)
         sink.bytes.append(version)
@@ -188,7 +197,9 @@ struct RowRegisters: Equatable {
     /// The same registers with this client's named `client`: how they travel in a snapshot.
     func owned(by client: String) -> RowRegisters {
         var copy = self
-        for index in copy.registers.indices where copy.registers[index].client == nil { copy.registers[index].client = client }
+        for index in copy.registers.indices where copy.registers[index].client == nil {
+            copy.registers[index].client = client
+        }
         return copy
     }
 }

@@ -9,9 +9,13 @@ import GRDB
 extension StoreSchema {
     /// Version 3 → 4: staged changes move from the pending table to `foldersync_staged_changes`.
     static func splitStagedChanges(_ db: Database) throws {
-        let pending = StoreSchema.pendingChangesTable, staged = StoreSchema.stagedChangesTable
+        let pending = StoreSchema.pendingChangesTable
+        let staged = StoreSchema.stagedChangesTable
         try createBookkeepingTable(staged, db)
-        try db.execute(sql: "INSERT INTO \(staged)(tbl, sync_id, staged_in, marks) SELECT tbl, sync_id, staged_in, marks FROM \(pending) WHERE staged_in > 0")
+        try db.execute(
+            sql:
+                "INSERT INTO \(staged)(tbl, sync_id, staged_in, marks) SELECT tbl, sync_id, staged_in, marks FROM \(pending) WHERE staged_in > 0"
+        )
         try db.execute(sql: "DELETE FROM \(pending) WHERE staged_in > 0")
     }
 
@@ -22,7 +26,8 @@ extension StoreSchema {
         var applied = AppliedChangeSets()
         let rows = try Row.fetchCursor(db, sql: "SELECT client, sequence FROM \(StoreSchema.appliedChangeSetsTable)")
         while let row = try rows.next() { applied.insert(row[1], of: row[0]) }
-        let run = try db.makeStatement(sql: "INSERT INTO \(StoreSchema.appliedRunsTable)(client, through) VALUES (?, ?)")
+        let run = try db.makeStatement(
+            sql: "INSERT INTO \(StoreSchema.appliedRunsTable)(client, through) VALUES (?, ?)")
         for client in Set(applied.contiguous.keys).union(applied.beyond.keys) {
             try run.execute(arguments: [client, applied.highestContiguousSequence(of: client)])
         }
@@ -50,10 +55,11 @@ extension StoreSchema {
         let ledger = StoreSchema.appliedChangeSetsTable
         try db.execute(sql: "ALTER TABLE \(ledger) RENAME TO foldersync_applied_change_sets_v6")
         try createBookkeepingTable(ledger, db)
-        try db.execute(sql: """
-            INSERT INTO \(ledger)(client, sequence, change_set_id)
-            SELECT client, sequence, change_set_id FROM foldersync_applied_change_sets_v6 WHERE change_set_id != ''
-            """)
+        try db.execute(
+            sql: """
+                INSERT INTO \(ledger)(client, sequence, change_set_id)
+                SELECT client, sequence, change_set_id FROM foldersync_applied_change_sets_v6 WHERE change_set_id != ''
+                """)
         try db.execute(sql: "DROP TABLE foldersync_applied_change_sets_v6")
     }
 }

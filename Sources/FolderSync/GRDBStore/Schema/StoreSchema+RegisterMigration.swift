@@ -13,24 +13,32 @@ extension StoreSchema {
         // Version 1's capture triggers refer to its tables by their columns: renaming a table rewrites them to
         // follow it, and once it is dropped SQLite refuses every later change of the schema ("error in trigger").
         // They go first; the store makes its triggers again once its bookkeeping is current.
-        for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'foldersync\\_%' ESCAPE '\\'") {
+        for name in try String.fetchAll(
+            db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'foldersync\\_%' ESCAPE '\\'")
+        {
             try db.execute(sql: "DROP TRIGGER \(name.quotedDatabaseIdentifier)")
         }
         // Tables version 1 had from its first commits but the shadow table, declared then as now: made if missing.
-        for name in [StoreSchema.metaTable, StoreSchema.tombstonesTable, StoreSchema.shadowTable, StoreSchema.appliedChangeSetsTable] {
+        for name in [
+            StoreSchema.metaTable, StoreSchema.tombstonesTable, StoreSchema.shadowTable,
+            StoreSchema.appliedChangeSetsTable,
+        ] {
             try createBookkeepingTable(name, db)
         }
         try db.execute(sql: "ALTER TABLE \(StoreSchema.clocksTable) RENAME TO foldersync_clocks_columns")
         try createBookkeepingTable(StoreSchema.clocksTable, db)
-        let insert = try db.makeStatement(sql: "INSERT INTO \(StoreSchema.clocksTable)(tbl, sync_id, stamps) VALUES (?, ?, ?)")
+        let insert = try db.makeStatement(
+            sql: "INSERT INTO \(StoreSchema.clocksTable)(tbl, sync_id, stamps) VALUES (?, ?, ?)")
         var current: (table: String, syncID: String, registers: RowRegisters)?
         func flush() throws {
             guard let row = current else { return }
             try insert.execute(arguments: [row.table, row.syncID, LegacyRegisters.encodedWithoutHead(row.registers)])
         }
-        let rows = try Row.fetchCursor(db, sql: "SELECT tbl, sync_id, col, hlc, client FROM foldersync_clocks_columns ORDER BY tbl, sync_id")
+        let rows = try Row.fetchCursor(
+            db, sql: "SELECT tbl, sync_id, col, hlc, client FROM foldersync_clocks_columns ORDER BY tbl, sync_id")
         while let row = try rows.next() {
-            let table: String = row[0], syncID: String = row[1]
+            let table: String = row[0]
+            let syncID: String = row[1]
             if current?.table != table || current?.syncID != syncID {
                 try flush()
                 current = (table, syncID, RowRegisters())
@@ -42,17 +50,22 @@ extension StoreSchema {
 
         try db.execute(sql: "ALTER TABLE \(pending) RENAME TO foldersync_pending_columns")
         try createBookkeepingTable(pending, db)
-        let insertMarks = try db.makeStatement(sql: "INSERT INTO \(pending)(tbl, sync_id, staged_in, marks) VALUES (?, ?, ?, ?)")
+        let insertMarks = try db.makeStatement(
+            sql: "INSERT INTO \(pending)(tbl, sync_id, staged_in, marks) VALUES (?, ?, ?, ?)")
         var marks: (table: String, syncID: String, stagedIn: Int64, marks: PendingMarks)?
         func flushMarks() throws {
             guard let row = marks else { return }
             try insertMarks.execute(arguments: [row.table, row.syncID, row.stagedIn, row.marks.encoded])
         }
-        let pendingRows = try Row.fetchCursor(db, sql: """
-            SELECT tbl, sync_id, ifnull(staged_in, 0) AS staged, col FROM foldersync_pending_columns ORDER BY tbl, sync_id, staged
-            """)
+        let pendingRows = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT tbl, sync_id, ifnull(staged_in, 0) AS staged, col FROM foldersync_pending_columns ORDER BY tbl, sync_id, staged
+                """)
         while let row = try pendingRows.next() {
-            let table: String = row[0], syncID: String = row[1], stagedIn: Int64 = row[2]
+            let table: String = row[0]
+            let syncID: String = row[1]
+            let stagedIn: Int64 = row[2]
             if marks?.table != table || marks?.syncID != syncID || marks?.stagedIn != stagedIn {
                 try flushMarks()
                 marks = (table, syncID, stagedIn, PendingMarks())
@@ -65,12 +78,14 @@ extension StoreSchema {
 
     /// Version 2 → 3: every `stamps` value is written again with the newest register's timestamp at its head.
     static func addNewestTimestampHeads(_ db: Database) throws {
-        let update = try db.makeStatement(sql: "UPDATE \(StoreSchema.clocksTable) SET stamps = ? WHERE tbl = ? AND sync_id = ?")
+        let update = try db.makeStatement(
+            sql: "UPDATE \(StoreSchema.clocksTable) SET stamps = ? WHERE tbl = ? AND sync_id = ?")
         // In batches by key, each read whole before it is written: a row is never read again once converted
         // (a table changed under an open cursor may deliver a row twice), and memory does not grow with the store.
-        let batch = try db.makeStatement(sql: """
-            SELECT tbl, sync_id, stamps FROM \(StoreSchema.clocksTable) WHERE (tbl, sync_id) > (?, ?) ORDER BY tbl, sync_id LIMIT 10000
-            """)
+        let batch = try db.makeStatement(
+            sql: """
+                SELECT tbl, sync_id, stamps FROM \(StoreSchema.clocksTable) WHERE (tbl, sync_id) > (?, ?) ORDER BY tbl, sync_id LIMIT 10000
+                """)
         var after = ("", "")
         while true {
             let rows = try Row.fetchAll(batch, arguments: [after.0, after.1])
@@ -102,7 +117,8 @@ enum LegacyRegisters {
         do {
             return try RowRegisters(blob.prefix(1) + Data(count: 8) + blob.dropFirst(1))
         } catch let violation as FormatViolation {
-            throw FolderSyncError(.localStoreFailed, "registers of a version-2 store cannot be read: \(violation.reason)")
+            throw FolderSyncError(
+                .localStoreFailed, "registers of a version-2 store cannot be read: \(violation.reason)")
         }
     }
 
@@ -110,7 +126,8 @@ enum LegacyRegisters {
     /// the newest register's timestamp).
     static func lacksHead(_ stamps: Data) -> Bool {
         if let registers = try? RowRegisters(stamps),
-           RowRegisters.newestTimestamp(ofHead: stamps.dropFirst(1).prefix(8)) == registers.newestTimestamp {
+            RowRegisters.newestTimestamp(ofHead: stamps.dropFirst(1).prefix(8)) == registers.newestTimestamp
+        {
             return false
         }
         return (try? decodeWithoutHead(stamps)) != nil

@@ -50,24 +50,33 @@ extension StoreSchema {
     /// Every migration, oldest first; version 1 is the first layout, which needs none.
     static let bookkeepingMigrations: [BookkeepingMigration] = [
         BookkeepingMigration(version: 1, name: "per-column registers (the first layout)", run: { _ in }),
-        BookkeepingMigration(version: 2, name: "registers and pending marks packed one row per synced row", run: packRegisterRows),
-        BookkeepingMigration(version: 3, name: "registers carry their newest timestamp at their head", run: addNewestTimestampHeads),
+        BookkeepingMigration(
+            version: 2, name: "registers and pending marks packed one row per synced row", run: packRegisterRows),
+        BookkeepingMigration(
+            version: 3, name: "registers carry their newest timestamp at their head", run: addNewestTimestampHeads),
         BookkeepingMigration(version: 4, name: "staged changes in a table of their own", run: splitStagedChanges),
         BookkeepingMigration(version: 5, name: "each client's run of applied change sets", run: addAppliedRuns),
-        BookkeepingMigration(version: 6, name: "compact registers and marks of every column", run: acceptCompactBookkeeping),
-        BookkeepingMigration(version: 7, name: "capture functions named by their message, tombstones' change sets",
-                             run: addTombstoneSets),
-        BookkeepingMigration(version: 8, name: "the ledger keyed by change-set identifier, covered runs without rows",
-                             run: keyLedgerByIdentifier),
+        BookkeepingMigration(
+            version: 6, name: "compact registers and marks of every column", run: acceptCompactBookkeeping),
+        BookkeepingMigration(
+            version: 7, name: "capture functions named by their message, tombstones' change sets",
+            run: addTombstoneSets),
+        BookkeepingMigration(
+            version: 8, name: "the ledger keyed by change-set identifier, covered runs without rows",
+            run: keyLedgerByIdentifier),
     ]
 
     /// The recorded version, or `nil` when none is recorded.
     static func recordedBookkeepingVersion(_ db: Database, path: String? = nil) throws -> Int? {
         guard try db.tableExists(StoreSchema.metaTable) else { return nil }
-        guard let value = try DatabaseValue.fetchOne(db, sql: "SELECT value FROM \(StoreSchema.metaTable) WHERE key = ?",
-                                                     arguments: [bookkeepingVersionKey]) else { return nil }
+        guard
+            let value = try DatabaseValue.fetchOne(
+                db, sql: "SELECT value FROM \(StoreSchema.metaTable) WHERE key = ?",
+                arguments: [bookkeepingVersionKey])
+        else { return nil }
         guard case .int64(let version) = value.storage, version >= 1, version <= Int64(Int32.max) else {
-            throw FolderSyncError(.localStoreFailed, "the store's bookkeeping version \(value) is not a version number", path: path)
+            throw FolderSyncError(
+                .localStoreFailed, "the store's bookkeeping version \(value) is not a version number", path: path)
         }
         return Int(version)
     }
@@ -95,12 +104,17 @@ extension StoreSchema {
             var statement: OpaquePointer?
             defer { sqlite3_finalize(statement) }
             // No foldersync_meta (a new or foreign file), or not a database: nothing recorded.
-            guard sqlite3_prepare_v2(connection, "SELECT value FROM \(StoreSchema.metaTable) WHERE key = ?", -1, &statement, nil) == SQLITE_OK else { return }
+            guard
+                sqlite3_prepare_v2(
+                    connection, "SELECT value FROM \(StoreSchema.metaTable) WHERE key = ?", -1, &statement, nil)
+                    == SQLITE_OK
+            else { return }
             let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
             sqlite3_bind_text(statement, 1, bookkeepingVersionKey, -1, transient)
             guard sqlite3_step(statement) == SQLITE_ROW else { return }
             guard sqlite3_column_type(statement, 0) == SQLITE_INTEGER else {
-                throw FolderSyncError(.localStoreFailed, "the store's bookkeeping version is not a version number", path: path)
+                throw FolderSyncError(
+                    .localStoreFailed, "the store's bookkeeping version is not a version number", path: path)
             }
             try refuse(version: Int(sqlite3_column_int64(statement, 0)), path: path)
         }
@@ -112,22 +126,27 @@ extension StoreSchema {
     static func withImmutableConnection<T>(atPath path: String, _ body: (OpaquePointer?) throws -> T) rethrows -> T? {
         let files = FileManager.default
         guard files.fileExists(atPath: path), !files.fileExists(atPath: path + "-journal"),
-              ((try? files.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0) == 0,
-              let encoded = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) else { return nil }
+            ((try? files.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0) == 0,
+            let encoded = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)
+        else { return nil }
         var connection: OpaquePointer?
         defer { sqlite3_close_v2(connection) }
-        guard sqlite3_open_v2("file:\(encoded)?immutable=1", &connection, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nil) == SQLITE_OK else {
-            return nil // not something SQLite opens: the store's own opening says what it is
+        guard
+            sqlite3_open_v2("file:\(encoded)?immutable=1", &connection, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nil)
+                == SQLITE_OK
+        else {
+            return nil  // not something SQLite opens: the store's own opening says what it is
         }
         return try body(connection)
     }
 
     private static func refuse(version: Int, path: String?) throws {
         guard version > currentBookkeepingVersion else { return }
-        throw FolderSyncError(.unsupportedFormatVersion,
-                              "the store's bookkeeping is version \(version), newer than version \(currentBookkeepingVersion), "
-                                  + "the newest this version of FolderSync opens; open it with a newer FolderSync",
-                              path: path)
+        throw FolderSyncError(
+            .unsupportedFormatVersion,
+            "the store's bookkeeping is version \(version), newer than version \(currentBookkeepingVersion), "
+                + "the newest this version of FolderSync opens; open it with a newer FolderSync",
+            path: path)
     }
 
     /// Brings the bookkeeping to the current version and records it; creates it in a new store. Runs in the
@@ -143,8 +162,9 @@ extension StoreSchema {
             try db.execute(sql: bookkeeping)
         }
         if recorded != currentBookkeepingVersion {
-            try db.execute(sql: "INSERT OR REPLACE INTO \(StoreSchema.metaTable)(key, value) VALUES (?, ?)",
-                           arguments: [bookkeepingVersionKey, currentBookkeepingVersion])
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO \(StoreSchema.metaTable)(key, value) VALUES (?, ?)",
+                arguments: [bookkeepingVersionKey, currentBookkeepingVersion])
         }
         return version == nil
     }
@@ -152,7 +172,9 @@ extension StoreSchema {
     /// Whether the store's registers carry their newest timestamp at their head (bookkeeping version 3 and later), so
     /// that ``StoreClock/newestStamp(_:)`` reads the newest of them; false for a new store.
     static func hasRegisterHeads(_ db: Database) throws -> Bool {
-        guard let version = try recordedBookkeepingVersion(db) ?? identifyUnversionedBookkeeping(db) else { return false }
+        guard let version = try recordedBookkeepingVersion(db) ?? identifyUnversionedBookkeeping(db) else {
+            return false
+        }
         return version >= 3
     }
 
@@ -161,7 +183,9 @@ extension StoreSchema {
     static func identifyUnversionedBookkeeping(_ db: Database) throws -> Int? {
         guard try db.tableExists(StoreSchema.clocksTable) else { return nil }
         if try db.columns(in: StoreSchema.clocksTable).contains(where: { $0.name == "col" }) { return 1 }
-        if let stamps = try Data.fetchOne(db, sql: "SELECT stamps FROM \(StoreSchema.clocksTable) LIMIT 1"), LegacyRegisters.lacksHead(stamps) {
+        if let stamps = try Data.fetchOne(db, sql: "SELECT stamps FROM \(StoreSchema.clocksTable) LIMIT 1"),
+            LegacyRegisters.lacksHead(stamps)
+        {
             return 2
         }
         if try !db.tableExists(StoreSchema.stagedChangesTable) { return 3 }

@@ -1,5 +1,5 @@
-import GRDB
 import Foundation
+import GRDB
 
 /// The bookkeeping tables and change-capture triggers a ``GRDBStore`` keeps in the app's database.
 ///
@@ -44,49 +44,76 @@ enum StoreSchema {
     /// the table creates it: the same text, so that a migrated store declares its tables exactly as a new one
     /// (a snapshot's tables are compared by their declarations before a page install).
     static let bookkeepingTables: [(name: String, sql: String)] = [
-        (StoreSchema.metaTable, """
+        (
+            StoreSchema.metaTable,
+            """
             CREATE TABLE IF NOT EXISTS \(StoreSchema.metaTable)(
                 key TEXT PRIMARY KEY NOT NULL, value BLOB) WITHOUT ROWID
-            """),
-        (StoreSchema.clocksTable, """
+            """
+        ),
+        (
+            StoreSchema.clocksTable,
+            """
             CREATE TABLE IF NOT EXISTS \(StoreSchema.clocksTable)(
                 tbl TEXT NOT NULL, sync_id TEXT NOT NULL, stamps BLOB NOT NULL,
                 PRIMARY KEY(tbl, sync_id)) WITHOUT ROWID
-            """),
-        (StoreSchema.tombstonesTable, """
+            """
+        ),
+        (
+            StoreSchema.tombstonesTable,
+            """
             CREATE TABLE IF NOT EXISTS \(StoreSchema.tombstonesTable)(
                 tbl TEXT NOT NULL, sync_id TEXT NOT NULL, hlc INTEGER NOT NULL, client TEXT,
                 PRIMARY KEY(tbl, sync_id)) WITHOUT ROWID
-            """),
-        (StoreSchema.pendingChangesTable, """
+            """
+        ),
+        (
+            StoreSchema.pendingChangesTable,
+            """
             CREATE TABLE IF NOT EXISTS \(StoreSchema.pendingChangesTable)(
                 tbl TEXT NOT NULL, sync_id TEXT NOT NULL, staged_in INTEGER NOT NULL, marks BLOB NOT NULL,
                 PRIMARY KEY(tbl, sync_id, staged_in)) WITHOUT ROWID
-            """),
-        (StoreSchema.stagedChangesTable, """
+            """
+        ),
+        (
+            StoreSchema.stagedChangesTable,
+            """
             CREATE TABLE IF NOT EXISTS \(StoreSchema.stagedChangesTable)(
                 tbl TEXT NOT NULL, sync_id TEXT NOT NULL, staged_in INTEGER NOT NULL, marks BLOB NOT NULL,
                 PRIMARY KEY(tbl, sync_id, staged_in)) WITHOUT ROWID
-            """),
-        (StoreSchema.shadowTable, """
+            """
+        ),
+        (
+            StoreSchema.shadowTable,
+            """
             CREATE TABLE IF NOT EXISTS \(StoreSchema.shadowTable)(
                 tbl TEXT NOT NULL, sync_id TEXT NOT NULL, col TEXT NOT NULL, value,
                 PRIMARY KEY(tbl, sync_id, col)) WITHOUT ROWID
-            """),
-        (StoreSchema.appliedChangeSetsTable, """
+            """
+        ),
+        (
+            StoreSchema.appliedChangeSetsTable,
+            """
             CREATE TABLE IF NOT EXISTS \(StoreSchema.appliedChangeSetsTable)(
                 client TEXT NOT NULL, sequence INTEGER NOT NULL, change_set_id TEXT NOT NULL,
                 PRIMARY KEY(client, sequence, change_set_id)) WITHOUT ROWID
-            """),
-        (StoreSchema.appliedRunsTable, """
+            """
+        ),
+        (
+            StoreSchema.appliedRunsTable,
+            """
             CREATE TABLE IF NOT EXISTS \(StoreSchema.appliedRunsTable)(
                 client TEXT PRIMARY KEY NOT NULL, through INTEGER NOT NULL) WITHOUT ROWID
-            """),
-        (StoreSchema.tombstoneSetsTable, """
+            """
+        ),
+        (
+            StoreSchema.tombstoneSetsTable,
+            """
             CREATE TABLE IF NOT EXISTS \(StoreSchema.tombstoneSetsTable)(
                 tbl TEXT NOT NULL, sync_id TEXT NOT NULL, hlc INTEGER NOT NULL, client TEXT, through INTEGER NOT NULL,
                 PRIMARY KEY(tbl, sync_id)) WITHOUT ROWID
-            """),
+            """
+        ),
     ]
 
     /// Every bookkeeping table of the current version (``currentBookkeepingVersion``), for a new store.
@@ -111,9 +138,11 @@ enum StoreSchema {
 
     /// Whether any local change is unpublished: pending, or staged in a change set not published yet.
     static func holdsUnpublishedChanges(_ db: Database) throws -> Bool {
-        try Bool.fetchOne(db, sql: """
-            SELECT EXISTS (SELECT 1 FROM \(StoreSchema.pendingChangesTable)) OR EXISTS (SELECT 1 FROM \(StoreSchema.stagedChangesTable))
-            """) ?? false
+        try Bool.fetchOne(
+            db,
+            sql: """
+                SELECT EXISTS (SELECT 1 FROM \(StoreSchema.pendingChangesTable)) OR EXISTS (SELECT 1 FROM \(StoreSchema.stagedChangesTable))
+                """) ?? false
     }
 
     /// Every unpublished change's `tbl, sync_id, marks`: pending ones, then staged ones (a row can have both).
@@ -145,9 +174,12 @@ enum StoreSchema {
     /// `tables`: then writes that are not captured need no trigger at all (``GRDBStore/writeWithoutCapture(_:)``).
     static func holdsOnlyCaptureTriggers(_ db: Database, tables: [SyncedTable]) throws -> Bool {
         let own = Set(tables.flatMap { table in captureTriggerKinds.map { triggerName(table.name, $0) } })
-        return try String.fetchAll(db, sql: """
-            SELECT name FROM sqlite_master WHERE type = 'trigger' UNION ALL SELECT name FROM sqlite_temp_master WHERE type = 'trigger'
-            """).allSatisfy(own.contains)
+        return try String.fetchAll(
+            db,
+            sql: """
+                SELECT name FROM sqlite_master WHERE type = 'trigger' UNION ALL SELECT name FROM sqlite_temp_master WHERE type = 'trigger'
+                """
+        ).allSatisfy(own.contains)
     }
 
     /// Drops and recreates the three triggers of `table`, so that they follow schema migrations.
@@ -168,34 +200,40 @@ enum StoreSchema {
             try db.execute(sql: "DROP TRIGGER IF EXISTS \"\(triggerName(table.name, kind))\"")
         }
         let lastWriterWins = table.deletePolicy == .lastWriterWins
-        let policy = lastWriterWins ? "1" : "0"   // the capture functions' `last writer wins` argument
+        let policy = lastWriterWins ? "1" : "0"  // the capture functions' `last writer wins` argument
         // The call that records the change.
         func capture(_ kind: String, _ arguments: [String]) -> String {
-            "SELECT \(captureFunction(kind).quotedDatabaseIdentifier)(" + ([literal] + arguments).joined(separator: ", ") + ");"
+            "SELECT \(captureFunction(kind).quotedDatabaseIdentifier)("
+                + ([literal] + arguments).joined(separator: ", ") + ");"
         }
-        try db.execute(sql: """
-            CREATE TRIGGER "\(triggerName(table.name, "insert"))" AFTER INSERT ON \(t) BEGIN
-                \(capture("insert", ["NEW.\(id)", policy] + columns.map(lit)))
-            END;
-            """)
+        try db.execute(
+            sql: """
+                CREATE TRIGGER "\(triggerName(table.name, "insert"))" AFTER INSERT ON \(t) BEGIN
+                    \(capture("insert", ["NEW.\(id)", policy] + columns.map(lit)))
+                END;
+                """)
         if !columns.isEmpty {
             // Whether the sync ID changed, then each column's name and whether its value changed (as SQL compares
             // them, with the column's collation).
-            let changed = ["NEW.\(id) IS NOT OLD.\(id)"] + columns.map {
-                "\(lit($0)), NEW.\($0.quotedDatabaseIdentifier) IS NOT OLD.\($0.quotedDatabaseIdentifier)"
-            }
-            try db.execute(sql: """
-                CREATE TRIGGER "\(triggerName(table.name, "update"))" AFTER UPDATE ON \(t) BEGIN
-                    \(capture("update", ["NEW.\(id)"] + changed))
-                END;
-                """)
+            let changed =
+                ["NEW.\(id) IS NOT OLD.\(id)"]
+                + columns.map {
+                    "\(lit($0)), NEW.\($0.quotedDatabaseIdentifier) IS NOT OLD.\($0.quotedDatabaseIdentifier)"
+                }
+            try db.execute(
+                sql: """
+                    CREATE TRIGGER "\(triggerName(table.name, "update"))" AFTER UPDATE ON \(t) BEGIN
+                        \(capture("update", ["NEW.\(id)"] + changed))
+                    END;
+                    """)
         }
         // Last writer wins keeps a deleted row's values, so that a newer update can bring the row back whole.
         let oldValues = lastWriterWins ? columns.map { "\(lit($0)), OLD.\($0.quotedDatabaseIdentifier)" } : []
-        try db.execute(sql: """
-            CREATE TRIGGER "\(triggerName(table.name, "delete"))" AFTER DELETE ON \(t) BEGIN
-                \(capture("delete", ["OLD.\(id)", policy] + oldValues))
-            END;
-            """)
+        try db.execute(
+            sql: """
+                CREATE TRIGGER "\(triggerName(table.name, "delete"))" AFTER DELETE ON \(t) BEGIN
+                    \(capture("delete", ["OLD.\(id)", policy] + oldValues))
+                END;
+                """)
     }
 }

@@ -30,8 +30,10 @@ public struct SyncedTable: Sendable, Hashable {
     ///   - deletePolicy: How a delete settles against a concurrent update; delete wins by default.
     ///   - renamedColumns: Columns renamed by this version of the app, old name to new (``renamedColumns``).
     ///   - reusesSyncIDs: Whether the app may insert a deleted row's sync ID again (``reusesSyncIDs``); no by default.
-    public init(_ name: String, syncIDColumn: String = "id", deletePolicy: DeletePolicy = .deleteWins,
-                renamedColumns: [String: String] = [:], reusesSyncIDs: Bool = false) {
+    public init(
+        _ name: String, syncIDColumn: String = "id", deletePolicy: DeletePolicy = .deleteWins,
+        renamedColumns: [String: String] = [:], reusesSyncIDs: Bool = false
+    ) {
         self.name = name
         self.syncIDColumn = syncIDColumn
         self.deletePolicy = deletePolicy

@@ -27,7 +27,9 @@ extension GRDBStore {
     func installPages(of snapshot: URL, covers: [String: Int64], localClient: String, _ db: Database) throws -> Bool {
         // The clock's first read has its own connection, which must be closed before the store leaves WAL mode.
         try clock.waitUntilSeeded()
-        guard let source = try completedSnapshot(snapshot, covers: covers, localClient: localClient, db) else { return false }
+        guard let source = try completedSnapshot(snapshot, covers: covers, localClient: localClient, db) else {
+            return false
+        }
         defer { try? source.close() }
         // The newest change stamp, which the clock must observe, read from the snapshot on a second thread while
         // its pages are copied (a pass over every clock row; both only read the snapshot).
@@ -66,7 +68,9 @@ extension GRDBStore {
             try database.writeWithoutTransaction { db in
                 try verifySnapshot(snapshot, db)
                 try Self.convertHeadlessRegisters(inSnapshotAt: snapshot)
-                guard let source = try completedSnapshot(snapshot, covers: covers, localClient: localClient, db) else { return false }
+                guard let source = try completedSnapshot(snapshot, covers: covers, localClient: localClient, db) else {
+                    return false
+                }
                 try source.close()
                 return true
             }
@@ -76,18 +80,25 @@ extension GRDBStore {
     /// Completes `snapshot` into the document the store must become, when the store allows a page install (see
     /// ``installPages(of:covers:localClient:_:)``), and returns a connection to it; `nil`, having changed nothing,
     /// when the store does not allow it.
-    private func completedSnapshot(_ snapshot: URL, covers: [String: Int64], localClient: String, _ db: Database) throws -> DatabaseQueue? {
+    private func completedSnapshot(_ snapshot: URL, covers: [String: Int64], localClient: String, _ db: Database) throws
+        -> DatabaseQueue?
+    {
         guard try holdsNoSyncedData(db) else { return nil }
         // The snapshot was checked (verifySnapshot) by the caller. Its connection is hardened like the store's, once
         // journaling is off: a scratch file, which a crash loses nothing of, so the completion needs no journal.
-        let source = try DatabaseQueue(path: snapshot.path, configuration: SQLiteHardening.configuration { copy in
-            try copy.execute(sql: "PRAGMA journal_mode = OFF")
-            try copy.execute(sql: "PRAGMA synchronous = OFF")
-        })
+        let source = try DatabaseQueue(
+            path: snapshot.path,
+            configuration: SQLiteHardening.configuration { copy in
+                try copy.execute(sql: "PRAGMA journal_mode = OFF")
+                try copy.execute(sql: "PRAGMA synchronous = OFF")
+            })
         let installable = try source.writeWithoutTransaction { copy -> Bool in
-            guard try Self.declarations(copy, schema: "main") == (try Self.declarations(db, schema: "main", of: syncedTableNames)),
-                  try Int.fetchOne(copy, sql: "PRAGMA page_size") == (try Int.fetchOne(db, sql: "PRAGMA page_size")),
-                  try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL%')") == false
+            guard
+                try Self.declarations(copy, schema: "main")
+                    == (try Self.declarations(db, schema: "main", of: syncedTableNames)),
+                try Int.fetchOne(copy, sql: "PRAGMA page_size") == (try Int.fetchOne(db, sql: "PRAGMA page_size")),
+                try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL%')") == false
             else { return false }
             // No mmap for the copy's source, although it would save a pread(2) per page: every mapped page counts
             // in the process's resident memory, which a store of any size must not grow with.
@@ -113,7 +124,8 @@ extension GRDBStore {
     /// go on reading the old store while the copy is written, and see the new one once it commits.
     private func withRollbackJournal(_ db: Database, _ body: () throws -> Void) throws {
         guard database is DatabaseQueue, try String.fetchOne(db, sql: "PRAGMA journal_mode") == "wal",
-              (try? String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE")) == "delete" else { return try body() }
+            (try? String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE")) == "delete"
+        else { return try body() }
         defer { _ = try? String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") }
         try body()
     }
@@ -122,19 +134,28 @@ extension GRDBStore {
     private var syncedTableNames: Set<String> { Set(tables.map(\.name) + Self.snapshotMetadataTables) }
 
     private func holdsNoSyncedData(_ db: Database) throws -> Bool {
-        for name in tables.map(\.name) + Self.snapshotMetadataTables + [StoreSchema.pendingChangesTable, StoreSchema.stagedChangesTable] {
-            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(name.quotedDatabaseIdentifier))") == true { return false }
+        for name in tables.map(\.name) + Self.snapshotMetadataTables + [
+            StoreSchema.pendingChangesTable, StoreSchema.stagedChangesTable,
+        ] {
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(name.quotedDatabaseIdentifier))") == true {
+                return false
+            }
         }
         return true
     }
 
     /// The declared SQL of the tables (`of`, or all) and their indexes in `schema`, by name.
-    private static func declarations(_ db: Database, schema: String, of names: Set<String>? = nil) throws -> [String: String] {
+    private static func declarations(_ db: Database, schema: String, of names: Set<String>? = nil) throws -> [String:
+        String]
+    {
         var result: [String: String] = [:]
-        for row in try Row.fetchAll(db, sql: """
-            SELECT type, name, tbl_name, sql FROM \(schema).sqlite_master
-            WHERE type IN ('table', 'index') AND name NOT LIKE 'sqlite_%'
-            """) {
+        for row in try Row.fetchAll(
+            db,
+            sql: """
+                SELECT type, name, tbl_name, sql FROM \(schema).sqlite_master
+                WHERE type IN ('table', 'index') AND name NOT LIKE 'sqlite_%'
+                """)
+        {
             let table: String = row["tbl_name"]
             guard names?.contains(table) ?? true else { continue }
             result[(row["type"] as String) + " " + (row["name"] as String)] = row["sql"] as String? ?? ""
@@ -146,21 +167,29 @@ extension GRDBStore {
     /// of its tables: the app's non-synced tables, the bookkeeping, indexes, views, triggers, header fields.
     private func carryLocalSchemaAndRows(_ copy: Database) throws {
         let present = Set(try String.fetchAll(copy, sql: "SELECT name FROM main.sqlite_master"))
-        let entries = try Row.fetchAll(copy, sql: "SELECT type, name, tbl_name, sql FROM live.sqlite_master WHERE sql IS NOT NULL ORDER BY rowid")
+        let entries = try Row.fetchAll(
+            copy, sql: "SELECT type, name, tbl_name, sql FROM live.sqlite_master WHERE sql IS NOT NULL ORDER BY rowid")
         var carried = Set<String>()
         for entry in entries where entry["type"] as String == "table" {
             let name: String = entry["name"]
             guard !name.hasPrefix("sqlite_"), !present.contains(name) else { continue }
             try copy.execute(sql: entry["sql"])
-            try copy.execute(sql: "INSERT INTO main.\(name.quotedDatabaseIdentifier) SELECT * FROM live.\(name.quotedDatabaseIdentifier)")
+            try copy.execute(
+                sql:
+                    "INSERT INTO main.\(name.quotedDatabaseIdentifier) SELECT * FROM live.\(name.quotedDatabaseIdentifier)"
+            )
             carried.insert(name)
         }
-        if try Bool.fetchOne(copy, sql: "SELECT EXISTS (SELECT 1 FROM live.sqlite_master WHERE name = 'sqlite_sequence')") == true {
+        if try Bool.fetchOne(
+            copy, sql: "SELECT EXISTS (SELECT 1 FROM live.sqlite_master WHERE name = 'sqlite_sequence')") == true
+        {
             try copy.execute(sql: "DELETE FROM main.sqlite_sequence")
             try copy.execute(sql: "INSERT INTO main.sqlite_sequence SELECT * FROM live.sqlite_sequence")
         }
         for entry in entries where entry["type"] as String != "table" {
-            let type: String = entry["type"], name: String = entry["name"], table: String = entry["tbl_name"]
+            let type: String = entry["type"]
+            let name: String = entry["name"]
+            let table: String = entry["tbl_name"]
             // Indexes of synced tables came with the snapshot (and were compared); triggers never do.
             guard !present.contains(name), type != "index" || carried.contains(table) else { continue }
             try copy.execute(sql: entry["sql"])

@@ -4,19 +4,25 @@ import GRDB
 /// A store restored from an earlier copy of itself continues after what its client already published (see
 /// ``ModelAdapter/continueAfterRestore(remotePublishedSequence:localClient:)``).
 extension GRDBStore {
-    @_spi(ModelAdapter) public func continueAfterRestore(remotePublishedSequence remote: Int64, localClient: String) throws {
+    @_spi(ModelAdapter) public func continueAfterRestore(remotePublishedSequence remote: Int64, localClient: String)
+        throws
+    {
         try wrap("continuing after a restored copy") {
             try database.write { db in
                 let local = try loadState(db).progress.publishedSequence
                 guard remote > local else { return }
                 // Staged in sets whose numbers the remote gave to other changes: back to pending, marks merged.
-                let staged = try Row.fetchAll(db, sql: "SELECT tbl, sync_id, marks FROM \(StoreSchema.stagedChangesTable) WHERE staged_in > ?",
-                                              arguments: [local])
+                let staged = try Row.fetchAll(
+                    db, sql: "SELECT tbl, sync_id, marks FROM \(StoreSchema.stagedChangesTable) WHERE staged_in > ?",
+                    arguments: [local])
                 for row in staged {
-                    let table: String = row[0], syncID: String = row[1]
-                    try updatePendingMarks(db, table: table, syncID: syncID, add: try PendingMarks(row[2] as Data?).names, remove: [])
+                    let table: String = row[0]
+                    let syncID: String = row[1]
+                    try updatePendingMarks(
+                        db, table: table, syncID: syncID, add: try PendingMarks(row[2] as Data?).names, remove: [])
                 }
-                try db.execute(sql: "DELETE FROM \(StoreSchema.stagedChangesTable) WHERE staged_in > ?", arguments: [local])
+                try db.execute(
+                    sql: "DELETE FROM \(StoreSchema.stagedChangesTable) WHERE staged_in > ?", arguments: [local])
                 try Self.recordAppliedRun(db, client: localClient, through: local)
                 try updateProgress(db) { progress in
                     progress.ownChangeSetsToReapplyAfter = local
