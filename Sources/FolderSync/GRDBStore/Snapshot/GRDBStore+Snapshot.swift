@@ -174,7 +174,8 @@ extension GRDBStore: SnapshottingModelAdapter {
                     // delete that ended the row (whose tombstone may be collected, <doc:TombstoneCollection>): none is
                     // kept over it.
                     let ownWrites =
-                        (covers[localClient] ?? 0) >= had.published ? OwnWrites() : try ownPublishedWrites(db)
+                        Self.coversOwnSets(covers, published: had.published, localClient: localClient)
+                        ? OwnWrites() : try ownPublishedWrites(db)
                     capturing.withLock { $0 = false }
                     try replaceSyncedData(db, path: url.path)
                     try keepNewer(ownWrites, localClient: localClient, db)
@@ -281,6 +282,11 @@ extension GRDBStore: SnapshottingModelAdapter {
         }
     }
 
+    /// Whether a store covering `covers` covers every change set this client published (`published` of them).
+    static func coversOwnSets(_ covers: [String: Int64], published: Int64, localClient: String) -> Bool {
+        (covers[localClient] ?? 0) >= published
+    }
+
     /// Whether a store covering `covers` holds every write this client had of `row` (the sets its registers' writes
     /// came in, bounded by what this client had applied of their authors, and its own published sets): then the store
     /// has the row, or deleted it; lacking both, the row's delete was collected (<doc:TombstoneCollection>).
@@ -291,7 +297,7 @@ extension GRDBStore: SnapshottingModelAdapter {
         of row: UnpublishedRow, covers: [String: Int64],
         had: (ledger: AppliedChangeSets, published: Int64), localClient: String
     ) -> Bool {
-        let ownCovered = (covers[localClient] ?? 0) >= had.published
+        let ownCovered = coversOwnSets(covers, published: had.published, localClient: localClient)
         func coversApplied(of author: String) -> Bool {
             let applied = max(had.ledger.highestContiguousSequence(of: author), had.ledger.beyond[author]?.max() ?? 0)
             return (covers[author] ?? 0) >= applied
