@@ -13,20 +13,22 @@ import Foundation
 /// thread that allocated it, under that arena's lock, which the producer takes at every allocation: the two threads
 /// would contend for that lock all through a bulk sync.
 ///
-/// `@unchecked Sendable`: its state is guarded by an `NSCondition` that either side waits on, which `Locked` (a lock
-/// without waiting) cannot stand for; every access to that state holds the condition's lock.
-final class BatchHandoff<Element>: @unchecked Sendable {
+final class BatchHandoff<Element>: Sendable {
     /// Thrown by ``send(_:)`` once the consumer has gone.
     struct Cancelled: Error {}
 
-    private let condition = NSCondition()
+    private struct State {
+        var batches: [[Element]] = []
+        /// Batches the consumer is done with, to be freed by the producer at its next send.
+        var consumed: [[Element]] = []
+        var finished = false
+        var failure: (any Error)?
+        var cancelled = false
+    }
+
     private let capacity: Int
-    private var batches: [[Element]] = []
-    /// Batches the consumer is done with, to be freed by the producer at its next send.
-    private var consumed: [[Element]] = []
-    private var finished = false
-    private var failure: (any Error)?
-    private var cancelled = false
+    /// Either side waits on it: the producer for room, the consumer for a batch.
+    private let state = Locked(State())
 
     init(capacity: Int = 4) {
         precondition(capacity > 0, "capacity must be positive")
@@ -35,57 +37,51 @@ final class BatchHandoff<Element>: @unchecked Sendable {
 
     /// Waits while `capacity` batches are waiting, then adds `batch`; frees the batches given back meanwhile.
     func send(_ batch: [Element]) throws {
-        var done: [[Element]] = []
-        condition.lock()
-        while batches.count >= capacity && !cancelled { condition.wait() }
-        guard !cancelled else {
-            condition.unlock()
-            throw Cancelled()
+        var done = try state.withLock(when: { $0.batches.count < capacity || $0.cancelled }) { state, _ in
+            guard !state.cancelled else { throw Cancelled() }
+            state.batches.append(batch)
+            var done: [[Element]] = []
+            swap(&done, &state.consumed)
+            return done
         }
-        batches.append(batch)
-        swap(&done, &consumed)
-        condition.broadcast()
-        condition.unlock()
+        state.wakeAll()
         done.removeAll()  // on this thread, outside the lock
     }
 
     /// The consumer is done with `batch`: the producer frees it. The caller passes its last reference (`consume`),
     /// or the caller's thread may still be the one that frees it.
     func giveBack(_ batch: consuming [Element]) {
-        condition.lock()
-        consumed.append(batch)
-        condition.unlock()
+        var given = Optional(batch)  // taken inside, so that the list holds the last reference
+        state.withLock { $0.consumed.append(given.take()!) }
     }
 
     /// No more batches; `error`, if any, is thrown to the consumer after the batches already sent.
     func finish(throwing error: (any Error)? = nil) {
-        condition.lock()
-        defer { condition.unlock() }
-        finished = true
-        failure = error
-        condition.broadcast()
+        state.withLock { state in
+            state.finished = true
+            state.failure = error
+        }
+        state.wakeAll()
     }
 
     /// The next batch, or `nil` once the producer finished and every batch was taken.
     func receive() throws -> [Element]? {
-        condition.lock()
-        defer { condition.unlock() }
-        while batches.isEmpty && !finished { condition.wait() }
-        if !batches.isEmpty {
-            condition.broadcast()
-            return batches.removeFirst()
+        let batch = try state.withLock(when: { !$0.batches.isEmpty || $0.finished }) { state, _ -> [Element]? in
+            if !state.batches.isEmpty { return state.batches.removeFirst() }
+            if let failure = state.failure { throw failure }
+            return nil
         }
-        if let failure { throw failure }
-        return nil
+        if batch != nil { state.wakeAll() }
+        return batch
     }
 
     /// The consumer stops taking batches: a producer waiting in ``send(_:)`` is released with ``Cancelled``.
     func cancel() {
-        condition.lock()
-        defer { condition.unlock() }
-        cancelled = true
-        batches.removeAll()
-        condition.broadcast()
+        state.withLock { state in
+            state.cancelled = true
+            state.batches.removeAll()
+        }
+        state.wakeAll()
     }
 }
 
@@ -146,11 +142,12 @@ final class BackgroundBatchConsumer<Element: Sendable> {
         if let consumer { return consumer }
         let handoff = handoff
         let failure = failure
-        let work = UncheckedSendable(consume)
+        // Used by the consumer thread alone until `finish()` or `abandon()` joined it.
+        nonisolated(unsafe) let consume = consume
         let started = HandoffThread {
             do {
                 while let batch = try handoff.receive() {
-                    try work.value(batch)
+                    try consume(batch)
                     handoff.giveBack(consume batch)
                 }
             } catch {
@@ -227,13 +224,4 @@ final class HandoffThread: Sendable {
         done.wait()
         done.signal()
     }
-}
-
-/// A value handed to exactly one other thread, which alone uses it until it is handed back.
-///
-/// `@unchecked Sendable`: that handoff (a thread started with the value and joined before the owner uses it
-/// again) is one the compiler cannot follow; it holds only where each use says so.
-struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }

@@ -30,12 +30,12 @@ final class StoreClock: Sendable {
 
     private let seed = Locked(Seed.none)
     /// How many syncs of the store run now, which the read gives way to.
-    private let syncs = SeedRead.Syncs()
+    private let syncs = Locked(SeedRead.Syncs())
 
     /// How long the first read pauses for syncs at most, in all (tests change it before a sync begins).
     var maximumPause: TimeInterval {
-        get { syncs.locked { $0.maximumPause } }
-        set { syncs.locked { $0.maximumPause = newValue } }
+        get { syncs.current.maximumPause }
+        set { syncs.withLock { $0.maximumPause = newValue } }
     }
 
     /// Starts reading the newest register of the document at `path` (committed, its bookkeeping tables created),
@@ -62,10 +62,18 @@ final class StoreClock: Sendable {
     }
 
     /// A sync of the store starts: the first read of the registers, if it still runs, pauses until ``syncEnded()``.
-    func syncBegan() { syncs.change(by: 1) }
+    func syncBegan() { changeSyncs(by: 1) }
 
     /// The sync ``syncBegan()`` announced ended.
-    func syncEnded() { syncs.change(by: -1) }
+    func syncEnded() { changeSyncs(by: -1) }
+
+    private func changeSyncs(by delta: Int) {
+        syncs.withLock { syncs in
+            syncs.running += delta
+            if syncs.running == 0 { syncs.quietUntil = Date().addingTimeInterval(SeedRead.quietAfterSync) }
+        }
+        syncs.wakeAll()
+    }
 
     /// The next timestamp, once the clock observed the document's newest register.
     /// - Throws: ``FolderSyncError/Code/localStoreFailed`` when that register could not be read.
@@ -142,40 +150,21 @@ final class StoreClock: Sendable {
 
 /// The clock's first read of a document's registers, on a connection of its own, pausing for the store's syncs
 /// (``StoreClock``): SQLite calls back every few thousand steps of the query, and the callback waits while a sync
-/// runs and nobody waits for the read.
-///
-/// `@unchecked Sendable`: `wanted` is guarded by the `NSCondition` of ``Syncs`` (a paused read waits on it), the rest
-/// is touched only by the read's thread; SQLite's progress callback reaches it through an unmanaged pointer.
-final class SeedRead: @unchecked Sendable {
-    /// The syncs of one store that run now, and the condition a paused read waits on.
-    ///
-    /// `@unchecked Sendable`: its fields are guarded by `condition`, which a paused read waits on and `Locked` (a
-    /// lock without waiting) cannot stand for.
-    final class Syncs: @unchecked Sendable {
-        let condition = NSCondition()
+/// runs and nobody waits for the read. SQLite's progress callback reaches it through an unmanaged pointer.
+final class SeedRead: Sendable {
+    /// The syncs of one store that run now, and what its first read asked of them; the read waits on it.
+    struct Syncs {
         var running = 0
         var maximumPause: TimeInterval = 0.5
         /// Until when the read keeps still after the last sync ended: the sync's caller takes its result first.
         var quietUntil = Date.distantPast
-
-        func change(by delta: Int) {
-            locked { syncs in
-                syncs.running += delta
-                if syncs.running == 0 { syncs.quietUntil = Date().addingTimeInterval(SeedRead.quietAfterSync) }
-            }
-        }
+        /// A write (or a close) waits for the read: it no longer pauses.
+        var readWanted = false
+        /// How long the read paused so far.
+        var readPaused: TimeInterval = 0
 
         /// Whether a sync runs, or ended a moment ago.
         var areBusy: Bool { running > 0 || Date() < quietUntil }
-
-        func locked<T>(_ body: (Syncs) -> T) -> T {
-            condition.lock()
-            defer {
-                condition.broadcast()
-                condition.unlock()
-            }
-            return body(self)
-        }
     }
 
     /// What a paused read does, for tests (`StoreClock` of the document at a path): each step, each pause and how
@@ -194,22 +183,17 @@ final class SeedRead: @unchecked Sendable {
     /// Test seam: per document path, called with each ``Event`` of its read.
     static let observers = Locked<[String: @Sendable (Event) -> Void]>([:])
 
-    let path: String
-    private let syncs: Syncs
-    /// Set under `syncs.condition`: a write (or a close) waits for the read.
-    private var wanted = false
-    private var paused: TimeInterval = 0
-    /// The test seam's observer of this read, taken when it starts.
-    private var observer: (@Sendable (Event) -> Void)?
+    private let syncs: Locked<Syncs>
+    /// The test seam's observer of this read, taken when it is made.
+    private let observer: (@Sendable (Event) -> Void)?
 
-    init(path: String, syncs: Syncs) {
-        self.path = path
+    init(path: String, syncs: Locked<Syncs>) {
         self.syncs = syncs
+        observer = Self.observers.current[path]
     }
 
     /// Runs `body`, a query on `db`, looking at the syncs every ``stepsBetweenChecks`` steps of it.
     func givingWay<T>(_ db: Database, _ body: () throws -> T) rethrows -> T {
-        observer = Self.observers.current[path]
         let context = Unmanaged.passUnretained(self).toOpaque()
         sqlite3_progress_handler(
             db.sqliteConnection, Self.stepsBetweenChecks,
@@ -230,43 +214,47 @@ final class SeedRead: @unchecked Sendable {
 
     /// Someone waits for the read: it no longer pauses.
     func isWanted() {
-        syncs.condition.lock()
-        wanted = true
-        syncs.condition.broadcast()
-        syncs.condition.unlock()
+        syncs.withLock { $0.readWanted = true }
+        syncs.wakeAll()
     }
 
     /// Waits while a sync of the store runs, unless the read is wanted or paused long enough.
     private func giveWay() {
         observer?(.step)
-        syncs.condition.lock()
-        let limit = syncs.maximumPause
-        guard syncs.areBusy, !wanted, paused < limit else {
-            syncs.condition.unlock()
-            return
+        let (limit, pausedBefore, pauses) = syncs.withLock { syncs in
+            (
+                syncs.maximumPause, syncs.readPaused,
+                syncs.areBusy && !syncs.readWanted && syncs.readPaused < syncs.maximumPause
+            )
         }
+        guard pauses else { return }
         observer?(.paused)
         let started = Date()
-        let deadline = started.addingTimeInterval(limit - paused)
-        var resumption = Resumption.syncsEnded
-        while true {
-            if wanted {
-                resumption = .wanted
-                break
-            }
-            if !syncs.areBusy {
-                resumption = .syncsEnded
-                break
-            }
-            let wakeUp = syncs.running > 0 ? deadline : min(deadline, syncs.quietUntil)
-            if !syncs.condition.wait(until: wakeUp), wakeUp == deadline {
-                resumption = .pausedLongEnough
-                break
-            }
+        let deadline = started.addingTimeInterval(limit - pausedBefore)
+        let resumption = pause(until: deadline)
+        syncs.withLock { syncs in
+            syncs.readPaused =
+                resumption == .pausedLongEnough ? limit : pausedBefore + Date().timeIntervalSince(started)
         }
-        paused += Date().timeIntervalSince(started)
-        if resumption == .pausedLongEnough { paused = limit }
-        syncs.condition.unlock()
         observer?(.resumed(resumption))
+    }
+
+    /// Waits until the syncs are over, the read is wanted or `deadline` passes.
+    private func pause(until deadline: Date) -> Resumption {
+        while true {
+            // Nobody says when the quiet after a sync ends: the wait ends then, or when the syncs change.
+            let (wakeUp, running) = syncs.withLock {
+                ($0.running > 0 ? deadline : min(deadline, $0.quietUntil), $0.running)
+            }
+            let resumption = syncs.withLock(
+                when: { $0.readWanted || !$0.areBusy || $0.running != running }, before: wakeUp
+            ) {
+                syncs, _ -> Resumption? in
+                if syncs.readWanted { return .wanted }
+                if !syncs.areBusy { return .syncsEnded }
+                return Date() >= deadline ? .pausedLongEnough : nil
+            }
+            if let resumption { return resumption }
+        }
     }
 }
