@@ -12,7 +12,7 @@ import Testing
 /// explore others with `FOLDERSYNC_SEED_OFFSET=<n>`.
 @Suite("Simulator lifecycle")
 struct SimulatorLifecycleTests {
-    static let chunks = 2, seedsPerChunk: UInt64 = 100
+    static let chunks = 2, seedsPerChunk: UInt64 = 70
     /// Shorter schedules than the plain runs: each lifecycle step costs more (snapshots, re-joins).
     static let steps = 25...50
     /// Seeds of the range above that fail, left out until fixed (replaying one runs it anyway). None at present.
@@ -71,7 +71,7 @@ struct SimulatorRestoreTests {
     func restores() async {
         let first: UInt64 = 800_001
         let summary = await SimulatorTests.simulate(
-            first..<first + 150, test: "restores", remote: .fileManager,
+            first..<first + 100, test: "restores", remote: .fileManager,
             makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: 40...80,
             suite: "SimulatorRestoreTests"
         ) { $0.restores = true }
@@ -150,7 +150,7 @@ struct SimulatorIdentityTests {
     func identityHazards() async {
         let first: UInt64 = 3_800_001
         let summary = await SimulatorTests.simulate(
-            first..<first + 120, test: "identityHazards", remote: .fileManager,
+            first..<first + 80, test: "identityHazards", remote: .fileManager,
             makeStore: GRDBSimulatorStore.factory, lifecycle: true, steps: 40...80,
             suite: "SimulatorIdentityTests"
         ) { $0.identityHazards = true }

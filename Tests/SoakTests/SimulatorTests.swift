@@ -5,15 +5,15 @@ import Testing
 @_spi(Tooling) @testable import FolderSync
 @testable import TestSupport
 
-/// Seeded multi-client simulations (invariants 1 and 2): 1,000 seeds on the in-memory adapter and remote,
-/// 200 on SQLite with a file-manager remote, and the same schedules on both adapters.
+/// Seeded multi-client simulations (invariants 1 and 2): 600 seeds on the in-memory adapter and remote,
+/// 120 on SQLite with a file-manager remote, and the same schedules on both adapters.
 ///
 /// Replay one seed with `FOLDERSYNC_SEED=<seed> swift test --filter <test>`: every simulation test then runs only it.
 /// Explore other seeds with `FOLDERSYNC_SEED_OFFSET=<n>`.
 @Suite("Simulator")
 struct SimulatorTests {
-    static let inMemoryChunks = 4, inMemorySeedsPerChunk: UInt64 = 250
-    static let grdbChunks = 2, grdbSeedsPerChunk: UInt64 = 100
+    static let inMemoryChunks = 4, inMemorySeedsPerChunk: UInt64 = 150
+    static let grdbChunks = 2, grdbSeedsPerChunk: UInt64 = 60
 
     @Test("Simulated clients converge and lose no write (in-memory adapter and remote)", arguments: 0..<inMemoryChunks)
     func inMemory(chunk: Int) async {

@@ -3,17 +3,17 @@ import Testing
 
 @testable import TestSupport
 
-/// The kill torture (Tests/TestWorker/Torture.swift): 200 SIGKILLs of real client processes writing, syncing, uploading
+/// The kill torture (Tests/TestWorker/Torture.swift): 120 SIGKILLs of real client processes writing, syncing, uploading
 /// and downloading whole stores and vacuuming on one folder; then no committed write is lost, every replica holds the
 /// same rows, and `foldersync doctor` finds the folder healthy. `scripts/torture --kills N` runs more; the test tier
 /// scales the count (``TestTier``).
 @Suite("Kill torture", .serialized)
 struct TortureTests {
-    @Test("200 kills at seeded random points lose no committed write and leave equal replicas and a healthy folder")
-    func twoHundredKills() async throws {
+    @Test("120 kills at seeded random points lose no committed write and leave equal replicas and a healthy folder")
+    func seededKills() async throws {
         let directory = TemporaryDirectory()
         let seed = ProcessInfo.processInfo.environment["FOLDERSYNC_TORTURE_SEED"] ?? "20261122"
-        let planned = TestTier.count(200)
+        let planned = TestTier.count(120)
         let result = await
             (try ChildProcess(
                 "foldersync-test-worker",

@@ -40,16 +40,31 @@ open class ForwardingFileSystem: RemoteFileSystem, @unchecked Sendable {
     /// The remote every request is passed to.
     public let base: any RemoteFileSystem
     private let transfersThroughReadAndWrite: Bool
+    private let hook: (@Sendable (Request, RemotePath) async throws -> Void)?
 
     /// Forwards to `base`; `transfersThroughReadAndWrite` sends downloads and uploads through ``read(_:)`` and
     /// ``write(_:to:)``.
     public init(_ base: any RemoteFileSystem, transfersThroughReadAndWrite: Bool = false) {
         self.base = base
         self.transfersThroughReadAndWrite = transfersThroughReadAndWrite
+        hook = nil
     }
 
-    /// Called before every request reaches `base`; throwing fails the request. The default does nothing.
-    open func willForward(_ request: Request, path: RemotePath) async throws {}
+    /// Forwards to `base`, running `willForward` before every request (see ``willForward(_:path:)``): a wrapper that
+    /// needs nothing else needs no subclass.
+    public init(
+        _ base: any RemoteFileSystem, willForward: @escaping @Sendable (Request, RemotePath) async throws -> Void
+    ) {
+        self.base = base
+        transfersThroughReadAndWrite = false
+        hook = willForward
+    }
+
+    /// Called before every request reaches `base`; throwing fails the request. The default runs the `willForward`
+    /// closure given at initialization, if any.
+    open func willForward(_ request: Request, path: RemotePath) async throws {
+        try await hook?(request, path)
+    }
 
     open func contentsOfDirectory(at path: RemotePath) async throws -> [RemoteItem] {
         try await willForward(.list, path: path)

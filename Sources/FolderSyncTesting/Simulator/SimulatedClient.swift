@@ -20,7 +20,12 @@ final class SimulatedClient {
     private let identity: Locked<String>
     let folder: URL
     let now: @Sendable () -> Date
-    let remote: InterruptingFileSystem
+    /// The run's remote, shared by every client.
+    let sharedRemote: any RemoteFileSystem
+    /// Where this client's syncs are interrupted.
+    let interruptions = Interruptions()
+    /// ``sharedRemote`` as this client reaches it: through its ``interruptions``.
+    let remote: any RemoteFileSystem
     /// Whether this client answers conflicts with a merged value (others let the last writer win).
     let resolvesConflicts: Bool
     /// Whether whole stores are uploaded and downloaded automatically (lifecycle runs on a snapshotting store).
@@ -55,7 +60,8 @@ final class SimulatedClient {
         self.identity = Locked(identifier ?? "client-\(index)")
         self.folder = folder
         self.now = now
-        self.remote = InterruptingFileSystem(remote)
+        self.sharedRemote = remote
+        self.remote = interruptions.remote(over: remote)
         self.resolvesConflicts = resolvesConflicts
         self.identifiers = IdentifierSource(client: index)
         self.makeApplicationSyncManager = configuration.makeApplicationSyncManager

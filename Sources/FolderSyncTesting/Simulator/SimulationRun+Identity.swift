@@ -38,7 +38,7 @@ extension SimulationRun {
         let skew: TimeInterval = random.pick(configuration.clockSkews)!
         let clone = try SimulatedClient(
             index: index, folder: configuration.directory.appendingPathComponent("client-\(index)", isDirectory: true),
-            now: time.clock(skew: skew), remote: client.remote.base, resolvesConflicts: client.resolvesConflicts,
+            now: time.clock(skew: skew), remote: client.sharedRemote, resolvesConflicts: client.resolvesConflicts,
             configuration: configuration, identifier: client.identifier)
         clone.usesWholeStores = client.usesWholeStores
         clone.wholeStoreUploadThreshold = client.wholeStoreUploadThreshold

@@ -83,7 +83,7 @@ extension SimulationRun {
         if Self.wipeCodes.contains(reset) {
             unpublishedDeletes = try store.unpublishedDeletions()
             let identifier = client.identifier
-            client.remote.beforeNextRequest { restamped.read(store, client: identifier) }
+            client.interruptions.beforeNextRequest { restamped.read(store, client: identifier) }
         }
         func recordRestamped() throws {
             guard Self.wipeCodes.contains(reset) else { return }

@@ -334,11 +334,11 @@ final class SimulationRun {
         // Either the app cancels its task awaiting the sync, or the sync's own task is cancelled.
         let caller: CallerTask? = random.chance(50) ? CallerTask() : nil
         if let caller {
-            client.remote.arm(atRequest: request, failing: failing, cancel: { caller.cancel() })
+            client.interruptions.arm(atRequest: request, failing: failing, cancel: { caller.cancel() })
         } else {
-            client.remote.arm(atRequest: request, failing: failing)
+            client.interruptions.arm(atRequest: request, failing: failing)
         }
-        defer { client.remote.disarm() }
+        defer { client.interruptions.disarm() }
         let before = try localState(client)
         do {
             let report: SyncReport
@@ -359,7 +359,7 @@ final class SimulationRun {
                 "\(client.name) sync cancelled at remote request \(request)\(failing ? ", which failed" : "") (CancellationError)"
             )
         } catch let error as FolderSyncError where isReset(error) {
-            client.remote.disarm()
+            client.interruptions.disarm()
             try noteReset(client, error, before: before)
         } catch let failure as SimulationFailure.Detail {
             throw failure
@@ -368,7 +368,7 @@ final class SimulationRun {
                 "\(client.name) sync cancelled at remote request \(request) failed with a non-cancellation error: \(error)"
             )
         }
-        client.remote.disarm()
+        client.interruptions.disarm()
         if random.chance(40) { try await restart(client) }
     }
 

@@ -87,7 +87,7 @@ struct S3BackendTests {
     /// random request, restarts), with the S3 managers; and lifecycle seeds (whole stores, vacuums, deletions, wipes).
     @Test("Simulated clients converge through S3 on the file-manager runs' seeds", arguments: [false, true])
     func simulatedClientsConverge(lifecycle: Bool) async throws {
-        let seeds: ClosedRange<UInt64> = lifecycle ? 300_001...300_008 : 100_001...100_016
+        let seeds: ClosedRange<UInt64> = lifecycle ? 300_001...300_004 : 100_001...100_008
         var summary = ConvergenceSimulator.Summary()
         for seed in SimulatorTests.seeds(seeds) {
             let scratch = ScratchDirectory(seed: seed)

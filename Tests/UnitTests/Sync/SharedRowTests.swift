@@ -170,7 +170,7 @@ struct SharedRowTests {
         #expect(outcomes[0].map(\.unmetConstraint) == [nil, "NOT NULL constraint failed: tags.name"])
         #expect(outcomes[0].map(\.applied) == [true, false])
         #expect(try memory.allRows() == sqlite.allRows())
-        #expect(try memory.allRows().map(\.syncID) == ["f1", "tag:red"], "nothing of the refused set")
+        #expect(memory.allRows().map(\.syncID) == ["f1", "tag:red"], "nothing of the refused set")
         #expect(staged[0] == staged[1] && staged[0].isEmpty, "an insert with nothing left to say: \(staged[0])")
     }
 

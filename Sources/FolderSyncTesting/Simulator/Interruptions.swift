@@ -1,7 +1,8 @@
 @_spi(ModelAdapter) public import FolderSync
 import Foundation
 
-/// A remote that cancels the running task at a chosen request, to interrupt a sync at a deterministic point.
+/// Cancels the running task at a chosen request of a remote (``remote(over:)``), to interrupt a sync at a
+/// deterministic point.
 ///
 /// Counting requests (rather than waiting for time to pass) makes "cancel
 /// during the fifth request" replay exactly. At the chosen request it cancels
@@ -9,9 +10,7 @@ import Foundation
 /// (as a cancelled network call would) or lets it complete (as a local file
 /// operation would), so the engine sees cancellation before, inside and after
 /// remote steps.
-///
-/// `@unchecked Sendable` as its base class is (Swift asks a subclass to say so again): its own state is in a `Locked`.
-public final class InterruptingFileSystem: ForwardingFileSystem, @unchecked Sendable {
+public final class Interruptions: Sendable {
     private struct State {
         var remaining: Int?
         var failRequest = false
@@ -20,6 +19,14 @@ public final class InterruptingFileSystem: ForwardingFileSystem, @unchecked Send
         var observer: (@Sendable () -> Void)?
     }
     private let state = Locked(State())
+
+    /// Nothing armed.
+    public init() {}
+
+    /// `base`, each request of which counts towards the armed interruption.
+    public func remote(over base: any RemoteFileSystem) -> any RemoteFileSystem {
+        ForwardingFileSystem(base) { [self] _, _ in try willForward() }
+    }
 
     /// At the `request`-th request from now, cancels the task making it, or calls `cancel` instead
     /// (to cancel the app's task that awaits the sync rather than the sync's own task).
@@ -47,7 +54,7 @@ public final class InterruptingFileSystem: ForwardingFileSystem, @unchecked Send
         state.withLock { $0.observer = body }
     }
 
-    public override func willForward(_ request: Request, path: RemotePath) async throws {
+    private func willForward() throws {
         let observe = state.withLock { state in
             defer { state.observer = nil }
             return state.observer
