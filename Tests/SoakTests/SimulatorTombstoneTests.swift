@@ -13,6 +13,12 @@ import Testing
 @Suite("Simulator tombstone collection")
 struct SimulatorTombstoneTests {
     static let seeds: UInt64 = 30
+    /// Seeds of a wider sweep (`FOLDERSYNC_SEED_OFFSET` 30 to 180) that lost a delete or left replicas apart after
+    /// wipes, until a re-join forgot the old epoch's tombstone horizon and collection awaited the old epoch's devices.
+    static let wipeRegressionSeeds: [(seed: UInt64, policy: DeletePolicy)] = [
+        (410_095, .deleteWins), (420_037, .lastWriterWins), (420_045, .lastWriterWins), (420_128, .lastWriterWins),
+        (420_171, .lastWriterWins),
+    ]
 
     static func run(_ seed: UInt64, deletePolicy: DeletePolicy) async throws -> ConvergenceSimulator.Summary {
         let directory = ScratchDirectory(seed: seed)
@@ -49,5 +55,15 @@ struct SimulatorTombstoneTests {
         if failures == 0 && SimulatorTests.replaySeed == nil {
             #expect(total.deletes > 0 && total.tombstonesCollected > 0, "the churn collected nothing")
         }
+    }
+
+    @Test("Churned schedules that once lost a delete or diverged after wipes converge and lose nothing")
+    func wipeRegressions() async throws {
+        var ran = 0
+        for (seed, policy) in Self.wipeRegressionSeeds where SimulatorTests.replaySeed.map({ $0 == seed }) ?? true {
+            _ = try await Self.run(seed, deletePolicy: policy)
+            ran += 1
+        }
+        #expect(ran == Self.wipeRegressionSeeds.count || SimulatorTests.replaySeed != nil)
     }
 }

@@ -317,6 +317,16 @@ enum GoldenCatalog {
         ],
         installation: "1A000000-0000-4000-8000-000000000001", waitingFor: [Golden.clientB: 3],
         formerIdentity: "CCCCCCCC-CCCC-4CCC-8CCC-CCCCCCCCCCCC")
+    /// Version 4: the marker of a client that re-joined after a wipe awaits the clients of the old epoch it knew and
+    /// has not seen registered since.
+    static let recentSyncGeneration5 = RecentSync(
+        clientIdentifier: Golden.clientA, lastSyncDate: Golden.date, publishedSequence: 1,
+        acknowledgement: [Golden.clientA: 1], schemaVersion: 1,
+        recentChangeSets: [
+            RemoteLayout.changeSetFileName(sequence: 1, changeSetIdentifier: insertsHeader.changeSetIdentifier)
+        ],
+        installation: "1A000000-0000-4000-8000-000000000001",
+        awaiting: [Golden.clientB, "CCCCCCCC-CCCC-4CCC-8CCC-CCCCCCCCCCCC"])
     /// The helper folder's installation, announced in a marker.
     static let localInstallation = LocalInstallation(
         identifier: "1A000000-0000-4000-8000-000000000001",
@@ -412,6 +422,9 @@ enum GoldenCatalog {
             GoldenFile(
                 path: "recent-syncs/generation4.recentsync", kind: .propertyList, version: 3, writer: .current,
                 content: .propertyList(recentSyncGeneration4)),
+            GoldenFile(
+                path: "recent-syncs/generation5.recentsync", kind: .propertyList, version: 4, writer: .current,
+                content: .propertyList(recentSyncGeneration5)),
             GoldenFile(
                 path: "property-lists/FormatVersion.plist", kind: .propertyList, version: 1, writer: .commit("8a96d90"),
                 content: .propertyList(formatVersion)),

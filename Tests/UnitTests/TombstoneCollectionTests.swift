@@ -194,6 +194,77 @@ struct TombstoneCollectionTests {
         for client in [a, c] { #expect(try client.value("SELECT name FROM tags WHERE id = 't1'") == "second") }
     }
 
+    /// Wipes the document's folder; each of `clients` then finds it and re-joins, in turn.
+    static func wipe(_ remote: any RemoteFileSystem, rejoining clients: TestClient...) async throws {
+        try await remote.remove(clients[0].document.layout.documentDirectory("DOC"))
+        for client in clients {
+            await #expect { try await client.sync() } throws: {
+                ($0 as? FolderSyncError)?.code == .integrityKeyMismatch
+            }
+            try await client.document.rejoin()
+        }
+    }
+
+    /// What `client`'s marker awaits (``RecentSync/awaiting``).
+    static func awaiting(_ client: TestClient, _ remote: any RemoteFileSystem) async throws -> [String]? {
+        let path = client.document.layout.recentSyncFile("DOC", client: client.document.clientIdentifier)
+        return try PropertyListFile.decode(RecentSync.self, from: try await remote.read(path), path: "marker").awaiting
+    }
+
+    @Test(
+        "After a wipe, a whole store keeps this epoch's tombstones: the old epoch's horizon numbered other sets",
+        arguments: [DeletePolicy.deleteWins, .lastWriterWins])
+    func oldEpochHorizonCollectsNothing(deletePolicy: DeletePolicy) async throws {
+        let directory = TemporaryDirectory()
+        let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
+        let a = try await Self.client(remote, "A", directory, deletePolicy: deletePolicy)
+        let b = try await Self.client(remote, "B", directory, deletePolicy: deletePolicy)
+        try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'from A'), ('n2', 'from A')")
+        for title in ["one", "two", "three"] {
+            try b.execute("UPDATE notes SET title = ? WHERE id = 'n2'", [title])
+            try await converge(b, a)
+        }
+        _ = try await a.document.collectTombstones()  // saves a horizon: B's sets stable through 3
+        try await Self.wipe(remote, rejoining: a)
+        try b.execute("DELETE FROM notes WHERE id = 'n1'")
+        await #expect { try await b.sync() } throws: { ($0 as? FolderSyncError)?.code == .integrityKeyMismatch }
+        try await b.document.rejoin()  // the delete travels as B's set 1 of the new epoch
+        try await a.sync()
+        #expect(try Self.tombstones(a) == ["notes/n1"])
+        _ = try await a.document.uploadWholeStore()
+        #expect(try Self.tombstones(a) == ["notes/n1"], "the old epoch's horizon collected the new epoch's delete")
+    }
+
+    @Test(
+        "After a wipe, no tombstone is collected until every device of the old epoch re-joined; markers say whom they await",
+        arguments: [DeletePolicy.deleteWins, .lastWriterWins])
+    func awaitsTheOldEpochsDevices(deletePolicy: DeletePolicy) async throws {
+        let directory = TemporaryDirectory()
+        let remote = FileManagerFileSystem(rootURL: directory.subdirectory("remote"))
+        let a = try await Self.client(remote, "A", directory, deletePolicy: deletePolicy)
+        let b = try await Self.client(remote, "B", directory, deletePolicy: deletePolicy)
+        let c = try await Self.client(remote, "C", directory, deletePolicy: deletePolicy)
+        try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'from A'), ('n2', 'from A')")
+        try await converge(a, b, c)
+        #expect(try await Self.awaiting(a, remote) == nil)
+        try await Self.wipe(remote, rejoining: a, b)
+        try await converge(a, b)
+        #expect(try await Self.awaiting(a, remote) == ["client-C"])
+        #expect(try await Self.awaiting(b, remote) == ["client-C"])
+        try a.execute("DELETE FROM notes WHERE id = 'n1'")
+        try await converge(a, b)
+        // C still holds n1 as the old epoch left it, and records it as new when it re-joins: only the tombstone
+        // keeps it deleted.
+        #expect(try await a.document.collectTombstones() == 0, "C has not re-joined")
+        #expect(try await b.document.collectTombstones() == 0)
+        await #expect { try await c.sync() } throws: { ($0 as? FolderSyncError)?.code == .integrityKeyMismatch }
+        try await c.document.rejoin()
+        try await converge(a, b, c)
+        for client in [a, b, c] { #expect(try client.value("SELECT count(*) FROM notes WHERE id = 'n1'") == "0") }
+        #expect(try await Self.awaiting(a, remote) == nil, "C registered: A's marker awaits nobody")
+        #expect(try await a.document.collectTombstones() == 1)
+    }
+
     @Test("Delete-wins tables whose sync IDs are reused keep their tombstones, so a deleted ID stays refused")
     func reusedIDsKeepTheirTombstones() async throws {
         let directory = TemporaryDirectory()

@@ -380,6 +380,14 @@ enum CanonicalPropertyList {
             guard let text = escaped(former) else { return nil }
             entries.append(("formerIdentity", .string(text)))
         }
+        if let awaiting = recent.awaiting {
+            var items: [Node] = []
+            for client in awaiting {
+                guard let text = escaped(client) else { return nil }
+                items.append(.string(text))
+            }
+            entries.append(("awaiting", .array(items)))
+        }
         return dict(entries)
     }
 
@@ -550,12 +558,17 @@ extension RecentSync {
             guard let text = Read.string(node) else { return nil }
             former = text
         }
+        var awaiting: [String]?
+        if let node = payload["awaiting"] {
+            guard let clients = Read.strings(node) else { return nil }
+            awaiting = clients
+        }
         self.init(
             clientIdentifier: client, lastSyncDate: date, publishedSequence: published,
             acknowledgement: acknowledgement,
             schemaVersion: schemaVersion, recentChangeSets: recent, changeSetContents: contents,
             installation: installation,
-            waitingFor: waiting, formerIdentity: former)
+            waitingFor: waiting, formerIdentity: former, awaiting: awaiting)
     }
 }
 

@@ -7,12 +7,13 @@ public import Foundation
 /// client still needs. It is a versioned, checksummed property list.
 ///
 /// Versions: 1, the first; 2 adds ``changeSetContents``; 3 adds ``installation``, ``waitingFor`` and
-/// ``formerIdentity``. A marker is written as the oldest version that holds what it says: without them as version 1,
-/// byte for byte what earlier clients wrote. A reader of an older version refuses a newer one by its number, lists that
-/// client's folder instead, and counts it as acknowledging nothing when it vacuums, until its next marker it can read.
+/// ``formerIdentity``; 4 adds ``awaiting``. A marker is written as the oldest version that holds what it says:
+/// without them as version 1, byte for byte what earlier clients wrote. A reader of an older version refuses a newer
+/// one by its number, lists that client's folder instead, and counts it as acknowledging nothing when it vacuums,
+/// until its next marker it can read.
 @_spi(Tooling) public struct RecentSync: PropertyListPayload, Hashable {
     public static let kind = "recentSync"
-    public static let formatVersion = 3
+    public static let formatVersion = 4
 
     /// The client whose marker this is; also the marker's file name.
     public var clientIdentifier: String
@@ -56,6 +57,12 @@ public import Foundation
     /// identity that named it may have been overwritten by the other installation's before the reader read it).
     public var formerIdentity: String? = nil
 
+    /// The clients of the document's earlier epochs (before the application's folder or the document was wiped) that
+    /// this client knew and has not seen registered since, sorted. Their stores may still hold rows deleted since, and
+    /// they bring them back when they re-join: no client collects a tombstone while one of them is awaited
+    /// (<doc:TombstoneCollection>). Absent when this client awaits nobody, and from markers of versions 1 to 3.
+    public var awaiting: [String]? = nil
+
     /// How many change-set names a marker announces.
     public static let announcedChangeSetLimit = 8
 
@@ -65,6 +72,7 @@ public import Foundation
 
     /// The oldest version that holds what the marker says.
     public var writtenFormatVersion: Int {
+        if awaiting != nil { return 4 }
         if installation != nil || waitingFor != nil || formerIdentity != nil { return 3 }
         return changeSetContents == nil ? 1 : 2
     }

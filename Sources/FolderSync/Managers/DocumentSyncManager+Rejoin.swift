@@ -52,12 +52,12 @@ extension DocumentSyncManager {
                 try? FileManager.default.removeItem(at: localLayout.registrationFile)
                 let shared = clientIdentifier
                 try await takeNewClientIdentity()
-                try startOver(store)
+                try startOver(store, afterWipe: false)
                 try store.updateRemoteKnowledge { $0.formerIdentity = shared }
                 try await register(creatingMissingDocument: false, rejoining: true)
             default:
                 try? FileManager.default.removeItem(at: localLayout.registrationFile)
-                try startOver(store)
+                try startOver(store, afterWipe: true)
                 try await register(creatingMissingDocument: true, rejoining: true)
             }
         } catch let error as FolderSyncError where error.isReset {
@@ -82,9 +82,22 @@ extension DocumentSyncManager {
     /// Forgets what this client knew of the remote (the state's rule: a cache is forgotten early, never late), then
     /// records every local row as a new change and starts the progress over
     /// (``SnapshottingModelAdapter/resetForRejoin()``).
-    private func startOver(_ store: any SnapshottingModelAdapter) throws {
+    ///
+    /// Only the clients it awaits are kept, and `afterWipe` (the folder or the document was wiped: a new epoch) adds
+    /// every client it knew of the old one: their stores may hold rows this epoch deletes, which they bring back when
+    /// they re-join, so no tombstone is collected until they registered again (``RecentSync/awaiting``).
+    private func startOver(_ store: any SnapshottingModelAdapter, afterWipe: Bool) throws {
         try? FileManager.default.removeItem(at: localLayout.stagedSyncChangesDirectory)
-        try store.saveRemoteKnowledge(LocalSyncState.RemoteKnowledge())
+        let old = try store.loadSyncState().remote
+        var awaited = Set(old.awaitedClients)
+        if afterWipe {
+            awaited.formUnion(old.knownRecentSyncs.keys)
+            awaited.formUnion(old.acknowledgedByOthers.keys)
+        }
+        awaited.remove(clientIdentifier)
+        var fresh = LocalSyncState.RemoteKnowledge()
+        fresh.awaitedClients = awaited.sorted()
+        try store.saveRemoteKnowledge(fresh)
         try store.resetForRejoin()
     }
 

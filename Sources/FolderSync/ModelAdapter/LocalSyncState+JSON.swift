@@ -51,6 +51,8 @@ extension LocalSyncState {
                 object.sequences("announcedWaitingFor", remote.announcedWaitingFor)
             }
             if let former = remote.formerIdentity { object.string("formerIdentity", former) }
+            if !remote.awaitedClients.isEmpty { object.strings("awaitedClients", remote.awaitedClients) }
+            if !remote.announcedAwaiting.isEmpty { object.strings("announcedAwaiting", remote.announcedAwaiting) }
         }
         return Data(out.bytes)
     }
@@ -105,6 +107,8 @@ enum StateJSON {
             case "ownWholeStoreTag": state.remote.ownWholeStoreTag = try optional(value, string)
             case "announcedWaitingFor": state.remote.announcedWaitingFor = try optional(value, sequences) ?? [:]
             case "formerIdentity": state.remote.formerIdentity = try optional(value, string)
+            case "awaitedClients": state.remote.awaitedClients = try optional(value, strings) ?? []
+            case "announcedAwaiting": state.remote.announcedAwaiting = try optional(value, strings) ?? []
             default: continue  // a key of a newer version: ignored, as JSONDecoder ignores it
             }
         }

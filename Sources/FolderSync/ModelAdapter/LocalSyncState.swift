@@ -82,6 +82,11 @@ public import Foundation
         /// The client identifier this client had before ``DocumentSyncManager/rejoin()`` took a new one after
         /// ``FolderSyncError/Code/clientIdentityShared``: its marker says so (``RecentSync/formerIdentity``).
         public var formerIdentity: String?
+        /// The clients of the document's earlier epochs this client knew and has not seen registered since: what its
+        /// marker awaits (``RecentSync/awaiting``). Set when it re-joins after the folder or the document was wiped.
+        public var awaitedClients: [String] = []
+        /// What this client's marker said it awaits when last written: it is written again when that changes.
+        public var announcedAwaiting: [String] = []
 
         public init() {}
 
@@ -97,6 +102,7 @@ public import Foundation
             announcedSequence = recent.publishedSequence
             announcedAcknowledgement = recent.acknowledgement
             announcedWaitingFor = recent.waitingFor ?? [:]
+            announcedAwaiting = recent.awaiting ?? []
         }
 
         /// What a store restored from an earlier copy makes stale: the marker it wrote described numbers the remote
@@ -136,7 +142,7 @@ public import Foundation
             announcedAcknowledgement
         case announcedAt, ownRecentSyncEtag, owesWholeStore, acknowledgedByOthers, hasListedClients, recentlyPublished,
             ownWholeStoreTag
-        case announcedWaitingFor, formerIdentity
+        case announcedWaitingFor, formerIdentity, awaitedClients, announcedAwaiting
     }
 
     /// Keys added after the first version are optional, so that state saved by an older version reads.
@@ -166,6 +172,8 @@ public import Foundation
         remote.announcedWaitingFor =
             try container.decodeIfPresent([String: Int64].self, forKey: .announcedWaitingFor) ?? [:]
         remote.formerIdentity = try container.decodeIfPresent(String.self, forKey: .formerIdentity)
+        remote.awaitedClients = try container.decodeIfPresent([String].self, forKey: .awaitedClients) ?? []
+        remote.announcedAwaiting = try container.decodeIfPresent([String].self, forKey: .announcedAwaiting) ?? []
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -190,5 +198,9 @@ public import Foundation
             try container.encode(remote.announcedWaitingFor, forKey: .announcedWaitingFor)
         }
         try container.encodeIfPresent(remote.formerIdentity, forKey: .formerIdentity)
+        if !remote.awaitedClients.isEmpty { try container.encode(remote.awaitedClients, forKey: .awaitedClients) }
+        if !remote.announcedAwaiting.isEmpty {
+            try container.encode(remote.announcedAwaiting, forKey: .announcedAwaiting)
+        }
     }
 }

@@ -114,7 +114,8 @@ extension SynchronizationOperation {
                 acknowledgement: acknowledgement, schemaVersion: store.schemaVersion,
                 recentChangeSets: announced, changeSetContents: contents, installation: installation,
                 waitingFor: run.report.missingChangeSets.isEmpty ? nil : run.report.missingChangeSets,
-                formerIdentity: state.remote.formerIdentity)
+                formerIdentity: state.remote.formerIdentity,
+                awaiting: state.remote.awaitedClients.isEmpty ? nil : state.remote.awaitedClients)
             marker = (recent, try PropertyListFile.encode(recent))
         }
         // Written with the sets when it carries them all, after them otherwise.

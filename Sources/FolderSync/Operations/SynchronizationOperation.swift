@@ -317,10 +317,13 @@ open class SynchronizationOperation: DocumentOperation, @unchecked Sendable {
         // announced stays invisible to every other client.
         let acknowledgement = try acknowledgement(&run)
         let staged = try stagedChangeSets(state)
+        // A client of an earlier epoch is awaited until its marker is in the folder.
+        state.remote.awaitedClients.removeAll { state.remote.knownRecentSyncs[$0] != nil }
         let announces =
             !staged.isEmpty || !ownRecentSyncExists || run.rewritesOwnRecentSync || heartbeatDue
             || state.remote.announcedSequence != state.progress.publishedSequence
             || acknowledges(acknowledgement, state) || run.report.missingChangeSets != state.remote.announcedWaitingFor
+            || state.remote.awaitedClients != state.remote.announcedAwaiting
         run.unsavedKnowledge = nil
         do {
             try await publish(staged, &state, announcing: announces ? acknowledgement : nil, &run)

@@ -33,6 +33,9 @@ import Foundation
 ///    before it applied the delete, published when it announced that, is merged here already against the tombstone;
 /// 3. every whole store in the folder covers that change set: no install brings back the row without the delete
 ///    (and vacuum keeps a set until every kept store covers it).
+/// 4. no client awaits a client of an earlier epoch (``RecentSync/awaiting``): after the folder or the document was
+///    wiped, a client that has not re-joined yet may hold rows this epoch deleted, and it records every row it has as
+///    new when it re-joins; only the tombstone makes those writes lose (under either policy).
 /// A client that is deleted or expired holds nothing back: it comes back through a reset and a whole store, and its
 /// unpublished writes to a row whose delete every other device has forgotten are dropped as writes to a deleted row
 /// (``GRDBStore`` re-applies them only to rows the store could still receive).
@@ -49,11 +52,13 @@ enum TombstoneCollection {
             known[client] = max(known[client] ?? 0, marker.publishedSequence)
         }
         let live = inventory.registeredClients.subtracting(inventory.deletedClients).subtracting([localClient])
-        // Condition 2, and every live client's acknowledgement readable: otherwise nothing is stable yet.
+        // Conditions 2 and 4, and every live client's acknowledgement readable: otherwise nothing is stable yet.
         let lagging = known.contains { client, highest in
             client != localClient && ledger.highestContiguousSequence(of: client) < highest
         }
-        guard !lagging, live.allSatisfy({ inventory.recentSyncs[$0] != nil }) else {
+        let awaited = Set(inventory.recentSyncs.values.flatMap { $0.awaiting ?? [] })
+            .subtracting(inventory.registeredClients).subtracting(inventory.deletedClients)
+        guard !lagging, awaited.isEmpty, live.allSatisfy({ inventory.recentSyncs[$0] != nil }) else {
             return TombstoneHorizon(knownThrough: known)
         }
         var stable: [String: Int64] = [:]

@@ -286,7 +286,8 @@ struct MixedFleetTests {
         try b.execute("INSERT INTO notes(id, title) VALUES ('b1', 'from B')")
         try await b.sync()
         let marker = root.appendingPathComponent("com.example.notes/Documents/DOC/RecentSyncs/client-B.recentsync")
-        try NewerFiles.propertyList(try Data(contentsOf: marker)).write(to: marker)
+        try NewerFiles.propertyList(try Data(contentsOf: marker), version: RecentSync.formatVersion + 1).write(
+            to: marker)
         let report = try await a.sync()
         #expect(
             report.warnings.contains { $0.kind == .unreadableFile && $0.path?.hasSuffix("client-B.recentsync") == true }

@@ -279,7 +279,7 @@ struct FixedCostTests {
         #expect(CanonicalPropertyList.decode(DocumentInfo.self, from: file) == nil, "another kind")
         let newer = Data(
             String(decoding: file, as: UTF8.self).replacingOccurrences(
-                of: "<integer>2</integer>", with: "<integer>4</integer>"
+                of: "<integer>2</integer>", with: "<integer>\(RecentSync.formatVersion + 1)</integer>"
             ).utf8)
         #expect(CanonicalPropertyList.decode(RecentSync.self, from: newer) == nil)
         #expect(throws: FolderSyncError.self) { try PropertyListFile.decode(RecentSync.self, from: newer, path: "m") }
@@ -326,7 +326,9 @@ struct FixedCostTests {
                 schemaVersion: Int.random(in: -3...9, using: &random),
                 recentChangeSets: Bool.random(using: &random)
                     ? (0..<Int.random(in: 0...8, using: &random)).map { _ in text(plain) } : nil,
-                changeSetContents: contents)
+                changeSetContents: contents,
+                awaiting: Bool.random(using: &random)
+                    ? (0..<Int.random(in: 0...3, using: &random)).map { _ in text(plain) } : nil)
             let foundation = try PropertyListFile.encodeWithFoundation(marker)
             #expect(try PropertyListFile.encode(marker) == foundation, "round \(round)")
             if let written = CanonicalPropertyList.encode(marker) {

@@ -515,11 +515,15 @@ extension GRDBStore: SnapshottingModelAdapter {
                 ).map { ($0[0] as String, $0[1] as String, $0[2] as Int64?) }
                 // The old epoch's merge history goes, but for the time each value was written (its register).
                 for name in [
-                    StoreSchema.tombstonesTable, StoreSchema.shadowTable, StoreSchema.pendingChangesTable,
-                    StoreSchema.stagedChangesTable,
+                    StoreSchema.tombstonesTable, StoreSchema.tombstoneSetsTable, StoreSchema.shadowTable,
+                    StoreSchema.pendingChangesTable, StoreSchema.stagedChangesTable,
                 ] {
                     try db.execute(sql: "DELETE FROM \(name)")
                 }
+                // The old epoch's horizon numbers change sets this epoch numbers again from 1: kept, the next
+                // snapshot would collect this epoch's tombstones by it.
+                try db.execute(
+                    sql: "DELETE FROM \(StoreSchema.metaTable) WHERE key = ?", arguments: [Self.tombstoneHorizonKey])
                 try Self.replaceLedger(db)
                 let synced = tables.map(\.name)
                 try db.execute(
