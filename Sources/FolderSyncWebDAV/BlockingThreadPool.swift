@@ -33,20 +33,22 @@ final class BlockingThreadPool: Sendable {
     /// Runs `job` on one of the pool's threads (which alone uses what it captured): at once while fewer than
     /// `maximumThreads` jobs run.
     func run(_ job: @escaping () -> Void) {
-        let (startsThread, wakesAll) = state.withLock { state in
+        let (startsThread, idle, watched) = state.withLock { state in
             state.jobs.append(job)
             // Each idle thread takes one waiting job, and jobs beyond them get threads of their own: an idle thread
             // is counted until it wakes, so every job that arrives before it does is one more than it can take.
             let startsThread = state.jobs.count > state.idle && state.threads < maximumThreads
             if startsThread { state.threads += 1 }
-            return (startsThread, state.idleWatchers > 0)
+            return (startsThread, state.idle > 0, state.idleWatchers > 0)
         }
         if startsThread {
             let thread = Thread { [self] in work() }
             thread.name = name
             thread.start()
         }
-        if wakesAll { state.wakeAll() } else { state.wakeOne() }
+        if idle {
+            if watched { state.wakeAll() } else { state.wakeOne() }
+        }
     }
 
     /// Waits until at least `count` threads wait for a job, or fewer than `count` threads are left (for tests: a pool
