@@ -427,7 +427,7 @@ extension SynchronizationOperation {
             run.rewritesOwnRecentSync = true  // an older version's marker: it names this installation from now on
             return
         }
-        guard installationAnnounced, recent.lastSyncDate >= state.remote.announcedAt ?? .distantFuture else {
+        guard installationAnnounced, isWrittenSinceAnnouncement(recent, state) else {
             run.rewritesOwnRecentSync = true
             run.report.warnings.append(
                 SyncWarning(
@@ -446,6 +446,16 @@ extension SynchronizationOperation {
             "another device syncs as this client (\(clientIdentifier)): this device's data was copied to it, or from it, "
                 + "and both are in use; this device continues as a new client when it re-joins, and nothing is lost",
             path: layout.recentSyncFile(documentIdentifier, client: clientIdentifier).description)
+    }
+
+    /// Whether `recent` was written no earlier than this installation's last marker. Dates are whole seconds: a marker
+    /// of the same second that announces fewer sets than this installation did is its past (a copy of the folder
+    /// made a moment before, put back); were it another installation's, that one finds this one by the marker this
+    /// one writes next.
+    private func isWrittenSinceAnnouncement(_ recent: RecentSync, _ state: LocalSyncState) -> Bool {
+        guard let announced = state.remote.announcedAt else { return false }
+        if recent.lastSyncDate != announced { return recent.lastSyncDate > announced }
+        return recent.publishedSequence >= state.remote.announcedSequence
     }
 
     /// Whether every set of this client after its store's published sequence through `sequence` is still staged here
