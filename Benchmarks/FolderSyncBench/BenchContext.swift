@@ -14,10 +14,11 @@ struct Sizes: Sendable {
     var incrementalRounds: Int
     /// Scenarios 3 and 5: rows of the big document (about 200 bytes each).
     var bigDocumentRows: Int
-    /// Scenario 7 (besides `bulkRows` inserted, `bulkUpdatedValues` updated, `bulkRuns` runs): rows deleted,
-    /// single-row transactions.
+    /// Scenario 7 (besides `bulkRows` inserted, `bulkUpdatedValues` updated): rows deleted, single-row transactions,
+    /// runs (the median is judged).
     var captureDeletes: Int
     var captureTransactions: Int
+    var captureRuns: Int
     /// Scenario 8: removable change sets of the vacuumed document, in a local folder and over WebDAV.
     var vacuumLocal: Int
     var vacuumWebDAV: Int
@@ -40,14 +41,14 @@ struct Sizes: Sendable {
     static let full = Sizes(
         bulkRows: 100_000, bulkUpdatedValues: 1_000_000, bulkRuns: 3, incrementalSmall: 100, incrementalLarge: 10_000,
         incrementalClients: 20, incrementalRounds: 40, bigDocumentRows: 5_000_000,
-        captureDeletes: 50_000, captureTransactions: 1_000, vacuumLocal: 100_000, vacuumWebDAV: 10_000,
+        captureDeletes: 50_000, captureTransactions: 1_000, captureRuns: 5, vacuumLocal: 100_000, vacuumWebDAV: 10_000,
         wanNotes: 26_591, wanRounds: 7,
         manyClients: 100, manyClientsActive: 10, manyClientsRounds: 20, manyClientsOverWebDAV: true,
         churnLiveRows: 10_000, churnOperations: 1_000_000, largeValueBytes: 200 << 20)
     static let quick = Sizes(
         bulkRows: 10_000, bulkUpdatedValues: 100_000, bulkRuns: 1, incrementalSmall: 100, incrementalLarge: 1_000,
         incrementalClients: 20, incrementalRounds: 8, bigDocumentRows: 100_000,
-        captureDeletes: 5_000, captureTransactions: 200, vacuumLocal: 10_000, vacuumWebDAV: 1_000,
+        captureDeletes: 5_000, captureTransactions: 200, captureRuns: 1, vacuumLocal: 10_000, vacuumWebDAV: 1_000,
         wanNotes: 2_000, wanRounds: 3,
         manyClients: 100, manyClientsActive: 10, manyClientsRounds: 3, manyClientsOverWebDAV: false,
         churnLiveRows: 2_000, churnOperations: 40_000, largeValueBytes: 20 << 20)

@@ -102,6 +102,9 @@ struct FoldersyncStoreCheckTests {
         },
         Damage(check: .deleteWithoutTombstone, severity: .error, path: "notes/b1") { device in
             try device.a.execute("DELETE FROM notes WHERE id = 'b1'")
+            // Settled (its marks `#deleted` alone), then its tombstone gone.
+            try device.writeUncaptured(
+                "UPDATE foldersync_pending_changes SET marks = x'082364656c65746564' WHERE sync_id = 'b1'")
             try device.writeUncaptured("DELETE FROM foldersync_tombstones WHERE sync_id = 'b1'")
         },
         Damage(check: .tombstoneOfLiveRow, severity: .error, path: "notes/n2") { device in

@@ -152,11 +152,11 @@ struct WholeStoreInstallTests {
         let directory = TemporaryDirectory()
         let (remote, a) = try await Self.publisher(in: directory)
         try a.execute("DELETE FROM notes WHERE id = 'n0'")
-        // The delete's stamp an hour ahead of every register (a client whose clock ran fast).
+        try await a.sync()
+        // The delete's stamp in the whole store an hour ahead of every register (a client whose clock ran fast).
         let ahead = HybridTimestamp(
             milliseconds: UInt64(Date().addingTimeInterval(3600).timeIntervalSince1970 * 1000), counter: 0)
         try a.execute("UPDATE foldersync_tombstones SET hlc = ?", [Int64(bitPattern: ahead.rawValue)])
-        try await a.sync()
         _ = try #require(try await a.document.uploadWholeStore())
         let c = try await Self.joiner(remote, in: directory)
         try c.execute("INSERT INTO notes(id, title) VALUES ('mine', 'before the first sync')")

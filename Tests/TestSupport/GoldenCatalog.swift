@@ -573,8 +573,13 @@ enum GoldenCatalog {
         // Version 8: the ledger keyed by change-set identifier, covered runs without rows.
         files.append(
             GoldenFile(
-                path: "local-stores/bookkeeping-v8.sqlite", kind: .localStore, version: 8, writer: .current,
+                path: "local-stores/bookkeeping-v8.sqlite", kind: .localStore, version: 8, writer: .commit("1602078"),
                 content: .localStore(bookkeepingVersion: 8, expected: "local-stores/bookkeeping-v8.expected.txt")))
+        // Version 9: a delete of a delete-wins row recorded in one write (n6: its marks carry its time, no tombstone).
+        files.append(
+            GoldenFile(
+                path: "local-stores/bookkeeping-v9.sqlite", kind: .localStore, version: 9, writer: .current,
+                content: .localStore(bookkeepingVersion: 9, expected: "local-stores/bookkeeping-v9.expected.txt")))
         return files
     }()
 

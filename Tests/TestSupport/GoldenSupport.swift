@@ -71,6 +71,9 @@ enum Golden {
 /// tomb|<table>|<syncID>|<hlc>|<client or ->          every tombstone
 /// shadow|<table>|<syncID>|<column>|<value>           values kept for deleted rows of last-writer-wins tables
 /// mark|<table>|<syncID>|<staged in or 0>|<name>      local store only: pending and staged marks (`#all` as each column)
+///
+/// A delete not settled yet (bookkeeping version 9) is written as it is once settled, as earlier versions wrote it:
+/// its tombstone, no register, the mark `#deleted`.
 /// ledger|<client>|<sequence>|<change set ID>         local store only
 /// local|<key>|<value>                                local store only: the app's own table, left alone
 /// state|nextSequence=…|publishedSequence=…|hasBootstrapped=…
@@ -84,6 +87,11 @@ enum NeutralDump {
 
     static func dump(_ db: Database, full: Bool) throws -> String {
         var lines: [String] = []
+        let unsettled = Dictionary(
+            uniqueKeysWithValues: try StoreSchema.unsettledDeletions(db).map { ("\($0.table)|\($0.syncID)", $0) })
+        for deletion in unsettled.values {
+            lines.append("tomb|\(deletion.table)|\(deletion.syncID)|\(deletion.timestamp)|-")
+        }
         for table in ["notes", "tags"] {
             let names = try db.columns(in: table).map(\.name)
             for row in try Row.fetchAll(db, sql: "SELECT * FROM \(table)") {
@@ -100,7 +108,8 @@ enum NeutralDump {
             }
         } else {
             let withoutHead = try StoreSchema.identifyUnversionedBookkeeping(db) == 2
-            for row in try Row.fetchAll(db, sql: "SELECT tbl, sync_id, stamps FROM foldersync_clocks") {
+            for row in try Row.fetchAll(db, sql: "SELECT tbl, sync_id, stamps FROM foldersync_clocks")
+            where unsettled["\(row[0] as String)|\(row[1] as String)"] == nil {
                 let registers =
                     withoutHead ? try LegacyRegisters.decodeWithoutHead(row[2]) : try RowRegisters(row[2] as Data?)
                 for register in registers.registers {
@@ -125,7 +134,9 @@ enum NeutralDump {
                 // Marks of every column (bookkeeping version 6) are those of each column, as earlier versions wrote
                 // them.
                 let columns = try db.columns(in: row[0] as String).map(\.name).filter { $0 != "id" }
-                for name in try PendingMarks(row[3] as Data?).expanded(columns: columns).names {
+                var marks = try PendingMarks(row[3] as Data?)
+                if marks.deletionTimestamp != nil { marks = PendingMarks([StoreSchema.deletedMarker]) }
+                for name in marks.expanded(columns: columns).names {
                     lines.append("mark|\(row[0] as String)|\(row[1] as String)|\(row[2] as Int64)|\(name)")
                 }
             }

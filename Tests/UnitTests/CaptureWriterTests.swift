@@ -123,14 +123,14 @@ struct CaptureWriterTests {
             #expect(db.changesCount == 2)
             try db.execute(sql: "DELETE FROM items")
             #expect(db.changesCount == 3)
-            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM \(StoreSchema.tombstonesTable)") == 3)
+            #expect(try StoreSchema.unsettledDeletions(db).count == 3)
         }
         // The statements capture prepared are finalized with the connection, which closes.
         try store.close()
     }
 
     @Test(
-        "A captured insert, update and delete leave the rows and bytes of bookkeeping version 6, under either delete policy",
+        "A captured insert, update and delete leave the rows and bytes of bookkeeping version 9, under either delete policy",
         arguments: [DeletePolicy.deleteWins, .lastWriterWins])
     func bookkeepingBytes(policy: DeletePolicy) throws {
         let folder = TemporaryDirectory()
@@ -191,13 +191,11 @@ struct CaptureWriterTests {
         try write("UPDATE items SET a = 'a2' WHERE id = 'r1'")
         #expect(try marks() == ["a"])
 
+        let written = try #require(try registers()).map(\.timestamp).max()!
         try write("DELETE FROM items WHERE id = 'r1'")
-        let tombstone = try #require(
-            try store.database.read { db in
-                try Row.fetchOne(db, sql: "SELECT hlc, client FROM \(StoreSchema.tombstonesTable) WHERE sync_id = 'r1'")
-            })
-        #expect(UInt64(bitPattern: tombstone["hlc"] as Int64) > (try registers() ?? updated).map(\.timestamp).max()!)
-        #expect((tombstone["client"] as String?) == nil)
+        let tombstone = try store.database.read { db in
+            try Row.fetchOne(db, sql: "SELECT hlc, client FROM \(StoreSchema.tombstonesTable) WHERE sync_id = 'r1'")
+        }
         let shadow = try store.database.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT col, value FROM \(StoreSchema.shadowTable) WHERE sync_id = 'r1' ORDER BY col"
@@ -206,11 +204,20 @@ struct CaptureWriterTests {
         }
         switch policy {
         case .deleteWins:
-            // The registers go, and the write not yet staged dies with the row.
-            #expect(try registers() == nil)
-            #expect(try marks() == ["#deleted"])
+            // One write: the marks, with the delete's time (the write not yet staged dies with the row). The
+            // tombstone and the registers' removal wait for settling (UnsettledDeletionTests).
+            let deletedAt = try #require(try PendingMarks(try marks() ?? []).deletionTimestamp)
+            #expect(deletedAt > written)
+            #expect(try marks() == PendingMarks.deletion(at: deletedAt).names)
+            #expect(tombstone == nil)
+            #expect(
+                try registers()
+                    == updated.map { $0.column == "a" ? .init(column: "a", timestamp: written, client: nil) : $0 })
             #expect(shadow.isEmpty)
         case .lastWriterWins:
+            let tombstone = try #require(tombstone)
+            #expect(UInt64(bitPattern: tombstone["hlc"] as Int64) > written)
+            #expect((tombstone["client"] as String?) == nil)
             // The values and registers stay for a newer write, and the write not yet staged travels with the delete.
             #expect(try registers()?.map(\.column) == ["a", "b"])
             #expect(try marks() == ["a", "#deleted"])

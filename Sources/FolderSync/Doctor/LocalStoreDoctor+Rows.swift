@@ -72,7 +72,7 @@ extension LocalStoreDoctor {
                         sql: """
                             SELECT EXISTS (SELECT 1 FROM \(tombstones) WHERE tbl = ? AND sync_id = ?)
                             """, arguments: [table.name, syncID]) ?? false
-                if marks.contains(StoreSchema.deletedMarker), !tombstoned {
+                if marks.contains(StoreSchema.deletedMarker), !tombstoned, !marks.holdsUnsettledDeletion {
                     examination.add(
                         .error, .deleteWithoutTombstone, path(syncID),
                         "a delete waits to be published without its tombstone: it never leaves this device")

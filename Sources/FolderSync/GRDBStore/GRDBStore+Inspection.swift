@@ -9,7 +9,12 @@ extension GRDBStore {
     @_spi(Testing) public func stamp(of key: ColumnKey, localClient: String) throws -> ChangeStamp? {
         try wrap("reading a column stamp") {
             try database.read { db in
-                try registers(db, table: key.table, syncID: key.syncID)?.stamp(of: key.column, localClient: localClient)
+                // A delete not settled yet leaves the registers it removes when it is.
+                guard try StoreSchema.unsettledDeletion(db, table: key.table, syncID: key.syncID) == nil else {
+                    return nil
+                }
+                return try registers(db, table: key.table, syncID: key.syncID)?.stamp(
+                    of: key.column, localClient: localClient)
             }
         }
     }
@@ -19,7 +24,10 @@ extension GRDBStore {
     {
         try wrap("reading a tombstone") {
             try database.read { db in
-                try Row.fetchOne(
+                if let unsettled = try StoreSchema.unsettledDeletion(db, table: table, syncID: syncID) {
+                    return ChangeStamp(timestamp: HybridTimestamp(rawValue: unsettled), clientIdentifier: localClient)
+                }
+                return try Row.fetchOne(
                     db, sql: "SELECT hlc, client FROM \(StoreSchema.tombstonesTable) WHERE tbl = ? AND sync_id = ?",
                     arguments: [table, syncID]
                 )

@@ -7,6 +7,7 @@ extension GRDBStore {
     ) throws -> Int {
         try wrap("staging local changes") {
             try database.write { db in
+                try settleDeletions(db)
                 var count = 0
                 // Table by table in name order (bytes, as SQLite orders them), each table's rows in key order.
                 for table in tables.sorted(by: { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }) {

@@ -247,7 +247,7 @@ public final class GRDBStore: ModelAdapter, Sendable {
     /// for remote changes as for local ones.
     ///
     /// `remote`, when given, is what a sync learned of the remote: saved in the same transaction, before it commits
-    /// (one commit instead of two).
+    /// (one commit instead of two). Local deletes are settled first (``settleDeletions(_:)``).
     func writeWithoutCapture<T>(
         savingRemoteKnowledge remote: LocalSyncState.RemoteKnowledge? = nil,
         _ body: (Database) throws -> T
@@ -271,6 +271,7 @@ public final class GRDBStore: ModelAdapter, Sendable {
                 && foldersync_sqlite_set_triggers(connection, 0) == 0
             var result: T?
             try db.inTransaction {
+                try settleDeletions(db)
                 result = try body(db)
                 if let remote {
                     var state = try loadState(db)

@@ -32,7 +32,7 @@ struct BookkeepingVersionTests {
     func migrationsAreOrdered() {
         let versions = StoreSchema.bookkeepingMigrations.map(\.version)
         #expect(versions == Array(1...versions.count))
-        #expect(StoreSchema.currentBookkeepingVersion == 8)
+        #expect(StoreSchema.currentBookkeepingVersion == 9)
         #expect(Set(StoreSchema.bookkeepingMigrations.map(\.name)).count == versions.count)
         #expect(StoreSchema.bookkeepingMigrations.allSatisfy { !$0.name.isEmpty })
     }

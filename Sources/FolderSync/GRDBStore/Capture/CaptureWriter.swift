@@ -14,9 +14,9 @@ import GRDBSQLite
 /// the app's statement and transaction: a capture that fails takes back the app's whole statement, the rows it
 /// wrote before included, and leaves the app's change count and last row ID alone (`CaptureWriterTests`).
 ///
-/// The BLOBs written are those of bookkeeping version 6: registers in version 2 (``RowRegisters/encoded``), a new
-/// row's marks `#created #all` (``PendingMarks``). One instance per connection: SQLite calls a connection's functions
-/// one at a time.
+/// The BLOBs written are those of bookkeeping version 9: registers in version 2 (``RowRegisters/encoded``), a new
+/// row's marks `#created #all`, a deleted row's of a delete-wins table `#deleted #at=T` (``PendingMarks``). One
+/// instance per connection: SQLite calls a connection's functions one at a time.
 final class CaptureWriter {
     /// The connection the functions belong to; it outlives them (SQLite destroys them as it closes), and a strong
     /// reference would keep it open through its own function.
@@ -30,10 +30,11 @@ final class CaptureWriter {
     // exclusivity check per access (they were a tenth of the Swift side of a captured row).
     @exclusivity(unchecked) private var names: [UnsafeRawBufferPointer] = []
     private let statements = Query.allCases.map { _ in WeakStatement() }
-    /// The pending marks of a new row, and of a deleted one whose earlier changes die with it.
+    /// The pending marks of a new row.
     private let createdWithEveryColumn = [UInt8](
         PendingMarks([StoreSchema.createdMarker, StoreSchema.allColumnsMarker]).encoded)
-    private let deletedOnly = [UInt8](PendingMarks([StoreSchema.deletedMarker]).encoded)
+    /// The marks of the last deleted row of a delete-wins table: ``PendingMarks/deletion(at:)``.
+    @exclusivity(unchecked) private var deletion: [UInt8] = []
 
     init(
         _ db: Database, buffers: CaptureBuffers, capturing: Locked<Bool>, clock: StoreClock,
@@ -67,6 +68,8 @@ final class CaptureWriter {
         try rewrite(Self.pending, table, syncID, expectingNone: true) { existing, result in
             guard let existing else { return createdWithEveryColumn.withUnsafeBytes(result) }
             var marks = try PendingMarks(Data(existing))
+            // A delete not settled yet has no tombstone: its marks say the sync ID is a deleted row's.
+            if !lastWriterWins, marks.deletionTimestamp != nil { throw CaptureRefusal.reusedSyncID }
             if lastWriterWins { marks.remove(StoreSchema.deletedMarker) }
             marks.insert(StoreSchema.createdMarker)
             marks.insert(StoreSchema.allColumnsMarker)
@@ -104,25 +107,27 @@ final class CaptureWriter {
         guard capturing.current else { return }
         let (table, syncID) = (arguments.values![0], arguments.values![1])
         let lastWriterWins = sqlite3_value_int(arguments.values![2]) != 0
-        // Delete wins: the registers go, and writes to the row not yet staged die with it. Last writer wins keeps a
-        // deleted row's values and registers, so that a newer update can bring it back whole, and its writes not
-        // yet staged travel with the delete.
-        if lastWriterWins {
-            for index in stride(from: 3, to: arguments.count - 1, by: 2) {
-                try run(.writeShadow, table, syncID, arguments.values![index], arguments.values![index + 1])
-            }
-            try rewrite(Self.pending, table, syncID, expectingNone: false) { existing, result in
-                var marks = try PendingMarks(existing.map { Data($0) })
-                marks.remove(StoreSchema.createdMarker)
-                marks.insert(StoreSchema.deletedMarker)
-                marks.encoded.withUnsafeBytes(result)
-            }
-        } else {
-            try run(.deleteStamps, table, syncID)
+        // Delete wins: one write, the row's marks replaced by the delete and its time (writes to the row not yet
+        // staged die with it); its tombstone and the removal of its registers wait until it is settled, outside the
+        // app's transaction (``GRDBStore/settleDeletions(_:)``): each write more cost half a plain delete.
+        guard lastWriterWins else {
             let statement = try prepared(.writeMarks, table)
             bind(statement, syncID)
-            deletedOnly.withUnsafeBytes { bind(statement, blob: $0) }
-            try execute(statement)
+            deletion.removeAll(keepingCapacity: true)
+            PendingMarks.appendDeletion(at: try clock.tick(now: now()).rawValue, to: &deletion)
+            deletion.withUnsafeBytes { bind(statement, blob: $0) }
+            return try execute(statement)
+        }
+        // Last writer wins keeps a deleted row's values and registers, so that a newer update can bring it back
+        // whole, and its writes not yet staged travel with the delete.
+        for index in stride(from: 3, to: arguments.count - 1, by: 2) {
+            try run(.writeShadow, table, syncID, arguments.values![index], arguments.values![index + 1])
+        }
+        try rewrite(Self.pending, table, syncID, expectingNone: false) { existing, result in
+            var marks = try PendingMarks(existing.map { Data($0) })
+            marks.remove(StoreSchema.createdMarker)
+            marks.insert(StoreSchema.deletedMarker)
+            marks.encoded.withUnsafeBytes(result)
         }
         let statement = try prepared(.writeTombstone, table)
         bind(statement, syncID)
@@ -134,7 +139,7 @@ final class CaptureWriter {
 
     /// Every statement a capture runs: a row's table name and sync ID are `?1` and `?2`.
     private enum Query: Int, CaseIterable {
-        case insertMarks, rewriteMarks, writeMarks, insertStamps, insertStampsUnlessDeleted, rewriteStamps, deleteStamps
+        case insertMarks, rewriteMarks, writeMarks, insertStamps, insertStampsUnlessDeleted, rewriteStamps
         case findTombstone, writeTombstone, deleteShadow, writeShadow
 
         /// A bookkeeping table whose row per synced row holds one BLOB: the table, its key's columns, their values
@@ -168,7 +173,6 @@ final class CaptureWriter {
             case .rewriteStamps:
                 return
                     "UPDATE \(clocks.table) SET stamps = foldersync_rewritten(stamps) WHERE tbl = ?1 AND sync_id = ?2"
-            case .deleteStamps: return "DELETE FROM \(clocks.table) WHERE tbl = ?1 AND sync_id = ?2"
             case .writeTombstone:
                 return """
                     INSERT INTO \(StoreSchema.tombstonesTable)(tbl, sync_id, hlc, client) VALUES (?1, ?2, ?3, NULL)

@@ -137,14 +137,15 @@ final class StoreClock: Sendable {
         }
     }
 
-    /// The newest timestamp of the registers and deletions in `db`; registers are read from the head of each
-    /// `stamps` value (no register decoded).
+    /// The newest timestamp of the registers and deletions in `db`, settled or not; registers are read from the head
+    /// of each `stamps` value (no register decoded).
     static func newestStamp(_ db: Database) throws -> UInt64 {
         let register = RowRegisters.newestTimestamp(
             ofHead: try Data.fetchOne(db, sql: "SELECT max(substr(stamps, 2, 8)) FROM \(StoreSchema.clocksTable)"))
         let deleted = UInt64(
             bitPattern: try Int64.fetchOne(db, sql: "SELECT max(hlc) FROM \(StoreSchema.tombstonesTable)") ?? 0)
-        return max(register, deleted)
+        let unsettled = try StoreSchema.unsettledDeletions(db).map(\.timestamp).max() ?? 0
+        return max(register, deleted, unsettled)
     }
 }
 

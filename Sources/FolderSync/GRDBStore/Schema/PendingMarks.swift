@@ -11,10 +11,51 @@ import Foundation
 /// ``StoreSchema/allColumnsMarker`` (bookkeeping version 6) marks every column of the row's table, as they are when
 /// the marks are read: a new row's marks are `#created #all` (14 bytes) instead of `#created` and each column's
 /// name (39 bytes for ten columns named `c0`…`c9`). Marks written before it name their columns.
+///
+/// A row of a delete-wins table deleted by the app is marked `#deleted #at=T` (bookkeeping version 9), `T` the
+/// delete's timestamp in decimal: change capture writes nothing else in the app's transaction, and the delete's
+/// other bookkeeping (its tombstone, its registers removed) follows when it is settled
+/// (``GRDBStore/settleDeletions(_:)``), which leaves `#deleted` alone.
 struct PendingMarks: Equatable {
     private(set) var names: [String] = []
 
     init() {}
+
+    /// The marks of a delete not yet settled, made at `timestamp`.
+    static func deletion(at timestamp: UInt64) -> PendingMarks {
+        var bytes: [UInt8] = []
+        appendDeletion(at: timestamp, to: &bytes)
+        return try! PendingMarks(Data(bytes))
+    }
+
+    /// Appends the encoding of ``deletion(at:)`` to `bytes` without allocating (what change capture writes for
+    /// every deleted row).
+    static func appendDeletion(at timestamp: UInt64, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(StoreSchema.deletedMarker.utf8.count))
+        bytes.append(contentsOf: StoreSchema.deletedMarker.utf8)
+        let length = bytes.count
+        bytes.append(0)
+        bytes.append(contentsOf: StoreSchema.deletionTimeMarker.utf8)
+        let digits = bytes.count
+        var value = timestamp
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(value % 10))
+            value /= 10
+        } while value > 0
+        bytes[digits...].reverse()
+        bytes[length] = UInt8(bytes.count - length - 1)  // at most 24: a one-byte varint
+    }
+
+    /// Whether the marks name a delete not settled yet (alone, or with staged marks of the same row).
+    var holdsUnsettledDeletion: Bool { names.contains { $0.hasPrefix(StoreSchema.deletionTimeMarker) } }
+
+    /// The timestamp of a delete not yet settled: marks that are exactly ``deletion(at:)``'s.
+    var deletionTimestamp: UInt64? {
+        guard names.count == 2, names[0] == StoreSchema.deletedMarker,
+            names[1].hasPrefix(StoreSchema.deletionTimeMarker)
+        else { return nil }
+        return UInt64(names[1].dropFirst(StoreSchema.deletionTimeMarker.count))
+    }
 
     init(_ names: some Sequence<String>) {
         for name in names { insert(name) }

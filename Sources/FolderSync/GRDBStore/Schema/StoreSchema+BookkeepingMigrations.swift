@@ -1,6 +1,6 @@
 import GRDB
 
-/// Bookkeeping versions 3 → 4 → 5 → 6 → 7 (see the version history in `StoreSchema+Versions.swift`):
+/// Bookkeeping versions 3 → 4 → … → 9 (see the version history in `StoreSchema+Versions.swift`):
 /// - before staged changes had a table of their own, the pending table kept them with their sequence
 ///   (`staged_in` above 0): they are moved when the staged table is created;
 /// - before the ledger kept each client's run (``StoreSchema/appliedRunsTable``), the runs are read from it;
@@ -62,4 +62,10 @@ extension StoreSchema {
                 """)
         try db.execute(sql: "DROP TABLE foldersync_applied_change_sets_v6")
     }
+
+    /// Version 8 → 9: nothing to rewrite. A version-8 store's deletes have their tombstones; version 9 writes a
+    /// delete of a delete-wins row as its marks alone, with its time, and settles it later
+    /// (`GRDBStore+UnsettledDeletions.swift`). The version is recorded so that FolderSync of version 8, which would
+    /// take such a delete for one without a tombstone, refuses the store.
+    static func acceptUnsettledDeletions(_ db: Database) throws {}
 }

@@ -26,7 +26,8 @@ import GRDBSQLite
 /// | 5 | `4128626` | `foldersync_applied_runs`: each client's run of applied change sets beside the ledger |
 /// | 6 | `2d6d128` | registers written in version 2 (ages instead of timestamps, no client byte for this client's: ``RowRegisters``); a new row's pending marks `#created #all` (``PendingMarks``) |
 /// | 7 | `700f4f4` | capture triggers call functions named by the message a connection without them gets (``StoreSchema/captureFunction(_:)``); `foldersync_tombstone_sets` for tombstone collection |
-/// | 8 | this version | the ledger keyed by client, sequence and change-set identifier (two sets under one number both recorded); what a whole store or a restore covers kept as a run alone, without a row per set |
+/// | 8 | `1602078` | the ledger keyed by client, sequence and change-set identifier (two sets under one number both recorded); what a whole store or a restore covers kept as a run alone, without a row per set |
+/// | 9 | this version | a delete of a delete-wins row is its pending marks `#deleted #at=T` alone until it is settled: its tombstone and the removal of its registers follow then (``PendingMarks/deletion(at:)``, `GRDBStore+UnsettledDeletions.swift`) |
 ///
 /// A change to any `foldersync_…` table, or to the bytes of a BLOB kept in one, is a new version: append a
 /// migration to ``bookkeepingMigrations`` and a golden store of the old version to
@@ -64,6 +65,8 @@ extension StoreSchema {
         BookkeepingMigration(
             version: 8, name: "the ledger keyed by change-set identifier, covered runs without rows",
             run: keyLedgerByIdentifier),
+        BookkeepingMigration(
+            version: 9, name: "deletes recorded in one write, settled later", run: acceptUnsettledDeletions),
     ]
 
     /// The recorded version, or `nil` when none is recorded.

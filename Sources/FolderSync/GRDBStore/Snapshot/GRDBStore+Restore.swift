@@ -9,6 +9,7 @@ extension GRDBStore {
     {
         try wrap("continuing after a restored copy") {
             try database.write { db in
+                try settleDeletions(db)
                 let local = try loadState(db).progress.publishedSequence
                 guard remote > local else { return }
                 // Staged in sets whose numbers the remote gave to other changes: back to pending, marks merged.

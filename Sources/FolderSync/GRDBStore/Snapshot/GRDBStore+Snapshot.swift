@@ -166,6 +166,7 @@ extension GRDBStore: SnapshottingModelAdapter {
                     try? db.execute(sql: "DETACH DATABASE snapshot")
                 }
                 try db.inTransaction {
+                    try settleDeletions(db)
                     let unpublished = try unpublishedRows(db)
                     let had = (
                         ledger: try Self.appliedChangeSets(db), published: try loadState(db).progress.publishedSequence
@@ -503,6 +504,7 @@ extension GRDBStore: SnapshottingModelAdapter {
     @_spi(ModelAdapter) public func resetForRejoin() throws {
         try wrap("preparing to re-join") {
             try database.write { db in
+                try settleDeletions(db)
                 // Deletes not yet published are unpushed local changes: they travel again, like the rows (invariant 5),
                 // each with the time it was made.
                 let pendingDeletes = try Row.fetchAll(
