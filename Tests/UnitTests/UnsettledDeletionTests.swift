@@ -47,18 +47,22 @@ struct UnsettledDeletionTests {
         }
     }
 
-    @Test("A deletion's marks encode its time, and only marks that are exactly a deletion's carry one")
+    @Test(
+        "A deletion's marks are 9 bytes, a zero byte and its time; only marks that are exactly a deletion's carry one"
+    )
     func marksEncoding() throws {
         for timestamp: UInt64 in [0, 7, 115_823_283_079_741_452, .max] {
             let marks = PendingMarks.deletion(at: timestamp)
             #expect(marks.names == [StoreSchema.deletedMarker, "\(StoreSchema.deletionTimeMarker)\(timestamp)"])
             #expect(marks.deletionTimestamp == timestamp)
+            #expect([UInt8](marks.encoded) == [0] + withUnsafeBytes(of: timestamp.bigEndian, Array.init))
             #expect(try PendingMarks(marks.encoded) == marks)
             #expect(marks.contains(StoreSchema.deletedMarker) && marks.holdsUnsettledDeletion)
         }
         for names in [[StoreSchema.deletedMarker], [StoreSchema.deletedMarker, "a"], ["a", "#at=5"]] {
             #expect(PendingMarks(names).deletionTimestamp == nil, "\(names)")
         }
+        #expect(throws: FormatViolation.self) { try PendingMarks(Data([0, 1, 2])) }
     }
 
     @Test(

@@ -49,17 +49,16 @@ extension StoreSchema {
     }
 
     /// Every delete not settled yet: one pass over the pending table (which holds the changes made since the last
-    /// staging), the marks decoded only where they begin with `#deleted` and go on.
+    /// staging), the marks decoded only where they have the length and first byte of a delete's.
     static func unsettledDeletions(_ db: Database) throws -> [UnsettledDeletion] {
         guard try db.tableExists(pendingChangesTable) else { return [] }  // a whole store keeps no pending table
-        let deleted = PendingMarks([deletedMarker]).encoded
         var found: [UnsettledDeletion] = []
         let rows = try Row.fetchCursor(
             db,
             sql: """
                 SELECT tbl, sync_id, marks FROM \(pendingChangesTable)
-                WHERE staged_in = 0 AND substr(marks, 1, ?1) = ?2 AND length(marks) > ?1
-                """, arguments: [deleted.count, deleted])
+                WHERE staged_in = 0 AND length(marks) = ? AND substr(marks, 1, 1) = x'00'
+                """, arguments: [PendingMarks.deletionByteCount])
         while let row = try rows.next() {
             guard let timestamp = try PendingMarks(row[2] as Data?).deletionTimestamp else { continue }
             found.append(UnsettledDeletion(table: row[0], syncID: row[1], timestamp: timestamp))

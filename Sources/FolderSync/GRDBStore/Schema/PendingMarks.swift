@@ -13,9 +13,10 @@ import Foundation
 /// name (39 bytes for ten columns named `c0`…`c9`). Marks written before it name their columns.
 ///
 /// A row of a delete-wins table deleted by the app is marked `#deleted #at=T` (bookkeeping version 9), `T` the
-/// delete's timestamp in decimal: change capture writes nothing else in the app's transaction, and the delete's
-/// other bookkeeping (its tombstone, its registers removed) follows when it is settled
-/// (``GRDBStore/settleDeletions(_:)``), which leaves `#deleted` alone.
+/// delete's timestamp: change capture writes nothing else in the app's transaction, and the delete's other
+/// bookkeeping (its tombstone, its registers removed) follows when it is settled (``GRDBStore/settleDeletions(_:)``),
+/// which leaves `#deleted` alone. Those marks are stored in 9 bytes, a zero byte (an empty name, which the encoding
+/// of names never writes) and `T` big-endian, smaller than a new row's: a delete's one write never grows its row.
 struct PendingMarks: Equatable {
     private(set) var names: [String] = []
 
@@ -23,27 +24,16 @@ struct PendingMarks: Equatable {
 
     /// The marks of a delete not yet settled, made at `timestamp`.
     static func deletion(at timestamp: UInt64) -> PendingMarks {
-        var bytes: [UInt8] = []
-        appendDeletion(at: timestamp, to: &bytes)
-        return try! PendingMarks(Data(bytes))
+        PendingMarks([StoreSchema.deletedMarker, StoreSchema.deletionTimeMarker + String(timestamp)])
     }
 
-    /// Appends the encoding of ``deletion(at:)`` to `bytes` without allocating (what change capture writes for
-    /// every deleted row).
+    /// The length of ``deletion(at:)``'s encoding.
+    static let deletionByteCount = 9
+
+    /// Appends the encoding of ``deletion(at:)`` to `bytes` (what change capture writes for every deleted row).
     static func appendDeletion(at timestamp: UInt64, to bytes: inout [UInt8]) {
-        bytes.append(UInt8(StoreSchema.deletedMarker.utf8.count))
-        bytes.append(contentsOf: StoreSchema.deletedMarker.utf8)
-        let length = bytes.count
         bytes.append(0)
-        bytes.append(contentsOf: StoreSchema.deletionTimeMarker.utf8)
-        let digits = bytes.count
-        var value = timestamp
-        repeat {
-            bytes.append(UInt8(ascii: "0") + UInt8(value % 10))
-            value /= 10
-        } while value > 0
-        bytes[digits...].reverse()
-        bytes[length] = UInt8(bytes.count - length - 1)  // at most 24: a one-byte varint
+        withUnsafeBytes(of: timestamp.bigEndian) { bytes.append(contentsOf: $0) }
     }
 
     /// Whether the marks name a delete not settled yet (alone, or with staged marks of the same row).
@@ -64,6 +54,13 @@ struct PendingMarks: Equatable {
     /// Decodes a `marks` value; `nil` is no mark.
     init(_ blob: Data?) throws {
         guard let blob, !blob.isEmpty else { return }
+        if blob.first == 0 {
+            guard blob.count == Self.deletionByteCount else {
+                throw FormatViolation("a pending delete's marks are \(blob.count) bytes, not \(Self.deletionByteCount)")
+            }
+            self = .deletion(at: blob.dropFirst().reduce(0) { $0 << 8 | UInt64($1) })
+            return
+        }
         names = try blob.withUnsafeBytes { bytes in
             var reader = BlobReader(bytes: bytes)
             var names: [String] = []
@@ -76,6 +73,11 @@ struct PendingMarks: Equatable {
     }
 
     var encoded: Data {
+        if let deletionTimestamp {
+            var bytes: [UInt8] = []
+            Self.appendDeletion(at: deletionTimestamp, to: &bytes)
+            return Data(bytes)
+        }
         var sink = ByteSink()
         for name in names { sink.appendString(name) }
         return Data(sink.bytes)

@@ -27,7 +27,7 @@ import GRDBSQLite
 /// | 6 | `2d6d128` | registers written in version 2 (ages instead of timestamps, no client byte for this client's: ``RowRegisters``); a new row's pending marks `#created #all` (``PendingMarks``) |
 /// | 7 | `700f4f4` | capture triggers call functions named by the message a connection without them gets (``StoreSchema/captureFunction(_:)``); `foldersync_tombstone_sets` for tombstone collection |
 /// | 8 | `1602078` | the ledger keyed by client, sequence and change-set identifier (two sets under one number both recorded); what a whole store or a restore covers kept as a run alone, without a row per set |
-/// | 9 | this version | a delete of a delete-wins row is its pending marks `#deleted #at=T` alone until it is settled: its tombstone and the removal of its registers follow then (``PendingMarks/deletion(at:)``, `GRDBStore+UnsettledDeletions.swift`) |
+/// | 9 | this version | a delete of a delete-wins row is its pending marks `#deleted #at=T` alone (9 bytes: a zero byte, `T` big-endian) until it is settled: its tombstone and the removal of its registers follow then (``PendingMarks/deletion(at:)``, `GRDBStore+UnsettledDeletions.swift`) |
 ///
 /// A change to any `foldersync_…` table, or to the bytes of a BLOB kept in one, is a new version: append a
 /// migration to ``bookkeepingMigrations`` and a golden store of the old version to

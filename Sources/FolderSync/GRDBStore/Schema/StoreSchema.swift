@@ -132,8 +132,8 @@ enum StoreSchema {
     static let deletedMarker = "#deleted"
     /// The mark of every column of the row's table (``PendingMarks``; bookkeeping version 6).
     static let allColumnsMarker = "#all"
-    /// Begins the mark that carries the time of a delete not yet settled, in decimal (``PendingMarks/deletion(at:)``;
-    /// bookkeeping version 9).
+    /// Begins the mark that carries the time of a delete not yet settled, in decimal where marks are names
+    /// (``PendingMarks/deletion(at:)``, which stores it in binary; bookkeeping version 9).
     static let deletionTimeMarker = "#at="
 
     /// Whether a name in the pending marks is one of the marks above rather than a column's.
