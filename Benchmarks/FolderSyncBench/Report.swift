@@ -26,7 +26,13 @@ struct BenchReport: Codable, Sendable {
             }
             lines.append("")
         }
-        lines.append("\(checksPassed) of \(checksTotal) targets met")
+        let failed = scenarios.filter { $0.status == "failed" }.map(\.number)
+        lines.append(
+            "\(checksPassed) of \(checksTotal) targets met"
+                + (failed.isEmpty
+                    ? ""
+                    : "; scenarios that failed to run, their targets not counted: "
+                        + failed.joined(separator: ", ")))
         return lines.joined(separator: "\n")
     }
 

@@ -15,18 +15,13 @@ extension InMemoryModelAdapter {
             else { return }
             let unpublished = state.pending[row] ?? [:]
             for column in change.columns where unpublished[column.column] != nil {
-                let local = state.clocks[row]?[column.column]?.stamp(localClient: localClient)
-                let remote = ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)
-                let localValue = values[column.column] ?? .null
-                guard
-                    MergeRule.write(
-                        remote, value: column.value, over: local, unpublished: true, localValue: localValue,
-                        localClient: localClient) == .conflict, let local
-                else { continue }
-                found.append(
-                    SyncConflict(
-                        key: ColumnKey(table: change.table, syncID: change.syncID, column: column.column),
-                        localValue: localValue, remoteValue: column.value, localStamp: local, remoteStamp: remote))
+                if let conflict = MergeRule.conflict(
+                    ColumnKey(table: change.table, syncID: change.syncID, column: column.column), remote: column,
+                    author: author, over: state.clocks[row]?[column.column]?.stamp(localClient: localClient),
+                    localValue: values[column.column] ?? .null, localClient: localClient)
+                {
+                    found.append(conflict)
+                }
             }
         }
         return found

@@ -64,7 +64,10 @@ struct TombstoneChurnScenario: Scenario {
         async throws
         -> (bytes: Int64, tombstones: Int, rows: [[DatabaseValue]])
     {
-        let remote = FileManagerFileSystem(rootURL: root.appendingPathComponent("remote", isDirectory: true))
+        // The shared folder exists before the devices register, as a mounted share does.
+        let shared = root.appendingPathComponent("remote", isDirectory: true)
+        try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
+        let remote = FileManagerFileSystem(rootURL: shared)
         let pathA = root.appendingPathComponent("A.sqlite")
         let pathB = root.appendingPathComponent("B.sqlite")
         let a = try open(pathA, policy: policy)

@@ -120,19 +120,14 @@ extension GRDBStore {
                     let state = try rowState(db, table: table, syncID: change.syncID, checkUnpublished: true)
                     guard let values = state.values else { return }
                     for column in change.columns where state.unpublished.contains(column.column) {
-                        let local = state.registers.stamp(of: column.column, localClient: localClient)
-                        let remote = ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)
-                        let localValue = SyncValue(values[column.column] as DatabaseValue)
-                        guard
-                            MergeRule.write(
-                                remote, value: column.value, over: local, unpublished: true, localValue: localValue,
-                                localClient: localClient) == .conflict, let local
-                        else { continue }
-                        found.append(
-                            SyncConflict(
-                                key: ColumnKey(table: change.table, syncID: change.syncID, column: column.column),
-                                localValue: localValue, remoteValue: column.value, localStamp: local,
-                                remoteStamp: remote))
+                        if let conflict = MergeRule.conflict(
+                            ColumnKey(table: change.table, syncID: change.syncID, column: column.column),
+                            remote: column, author: author,
+                            over: state.registers.stamp(of: column.column, localClient: localClient),
+                            localValue: SyncValue(values[column.column] as DatabaseValue), localClient: localClient)
+                        {
+                            found.append(conflict)
+                        }
                     }
                 }
                 return found

@@ -59,6 +59,23 @@ package enum MergeRule {
         return isNewer(remote, than: local) ? .apply : .ignore
     }
 
+    /// The conflict a remote write of `key` by `author` makes with this replica's unpublished `localValue`, when
+    /// ``write(_:value:over:unpublished:localValue:localClient:)`` finds one: what an adapter's `conflicts` reports
+    /// for each column it holds a local change of.
+    package static func conflict(
+        _ key: ColumnKey, remote column: ColumnChange, author: String, over local: ChangeStamp?,
+        localValue: SyncValue, localClient: String
+    ) -> SyncConflict? {
+        let remote = ChangeStamp(timestamp: column.timestamp, clientIdentifier: author)
+        guard
+            write(
+                remote, value: column.value, over: local, unpublished: true, localValue: localValue,
+                localClient: localClient) == .conflict, let local
+        else { return nil }
+        return SyncConflict(
+            key: key, localValue: localValue, remoteValue: column.value, localStamp: local, remoteStamp: remote)
+    }
+
     /// A remote write of one column as an adapter applies it:
     /// ``write(_:value:over:unpublished:localValue:localClient:)``, a conflict settled by the resolver's answer for
     /// `key` in `resolutions`, or else by last writer wins, and reported in `conflicts`.
