@@ -64,10 +64,7 @@ struct TombstoneChurnScenario: Scenario {
         async throws
         -> (bytes: Int64, tombstones: Int, rows: [[DatabaseValue]])
     {
-        // The shared folder exists before the devices register, as a mounted share does.
-        let shared = root.appendingPathComponent("remote", isDirectory: true)
-        try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
-        let remote = FileManagerFileSystem(rootURL: shared)
+        let remote = try sharedFolder(in: root)
         let pathA = root.appendingPathComponent("A.sqlite")
         let pathB = root.appendingPathComponent("B.sqlite")
         let a = try open(pathA, policy: policy)
@@ -117,14 +114,20 @@ struct TombstoneChurnScenario: Scenario {
         }
     }
 
+    /// The shared folder `remote` in `root`, made before the devices register, as a mounted share is there.
+    private static func sharedFolder(in root: URL) throws -> FileManagerFileSystem {
+        let folder = root.appendingPathComponent("remote", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return FileManagerFileSystem(rootURL: folder)
+    }
+
     /// A store holding `rows`, synced once by its only device, vacuumed: its size.
     private static func reference(_ root: URL, policy: DeletePolicy, rows: [[DatabaseValue]]) async throws -> Int64 {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let path = root.appendingPathComponent("R.sqlite")
         let store = try open(path, policy: policy)
         let manager = try await register(
-            store, FileManagerFileSystem(rootURL: root.appendingPathComponent("remote", isDirectory: true)),
-            "R", helper: root.appendingPathComponent("R.helper"))
+            store, try sharedFolder(in: root), "R", helper: root.appendingPathComponent("R.helper"))
         try await store.database.write { db in
             let insert = try db.makeStatement(sql: "INSERT INTO notes(id, title, body) VALUES (?, ?, ?)")
             for row in rows { try insert.execute(arguments: StatementArguments(row)) }
