@@ -12,8 +12,9 @@ struct Sizes: Sendable {
     var incrementalLarge: Int
     var incrementalClients: Int
     var incrementalRounds: Int
-    /// Scenarios 3 and 5: rows of the big document (about 200 bytes each).
+    /// Scenarios 3 and 5: rows of the big document (about 200 bytes each); scenario 3's joins (the median is judged).
     var bigDocumentRows: Int
+    var joinRuns: Int
     /// Scenario 7 (besides `bulkRows` inserted, `bulkUpdatedValues` updated): rows deleted, single-row transactions,
     /// runs (the median is judged).
     var captureDeletes: Int
@@ -40,14 +41,14 @@ struct Sizes: Sendable {
 
     static let full = Sizes(
         bulkRows: 100_000, bulkUpdatedValues: 1_000_000, bulkRuns: 3, incrementalSmall: 100, incrementalLarge: 10_000,
-        incrementalClients: 20, incrementalRounds: 40, bigDocumentRows: 5_000_000,
+        incrementalClients: 20, incrementalRounds: 40, bigDocumentRows: 5_000_000, joinRuns: 5,
         captureDeletes: 50_000, captureTransactions: 1_000, captureRuns: 5, vacuumLocal: 100_000, vacuumWebDAV: 10_000,
         wanNotes: 26_591, wanRounds: 7,
         manyClients: 100, manyClientsActive: 10, manyClientsRounds: 20, manyClientsOverWebDAV: true,
         churnLiveRows: 10_000, churnOperations: 1_000_000, largeValueBytes: 200 << 20)
     static let quick = Sizes(
         bulkRows: 10_000, bulkUpdatedValues: 100_000, bulkRuns: 1, incrementalSmall: 100, incrementalLarge: 1_000,
-        incrementalClients: 20, incrementalRounds: 8, bigDocumentRows: 100_000,
+        incrementalClients: 20, incrementalRounds: 8, bigDocumentRows: 100_000, joinRuns: 1,
         captureDeletes: 5_000, captureTransactions: 200, captureRuns: 1, vacuumLocal: 10_000, vacuumWebDAV: 1_000,
         wanNotes: 2_000, wanRounds: 3,
         manyClients: 100, manyClientsActive: 10, manyClientsRounds: 3, manyClientsOverWebDAV: false,
