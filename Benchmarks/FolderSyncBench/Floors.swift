@@ -64,6 +64,21 @@ enum Floors {
         try ChildProcess.mustRun(["sync"])
     }
 
+    /// Copies `url` to a scratch file beside it and removes the copy, untimed, so that the step timed right after,
+    /// which writes about as much into the page cache, finds that much memory the host has backed.
+    ///
+    /// This machine is a Firecracker VM whose kernel reports free memory to the host (`page_reporting`), which takes
+    /// it back: the next touch of such a page costs a fault on the host. Writing 1.3 GB into the page cache took
+    /// 0.4 s or 3.4 s by how much of the free memory was still backed (the journal: "Scenario 3: where the spread
+    /// came from"). The copy pays those faults; the memory its removal frees is reported only after a delay, so the
+    /// step timed at once takes it. A process of its own: memory touched by the bench itself would become every
+    /// worker's peak (`posix_spawn` shares it until `exec`).
+    static func backPageCache(like url: URL) throws {
+        let scratch = url.deletingLastPathComponent().appendingPathComponent(".backing-" + url.lastPathComponent)
+        try ChildProcess.mustRun(["cp", url.path, scratch.path])
+        try FileManager.default.removeItem(at: scratch)
+    }
+
     /// Reads `url` once, so that its pages are in the page cache for what reads it next.
     static func readThrough(_ url: URL) throws {
         let file = try FileHandle(forReadingFrom: url)
