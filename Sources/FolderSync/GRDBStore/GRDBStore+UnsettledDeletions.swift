@@ -20,6 +20,7 @@ extension GRDBStore {
     @discardableResult
     func settleDeletions(_ db: Database) throws -> Int {
         let deletions = try StoreSchema.unsettledDeletions(db)
+        let settledMarks = PendingMarks([StoreSchema.deletedMarker]).encoded
         for deletion in deletions {
             let row: StatementArguments = [deletion.table, deletion.syncID]
             try db.cachedStatement(
@@ -33,7 +34,7 @@ extension GRDBStore {
             try db.cachedStatement(
                 sql:
                     "UPDATE \(StoreSchema.pendingChangesTable) SET marks = ? WHERE tbl = ? AND sync_id = ? AND staged_in = 0"
-            ).execute(arguments: [PendingMarks([StoreSchema.deletedMarker]).encoded] + row)
+            ).execute(arguments: [settledMarks] + row)
             clock.observe(HybridTimestamp(rawValue: deletion.timestamp))
         }
         return deletions.count
