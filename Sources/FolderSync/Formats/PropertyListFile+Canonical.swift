@@ -355,12 +355,8 @@ enum CanonicalPropertyList {
             ("schemaVersion", .integer(plain(String(recent.schemaVersion)))),
         ]
         if let names = recent.recentChangeSets {
-            var items: [Node] = []
-            for name in names {
-                guard let text = escaped(name) else { return nil }
-                items.append(.string(text))
-            }
-            entries.append(("recentChangeSets", .array(items)))
+            guard let items = strings(names) else { return nil }
+            entries.append(("recentChangeSets", items))
         }
         if let contents = recent.changeSetContents {
             guard let sets = dict(contents.map { ($0.key, Node.data(Array($0.value.base64EncodedData()))) }) else {
@@ -381,12 +377,8 @@ enum CanonicalPropertyList {
             entries.append(("formerIdentity", .string(text)))
         }
         if let awaiting = recent.awaiting {
-            var items: [Node] = []
-            for client in awaiting {
-                guard let text = escaped(client) else { return nil }
-                items.append(.string(text))
-            }
-            entries.append(("awaiting", .array(items)))
+            guard let items = strings(awaiting) else { return nil }
+            entries.append(("awaiting", items))
         }
         return dict(entries)
     }
@@ -402,6 +394,17 @@ enum CanonicalPropertyList {
         }
         keyed.sort { $0.key.raw.lexicographicallyPrecedes($1.key.raw) }
         return .dict(keyed)
+    }
+
+    /// An array node of `texts`, each escaped (``escaped(_:)``); `nil` when one cannot be written.
+    private static func strings(_ texts: [String]) -> Node? {
+        var items: [Node] = []
+        items.reserveCapacity(texts.count)
+        for text in texts {
+            guard let escaped = escaped(text) else { return nil }
+            items.append(.string(escaped))
+        }
+        return .array(items)
     }
 
     private static func plain(_ text: String) -> Text { Text(raw: ArraySlice(text.utf8), value: text) }
