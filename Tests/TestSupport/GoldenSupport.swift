@@ -87,8 +87,10 @@ enum NeutralDump {
 
     static func dump(_ db: Database, full: Bool) throws -> String {
         var lines: [String] = []
-        let unsettled = Dictionary(
-            uniqueKeysWithValues: try StoreSchema.unsettledDeletions(db).map { ("\($0.table)|\($0.syncID)", $0) })
+        // A whole store keeps no pending table.
+        let deletions =
+            try db.tableExists(StoreSchema.pendingChangesTable) ? try StoreSchema.unsettledDeletions(db) : []
+        let unsettled = Dictionary(uniqueKeysWithValues: deletions.map { ("\($0.table)|\($0.syncID)", $0) })
         for deletion in unsettled.values {
             lines.append("tomb|\(deletion.table)|\(deletion.syncID)|\(deletion.timestamp)|-")
         }

@@ -52,7 +52,6 @@ extension StoreSchema {
     /// Every delete not settled yet: one pass over the pending table (which holds the changes made since the last
     /// staging), the marks decoded only where they have the length and first byte of a delete's.
     static func unsettledDeletions(_ db: Database) throws -> [UnsettledDeletion] {
-        guard try db.tableExists(pendingChangesTable) else { return [] }  // a whole store keeps no pending table
         var found: [UnsettledDeletion] = []
         let rows = try Row.fetchCursor(
             db,

@@ -144,7 +144,10 @@ final class StoreClock: Sendable {
             ofHead: try Data.fetchOne(db, sql: "SELECT max(substr(stamps, 2, 8)) FROM \(StoreSchema.clocksTable)"))
         let deleted = UInt64(
             bitPattern: try Int64.fetchOne(db, sql: "SELECT max(hlc) FROM \(StoreSchema.tombstonesTable)") ?? 0)
-        let unsettled = try StoreSchema.unsettledDeletions(db).map(\.timestamp).max() ?? 0
+        // A whole store keeps no pending table.
+        let unsettled =
+            try db.tableExists(StoreSchema.pendingChangesTable)
+            ? try StoreSchema.unsettledDeletions(db).map(\.timestamp).max() ?? 0 : 0
         return max(register, deleted, unsettled)
     }
 }
